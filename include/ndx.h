@@ -1,0 +1,342 @@
+/*
+ * ndx.h — TensorFlow's index and sparse ops in C11, with TensorFlow's CPU semantics.
+ *
+ * This is the one public header of libndx. Reading it top to bottom tells the whole library:
+ *
+ *   1. Status codes and the error record every call fills on failure.
+ *   2. Data types: one table of traits (name, size, kind).
+ *   3. Tensors: views of caller-owned, row-major, contiguous memory.
+ *   4. Options: threads, the bad-index policy and a memory budget, passed to every op.
+ *   5. The ops: gather_nd; scatter_nd and tensor_scatter_nd_{update,add,sub,min,max};
+ *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
+ *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse.
+ *
+ * Conventions shared by every op
+ * ------------------------------
+ * - Every function returns NDX_OK (0) or a status; on failure `err` (which may be NULL) holds the
+ *   status and one line naming the op, the argument, the position and the value at fault.
+ * - Each op has a *shape function* (`ndx_<op>_shape`) that validates shapes and dtypes and fills
+ *   the output view's dtype, itemsize, rank and shape — it reads index values only where the
+ *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse) and sets
+ *   `data` to NULL. Shape functions never need options and never allocate.
+ * - The op itself then runs in two steps: it checks everything, including every index, and only
+ *   then writes. A failed call leaves every output, and any tensor updated in place, unchanged.
+ * - Outputs: if `out->data` is NULL the op allocates the output itself (free it with
+ *   ndx_tensor_free); otherwise `out` must describe exactly the shape the shape function gives
+ *   (dtype, itemsize, rank and shape are compared) and `data` must hold that many bytes.
+ * - No global state. Every function is safe to call from several threads at once on distinct
+ *   outputs. Inputs are never modified (except by the in-place scatter).
+ * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids.
+ * - Sizes are int64_t element counts; every product and sum is checked for overflow.
+ */
+#ifndef NDX_H
+#define NDX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NDX_VERSION_MAJOR 0
+#define NDX_VERSION_MINOR 1
+#define NDX_VERSION_PATCH 0
+/* "0.1.0": the version of the library actually linked. */
+const char *ndx_version(void);
+
+/* Highest tensor rank ndx handles (TensorFlow allows up to 254 in shapes but its kernels stop at
+ * 7 index dimensions; ndx handles every depth up to the rank). */
+#define NDX_MAX_RANK 16
+
+/* ------------------------------------------------------------------------------------------ */
+/* 1. Status and errors                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum ndx_status {
+    NDX_OK = 0,
+    NDX_E_INVALID_ARGUMENT, /* shape, rank, dtype or option that the op does not accept      */
+    NDX_E_OUT_OF_RANGE,     /* an index, partition id or sparse coordinate outside its range */
+    NDX_E_UNSUPPORTED,      /* a dtype the op does not support (e.g. tensor_scatter_nd_min on complex) */
+    NDX_E_OVERFLOW,         /* a size that does not fit in int64_t / size_t                   */
+    NDX_E_NO_MEMORY,        /* an allocation failed                                           */
+    NDX_E_MEMORY_BUDGET,    /* the call would allocate more than ndx_options.max_memory       */
+    NDX_E_IO,               /* reading or writing a file failed (CLI and io layer only)       */
+    NDX_E_FORMAT            /* a file is malformed or of an unsupported kind (io layer only)  */
+} ndx_status;
+
+#define NDX_ERROR_MESSAGE_SIZE 256
+
+/* Filled on failure: the status and one line such as
+ *   "gather_nd: indices[1] = [5, 2] is out of range for params of shape [4, 3]". */
+typedef struct ndx_error {
+    ndx_status code;
+    char message[NDX_ERROR_MESSAGE_SIZE];
+} ndx_error;
+
+/* A short stable name for a status: "ok", "invalid argument", "out of range", ... */
+const char *ndx_status_name(ndx_status status);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 2. Data types                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum ndx_dtype {
+    NDX_BOOL = 0, /* one byte, 0 or 1 */
+    NDX_INT8,
+    NDX_INT16,
+    NDX_INT32,
+    NDX_INT64,
+    NDX_UINT8,
+    NDX_UINT16,
+    NDX_UINT32,
+    NDX_UINT64,
+    NDX_FLOAT16,    /* IEEE 754 binary16, stored as uint16_t bits */
+    NDX_BFLOAT16,   /* the top 16 bits of a binary32, stored as uint16_t bits */
+    NDX_FLOAT32,
+    NDX_FLOAT64,
+    NDX_COMPLEX64,  /* two float32: real, imaginary */
+    NDX_COMPLEX128, /* two float64: real, imaginary */
+    NDX_STRING,     /* fixed-width bytes, NUL-padded like NumPy's |S<n>; itemsize is the width */
+    NDX_DTYPE_COUNT
+} ndx_dtype;
+
+typedef enum ndx_dtype_kind {
+    NDX_KIND_BOOL,
+    NDX_KIND_SIGNED,
+    NDX_KIND_UNSIGNED,
+    NDX_KIND_FLOAT,
+    NDX_KIND_COMPLEX,
+    NDX_KIND_STRING
+} ndx_dtype_kind;
+
+/* "float32", "string", ...; "invalid" for a value outside the enum. */
+const char *ndx_dtype_name(ndx_dtype dtype);
+/* Bytes per element; 0 for NDX_STRING (its width is per tensor) and for invalid values. */
+size_t ndx_dtype_size(ndx_dtype dtype);
+ndx_dtype_kind ndx_dtype_kind_of(ndx_dtype dtype);
+/* 1 when `dtype` is a valid enum value. */
+int ndx_dtype_is_valid(ndx_dtype dtype);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 3. Tensors                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A view of a dense tensor: row-major and contiguous, owned by whoever allocated `data`.
+ * A tensor with rank 0 is a scalar (one element). A tensor with a zero dimension has no
+ * elements and its `data` may be NULL. */
+typedef struct ndx_tensor {
+    ndx_dtype dtype;
+    size_t itemsize; /* bytes per element: ndx_dtype_size(dtype), or the width of a string */
+    int rank;        /* 0 .. NDX_MAX_RANK */
+    int64_t shape[NDX_MAX_RANK];
+    void *data;
+} ndx_tensor;
+
+/* A view of `data` with the given dtype and shape; itemsize comes from the dtype (for
+ * NDX_STRING pass the width with ndx_tensor_string). Ranks above NDX_MAX_RANK are clamped to
+ * an invalid rank (-1) that every op rejects. */
+ndx_tensor ndx_tensor_make(ndx_dtype dtype, int rank, const int64_t *shape, void *data);
+/* A view of fixed-width strings, `width` bytes each. */
+ndx_tensor ndx_tensor_string(size_t width, int rank, const int64_t *shape, void *data);
+
+/* Checks that the view is well formed (valid dtype and rank, non-negative dimensions, itemsize
+ * matching the dtype, element count and byte size representable, data non-NULL when there are
+ * bytes) and stores its element count and byte size (either pointer may be NULL).
+ * `what` names the tensor in the error ("gather_nd: params ..."). */
+ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64_t *count, size_t *nbytes,
+                            ndx_error *err);
+
+/* Number of elements (1 for a scalar), or -1 if the view is malformed or the count overflows. */
+int64_t ndx_tensor_count(const ndx_tensor *t);
+
+/* Frees memory that an op allocated for `t` (when it was passed with data == NULL) and sets
+ * data to NULL. Accepts NULL and views whose data is NULL. Never call it on caller-owned data. */
+void ndx_tensor_free(ndx_tensor *t);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 4. Options                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What to do with an index that is out of range. */
+typedef enum ndx_bad_indices {
+    NDX_BAD_INDICES_ERROR = 0, /* TensorFlow's CPU behaviour: the call fails and writes nothing */
+    NDX_BAD_INDICES_IGNORE = 1 /* TensorFlow's GPU behaviour: gather_nd writes zeros for the row;
+                                  the scatter family skips the row */
+} ndx_bad_indices;
+
+/* Options for every op. A NULL pointer, or a zero-initialised struct, means the defaults, so
+ * fields added later never change what an existing caller gets. */
+typedef struct ndx_options {
+    int num_threads;             /* 0: every online core; 1: only the calling thread; n: at most n */
+    ndx_bad_indices bad_indices; /* default NDX_BAD_INDICES_ERROR */
+    size_t max_memory;           /* most bytes one call may allocate (outputs it allocates plus
+                                    scratch); 0: no limit. Exceeding it is NDX_E_MEMORY_BUDGET, with
+                                    the size that was needed in the message. */
+} ndx_options;
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5a. gather_nd                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* gather_nd(params, indices, batch_dims) — TensorFlow's tf.gather_nd.
+ *
+ * indices is an integer tensor whose last dimension, the index depth D, names a slice of params:
+ *   output[b..., i...] = params[b..., indices[b..., i..., :], ...]
+ * where the first `batch_dims` dimensions b... are shared by params and indices.
+ * Output shape: indices.shape[:-1] + params.shape[batch_dims + D:]  (batch dims included in
+ * indices.shape[:-1]). D == rank - batch_dims gathers elements; smaller D gathers slices; D == 0
+ * gathers all of params[b...] for every index row. A rank-1 indices is a single index row.
+ *
+ * Errors: indices of rank 0; batch_dims < 0 or not below both ranks; batch dimensions that
+ * differ; D > params.rank - batch_dims; an index coordinate outside its dimension (unless
+ * opt->bad_indices is NDX_BAD_INDICES_IGNORE, which writes zeros for that row); index rows
+ * present while params has no elements. Any dtype, including strings. */
+ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                               ndx_tensor *out, ndx_error *err);
+ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                         const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5b. scatter_nd and tensor_scatter_nd_*                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* How a scatter combines an update with what its destination holds. Duplicate indices are
+ * applied in index order, one after another, so results are deterministic at any thread count:
+ *   UPDATE: the last occurrence wins.        ADD / SUB: current + update / current - update.
+ *   MIN / MAX: std::min(current, update) / std::max(current, update): a NaN update is ignored and
+ *   a NaN already in the tensor stays.
+ * Integers wrap around; float16 and bfloat16 round after every step. */
+typedef enum ndx_scatter_op {
+    NDX_SCATTER_UPDATE = 0,
+    NDX_SCATTER_ADD,
+    NDX_SCATTER_SUB,
+    NDX_SCATTER_MIN,
+    NDX_SCATTER_MAX
+} ndx_scatter_op;
+
+/* "update", "add", "sub", "min", "max". */
+const char *ndx_scatter_op_name(ndx_scatter_op op);
+
+/* tensor_scatter_nd_<op>(tensor, indices, updates) — TensorFlow's tf.tensor_scatter_nd_add etc.
+ *
+ * The output is a copy of `tensor` with every update applied:
+ *   output[indices[i..., :], ...] = op(output[indices[i..., :], ...], updates[i..., ...])
+ * indices has index depth D = indices.shape[-1] <= tensor.rank; updates must have shape
+ * indices.shape[:-1] + tensor.shape[D:]. UPDATE accepts every dtype; ADD and SUB every numeric
+ * dtype (integers, floats, complex); MIN and MAX integers and floats. Other dtypes are
+ * NDX_E_UNSUPPORTED. With NDX_BAD_INDICES_IGNORE, rows with an index out of range are skipped.
+ *
+ * out may alias tensor (out->data == tensor->data, same shape): the op then updates in place,
+ * still validating every index first, so a failing call leaves the tensor unchanged. */
+ndx_status ndx_tensor_scatter_nd_shape(const ndx_tensor *tensor, const ndx_tensor *indices,
+                                       const ndx_tensor *updates, ndx_tensor *out, ndx_error *err);
+ndx_status ndx_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
+                                 const ndx_tensor *indices, const ndx_tensor *updates,
+                                 const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* scatter_nd(indices, updates, shape) — TensorFlow's tf.scatter_nd: scatters into zeros of the
+ * given shape (rank `rank`, dtype of updates), combining duplicates with the type's "add":
+ * numbers sum (wrapping integers, float16 rounding at every step), bools OR, and strings
+ * concatenate in index order. For strings the output width is the longest concatenation any
+ * destination receives (at least 1), so the shape function reads index and string values. */
+ndx_status ndx_scatter_nd_shape(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
+                                const int64_t *shape, ndx_tensor *out, ndx_error *err);
+ndx_status ndx_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
+                          const int64_t *shape, const ndx_options *opt, ndx_tensor *out,
+                          ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5c. dynamic_stitch, parallel_dynamic_stitch, dynamic_partition                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* dynamic_stitch(indices[0..n), data[0..n)) — TensorFlow's tf.dynamic_stitch:
+ *   merged[indices[m][i...], ...] = data[m][i..., ...]
+ * data[m].shape must be indices[m].shape + C for one constant trailing shape C (taken from
+ * data[0]); all data share one dtype. Output shape: [max index + 1] + C (0 rows when every
+ * indices[m] is empty). When an index appears more than once the later (m, i) wins; rows no
+ * index names are zero / "" / false. Every index is range-checked (>= 0, and the output size is
+ * checked against overflow and opt->max_memory) before anything else. n >= 1. */
+ndx_status ndx_dynamic_stitch_shape(int n, const ndx_tensor *indices, const ndx_tensor *data,
+                                    ndx_tensor *out, ndx_error *err);
+ndx_status ndx_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tensor *data,
+                              const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+/* TensorFlow's ParallelDynamicStitch. ndx gives it the same deterministic result as
+ * dynamic_stitch (the later (m, i) wins), which is one of the results TensorFlow allows. */
+ndx_status ndx_parallel_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tensor *data,
+                                       const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* dynamic_partition(data, partitions, num_partitions) — TensorFlow's tf.dynamic_partition:
+ * partitions has shape data.shape[:P] (P = partitions.rank; a scalar routes the whole tensor);
+ * outs[p] gathers, in their original row-major order, the slices data[i...] with
+ * partitions[i...] == p, so outs[p].shape = [count(p)] + data.shape[P:].
+ * `outs` is an array of num_partitions views. Every partition id is checked against
+ * [0, num_partitions), even when data is empty. num_partitions >= 1. */
+ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor *partitions,
+                                       int num_partitions, ndx_tensor *outs, ndx_error *err);
+ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
+                                 int num_partitions, const ndx_options *opt, ndx_tensor *outs,
+                                 ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d. Sparse tensors                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A SparseTensor in COO form, as TensorFlow's: indices int64 [N, R], values [N] of any dtype,
+ * dense_shape int64 [R] with R >= 1. An entry's indices must lie inside dense_shape (ndx rejects
+ * what TensorFlow would pass through). "Canonical order" is row-major (lexicographic) order of
+ * the index rows. */
+typedef struct ndx_sparse_tensor {
+    ndx_tensor indices;
+    ndx_tensor values;
+    ndx_tensor dense_shape;
+} ndx_sparse_tensor;
+
+/* Checks the three views against each other and every index against dense_shape. `what` names
+ * the tensor in messages ("sparse_concat: inputs[1]"). */
+ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err);
+
+/* Frees what an op allocated in the three views (see ndx_tensor_free). */
+void ndx_sparse_free(ndx_sparse_tensor *sp);
+
+/* sparse_concat(axis, inputs[0..n), expand_nonconcat_dim) — TensorFlow's tf.sparse.concat.
+ * Concatenates the dense meaning of the inputs along `axis` (negative counts from the end).
+ * All inputs share rank and dtype. Without expand_nonconcat_dim the other dimensions must
+ * match; with it, each output dimension is the largest of the inputs'. The output is always in
+ * canonical order, whatever the order of the inputs. The shape function fills the three output
+ * views (nnz = total entries, rank, dtype); the op writes indices, values and dense_shape. */
+ndx_status ndx_sparse_concat_shape(int axis, int n, const ndx_sparse_tensor *inputs,
+                                   int expand_nonconcat_dim, ndx_sparse_tensor *out,
+                                   ndx_error *err);
+ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
+                             int expand_nonconcat_dim, const ndx_options *opt,
+                             ndx_sparse_tensor *out, ndx_error *err);
+
+/* sparse_reorder — TensorFlow's tf.sparse.reorder: the same entries in canonical order (a stable
+ * sort, so entries with equal indices keep their relative order). */
+ndx_status ndx_sparse_reorder_shape(const ndx_sparse_tensor *in, ndx_sparse_tensor *out,
+                                    ndx_error *err);
+ndx_status ndx_sparse_reorder(const ndx_sparse_tensor *in, const ndx_options *opt,
+                              ndx_sparse_tensor *out, ndx_error *err);
+
+/* sparse_to_dense — TensorFlow's tf.sparse.to_dense: a dense tensor of shape dense_shape filled
+ * with *default_value (NULL: zero / "" / false; else one element of the values' dtype and
+ * itemsize) and the entries written over it. Entries may come in any order; a repeated index is
+ * an error (TensorFlow's validate_indices=True). */
+ndx_status ndx_sparse_to_dense_shape(const ndx_sparse_tensor *sp, ndx_tensor *out, ndx_error *err);
+ndx_status ndx_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_value,
+                               const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* dense_to_sparse — the entries of `dense` that are not zero ("" for strings, false for bools,
+ * +0.0 and -0.0 both count as zero), in canonical order. The shape function counts them. A
+ * scalar is rejected (a SparseTensor has rank >= 1). */
+ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse_tensor *out,
+                                     ndx_error *err);
+ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
+                               ndx_sparse_tensor *out, ndx_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NDX_H */

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what building and testing ndx needs on Debian 12, using sudo when not root.
+# Only packages that are missing are installed, so a second run is quick and offline.
+set -euo pipefail
+packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 python3-numpy)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(clang-14 libclang-rt-14-dev valgrind)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}" >&2
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

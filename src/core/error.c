@@ -1,0 +1,57 @@
+/* error.c — status names, error messages and shape formatting. */
+#include <stdio.h>
+
+#include "core.h"
+
+const char *ndx_version(void) { return "0.1.0"; }
+
+const char *ndx_status_name(ndx_status status) {
+    switch (status) {
+    case NDX_OK: return "ok";
+    case NDX_E_INVALID_ARGUMENT: return "invalid argument";
+    case NDX_E_OUT_OF_RANGE: return "out of range";
+    case NDX_E_UNSUPPORTED: return "unsupported";
+    case NDX_E_OVERFLOW: return "overflow";
+    case NDX_E_NO_MEMORY: return "out of memory";
+    case NDX_E_MEMORY_BUDGET: return "over memory budget";
+    case NDX_E_IO: return "i/o error";
+    case NDX_E_FORMAT: return "bad file format";
+    }
+    return "unknown status";
+}
+
+ndx_status ndx_fail(ndx_error *err, ndx_status code, const char *fmt, ...) {
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+void ndx_error_clear(ndx_error *err) {
+    if (err) {
+        err->code = NDX_OK;
+        err->message[0] = '\0';
+    }
+}
+
+void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims) {
+    if (cap == 0) return;
+    size_t len = 0;
+    buf[0] = '\0';
+    int n = snprintf(buf, cap, "[");
+    len = n > 0 ? (size_t)n : 0;
+    for (int i = 0; i < rank && len < cap; i++) {
+        n = snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)dims[i]);
+        if (n < 0) break;
+        len += (size_t)n;
+    }
+    if (len < cap) {
+        snprintf(buf + len, cap - len, "]");
+    } else if (cap >= 5) {
+        memcpy(buf + cap - 5, "...]", 5);
+    }
+}

@@ -1,0 +1,69 @@
+/* parallel.c — the one parallel-for every op uses. OpenMP supplies the thread pool; ndx decides
+ * the split itself (contiguous chunks by worker number) so results never depend on scheduling. */
+#include <omp.h>
+
+#include "core.h"
+
+int ndx_thread_count(const ndx_options *opt) {
+    int n = opt ? opt->num_threads : 0;
+    if (n <= 0) n = omp_get_num_procs();
+    return n < 1 ? 1 : n;
+}
+
+int ndx_parallel_workers(int threads, int64_t n, int64_t grain) {
+    if (n <= 0) return 0;
+    if (grain < 1) grain = 1;
+    int64_t by_grain = n / grain;
+    if (by_grain < 1) by_grain = 1;
+    int64_t w = threads < 1 ? 1 : threads;
+    return (int)(w < by_grain ? w : by_grain);
+}
+
+int ndx_parallel_for(int threads, int64_t n, int64_t grain, ndx_range_fn fn, void *ctx) {
+    int workers = ndx_parallel_workers(threads, n, grain);
+    if (workers == 0) return 0;
+    if (workers == 1) {
+        fn(ctx, 0, n, 0);
+        return 1;
+    }
+#pragma omp parallel num_threads(workers)
+    {
+        /* OpenMP may give fewer threads than asked (nested regions, limits): each thread then
+         * takes every workers-th chunk so every chunk still runs exactly once. */
+        int got = omp_get_num_threads();
+        for (int w = omp_get_thread_num(); w < workers; w += got)
+            fn(ctx, ndx_chunk_begin(n, workers, w), ndx_chunk_begin(n, workers, w + 1), w);
+    }
+    return workers;
+}
+
+typedef struct {
+    unsigned char *dst;
+    const unsigned char *src;
+} byte_job;
+
+static void zero_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    byte_job *job = ctx;
+    memset(job->dst + begin, 0, (size_t)(end - begin));
+}
+
+static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    byte_job *job = ctx;
+    memcpy(job->dst + begin, job->src + begin, (size_t)(end - begin));
+}
+
+/* Below this many bytes a second thread costs more than it saves. */
+#define NDX_BYTES_GRAIN ((int64_t)1 << 20)
+
+void ndx_parallel_zero(void *p, size_t n, int threads) {
+    byte_job job = {p, NULL};
+    ndx_parallel_for(threads, (int64_t)n, NDX_BYTES_GRAIN, zero_range, &job);
+}
+
+void ndx_parallel_copy(void *dst, const void *src, size_t n, int threads) {
+    if (dst == src) return;
+    byte_job job = {dst, src};
+    ndx_parallel_for(threads, (int64_t)n, NDX_BYTES_GRAIN, copy_range, &job);
+}

@@ -1,0 +1,83 @@
+/* ndx_test.h — what the tests share: a seeded generator, owned test tensors, random fills per
+ * dtype, comparisons, and a guard that proves a failed call wrote nothing. Include after
+ * <cmocka.h>'s prerequisites (this header includes them). */
+#ifndef NDX_TEST_H
+#define NDX_TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ndx.h"
+
+/* ---- random numbers (splitmix64: tiny, seeded, the same everywhere) ---- */
+typedef struct { uint64_t state; } test_rng;
+static inline uint64_t rng_next(test_rng *r) {
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+/* Uniform in [0, n) (n > 0). */
+static inline int64_t rng_below(test_rng *r, int64_t n) { return (int64_t)(rng_next(r) % (uint64_t)n); }
+/* Uniform in [lo, hi]. */
+static inline int64_t rng_range(test_rng *r, int64_t lo, int64_t hi) { return lo + rng_below(r, hi - lo + 1); }
+
+/* Every numeric, bool and string dtype, for loops over dtypes. */
+extern const ndx_dtype test_all_dtypes[];
+extern const int test_all_dtypes_count;
+
+/* ---- owned tensors ---- */
+/* A tensor whose data the test owns (malloc'd, at least 1 byte so data is never NULL). */
+ndx_tensor test_tensor(ndx_dtype dtype, size_t string_width, int rank, const int64_t *shape);
+/* Same from a literal shape list: test_tensor_v(NDX_FLOAT32, 0, 2, (int64_t[]){3, 4}). */
+#define test_tensor_v(dtype, width, rank, ...) test_tensor(dtype, width, rank, (const int64_t[]){__VA_ARGS__})
+/* A tensor holding a copy of `values` (count elements of the dtype's size / width). */
+ndx_tensor test_tensor_from(ndx_dtype dtype, size_t string_width, int rank, const int64_t *shape,
+                            const void *values);
+void test_tensor_free(ndx_tensor *t);
+/* Bytes in t (count * itemsize). */
+size_t test_nbytes(const ndx_tensor *t);
+int64_t test_count(const ndx_tensor *t);
+
+/* Fills t with random values that are exact in every dtype: small integers for arithmetic dtypes
+ * (so sums are exact in float16), random bytes-as-text for strings ("" sometimes), 0/1 bools. */
+void test_fill_random(test_rng *r, ndx_tensor *t);
+/* Fills an index tensor with values in [lo, hi]. */
+void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi);
+/* Writes value v into element i of an index tensor / reads it. */
+void test_set_index(ndx_tensor *t, int64_t i, int64_t v);
+int64_t test_get_index(const ndx_tensor *t, int64_t i);
+
+/* Fails the test (with a message naming the first differing element) unless a and b have the
+ * same dtype, itemsize, rank, shape and bytes. */
+void test_assert_tensor_eq(const ndx_tensor *a, const ndx_tensor *b, const char *file, int line);
+#define assert_tensor_eq(a, b) test_assert_tensor_eq((a), (b), __FILE__, __LINE__)
+
+/* Strings tensor from C strings: test_strings(width, rank, shape, (const char*[]){"a","b"}) */
+ndx_tensor test_strings(size_t width, int rank, const int64_t *shape, const char *const *values);
+
+/* ---- nothing written ---- */
+/* Fills t's bytes with a pattern and remembers a copy; test_untouched() asserts it is unchanged. */
+typedef struct { void *copy; size_t bytes; } test_guard;
+test_guard test_guard_fill(ndx_tensor *t, unsigned char pattern);
+/* Remembers t's current bytes (for in-place tensors whose content matters). */
+test_guard test_guard_take(const ndx_tensor *t);
+void test_guard_check(test_guard *g, const ndx_tensor *t, const char *file, int line);
+#define assert_untouched(g, t) test_guard_check((g), (t), __FILE__, __LINE__)
+
+/* Asserts that `status` is `want` and that err carries the same code and a message containing
+ * `needle` (NULL: any non-empty message). */
+void test_assert_fails(ndx_status status, const ndx_error *err, ndx_status want,
+                       const char *needle, const char *file, int line);
+#define assert_fails(status, err, want, needle) \
+    test_assert_fails((status), (err), (want), (needle), __FILE__, __LINE__)
+#define assert_ok(status, err) \
+    do { ndx_status s_ = (status); if (s_ != NDX_OK) fail_msg("expected ok, got %s: %s", ndx_status_name(s_), (err)->message); } while (0)
+
+#endif

@@ -1,0 +1,150 @@
+/* test_core.c — dtype table, tensor checks, overflow-checked sizes, float16/bfloat16 rounding,
+ * the parallel-for split and the memory budget. */
+#include "ndx_test.h"
+
+#include <math.h>
+
+#include "core.h"
+#include "half.h"
+
+static void dtype_table(void **state) {
+    (void)state;
+    assert_string_equal(ndx_dtype_name(NDX_FLOAT32), "float32");
+    assert_string_equal(ndx_dtype_name(NDX_BFLOAT16), "bfloat16");
+    assert_string_equal(ndx_dtype_name((ndx_dtype)99), "invalid");
+    assert_int_equal(ndx_dtype_size(NDX_COMPLEX128), 16);
+    assert_int_equal(ndx_dtype_size(NDX_BOOL), 1);
+    assert_int_equal(ndx_dtype_size(NDX_STRING), 0);
+    assert_int_equal(ndx_dtype_kind_of(NDX_UINT16), NDX_KIND_UNSIGNED);
+    assert_int_equal(ndx_dtype_kind_of(NDX_COMPLEX64), NDX_KIND_COMPLEX);
+    assert_false(ndx_dtype_is_valid(NDX_DTYPE_COUNT));
+    assert_string_equal(ndx_status_name(NDX_E_OUT_OF_RANGE), "out of range");
+}
+
+static void tensor_check_rejects_bad_views(void **state) {
+    (void)state;
+    ndx_error err;
+    int64_t huge[3] = {INT64_MAX / 2, 4, 1};
+    ndx_tensor t = ndx_tensor_make(NDX_FLOAT32, 3, huge, (void *)&err);
+    assert_fails(ndx_tensor_check(&t, "x", NULL, NULL, &err), &err, NDX_E_OVERFLOW, "too large");
+    int64_t neg[2] = {2, -1};
+    t = ndx_tensor_make(NDX_INT8, 2, neg, (void *)&err);
+    assert_fails(ndx_tensor_check(&t, "x", NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "negative dimension");
+    int64_t ok[2] = {2, 3};
+    t = ndx_tensor_make(NDX_INT8, 2, ok, NULL);
+    assert_fails(ndx_tensor_check(&t, "x", NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "NULL");
+    t = ndx_tensor_make(NDX_INT8, NDX_MAX_RANK + 1, ok, NULL);
+    assert_int_equal(t.rank, -1);
+    assert_fails(ndx_tensor_check(&t, "x", NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "rank");
+    int64_t zero[2] = {0, 5};
+    t = ndx_tensor_make(NDX_FLOAT64, 2, zero, NULL); /* no bytes: NULL data is fine */
+    int64_t count;
+    size_t bytes;
+    assert_int_equal(ndx_tensor_check(&t, "x", &count, &bytes, &err), NDX_OK);
+    assert_int_equal(count, 0);
+    assert_int_equal(bytes, 0);
+    t = ndx_tensor_string(0, 1, ok, (void *)&err);
+    assert_fails(ndx_tensor_check(&t, "x", NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "width 0");
+    t = ndx_tensor_make(NDX_INT8, 0, NULL, (void *)&err);
+    assert_int_equal(ndx_tensor_count(&t), 1);
+}
+
+/* float16 rounding checked against values worked out by hand from IEEE 754 binary16. */
+static void half_conversions(void **state) {
+    (void)state;
+    assert_int_equal(ndx_float_to_half(1.0f), 0x3c00);
+    assert_int_equal(ndx_float_to_half(-2.0f), 0xc000);
+    assert_int_equal(ndx_float_to_half(65504.0f), 0x7bff);
+    assert_int_equal(ndx_float_to_half(65520.0f), 0x7c00);       /* rounds up to inf */
+    assert_int_equal(ndx_float_to_half(65519.0f), 0x7bff);
+    assert_int_equal(ndx_float_to_half(5.9604645e-8f), 0x0001);  /* smallest subnormal */
+    assert_int_equal(ndx_float_to_half(2.9802322e-8f), 0x0000);  /* half of it: ties to even */
+    assert_int_equal(ndx_float_to_half(6.1035156e-5f), 0x0400);  /* smallest normal */
+    assert_int_equal(ndx_float_to_half(1.0f + 1.0f / 2048), 0x3c00); /* tie -> even (down) */
+    assert_int_equal(ndx_float_to_half(1.0f + 3.0f / 2048), 0x3c02); /* tie -> even (up) */
+    assert_true(isnan(ndx_half_to_float(ndx_float_to_half(NAN))));
+    assert_true(ndx_half_to_float(0x7c00) == INFINITY);
+    for (uint32_t h = 0; h < 0x10000; h++) { /* every finite half round-trips exactly */
+        if ((h & 0x7c00) == 0x7c00) continue;
+        assert_int_equal(ndx_float_to_half(ndx_half_to_float((uint16_t)h)), h);
+    }
+    assert_int_equal(ndx_float_to_bfloat16(1.0f), 0x3f80);
+    assert_int_equal(ndx_float_to_bfloat16(1.00390625f), 0x3f80); /* tie -> even */
+    assert_int_equal(ndx_float_to_bfloat16(1.01171875f), 0x3f82);
+    assert_true(isnan(ndx_bfloat16_to_float(ndx_float_to_bfloat16(NAN))));
+}
+
+typedef struct { int64_t covered[1000]; int max_worker; } cover;
+static void mark(void *ctx, int64_t b, int64_t e, int w) {
+    cover *c = ctx;
+    for (int64_t i = b; i < e; i++) c->covered[i]++;
+    if (w > c->max_worker) c->max_worker = w;
+}
+
+static void parallel_for_covers_once(void **state) {
+    (void)state;
+    for (int threads = 1; threads <= 5; threads++) {
+        for (int64_t n = 0; n < 1000; n += 97) {
+            cover c;
+            memset(&c, 0, sizeof c);
+            int w = ndx_parallel_for(threads, n, 10, mark, &c);
+            for (int64_t i = 0; i < n; i++) assert_int_equal(c.covered[i], 1);
+            assert_true(w <= threads);
+            assert_true(n == 0 ? w == 0 : (w >= 1 && w <= (n / 10 > 0 ? n / 10 : 1)));
+        }
+    }
+    ndx_options opt = {0};
+    assert_true(ndx_thread_count(&opt) >= 1);
+    opt.num_threads = 3;
+    assert_int_equal(ndx_thread_count(&opt), 3);
+    assert_true(ndx_thread_count(NULL) >= 1);
+}
+
+static void budget_caps_allocation(void **state) {
+    (void)state;
+    ndx_options opt = {0};
+    opt.max_memory = 1000;
+    ndx_budget b;
+    ndx_budget_init(&b, &opt, "test_op");
+    ndx_error err;
+    void *p = NULL, *q = NULL;
+    assert_int_equal(ndx_acquire(&b, 600, 1, "scratch", &p, &err), NDX_OK);
+    assert_non_null(p);
+    assert_fails(ndx_acquire(&b, 600, 0, "output", &q, &err), &err, NDX_E_MEMORY_BUDGET, "600 bytes");
+    assert_null(q);
+    ndx_release(p);
+    size_t bytes;
+    assert_false(ndx_bytes_of(INT64_MAX, 16, &bytes));
+    int64_t dims[3] = {1 << 30, 1 << 30, 1 << 30};
+    int64_t count;
+    assert_false(ndx_dims_product(3, dims, &count));
+}
+
+static void format_dims(void **state) {
+    (void)state;
+    char buf[NDX_DIMS_TEXT];
+    int64_t d[3] = {4, 3, -1};
+    ndx_format_dims(buf, sizeof buf, 3, d);
+    assert_string_equal(buf, "[4, 3, -1]");
+    ndx_format_dims(buf, sizeof buf, 0, d);
+    assert_string_equal(buf, "[]");
+    char small[8];
+    ndx_format_dims(small, sizeof small, 3, d);
+    assert_string_equal(small, "[4,...]");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(dtype_table),
+        cmocka_unit_test(tensor_check_rejects_bad_views),
+        cmocka_unit_test(half_conversions),
+        cmocka_unit_test(parallel_for_covers_once),
+        cmocka_unit_test(budget_caps_allocation),
+        cmocka_unit_test(format_dims),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
