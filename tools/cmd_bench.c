@@ -1,0 +1,213 @@
+/* cmd_bench.c — ndx bench: times the fixed workloads of shared/bench/WORKLOADS.md. Inputs are
+ * built in memory before timing and the outputs are allocated and touched up front (a caller
+ * reusing buffers); then one warm-up, R timed runs, and separately a few runs into freshly
+ * allocated outputs, whose page faults a reused buffer hides. One line per workload on stdout. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "bench_workloads.h"
+#include "cli.h"
+#include "commands.h"
+
+enum { MIN_REPEAT = 5, FIRST_TOUCH_RUNS = 3, MAX_RUNS = 1000 };
+
+static const cli_command bench_cmd = {
+    "bench",
+    "ndx bench WORKLOAD... [--repeat R] [--threads T] [--max-memory SIZE]",
+    "usage: ndx bench WORKLOAD... [--repeat R] [--threads T] [--max-memory SIZE]\n"
+    "\n"
+    "Times ndx on the fixed speed workloads (WORKLOAD is one of the names below, several of\n"
+    "them, or 'all'). Inputs are generated in memory from a seeded generator and outputs are\n"
+    "allocated and touched before timing; after one warm-up run, R runs are timed. One line per\n"
+    "workload on stdout:\n"
+    "\n"
+    "  NAME median_s=S GBps=B threads=T peak_rss_mb=M first_touch_s=F\n"
+    "\n"
+    "  median_s        median time of the R runs into the reused output, in seconds\n"
+    "  GBps            (bytes the op must read + bytes it must write) / median_s, in 1e9 B/s\n"
+    "  threads         threads the op was allowed\n"
+    "  peak_rss_mb     peak resident memory of the process during the workload, in MiB\n"
+    "  first_touch_s   median of 3 runs into an output the op allocates itself (page faults\n"
+    "                  included)\n"
+    "\n"
+    "Workloads:\n"
+    "  G1  gather_nd slices: params [262144, 128], indices [262144, 1]\n"
+    "  G2  gather_nd elements: params [4096, 4096], indices [4194304, 2]\n"
+    "  G3  gather_nd batch_dims=1: params [64, 4096, 64], indices [64, 4096, 1]\n"
+    "  S1  tensor_scatter_nd_add slices: tensor [65536, 128], indices [262144, 1]\n"
+    "  S2  tensor_scatter_nd_add elements: tensor [4096, 4096], indices [4194304, 2]\n"
+    "  D1  dynamic_stitch: 8 parts of 4194304 rows of 16 floats\n"
+    "  P1  dynamic_partition: data [4194304, 16] into 8 partitions\n"
+    "  C0  sparse_concat axis 0: 8 inputs [100000, 1000000] with 1000000 entries each\n"
+    "  C1  sparse_concat axis 1: the same 8 inputs\n"
+    "\n"
+    "  --repeat R           timed runs per workload (default and minimum 5)\n" CLI_GLOBAL_HELP
+    "  --quiet              no progress lines on stderr\n"
+    "\n"
+    "Progress goes to stderr. bench/compare runs the same workloads through NumPy, PyTorch and\n"
+    "ONNX Runtime and prints the ratios.\n"
+    "\n"
+    "Example:\n"
+    "  ndx bench G1 --threads 1\n"
+    "  ndx bench all --repeat 9\n"};
+
+/* Hidden options, for tests and bench/compare: --scale S shrinks (or grows) every workload,
+ * --seed N changes the inputs, --digest adds "digest=<hex>" (bench_rng.h's digest of the
+ * output) so another program can check the result on the same inputs. */
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Peak resident memory is per process; Linux lets a process reset its own high-water mark
+ * (writing 5 to /proc/self/clear_refs) so each workload reports its own peak. */
+static void reset_peak_rss(void) {
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return;
+    fputs("5", f);
+    fclose(f);
+}
+
+static double peak_rss_mib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        long kib = -1;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+        fclose(f);
+        if (kib >= 0) return (double)kib / 1024.0;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+typedef struct bench_settings {
+    ndx_options opt;
+    int threads; /* what the op may use, for the report */
+    int repeat;
+    double scale;
+    uint64_t seed;
+    int digest;
+    int quiet;
+} bench_settings;
+
+/* Builds, times and reports one workload. 0, or CLI_FAILED after printing why. */
+static int bench_one(const bench_settings *st, int id, int nth, int total) {
+    const char *name = bench_workload_name(id);
+    ndx_error err = {0};
+    bench_case *c = NULL;
+    reset_peak_rss();
+    if (!st->quiet) {
+        fprintf(stderr, "ndx bench: [%d/%d] %s: building inputs (%s%s)\n", nth, total, name,
+                bench_workload_summary(id), st->scale != 1.0 ? ", scaled" : "");
+        fflush(stderr);
+    }
+    double t0 = bench_now();
+    if (bench_case_create(id, st->scale, st->seed, &c, &err) != NDX_OK) {
+        return cli_error("bench %s: %s", name, err.message);
+    }
+    if (!st->quiet) {
+        fprintf(stderr, "ndx bench: [%d/%d] %s: inputs ready in %.1f s; 1 warm-up, %d timed, %d "
+                "first-touch runs\n", nth, total, name, bench_now() - t0, st->repeat,
+                FIRST_TOUCH_RUNS);
+        fflush(stderr);
+    }
+    double times[MAX_RUNS], fresh[FIRST_TOUCH_RUNS];
+    ndx_status s = bench_case_run(c, &st->opt, &err); /* warm-up */
+    for (int r = 0; s == NDX_OK && r < st->repeat; r++) {
+        double start = bench_now();
+        s = bench_case_run(c, &st->opt, &err);
+        times[r] = bench_now() - start;
+    }
+    /* The digest is of the reused output, before the fresh runs (which free their outputs). */
+    uint64_t digest = s == NDX_OK && st->digest ? bench_case_digest(c) : 0;
+    for (int r = 0; s == NDX_OK && r < FIRST_TOUCH_RUNS; r++)
+        s = bench_case_run_fresh(c, &st->opt, &fresh[r], &err);
+    if (s != NDX_OK) {
+        bench_case_free(c);
+        return cli_error("bench %s: %s", name, err.message);
+    }
+    double med = median(times, st->repeat);
+    double gbps = med > 0 ? bench_case_bytes(c) / med / 1e9 : 0.0;
+    printf("%s median_s=%.6f GBps=%.2f threads=%d peak_rss_mb=%.0f first_touch_s=%.6f", name, med,
+           gbps, st->threads, peak_rss_mib(), median(fresh, FIRST_TOUCH_RUNS));
+    if (st->digest) printf(" digest=%016llx", (unsigned long long)digest);
+    printf("\n");
+    fflush(stdout);
+    bench_case_free(c);
+    return 0;
+}
+
+int ndx_cmd_bench(int argc, char **argv) {
+    cli_globals g;
+    const char *repeat_text = NULL, *scale_text = NULL, *seed_text = NULL;
+    int digest = 0, quiet = 0;
+    const args_option opts[] = {
+        {"--repeat", NULL, &repeat_text, NULL},
+        {"--scale", NULL, &scale_text, NULL},
+        {"--seed", NULL, &seed_text, NULL},
+        {"--digest", NULL, NULL, &digest},
+        {"--quiet", NULL, NULL, &quiet},
+        CLI_GLOBAL_OPTIONS(g),
+    };
+    const char *pos[argc > 0 ? argc : 1];
+    int npos;
+    int rc = cli_parse(&bench_cmd, argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), &g, pos,
+                       &npos);
+    if (rc != CLI_CONTINUE) return rc;
+
+    bench_settings st = {.opt = g.opt, .repeat = MIN_REPEAT, .scale = 1.0, .seed = 42,
+                         .digest = digest, .quiet = quiet};
+    if (repeat_text &&
+        (!args_parse_int(repeat_text, &st.repeat) || st.repeat < MIN_REPEAT || st.repeat > MAX_RUNS))
+        return cli_usage_error(&bench_cmd, "--repeat takes a count from %d to %d, not '%s'",
+                               MIN_REPEAT, MAX_RUNS, repeat_text);
+    if (scale_text) {
+        char *end;
+        st.scale = strtod(scale_text, &end);
+        if (end == scale_text || *end || !(st.scale > 0 && st.scale <= 16))
+            return cli_usage_error(&bench_cmd, "--scale takes a number in (0, 16], not '%s'",
+                                   scale_text);
+    }
+    if (seed_text) {
+        int64_t seed;
+        if (!args_parse_i64(seed_text, &seed) || seed < 0)
+            return cli_usage_error(&bench_cmd, "--seed takes a non-negative integer, not '%s'",
+                                   seed_text);
+        st.seed = (uint64_t)seed;
+    }
+    st.threads = g.opt.num_threads;
+    if (st.threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        st.threads = cores > 0 ? (int)cores : 1;
+    }
+
+    if (npos == 0)
+        return cli_usage_error(&bench_cmd, "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1) or 'all'");
+    int chosen[BENCH_WORKLOAD_COUNT] = {0}, order[BENCH_WORKLOAD_COUNT], n = 0;
+    for (int i = 0; i < npos; i++) {
+        int all = strcmp(pos[i], "all") == 0;
+        int id = all ? 0 : bench_workload_find(pos[i]);
+        if (id < 0)
+            return cli_usage_error(&bench_cmd,
+                                   "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 or all)",
+                                   pos[i]);
+        for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
+            if (!chosen[k]) chosen[k] = 1, order[n++] = k;
+    }
+    int failed = 0;
+    for (int i = 0; i < n; i++)
+        if (bench_one(&st, order[i], i + 1, n) != 0) failed = 1;
+    return failed ? CLI_FAILED : CLI_OK;
+}
