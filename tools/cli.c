@@ -1,0 +1,151 @@
+/* cli.c — global options, messages, loading and atomic saving shared by the ndx commands. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+size_t cli_default_max_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page_size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page_size <= 0) return (size_t)4 << 30;
+    unsigned long long total = (unsigned long long)pages * (unsigned long long)page_size;
+    unsigned long long half = total / 2;
+    return half > SIZE_MAX ? SIZE_MAX : (size_t)half;
+}
+
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ndx: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nusage: %s\nRun 'ndx %s --help' for the arguments and an example.\n",
+            cmd->usage, cmd->name);
+    return CLI_USAGE;
+}
+
+int cli_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ndx: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_FAILED;
+}
+
+int cli_fail(const ndx_error *err) {
+    /* A message is one line by contract; a stray newline must not make it two. */
+    char line[NDX_ERROR_MESSAGE_SIZE];
+    snprintf(line, sizeof line, "%s", err->message[0] ? err->message : ndx_status_name(err->code));
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    return cli_error("%s", line);
+}
+
+int cli_parse(const cli_command *cmd, int argc, char **argv, const args_option *opts, int nopts,
+              cli_globals *g, const char **pos, int *npos) {
+    char why[ARGS_ERROR_SIZE];
+    int help;
+    g->threads_text = NULL;
+    g->max_memory_text = NULL;
+    memset(&g->opt, 0, sizeof g->opt);
+    if (!args_parse(argc, argv, opts, nopts, pos, npos, &help, why))
+        return cli_usage_error(cmd, "%s", why);
+    if (help) {
+        fputs(cmd->help, stdout);
+        return CLI_OK;
+    }
+    g->opt.num_threads = 0;
+    if (g->threads_text &&
+        (!args_parse_int(g->threads_text, &g->opt.num_threads) || g->opt.num_threads < 0))
+        return cli_usage_error(cmd, "--threads takes a count of threads (0 for every core), not '%s'",
+                               g->threads_text);
+    g->opt.max_memory = cli_default_max_memory();
+    if (g->max_memory_text && !args_parse_size(g->max_memory_text, &g->opt.max_memory))
+        return cli_usage_error(cmd,
+                               "--max-memory takes a size such as 4096, 512M or 4G, not '%s'",
+                               g->max_memory_text);
+    return CLI_CONTINUE;
+}
+
+int cli_load_npy(const cli_globals *g, const char *path, ndx_array *a) {
+    ndx_error err = {0};
+    memset(a, 0, sizeof *a);
+    if (ndx_npy_load(path, g->opt.max_memory, a, &err) != NDX_OK) return cli_fail(&err);
+    return 0;
+}
+
+int cli_load_sparse(const cli_globals *g, const char *path, ndx_sparse_array *a) {
+    ndx_error err = {0};
+    memset(a, 0, sizeof *a);
+    if (ndx_npz_load_sparse(path, g->opt.max_memory, a, &err) != NDX_OK) return cli_fail(&err);
+    return 0;
+}
+
+int cli_save_npy(const char *path, const ndx_tensor *t, ndx_string_kind kind) {
+    ndx_error err = {0};
+    if (ndx_npy_save(path, t, kind, &err) != NDX_OK) return cli_fail(&err);
+    return 0;
+}
+
+int cli_save_sparse(const char *path, const ndx_sparse_tensor *sp, ndx_string_kind kind,
+                    int compress) {
+    ndx_error err = {0};
+    if (ndx_npz_save_sparse(path, sp, kind, compress, &err) != NDX_OK) return cli_fail(&err);
+    return 0;
+}
+
+static const char *kind_text(ndx_string_kind kind) {
+    return kind == NDX_STRING_UNICODE ? "unicode strings (<U)" : "byte strings (|S)";
+}
+
+int cli_unify_strings(const cli_globals *g, const char *op, int n, ndx_tensor *const *ts,
+                      const ndx_string_kind *kinds, const char *const *names, void **owned,
+                      ndx_string_kind *kind) {
+    int first = -1;
+    size_t width = 0;
+    for (int i = 0; i < n; i++) {
+        owned[i] = NULL;
+        if (ts[i]->dtype != NDX_STRING) continue;
+        if (first < 0) {
+            first = i;
+        } else if (kinds[i] != kinds[first]) {
+            return cli_error("%s: %s holds %s but %s holds %s; give both the same kind", op,
+                             names[first], kind_text(kinds[first]), names[i], kind_text(kinds[i]));
+        }
+        if (ts[i]->itemsize > width) width = ts[i]->itemsize;
+    }
+    *kind = first < 0 ? NDX_STRING_BYTES : kinds[first];
+    size_t budget_used = 0;
+    for (int i = 0; i < n; i++) {
+        ndx_tensor *t = ts[i];
+        if (t->dtype != NDX_STRING || t->itemsize == width) continue;
+        int64_t count = ndx_tensor_count(t);
+        size_t bytes;
+        if (count < 0 || __builtin_mul_overflow((size_t)count, width, &bytes) ||
+            __builtin_add_overflow(budget_used, bytes, &budget_used) ||
+            (g->opt.max_memory && budget_used > g->opt.max_memory)) {
+            for (int k = 0; k < i; k++) free(owned[k]), owned[k] = NULL;
+            return cli_error("%s: widening the strings of %s to %zu bytes each needs more than "
+                             "the memory limit of %zu bytes (see --max-memory)",
+                             op, names[i], width, g->opt.max_memory);
+        }
+        char *copy = calloc(bytes ? bytes : 1, 1);
+        if (!copy) {
+            for (int k = 0; k < i; k++) free(owned[k]), owned[k] = NULL;
+            return cli_error("%s: cannot allocate %zu bytes to widen the strings of %s", op, bytes,
+                             names[i]);
+        }
+        for (int64_t e = 0; e < count; e++)
+            memcpy(copy + (size_t)e * width, (const char *)t->data + (size_t)e * t->itemsize,
+                   t->itemsize);
+        owned[i] = copy;
+        t->data = copy;
+        t->itemsize = width;
+    }
+    return 0;
+}

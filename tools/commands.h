@@ -1,0 +1,21 @@
+/* commands.h — the ndx commands. Each takes argc/argv with argv[0] the command's name and
+ * returns the process exit code (0 success, 1 rejected input, 2 usage error). main.c's table
+ * dispatches to them. */
+#ifndef NDX_TOOLS_COMMANDS_H
+#define NDX_TOOLS_COMMANDS_H
+
+int ndx_cmd_gather_nd(int argc, char **argv);
+int ndx_cmd_scatter_nd(int argc, char **argv);
+/* tensor_scatter_nd_add / _sub / _update / _min / _max: the op comes from argv[0]. */
+int ndx_cmd_tensor_scatter_nd(int argc, char **argv);
+int ndx_cmd_dynamic_stitch(int argc, char **argv);
+int ndx_cmd_dynamic_partition(int argc, char **argv);
+int ndx_cmd_sparse_concat(int argc, char **argv);
+int ndx_cmd_info(int argc, char **argv);
+int ndx_cmd_demo(int argc, char **argv);
+
+/* Speed measurements (tools/cmd_bench.c, added separately; registered in main.c's table when
+ * that file lands). */
+int ndx_cmd_bench(int argc, char **argv);
+
+#endif /* NDX_TOOLS_COMMANDS_H */
