@@ -1,0 +1,563 @@
+"""compare.py — ndx against its peers on the speed workloads, in one run (bench/compare sets up
+everything and calls this; run that script, not this file).
+
+For every workload and thread count (1 and every core) it times, back to back on the same inputs:
+ndx (`ndx bench`), NumPy, PyTorch, ONNX Runtime (bench/ort_peer.js), memcpy of the same traffic
+and, for the element workloads, a naive C loop (bench/baseline.c). Every contender gets one
+warm-up and R timed runs into outputs allocated beforehand, and the median counts. Each result is
+checked against a plainly computed reference (bench/workloads.py): ndx through the digest of its
+output, the peers array by array. Incorrect results are marked and never count as the fastest
+peer. Ratios are time(contender) / time(ndx): above 1, ndx is faster.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads as W  # noqa: E402
+
+SEED = 42
+EXACT_TOLERANCE = dict(rtol=1e-5, atol=1e-5)  # scatter-add sums in another order: rounding only
+
+
+def median_time(run, repeat):
+    run()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def matches(name, got, ref):
+    """(correct, note) for a peer's output against the reference."""
+    got, ref = as_tuple(got), as_tuple(ref)
+    if len(got) != len(ref):
+        return False, "wrong number of outputs"
+    for g, r in zip(got, ref):
+        g = np.asarray(g)
+        if g.shape != r.shape:
+            return False, f"shape {list(g.shape)} instead of {list(r.shape)}"
+        if name in ("S1", "S2") and r.dtype == np.float32:
+            bad = ~np.isclose(g, r, **EXACT_TOLERANCE)
+            if bad.any():
+                worst = float(np.max(np.abs(g[bad].astype(np.float64) - r[bad])))
+                return False, f"{int(bad.sum())} sums differ (up to {worst:.3g})"
+        elif not np.array_equal(g, r):
+            return False, f"{int(np.sum(g != r))} elements differ"
+    return True, ""
+
+
+# ---- NumPy and PyTorch: each returns (run, result) with outputs allocated here, untimed ----
+
+def numpy_peer(name, w):
+    if name == "G1":
+        p, i = w["params"], w["indices"].reshape(-1)
+        out = np.zeros((i.size, p.shape[1]), np.float32)
+        return (lambda: np.take(p, i, axis=0, out=out)), (lambda: out)
+    if name == "G2":
+        p, i = w["params"], w["indices"]
+        flat_p, cols = p.reshape(-1), p.shape[1]
+        flat = np.zeros(i.shape[0], np.int64)
+        out = np.zeros(i.shape[0], np.float32)
+
+        def run():
+            np.multiply(i[:, 0], cols, out=flat)
+            np.add(flat, i[:, 1], out=flat)
+            np.take(flat_p, flat, out=out)
+        return run, (lambda: out)
+    if name == "G3":
+        p, i = w["params"], w["indices"]
+        b, m, width = p.shape
+        base = (np.arange(b, dtype=np.int64) * m)[:, None]
+        flat = np.zeros((b, i.shape[1]), np.int64)
+        out = np.zeros((b, i.shape[1], width), np.float32)
+        rows, out_rows = p.reshape(-1, width), out.reshape(-1, width)
+
+        def run():
+            np.add(i[..., 0], base, out=flat)
+            np.take(rows, flat.reshape(-1), axis=0, out=out_rows)
+        return run, (lambda: out)
+    if name in ("S1", "S2"):
+        t, i, u = w["tensor"], w["indices"], w["updates"]
+        out = np.zeros_like(t)
+        if name == "S1":
+            rows = i.reshape(-1)
+
+            def run():
+                np.copyto(out, t)
+                np.add.at(out, rows, u)
+        else:
+            flat = np.zeros(i.shape[0], np.int64)
+            cols = t.shape[1]
+
+            def run():
+                np.copyto(out, t)
+                np.multiply(i[:, 0], cols, out=flat)
+                np.add(flat, i[:, 1], out=flat)
+                np.add.at(out.reshape(-1), flat, u)
+        return run, (lambda: out)
+    if name == "D1":
+        out = np.zeros_like(w["source"])
+
+        def run():
+            for idx, data in zip(w["indices"], w["data"]):
+                out[idx] = data
+        return run, (lambda: out)
+    if name == "P1":
+        data, parts = w["data"], w["partitions"]
+        counts = np.bincount(parts, minlength=W.PARTS)
+        outs = [np.zeros((c, data.shape[1]), np.float32) for c in counts]
+        mask = np.zeros(parts.shape, bool)
+
+        def run():
+            for p in range(W.PARTS):
+                np.equal(parts, p, out=mask)
+                np.compress(mask, data, axis=0, out=outs[p])
+        return run, (lambda: tuple(outs))
+    return sparse_peer(name, w, np_mode=True)
+
+
+def sparse_peer(name, w, np_mode):
+    """C0: offset + concatenate; C1: the same, then a stable argsort of the rows."""
+    ins, axis = w["inputs"], w["axis"]
+    n = sum(sp[0].shape[0] for sp in ins)
+    offsets, at = [], 0
+    for sp in ins:
+        off = np.zeros(2, np.int64)
+        off[axis] = at
+        offsets.append(off)
+        at += int(sp[2][axis])
+    shape = ins[0][2].copy()
+    shape[axis] = at
+    if np_mode:
+        oi, ov = np.zeros((n, 2), np.int64), np.zeros(n, np.float32)
+        ti, tv = (np.zeros((n, 2), np.int64), np.zeros(n, np.float32)) if axis else (oi, ov)
+        inds, vals = [sp[0] for sp in ins], [sp[1] for sp in ins]
+
+        def run():
+            s = 0
+            for ind, off in zip(inds, offsets):
+                np.add(ind, off, out=ti[s:s + ind.shape[0]])
+                s += ind.shape[0]
+            np.concatenate(vals, out=tv)
+            if axis:
+                order = np.argsort(ti[:, 0], kind="stable")
+                np.take(ti, order, axis=0, out=oi)
+                np.take(tv, order, out=ov)
+        return run, (lambda: (oi, ov, shape))
+    import torch
+    oi, ov = torch.zeros((n, 2), dtype=torch.int64), torch.zeros(n, dtype=torch.float32)
+    ti, tv = (torch.zeros((n, 2), dtype=torch.int64), torch.zeros(n)) if axis else (oi, ov)
+    inds = [torch.from_numpy(sp[0]) for sp in ins]
+    vals = [torch.from_numpy(sp[1]) for sp in ins]
+    toffs = [torch.from_numpy(o) for o in offsets]
+
+    def run():
+        s = 0
+        for ind, off in zip(inds, toffs):
+            torch.add(ind, off, out=ti[s:s + ind.shape[0]])
+            s += ind.shape[0]
+        torch.cat(vals, out=tv)
+        if axis:
+            _, order = torch.sort(ti[:, 0], stable=True)
+            torch.index_select(ti, 0, order, out=oi)
+            torch.index_select(tv, 0, order, out=ov)
+    return run, (lambda: (oi.numpy(), ov.numpy(), shape))
+
+
+def torch_peer(name, w):
+    import torch
+    T = torch.from_numpy
+    if name == "G1":
+        p, i = T(w["params"]), T(w["indices"]).view(-1)
+        out = torch.zeros((i.numel(), p.shape[1]))
+        return (lambda: torch.index_select(p, 0, i, out=out)), (lambda: out.numpy())
+    if name in ("G2", "S2"):
+        i = T(w["indices"])
+        src = T(w["params"] if name == "G2" else w["tensor"])
+        cols = src.shape[1]
+        flat = torch.zeros(i.shape[0], dtype=torch.int64)
+
+        def flatten():
+            torch.mul(i[:, 0], cols, out=flat)
+            flat.add_(i[:, 1])
+        if name == "G2":
+            out = torch.zeros(i.shape[0])
+
+            def run():
+                flatten()
+                torch.index_select(src.view(-1), 0, flat, out=out)
+        else:
+            out, u = torch.zeros_like(src), T(w["updates"])
+
+            def run():
+                out.copy_(src)
+                flatten()
+                out.view(-1).index_add_(0, flat, u)
+        return run, (lambda: out.numpy())
+    if name == "G3":
+        p, i = T(w["params"]), T(w["indices"])
+        b, m, width = p.shape
+        base = (torch.arange(b, dtype=torch.int64) * m)[:, None]
+        flat = torch.zeros((b, i.shape[1]), dtype=torch.int64)
+        out = torch.zeros((b, i.shape[1], width))
+
+        def run():
+            torch.add(i[..., 0], base, out=flat)
+            torch.index_select(p.view(-1, width), 0, flat.view(-1), out=out.view(-1, width))
+        return run, (lambda: out.numpy())
+    if name == "S1":
+        t, i, u = T(w["tensor"]), T(w["indices"]).view(-1), T(w["updates"])
+        out = torch.zeros_like(t)
+
+        def run():
+            out.copy_(t)
+            out.index_add_(0, i, u)
+        return run, (lambda: out.numpy())
+    if name == "D1":
+        out = torch.zeros(w["source"].shape)
+        # index_copy_ takes int64 indices only: converted here, untimed.
+        idx = [T(i.astype(np.int64)) for i in w["indices"]]
+        data = [T(d) for d in w["data"]]
+
+        def run():
+            for i, d in zip(idx, data):
+                out.index_copy_(0, i, d)
+        return run, (lambda: out.numpy())
+    if name == "P1":
+        data, parts = T(w["data"]), T(w["partitions"])
+        counts = np.bincount(w["partitions"], minlength=W.PARTS)
+        outs = [torch.zeros((int(c), data.shape[1])) for c in counts]
+        mask = torch.zeros(parts.shape, dtype=torch.bool)
+
+        def run():
+            for p in range(W.PARTS):
+                torch.eq(parts, p, out=mask)
+                torch.index_select(data, 0, torch.nonzero(mask).view(-1), out=outs[p])
+        return run, (lambda: tuple(o.numpy() for o in outs))
+    return sparse_peer(name, w, np_mode=False)
+
+
+# ---- ONNX Runtime, through node ----
+
+ORT_OPS = {"G1", "G2", "G3", "S1", "S2"}
+
+
+def ort_job(name, w, work):
+    """Writes the inputs once; returns the job (minus threads) for ort_peer.js."""
+    def save(arr, fname):
+        path = os.path.join(work, f"{name}-{fname}.bin")
+        np.ascontiguousarray(arr).tofile(path)
+        return path
+
+    def tensor(tname, arr, fname):
+        return dict(name=tname, type=str(arr.dtype), shape=list(arr.shape), file=save(arr, fname))
+    out_file = os.path.join(work, f"{name}-out.bin")
+    if name == "G1":
+        idx = w["indices"].reshape(-1)  # Gather (axis 0) is ONNX's own embedding lookup
+        ins = [tensor("params", w["params"], "params"), tensor("indices", idx, "indices")]
+        return dict(op="Gather", attrs={"axis": 0}, inputs=ins,
+                    output=dict(name="out", type="float32", shape=[idx.size, 128], file=out_file))
+    if name in ("G2", "G3"):
+        ref_shape = list(w["indices"].shape[:-1]) + list(
+            w["params"].shape[w["batch_dims"] + w["indices"].shape[-1]:])
+        ins = [tensor("params", w["params"], "params"), tensor("indices", w["indices"], "indices")]
+        return dict(op="GatherND", attrs={"batch_dims": w["batch_dims"]}, inputs=ins,
+                    output=dict(name="out", type="float32", shape=ref_shape, file=out_file))
+    ins = [tensor("data", w["tensor"], "tensor"), tensor("indices", w["indices"], "indices"),
+           tensor("updates", w["updates"], "updates")]
+    return dict(op="ScatterND", attrs={"reduction": "add"}, inputs=ins,
+                output=dict(name="out", type="float32", shape=list(w["tensor"].shape),
+                            file=out_file))
+
+
+def run_ort(args, job, threads, ref_shape):
+    job = dict(job, threads=threads, repeat=args.repeat, opset=18)
+    path = job["output"]["file"] + ".job.json"
+    with open(path, "w") as f:
+        json.dump(job, f)
+    env = dict(os.environ, NODE_PATH=args.node_modules)
+    proc = subprocess.run(["node", os.path.join(args.here, "ort_peer.js"), path], env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else
+                           f"exit {proc.returncode}")
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    got = np.fromfile(job["output"]["file"], dtype=np.float32).reshape(ref_shape)
+    note = "" if res["preallocated"] else "output allocated by ORT"
+    return res["median_s"], got, note
+
+
+# ---- ndx and the C baselines, as subprocesses ----
+
+def run_ndx(args, name, threads):
+    cmd = [args.ndx, "bench", name, "--threads", str(threads), "--repeat", str(args.repeat),
+           "--digest", "--quiet", "--seed", str(SEED)]
+    if args.scale != 1.0:
+        cmd += ["--scale", repr(args.scale)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"exit {proc.returncode}")
+    line = proc.stdout.strip().splitlines()[-1]
+    fields = dict(f.split("=", 1) for f in line.split()[1:])
+    return fields
+
+
+def run_baseline(args, argv):
+    proc = subprocess.run([args.baseline] + [str(a) for a in argv], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"exit {proc.returncode}")
+    return dict(f.split("=", 1) for f in proc.stdout.split())
+
+
+# ---- one workload at every thread count ----
+
+def measure(args, name, work, log):
+    log(f"{name}: building inputs and the reference")
+    w = W.build(name, args.scale, SEED)
+    ref = W.reference(name, w)
+    ref_digest = W.reference_digest(name, ref)
+    job = ort_job(name, w, work) if name in ORT_OPS and args.ort else None
+    rows = []
+    for threads in args.thread_counts:
+        row = dict(workload=name, threads=threads, results={}, notes=[])
+
+        def record(peer, seconds, correct, note=""):
+            row["results"][peer] = dict(s=seconds, ok=correct)
+            if note:
+                row["notes"].append(f"{peer}: {note}")
+
+        log(f"{name} at {threads} thread(s): ndx")
+        try:
+            f = run_ndx(args, name, threads)
+            ok = int(f["digest"], 16) == ref_digest
+            record("ndx", float(f["median_s"]), ok, "" if ok else "output differs from the reference")
+            row["first_touch_s"] = float(f["first_touch_s"])
+            row["GBps"] = float(f["GBps"])
+            row["peak_rss_mb"] = f["peak_rss_mb"]
+        except Exception as e:  # a failing contender is reported, not fatal
+            record("ndx", None, False, f"failed: {e}")
+        for peer, make in (("NumPy", numpy_peer), ("PyTorch", torch_peer)):
+            log(f"{name} at {threads} thread(s): {peer}")
+            try:
+                if peer == "PyTorch":
+                    import torch
+                    torch.set_num_threads(threads)
+                run, result = make(name, w)
+                seconds = median_time(run, args.repeat)
+                ok, note = matches(name, result(), ref)
+                record(peer, seconds, ok, note)
+            except Exception as e:
+                record(peer, None, False, f"failed: {type(e).__name__}: {e}")
+        if job:
+            log(f"{name} at {threads} thread(s): ONNX Runtime")
+            try:
+                seconds, got, note = run_ort(args, job, threads, ref.shape)
+                ok, why = matches(name, got, ref)
+                record("ONNX Runtime", seconds, ok, "; ".join(x for x in (note, why) if x))
+            except Exception as e:
+                record("ONNX Runtime", None, False, f"failed: {e}")
+        log(f"{name} at {threads} thread(s): memcpy and naive C")
+        try:
+            half = int(w["bytes"]) // 2  # memcpy reads and writes this many: the same traffic
+            f = run_baseline(args, ["memcpy", half, threads, args.repeat])
+            record("memcpy", float(f["median_s"]), None)
+        except Exception as e:
+            record("memcpy", None, None, f"failed: {e}")
+        if name in W.ELEMENT_WORKLOADS:
+            try:
+                f = run_baseline(args, ["naive", name, repr(args.scale), SEED, threads, args.repeat])
+                seconds = float(f["median_s"])
+                if int(f["digest"], 16) == ref_digest:
+                    record("naive C", seconds, True)
+                elif name == "S2" and threads > 1:
+                    # Parallel atomic adds sum duplicates in another order: not bit-comparable.
+                    record("naive C", seconds, None)
+                else:
+                    record("naive C", seconds, False, "output differs from the reference")
+            except Exception as e:
+                record("naive C", None, None, f"failed: {e}")
+        rows.append(row)
+    return rows
+
+
+# ---- the report ----
+
+PEERS = ["NumPy", "PyTorch", "ONNX Runtime"]
+COLUMNS = ["ndx", "ndx fresh", "NumPy", "PyTorch", "ONNX Runtime", "memcpy", "naive C"]
+
+
+def fmt_ms(res):
+    if res is None:
+        return "-"
+    if res["s"] is None:
+        return "failed"
+    text = f"{res['s'] * 1e3:.3g}"
+    return text + (" ✗" if res["ok"] is False else "")
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a and b else "-"
+
+
+def table(rows):
+    head = ["workload", "T"] + [c + " ms" for c in COLUMNS] + [
+        "fastest correct peer", "peer/ndx", "memcpy/ndx", "naive/ndx", "ndx GB/s"]
+    lines = []
+    for row in rows:
+        r = row["results"]
+        ndx = r.get("ndx", {}).get("s") if r.get("ndx", {}).get("ok") else None
+        best = min(((r[p]["s"], p) for p in PEERS if p in r and r[p]["ok"] and r[p]["s"]),
+                   default=None)
+        cells = [row["workload"], str(row["threads"])]
+        for c in COLUMNS:
+            if c == "ndx fresh":
+                ft = row.get("first_touch_s")
+                cells.append(f"{ft * 1e3:.3g}" if ft else "-")
+            else:
+                cells.append(fmt_ms(r.get(c)))
+        cells.append(f"{best[1]} {best[0] * 1e3:.3g}" if best else "-")
+        cells.append(ratio(best[0], ndx) if best else "-")
+        cells.append(ratio(r.get("memcpy", {}).get("s"), ndx))
+        cells.append(ratio(r.get("naive C", {}).get("s"), ndx))
+        cells.append(f"{row['GBps']:.1f}" if row.get("GBps") else "-")
+        lines.append(cells)
+    return head, lines
+
+
+def render_text(head, lines):
+    widths = [max(len(h), *(len(l[i]) for l in lines)) for i, h in enumerate(head)]
+    out = ["  ".join(h.rjust(wd) for h, wd in zip(head, widths))]
+    out += ["  ".join(c.rjust(wd) for c, wd in zip(l, widths)) for l in lines]
+    return "\n".join(out)
+
+
+def render_markdown(head, lines):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(l) + " |" for l in lines]
+    return "\n".join(out)
+
+
+def versions(args):
+    v = {"numpy": np.__version__}
+    try:
+        import torch
+        v["torch"] = torch.__version__
+    except Exception:
+        v["torch"] = "missing"
+    try:
+        with open(os.path.join(args.node_modules, "onnxruntime-node", "package.json")) as f:
+            v["onnxruntime-node"] = json.load(f)["version"]
+    except Exception:
+        v["onnxruntime-node"] = "missing"
+    try:
+        v["ndx"] = subprocess.run([args.ndx, "--version"], capture_output=True,
+                                  text=True).stdout.strip()
+        v["commit"] = subprocess.run(["git", "-C", args.here, "rev-parse", "--short", "HEAD"],
+                                     capture_output=True, text=True).stdout.strip()
+    except Exception:
+        pass
+    return v
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ndx", required=True)
+    ap.add_argument("--baseline", required=True)
+    ap.add_argument("--node-modules", required=True)
+    ap.add_argument("--workloads", default="all", help="comma-separated names, or all")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--scale", type=float, default=1.0, help="shrink every workload (tests)")
+    ap.add_argument("--threads", default="", help="comma-separated thread counts (default: 1 "
+                    "and every core)")
+    ap.add_argument("--no-ort", dest="ort", action="store_false")
+    ap.add_argument("--out", default="", help="report file (default bench/results/compare-"
+                    "<date>.md)")
+    args = ap.parse_args()
+    args.here = os.path.dirname(os.path.abspath(__file__))
+    args.repeat = max(5, args.repeat)
+    names = W.NAMES if args.workloads == "all" else [n.strip().upper() for n in args.workloads.split(",")]
+    for n in names:
+        if n not in W.NAMES:
+            ap.error(f"unknown workload {n}")
+    cores = os.cpu_count() or 1
+    args.thread_counts = ([int(t) for t in args.threads.split(",")] if args.threads
+                          else sorted({1, cores}))
+
+    def log(msg):
+        print(f"compare: {msg}", file=sys.stderr, flush=True)
+
+    started = datetime.datetime.now()
+    load_before = os.getloadavg()
+    work = tempfile.mkdtemp(prefix="ndx-compare-")
+    rows = []
+    try:
+        for name in names:
+            rows += measure(args, name, work, log)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()
+    head, lines = table(rows)
+    notes = [f"- {row['workload']} T={row['threads']}: {n}" for row in rows for n in row["notes"]]
+    v = versions(args)
+    about = (f"{started:%Y-%m-%d %H:%M}, {cpu_name()}, {cores} cores; load average "
+             f"{load_before[0]:.2f} before, {load_after[0]:.2f} after; "
+             + ", ".join(f"{k} {val}" for k, val in v.items())
+             + f"; repeat {args.repeat}, scale {args.scale:g}")
+    print(render_text(head, lines))
+    if notes:
+        print("\n".join(["", "Notes:"] + notes))
+    legend = (
+        "Medians in milliseconds of R runs after one warm-up, outputs allocated and touched "
+        "beforehand; `ndx fresh` is ndx into an output it allocates itself (page faults "
+        "included). ✗ marks a result that differs from the reference (it never counts as the "
+        "fastest peer). Ratios are time(X) / time(ndx): above 1, ndx is faster. memcpy copies "
+        "half the workload's bytes (the same read + write traffic); naive C is one unchecked "
+        "loop (atomic adds for S2 above 1 thread). NumPy runs these ops on one thread whatever T "
+        "says. Peer recipes: G1 torch.index_select(out=), np.take(out=), ORT Gather; G2 np.take "
+        "on flattened params (flat index computed in the timed call), ORT GatherND; G3 ORT "
+        "GatherND batch_dims=1; S1/S2 ORT ScatterND reduction=add, torch index_add_ (after a "
+        "copy_ of the tensor, as the op returns a new tensor), np.add.at; D1 torch index_copy_, "
+        "NumPy fancy assignment; P1 NumPy compress per partition, torch index_select of nonzero; "
+        "C0 offset + concatenate; C1 concatenate + stable argsort.")
+    report = "\n".join([
+        "# ndx vs peers", "", about, "", render_markdown(head, lines), "", legend, ""]
+        + (["Notes:", ""] + notes + [""] if notes else []))
+    path = args.out or os.path.join(args.here, "results", f"compare-{started:%Y%m%d-%H%M%S}.md")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(report)
+    print(f"\n{about}\nreport written to {path}")
+    wrong = [r for r in rows if r["results"].get("ndx", {}).get("ok") is not True]
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

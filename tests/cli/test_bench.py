@@ -1,0 +1,111 @@
+"""ndx bench: argument handling, the output line, and — on every workload shrunk with the hidden
+--scale option — the result itself, checked through --digest against bench/workloads.py, which
+builds the same inputs with NumPy and computes the expected outputs plainly. Never checks speed.
+
+    python3 tests/cli/test_bench.py path/to/ndx
+"""
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import workloads as W  # noqa: E402
+
+NDX = None
+SCALE = 0.002
+LINE = re.compile(r"^(G1|G2|G3|S1|S2|D1|P1|C0|C1) median_s=(\d+\.\d{6}) GBps=(\d+\.\d\d) "
+                  r"threads=(\d+) peak_rss_mb=(\d+) first_touch_s=(\d+\.\d{6})"
+                  r"(?: digest=([0-9a-f]{16}))?$")
+
+
+def ndx(*args):
+    return subprocess.run([NDX, "bench", *args], capture_output=True, text=True, timeout=300)
+
+
+class Usage(unittest.TestCase):
+    def assert_usage(self, proc, needle):
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertIn("ndx: error:", proc.stderr)
+        self.assertIn(needle, proc.stderr)
+        self.assertIn("usage: ndx bench", proc.stderr)
+
+    def test_unknown_workload(self):
+        self.assert_usage(ndx("G9"), "unknown workload 'G9'")
+        self.assert_usage(ndx("G1", "bogus"), "unknown workload 'bogus'")
+
+    def test_no_workload(self):
+        self.assert_usage(ndx(), "name a workload")
+
+    def test_bad_values(self):
+        self.assert_usage(ndx("G1", "--repeat", "4"), "--repeat")
+        self.assert_usage(ndx("G1", "--repeat", "five"), "--repeat")
+        self.assert_usage(ndx("G1", "--threads", "-1"), "--threads")
+        self.assert_usage(ndx("G1", "--scale", "0"), "--scale")
+        self.assert_usage(ndx("G1", "--scale", "1x"), "--scale")
+        self.assert_usage(ndx("G1", "--seed", "-3"), "--seed")
+        self.assert_usage(ndx("G1", "--frobnicate"), "unknown option")
+        self.assert_usage(ndx("G1", "--repeat"), "needs a value")
+
+    def test_help(self):
+        proc = ndx("--help")
+        self.assertEqual(proc.returncode, 0)
+        for name in W.NAMES:
+            self.assertIn(f"  {name}  ", proc.stdout)
+        self.assertIn("first_touch_s", proc.stdout)
+
+
+class Runs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.expected = {}
+        for name in W.NAMES:
+            w = W.build(name, SCALE, 42)
+            cls.expected[name] = (W.reference_digest(name, W.reference(name, w)), w["bytes"])
+
+    def run_all(self, threads):
+        proc = ndx("all", "--scale", str(SCALE), "--threads", str(threads), "--digest")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual([l.split()[0] for l in lines], W.NAMES)
+        results = {}
+        for line in lines:
+            m = LINE.match(line)
+            self.assertIsNotNone(m, f"malformed line: {line!r}")
+            name, med, gbps, t, rss, first, digest = m.groups()
+            self.assertEqual(int(t), threads)
+            self.assertGreater(int(rss), 0)
+            bytes_moved = self.expected[name][1]
+            if float(med) > 0:  # printed bandwidth is bytes / median, to the printed precision
+                want = bytes_moved / float(med) / 1e9
+                self.assertLessEqual(abs(float(gbps) - want), 0.01 + 2e-3 * want + want * 1e-6 /
+                                     float(med), line)
+            results[name] = int(digest, 16)
+        return results, proc.stderr
+
+    def test_every_workload_gives_the_reference_result(self):
+        one, progress = self.run_all(1)
+        for name in W.NAMES:
+            self.assertEqual(one[name], self.expected[name][0], f"{name} differs from NumPy")
+            self.assertIn(f"] {name}: ", progress)  # a progress line per workload
+        three, _ = self.run_all(3)
+        self.assertEqual(one, three)  # identical bytes at any thread count
+
+    def test_one_workload_names_and_quiet(self):
+        proc = ndx("g3", "G3", "--scale", str(SCALE), "--repeat", "7", "--quiet", "--threads", "2")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stderr, "")
+        lines = proc.stdout.splitlines()
+        self.assertEqual(len(lines), 1)  # a workload named twice runs once
+        m = LINE.match(lines[0])
+        self.assertIsNotNone(m, lines[0])
+        self.assertIsNone(m.group(7))  # no digest unless asked
+        self.assertEqual(m.group(4), "2")
+
+
+if __name__ == "__main__":
+    NDX = sys.argv.pop(1)
+    unittest.main(verbosity=2)
