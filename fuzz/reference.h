@@ -1,0 +1,71 @@
+/* reference.h — naive reference implementations of every op, written from ndx.h alone (they share
+ * no code with src/ops): plain loops over elements, one index row at a time. Each decides whether
+ * the call is valid and, when it is, builds the expected result in tensors it owns.
+ *
+ * The verdict is REF_OK (the op must accept, unless the memory budget refuses it), REF_ERROR (the
+ * op must reject), or REF_EITHER where ndx.h leaves it open or TensorFlow would refuse what ndx
+ * may accept (for example index rows into an empty tensor); then an accepting op must still match
+ * the result given. `why` receives a short reason for the verdict. */
+#ifndef NDX_FUZZ_REFERENCE_H
+#define NDX_FUZZ_REFERENCE_H
+
+#include <stddef.h>
+
+#include "ndx.h"
+
+typedef enum ref_verdict { REF_OK = 0, REF_ERROR, REF_EITHER } ref_verdict;
+
+#define REF_WHY 192
+
+/* The largest result a reference builds; larger ones are refused by every budget the fuzz
+ * options set (fz_options caps memory whenever sizes can grow). */
+#define REF_MAX_BYTES ((size_t)64 << 20)
+
+/* The conditions ndx.h gives for a well-formed view (ndx_tensor_check), checked independently. */
+int ref_view_ok(const ndx_tensor *t);
+
+/* 1 when `op` accepts elements of dtype d (ndx.h: UPDATE any; ADD, SUB numeric; MIN, MAX integers
+ * and floats). */
+int ref_scatter_supports(ndx_scatter_op op, ndx_dtype d);
+
+ref_verdict ref_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                          const ndx_options *opt, ndx_tensor *out, char *why);
+
+ref_verdict ref_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
+                                  const ndx_tensor *indices, const ndx_tensor *updates,
+                                  const ndx_options *opt, ndx_tensor *out, char *why);
+
+ref_verdict ref_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
+                           const int64_t *shape, const ndx_options *opt, ndx_tensor *out,
+                           char *why);
+
+ref_verdict ref_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tensor *data,
+                               ndx_tensor *out, char *why);
+
+/* outs: num_partitions tensors (num_partitions >= 1 when the verdict is not REF_ERROR). */
+ref_verdict ref_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
+                                  int num_partitions, ndx_tensor *outs, char *why);
+
+/* A sparse tensor as ndx.h defines it: int64 indices [N, R], values [N], int64 dense_shape [R],
+ * R >= 1, every index inside dense_shape. REF_EITHER when the dense shape's element count does not
+ * fit in int64 (ndx.h does not say whether such a sparse tensor is valid). */
+ref_verdict ref_sparse_valid(const ndx_sparse_tensor *sp, char *why);
+
+ref_verdict ref_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
+                              int expand_nonconcat_dim, ndx_sparse_tensor *out, char *why);
+ref_verdict ref_sparse_reorder(const ndx_sparse_tensor *in, ndx_sparse_tensor *out, char *why);
+ref_verdict ref_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_value,
+                                ndx_tensor *out, char *why);
+ref_verdict ref_dense_to_sparse(const ndx_tensor *dense, ndx_sparse_tensor *out, char *why);
+
+/* Frees what a reference built. */
+void ref_tensor_free(ndx_tensor *t);
+void ref_sparse_free(ndx_sparse_tensor *sp);
+
+/* 1 when a and b hold the same entries in the same index order, where values of entries with
+ * equal index rows may come in any order among themselves (sparse_concat does not promise a stable
+ * order for duplicates within one input). Floats compare with NaN equal to NaN. */
+int ref_sparse_equal_up_to_ties(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want,
+                                char *why);
+
+#endif /* NDX_FUZZ_REFERENCE_H */
