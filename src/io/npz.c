@@ -1,0 +1,238 @@
+/* npz.c — SparseTensors as .npz archives with members indices.npy, values.npy and
+ * dense_shape.npy: reading (stored or deflated members, each checked to the last byte and
+ * CRC-32, then checked against each other) and writing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+
+/* The archive's bytes: a private read-only mapping, or a heap copy (pipes, unmappable files)
+ * charged to the budget. */
+typedef struct archive_bytes {
+    void *map;
+    unsigned char *heap;
+    size_t len, cap;
+} archive_bytes;
+
+static ndx_status read_all(int fd, const char *path, ndx_budget *b, archive_bytes *a,
+                           ndx_error *err) {
+    for (;;) {
+        if (a->len == a->cap) {
+            size_t grow = a->cap ? a->cap : (size_t)1 << 16;
+            if (grow > PTRDIFF_MAX - a->cap || (b->limit && a->cap + grow > b->limit - b->used))
+                return ndx_fail(err, NDX_E_MEMORY_BUDGET,
+                                "%s: reading the archive needs more than %zu bytes, over the "
+                                "memory budget of %zu bytes", path, a->cap, b->limit);
+            unsigned char *p = realloc(a->heap, a->cap + grow);
+            if (!p)
+                return ndx_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate %zu bytes", path,
+                                a->cap + grow);
+            a->heap = p;
+            a->cap += grow;
+            b->used += grow;
+        }
+        io_fd_source src = {fd, path};
+        size_t got;
+        NDX_TRY(io_fd_read(&src, a->heap + a->len, a->cap - a->len, &got, err));
+        if (got == 0) return NDX_OK;
+        a->len += got;
+    }
+}
+
+static ndx_status open_archive(const char *path, ndx_budget *b, archive_bytes *a, ndx_error *err) {
+    char why[128];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ndx_fail(err, NDX_E_IO, "%s: cannot open: %s", path,
+                        io_errno_text(errno, why, sizeof why));
+    struct stat st;
+    int bad = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+    if (bad) {
+        close(fd);
+        return ndx_fail(err, NDX_E_IO, "%s: cannot read: %s", path, io_errno_text(bad, why, sizeof why));
+    }
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            a->map = map;
+            a->len = (size_t)st.st_size;
+            close(fd);
+            return NDX_OK;
+        }
+    }
+    ndx_status status = read_all(fd, path, b, a, err);
+    close(fd);
+    return status;
+}
+
+static void close_archive(archive_bytes *a, ndx_budget *b) {
+    if (a->map) munmap(a->map, a->len);
+    free(a->heap);
+    b->used -= a->cap < b->used ? a->cap : b->used;
+    memset(a, 0, sizeof *a);
+}
+
+/* Reads member KEY.npy (or KEY) as an array. */
+static ndx_status load_member(const zip_archive *z, const char *key, ndx_budget *b, ndx_array *a,
+                              ndx_error *err) {
+    char member[32];
+    snprintf(member, sizeof member, "%s.npy", key);
+    zip_entry e;
+    int found;
+    NDX_TRY(zip_find(z, member, &e, &found, err));
+    if (!found) {
+        NDX_TRY(zip_find(z, key, &e, &found, err));
+        if (found) snprintf(member, sizeof member, "%s", key);
+    }
+    if (!found)
+        return ndx_fail(err, NDX_E_FORMAT,
+                        "%s: has no member '%s.npy' (a sparse tensor needs indices.npy, "
+                        "values.npy and dense_shape.npy)",
+                        z->name, key);
+    char msgname[512];
+    snprintf(msgname, sizeof msgname, "%s: member '%s'", z->name, member);
+    zip_member m;
+    NDX_TRY(zip_member_open(z, &e, msgname, &m, err));
+    npy_header h;
+    ndx_status st = npy_read_header(&m.r, b, &h, err);
+    if (st == NDX_OK) st = npy_read_body(&m.r, &h, b, a, err);
+    if (st == NDX_OK) st = zip_member_finish(&m, err);
+    zip_member_close(&m);
+    if (st != NDX_OK) ndx_array_free(a);
+    return st;
+}
+
+/* Indices and dense_shape are int64 in a SparseTensor; int32 and int16 files are widened. */
+static ndx_status widen_to_int64(ndx_array *a, const char *path, const char *what, ndx_budget *b,
+                                 ndx_error *err) {
+    ndx_tensor *t = &a->t;
+    if (t->dtype == NDX_INT64) return NDX_OK;
+    if (t->dtype != NDX_INT32 && t->dtype != NDX_INT16) {
+        char type[32];
+        ndx_format_type(type, sizeof type, t);
+        return ndx_fail(err, NDX_E_FORMAT, "%s: %s must be int64 (or int32, int16), not %s", path,
+                        what, type);
+    }
+    int64_t count = ndx_tensor_count(t);
+    size_t bytes = (size_t)count * 8; /* at most 4x the bytes already held */
+    int64_t *wide;
+    NDX_TRY(io_acquire(b, bytes, what, (void **)&wide, err));
+    for (int64_t i = 0; i < count; i++) wide[i] = ndx_read_index(t->data, t->dtype, i);
+    io_release(b, a->owned, (size_t)count * t->itemsize);
+    a->owned = wide;
+    t->data = wide;
+    t->dtype = NDX_INT64;
+    t->itemsize = 8;
+    return NDX_OK;
+}
+
+/* indices [N, R], values [N], dense_shape [R] with R >= 1. */
+static ndx_status check_sparse_shapes(const ndx_tensor *ind, const ndx_tensor *val,
+                                      const ndx_tensor *shp, const char *path, ndx_status code,
+                                      ndx_error *err) {
+    char dims[NDX_DIMS_TEXT];
+    if (ind->rank != 2) {
+        ndx_format_dims(dims, sizeof dims, ind->rank, ind->shape);
+        return ndx_fail(err, code, "%s: indices has shape %s; a sparse tensor's indices are [N, R]",
+                        path, dims);
+    }
+    if (shp->rank != 1 || shp->shape[0] < 1) {
+        ndx_format_dims(dims, sizeof dims, shp->rank, shp->shape);
+        return ndx_fail(err, code, "%s: dense_shape has shape %s; it must be [R] with R >= 1",
+                        path, dims);
+    }
+    if (ind->shape[1] != shp->shape[0]) {
+        ndx_format_dims(dims, sizeof dims, ind->rank, ind->shape);
+        return ndx_fail(err, code, "%s: indices has shape %s but dense_shape has %lld entries",
+                        path, dims, (long long)shp->shape[0]);
+    }
+    if (val->rank != 1 || val->shape[0] != ind->shape[0]) {
+        ndx_format_dims(dims, sizeof dims, val->rank, val->shape);
+        return ndx_fail(err, code, "%s: values has shape %s but indices has %lld rows", path, dims,
+                        (long long)ind->shape[0]);
+    }
+    return NDX_OK;
+}
+
+void ndx_sparse_array_free(ndx_sparse_array *a) {
+    if (!a) return;
+    ndx_array_free(&a->indices);
+    ndx_array_free(&a->values);
+    ndx_array_free(&a->dense_shape);
+    memset(a, 0, sizeof *a);
+}
+
+static ndx_status load_sparse(const zip_archive *z, const char *path, ndx_budget *b,
+                              ndx_sparse_array *out, ndx_error *err) {
+    NDX_TRY(load_member(z, "indices", b, &out->indices, err));
+    NDX_TRY(load_member(z, "values", b, &out->values, err));
+    NDX_TRY(load_member(z, "dense_shape", b, &out->dense_shape, err));
+    NDX_TRY(widen_to_int64(&out->indices, path, "indices", b, err));
+    NDX_TRY(widen_to_int64(&out->dense_shape, path, "dense_shape", b, err));
+    NDX_TRY(check_sparse_shapes(&out->indices.t, &out->values.t, &out->dense_shape.t, path,
+                                NDX_E_FORMAT, err));
+    out->sp.indices = out->indices.t;
+    out->sp.values = out->values.t;
+    out->sp.dense_shape = out->dense_shape.t;
+    return NDX_OK;
+}
+
+ndx_status ndx_npz_load_sparse(const char *path, size_t max_bytes, ndx_sparse_array *out,
+                               ndx_error *err) {
+    ndx_error_clear(err);
+    memset(out, 0, sizeof *out);
+    if (!path) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npz: path is NULL");
+    ndx_options opt = {.max_memory = max_bytes};
+    ndx_budget b;
+    ndx_budget_init(&b, &opt, path);
+    archive_bytes bytes = {0};
+    ndx_status st = open_archive(path, &b, &bytes, err);
+    zip_archive z;
+    if (st == NDX_OK)
+        st = zip_open(&z, bytes.map ? (const unsigned char *)bytes.map : bytes.heap, bytes.len, path,
+                      err);
+    if (st == NDX_OK) st = load_sparse(&z, path, &b, out, err);
+    close_archive(&bytes, &b);
+    if (st != NDX_OK) ndx_sparse_array_free(out);
+    return st;
+}
+
+ndx_status ndx_npz_write_sparse(FILE *f, const ndx_sparse_tensor *sp, ndx_string_kind kind,
+                                int compress, const char *name, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!name) name = "npz";
+    if (!f || !sp)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: %s is NULL", name,
+                        f ? "the sparse tensor" : "the stream");
+    static const char *const members[3] = {"indices", "values", "dense_shape"};
+    const ndx_tensor *parts[3] = {&sp->indices, &sp->values, &sp->dense_shape};
+    npy_image img[3];
+    char what[3][300];
+    for (int i = 0; i < 3; i++) {
+        snprintf(what[i], sizeof what[i], "%s: %s", name, members[i]);
+        NDX_TRY(npy_image_prepare(&img[i], parts[i], i == 1 ? kind : NDX_STRING_BYTES, what[i],
+                                  err));
+    }
+    for (int i = 0; i < 3; i += 2) {
+        if (!ndx_is_index_dtype(parts[i]->dtype))
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s must be int64 (or int32, int16), not %s",
+                            what[i], ndx_dtype_name(parts[i]->dtype));
+    }
+    NDX_TRY(check_sparse_shapes(&sp->indices, &sp->values, &sp->dense_shape, name,
+                                NDX_E_INVALID_ARGUMENT, err));
+    zip_writer w;
+    memset(&w, 0, sizeof w);
+    w.out = (io_file_sink){f, name, 0};
+    for (int i = 0; i < 3; i++) {
+        char member[32];
+        snprintf(member, sizeof member, "%s.npy", members[i]);
+        NDX_TRY(zip_write_npy(&w, member, &img[i], compress, err));
+    }
+    return zip_write_end(&w, err);
+}
