@@ -23,8 +23,8 @@ static const cli_command gather_cmd = {
     "                       zero: that output slice is zeros, as TensorFlow on GPU\n" CLI_GLOBAL_HELP
     "\n"
     "Example:\n"
-    "  python3 -c \"import numpy as np; np.save('p.npy', np.array([['a','b'],['c','d']]));\n"
-    "              np.save('i.npy', np.array([[0,0],[1,1]]))\"\n"
+    "  python3 -c \"import numpy as np; np.save('p.npy', np.array([['a','b'],['c','d']]))\"\n"
+    "  python3 -c \"import numpy as np; np.save('i.npy', np.array([[0,0],[1,1]]))\"\n"
     "  ndx gather_nd p.npy i.npy -o out.npy          # out.npy: ['a' 'd']\n"};
 
 int ndx_cmd_gather_nd(int argc, char **argv) {

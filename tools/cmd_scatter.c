@@ -22,8 +22,8 @@ static const cli_command scatter_cmd = {
     "  -o, --output OUT     .npy file to write\n" CLI_GLOBAL_HELP
     "\n"
     "Example:\n"
-    "  python3 -c \"import numpy as np; np.save('i.npy', np.array([[4],[3],[1],[7]]));\n"
-    "              np.save('u.npy', np.array([9,10,11,12], dtype=np.int32))\"\n"
+    "  python3 -c \"import numpy as np; np.save('i.npy', np.array([[4],[3],[1],[7]]))\"\n"
+    "  python3 -c \"import numpy as np; np.save('u.npy', np.array([9,10,11,12], np.int32))\"\n"
     "  ndx scatter_nd i.npy u.npy --shape 8 -o out.npy   # out.npy: [ 0 11  0 10  9  0  0 12]\n"};
 
 static const char tensor_scatter_help_format[] =
@@ -42,9 +42,9 @@ static const char tensor_scatter_help_format[] =
     "                       skip: that update is ignored, as TensorFlow on GPU\n" CLI_GLOBAL_HELP
     "\n"
     "Example:\n"
-    "  python3 -c \"import numpy as np; np.save('t.npy', np.ones(8, dtype=np.int32));\n"
-    "              np.save('i.npy', np.array([[4],[3],[1],[7]]));\n"
-    "              np.save('u.npy', np.array([9,10,11,12], dtype=np.int32))\"\n"
+    "  python3 -c \"import numpy as np; np.save('t.npy', np.ones(8, np.int32))\"\n"
+    "  python3 -c \"import numpy as np; np.save('i.npy', np.array([[4],[3],[1],[7]]))\"\n"
+    "  python3 -c \"import numpy as np; np.save('u.npy', np.array([9,10,11,12], np.int32))\"\n"
     "  ndx tensor_scatter_nd_%s t.npy i.npy u.npy -o out.npy   # out.npy: %s\n";
 
 typedef struct scatter_kind {

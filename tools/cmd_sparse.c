@@ -25,11 +25,10 @@ static const cli_command concat_cmd = {
     CLI_GLOBAL_HELP
     "\n"
     "Example (the first example of TensorFlow's docs):\n"
-    "  python3 -c \"import numpy as np\n"
-    "  np.savez('a.npz', indices=np.array([[0,2],[1,0],[1,1]]), values=np.array(['a','b','c']),\n"
-    "           dense_shape=np.array([2,3]))\n"
-    "  np.savez('b.npz', indices=np.array([[0,1],[0,2]]), values=np.array(['d','e']),\n"
-    "           dense_shape=np.array([2,4]))\"\n"
+    "  python3 -c \"import numpy as np; np.savez('a.npz', indices=[[0,2],[1,0],[1,1]],\n"
+    "              values=['a','b','c'], dense_shape=[2,3])\"\n"
+    "  python3 -c \"import numpy as np; np.savez('b.npz', indices=[[0,1],[0,2]],\n"
+    "              values=['d','e'], dense_shape=[2,4])\"\n"
     "  ndx sparse_concat --axis 1 -o ab.npz a.npz b.npz\n"
     "  ndx info ab.npz        # ab.npz: sparse, values <U1, dense_shape [2, 7], nnz 5\n"};
 
@@ -56,6 +55,7 @@ int ndx_cmd_sparse_concat(int argc, char **argv) {
     if (!args_parse_int(axis_text, &axis))
         return cli_usage_error(&concat_cmd, "--axis takes an integer, not '%s'", axis_text);
 
+    rc = 0;
     int n = npos;
     ndx_sparse_array *files = calloc((size_t)n, sizeof *files);
     ndx_sparse_tensor *inputs = calloc((size_t)n, sizeof *inputs);

@@ -24,9 +24,8 @@ static const cli_command stitch_cmd = {
     "  -o, --output OUT     .npy file to write\n" CLI_GLOBAL_HELP
     "\n"
     "Example:\n"
-    "  python3 -c \"import numpy as np; np.save('i0.npy', np.array([0, 2]));\n"
-    "              np.save('d0.npy', np.array([1.5, 2.5])); np.save('i1.npy', np.array([1]));\n"
-    "              np.save('d1.npy', np.array([9.0]))\"\n"
+    "  python3 -c \"import numpy as np; np.save('i0.npy', [0, 2]); np.save('d0.npy', [1.5, 2.5])\"\n"
+    "  python3 -c \"import numpy as np; np.save('i1.npy', [1]); np.save('d1.npy', [9.0])\"\n"
     "  ndx dynamic_stitch -o out.npy i0.npy d0.npy i1.npy d1.npy   # out.npy: [1.5 9.  2.5]\n"};
 
 static const cli_command partition_cmd = {
@@ -47,8 +46,8 @@ static const cli_command partition_cmd = {
     "  -o, --output PREFIX  writes PREFIX.0.npy ... PREFIX.<N-1>.npy\n" CLI_GLOBAL_HELP
     "\n"
     "Example:\n"
-    "  python3 -c \"import numpy as np; np.save('x.npy', np.array([10, 20, 30, 40, 50]));\n"
-    "              np.save('p.npy', np.array([0, 0, 1, 1, 0], dtype=np.int32))\"\n"
+    "  python3 -c \"import numpy as np; np.save('x.npy', [10, 20, 30, 40, 50])\"\n"
+    "  python3 -c \"import numpy as np; np.save('p.npy', np.array([0, 0, 1, 1, 0], np.int32))\"\n"
     "  ndx dynamic_partition x.npy p.npy --num-partitions 2 -o part\n"
     "  # part.0.npy: [10 20 50]   part.1.npy: [30 40]\n"};
 
@@ -71,6 +70,7 @@ int ndx_cmd_dynamic_stitch(int argc, char **argv) {
                                npos, npos == 1 ? "" : "s");
     if (!out_path) return cli_usage_error(&stitch_cmd, "missing the output: -o OUT");
 
+    rc = 0;
     int n = npos / 2;
     ndx_array *files = calloc((size_t)npos, sizeof *files);
     ndx_tensor *indices = calloc((size_t)n, sizeof *indices);

@@ -140,7 +140,13 @@ static void title(const char *op, const char *source) {
     putchar('\n');
 }
 
-static void heading(const char *text) { printf("\n%s\n", text); }
+/* A blank line, then the text when there is one (examples that continue a group have none). */
+static void heading(const char *text) {
+    if (text && *text)
+        printf("\n%s\n", text);
+    else
+        putchar('\n');
+}
 
 /* "    label = tensor", labels padded to `width` so the '=' signs line up. */
 static void show(const char *label, int width, const ndx_tensor *t) {
@@ -249,7 +255,7 @@ static void gather_examples(demo *d) {
 
     title("gather_nd", "the tf.gather_nd examples with np.arange data");
     ndx_tensor x = arange(d, 2, SHAPE(5, 6));
-    printf("\n" INDENT "x = np.arange(30).reshape(5, 6):\n");
+    heading("With x = np.arange(30).reshape(5, 6):");
     show("x", 7, &x);
     ndx_tensor i64 = ints(d, NDX_INT64, 1, SHAPE(2), INTS(1, 2));
     want = ints(d, NDX_INT64, 0, NULL, INTS(8));
@@ -262,7 +268,7 @@ static void gather_examples(demo *d) {
     gather(d, "Collecting rows from a tensor of rank 2:", NULL, &x, &i64, 0, &want);
 
     ndx_tensor y = arange(d, 3, SHAPE(2, 3, 2));
-    printf("\n" INDENT "x = np.arange(12).reshape(2, 3, 2):\n");
+    heading("With x = np.arange(12).reshape(2, 3, 2):");
     show("x", 7, &y);
     i64 = ints(d, NDX_INT64, 2, SHAPE(2, 3), INTS(0, 0, 0, 1, 2, 1));
     want = ints(d, NDX_INT64, 1, SHAPE(2), INTS(0, 11));
@@ -384,7 +390,8 @@ static void stitch_examples(demo *d) {
         goto done;
     }
     want = f32(d, 1, SHAPE(6), REALS(1.1, -1., 6.2, 5.3, -1, 8.4));
-    show("dynamic_stitch(...)", w, &stitched);
+    printf(INDENT "dynamic_stitch(condition_indices, partitioned_data):\n");
+    show("x", w, &stitched);
     verdict(d, documented(&stitched, &want), "x", w, &want);
 done:
     for (int p = 0; p < 2; p++) {
@@ -425,7 +432,8 @@ static void concat(demo *d, const ndx_sparse_tensor *in, int expand, const ndx_s
         /* The documented error: shapes that differ outside the axis. */
         if (st != NDX_OK) {
             printf(INDENT "error: %s\n", err.message);
-            print_sparse_picture(stdout, INDENT, 2, ops, between);
+            printf(INDENT "graphically:\n");
+            print_sparse_picture(stdout, INDENT INDENT, 2, ops, between);
             printf(INDENT "-> an error, as documented\n");
         } else {
             d->differing++;

@@ -61,7 +61,10 @@ int main(int argc, char **argv) {
     signal(SIGXFSZ, SIG_IGN);
 
     if (argc < 2) {
-        print_help(stderr);
+        fputs("ndx: error: no command given\n"
+              "usage: ndx COMMAND [ARGUMENTS] [--threads T] [--max-memory SIZE]\n"
+              "Run 'ndx --help' for the list of commands, or start with 'ndx demo'.\n",
+              stderr);
         return CLI_USAGE;
     }
     const char *name = argv[1];
