@@ -1,0 +1,431 @@
+/* sparse_concat.c — tf.sparse.concat without TensorFlow's two sorts.
+ *
+ * Input m's entries land at axis coordinates [offset[m], offset[m] + dense_shape[m][axis]),
+ * ranges that follow each other in input order. So in canonical order the output is sorted by
+ * the coordinates before the axis (the "lead"), then by input number, then by the input's own
+ * order. With canonical inputs that is a linear merge:
+ *   - axis 0: the lead is empty, so the output is input 0, then input 1, ... (offsets added);
+ *   - axis > 0: for each lead in increasing order, input 0's run of entries with that lead, then
+ *     input 1's, ... — a k-way merge of runs driven by a small heap of inputs.
+ * Inputs that are not canonical (one linear scan, fused with the bounds check, tells) are first
+ * sorted stably into scratch.
+ *
+ * Threads write disjoint contiguous ranges of the output. Each range boundary is a cut of the
+ * output order: a cursor per input, found by binary searching a lead in every input, so each
+ * worker merges its own slice of every input. Any set of cuts gives the same bytes. */
+#include <stdio.h>
+
+#include "sparse_tensor.h"
+
+#define OP "sparse_concat"
+
+/* Candidate leads tried per cut (taken from the inputs with the most entries). */
+#define CUT_CANDIDATES 8
+
+/* What the shapes say: the output's rank, dense_shape, entry count and type. */
+typedef struct {
+    int axis; /* in [0, rank) */
+    int rank;
+    int64_t dims[NDX_MAX_RANK];
+    int64_t nnz;
+    ndx_dtype dtype;
+    size_t itemsize;
+} concat_plan;
+
+static void input_name(char *buf, size_t cap, int m) {
+    snprintf(buf, cap, OP ": inputs[%d]", m);
+}
+
+/* Validates everything but index values and fills the plan. Reads dense_shape values only. */
+static ndx_status plan_concat(int axis, int n, const ndx_sparse_tensor *inputs, int expand,
+                              concat_plan *p, ndx_error *err) {
+    if (n < 1)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": n = %d; at least one input is needed",
+                        n);
+    if (!inputs) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": inputs is NULL");
+    for (int m = 0; m < n; m++) {
+        char name[64];
+        input_name(name, sizeof name, m);
+        ndx_sparse_view v;
+        NDX_TRY(ndx_sparse_check_views(&inputs[m], name, &v, err));
+        if (m == 0) {
+            if (axis < -v.rank || axis >= v.rank)
+                return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                                OP ": axis %d is out of range [%d, %d) for inputs of rank %d",
+                                axis, -v.rank, v.rank, v.rank);
+            p->axis = axis < 0 ? axis + v.rank : axis;
+            p->rank = v.rank;
+            memcpy(p->dims, v.dims, sizeof p->dims);
+            p->nnz = v.nnz;
+            p->dtype = v.dtype;
+            p->itemsize = v.itemsize;
+            continue;
+        }
+        if (v.rank != p->rank)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            OP ": inputs[%d] has rank %d but inputs[0] has rank %d", m, v.rank,
+                            p->rank);
+        if (v.dtype != p->dtype || v.itemsize != p->itemsize) {
+            char have[32], want[32];
+            ndx_format_type(have, sizeof have, &inputs[m].values);
+            ndx_format_type(want, sizeof want, &inputs[0].values);
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            OP ": inputs[%d].values are %s but inputs[0].values are %s", m, have,
+                            want);
+        }
+        for (int d = 0; d < p->rank; d++) {
+            if (d == p->axis) {
+                if (!ndx_add_i64(p->dims[d], v.dims[d], &p->dims[d]))
+                    return ndx_fail(err, NDX_E_OVERFLOW,
+                                    OP ": the concatenated dimension %d overflows int64_t at "
+                                    "inputs[%d]",
+                                    d, m);
+            } else if (expand) {
+                if (v.dims[d] > p->dims[d]) p->dims[d] = v.dims[d];
+            } else if (v.dims[d] != p->dims[d]) { /* still inputs[0]'s */
+                return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                                OP ": inputs[%d].dense_shape[%d] = %lld but inputs[0]."
+                                "dense_shape[%d] = %lld; only axis %d may differ unless "
+                                "expand_nonconcat_dim is set",
+                                m, d, (long long)v.dims[d], d,
+                                (long long)p->dims[d], p->axis);
+            }
+        }
+        if (!ndx_add_i64(p->nnz, v.nnz, &p->nnz))
+            return ndx_fail(err, NDX_E_OVERFLOW, OP ": the total entry count overflows int64_t");
+    }
+    int64_t volume;
+    if (!ndx_dims_product(p->rank, p->dims, &volume)) {
+        char dims[NDX_DIMS_TEXT];
+        ndx_format_dims(dims, sizeof dims, p->rank, p->dims);
+        return ndx_fail(err, NDX_E_OVERFLOW,
+                        OP ": the output dense_shape %s has more elements than int64_t can count",
+                        dims);
+    }
+    return NDX_OK;
+}
+
+ndx_status ndx_sparse_concat_shape(int axis, int n, const ndx_sparse_tensor *inputs,
+                                   int expand_nonconcat_dim, ndx_sparse_tensor *out,
+                                   ndx_error *err) {
+    ndx_error_clear(err);
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": out is NULL");
+    concat_plan p;
+    NDX_TRY(plan_concat(axis, n, inputs, expand_nonconcat_dim, &p, err));
+    ndx_sparse_describe(out, p.nnz, p.rank, p.dtype, p.itemsize);
+    return NDX_OK;
+}
+
+/* ---- cuts: where each worker's slice of the output starts in every input ----------------- */
+
+typedef struct {
+    int n, rank, lead; /* lead = axis: coordinates compared before the input number */
+    const ndx_sparse_view *in;
+    const int64_t *offset; /* n: where each input starts along the axis */
+    int chunks;
+    int64_t *cuts;   /* (chunks + 1) x n cursors */
+    int64_t *cursor; /* chunks x n */
+    int *heap;       /* chunks x n */
+    int64_t *out_idx;
+    unsigned char *out_values;
+    size_t itemsize;
+} merge_job;
+
+static const int64_t *row_of(const merge_job *job, int m, int64_t t) {
+    return job->in[m].idx + t * job->rank;
+}
+
+/* First entry of input m whose lead is >= key (upper: > key). */
+static int64_t lead_bound(const merge_job *job, int m, const int64_t *key, int upper) {
+    int64_t lo = 0, hi = job->in[m].nnz;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        int c = ndx_rows_cmp(row_of(job, m, mid), key, job->lead);
+        if (c < 0 || (upper && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Output entries before the group of `key` (lo) and up to its end (hi). */
+static void group_span(const merge_job *job, const int64_t *key, int64_t *lo, int64_t *hi) {
+    *lo = *hi = 0;
+    for (int m = 0; m < job->n; m++) {
+        *lo += lead_bound(job, m, key, 0);
+        *hi += lead_bound(job, m, key, 1);
+    }
+}
+
+/* Picks up to CUT_CANDIDATES inputs with the most entries (ties: lower number). */
+static int pick_candidates(const merge_job *job, int *cand) {
+    int count = 0;
+    while (count < CUT_CANDIDATES) {
+        int best = -1;
+        for (int m = 0; m < job->n; m++) {
+            int taken = 0;
+            for (int k = 0; k < count; k++) taken |= cand[k] == m;
+            if (!taken && job->in[m].nnz > 0 && (best < 0 || job->in[m].nnz > job->in[best].nnz))
+                best = m;
+        }
+        if (best < 0) break;
+        cand[count++] = best;
+    }
+    return count;
+}
+
+/* Fills cut w (output position near p): the group (lead) holding p if a candidate lead finds
+ * it, cut exactly at p inside the group; otherwise the group boundary nearest p. */
+static void make_cut(const merge_job *job, const int *cand, int ncand, int64_t total, int64_t p,
+                     int64_t *cut) {
+    const int64_t *best_key = NULL;
+    int64_t best_dist = INT64_MAX;
+    for (int k = 0; k < ncand && best_dist > 0; k++) {
+        const ndx_sparse_view *v = &job->in[cand[k]];
+        int64_t t = (int64_t)((__int128)v->nnz * p / total);
+        if (t >= v->nnz) t = v->nnz - 1;
+        const int64_t *key = row_of(job, cand[k], t);
+        int64_t lo, hi;
+        group_span(job, key, &lo, &hi);
+        int64_t dist = p < lo ? lo - p : p > hi ? p - hi : 0;
+        if (dist < best_dist) {
+            best_dist = dist;
+            best_key = key;
+        }
+    }
+    int64_t lo, hi;
+    group_span(job, best_key, &lo, &hi);
+    int64_t rest = p < lo ? 0 : p - lo; /* entries of the group before the cut */
+    for (int m = 0; m < job->n; m++) {
+        int64_t a = lead_bound(job, m, best_key, 0), b = lead_bound(job, m, best_key, 1);
+        if (p > hi) {
+            cut[m] = b;
+            continue;
+        }
+        int64_t take = b - a < rest ? b - a : rest;
+        cut[m] = a + take;
+        rest -= take;
+    }
+}
+
+static int64_t cut_position(const int64_t *cut, int n) {
+    int64_t s = 0;
+    for (int m = 0; m < n; m++) s += cut[m];
+    return s;
+}
+
+static void make_cuts(merge_job *job, int64_t total) {
+    int n = job->n;
+    for (int m = 0; m < n; m++) {
+        job->cuts[m] = 0;
+        job->cuts[(int64_t)job->chunks * n + m] = job->in[m].nnz;
+    }
+    int cand[CUT_CANDIDATES];
+    int ncand = pick_candidates(job, cand);
+    for (int w = 1; w < job->chunks; w++) {
+        int64_t *cut = job->cuts + (int64_t)w * n;
+        make_cut(job, cand, ncand, total, ndx_chunk_begin(total, job->chunks, w), cut);
+        /* Cuts are prefixes of one order: keep them non-decreasing so slices never overlap. */
+        if (cut_position(cut, n) < cut_position(cut - n, n)) memcpy(cut, cut - n, n * sizeof *cut);
+    }
+}
+
+/* ---- the merge ----------------------------------------------------------------------------- */
+
+/* Copies entries [s, s + len) of input m to output position o, moving its axis coordinate by
+ * the input's offset. Long runs go in blocks so the offset pass stays in cache. */
+static void copy_run(const merge_job *job, int m, int64_t s, int64_t len, int64_t o) {
+    if (len == 0) return; /* an empty input may have NULL data */
+    const int R = job->rank, axis = job->lead;
+    const size_t size = job->itemsize;
+    memcpy(job->out_values + (size_t)o * size, job->in[m].values + (size_t)s * size,
+           (size_t)len * size);
+    const int64_t *src = row_of(job, m, s);
+    int64_t *dst = job->out_idx + o * R;
+    const int64_t off = job->offset[m];
+    if (off == 0) {
+        memcpy(dst, src, (size_t)(len * R) * sizeof *dst);
+        return;
+    }
+    enum { BLOCK = 1024 };
+    for (int64_t b = 0; b < len; b += BLOCK) {
+        int64_t k = len - b < BLOCK ? len - b : BLOCK;
+        memcpy(dst + b * R, src + b * R, (size_t)(k * R) * sizeof *dst);
+        for (int64_t r = b; r < b + k; r++) dst[r * R + axis] += off;
+    }
+}
+
+/* 1 when input a's next entry comes before input b's: smaller lead, or same lead and a < b. */
+static int heap_before(const merge_job *job, const int64_t *cur, int a, int b) {
+    int c = ndx_rows_cmp(row_of(job, a, cur[a]), row_of(job, b, cur[b]), job->lead);
+    return c < 0 || (c == 0 && a < b);
+}
+
+static void sift_down(const merge_job *job, const int64_t *cur, int *heap, int size, int at) {
+    int item = heap[at];
+    for (;;) {
+        int child = 2 * at + 1;
+        if (child >= size) break;
+        if (child + 1 < size && heap_before(job, cur, heap[child + 1], heap[child])) child++;
+        if (!heap_before(job, cur, heap[child], item)) break;
+        heap[at] = heap[child];
+        at = child;
+    }
+    heap[at] = item;
+}
+
+static void merge_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    merge_job *job = ctx;
+    const int n = job->n, R = job->rank, L = job->lead;
+    for (int64_t w = w0; w < w1; w++) {
+        const int64_t *begin = job->cuts + w * n, *end = begin + n;
+        int64_t o = cut_position(begin, n);
+        if (L == 0) { /* one group: the inputs one after another */
+            for (int m = 0; m < n; m++) {
+                copy_run(job, m, begin[m], end[m] - begin[m], o);
+                o += end[m] - begin[m];
+            }
+            continue;
+        }
+        int64_t *cur = job->cursor + w * n;
+        int *heap = job->heap + w * n;
+        int size = 0;
+        for (int m = 0; m < n; m++) {
+            cur[m] = begin[m];
+            if (begin[m] < end[m]) heap[size++] = m;
+        }
+        for (int k = size / 2 - 1; k >= 0; k--) sift_down(job, cur, heap, size, k);
+        while (size > 0) {
+            int m = heap[0];
+            int64_t s = cur[m], t = s + 1;
+            const int64_t *lead = row_of(job, m, s);
+            while (t < end[m] && memcmp(lead + (t - s) * R, lead, (size_t)L * sizeof *lead) == 0)
+                t++;
+            copy_run(job, m, s, t - s, o);
+            o += t - s;
+            cur[m] = t;
+            if (t == end[m]) heap[0] = heap[--size];
+            if (size > 0) sift_down(job, cur, heap, size, 0);
+        }
+    }
+}
+
+/* ---- the op -------------------------------------------------------------------------------- */
+
+/* Scratch of one call: the views, the offsets, the cuts and the per-chunk merge state. */
+typedef struct {
+    ndx_sparse_view *views;
+    int64_t *ints; /* offsets (n), cuts ((chunks + 1) x n), cursors (chunks x n) */
+    int *heaps;    /* chunks x n */
+    int opened;
+} concat_scratch;
+
+static void release_scratch(concat_scratch *s) {
+    for (int m = 0; m < s->opened; m++) ndx_sparse_close(&s->views[m]);
+    ndx_release(s->views);
+    ndx_release(s->ints);
+    ndx_release(s->heaps);
+}
+
+/* Sorts each input that is not in canonical order into scratch of its own, which then stands
+ * for the input. One sorter, sized for the largest, serves them all. */
+static ndx_status sort_inputs(concat_scratch *s, int n, int threads, ndx_budget *b,
+                              ndx_error *err) {
+    int64_t largest = 0;
+    for (int m = 0; m < n; m++)
+        if (!s->views[m].sorted && s->views[m].nnz > largest) largest = s->views[m].nnz;
+    if (largest == 0) return NDX_OK;
+    ndx_sparse_sorter sorter;
+    NDX_TRY(ndx_sparse_sorter_init(&sorter, largest, threads, b, err));
+    for (int m = 0; m < n; m++) {
+        ndx_sparse_view *v = &s->views[m];
+        if (v->sorted) continue;
+        size_t idx_bytes = (size_t)(v->nnz * v->rank) * sizeof(int64_t);
+        size_t val_bytes = (size_t)v->nnz * v->itemsize;
+        void *mem;
+        ndx_status st = ndx_acquire(b, idx_bytes + val_bytes, 0, "sorted copy of an input",
+                                    &mem, err);
+        if (st != NDX_OK) {
+            ndx_sparse_sorter_free(&sorter);
+            return st;
+        }
+        ndx_sparse_sorter_run(&sorter, v, mem, (unsigned char *)mem + idx_bytes);
+        ndx_release(v->owned);
+        v->owned = mem;
+        v->idx = mem;
+        v->values = (unsigned char *)mem + idx_bytes;
+        v->sorted = 1;
+    }
+    ndx_sparse_sorter_free(&sorter);
+    return NDX_OK;
+}
+
+static ndx_status run_concat(const concat_plan *p, int n, const ndx_sparse_tensor *inputs,
+                             int threads, ndx_budget *b, concat_scratch *s,
+                             ndx_sparse_tensor *out, ndx_error *err) {
+    NDX_TRY(ndx_acquire(b, (size_t)n * sizeof *s->views, 1, "input views", (void **)&s->views,
+                        err));
+    for (int m = 0; m < n; m++) {
+        char name[64];
+        input_name(name, sizeof name, m);
+        NDX_TRY(ndx_sparse_open(&inputs[m], name, b, threads, &s->views[m], err));
+        s->opened = m + 1;
+    }
+    NDX_TRY(sort_inputs(s, n, threads, b, err));
+
+    merge_job job;
+    job.n = n;
+    job.rank = p->rank;
+    job.lead = p->axis;
+    job.in = s->views;
+    job.chunks = p->nnz > 0 ? ndx_sparse_chunks(threads, p->nnz) : 0;
+    job.itemsize = p->itemsize;
+    /* n * (2 * chunks + 2) int64 and n * chunks int: small, as n is an int and chunks <= 64. */
+    size_t cells = (size_t)n * (size_t)(2 * job.chunks + 2);
+    NDX_TRY(ndx_acquire(b, cells * sizeof(int64_t), 0, "merge cursors", (void **)&s->ints, err));
+    NDX_TRY(ndx_acquire(b, (size_t)n * (size_t)job.chunks * sizeof(int), 0, "merge heaps",
+                        (void **)&s->heaps, err));
+    int64_t *offset = s->ints;
+    job.offset = offset;
+    job.cuts = offset + n;
+    job.cursor = job.cuts + (size_t)n * (size_t)(job.chunks + 1);
+    job.heap = s->heaps;
+    int64_t along = 0;
+    for (int m = 0; m < n; m++) {
+        offset[m] = along;
+        along += s->views[m].dims[p->axis];
+    }
+
+    ndx_sparse_tensor want;
+    ndx_sparse_describe(&want, p->nnz, p->rank, p->dtype, p->itemsize);
+    NDX_TRY(ndx_sparse_prepare(&want, out, b, err));
+
+    /* Nothing fails from here on. */
+    if (job.chunks > 0) {
+        job.out_idx = out->indices.data;
+        job.out_values = out->values.data;
+        make_cuts(&job, p->nnz);
+        ndx_parallel_for(job.chunks, job.chunks, 1, merge_chunk, &job);
+    }
+    int64_t *shape = out->dense_shape.data;
+    for (int d = 0; d < p->rank; d++) shape[d] = p->dims[d];
+    return NDX_OK;
+}
+
+ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
+                             int expand_nonconcat_dim, const ndx_options *opt,
+                             ndx_sparse_tensor *out, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": out is NULL");
+    concat_plan p;
+    NDX_TRY(plan_concat(axis, n, inputs, expand_nonconcat_dim, &p, err));
+    ndx_budget b;
+    ndx_budget_init(&b, opt, OP);
+    concat_scratch s;
+    memset(&s, 0, sizeof s);
+    ndx_status st = run_concat(&p, n, inputs, ndx_thread_count(opt), &b, &s, out, err);
+    release_scratch(&s);
+    return st;
+}

@@ -1,0 +1,251 @@
+/* sparse_tensor.c — checking SparseTensors (shapes, then every index against dense_shape in one
+ * pass that also finds whether the entries are in canonical order), ndx_sparse_check and
+ * ndx_sparse_free, and output preparation for sparse results. */
+#include <stdio.h>
+
+#include "sparse_tensor.h"
+
+/* ---- the three views -------------------------------------------------------------------- */
+
+static ndx_status check_part(const ndx_tensor *t, const char *what, const char *part,
+                             int want_rank, int index_dtype, int64_t *count, ndx_error *err) {
+    char name[160];
+    snprintf(name, sizeof name, "%s.%s", what, part);
+    NDX_TRY(ndx_tensor_check(t, name, count, NULL, err));
+    if (index_dtype && !ndx_is_index_dtype(t->dtype))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s must be int16, int32 or int64, not %s",
+                        name, ndx_dtype_name(t->dtype));
+    if (t->rank != want_rank) {
+        char dims[NDX_DIMS_TEXT];
+        ndx_format_dims(dims, sizeof dims, t->rank, t->shape);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has shape %s but must be %s", name,
+                        dims, want_rank == 2 ? "a matrix [N, R]" : "a vector");
+    }
+    return NDX_OK;
+}
+
+ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
+                                  ndx_sparse_view *v, ndx_error *err) {
+    memset(v, 0, sizeof *v);
+    if (!sp) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is NULL", what);
+    NDX_TRY(check_part(&sp->indices, what, "indices", 2, 1, NULL, err));
+    NDX_TRY(check_part(&sp->dense_shape, what, "dense_shape", 1, 1, NULL, err));
+    NDX_TRY(check_part(&sp->values, what, "values", 1, 0, NULL, err));
+
+    int64_t rank = sp->dense_shape.shape[0];
+    if (rank < 1 || rank > NDX_MAX_RANK)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s.dense_shape has %lld entries: a SparseTensor has rank 1 to %d", what,
+                        (long long)rank, NDX_MAX_RANK);
+    v->rank = (int)rank;
+    for (int d = 0; d < v->rank; d++) {
+        v->dims[d] = ndx_read_index(sp->dense_shape.data, sp->dense_shape.dtype, d);
+        if (v->dims[d] < 0)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s.dense_shape[%d] = %lld is negative",
+                            what, d, (long long)v->dims[d]);
+    }
+    if (!ndx_dims_product(v->rank, v->dims, &v->volume)) {
+        char dims[NDX_DIMS_TEXT];
+        ndx_format_dims(dims, sizeof dims, v->rank, v->dims);
+        return ndx_fail(err, NDX_E_OVERFLOW,
+                        "%s.dense_shape %s has more elements than int64_t can count", what, dims);
+    }
+    if (sp->indices.shape[1] != rank)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s.indices has %lld columns but dense_shape has %lld entries", what,
+                        (long long)sp->indices.shape[1], (long long)rank);
+    v->nnz = sp->indices.shape[0];
+    if (sp->values.shape[0] != v->nnz)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s.values has %lld elements but indices has %lld rows", what,
+                        (long long)sp->values.shape[0], (long long)v->nnz);
+    v->values = sp->values.data;
+    v->dtype = sp->values.dtype;
+    v->itemsize = sp->values.itemsize;
+    return NDX_OK;
+}
+
+/* ---- the index scan --------------------------------------------------------------------- */
+
+/* What one chunk of rows found: the first row outside dense_shape (-1: none), whether some row
+ * is smaller than the row before it, and whether some row equals the row before it. */
+typedef struct {
+    int64_t first_bad;
+    int down;
+    int same;
+} scan_result;
+
+/* Scans rows [b, e) of rank R (a constant where the caller inlines it, so the coordinate loops
+ * unroll). Flags are gathered without branches over blocks of rows; only a block holding a bad
+ * row is scanned again to find it. */
+static inline __attribute__((always_inline)) void scan_rows(const int64_t *idx, int R,
+                                                            const int64_t *dims, int64_t b,
+                                                            int64_t e, scan_result *res) {
+    res->first_bad = -1;
+    res->down = 0;
+    res->same = 0;
+    enum { BLOCK = 512 };
+    for (int64_t start = b; start < e; start += BLOCK) {
+        int64_t stop = e - start < BLOCK ? e : start + BLOCK;
+        int bad = 0, down = 0, same = 0;
+        for (int64_t i = start; i < stop; i++) {
+            const int64_t *row = idx + i * R;
+            for (int d = 0; d < R; d++) bad |= (uint64_t)row[d] >= (uint64_t)dims[d];
+            if (i > 0) {
+                const int64_t *prev = row - R;
+                int lt = 0, eq = 1;
+                for (int d = 0; d < R; d++) {
+                    lt |= eq & (row[d] < prev[d]);
+                    eq &= row[d] == prev[d];
+                }
+                down |= lt;
+                same |= eq;
+            }
+        }
+        if (bad) {
+            for (int64_t i = start; i < stop; i++) {
+                const int64_t *row = idx + i * R;
+                for (int d = 0; d < R; d++) {
+                    if ((uint64_t)row[d] >= (uint64_t)dims[d]) {
+                        res->first_bad = i;
+                        return;
+                    }
+                }
+            }
+        }
+        res->down |= down;
+        res->same |= same;
+    }
+}
+
+typedef struct {
+    const ndx_sparse_view *v;
+    int chunks;
+    scan_result res[NDX_SPARSE_MAX_CHUNKS];
+} scan_job;
+
+static void scan_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    scan_job *job = ctx;
+    const ndx_sparse_view *v = job->v;
+    for (int64_t w = w0; w < w1; w++) {
+        int64_t b = ndx_chunk_begin(v->nnz, job->chunks, (int)w);
+        int64_t e = ndx_chunk_begin(v->nnz, job->chunks, (int)w + 1);
+        scan_result *r = &job->res[w];
+        switch (v->rank) {
+        case 1: scan_rows(v->idx, 1, v->dims, b, e, r); break;
+        case 2: scan_rows(v->idx, 2, v->dims, b, e, r); break;
+        case 3: scan_rows(v->idx, 3, v->dims, b, e, r); break;
+        default: scan_rows(v->idx, v->rank, v->dims, b, e, r); break;
+        }
+    }
+}
+
+static ndx_status fail_bad_entry(const ndx_sparse_view *v, const char *what, int64_t row,
+                                 ndx_error *err) {
+    char coords[NDX_DIMS_TEXT], shape[NDX_DIMS_TEXT];
+    ndx_format_dims(coords, sizeof coords, v->rank, v->idx + row * v->rank);
+    ndx_format_dims(shape, sizeof shape, v->rank, v->dims);
+    return ndx_fail(err, NDX_E_OUT_OF_RANGE, "%s.indices[%lld] = %s is outside dense_shape %s",
+                    what, (long long)row, coords, shape);
+}
+
+ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_budget *b,
+                           int threads, ndx_sparse_view *v, ndx_error *err) {
+    NDX_TRY(ndx_sparse_check_views(sp, what, v, err));
+    int64_t cells = v->nnz * v->rank; /* fits: the indices tensor passed its check */
+    if (sp->indices.dtype == NDX_INT64) {
+        v->idx = sp->indices.data;
+    } else {
+        void *wide;
+        NDX_TRY(ndx_acquire(b, (size_t)cells * sizeof(int64_t), 0, "widened indices", &wide,
+                            err));
+        int64_t *w = wide;
+        for (int64_t i = 0; i < cells; i++)
+            w[i] = ndx_read_index(sp->indices.data, sp->indices.dtype, i);
+        v->idx = w;
+        v->owned = wide;
+    }
+    v->sorted = v->strict = 1;
+    if (v->nnz == 0) return NDX_OK;
+
+    scan_job job;
+    job.v = v;
+    job.chunks = ndx_sparse_chunks(threads, v->nnz);
+    ndx_parallel_for(job.chunks, job.chunks, 1, scan_chunk, &job);
+    for (int w = 0; w < job.chunks; w++) {
+        if (job.res[w].first_bad >= 0) {
+            ndx_status st = fail_bad_entry(v, what, job.res[w].first_bad, err);
+            ndx_sparse_close(v);
+            return st;
+        }
+        if (job.res[w].down) v->sorted = 0;
+        if (job.res[w].same) v->strict = 0;
+    }
+    if (!v->sorted) v->strict = 0;
+    return NDX_OK;
+}
+
+void ndx_sparse_close(ndx_sparse_view *v) {
+    if (!v) return;
+    ndx_release(v->owned);
+    v->owned = NULL;
+}
+
+ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!what) what = "sparse tensor";
+    ndx_budget b;
+    ndx_budget_init(&b, NULL, what);
+    ndx_sparse_view v;
+    NDX_TRY(ndx_sparse_open(sp, what, &b, 1, &v, err));
+    ndx_sparse_close(&v);
+    return NDX_OK;
+}
+
+void ndx_sparse_free(ndx_sparse_tensor *sp) {
+    if (!sp) return;
+    ndx_tensor_free(&sp->indices);
+    ndx_tensor_free(&sp->values);
+    ndx_tensor_free(&sp->dense_shape);
+}
+
+/* ---- helpers for results ---------------------------------------------------------------- */
+
+void ndx_sparse_strides(int rank, const int64_t *dims, int64_t *strides) {
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= dims[d];
+    }
+}
+
+void ndx_sparse_describe(ndx_sparse_tensor *out, int64_t nnz, int rank, ndx_dtype dtype,
+                         size_t itemsize) {
+    int64_t ishape[2] = {nnz, rank};
+    int64_t rshape[1] = {rank};
+    out->indices = ndx_tensor_make(NDX_INT64, 2, ishape, NULL);
+    out->values = ndx_tensor_make(dtype, 1, &nnz, NULL);
+    out->values.itemsize = itemsize;
+    out->dense_shape = ndx_tensor_make(NDX_INT64, 1, rshape, NULL);
+}
+
+ndx_status ndx_sparse_prepare(const ndx_sparse_tensor *want, ndx_sparse_tensor *out,
+                              ndx_budget *b, ndx_error *err) {
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", b->op);
+    ndx_sparse_tensor saved = *out;
+    ndx_tensor *outs[3] = {&out->indices, &out->values, &out->dense_shape};
+    const ndx_tensor *wants[3] = {&want->indices, &want->values, &want->dense_shape};
+    static const char *const names[3] = {"out.indices", "out.values", "out.dense_shape"};
+    int allocated[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        ndx_status st = ndx_prepare_output(wants[k], outs[k], b, 0, names[k], &allocated[k], err);
+        if (st != NDX_OK) {
+            for (int j = 0; j < k; j++)
+                if (allocated[j]) ndx_release(outs[j]->data);
+            *out = saved;
+            return st;
+        }
+    }
+    return NDX_OK;
+}

@@ -1,0 +1,107 @@
+/* sparse_tensor.h — what the sparse ops share: checking a SparseTensor's three views, a checked
+ * int64 view of its entries (with its canonical-order flags), row comparisons, the stable sort,
+ * and preparing the three output views of a sparse result. Private to libndx. */
+#ifndef NDX_SPARSE_TENSOR_H
+#define NDX_SPARSE_TENSOR_H
+
+#include "core.h"
+
+/* Work is split into at most this many contiguous chunks: the sparse ops are bound by memory
+ * bandwidth, which more workers than this do not add to, and per-chunk results fit on the stack. */
+#define NDX_SPARSE_MAX_CHUNKS 64
+
+/* Entries per chunk below which a second worker costs more than it saves. */
+#define NDX_SPARSE_GRAIN ((int64_t)1 << 15)
+
+/* Number of contiguous chunks to split n items into for `threads` workers (at least 1 when
+ * n > 0). It depends on n and threads only, never on scheduling. */
+static inline int ndx_sparse_chunks(int threads, int64_t n) {
+    int w = ndx_parallel_workers(threads, n, NDX_SPARSE_GRAIN);
+    return w > NDX_SPARSE_MAX_CHUNKS ? NDX_SPARSE_MAX_CHUNKS : w;
+}
+
+/* A checked SparseTensor seen as rows of int64 coordinates. `idx` is the caller's indices when
+ * they are int64, otherwise a widened copy held in `owned` (scratch, released by
+ * ndx_sparse_close). */
+typedef struct ndx_sparse_view {
+    const int64_t *idx;          /* [nnz, rank] */
+    const unsigned char *values; /* [nnz] elements of itemsize bytes */
+    int64_t nnz;
+    int rank;                    /* 1 .. NDX_MAX_RANK */
+    int64_t dims[NDX_MAX_RANK];  /* dense_shape */
+    int64_t volume;              /* product of dims (fits in int64_t) */
+    ndx_dtype dtype;
+    size_t itemsize;
+    int sorted;                  /* rows never decrease: canonical order, repeats allowed */
+    int strict;                  /* rows always increase: canonical order without repeats */
+    void *owned;
+} ndx_sparse_view;
+
+/* Checks the three views of `sp` against each other (no index value is read; dense_shape values
+ * are) and fills every field of `v` but idx, sorted, strict and owned. `what` names the tensor
+ * in messages, e.g. "sparse_concat: inputs[1]". */
+ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
+                                  ndx_sparse_view *v, ndx_error *err);
+
+/* ndx_sparse_check_views, then reads every index: widens it to int64 when needed (scratch from
+ * `b`), checks that every coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the first
+ * entry that does not) and sets `sorted` and `strict`. On failure nothing is left to release. */
+ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_budget *b,
+                           int threads, ndx_sparse_view *v, ndx_error *err);
+/* Releases what ndx_sparse_open acquired (safe on a zeroed view). */
+void ndx_sparse_close(ndx_sparse_view *v);
+
+/* Negative, zero or positive as row a comes before, equals or comes after row b in canonical
+ * (lexicographic) order, comparing the first n coordinates. */
+static inline int ndx_rows_cmp(const int64_t *a, const int64_t *b, int n) {
+    for (int d = 0; d < n; d++)
+        if (a[d] != b[d]) return a[d] < b[d] ? -1 : 1;
+    return 0;
+}
+
+/* Row-major strides of dims[0..rank) (the caller knows their product fits in int64_t). */
+void ndx_sparse_strides(int rank, const int64_t *dims, int64_t *strides);
+
+/* The stable canonical sort: a radix sort of (row-major offset, position) pairs, so entries
+ * with equal indices keep their relative order. Scratch is taken once, sized for the largest
+ * view it will sort, so sorting can no longer fail once it is set up. */
+typedef struct ndx_sparse_sorter {
+    void *pairs;    /* two arrays of max_nnz (offset, position) pairs */
+    int64_t *hist;  /* chunks x 256 digit counts */
+    int64_t max_nnz;
+    int threads;
+} ndx_sparse_sorter;
+
+/* Takes scratch from `b` for sorting views of up to max_nnz entries (none when max_nnz is 0). */
+ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, int64_t max_nnz, int threads,
+                                  ndx_budget *b, ndx_error *err);
+/* Writes the entries of `v` (nnz <= max_nnz) into dst_idx ([nnz, rank] int64) and dst_values in
+ * canonical order. A view already sorted is copied. */
+void ndx_sparse_sorter_run(ndx_sparse_sorter *s, const ndx_sparse_view *v, int64_t *dst_idx,
+                           unsigned char *dst_values);
+void ndx_sparse_sorter_free(ndx_sparse_sorter *s);
+
+/* Copies element `i` of `size` bytes: a fixed-size copy for the common sizes. */
+static inline void ndx_copy_item(unsigned char *dst, const unsigned char *src, size_t size) {
+    switch (size) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    case 16: memcpy(dst, src, 16); break;
+    default: memcpy(dst, src, size); break;
+    }
+}
+
+/* Fills the three views of a sparse result: indices int64 [nnz, rank], values of the given type
+ * [nnz], dense_shape int64 [rank]; data NULL. */
+void ndx_sparse_describe(ndx_sparse_tensor *out, int64_t nnz, int rank, ndx_dtype dtype,
+                         size_t itemsize);
+
+/* ndx_prepare_output for the three views of `out` against `want`, named "<op>: out.indices" and
+ * so on. On failure whatever it allocated is released and *out is restored, so the caller's
+ * views are as they were. */
+ndx_status ndx_sparse_prepare(const ndx_sparse_tensor *want, ndx_sparse_tensor *out,
+                              ndx_budget *b, ndx_error *err);
+
+#endif /* NDX_SPARSE_TENSOR_H */
