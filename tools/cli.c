@@ -43,6 +43,8 @@ int cli_fail(const ndx_error *err) {
     snprintf(line, sizeof line, "%s", err->message[0] ? err->message : ndx_status_name(err->code));
     for (char *p = line; *p; p++)
         if (*p == '\n' || *p == '\r') *p = ' ';
+    /* The library speaks of its budget; on the command line that is --max-memory. */
+    if (err->code == NDX_E_MEMORY_BUDGET) return cli_error("%s (see --max-memory)", line);
     return cli_error("%s", line);
 }
 

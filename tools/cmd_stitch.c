@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -149,6 +150,15 @@ static int write_parts(const char *prefix, int parts, const ndx_tensor *outs,
                        "process's limit on open files (ulimit -n)",
                        parts);
         goto done;
+    }
+    /* A folder in the way would fail only at the renames, after some parts were in place. */
+    for (int p = 0; p < parts; p++) {
+        struct stat st;
+        snprintf(path, path_cap, "%s.%d.npy", prefix, p);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = cli_error("dynamic_partition: cannot write %s: it is a folder", path);
+            goto done;
+        }
     }
     for (int p = 0; p < parts && rc == 0; p++) {
         snprintf(path, path_cap, "%s.%d.npy", prefix, p);
