@@ -26,6 +26,7 @@ static const command_entry commands[] = {
     {"dynamic_partition", ndx_cmd_dynamic_partition, "split DATA into N files by partition id"},
     {"sparse_concat", ndx_cmd_sparse_concat, "concatenate sparse tensors (.npz)"},
     {"info", ndx_cmd_info, "show dtype, shape and size of .npy and sparse .npz files"},
+    {"bench", ndx_cmd_bench, "time ndx on the fixed speed workloads G1 ... C1"},
 };
 #define COMMAND_COUNT ((int)(sizeof commands / sizeof commands[0]))
 
