@@ -1,0 +1,364 @@
+/* gather_nd.c — tf.gather_nd: output[b..., i...] = params[b..., indices[b..., i..., :], ...].
+ *
+ * Plan: check every shape, then (unless bad rows are to be zeroed) every index row, before the
+ * first write. Run: each worker takes a contiguous range of index rows, turns a block of rows into
+ * byte offsets into params with a loop specialised for the index dtype and depth, and hands the
+ * block to a copy kernel specialised for the slice size (slice_copy.h). Batch dimensions only move
+ * the params base from one batch to the next; no index grid is built, and any depth works. */
+#include <stdio.h>
+
+#include "core.h"
+#include "index.h"
+#include "slice_copy.h"
+
+#define OP "gather_nd"
+
+/* Rows turned into offsets at a time: the offsets stay in L1, the per-block work is amortised. */
+#define ROWS_PER_BLOCK 256
+/* Below this many bytes per worker (read + written) a second thread costs more than it saves. */
+#define COPY_GRAIN_BYTES ((int64_t)1 << 17)
+/* Index coordinates one validation worker checks at least. */
+#define CHECK_GRAIN_COORDS ((int64_t)1 << 16)
+/* Rows checked between tests of the "found a bad row" flag: the checking loop has no branch. */
+#define CHECK_BLOCK 1024
+/* Validation workers, each with a slot for the first bad row it found. */
+#define MAX_CHECK_WORKERS 256
+
+/* What the shapes say, before any index is read. */
+typedef struct gather_shape {
+    int batch_dims;
+    int depth;              /* D = indices.shape[-1] */
+    int64_t rows;           /* index rows: product of indices.shape[:-1] */
+    int64_t rows_per_batch; /* product of indices.shape[batch_dims:-1] */
+    int64_t params_count;
+} gather_shape;
+
+/* Everything a worker needs to copy. */
+typedef struct gather_plan {
+    const unsigned char *params;
+    const void *indices;
+    ndx_dtype index_dtype;
+    int depth;
+    int64_t rows;
+    int64_t rows_per_batch;
+    size_t slice_bytes; /* one gathered slice: params.shape[batch_dims + D:] */
+    size_t batch_bytes; /* params per batch: params.shape[batch_dims:] */
+    ndx_index_plan index; /* coordinate k must lie in params.shape[batch_dims + k] */
+    int64_t byte_strides[NDX_MAX_RANK];
+    unsigned char *out;
+    int streaming; /* write out with streaming stores (see slice_copy.h) */
+    int64_t first_bad[MAX_CHECK_WORKERS]; /* per validation worker; -1: none */
+} gather_plan;
+
+/* ---- shapes ---------------------------------------------------------------------------- */
+
+static ndx_status check_shapes(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                               ndx_tensor *want, gather_shape *s, ndx_error *err) {
+    int64_t index_count;
+    NDX_TRY(ndx_tensor_check(params, OP ": params", &s->params_count, NULL, err));
+    NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", &index_count, err));
+    if (indices->rank == 0)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: indices is a scalar; it needs rank >= 1, its last dimension being the "
+                        "index depth",
+                        OP);
+    if (batch_dims < 0)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: batch_dims = %d is negative; TensorFlow requires 0 <= batch_dims < "
+                        "rank(indices) and batch_dims < rank(params)",
+                        OP, batch_dims);
+    if (batch_dims == 0 && params->rank == 0)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: params is a scalar; TensorFlow requires params to be at least a vector",
+                        OP);
+    if (batch_dims >= indices->rank || batch_dims >= params->rank)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: batch_dims = %d must be less than rank(indices) = %d and rank(params) "
+                        "= %d, as TensorFlow requires",
+                        OP, batch_dims, indices->rank, params->rank);
+    for (int k = 0; k < batch_dims; k++)
+        if (params->shape[k] != indices->shape[k])
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            "%s: batch dimension %d differs: params.shape[%d] = %lld but "
+                            "indices.shape[%d] = %lld (the first batch_dims = %d dimensions must "
+                            "match)",
+                            OP, k, k, (long long)params->shape[k], k,
+                            (long long)indices->shape[k], batch_dims);
+    int lead = indices->rank - 1;
+    int64_t depth = indices->shape[lead];
+    if (depth > params->rank - batch_dims)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: index depth indices.shape[-1] = %lld is larger than rank(params) - "
+                        "batch_dims = %d - %d = %d",
+                        OP, (long long)depth, params->rank, batch_dims,
+                        params->rank - batch_dims);
+    int tail = params->rank - batch_dims - (int)depth;
+    if (lead + tail > NDX_MAX_RANK)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: the result would have rank %d + %d = %d; ndx handles ranks up to %d",
+                        OP, lead, tail, lead + tail, NDX_MAX_RANK);
+
+    memset(want, 0, sizeof *want);
+    want->dtype = params->dtype;
+    want->itemsize = params->itemsize;
+    want->rank = lead + tail;
+    for (int k = 0; k < lead; k++) want->shape[k] = indices->shape[k];
+    for (int k = 0; k < tail; k++) want->shape[lead + k] = params->shape[params->rank - tail + k];
+    want->data = NULL;
+
+    int64_t count;
+    size_t bytes;
+    char dims[NDX_DIMS_TEXT];
+    if (!ndx_dims_product(want->rank, want->shape, &count) ||
+        !ndx_bytes_of(count, want->itemsize, &bytes)) {
+        ndx_format_dims(dims, sizeof dims, want->rank, want->shape);
+        return ndx_fail(err, NDX_E_OVERFLOW, "%s: the result of shape %s is too large to address",
+                        OP, dims);
+    }
+    /* Rows can only overflow when D == 0 and indices holds nothing; the result then overflows
+     * too unless params' tail has a zero, and a zero-size params with rows is rejected below. */
+    if (!ndx_dims_product(lead, indices->shape, &s->rows) ||
+        !ndx_dims_product(lead - batch_dims, indices->shape + batch_dims, &s->rows_per_batch)) {
+        ndx_format_dims(dims, sizeof dims, indices->rank, indices->shape);
+        return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
+                        OP, dims);
+    }
+    if (s->rows > 0 && s->params_count == 0) {
+        ndx_format_dims(dims, sizeof dims, params->rank, params->shape);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: indices ask for %lld slices but params is empty (shape %s)", OP,
+                        (long long)s->rows, dims);
+    }
+    s->batch_dims = batch_dims;
+    s->depth = (int)depth;
+    return NDX_OK;
+}
+
+ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                               ndx_tensor *out, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", OP);
+    gather_shape s;
+    ndx_tensor want;
+    NDX_TRY(check_shapes(params, indices, batch_dims, &want, &s, err));
+    *out = want;
+    return NDX_OK;
+}
+
+/* ---- index rows ------------------------------------------------------------------------- */
+
+/* Inlined into callers that pass a constant dtype (and depth, when > 0), so the dtype switch in
+ * ndx_read_index and the loop over coordinates fold away. */
+#define NDX_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* 1 when row `row` has a coordinate outside its dimension. */
+NDX_ALWAYS_INLINE int row_is_bad(const gather_plan *p, ndx_dtype dt, int depth, int64_t row) {
+    int bad = 0;
+    for (int k = 0; k < depth; k++) {
+        int64_t c = ndx_read_index(p->indices, dt, row * depth + k);
+        bad |= (uint64_t)c >= (uint64_t)p->index.dims[k];
+    }
+    return bad;
+}
+
+/* First bad row in [begin, end), or -1. Blocks are scanned without branches; only a block with a
+ * bad row is scanned again row by row. */
+NDX_ALWAYS_INLINE int64_t first_bad_in(const gather_plan *p, ndx_dtype dt, int depth,
+                                       int64_t begin, int64_t end) {
+    for (int64_t b0 = begin; b0 < end; b0 += CHECK_BLOCK) {
+        int64_t b1 = end - b0 < CHECK_BLOCK ? end : b0 + CHECK_BLOCK;
+        int bad = 0;
+        for (int64_t r = b0; r < b1; r++) bad |= row_is_bad(p, dt, depth, r);
+        if (bad)
+            for (int64_t r = b0; r < b1; r++)
+                if (row_is_bad(p, dt, depth, r)) return r;
+    }
+    return -1;
+}
+
+#define FIRST_BAD_FOR_DEPTHS(DT)                                                             \
+    (p->depth == 1   ? first_bad_in(p, DT, 1, begin, end)                                    \
+     : p->depth == 2 ? first_bad_in(p, DT, 2, begin, end)                                    \
+                     : first_bad_in(p, DT, p->depth, begin, end))
+
+static void check_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    gather_plan *p = ctx;
+    int64_t found;
+    switch (p->index_dtype) {
+    case NDX_INT64: found = FIRST_BAD_FOR_DEPTHS(NDX_INT64); break;
+    case NDX_INT32: found = FIRST_BAD_FOR_DEPTHS(NDX_INT32); break;
+    default: found = FIRST_BAD_FOR_DEPTHS(NDX_INT16); break;
+    }
+    p->first_bad[worker] = found;
+}
+
+/* The first index row with a coordinate out of range, or -1. */
+static int64_t find_first_bad_row(gather_plan *p, int threads) {
+    if (p->depth == 0 || p->rows == 0) return -1;
+    if (threads > MAX_CHECK_WORKERS) threads = MAX_CHECK_WORKERS;
+    int64_t grain = CHECK_GRAIN_COORDS / p->depth;
+    int workers = ndx_parallel_for(threads, p->rows, grain, check_range, p);
+    for (int w = 0; w < workers; w++)
+        if (p->first_bad[w] >= 0) return p->first_bad[w];
+    return -1;
+}
+
+/* Byte offsets into params of rows [row, row + n), all in the batch starting at `base`; -1 for a
+ * row out of range (zeroed when bad rows are ignored; in the default policy every row was checked
+ * before, and this check only keeps memory safe should indices change under us). */
+NDX_ALWAYS_INLINE void resolve_in(const gather_plan *p, ndx_dtype dt, int depth, int64_t row,
+                                  int64_t n, int64_t base, int64_t *off) {
+    const int64_t *dims = p->index.dims;
+    const int64_t *strides = p->byte_strides;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = (row + i) * depth;
+        uint64_t o = (uint64_t)base; /* unsigned: a bad coordinate must not overflow */
+        int ok = 1;
+        for (int k = 0; k < depth; k++) {
+            int64_t c = ndx_read_index(p->indices, dt, at + k);
+            ok &= (uint64_t)c < (uint64_t)dims[k];
+            o += (uint64_t)c * (uint64_t)strides[k];
+        }
+        off[i] = ok ? (int64_t)o : -1;
+    }
+}
+
+#define RESOLVE_FOR_DEPTHS(DT)                                                               \
+    do {                                                                                     \
+        if (p->depth == 1)                                                                   \
+            resolve_in(p, DT, 1, row, n, base, off);                                         \
+        else if (p->depth == 2)                                                              \
+            resolve_in(p, DT, 2, row, n, base, off);                                         \
+        else                                                                                 \
+            resolve_in(p, DT, p->depth, row, n, base, off);                                  \
+    } while (0)
+
+static void resolve_rows(const gather_plan *p, int64_t row, int64_t n, int64_t base,
+                         int64_t *off) {
+    switch (p->index_dtype) {
+    case NDX_INT64: RESOLVE_FOR_DEPTHS(NDX_INT64); break;
+    case NDX_INT32: RESOLVE_FOR_DEPTHS(NDX_INT32); break;
+    default: RESOLVE_FOR_DEPTHS(NDX_INT16); break;
+    }
+}
+
+/* ---- copying ---------------------------------------------------------------------------- */
+
+static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const gather_plan *p = ctx;
+    int64_t off[ROWS_PER_BLOCK];
+    int64_t row = begin;
+    while (row < end) {
+        int64_t batch = row / p->rows_per_batch;
+        int64_t batch_end = (batch + 1) * p->rows_per_batch;
+        if (batch_end > end) batch_end = end;
+        int64_t base = batch * (int64_t)p->batch_bytes;
+        while (row < batch_end) {
+            int64_t n = batch_end - row < ROWS_PER_BLOCK ? batch_end - row : ROWS_PER_BLOCK;
+            resolve_rows(p, row, n, base, off);
+            ndx_gather_slices(p->out + (size_t)row * p->slice_bytes, p->params, off, n,
+                              p->slice_bytes, p->streaming);
+            row += n;
+        }
+    }
+    ndx_slices_done(p->streaming);
+}
+
+/* ---- the op ----------------------------------------------------------------------------- */
+
+static void init_plan(gather_plan *p, const ndx_tensor *params, const ndx_tensor *indices,
+                      const gather_shape *s) {
+    int b = s->batch_dims, depth = s->depth;
+    p->params = params->data;
+    p->indices = indices->data;
+    p->index_dtype = indices->dtype;
+    p->depth = depth;
+    p->rows = s->rows;
+    p->rows_per_batch = s->rows_per_batch;
+    /* params is not empty here, so these products are bounded by its byte size. */
+    int64_t slice = 1;
+    for (int k = b + depth; k < params->rank; k++) slice *= params->shape[k];
+    p->slice_bytes = (size_t)slice * params->itemsize;
+    ndx_index_plan_init(&p->index, depth, params->shape + b);
+    p->batch_bytes = (size_t)p->index.slices * p->slice_bytes;
+    for (int k = 0; k < depth; k++)
+        p->byte_strides[k] = p->index.strides[k] * (int64_t)p->slice_bytes;
+    p->out = NULL;
+}
+
+/* Fails for the bad row: its position in indices, its coordinates, and the params (or, with batch
+ * dimensions, the params[b...] block) it must index. */
+static ndx_status fail_bad_row(const ndx_tensor *params, const ndx_tensor *indices,
+                               const gather_shape *s, int64_t row, ndx_error *err) {
+    int b = s->batch_dims;
+    if (b == 0)
+        return ndx_fail_bad_index_row(err, OP, indices, row, "params", params->rank,
+                                      params->shape);
+    int64_t batch = row / s->rows_per_batch, pos[NDX_MAX_RANK];
+    for (int k = b - 1; k >= 0; k--) {
+        pos[k] = batch % params->shape[k];
+        batch /= params->shape[k];
+    }
+    char dims[NDX_DIMS_TEXT], name[NDX_DIMS_TEXT + 8];
+    ndx_format_dims(dims, sizeof dims, b, pos);
+    snprintf(name, sizeof name, "params%s", dims);
+    return ndx_fail_bad_index_row(err, OP, indices, row, name, params->rank - b,
+                                  params->shape + b);
+}
+
+/* 1 when the byte ranges [a, a + na) and [b, b + nb) share a byte. */
+static int overlaps(const void *a, size_t na, const void *b, size_t nb) {
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return na && nb && pa < pb + nb && pb < pa + na;
+}
+
+ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                         const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", OP);
+    gather_shape s;
+    ndx_tensor want;
+    NDX_TRY(check_shapes(params, indices, batch_dims, &want, &s, err));
+    ndx_bad_indices policy = opt ? opt->bad_indices : NDX_BAD_INDICES_ERROR;
+    if (policy != NDX_BAD_INDICES_ERROR && policy != NDX_BAD_INDICES_IGNORE)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: opt->bad_indices = %d is neither NDX_BAD_INDICES_ERROR nor "
+                        "NDX_BAD_INDICES_IGNORE",
+                        OP, (int)policy);
+    int threads = ndx_thread_count(opt);
+
+    gather_plan p;
+    int work = s.rows > 0; /* rows > 0 implies a non-empty params and non-empty slices */
+    if (work) {
+        init_plan(&p, params, indices, &s);
+        if (policy == NDX_BAD_INDICES_ERROR) {
+            int64_t bad = find_first_bad_row(&p, threads);
+            if (bad >= 0) return fail_bad_row(params, indices, &s, bad, err);
+        }
+    }
+
+    ndx_budget budget;
+    ndx_budget_init(&budget, opt, OP);
+    int allocated;
+    NDX_TRY(ndx_prepare_output(&want, out, &budget, 0, "out", &allocated, err));
+    if (!work) return NDX_OK;
+    size_t out_bytes = (size_t)s.rows * p.slice_bytes;
+    if (!allocated && (overlaps(out->data, out_bytes, params->data,
+                                (size_t)s.params_count * params->itemsize) ||
+                       overlaps(out->data, out_bytes, indices->data,
+                                (size_t)s.rows * (size_t)s.depth * indices->itemsize)))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: out overlaps params or indices; it must be separate memory", OP);
+
+    p.out = out->data;
+    p.streaming = out_bytes >= NDX_STREAM_MIN_BYTES;
+    /* Bytes moved per row: a slice read and written, plus its coordinates. */
+    int64_t grain = 1;
+    if (p.slice_bytes < (size_t)COPY_GRAIN_BYTES) {
+        int64_t per_row = (int64_t)p.slice_bytes * 2 + s.depth * (int64_t)indices->itemsize;
+        grain = COPY_GRAIN_BYTES / per_row > 0 ? COPY_GRAIN_BYTES / per_row : 1;
+    }
+    ndx_parallel_for(threads, s.rows, grain, copy_range, &p);
+    return NDX_OK;
+}
