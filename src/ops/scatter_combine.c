@@ -1,0 +1,213 @@
+/* scatter_combine.c — the per-dtype kernels of the scatter family. Each element type states its
+ * arithmetic once, as small inline functions; one macro turns each of them into the two loops
+ * the scatter needs (a run of contiguous elements, and scattered single elements). */
+#include "scatter_combine.h"
+
+#include "half.h"
+
+typedef struct { float re, im; } cfloat;
+typedef struct { double re, im; } cdouble;
+typedef struct { unsigned char b[16]; } bytes16;
+
+/* ---- the two loops, for element type T combined by F(current, update) -------------------- */
+
+/* Loads and stores go through memcpy: no alignment is assumed, and compilers still vectorise. */
+#define COMBINE_KERNELS(NAME, T, F)                                                            \
+    static void NAME##_run(void *restrict dst, const void *restrict src, int64_t n,           \
+                           size_t itemsize) {                                                  \
+        (void)itemsize;                                                                        \
+        unsigned char *d = dst;                                                                \
+        const unsigned char *s = src;                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            T c, u;                                                                            \
+            memcpy(&c, d + i * (int64_t)sizeof(T), sizeof(T));                                 \
+            memcpy(&u, s + i * (int64_t)sizeof(T), sizeof(T));                                 \
+            c = F(c, u);                                                                       \
+            memcpy(d + i * (int64_t)sizeof(T), &c, sizeof(T));                                 \
+        }                                                                                      \
+    }                                                                                          \
+    static void NAME##_points(void *restrict dst, const int64_t *restrict slots,              \
+                              const void *restrict values, int64_t n, size_t itemsize) {       \
+        (void)itemsize;                                                                        \
+        unsigned char *d = dst;                                                                \
+        const unsigned char *v = values;                                                       \
+        for (int64_t k = 0; k < n; k++) {                                                      \
+            int64_t o = slots[k];                                                              \
+            if (o < 0) continue;                                                               \
+            T c, u;                                                                            \
+            memcpy(&c, d + o * (int64_t)sizeof(T), sizeof(T));                                 \
+            memcpy(&u, v + k * (int64_t)sizeof(T), sizeof(T));                                 \
+            c = F(c, u);                                                                       \
+            memcpy(d + o * (int64_t)sizeof(T), &c, sizeof(T));                                 \
+        }                                                                                      \
+    }
+
+/* min and max are std::min(c, u) = (u < c ? u : c) and std::max(c, u) = (c < u ? u : c): on a
+ * tie or a NaN on either side the current value stays. */
+#define MIN_MAX(tag, T)                                                                        \
+    static inline T tag##_min(T c, T u) { return u < c ? u : c; }                              \
+    static inline T tag##_max(T c, T u) { return c < u ? u : c; }                              \
+    COMBINE_KERNELS(tag##_min, T, tag##_min)                                                   \
+    COMBINE_KERNELS(tag##_max, T, tag##_max)
+
+/* Integers add and subtract in their unsigned type, so they wrap without undefined behaviour. */
+#define INTEGER_FAMILY(tag, T, U)                                                              \
+    static inline T tag##_add(T c, T u) { return (T)((U)c + (U)u); }                           \
+    static inline T tag##_sub(T c, T u) { return (T)((U)c - (U)u); }                           \
+    COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
+    COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
+    MIN_MAX(tag, T)
+
+#define FLOAT_FAMILY(tag, T)                                                                   \
+    static inline T tag##_add(T c, T u) { return c + u; }                                      \
+    static inline T tag##_sub(T c, T u) { return c - u; }                                      \
+    COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
+    COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
+    MIN_MAX(tag, T)
+
+/* float16 and bfloat16 compute in float and round back after every single step, as Eigen's
+ * half types do; min and max compare as floats and keep one of the two bit patterns. */
+#define HALF_FAMILY(tag, TO_FLOAT, FROM_FLOAT)                                                 \
+    static inline uint16_t tag##_add(uint16_t c, uint16_t u) {                                 \
+        return FROM_FLOAT(TO_FLOAT(c) + TO_FLOAT(u));                                          \
+    }                                                                                          \
+    static inline uint16_t tag##_sub(uint16_t c, uint16_t u) {                                 \
+        return FROM_FLOAT(TO_FLOAT(c) - TO_FLOAT(u));                                          \
+    }                                                                                          \
+    static inline uint16_t tag##_min(uint16_t c, uint16_t u) {                                 \
+        return TO_FLOAT(u) < TO_FLOAT(c) ? u : c;                                              \
+    }                                                                                          \
+    static inline uint16_t tag##_max(uint16_t c, uint16_t u) {                                 \
+        return TO_FLOAT(c) < TO_FLOAT(u) ? u : c;                                              \
+    }                                                                                          \
+    COMBINE_KERNELS(tag##_add, uint16_t, tag##_add)                                            \
+    COMBINE_KERNELS(tag##_sub, uint16_t, tag##_sub)                                            \
+    COMBINE_KERNELS(tag##_min, uint16_t, tag##_min)                                            \
+    COMBINE_KERNELS(tag##_max, uint16_t, tag##_max)
+
+/* Complex numbers have no order, so only add and sub, componentwise. */
+#define COMPLEX_FAMILY(tag, T)                                                                 \
+    static inline T tag##_add(T c, T u) { return (T){c.re + u.re, c.im + u.im}; }              \
+    static inline T tag##_sub(T c, T u) { return (T){c.re - u.re, c.im - u.im}; }              \
+    COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
+    COMBINE_KERNELS(tag##_sub, T, tag##_sub)
+
+INTEGER_FAMILY(i8, int8_t, uint8_t)
+INTEGER_FAMILY(i16, int16_t, uint16_t)
+INTEGER_FAMILY(i32, int32_t, uint32_t)
+INTEGER_FAMILY(i64, int64_t, uint64_t)
+INTEGER_FAMILY(u8, uint8_t, uint8_t)
+INTEGER_FAMILY(u16, uint16_t, uint16_t)
+INTEGER_FAMILY(u32, uint32_t, uint32_t)
+INTEGER_FAMILY(u64, uint64_t, uint64_t)
+FLOAT_FAMILY(f32, float)
+FLOAT_FAMILY(f64, double)
+HALF_FAMILY(f16, ndx_half_to_float, ndx_float_to_half)
+HALF_FAMILY(bf16, ndx_bfloat16_to_float, ndx_float_to_bfloat16)
+COMPLEX_FAMILY(c64, cfloat)
+COMPLEX_FAMILY(c128, cdouble)
+
+/* bool's "add" (TensorFlow's bool += bool) is OR. */
+static inline uint8_t b8_or(uint8_t c, uint8_t u) { return (uint8_t)((c | u) != 0); }
+COMBINE_KERNELS(b8_or, uint8_t, b8_or)
+
+/* ---- update: moving bytes, by element width ------------------------------------------------ */
+
+#define REPLACE(tag, T)                                                                        \
+    static inline T tag##_replace(T c, T u) {                                                  \
+        (void)c;                                                                               \
+        return u;                                                                              \
+    }                                                                                          \
+    COMBINE_KERNELS(tag##_replace, T, tag##_replace)
+
+REPLACE(w1, uint8_t)
+REPLACE(w2, uint16_t)
+REPLACE(w4, uint32_t)
+REPLACE(w8, uint64_t)
+REPLACE(w16, bytes16)
+
+/* A run of updates replaces the run whatever the width: one copy. */
+static void replace_run(void *restrict dst, const void *restrict src, int64_t n, size_t itemsize) {
+    memcpy(dst, src, (size_t)n * itemsize);
+}
+
+/* Points of any other width (strings). */
+static void replace_points(void *restrict dst, const int64_t *restrict slots,
+                           const void *restrict values, int64_t n, size_t itemsize) {
+    unsigned char *d = dst;
+    const unsigned char *v = values;
+    for (int64_t k = 0; k < n; k++)
+        if (slots[k] >= 0) memcpy(d + (size_t)slots[k] * itemsize, v + (size_t)k * itemsize, itemsize);
+}
+
+/* ---- lookup ------------------------------------------------------------------------------------ */
+
+#define KERNEL(name) ((ndx_combine){name##_run, name##_points})
+
+/* The four arithmetic ops of one family (complex stops at sub). */
+#define PICK_ARITH(tag)                                                                        \
+    switch (op) {                                                                              \
+    case NDX_SCATTER_ADD: *k = KERNEL(tag##_add); return 1;                                    \
+    case NDX_SCATTER_SUB: *k = KERNEL(tag##_sub); return 1;                                    \
+    case NDX_SCATTER_MIN: *k = KERNEL(tag##_min); return 1;                                    \
+    case NDX_SCATTER_MAX: *k = KERNEL(tag##_max); return 1;                                    \
+    default: return 0;                                                                         \
+    }
+#define PICK_ADD_SUB(tag)                                                                      \
+    switch (op) {                                                                              \
+    case NDX_SCATTER_ADD: *k = KERNEL(tag##_add); return 1;                                    \
+    case NDX_SCATTER_SUB: *k = KERNEL(tag##_sub); return 1;                                    \
+    default: return 0;                                                                         \
+    }
+
+static int find_replace(size_t itemsize, ndx_combine *k) {
+    switch (itemsize) {
+    case 1: *k = KERNEL(w1_replace); break;
+    case 2: *k = KERNEL(w2_replace); break;
+    case 4: *k = KERNEL(w4_replace); break;
+    case 8: *k = KERNEL(w8_replace); break;
+    case 16: *k = KERNEL(w16_replace); break;
+    default: k->points = replace_points; break;
+    }
+    k->run = replace_run;
+    return itemsize > 0;
+}
+
+int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_combine *k) {
+    if (op == NDX_SCATTER_UPDATE) return find_replace(itemsize, k);
+    switch (dtype) {
+    case NDX_BOOL:
+        if (op != NDX_SCATTER_ADD) return 0;
+        *k = KERNEL(b8_or);
+        return 1;
+    case NDX_INT8: PICK_ARITH(i8)
+    case NDX_INT16: PICK_ARITH(i16)
+    case NDX_INT32: PICK_ARITH(i32)
+    case NDX_INT64: PICK_ARITH(i64)
+    case NDX_UINT8: PICK_ARITH(u8)
+    case NDX_UINT16: PICK_ARITH(u16)
+    case NDX_UINT32: PICK_ARITH(u32)
+    case NDX_UINT64: PICK_ARITH(u64)
+    case NDX_FLOAT16: PICK_ARITH(f16)
+    case NDX_BFLOAT16: PICK_ARITH(bf16)
+    case NDX_FLOAT32: PICK_ARITH(f32)
+    case NDX_FLOAT64: PICK_ARITH(f64)
+    case NDX_COMPLEX64: PICK_ADD_SUB(c64)
+    case NDX_COMPLEX128: PICK_ADD_SUB(c128)
+    default: return 0;
+    }
+}
+
+/* ---- strings ----------------------------------------------------------------------------------- */
+
+void ndx_string_append_run(void *restrict dst, size_t dst_width, const void *restrict src,
+                           size_t src_width, int64_t n) {
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    for (int64_t i = 0; i < n; i++, d += dst_width, s += src_width) {
+        size_t have = ndx_string_length(d, dst_width);
+        size_t add = ndx_string_length(s, src_width);
+        if (add > dst_width - have) add = dst_width - have;
+        memcpy(d + have, s, add);
+    }
+}

@@ -1,0 +1,46 @@
+/* scatter_combine.h — how the scatter family combines an update with what its destination holds,
+ * one small kernel per (op, dtype), generated once per element type in scatter_combine.c.
+ *
+ * Every kernel reads and writes elements through memcpy, so tensors need no particular
+ * alignment. Arithmetic follows TensorFlow's CPU kernels: integers wrap, float16 and bfloat16
+ * round back after every step, min/max are std::min(current, update) / std::max(current,
+ * update) (a NaN update is ignored, a NaN already there stays), complex add/sub go
+ * componentwise, and bool's "add" (scatter_nd only) is OR. */
+#ifndef NDX_SCATTER_COMBINE_H
+#define NDX_SCATTER_COMBINE_H
+
+#include "core.h"
+
+/* dst[i] = op(dst[i], src[i]) for i in [0, n): one slice of updates landing on one slice. */
+typedef void (*ndx_combine_run_fn)(void *restrict dst, const void *restrict src, int64_t n,
+                                   size_t itemsize);
+/* For k in [0, n), in order: dst[slots[k]] = op(dst[slots[k]], values[k]); slots[k] < 0 is
+ * skipped. Single elements landing anywhere in dst (slices of one element). */
+typedef void (*ndx_combine_points_fn)(void *restrict dst, const int64_t *restrict slots,
+                                      const void *restrict values, int64_t n, size_t itemsize);
+
+typedef struct ndx_combine {
+    ndx_combine_run_fn run;
+    ndx_combine_points_fn points;
+} ndx_combine;
+
+/* Fills *k with the kernels of `op` on `dtype` (itemsize is the element width, used by UPDATE,
+ * which moves bytes of any width including strings). Returns 0 when there are none: ADD/SUB
+ * exist for numbers (and ADD for bool, as OR), MIN/MAX for integers and real floats. Which
+ * dtypes an op accepts is the caller's decision; strings' concatenation is below. */
+int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_combine *k);
+
+/* ---- strings: scatter_nd's "add" is concatenation ---------------------------------------- */
+
+/* Length of a fixed-width string: the bytes before the first NUL, or the whole width. */
+static inline size_t ndx_string_length(const void *s, size_t width) {
+    const void *nul = memchr(s, 0, width);
+    return nul ? (size_t)((const char *)nul - (const char *)s) : width;
+}
+
+/* Appends n strings of src (src_width bytes each) to the n strings of dst (dst_width bytes
+ * each, NUL-padded); text that would not fit in dst_width is cut. */
+void ndx_string_append_run(void *restrict dst, size_t dst_width, const void *restrict src,
+                           size_t src_width, int64_t n);
+
+#endif /* NDX_SCATTER_COMBINE_H */

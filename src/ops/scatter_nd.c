@@ -1,0 +1,769 @@
+/* scatter_nd.c — scatter_nd and tensor_scatter_nd_{update,add,sub,min,max}.
+ *
+ * Each call is planned (shapes, dtypes, options), then every index row is resolved to a slice
+ * number and checked, and only then is anything written. Results are the same bytes at any
+ * thread count because every output element has exactly one owner thread, which applies the
+ * updates that reach it in index order: no atomics, no reductions. There are three ways to run:
+ *
+ *   direct   one thread walks the rows in order (small work, or no scratch memory to be had);
+ *   columns  wide slices: each thread owns a range of columns of every slice and walks all rows;
+ *   blocks   narrow slices: the output is cut into cache-sized blocks of slices, rows are
+ *            bucketed by block with a stable counting sort, and each thread owns a run of blocks,
+ *            which it fills (copy of the tensor, or zeros) and then updates while it is in cache.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core.h"
+#include "index.h"
+#include "scatter_combine.h"
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* Tuning. Ownership never depends on these, so they change speed only, never results. */
+#define MAX_WORKERS 256
+#define SMALL_WORK ((int64_t)1 << 18)  /* bytes of updates one thread applies alone */
+#define ROW_GRAIN ((int64_t)1 << 14)   /* index rows per worker when resolving and bucketing */
+#define BLOCK_BYTES ((int64_t)1 << 19) /* output bytes per block: stays in L2 while updated */
+#define COLUMN_BYTES 256               /* least bytes of every slice worth a thread of its own */
+#define MAX_COUNTERS ((int64_t)1 << 20) /* workers x blocks counters of the bucketing sort */
+#define LINE 64
+
+/* ---- names ------------------------------------------------------------------------------- */
+
+const char *ndx_scatter_op_name(ndx_scatter_op op) {
+    switch (op) {
+    case NDX_SCATTER_UPDATE: return "update";
+    case NDX_SCATTER_ADD: return "add";
+    case NDX_SCATTER_SUB: return "sub";
+    case NDX_SCATTER_MIN: return "min";
+    case NDX_SCATTER_MAX: return "max";
+    }
+    return "invalid";
+}
+
+static const char *tensor_op_label(ndx_scatter_op op) {
+    switch (op) {
+    case NDX_SCATTER_UPDATE: return "tensor_scatter_nd_update";
+    case NDX_SCATTER_ADD: return "tensor_scatter_nd_add";
+    case NDX_SCATTER_SUB: return "tensor_scatter_nd_sub";
+    case NDX_SCATTER_MIN: return "tensor_scatter_nd_min";
+    case NDX_SCATTER_MAX: return "tensor_scatter_nd_max";
+    }
+    return "tensor_scatter_nd";
+}
+
+/* ---- planning ---------------------------------------------------------------------------- */
+
+typedef struct scatter_plan {
+    const char *op;          /* name in messages: "tensor_scatter_nd_add", "scatter_nd" */
+    const char *target_name; /* what indices point into: "tensor" or "output" */
+    ndx_tensor want;         /* the output's description (data NULL) */
+    const ndx_tensor *indices;
+    const ndx_tensor *updates;
+    ndx_index_plan index;
+    int64_t rows;       /* index rows: product of indices.shape[:-1] */
+    int64_t slices;     /* slices of the output: product of want.shape[:D] */
+    int64_t slice;      /* elements per slice: product of want.shape[D:] */
+    size_t slice_bytes; /* bytes per slice of updates */
+} scatter_plan;
+
+/* Checks indices and updates against p->want (already a valid description) and fills the
+ * geometry: updates.shape must be indices.shape[:-1] + want.shape[D:] with D = indices.shape[-1]. */
+static ndx_status plan_rows(scatter_plan *p, const ndx_tensor *indices, const ndx_tensor *updates,
+                            ndx_error *err) {
+    const char *op = p->op;
+    const ndx_tensor *w = &p->want;
+    char name[64];
+    NDX_TRY(ndx_check_index_tensor(indices, op, "indices", NULL, err));
+    if (indices->rank < 1)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: indices is a scalar; it needs a last dimension, the index depth", op);
+    snprintf(name, sizeof name, "%s: updates", op);
+    NDX_TRY(ndx_tensor_check(updates, name, NULL, NULL, err));
+    if (!ndx_same_type(updates, w)) {
+        char ut[32], wt[32];
+        ndx_format_type(ut, sizeof ut, updates);
+        ndx_format_type(wt, sizeof wt, w);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: updates is %s but %s is %s", op, ut,
+                        p->target_name, wt);
+    }
+    char ishape[NDX_DIMS_TEXT], wshape[NDX_DIMS_TEXT];
+    ndx_format_dims(ishape, sizeof ishape, indices->rank, indices->shape);
+    ndx_format_dims(wshape, sizeof wshape, w->rank, w->shape);
+    int lead = indices->rank - 1;
+    int64_t depth = indices->shape[lead];
+    if (depth > w->rank)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: indices of shape %s has index depth %lld, more than the rank %d of "
+                        "%s of shape %s",
+                        op, ishape, (long long)depth, w->rank, p->target_name, wshape);
+    int d = (int)depth;
+
+    int64_t expect[2 * NDX_MAX_RANK];
+    int expect_rank = 0;
+    for (int i = 0; i < lead; i++) expect[expect_rank++] = indices->shape[i];
+    for (int i = d; i < w->rank; i++) expect[expect_rank++] = w->shape[i];
+    int same = updates->rank == expect_rank;
+    for (int i = 0; same && i < expect_rank; i++) same = updates->shape[i] == expect[i];
+    if (!same) {
+        char ushape[NDX_DIMS_TEXT], eshape[NDX_DIMS_TEXT];
+        ndx_format_dims(ushape, sizeof ushape, updates->rank, updates->shape);
+        ndx_format_dims(eshape, sizeof eshape, expect_rank, expect);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: updates has shape %s but indices of shape %s and %s of shape %s "
+                        "need updates of shape %s",
+                        op, ushape, ishape, p->target_name, wshape, eshape);
+    }
+    /* With depth 0 indices has no elements, so its row count was never checked. */
+    if (!ndx_dims_product(lead, indices->shape, &p->rows))
+        return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
+                        op, ishape);
+    int64_t count = ndx_tensor_count(w);
+    if (p->rows > 0 && count == 0)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: indices has %lld index rows but %s of shape %s has no elements",
+                        op, (long long)p->rows, p->target_name, wshape);
+    p->slices = p->slice = 0;
+    if (count > 0) {
+        ndx_dims_product(d, w->shape, &p->slices);
+        ndx_dims_product(w->rank - d, w->shape + d, &p->slice);
+    }
+    p->slice_bytes = (size_t)p->slice * updates->itemsize;
+    p->indices = indices;
+    p->updates = updates;
+    ndx_index_plan_init(&p->index, d, w->shape);
+    return NDX_OK;
+}
+
+static ndx_status plan_tensor_scatter(scatter_plan *p, const char *op, const ndx_tensor *tensor,
+                                      const ndx_tensor *indices, const ndx_tensor *updates,
+                                      ndx_error *err) {
+    char name[64];
+    snprintf(name, sizeof name, "%s: tensor", op);
+    NDX_TRY(ndx_tensor_check(tensor, name, NULL, NULL, err));
+    p->op = op;
+    p->target_name = "tensor";
+    p->want = *tensor;
+    p->want.data = NULL;
+    return plan_rows(p, indices, updates, err);
+}
+
+static ndx_status plan_scatter_nd(scatter_plan *p, const ndx_tensor *indices,
+                                  const ndx_tensor *updates, int rank, const int64_t *shape,
+                                  ndx_error *err) {
+    const char *op = "scatter_nd";
+    NDX_TRY(ndx_tensor_check(updates, "scatter_nd: updates", NULL, NULL, err));
+    if (rank < 0 || rank > NDX_MAX_RANK)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: the output rank %d is outside 0 to %d", op, rank, NDX_MAX_RANK);
+    if (rank > 0 && shape == NULL)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: shape is NULL but rank is %d", op,
+                        rank);
+    char dims[NDX_DIMS_TEXT];
+    ndx_format_dims(dims, sizeof dims, rank, shape);
+    for (int i = 0; i < rank; i++)
+        if (shape[i] < 0)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            "%s: the output shape %s has a negative dimension", op, dims);
+    int64_t count;
+    size_t bytes;
+    if (!ndx_dims_product(rank, shape, &count) || !ndx_bytes_of(count, updates->itemsize, &bytes))
+        return ndx_fail(err, NDX_E_OVERFLOW, "%s: an output of shape %s is too large to address",
+                        op, dims);
+    p->op = op;
+    p->target_name = "output";
+    p->want = ndx_tensor_make(updates->dtype, rank, shape, NULL);
+    p->want.itemsize = updates->itemsize;
+    return plan_rows(p, indices, updates, err);
+}
+
+/* ---- resolving index rows (pass 1) --------------------------------------------------------- */
+
+/* Writes every row's slice number into slots (-1 for a row out of range), counts rows per
+ * destination block when counts is set, and notes each worker's first bad row. */
+typedef struct resolve_job {
+    const scatter_plan *p;
+    int64_t *slots;
+    int64_t *counts; /* NULL, or workers x blocks */
+    int64_t blocks;
+    int shift; /* slice >> shift is the block */
+    int stop_at_bad;
+    int64_t first_bad[MAX_WORKERS];
+} resolve_job;
+
+static ALWAYS_INLINE void resolve_range(resolve_job *j, int64_t begin, int64_t end, int worker,
+                                        ndx_dtype dt) {
+    const void *idx = j->p->indices->data;
+    const ndx_index_plan *plan = &j->p->index;
+    int64_t *slots = j->slots;
+    int64_t *counts = j->counts ? j->counts + (int64_t)worker * j->blocks : NULL;
+    int shift = j->shift;
+    int64_t bad = -1;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = ndx_index_row(plan, idx, dt, r);
+        slots[r] = s;
+        if (s < 0) {
+            if (j->stop_at_bad) {
+                bad = r;
+                break;
+            }
+            continue;
+        }
+        if (counts) counts[s >> shift]++;
+    }
+    j->first_bad[worker] = bad;
+}
+
+static void resolve_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    resolve_job *j = ctx;
+    switch (j->p->indices->dtype) {
+    case NDX_INT64: resolve_range(j, begin, end, worker, NDX_INT64); break;
+    case NDX_INT32: resolve_range(j, begin, end, worker, NDX_INT32); break;
+    default: resolve_range(j, begin, end, worker, NDX_INT16); break;
+    }
+}
+
+/* ---- the run ------------------------------------------------------------------------------- */
+
+typedef enum { FILL_NONE, FILL_COPY, FILL_ZERO } fill_mode;
+typedef enum { RUN_DIRECT, RUN_COLUMNS, RUN_BLOCKS } run_way;
+
+typedef struct scatter_job {
+    const scatter_plan *p;
+    ndx_combine k;
+    fill_mode fill;
+    const unsigned char *source; /* FILL_COPY: the tensor copied into the output */
+    unsigned char *out;
+    const unsigned char *upd;
+    size_t itemsize;
+    int threads;
+    int ignore_bad;
+    /* scratch of the columns and blocks ways */
+    int64_t *slots;    /* rows: slice number, or -1 for a skipped row */
+    int64_t *cursor;   /* workers x blocks: counts, then next bucket position */
+    int64_t *start;    /* blocks + 1: first bucket entry of each block */
+    int64_t *local;    /* bucket entries: slice within the block */
+    unsigned char *payload; /* bucket entries: the update slice itself, or its row number */
+    size_t payload_width;   /* slice_bytes when the slice travels with the entry, else 0 */
+    int64_t blocks;
+    int shift;
+    int row_workers;
+    int64_t owner_first[MAX_WORKERS + 1]; /* blocks of owner o: [owner_first[o], owner_first[o+1]) */
+    int owners;
+} scatter_job;
+
+static void fill_bytes(const scatter_job *j, size_t offset, size_t bytes) {
+    if (j->fill == FILL_COPY)
+        memcpy(j->out + offset, j->source + offset, bytes);
+    else if (j->fill == FILL_ZERO)
+        memset(j->out + offset, 0, bytes);
+}
+
+static void fill_all(const scatter_job *j) {
+    size_t bytes = (size_t)j->p->slices * j->p->slice_bytes;
+    if (j->fill == FILL_COPY)
+        ndx_parallel_copy(j->out, j->source, bytes, j->threads);
+    else if (j->fill == FILL_ZERO)
+        ndx_parallel_zero(j->out, bytes, j->threads);
+}
+
+/* ---- direct: one thread, rows in order --------------------------------------------------------- */
+
+#define DIRECT_BATCH 256
+
+static void run_direct(const scatter_job *j) {
+    const scatter_plan *p = j->p;
+    const void *idx = p->indices->data;
+    ndx_dtype dt = p->indices->dtype;
+    size_t sb = p->slice_bytes;
+    if (p->slice == 1) {
+        /* Single elements: resolve a batch of rows, then let the typed kernel apply it. */
+        int64_t slots[DIRECT_BATCH];
+        for (int64_t r0 = 0; r0 < p->rows; r0 += DIRECT_BATCH) {
+            int64_t n = p->rows - r0 < DIRECT_BATCH ? p->rows - r0 : DIRECT_BATCH;
+            for (int64_t i = 0; i < n; i++) slots[i] = ndx_index_row(&p->index, idx, dt, r0 + i);
+            j->k.points(j->out, slots, j->upd + (size_t)r0 * sb, n, j->itemsize);
+        }
+        return;
+    }
+    for (int64_t r = 0; r < p->rows; r++) {
+        int64_t s = ndx_index_row(&p->index, idx, dt, r);
+        if (s < 0) continue;
+        j->k.run(j->out + (size_t)s * sb, j->upd + (size_t)r * sb, p->slice, j->itemsize);
+    }
+}
+
+/* ---- columns: each thread owns the same column range of every slice ----------------------- */
+
+static void columns_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const scatter_job *j = ctx;
+    const scatter_plan *p = j->p;
+    /* begin/end count cache lines of a slice; turn them into element columns. */
+    int64_t per_line = LINE % j->itemsize == 0 ? (int64_t)(LINE / j->itemsize) : 1;
+    int64_t c0 = begin * per_line, c1 = end * per_line;
+    if (c1 > p->slice) c1 = p->slice;
+    if (c0 >= c1) return;
+    size_t sb = p->slice_bytes, off = (size_t)c0 * j->itemsize;
+    for (int64_t r = 0; r < p->rows; r++) {
+        int64_t s = j->slots[r];
+        if (s < 0) continue;
+        j->k.run(j->out + (size_t)s * sb + off, j->upd + (size_t)r * sb + off, c1 - c0,
+                 j->itemsize);
+    }
+}
+
+static void run_columns(scatter_job *j) {
+    fill_all(j);
+    int64_t per_line = LINE % j->itemsize == 0 ? (int64_t)(LINE / j->itemsize) : 1;
+    int64_t lines = (j->p->slice + per_line - 1) / per_line;
+    int64_t grain = COLUMN_BYTES / (per_line * (int64_t)j->itemsize);
+    ndx_parallel_for(j->threads, lines, grain < 1 ? 1 : grain, columns_fn, j);
+}
+
+/* ---- blocks: bucket rows by destination block, then each owner updates its blocks ------------ */
+
+/* Pass 2: each worker appends its rows to the buckets of their blocks, at positions the
+ * counting pass reserved, so every bucket holds its rows in index order. */
+static ALWAYS_INLINE void bucket_range(const scatter_job *j, int64_t begin, int64_t end,
+                                       int worker, size_t width) {
+    int64_t *cursor = j->cursor + (int64_t)worker * j->blocks;
+    int64_t mask = ((int64_t)1 << j->shift) - 1;
+    size_t sb = j->p->slice_bytes;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = j->slots[r];
+        if (s < 0) continue;
+        int64_t q = cursor[s >> j->shift]++;
+        j->local[q] = s & mask;
+        if (width)
+            memcpy(j->payload + (size_t)q * width, j->upd + (size_t)r * sb, width);
+        else
+            memcpy(j->payload + (size_t)q * sizeof r, &r, sizeof r);
+    }
+}
+
+static void bucket_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    const scatter_job *j = ctx;
+    /* A constant width lets the compiler turn each copy into one move. */
+    switch (j->payload_width) {
+    case 1: bucket_range(j, begin, end, worker, 1); break;
+    case 2: bucket_range(j, begin, end, worker, 2); break;
+    case 4: bucket_range(j, begin, end, worker, 4); break;
+    case 8: bucket_range(j, begin, end, worker, 8); break;
+    case 16: bucket_range(j, begin, end, worker, 16); break;
+    default: bucket_range(j, begin, end, worker, 0); break;
+    }
+}
+
+/* Pass 3: owner o fills and updates its blocks, one at a time while the block is in cache. */
+static void blocks_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const scatter_job *j = ctx;
+    const scatter_plan *p = j->p;
+    size_t sb = p->slice_bytes;
+    int64_t per_block = (int64_t)1 << j->shift;
+    for (int64_t o = begin; o < end; o++) {
+        for (int64_t b = j->owner_first[o]; b < j->owner_first[o + 1]; b++) {
+            int64_t s0 = b * per_block;
+            int64_t s1 = s0 + per_block < p->slices ? s0 + per_block : p->slices;
+            unsigned char *base = j->out + (size_t)s0 * sb;
+            fill_bytes(j, (size_t)s0 * sb, (size_t)(s1 - s0) * sb);
+            int64_t e0 = j->start[b], e1 = j->start[b + 1];
+            if (j->payload_width && p->slice == 1) {
+                j->k.points(base, j->local + e0, j->payload + (size_t)e0 * sb, e1 - e0,
+                            j->itemsize);
+            } else if (j->payload_width) {
+                for (int64_t q = e0; q < e1; q++)
+                    j->k.run(base + (size_t)j->local[q] * sb, j->payload + (size_t)q * sb,
+                             p->slice, j->itemsize);
+            } else {
+                for (int64_t q = e0; q < e1; q++) {
+                    int64_t r;
+                    memcpy(&r, j->payload + (size_t)q * sizeof r, sizeof r);
+                    j->k.run(base + (size_t)j->local[q] * sb, j->upd + (size_t)r * sb, p->slice,
+                             j->itemsize);
+                }
+            }
+        }
+    }
+}
+
+/* Turns the counts into bucket positions (block-major, then worker: index order within each
+ * block) and splits the blocks into owners of about equal work. */
+static void plan_buckets(scatter_job *j) {
+    int64_t pos = 0;
+    for (int64_t b = 0; b < j->blocks; b++) {
+        j->start[b] = pos;
+        for (int w = 0; w < j->row_workers; w++) {
+            int64_t *c = &j->cursor[(int64_t)w * j->blocks + b];
+            int64_t n = *c;
+            *c = pos;
+            pos += n;
+        }
+    }
+    j->start[j->blocks] = pos;
+
+    /* Work of a block: its updates, plus its bytes when it is filled first. */
+    const scatter_plan *p = j->p;
+    double per_entry = (double)p->slice_bytes + 16.0;
+    double per_block = j->fill == FILL_NONE ? 0.0 : (double)((int64_t)1 << j->shift) *
+                                                        (double)p->slice_bytes;
+    double total = (double)pos * per_entry + per_block * (double)j->blocks;
+    int owners = j->threads < j->blocks ? j->threads : (int)j->blocks;
+    if (owners > MAX_WORKERS) owners = MAX_WORKERS;
+    j->owners = owners;
+    double done = 0.0;
+    int o = 0;
+    j->owner_first[0] = 0;
+    for (int64_t b = 0; b < j->blocks && o + 1 < owners; b++) {
+        done += per_block + per_entry * (double)(j->start[b + 1] - j->start[b]);
+        while (o + 1 < owners && done >= total * (double)(o + 1) / owners) j->owner_first[++o] = b + 1;
+    }
+    while (o + 1 < owners) j->owner_first[++o] = j->blocks;
+    j->owner_first[owners] = j->blocks;
+}
+
+static void run_blocks(scatter_job *j) {
+    plan_buckets(j);
+    ndx_parallel_for(j->threads, j->p->rows, ROW_GRAIN, bucket_fn, j);
+    ndx_parallel_for(j->threads, j->owners, 1, blocks_fn, j);
+}
+
+/* ---- choosing a way and its scratch ------------------------------------------------------ */
+
+static run_way choose_way(const scatter_plan *p, int threads) {
+    if (p->rows == 0 || p->slices == 0) return RUN_DIRECT;
+    int64_t work = p->rows * (int64_t)p->slice_bytes;
+    int64_t out_bytes = p->slices * (int64_t)p->slice_bytes;
+    if (threads > 1 && work >= SMALL_WORK) {
+        if (p->slice_bytes >= (size_t)COLUMN_BYTES * (size_t)threads) return RUN_COLUMNS;
+        if (p->slices > 1) return RUN_BLOCKS;
+        return RUN_DIRECT;
+    }
+    /* One thread: single elements landing all over a large output still gain from blocks,
+     * which turn random misses into one cache-resident block at a time. */
+    if (p->slice == 1 && out_bytes > 8 * BLOCK_BYTES && p->rows >= p->slices / 8)
+        return RUN_BLOCKS;
+    return RUN_DIRECT;
+}
+
+/* Blocks of 2^shift slices: about BLOCK_BYTES each, at least four per thread for balance, and
+ * few enough that the workers x blocks counters stay small. */
+static void size_blocks(scatter_job *j) {
+    const scatter_plan *p = j->p;
+    int shift = 0;
+    while (shift < 62 && ((int64_t)2 << shift) <= p->slices &&
+           ((int64_t)2 << shift) * (int64_t)p->slice_bytes <= BLOCK_BYTES)
+        shift++;
+    while (shift > 0 && (p->slices >> shift) < 4 * (int64_t)j->threads) shift--;
+    while (shift < 62 && (((p->slices - 1) >> shift) + 1) * j->row_workers > MAX_COUNTERS) shift++;
+    j->shift = shift;
+    j->blocks = ((p->slices - 1) >> shift) + 1;
+}
+
+/* Carves the scratch of the columns or blocks way out of one allocation; 0 when it would not
+ * fit (the budget, or memory), and the direct way is taken instead. */
+static int take_scratch(scatter_job *j, run_way way, ndx_budget *b, void **mem) {
+    const scatter_plan *p = j->p;
+    size_t rows = (size_t)p->rows;
+    size_t sizes[5] = {0, 0, 0, 0, 0};
+    if (__builtin_mul_overflow(rows, sizeof(int64_t), &sizes[0])) return 0;
+    if (way == RUN_BLOCKS) {
+        size_t pw = j->payload_width ? j->payload_width : sizeof(int64_t);
+        sizes[1] = (size_t)j->blocks * (size_t)j->row_workers * sizeof(int64_t);
+        sizes[2] = ((size_t)j->blocks + 1) * sizeof(int64_t);
+        sizes[3] = sizes[0];
+        if (__builtin_mul_overflow(rows, pw, &sizes[4])) return 0;
+    }
+    size_t total = 0;
+    for (int i = 0; i < 5; i++) {
+        size_t rounded = (sizes[i] + LINE - 1) / LINE * LINE;
+        if (rounded < sizes[i] || __builtin_add_overflow(total, rounded, &total)) return 0;
+    }
+    ndx_error quiet;
+    if (ndx_acquire(b, total, 0, "scratch", mem, &quiet) != NDX_OK) return 0;
+    unsigned char *at = *mem;
+    unsigned char *parts[5];
+    for (int i = 0; i < 5; i++) {
+        parts[i] = at;
+        at += (sizes[i] + LINE - 1) / LINE * LINE;
+    }
+    j->slots = (int64_t *)(void *)parts[0];
+    if (way == RUN_BLOCKS) {
+        j->cursor = (int64_t *)(void *)parts[1];
+        memset(j->cursor, 0, sizes[1]);
+        j->start = (int64_t *)(void *)parts[2];
+        j->local = (int64_t *)(void *)parts[3];
+        j->payload = parts[4];
+    }
+    return 1;
+}
+
+/* Resolves every row into j->slots (counting per block for the blocks way); returns the first
+ * bad row when bad rows are errors, else -1. */
+static int64_t resolve_all(scatter_job *j, run_way way) {
+    resolve_job r;
+    r.p = j->p;
+    r.slots = j->slots;
+    r.counts = way == RUN_BLOCKS ? j->cursor : NULL;
+    r.blocks = j->blocks;
+    r.shift = j->shift;
+    r.stop_at_bad = !j->ignore_bad;
+    int workers = ndx_parallel_for(j->threads, j->p->rows, ROW_GRAIN, resolve_fn, &r);
+    int64_t bad = -1;
+    for (int w = 0; w < workers && bad < 0; w++) bad = r.first_bad[w];
+    return bad;
+}
+
+/* Applies the planned scatter into out (prepared by the caller to p->want). Fails only on a
+ * bad index row, before anything is written. */
+static ndx_status run_scatter(scatter_job *j, ndx_budget *budget, ndx_error *err) {
+    const scatter_plan *p = j->p;
+    run_way way = choose_way(p, j->threads);
+    void *mem = NULL;
+    if (way != RUN_DIRECT) {
+        j->row_workers = ndx_parallel_workers(j->threads, p->rows, ROW_GRAIN);
+        if (way == RUN_BLOCKS) {
+            size_blocks(j);
+            size_t sb = p->slice_bytes;
+            j->payload_width = (sb == 1 || sb == 2 || sb == 4 || sb == 8 || sb == 16) ? sb : 0;
+        }
+        if (!take_scratch(j, way, budget, &mem)) way = RUN_DIRECT;
+    }
+    if (way == RUN_DIRECT) {
+        if (!j->ignore_bad) {
+            int64_t bad = ndx_index_first_bad_row(&p->index, p->indices->data,
+                                                   p->indices->dtype, p->rows, j->threads);
+            if (bad >= 0)
+                return ndx_fail_bad_index_row(err, p->op, p->indices, bad, p->target_name,
+                                              p->want.rank, p->want.shape);
+        }
+        fill_all(j);
+        run_direct(j);
+        return NDX_OK;
+    }
+    int64_t bad = resolve_all(j, way);
+    if (bad >= 0) {
+        ndx_release(mem);
+        return ndx_fail_bad_index_row(err, p->op, p->indices, bad, p->target_name, p->want.rank,
+                                      p->want.shape);
+    }
+    if (way == RUN_COLUMNS)
+        run_columns(j);
+    else
+        run_blocks(j);
+    ndx_release(mem);
+    return NDX_OK;
+}
+
+static ndx_status check_options(const char *op, const ndx_options *opt, ndx_error *err) {
+    if (opt && opt->bad_indices != NDX_BAD_INDICES_ERROR &&
+        opt->bad_indices != NDX_BAD_INDICES_IGNORE)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: options.bad_indices = %d is neither NDX_BAD_INDICES_ERROR nor "
+                        "NDX_BAD_INDICES_IGNORE",
+                        op, (int)opt->bad_indices);
+    return NDX_OK;
+}
+
+/* Prepares out, runs, and on failure leaves *out exactly as the caller passed it. */
+static ndx_status prepare_and_run(scatter_job *j, const ndx_options *opt, ndx_tensor *out,
+                                  ndx_error *err) {
+    const scatter_plan *p = j->p;
+    ndx_budget budget;
+    ndx_budget_init(&budget, opt, p->op);
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", p->op);
+    ndx_tensor saved = *out;
+    int allocated = 0;
+    NDX_TRY(ndx_prepare_output(&p->want, out, &budget, 0, "out", &allocated, err));
+    j->out = out->data;
+    j->upd = p->updates->data;
+    j->itemsize = p->updates->itemsize;
+    j->threads = ndx_thread_count(opt);
+    if (j->threads > MAX_WORKERS) j->threads = MAX_WORKERS;
+    j->ignore_bad = opt && opt->bad_indices == NDX_BAD_INDICES_IGNORE;
+    ndx_status s = run_scatter(j, &budget, err);
+    if (s != NDX_OK) {
+        if (allocated) ndx_tensor_free(out);
+        *out = saved;
+    }
+    return s;
+}
+
+/* ---- tensor_scatter_nd_* ------------------------------------------------------------------- */
+
+/* UPDATE moves bytes of any dtype; ADD/SUB need numbers; MIN/MAX an order. */
+static int op_accepts(ndx_scatter_op op, ndx_dtype dtype) {
+    ndx_dtype_kind kind = ndx_dtype_kind_of(dtype);
+    int real = kind == NDX_KIND_SIGNED || kind == NDX_KIND_UNSIGNED || kind == NDX_KIND_FLOAT;
+    switch (op) {
+    case NDX_SCATTER_UPDATE: return 1;
+    case NDX_SCATTER_ADD:
+    case NDX_SCATTER_SUB: return real || kind == NDX_KIND_COMPLEX;
+    case NDX_SCATTER_MIN:
+    case NDX_SCATTER_MAX: return real;
+    }
+    return 0;
+}
+
+ndx_status ndx_tensor_scatter_nd_shape(const ndx_tensor *tensor, const ndx_tensor *indices,
+                                       const ndx_tensor *updates, ndx_tensor *out,
+                                       ndx_error *err) {
+    ndx_error_clear(err);
+    scatter_plan p;
+    NDX_TRY(plan_tensor_scatter(&p, "tensor_scatter_nd", tensor, indices, updates, err));
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "tensor_scatter_nd: out is NULL");
+    *out = p.want;
+    return NDX_OK;
+}
+
+ndx_status ndx_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
+                                 const ndx_tensor *indices, const ndx_tensor *updates,
+                                 const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    ndx_error_clear(err);
+    const char *name = tensor_op_label(op);
+    if ((unsigned)op > (unsigned)NDX_SCATTER_MAX)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: op %d is not an ndx_scatter_op", name,
+                        (int)op);
+    NDX_TRY(check_options(name, opt, err));
+    scatter_plan p;
+    NDX_TRY(plan_tensor_scatter(&p, name, tensor, indices, updates, err));
+    scatter_job j;
+    memset(&j, 0, sizeof j);
+    if (!op_accepts(op, tensor->dtype) || !ndx_combine_find(op, tensor->dtype, tensor->itemsize, &j.k))
+        return ndx_fail(err, NDX_E_UNSUPPORTED, "%s: %s tensors are not supported (%s)", name,
+                        ndx_dtype_name(tensor->dtype),
+                        op == NDX_SCATTER_MIN || op == NDX_SCATTER_MAX
+                            ? "min and max take integers and real floats"
+                            : "add and sub take integers, floats and complex numbers");
+    j.p = &p;
+    int in_place = out && out->data != NULL && out->data == tensor->data;
+    j.fill = in_place ? FILL_NONE : FILL_COPY;
+    j.source = tensor->data;
+    return prepare_and_run(&j, opt, out, err);
+}
+
+/* ---- scatter_nd -------------------------------------------------------------------------- */
+
+typedef struct slot_row {
+    int64_t slot, row;
+} slot_row;
+
+static int by_slot_then_row(const void *a, const void *b) {
+    const slot_row *x = a, *y = b;
+    if (x->slot != y->slot) return x->slot < y->slot ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* The width of scatter_nd's string output: the longest concatenation any destination element
+ * receives (at least 1). Rows out of range are left out (the op reports or skips them). */
+static ndx_status string_width(const scatter_plan *p, ndx_budget *b, size_t *width,
+                               ndx_error *err) {
+    size_t uw = p->updates->itemsize, best = 0;
+    if (p->rows > 0) {
+        slot_row *pairs;
+        size_t bytes;
+        if (!ndx_bytes_of(p->rows, sizeof *pairs, &bytes))
+            return ndx_fail(err, NDX_E_OVERFLOW, "%s: too many index rows to sort", p->op);
+        NDX_TRY(ndx_acquire(b, bytes, 0, "string width scratch", (void **)&pairs, err));
+        int64_t n = 0;
+        for (int64_t r = 0; r < p->rows; r++) {
+            int64_t s = ndx_index_row(&p->index, p->indices->data, p->indices->dtype, r);
+            if (s >= 0) pairs[n++] = (slot_row){s, r};
+        }
+        qsort(pairs, (size_t)n, sizeof *pairs, by_slot_then_row);
+        const unsigned char *upd = p->updates->data;
+        for (int64_t g = 0, h; g < n; g = h) {
+            for (h = g; h < n && pairs[h].slot == pairs[g].slot; h++) continue;
+            for (int64_t c = 0; c < p->slice; c++) {
+                size_t total = 0;
+                for (int64_t q = g; q < h; q++)
+                    total += ndx_string_length(upd + ((size_t)pairs[q].row * (size_t)p->slice +
+                                                      (size_t)c) * uw,
+                                               uw);
+                if (total > best) best = total;
+            }
+        }
+        ndx_release(pairs);
+    }
+    *width = best > 0 ? best : 1;
+    return NDX_OK;
+}
+
+/* Strings concatenate in index order; one thread does it (no benchmark, no speed target). */
+static ndx_status scatter_strings(scatter_plan *p, const ndx_options *opt, ndx_tensor *out,
+                                  ndx_error *err) {
+    ndx_budget budget;
+    ndx_budget_init(&budget, opt, p->op);
+    int ignore_bad = opt && opt->bad_indices == NDX_BAD_INDICES_IGNORE;
+    if (!ignore_bad) {
+        int64_t bad = ndx_index_first_bad_row(&p->index, p->indices->data, p->indices->dtype,
+                                               p->rows, ndx_thread_count(opt));
+        if (bad >= 0)
+            return ndx_fail_bad_index_row(err, p->op, p->indices, bad, p->target_name,
+                                          p->want.rank, p->want.shape);
+    }
+    size_t width;
+    NDX_TRY(string_width(p, &budget, &width, err));
+    p->want.itemsize = width;
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", p->op);
+    int allocated;
+    NDX_TRY(ndx_prepare_output(&p->want, out, &budget, 0, "out", &allocated, err));
+    unsigned char *dst = out->data;
+    const unsigned char *upd = p->updates->data;
+    size_t uw = p->updates->itemsize;
+    ndx_parallel_zero(dst, (size_t)p->slices * (size_t)p->slice * width, ndx_thread_count(opt));
+    for (int64_t r = 0; r < p->rows; r++) {
+        int64_t s = ndx_index_row(&p->index, p->indices->data, p->indices->dtype, r);
+        if (s < 0) continue;
+        ndx_string_append_run(dst + (size_t)s * (size_t)p->slice * width, width,
+                              upd + (size_t)r * (size_t)p->slice * uw, uw, p->slice);
+    }
+    return NDX_OK;
+}
+
+ndx_status ndx_scatter_nd_shape(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
+                                const int64_t *shape, ndx_tensor *out, ndx_error *err) {
+    ndx_error_clear(err);
+    scatter_plan p;
+    NDX_TRY(plan_scatter_nd(&p, indices, updates, rank, shape, err));
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "scatter_nd: out is NULL");
+    if (p.want.dtype == NDX_STRING) {
+        ndx_budget unlimited;
+        ndx_budget_init(&unlimited, NULL, p.op);
+        size_t width, bytes;
+        NDX_TRY(string_width(&p, &unlimited, &width, err));
+        if (!ndx_bytes_of(ndx_tensor_count(&p.want), width, &bytes)) {
+            char dims[NDX_DIMS_TEXT];
+            ndx_format_dims(dims, sizeof dims, rank, shape);
+            return ndx_fail(err, NDX_E_OVERFLOW,
+                            "scatter_nd: an output of shape %s and string width %zu is too large "
+                            "to address",
+                            dims, width);
+        }
+        p.want.itemsize = width;
+    }
+    *out = p.want;
+    return NDX_OK;
+}
+
+ndx_status ndx_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
+                          const int64_t *shape, const ndx_options *opt, ndx_tensor *out,
+                          ndx_error *err) {
+    ndx_error_clear(err);
+    NDX_TRY(check_options("scatter_nd", opt, err));
+    scatter_plan p;
+    NDX_TRY(plan_scatter_nd(&p, indices, updates, rank, shape, err));
+    if (p.want.dtype == NDX_STRING) return scatter_strings(&p, opt, out, err);
+    scatter_job j;
+    memset(&j, 0, sizeof j);
+    ndx_combine_find(NDX_SCATTER_ADD, p.want.dtype, p.want.itemsize, &j.k);
+    j.p = &p;
+    j.fill = FILL_ZERO;
+    return prepare_and_run(&j, opt, out, err);
+}
