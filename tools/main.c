@@ -53,7 +53,10 @@ static void print_help(FILE *f) {
             "Exit status: 0 on success; 1 when the op or a file rejects the input (one line\n"
             "'ndx: error: ...' on stderr); 2 for a usage error.\n"
             "\n"
-            "Start with:  ndx demo\n");
+            "Examples:\n"
+            "  ndx demo                                     # every documented example, checked\n"
+            "  ndx gather_nd params.npy indices.npy -o out.npy --threads 4\n"
+            "  ndx info out.npy\n");
 }
 
 int main(int argc, char **argv) {
