@@ -468,7 +468,7 @@ def versions(args):
         v["onnxruntime-node"] = "missing"
     try:
         v["ndx"] = subprocess.run([args.ndx, "--version"], capture_output=True,
-                                  text=True).stdout.strip()
+                                  text=True).stdout.strip().replace("ndx ", "", 1)
         v["commit"] = subprocess.run(["git", "-C", args.here, "rev-parse", "--short", "HEAD"],
                                      capture_output=True, text=True).stdout.strip()
     except Exception:
