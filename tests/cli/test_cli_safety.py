@@ -2,6 +2,7 @@
 an existing output byte for byte as it was, creates no output, and leaves no temporary file."""
 import os
 import resource
+import subprocess
 import sys
 
 import numpy as np
@@ -134,6 +135,39 @@ def test_file_size_limit_is_a_clean_error():
             p = run(*args.format(**n).split(), expect=1, preexec_fn=limit_file_size)
             check("write" in error_of(p) or "large" in error_of(p), p.stderr)
             check(snapshot(f) == before, f"'{args}' changed the folder")
+
+
+def test_full_disk_is_a_clean_error():
+    """A real ENOSPC on a 64 KiB tmpfs, where this machine lets the test mount one (as root);
+    elsewhere the file-size limit test above covers the same write-failure path."""
+    with Folder() as f:
+        disk = f.path("disk")
+        os.mkdir(disk)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", disk],
+                                 capture_output=True).returncode == 0
+        if not mounted:
+            print("     (no tmpfs mount here: ENOSPC itself not exercised)")
+            return
+        try:
+            f.save("big.npy", np.arange(40000, dtype=np.float64).reshape(4000, 10))
+            f.save("big_i.npy", np.arange(4000).reshape(4000, 1))
+            f.save("big_parts.npy", np.arange(4000) % 3)
+            for name in ("out.npy", "p.0.npy", "p.1.npy", "p.2.npy"):
+                with open(os.path.join(disk, name), "wb") as fh:
+                    fh.write(PRECIOUS)
+            before = sorted(os.listdir(disk))
+            for args in (["gather_nd", f.path("big.npy"), f.path("big_i.npy"), "-o",
+                          os.path.join(disk, "out.npy")],
+                         ["dynamic_partition", f.path("big.npy"), f.path("big_parts.npy"),
+                          "--num-partitions", "3", "-o", os.path.join(disk, "p")]):
+                p = run(*args, expect=1)
+                check("space" in error_of(p), p.stderr)
+                check(sorted(os.listdir(disk)) == before, f"left files: {os.listdir(disk)}")
+                for name in before:
+                    with open(os.path.join(disk, name), "rb") as fh:
+                        check(fh.read() == PRECIOUS, f"{name} changed")
+        finally:
+            subprocess.run(["umount", disk], capture_output=True)
 
 
 def test_memory_cap():
