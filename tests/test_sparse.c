@@ -530,6 +530,44 @@ static void concat_threads_large(void **state) {
     for (int m = 0; m < 9; m++) sparse_del(&many[m]);
 }
 
+/* Runs of more than a megabyte take the streaming copy: ranks 1 to 3 (odd and even), every
+ * axis, with the output 16-byte aligned and only 8-byte aligned. */
+static void concat_long_runs(void **state) {
+    (void)state;
+    test_rng r = {909};
+    ndx_error err;
+    const int64_t shapes[3][3] = {{200000, 0, 0}, {400, 1000, 0}, {50, 60, 70}};
+    for (int k = 0; k < 3; k++) {
+        int rank = k + 1;
+        ndx_sparse_tensor in[2];
+        for (int m = 0; m < 2; m++)
+            in[m] = random_sparse(&r, NDX_UINT8, 0, NDX_INT64, rank, shapes[k], 140000, 1, 1);
+        for (int axis = 0; axis < rank; axis++) {
+            int64_t od[3];
+            memcpy(od, shapes[k], sizeof od);
+            od[axis] *= 2;
+            int64_t shifts[2];
+            entries want = ref_concat(2, in, axis, od, shifts);
+            for (int misalign = 0; misalign < 2; misalign++) {
+                int64_t *base = malloc((size_t)(want.n * rank + 1) * 8);
+                assert_non_null(base);
+                int64_t *at = base + (((uintptr_t)base % 16 != 0) != misalign);
+                ndx_sparse_tensor out = sparse_empty_out();
+                out.indices = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){want.n, rank}, at);
+                ndx_options opt = threads_opt(1);
+                assert_ok(ndx_sparse_concat(axis, 2, in, 0, &opt, &out, &err), &err);
+                assert_sparse_is(&out, &want, NDX_UINT8);
+                free(base);
+                ndx_tensor_free(&out.values);
+                ndx_tensor_free(&out.dense_shape);
+            }
+            entries_del(&want);
+        }
+        sparse_del(&in[0]);
+        sparse_del(&in[1]);
+    }
+}
+
 /* Rank 8 and rank 16 (NDX_MAX_RANK), every axis. */
 static void concat_high_rank(void **state) {
     (void)state;
@@ -1241,6 +1279,7 @@ int main(void) {
         cmocka_unit_test(seed_concat_examples),
         cmocka_unit_test(concat_random),
         cmocka_unit_test(concat_threads_large),
+        cmocka_unit_test(concat_long_runs),
         cmocka_unit_test(concat_high_rank),
         cmocka_unit_test(concat_repeats_and_empty),
         cmocka_unit_test(reorder_random),

@@ -14,6 +14,9 @@
  * output order: a cursor per input, found by binary searching a lead in every input, so each
  * worker merges its own slice of every input. Any set of cuts gives the same bytes. */
 #include <stdio.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "sparse_tensor.h"
 
@@ -233,8 +236,59 @@ static void make_cuts(merge_job *job, int64_t total) {
 
 /* ---- the merge ----------------------------------------------------------------------------- */
 
+/* Rows are copied with the rank as a compile-time constant where it is small, so the copy of a
+ * short run is a few moves instead of library calls. */
+static inline __attribute__((always_inline)) void copy_rows(int64_t *dst, const int64_t *src,
+                                                            int64_t len, int R, int axis,
+                                                            int64_t off) {
+    for (int64_t r = 0; r < len; r++) {
+        for (int d = 0; d < R; d++) dst[r * R + d] = src[r * R + d];
+        dst[r * R + axis] += off;
+    }
+}
+
+/* Runs at least this large go through the streaming copy. */
+#define STREAM_BYTES ((size_t)1 << 20)
+
+/* A long run: dst = src with `off` added to coordinate `axis` of each row, written with
+ * non-temporal 16-byte stores where SSE2 has them. The output is far larger than the caches,
+ * and writing around them saves reading every line before overwriting it — the same trick
+ * memcpy uses for large copies. */
+static void copy_rows_stream(int64_t *dst, const int64_t *src, int64_t len, int R, int axis,
+                             int64_t off) {
+#if defined(__SSE2__)
+    int64_t n = len * R, k = 0;
+    if ((uintptr_t)dst & 15) { /* one element to reach 16-byte alignment */
+        dst[0] = src[0] + (axis == 0 ? off : 0);
+        k = 1;
+    }
+    /* What to add at flat positions k, k + 1, ...: a pattern with an even period P (R, or 2R
+     * when R is odd), stored as P / 2 pairs. */
+    int period = R % 2 ? 2 * R : R;
+    __m128i add[NDX_MAX_RANK];
+    for (int q = 0; q < period / 2; q++) {
+        int64_t lo = (k + 2 * q) % R == axis ? off : 0;
+        int64_t hi = (k + 2 * q + 1) % R == axis ? off : 0;
+        add[q] = _mm_set_epi64x(hi, lo);
+    }
+    int q = 0;
+    for (; k + 2 <= n; k += 2) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(src + k));
+        _mm_stream_si128((__m128i *)(dst + k), _mm_add_epi64(v, add[q]));
+        if (++q == period / 2) q = 0;
+    }
+    if (k < n) dst[k] = src[k] + (k % R == axis ? off : 0);
+    _mm_sfence(); /* streaming stores are weakly ordered: finish them before returning */
+#else
+    for (int64_t r = 0; r < len; r++) {
+        for (int d = 0; d < R; d++) dst[r * R + d] = src[r * R + d];
+        dst[r * R + axis] += off;
+    }
+#endif
+}
+
 /* Copies entries [s, s + len) of input m to output position o, moving its axis coordinate by
- * the input's offset. Long runs go in blocks so the offset pass stays in cache. */
+ * the input's offset. */
 static void copy_run(const merge_job *job, int m, int64_t s, int64_t len, int64_t o) {
     if (len == 0) return; /* an empty input may have NULL data */
     const int R = job->rank, axis = job->lead;
@@ -244,21 +298,77 @@ static void copy_run(const merge_job *job, int m, int64_t s, int64_t len, int64_
     const int64_t *src = row_of(job, m, s);
     int64_t *dst = job->out_idx + o * R;
     const int64_t off = job->offset[m];
-    if (off == 0) {
-        memcpy(dst, src, (size_t)(len * R) * sizeof *dst);
+    size_t bytes = (size_t)(len * R) * sizeof *dst;
+    if (bytes >= STREAM_BYTES) {
+        if (off == 0)
+            memcpy(dst, src, bytes);
+        else
+            copy_rows_stream(dst, src, len, R, axis, off);
         return;
     }
-    enum { BLOCK = 1024 };
-    for (int64_t b = 0; b < len; b += BLOCK) {
-        int64_t k = len - b < BLOCK ? len - b : BLOCK;
-        memcpy(dst + b * R, src + b * R, (size_t)(k * R) * sizeof *dst);
-        for (int64_t r = b; r < b + k; r++) dst[r * R + axis] += off;
+    switch (R) {
+    case 1: copy_rows(dst, src, len, 1, 0, off); break;
+    case 2: copy_rows(dst, src, len, 2, axis, off); break;
+    case 3: copy_rows(dst, src, len, 3, axis, off); break;
+    default: copy_rows(dst, src, len, R, axis, off); break;
+    }
+}
+
+/* Lead comparisons (the coordinates before the axis), with the common one-coordinate lead
+ * inlined. */
+static inline int lead_cmp(const int64_t *a, const int64_t *b, int L) {
+    if (L == 1) return (a[0] > b[0]) - (a[0] < b[0]);
+    return ndx_rows_cmp(a, b, L);
+}
+static inline int lead_eq(const int64_t *a, const int64_t *b, int L) {
+    if (L == 1) return a[0] == b[0];
+    for (int d = 0; d < L; d++)
+        if (a[d] != b[d]) return 0;
+    return 1;
+}
+
+/* Copies input m's run of entries that share the lead `key`, from its cursor up to `end`. */
+static int64_t take_run(const merge_job *job, int m, int64_t cur, int64_t end,
+                        const int64_t *key, int64_t o) {
+    const int R = job->rank, L = job->lead;
+    int64_t t = cur + 1;
+    const int64_t *row = row_of(job, m, t);
+    while (t < end && lead_eq(row, key, L)) {
+        t++;
+        row += R;
+    }
+    copy_run(job, m, cur, t - cur, o);
+    return t;
+}
+
+/* Few inputs: per group, find the smallest lead by a linear look at every cursor, then take
+ * the runs with that lead in input order. */
+static void merge_linear(const merge_job *job, int64_t *cur, const int64_t *end, int64_t o) {
+    const int n = job->n, L = job->lead;
+    for (;;) {
+        int first = -1;
+        const int64_t *key = NULL;
+        for (int m = 0; m < n; m++) {
+            if (cur[m] == end[m]) continue;
+            const int64_t *row = row_of(job, m, cur[m]);
+            if (first < 0 || lead_cmp(row, key, L) < 0) {
+                first = m;
+                key = row;
+            }
+        }
+        if (first < 0) return;
+        for (int m = first; m < n; m++) {
+            if (cur[m] == end[m] || !lead_eq(row_of(job, m, cur[m]), key, L)) continue;
+            int64_t t = take_run(job, m, cur[m], end[m], key, o);
+            o += t - cur[m];
+            cur[m] = t;
+        }
     }
 }
 
 /* 1 when input a's next entry comes before input b's: smaller lead, or same lead and a < b. */
 static int heap_before(const merge_job *job, const int64_t *cur, int a, int b) {
-    int c = ndx_rows_cmp(row_of(job, a, cur[a]), row_of(job, b, cur[b]), job->lead);
+    int c = lead_cmp(row_of(job, a, cur[a]), row_of(job, b, cur[b]), job->lead);
     return c < 0 || (c == 0 && a < b);
 }
 
@@ -275,14 +385,35 @@ static void sift_down(const merge_job *job, const int64_t *cur, int *heap, int s
     heap[at] = item;
 }
 
+/* Many inputs: a heap of inputs ordered by (lead at the cursor, input number) yields the runs
+ * in output order in O(log n) each. */
+static void merge_heap(const merge_job *job, int64_t *cur, const int64_t *end, int *heap,
+                       int64_t o) {
+    int size = 0;
+    for (int m = 0; m < job->n; m++)
+        if (cur[m] < end[m]) heap[size++] = m;
+    for (int k = size / 2 - 1; k >= 0; k--) sift_down(job, cur, heap, size, k);
+    while (size > 0) {
+        int m = heap[0];
+        int64_t t = take_run(job, m, cur[m], end[m], row_of(job, m, cur[m]), o);
+        o += t - cur[m];
+        cur[m] = t;
+        if (t == end[m]) heap[0] = heap[--size];
+        if (size > 0) sift_down(job, cur, heap, size, 0);
+    }
+}
+
+/* Up to this many inputs a linear look per group beats the heap. */
+#define LINEAR_MERGE_MAX 12
+
 static void merge_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
     (void)worker;
     merge_job *job = ctx;
-    const int n = job->n, R = job->rank, L = job->lead;
+    const int n = job->n;
     for (int64_t w = w0; w < w1; w++) {
         const int64_t *begin = job->cuts + w * n, *end = begin + n;
         int64_t o = cut_position(begin, n);
-        if (L == 0) { /* one group: the inputs one after another */
+        if (job->lead == 0) { /* one group: the inputs one after another */
             for (int m = 0; m < n; m++) {
                 copy_run(job, m, begin[m], end[m] - begin[m], o);
                 o += end[m] - begin[m];
@@ -290,25 +421,11 @@ static void merge_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
             continue;
         }
         int64_t *cur = job->cursor + w * n;
-        int *heap = job->heap + w * n;
-        int size = 0;
-        for (int m = 0; m < n; m++) {
-            cur[m] = begin[m];
-            if (begin[m] < end[m]) heap[size++] = m;
-        }
-        for (int k = size / 2 - 1; k >= 0; k--) sift_down(job, cur, heap, size, k);
-        while (size > 0) {
-            int m = heap[0];
-            int64_t s = cur[m], t = s + 1;
-            const int64_t *lead = row_of(job, m, s);
-            while (t < end[m] && memcmp(lead + (t - s) * R, lead, (size_t)L * sizeof *lead) == 0)
-                t++;
-            copy_run(job, m, s, t - s, o);
-            o += t - s;
-            cur[m] = t;
-            if (t == end[m]) heap[0] = heap[--size];
-            if (size > 0) sift_down(job, cur, heap, size, 0);
-        }
+        memcpy(cur, begin, (size_t)n * sizeof *cur);
+        if (n <= LINEAR_MERGE_MAX)
+            merge_linear(job, cur, end, o);
+        else
+            merge_heap(job, cur, end, job->heap + w * n, o);
     }
 }
 

@@ -34,7 +34,7 @@ static void make_keys(void *ctx, int64_t w0, int64_t w1, int worker) {
     (void)worker;
     sort_job *job = ctx;
     const int R = job->v->rank;
-    for (int64_t i = chunk_lo(job, w0); i < chunk_lo(job, w1); i++) {
+    for (int64_t i = chunk_lo(job, w0), e = chunk_lo(job, w1); i < e; i++) {
         const int64_t *row = job->v->idx + i * R;
         uint64_t key = 0;
         for (int d = 0; d < R; d++) key += (uint64_t)row[d] * (uint64_t)job->strides[d];
@@ -49,7 +49,7 @@ static void count_digits(void *ctx, int64_t w0, int64_t w1, int worker) {
     for (int64_t w = w0; w < w1; w++) {
         int64_t *h = job->hist + w * RADIX;
         memset(h, 0, RADIX * sizeof *h);
-        for (int64_t i = chunk_lo(job, w); i < chunk_lo(job, w + 1); i++)
+        for (int64_t i = chunk_lo(job, w), e = chunk_lo(job, w + 1); i < e; i++)
             h[(job->src[i].key >> job->shift) & (RADIX - 1)]++;
     }
 }
@@ -59,7 +59,7 @@ static void scatter_digits(void *ctx, int64_t w0, int64_t w1, int worker) {
     sort_job *job = ctx;
     for (int64_t w = w0; w < w1; w++) {
         int64_t *slot = job->hist + w * RADIX;
-        for (int64_t i = chunk_lo(job, w); i < chunk_lo(job, w + 1); i++) {
+        for (int64_t i = chunk_lo(job, w), e = chunk_lo(job, w + 1); i < e; i++) {
             sort_pair p = job->src[i];
             job->dst[slot[(p.key >> job->shift) & (RADIX - 1)]++] = p;
         }
@@ -71,7 +71,7 @@ static void gather_entries(void *ctx, int64_t w0, int64_t w1, int worker) {
     sort_job *job = ctx;
     const int R = job->v->rank;
     const size_t size = job->v->itemsize;
-    for (int64_t r = chunk_lo(job, w0); r < chunk_lo(job, w1); r++) {
+    for (int64_t r = chunk_lo(job, w0), e = chunk_lo(job, w1); r < e; r++) {
         int64_t p = job->src[r].pos;
         memcpy(job->out_idx + r * R, job->v->idx + p * R, (size_t)R * sizeof(int64_t));
         ndx_copy_item(job->out_values + (size_t)r * size, job->v->values + (size_t)p * size,

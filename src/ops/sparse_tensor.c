@@ -75,51 +75,58 @@ typedef struct {
     int same;
 } scan_result;
 
-/* Scans rows [b, e) of rank R (a constant where the caller inlines it, so the coordinate loops
- * unroll). Flags are gathered without branches over blocks of rows; only a block holding a bad
- * row is scanned again to find it. */
+static int row_outside(const int64_t *row, int R, const int64_t *dims) {
+    for (int d = 0; d < R; d++)
+        if ((uint64_t)row[d] >= (uint64_t)dims[d]) return 1;
+    return 0;
+}
+
+/* Scans rows [b, e) (b < e) of rank R (a constant where the caller inlines it, so the loops
+ * unroll and the accumulators live in registers). The loop carries no branch:
+ *   - bounds: the largest coordinate seen per dimension, as unsigned (a negative one is huge),
+ *     is compared with dense_shape once at the end;
+ *   - order: inside dense_shape a row's row-major offset orders it as its coordinates do, and
+ *     the difference of two offsets fits in int64_t, so OR-ing the differences with the row
+ *     before tells by its sign bit whether any row went down, and their unsigned minimum is 0
+ *     when a row repeats. Differences of rows outside dense_shape are meaningless, but such a
+ *     row fails the call anyway.
+ * Only when some coordinate is out of range are the rows scanned again to find the first. */
 static inline __attribute__((always_inline)) void scan_rows(const int64_t *idx, int R,
-                                                            const int64_t *dims, int64_t b,
+                                                            const int64_t *dims,
+                                                            const int64_t *strides, int64_t b,
                                                             int64_t e, scan_result *res) {
-    res->first_bad = -1;
-    res->down = 0;
-    res->same = 0;
-    enum { BLOCK = 512 };
-    for (int64_t start = b; start < e; start += BLOCK) {
-        int64_t stop = e - start < BLOCK ? e : start + BLOCK;
-        int bad = 0, down = 0, same = 0;
-        for (int64_t i = start; i < stop; i++) {
-            const int64_t *row = idx + i * R;
-            for (int d = 0; d < R; d++) bad |= (uint64_t)row[d] >= (uint64_t)dims[d];
-            if (i > 0) {
-                const int64_t *prev = row - R;
-                int lt = 0, eq = 1;
-                for (int d = 0; d < R; d++) {
-                    lt |= eq & (row[d] < prev[d]);
-                    eq &= row[d] == prev[d];
-                }
-                down |= lt;
-                same |= eq;
-            }
+    uint64_t most[NDX_MAX_RANK];
+    for (int d = 0; d < R; d++) most[d] = (uint64_t)idx[b * R + d];
+    uint64_t any = 0, least = UINT64_MAX;
+    for (int64_t i = b > 0 ? b : 1; i < e; i++) {
+        const int64_t *row = idx + i * R, *prev = row - R;
+        uint64_t diff = 0;
+        for (int d = 0; d < R; d++) {
+            uint64_t c = (uint64_t)row[d];
+            diff += (c - (uint64_t)prev[d]) * (uint64_t)strides[d];
+            most[d] = c > most[d] ? c : most[d];
         }
-        if (bad) {
-            for (int64_t i = start; i < stop; i++) {
-                const int64_t *row = idx + i * R;
-                for (int d = 0; d < R; d++) {
-                    if ((uint64_t)row[d] >= (uint64_t)dims[d]) {
-                        res->first_bad = i;
-                        return;
-                    }
-                }
-            }
-        }
-        res->down |= down;
-        res->same |= same;
+        any |= diff;
+        least = diff < least ? diff : least;
     }
+    int bad = 0;
+    for (int d = 0; d < R; d++) bad |= most[d] >= (uint64_t)dims[d];
+    res->first_bad = -1;
+    if (bad) {
+        for (int64_t i = b; i < e; i++) {
+            if (row_outside(idx + i * R, R, dims)) {
+                res->first_bad = i;
+                break;
+            }
+        }
+    }
+    res->down = (int)(any >> 63);
+    res->same = least == 0;
 }
 
 typedef struct {
     const ndx_sparse_view *v;
+    int64_t strides[NDX_MAX_RANK];
     int chunks;
     scan_result res[NDX_SPARSE_MAX_CHUNKS];
 } scan_job;
@@ -133,10 +140,10 @@ static void scan_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
         int64_t e = ndx_chunk_begin(v->nnz, job->chunks, (int)w + 1);
         scan_result *r = &job->res[w];
         switch (v->rank) {
-        case 1: scan_rows(v->idx, 1, v->dims, b, e, r); break;
-        case 2: scan_rows(v->idx, 2, v->dims, b, e, r); break;
-        case 3: scan_rows(v->idx, 3, v->dims, b, e, r); break;
-        default: scan_rows(v->idx, v->rank, v->dims, b, e, r); break;
+        case 1: scan_rows(v->idx, 1, v->dims, job->strides, b, e, r); break;
+        case 2: scan_rows(v->idx, 2, v->dims, job->strides, b, e, r); break;
+        case 3: scan_rows(v->idx, 3, v->dims, job->strides, b, e, r); break;
+        default: scan_rows(v->idx, v->rank, v->dims, job->strides, b, e, r); break;
         }
     }
 }
@@ -171,6 +178,7 @@ ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_bu
 
     scan_job job;
     job.v = v;
+    ndx_sparse_strides(v->rank, v->dims, job.strides);
     job.chunks = ndx_sparse_chunks(threads, v->nnz);
     ndx_parallel_for(job.chunks, job.chunks, 1, scan_chunk, &job);
     for (int w = 0; w < job.chunks; w++) {
