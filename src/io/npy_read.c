@@ -199,10 +199,10 @@ ndx_status ndx_npy_load(const char *path, size_t max_bytes, ndx_array *out, ndx_
     if (status == NDX_OK && regular && npy_is_native(&h) && h.data_bytes >= NPY_MAP_MIN &&
         (!h.fortran || !npy_fortran_differs(h.rank, h.shape)) &&
         h.data_offset % dtype_alignment(&h) == 0) {
-        /* A private mapping: pages are shared with the page cache until written, and a caller
-         * that writes into the view changes its own copy, never the file. */
+        /* Read-only: the pages are the page cache's, nothing is charged against memory, and
+         * the view must not be written (the ndx_array contract). */
         size_t bytes = (size_t)st.st_size;
-        void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        void *map = mmap(NULL, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map != MAP_FAILED) {
             close(fd);
             fill_array(out, &h, (unsigned char *)map + h.data_offset);

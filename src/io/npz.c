@@ -25,7 +25,11 @@ static ndx_status read_all(int fd, const char *path, ndx_budget *b, archive_byte
     for (;;) {
         if (a->len == a->cap) {
             size_t grow = a->cap ? a->cap : (size_t)1 << 16;
-            if (grow > PTRDIFF_MAX - a->cap || (b->limit && a->cap + grow > b->limit - b->used))
+            if (b->limit) { /* never past the budget, even by the growth step */
+                size_t room = b->limit > b->used ? b->limit - b->used : 0;
+                if (grow > room) grow = room;
+            }
+            if (grow == 0 || grow > PTRDIFF_MAX - a->cap)
                 return ndx_fail(err, NDX_E_MEMORY_BUDGET,
                                 "%s: reading the archive needs more than %zu bytes, over the "
                                 "memory budget of %zu bytes", path, a->cap, b->limit);

@@ -24,7 +24,10 @@ failures = []
 
 
 def run(src, dst, *opts):
-    return subprocess.run([TOOL, src, dst, *opts], capture_output=True, text=True)
+    r = subprocess.run([TOOL, src, dst, *opts], capture_output=True, text=True)
+    check("sanitizers on " + os.path.basename(src),
+          "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr)
+    return r
 
 
 def native(a):
