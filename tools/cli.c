@@ -105,49 +105,52 @@ static const char *kind_text(ndx_string_kind kind) {
     return kind == NDX_STRING_UNICODE ? "unicode strings (<U)" : "byte strings (|S)";
 }
 
-int cli_unify_strings(const cli_globals *g, const char *op, int n, ndx_tensor *const *ts,
-                      const ndx_string_kind *kinds, const char *const *names, void **owned,
+int cli_unify_strings(const cli_globals *g, const char *op, int n, cli_string_input *in,
                       ndx_string_kind *kind) {
     int first = -1;
     size_t width = 0;
     for (int i = 0; i < n; i++) {
-        owned[i] = NULL;
-        if (ts[i]->dtype != NDX_STRING) continue;
+        in[i].copy = NULL;
+        if (in[i].t->dtype != NDX_STRING) continue;
         if (first < 0) {
             first = i;
-        } else if (kinds[i] != kinds[first]) {
+        } else if (in[i].kind != in[first].kind) {
             return cli_error("%s: %s holds %s but %s holds %s; give both the same kind", op,
-                             names[first], kind_text(kinds[first]), names[i], kind_text(kinds[i]));
+                             in[first].name, kind_text(in[first].kind), in[i].name,
+                             kind_text(in[i].kind));
         }
-        if (ts[i]->itemsize > width) width = ts[i]->itemsize;
+        if (in[i].t->itemsize > width) width = in[i].t->itemsize;
     }
-    *kind = first < 0 ? NDX_STRING_BYTES : kinds[first];
-    size_t budget_used = 0;
+    *kind = first < 0 ? NDX_STRING_BYTES : in[first].kind;
+    size_t used = 0;
     for (int i = 0; i < n; i++) {
-        ndx_tensor *t = ts[i];
+        ndx_tensor *t = in[i].t;
         if (t->dtype != NDX_STRING || t->itemsize == width) continue;
         int64_t count = ndx_tensor_count(t);
         size_t bytes;
+        char *copy = NULL;
         if (count < 0 || __builtin_mul_overflow((size_t)count, width, &bytes) ||
-            __builtin_add_overflow(budget_used, bytes, &budget_used) ||
-            (g->opt.max_memory && budget_used > g->opt.max_memory)) {
-            for (int k = 0; k < i; k++) free(owned[k]), owned[k] = NULL;
-            return cli_error("%s: widening the strings of %s to %zu bytes each needs more than "
-                             "the memory limit of %zu bytes (see --max-memory)",
-                             op, names[i], width, g->opt.max_memory);
-        }
-        char *copy = calloc(bytes ? bytes : 1, 1);
-        if (!copy) {
-            for (int k = 0; k < i; k++) free(owned[k]), owned[k] = NULL;
-            return cli_error("%s: cannot allocate %zu bytes to widen the strings of %s", op, bytes,
-                             names[i]);
+            __builtin_add_overflow(used, bytes, &used) ||
+            (g->opt.max_memory && used > g->opt.max_memory) ||
+            !(copy = calloc(bytes ? bytes : 1, 1))) {
+            cli_string_inputs_free(in, i);
+            return cli_error("%s: widening the strings of %s to %zu bytes each needs more "
+                             "memory than there is, or than --max-memory allows (%zu bytes)",
+                             op, in[i].name, width, g->opt.max_memory);
         }
         for (int64_t e = 0; e < count; e++)
             memcpy(copy + (size_t)e * width, (const char *)t->data + (size_t)e * t->itemsize,
                    t->itemsize);
-        owned[i] = copy;
+        in[i].copy = copy;
         t->data = copy;
         t->itemsize = width;
     }
     return 0;
+}
+
+void cli_string_inputs_free(cli_string_input *in, int n) {
+    for (int i = 0; in && i < n; i++) {
+        free(in[i].copy);
+        in[i].copy = NULL;
+    }
 }

@@ -72,13 +72,20 @@ int cli_save_npy(const char *path, const ndx_tensor *t, ndx_string_kind kind);
 int cli_save_sparse(const char *path, const ndx_sparse_tensor *sp, ndx_string_kind kind,
                     int compress);
 
-/* Makes string tensors that one op combines agree: they must all be byte strings (|S) or all
- * unicode (<U) (else CLI_FAILED naming the two), and narrower ones are copied, NUL-padded, to
- * the widest width, so an op sees one string type as it would in TensorFlow, where strings have
- * no width. Non-string tensors are left to the op. Copies go in owned[0..n) (NULL where none;
- * free() them after the op); *kind receives the common kind. 0 on success. */
-int cli_unify_strings(const cli_globals *g, const char *op, int n, ndx_tensor *const *ts,
-                      const ndx_string_kind *kinds, const char *const *names, void **owned,
+/* A string input that cli_unify_strings may widen: it points `t` at a NUL-padded copy. */
+typedef struct cli_string_input {
+    ndx_tensor *t;        /* the view the op will get */
+    ndx_string_kind kind; /* how its file stored it */
+    char name[32];        /* for messages: "updates", "data[1]" */
+    void *copy;           /* the widened copy to free (cli_string_inputs_free), or NULL */
+} cli_string_input;
+
+/* Makes the string tensors that one op combines agree: all byte strings (|S) or all unicode
+ * (<U) (else CLI_FAILED naming the two), and narrower ones copied to the widest width, so the op
+ * sees one string type as in TensorFlow, where strings have no width. Non-string tensors are
+ * left to the op. *kind receives the common kind. 0 on success. */
+int cli_unify_strings(const cli_globals *g, const char *op, int n, cli_string_input *in,
                       ndx_string_kind *kind);
+void cli_string_inputs_free(cli_string_input *in, int n);
 
 #endif /* NDX_TOOLS_CLI_H */

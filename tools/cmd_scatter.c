@@ -150,26 +150,21 @@ int ndx_cmd_tensor_scatter_nd(int argc, char **argv) {
     ndx_array tensor = {0}, indices = {0}, updates = {0};
     ndx_tensor out = {0};
     ndx_error err = {0};
-    void *widened[2] = {NULL, NULL};
     rc = cli_load_npy(&g, pos[0], &tensor);
     if (rc == 0) rc = cli_load_npy(&g, pos[1], &indices);
     if (rc == 0) rc = cli_load_npy(&g, pos[2], &updates);
     /* Views of the inputs, which cli_unify_strings may point at widened copies. */
     ndx_tensor t = tensor.t, u = updates.t;
+    cli_string_input strings[2] = {{&t, tensor.string_kind, "tensor", NULL},
+                                   {&u, updates.string_kind, "updates", NULL}};
     ndx_string_kind string_kind = NDX_STRING_BYTES;
-    if (rc == 0) {
-        ndx_tensor *ts[2] = {&t, &u};
-        const ndx_string_kind kinds[2] = {tensor.string_kind, updates.string_kind};
-        const char *names[2] = {"tensor", "updates"};
-        rc = cli_unify_strings(&g, argv[0], 2, ts, kinds, names, widened, &string_kind);
-    }
+    if (rc == 0) rc = cli_unify_strings(&g, argv[0], 2, strings, &string_kind);
     if (rc == 0 &&
         ndx_tensor_scatter_nd(kind->op, &t, &indices.t, &u, &g.opt, &out, &err) != NDX_OK)
         rc = cli_fail(&err);
     if (rc == 0) rc = cli_save_npy(out_path, &out, string_kind);
     ndx_tensor_free(&out);
-    free(widened[0]);
-    free(widened[1]);
+    cli_string_inputs_free(strings, 2);
     ndx_array_free(&updates);
     ndx_array_free(&indices);
     ndx_array_free(&tensor);

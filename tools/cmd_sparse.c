@@ -59,13 +59,9 @@ int ndx_cmd_sparse_concat(int argc, char **argv) {
     int n = npos;
     ndx_sparse_array *files = calloc((size_t)n, sizeof *files);
     ndx_sparse_tensor *inputs = calloc((size_t)n, sizeof *inputs);
-    ndx_tensor **values = calloc((size_t)n, sizeof *values);
-    ndx_string_kind *kinds = calloc((size_t)n, sizeof *kinds);
-    const char **names = calloc((size_t)n, sizeof *names);
-    void **widened = calloc((size_t)n, sizeof *widened);
-    char(*name_text)[32] = calloc((size_t)n, sizeof *name_text);
+    cli_string_input *strings = calloc((size_t)n, sizeof *strings);
     ndx_sparse_tensor out = {0};
-    if (!files || !inputs || !values || !kinds || !names || !widened || !name_text) {
+    if (!files || !inputs || !strings) {
         rc = cli_error("sparse_concat: cannot allocate the list of %d inputs", n);
         goto done;
     }
@@ -73,13 +69,12 @@ int ndx_cmd_sparse_concat(int argc, char **argv) {
     if (rc != 0) goto done;
     for (int i = 0; i < n; i++) {
         inputs[i] = files[i].sp;
-        values[i] = &inputs[i].values;
-        kinds[i] = files[i].values.string_kind;
-        snprintf(name_text[i], sizeof name_text[i], "inputs[%d]", i);
-        names[i] = name_text[i];
+        strings[i].t = &inputs[i].values;
+        strings[i].kind = files[i].values.string_kind;
+        snprintf(strings[i].name, sizeof strings[i].name, "inputs[%d]", i);
     }
     ndx_string_kind kind;
-    rc = cli_unify_strings(&g, "sparse_concat", n, values, kinds, names, widened, &kind);
+    rc = cli_unify_strings(&g, "sparse_concat", n, strings, &kind);
     if (rc != 0) goto done;
     ndx_error err = {0};
     if (ndx_sparse_concat(axis, n, inputs, expand, &g.opt, &out, &err) != NDX_OK)
@@ -89,13 +84,9 @@ int ndx_cmd_sparse_concat(int argc, char **argv) {
 done:
     ndx_sparse_free(&out);
     for (int i = 0; files && i < n; i++) ndx_sparse_array_free(&files[i]);
-    for (int i = 0; widened && i < n; i++) free(widened[i]);
+    cli_string_inputs_free(strings, n);
     free(files);
     free(inputs);
-    free(values);
-    free(kinds);
-    free(names);
-    free(widened);
-    free(name_text);
+    free(strings);
     return rc;
 }

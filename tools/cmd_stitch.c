@@ -76,12 +76,8 @@ int ndx_cmd_dynamic_stitch(int argc, char **argv) {
     ndx_array *files = calloc((size_t)npos, sizeof *files);
     ndx_tensor *indices = calloc((size_t)n, sizeof *indices);
     ndx_tensor *data = calloc((size_t)n, sizeof *data);
-    ndx_tensor **data_ptrs = calloc((size_t)n, sizeof *data_ptrs);
-    ndx_string_kind *kinds = calloc((size_t)n, sizeof *kinds);
-    const char **names = calloc((size_t)n, sizeof *names);
-    void **widened = calloc((size_t)n, sizeof *widened);
-    char(*name_text)[32] = calloc((size_t)n, sizeof *name_text);
-    if (!files || !indices || !data || !data_ptrs || !kinds || !names || !widened || !name_text) {
+    cli_string_input *strings = calloc((size_t)n, sizeof *strings);
+    if (!files || !indices || !data || !strings) {
         rc = cli_error("dynamic_stitch: cannot allocate the list of %d inputs", n);
         goto done;
     }
@@ -90,13 +86,12 @@ int ndx_cmd_dynamic_stitch(int argc, char **argv) {
     for (int m = 0; m < n; m++) {
         indices[m] = files[2 * m].t;
         data[m] = files[2 * m + 1].t;
-        data_ptrs[m] = &data[m];
-        kinds[m] = files[2 * m + 1].string_kind;
-        snprintf(name_text[m], sizeof name_text[m], "data[%d]", m);
-        names[m] = name_text[m];
+        strings[m].t = &data[m];
+        strings[m].kind = files[2 * m + 1].string_kind;
+        snprintf(strings[m].name, sizeof strings[m].name, "data[%d]", m);
     }
     ndx_string_kind kind;
-    rc = cli_unify_strings(&g, "dynamic_stitch", n, data_ptrs, kinds, names, widened, &kind);
+    rc = cli_unify_strings(&g, "dynamic_stitch", n, strings, &kind);
     if (rc != 0) goto done;
     ndx_tensor out = {0};
     ndx_error err = {0};
@@ -107,15 +102,11 @@ int ndx_cmd_dynamic_stitch(int argc, char **argv) {
     ndx_tensor_free(&out);
 done:
     for (int i = 0; files && i < npos; i++) ndx_array_free(&files[i]);
-    for (int m = 0; widened && m < n; m++) free(widened[m]);
+    cli_string_inputs_free(strings, n);
     free(files);
     free(indices);
     free(data);
-    free(data_ptrs);
-    free(kinds);
-    free(names);
-    free(widened);
-    free(name_text);
+    free(strings);
     return rc;
 }
 
