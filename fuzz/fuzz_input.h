@@ -150,6 +150,11 @@ void fz_run_single(fz *f, const char *op, void *ctx, fz_shape_fn shape, fz_call_
                    const ndx_options *opt, int verdict, const char *why, const ndx_tensor *expected,
                    int shape_may_disagree);
 
+/* 1 when NDX_FUZZ_VERBOSE is set: harnesses then print each case before running it. */
+int fz_verbose(void);
+/* Prints "name: float32(…) [2, 3] = {…}" (the first elements) to stderr. */
+void fz_dump(const char *name, const ndx_tensor *t);
+
 /* A short description of a tensor for failure messages ("float32 [2, 3]"). */
 const char *fz_describe(const ndx_tensor *t, char *buf, size_t cap);
 

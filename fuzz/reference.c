@@ -334,6 +334,18 @@ ref_verdict ref_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
     return v;
 }
 
+typedef struct piece {
+    int64_t dst, seq;
+    const unsigned char *src;
+    size_t len;
+} piece;
+
+static int by_dst_then_seq(const void *a, const void *b) {
+    const piece *x = a, *y = b;
+    if (x->dst != y->dst) return (x->dst > y->dst) - (x->dst < y->dst);
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 ref_verdict ref_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
                            const int64_t *shape, const ndx_options *opt, ndx_tensor *out,
                            char *why) {
@@ -356,37 +368,46 @@ ref_verdict ref_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates,
     ndx_dtype d = updates->dtype;
     size_t w = updates->itemsize;
     if (d == NDX_STRING) {
-        /* The output width is the longest concatenation any element receives (at least 1). */
-        if (!small_enough(d, sizeof(size_t), rank, shape)) return say(why, REF_ERROR, "output too large");
-        size_t *len = calloc((size_t)count + 1, sizeof *len);
-        size_t width = 1;
+        /* Each destination receives the concatenation of its pieces in index order; the output
+         * width is the longest concatenation (at least 1). Pieces sorted by (destination, order)
+         * give both without a per-element array (the output may be large and sparsely hit). */
+        int64_t pairs = rows * slice, np = 0;
+        piece *pc = malloc((size_t)(pairs > 0 ? pairs : 1) * sizeof *pc);
         for (int64_t i = 0; i < rows; i++) {
             int64_t off = row_offset(indices, i, D, shape);
             if (off < 0) continue;
             for (int64_t e = 0; e < slice; e++) {
-                size_t *l = &len[off * slice + e];
-                *l += str_len((const unsigned char *)updates->data + (size_t)(i * slice + e) * w, w);
-                if (*l > width) width = *l;
+                const unsigned char *src = (const unsigned char *)updates->data + (size_t)(i * slice + e) * w;
+                pc[np].dst = off * slice + e;
+                pc[np].seq = np;
+                pc[np].src = src;
+                pc[np++].len = str_len(src, w);
             }
         }
+        qsort(pc, (size_t)np, sizeof *pc, by_dst_then_seq);
+        size_t width = 1;
+        for (int64_t i = 0; i < np;) {
+            size_t total = 0;
+            int64_t j = i;
+            while (j < np && pc[j].dst == pc[i].dst) total += pc[j++].len;
+            if (total > width) width = total;
+            i = j;
+        }
         if (!small_enough(d, width, rank, shape)) {
-            free(len);
+            free(pc);
             return say(why, REF_ERROR, "output too large");
         }
         *out = make(d, width, rank, shape);
-        memset(len, 0, ((size_t)count + 1) * sizeof *len);
-        for (int64_t i = 0; i < rows; i++) {
-            int64_t off = row_offset(indices, i, D, shape);
-            if (off < 0) continue;
-            for (int64_t e = 0; e < slice; e++) {
-                int64_t dst = off * slice + e;
-                const unsigned char *s = (const unsigned char *)updates->data + (size_t)(i * slice + e) * w;
-                size_t n = str_len(s, w);
-                memcpy((unsigned char *)out->data + (size_t)dst * width + len[dst], s, n);
-                len[dst] += n;
+        for (int64_t i = 0; i < np;) {
+            size_t at = 0;
+            int64_t j = i;
+            for (; j < np && pc[j].dst == pc[i].dst; j++) {
+                memcpy((unsigned char *)out->data + (size_t)pc[j].dst * width + at, pc[j].src, pc[j].len);
+                at += pc[j].len;
             }
+            i = j;
         }
-        free(len);
+        free(pc);
         return v;
     }
     if (!small_enough(d, w, rank, shape)) return say(why, REF_ERROR, "output too large");
