@@ -634,6 +634,8 @@ static void malformed_headers(void **state) {
         {"{'descr': '>c32', 'fortran_order': False, 'shape': (3,)}\n", "long double"},
         {"{'descr': '|S0', 'fortran_order': False, 'shape': (3,)}\n", "zero width"},
         {"{'descr': '<U0', 'fortran_order': False, 'shape': (3,)}\n", "zero width"},
+        {"{'descr': '|S9223372036854775809', 'fortran_order': False, 'shape': (0,)}\n", "too wide"},
+        {"{'descr': '<U2305843009213693952', 'fortran_order': False, 'shape': (0,)}\n", "too wide"},
         {"{'descr': '<i3', 'fortran_order': False, 'shape': (3,)}\n", "unsupported dtype '<i3'"},
         {"{'descr': '<i4x', 'fortran_order': False, 'shape': (3,)}\n", "unsupported dtype"},
         {"{'descr': 'f', 'fortran_order': False, 'shape': (3,)}\n", "unsupported dtype"},

@@ -149,11 +149,11 @@ static ndx_status parse_descr(const char *s, size_t n, const char *name, npy_hea
     if (kind == 'S' || kind == 'U') {
         if (size == 0)
             return ndx_fail(err, NDX_E_FORMAT, "%s: dtype '%s' has zero width", name, h->descr);
+        if (size > (uint64_t)PTRDIFF_MAX / (kind == 'U' ? 4 : 1))
+            return ndx_fail(err, NDX_E_FORMAT, "%s: dtype '%s' is too wide", name, h->descr);
         h->dtype = NDX_STRING;
         h->itemsize = (size_t)size;
         if (kind == 'U') {
-            if (size > (uint64_t)PTRDIFF_MAX / 4)
-                return ndx_fail(err, NDX_E_FORMAT, "%s: dtype '%s' is too wide", name, h->descr);
             h->itemsize = (size_t)size * 4; /* UCS-4 in the file; as much room for UTF-8 */
             h->string_kind = NDX_STRING_UNICODE;
             h->swap_unit = foreign ? 4 : 0;
