@@ -360,9 +360,9 @@ static void big_endian_conversion(void **state) {
 
 /* Element with row-major flat index k gets value k; the file holds them column-major. */
 static void fortran_case(test_rng *r, const char *descr_le, size_t itemsize, ndx_dtype dtype,
-                         int big_endian, int rank) {
+                         int big_endian, int rank, int64_t max_dim) {
     int64_t shape[8], count = 1;
-    for (int i = 0; i < rank; i++) count *= shape[i] = rng_range(r, 1, 4);
+    for (int i = 0; i < rank; i++) count *= shape[i] = rng_range(r, 1, max_dim);
     unsigned char *file = malloc((size_t)count * itemsize), *want = malloc((size_t)count * itemsize);
     assert_non_null(file);
     assert_non_null(want);
@@ -402,12 +402,18 @@ static void fortran_conversion(void **state) {
     test_rng r = {42};
     for (int rank = 2; rank <= 8; rank++) {
         for (int be = 0; be <= 1; be++) {
-            fortran_case(&r, "<i1", 1, NDX_INT8, be, rank);
-            fortran_case(&r, "<i2", 2, NDX_INT16, be, rank);
-            fortran_case(&r, "<f4", 4, NDX_FLOAT32, be, rank);
-            fortran_case(&r, "<u8", 8, NDX_UINT64, be, rank);
+            fortran_case(&r, "<i1", 1, NDX_INT8, be, rank, 4);
+            fortran_case(&r, "<i2", 2, NDX_INT16, be, rank, 4);
+            fortran_case(&r, "<f4", 4, NDX_FLOAT32, be, rank, 4);
+            fortran_case(&r, "<u8", 8, NDX_UINT64, be, rank, 4);
         }
-        fortran_case(&r, "|S5", 5, NDX_STRING, 0, rank);
+        fortran_case(&r, "|S5", 5, NDX_STRING, 0, rank, 4);
+    }
+    /* dimensions longer than the transpose's tiles, with partial tiles at the edges */
+    for (int rank = 2; rank <= 3; rank++) {
+        fortran_case(&r, "<i2", 2, NDX_INT16, 1, rank, 90);
+        fortran_case(&r, "<c8", 8, NDX_COMPLEX64, 0, rank, 90);
+        fortran_case(&r, "|S3", 3, NDX_STRING, 0, rank, 90);
     }
     /* complex128 big-endian, column-major: both conversions at once */
     const unsigned char one[8] = {0x3f, 0xf0}, two[8] = {0x40, 0x00}, three[8] = {0x40, 0x08},
