@@ -6,7 +6,8 @@
  * order. With canonical inputs that is a linear merge:
  *   - axis 0: the lead is empty, so the output is input 0, then input 1, ... (offsets added);
  *   - axis > 0: for each lead in increasing order, input 0's run of entries with that lead, then
- *     input 1's, ... — a k-way merge of runs driven by a small heap of inputs.
+ *     input 1's, ... — a k-way merge of runs (a linear look over the cursors for few inputs, a
+ *     heap of inputs for many).
  * Inputs that are not canonical (one linear scan, fused with the bounds check, tells) are first
  * sorted stably into scratch.
  *
@@ -287,64 +288,89 @@ static void copy_rows_stream(int64_t *dst, const int64_t *src, int64_t len, int 
 #endif
 }
 
+/* Copies len elements of `size` bytes: short runs by fixed-size moves, long ones by memcpy. */
+static inline __attribute__((always_inline)) void copy_values(unsigned char *dst,
+                                                              const unsigned char *src,
+                                                              int64_t len, size_t size) {
+    if (len <= 16) {
+        switch (size) {
+        case 1: for (int64_t r = 0; r < len; r++) dst[r] = src[r]; return;
+        case 2: for (int64_t r = 0; r < len; r++) memcpy(dst + 2 * r, src + 2 * r, 2); return;
+        case 4: for (int64_t r = 0; r < len; r++) memcpy(dst + 4 * r, src + 4 * r, 4); return;
+        case 8: for (int64_t r = 0; r < len; r++) memcpy(dst + 8 * r, src + 8 * r, 8); return;
+        default: break;
+        }
+    }
+    memcpy(dst, src, (size_t)len * size);
+}
+
 /* Copies entries [s, s + len) of input m to output position o, moving its axis coordinate by
- * the input's offset. */
-static void copy_run(const merge_job *job, int m, int64_t s, int64_t len, int64_t o) {
-    if (len == 0) return; /* an empty input may have NULL data */
-    const int R = job->rank, axis = job->lead;
+ * the input's offset. R is the rank, a constant where the caller inlines this. */
+static inline __attribute__((always_inline)) void copy_run_k(const merge_job *job, int m,
+                                                             int64_t s, int64_t len, int64_t o,
+                                                             int R) {
     const size_t size = job->itemsize;
-    memcpy(job->out_values + (size_t)o * size, job->in[m].values + (size_t)s * size,
-           (size_t)len * size);
+    copy_values(job->out_values + (size_t)o * size, job->in[m].values + (size_t)s * size, len,
+                size);
     const int64_t *src = row_of(job, m, s);
     int64_t *dst = job->out_idx + o * R;
     const int64_t off = job->offset[m];
     size_t bytes = (size_t)(len * R) * sizeof *dst;
-    if (bytes >= STREAM_BYTES) {
-        if (off == 0)
-            memcpy(dst, src, bytes);
-        else
-            copy_rows_stream(dst, src, len, R, axis, off);
-        return;
-    }
-    switch (R) {
-    case 1: copy_rows(dst, src, len, 1, 0, off); break;
-    case 2: copy_rows(dst, src, len, 2, axis, off); break;
-    case 3: copy_rows(dst, src, len, 3, axis, off); break;
-    default: copy_rows(dst, src, len, R, axis, off); break;
+    if (bytes < STREAM_BYTES)
+        copy_rows(dst, src, len, R, job->lead, off);
+    else if (off == 0)
+        memcpy(dst, src, bytes);
+    else
+        copy_rows_stream(dst, src, len, R, job->lead, off);
+}
+
+static void copy_run(const merge_job *job, int m, int64_t s, int64_t len, int64_t o) {
+    if (len == 0) return; /* an empty input may have NULL data */
+    switch (job->rank) {
+    case 1: copy_run_k(job, m, s, len, o, 1); break;
+    case 2: copy_run_k(job, m, s, len, o, 2); break;
+    case 3: copy_run_k(job, m, s, len, o, 3); break;
+    default: copy_run_k(job, m, s, len, o, job->rank); break;
     }
 }
 
-/* Lead comparisons (the coordinates before the axis), with the common one-coordinate lead
- * inlined. */
-static inline int lead_cmp(const int64_t *a, const int64_t *b, int L) {
-    if (L == 1) return (a[0] > b[0]) - (a[0] < b[0]);
-    return ndx_rows_cmp(a, b, L);
+/* Lead comparisons (the first L coordinates; L is a constant where inlined). */
+static inline __attribute__((always_inline)) int lead_cmp(const int64_t *a, const int64_t *b,
+                                                          int L) {
+    for (int d = 0; d < L; d++)
+        if (a[d] != b[d]) return a[d] < b[d] ? -1 : 1;
+    return 0;
 }
-static inline int lead_eq(const int64_t *a, const int64_t *b, int L) {
-    if (L == 1) return a[0] == b[0];
+static inline __attribute__((always_inline)) int lead_eq(const int64_t *a, const int64_t *b,
+                                                         int L) {
     for (int d = 0; d < L; d++)
         if (a[d] != b[d]) return 0;
     return 1;
 }
 
-/* Copies input m's run of entries that share the lead `key`, from its cursor up to `end`. */
-static int64_t take_run(const merge_job *job, int m, int64_t cur, int64_t end,
-                        const int64_t *key, int64_t o) {
-    const int R = job->rank, L = job->lead;
+/* Copies input m's run of entries that share the lead `key`, from its cursor up to `end`;
+ * returns where the run ends. */
+static inline __attribute__((always_inline)) int64_t take_run_k(const merge_job *job, int m,
+                                                                int64_t cur, int64_t end,
+                                                                const int64_t *key, int64_t o,
+                                                                int R, int L) {
     int64_t t = cur + 1;
     const int64_t *row = row_of(job, m, t);
     while (t < end && lead_eq(row, key, L)) {
         t++;
         row += R;
     }
-    copy_run(job, m, cur, t - cur, o);
+    copy_run_k(job, m, cur, t - cur, o, R);
     return t;
 }
 
 /* Few inputs: per group, find the smallest lead by a linear look at every cursor, then take
  * the runs with that lead in input order. */
-static void merge_linear(const merge_job *job, int64_t *cur, const int64_t *end, int64_t o) {
-    const int n = job->n, L = job->lead;
+static inline __attribute__((always_inline)) void merge_linear_k(const merge_job *job,
+                                                                 int64_t *cur,
+                                                                 const int64_t *end, int64_t o,
+                                                                 int R, int L) {
+    const int n = job->n;
     for (;;) {
         int first = -1;
         const int64_t *key = NULL;
@@ -359,11 +385,23 @@ static void merge_linear(const merge_job *job, int64_t *cur, const int64_t *end,
         if (first < 0) return;
         for (int m = first; m < n; m++) {
             if (cur[m] == end[m] || !lead_eq(row_of(job, m, cur[m]), key, L)) continue;
-            int64_t t = take_run(job, m, cur[m], end[m], key, o);
+            int64_t t = take_run_k(job, m, cur[m], end[m], key, o, R, L);
             o += t - cur[m];
             cur[m] = t;
         }
     }
+}
+
+/* The common shapes get their own copy of the loop, with rank and lead fixed. */
+static void merge_linear(const merge_job *job, int64_t *cur, const int64_t *end, int64_t o) {
+    if (job->rank == 2 && job->lead == 1)
+        merge_linear_k(job, cur, end, o, 2, 1);
+    else if (job->rank == 3 && job->lead == 1)
+        merge_linear_k(job, cur, end, o, 3, 1);
+    else if (job->rank == 3 && job->lead == 2)
+        merge_linear_k(job, cur, end, o, 3, 2);
+    else
+        merge_linear_k(job, cur, end, o, job->rank, job->lead);
 }
 
 /* 1 when input a's next entry comes before input b's: smaller lead, or same lead and a < b. */
@@ -395,7 +433,8 @@ static void merge_heap(const merge_job *job, int64_t *cur, const int64_t *end, i
     for (int k = size / 2 - 1; k >= 0; k--) sift_down(job, cur, heap, size, k);
     while (size > 0) {
         int m = heap[0];
-        int64_t t = take_run(job, m, cur[m], end[m], row_of(job, m, cur[m]), o);
+        int64_t t = take_run_k(job, m, cur[m], end[m], row_of(job, m, cur[m]), o, job->rank,
+                               job->lead);
         o += t - cur[m];
         cur[m] = t;
         if (t == end[m]) heap[0] = heap[--size];
@@ -450,12 +489,9 @@ static void release_scratch(concat_scratch *s) {
  * for the input. One sorter, sized for the largest, serves them all. */
 static ndx_status sort_inputs(concat_scratch *s, int n, int threads, ndx_budget *b,
                               ndx_error *err) {
-    int64_t largest = 0;
-    for (int m = 0; m < n; m++)
-        if (!s->views[m].sorted && s->views[m].nnz > largest) largest = s->views[m].nnz;
-    if (largest == 0) return NDX_OK;
     ndx_sparse_sorter sorter;
-    NDX_TRY(ndx_sparse_sorter_init(&sorter, largest, threads, b, err));
+    NDX_TRY(ndx_sparse_sorter_init(&sorter, s->views, n, threads, b, err));
+    if (sorter.max_nnz == 0) return NDX_OK;
     for (int m = 0; m < n; m++) {
         ndx_sparse_view *v = &s->views[m];
         if (v->sorted) continue;

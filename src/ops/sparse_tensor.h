@@ -62,21 +62,23 @@ static inline int ndx_rows_cmp(const int64_t *a, const int64_t *b, int n) {
 /* Row-major strides of dims[0..rank) (the caller knows their product fits in int64_t). */
 void ndx_sparse_strides(int rank, const int64_t *dims, int64_t *strides);
 
-/* The stable canonical sort: a radix sort of (row-major offset, position) pairs, so entries
- * with equal indices keep their relative order. Scratch is taken once, sized for the largest
- * view it will sort, so sorting can no longer fail once it is set up. */
+/* The stable canonical sort (see sparse_reorder.c). Scratch is taken once, sized for the
+ * largest view it will sort, so sorting cannot fail once it is set up. */
 typedef struct ndx_sparse_sorter {
-    void *pairs;    /* two arrays of max_nnz (offset, position) pairs */
+    void *scratch;  /* tag arrays (and position arrays when `wide`) of max_nnz entries */
     int64_t *hist;  /* chunks x 256 digit counts */
     int64_t max_nnz;
+    int wide;
     int threads;
 } ndx_sparse_sorter;
 
-/* Takes scratch from `b` for sorting views of up to max_nnz entries (none when max_nnz is 0). */
-ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, int64_t max_nnz, int threads,
-                                  ndx_budget *b, ndx_error *err);
-/* Writes the entries of `v` (nnz <= max_nnz) into dst_idx ([nnz, rank] int64) and dst_values in
- * canonical order. A view already sorted is copied. */
+/* Takes scratch from `b` for sorting those of views[0..n) that are not sorted (none if all
+ * are). */
+ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *views, int n,
+                                  int threads, ndx_budget *b, ndx_error *err);
+/* Writes the entries of `v` (one of the views the sorter was set up for) into dst_idx
+ * ([nnz, rank] int64) and dst_values in canonical order; entries with equal indices keep their
+ * relative order. A view already sorted is copied. */
 void ndx_sparse_sorter_run(ndx_sparse_sorter *s, const ndx_sparse_view *v, int64_t *dst_idx,
                            unsigned char *dst_values);
 void ndx_sparse_sorter_free(ndx_sparse_sorter *s);
