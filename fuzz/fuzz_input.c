@@ -45,6 +45,7 @@ uint64_t fz_u64(fz *f) {
 }
 
 int64_t fz_range(fz *f, int64_t lo, int64_t hi) {
+    if (hi <= lo) return lo;
     uint64_t span = (uint64_t)(hi - lo) + 1;
     uint64_t v = span <= 256 ? fz_byte(f) : ((uint64_t)fz_byte(f) << 24 | (uint64_t)fz_byte(f) << 16 |
                                              (uint64_t)fz_byte(f) << 8 | fz_byte(f));

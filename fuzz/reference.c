@@ -520,7 +520,8 @@ ref_verdict ref_dynamic_partition(const ndx_tensor *data, const ndx_tensor *part
 ref_verdict ref_sparse_valid(const ndx_sparse_tensor *sp, char *why) {
     const ndx_tensor *ix = &sp->indices, *va = &sp->values, *ds = &sp->dense_shape;
     if (!ref_view_ok(ix) || !ref_view_ok(va) || !ref_view_ok(ds)) return say(why, REF_ERROR, "malformed view");
-    if (ix->dtype != NDX_INT64 || ds->dtype != NDX_INT64) return say(why, REF_ERROR, "not int64");
+    /* ndx.h: index tensors may be int16, int32 or int64 everywhere an op takes indices. */
+    if (!is_index_dtype(ix->dtype) || !is_index_dtype(ds->dtype)) return say(why, REF_ERROR, "index dtype");
     if (ix->rank != 2 || va->rank != 1 || ds->rank != 1) return say(why, REF_ERROR, "ranks");
     int64_t R = ds->shape[0], N = ix->shape[0];
     if (R < 1 || R > NDX_MAX_RANK) return say(why, REF_ERROR, "sparse rank %lld", (long long)R);
@@ -774,8 +775,8 @@ static int value_equal(const unsigned char *a, const unsigned char *b, ndx_dtype
     return 1;
 }
 
-int ref_sparse_equal_up_to_ties(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want,
-                                char *why) {
+int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want, int ties,
+                     char *why) {
     const ndx_tensor *gi = &got->indices, *wi = &want->indices;
     if (gi->rank != 2 || gi->shape[0] != wi->shape[0] || gi->shape[1] != wi->shape[1] ||
         !is_index_dtype(gi->dtype))
@@ -793,10 +794,16 @@ int ref_sparse_equal_up_to_ties(const ndx_sparse_tensor *got, const ndx_sparse_t
     for (int64_t i = 0; i < N * R; i++)
         if (read_int(gi, i) != read_int(wi, i))
             return say(why, 0, "indices element %lld differs", (long long)i), 0;
-    /* Values: within each run of equal index rows, every wanted value must be matched once. */
     size_t w = want->values.itemsize;
     ndx_dtype d = want->values.dtype;
     const unsigned char *gv = got->values.data, *wv = want->values.data;
+    if (!ties) {
+        for (int64_t i = 0; i < N; i++)
+            if (!value_equal(gv + (size_t)i * w, wv + (size_t)i * w, d, w))
+                return say(why, 0, "value of entry %lld differs", (long long)i), 0;
+        return 1;
+    }
+    /* Values: within each run of equal index rows, every wanted value must be matched once. */
     unsigned char *used = calloc((size_t)N + 1, 1);
     for (int64_t lo = 0; lo < N;) {
         int64_t hi = lo + 1;

@@ -46,9 +46,11 @@ ref_verdict ref_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tenso
 ref_verdict ref_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
                                   int num_partitions, ndx_tensor *outs, char *why);
 
-/* A sparse tensor as ndx.h defines it: int64 indices [N, R], values [N], int64 dense_shape [R],
- * R >= 1, every index inside dense_shape. REF_EITHER when the dense shape's element count does not
- * fit in int64 (ndx.h does not say whether such a sparse tensor is valid). */
+/* A sparse tensor as ndx.h defines it: indices [N, R], values [N], dense_shape [R], R >= 1, every
+ * index inside dense_shape. ndx.h's SparseTensor says int64 indices, but its general rule lets
+ * every index tensor be int16, int32 or int64, and that is what the ops accept. REF_EITHER when
+ * the dense shape's element count does not fit in int64 (ndx.h does not say whether such a sparse
+ * tensor is valid). */
 ref_verdict ref_sparse_valid(const ndx_sparse_tensor *sp, char *why);
 
 ref_verdict ref_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
@@ -62,10 +64,11 @@ ref_verdict ref_dense_to_sparse(const ndx_tensor *dense, ndx_sparse_tensor *out,
 void ref_tensor_free(ndx_tensor *t);
 void ref_sparse_free(ndx_sparse_tensor *sp);
 
-/* 1 when a and b hold the same entries in the same index order, where values of entries with
- * equal index rows may come in any order among themselves (sparse_concat does not promise a stable
- * order for duplicates within one input). Floats compare with NaN equal to NaN. */
-int ref_sparse_equal_up_to_ties(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want,
-                                char *why);
+/* 1 when got holds want's entries in the same index order (indices compared by value, whatever
+ * index dtype got uses). With `ties`, values of entries with equal index rows may come in any
+ * order among themselves (sparse_concat does not promise a stable order for duplicates within one
+ * input). Floats compare with NaN equal to NaN. */
+int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want, int ties,
+                     char *why);
 
 #endif /* NDX_FUZZ_REFERENCE_H */
