@@ -471,8 +471,9 @@ def versions(args):
                                   text=True).stdout.strip().replace("ndx ", "", 1)
         v["commit"] = subprocess.run(["git", "-C", args.here, "rev-parse", "--short", "HEAD"],
                                      capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", args.here, "status", "--porcelain", "--", "src",
-                                "include", "tools"], capture_output=True, text=True).stdout
+        dirty = subprocess.run(["git", "-C", os.path.dirname(args.here), "status", "--porcelain",
+                                "--", "src", "include", "tools"], capture_output=True,
+                               text=True).stdout
         if dirty.strip():
             v["commit"] += " + uncommitted changes"
     except Exception:
