@@ -698,6 +698,48 @@ static void reorder_threads_large(void **state) {
     }
 }
 
+/* A volume of 2^61 with a thousand entries: offsets and positions no longer fit one 64-bit
+ * tag together, so the sort carries positions beside the offsets. Rows repeat (drawn from 50). */
+static void reorder_huge_volume(void **state) {
+    (void)state;
+    test_rng r = {1010};
+    ndx_error err;
+    int64_t dims[2] = {(int64_t)1 << 30, (int64_t)1 << 31};
+    int64_t pool[50][2];
+    for (int k = 0; k < 50; k++) {
+        pool[k][0] = rng_below(&r, dims[0]);
+        pool[k][1] = rng_below(&r, dims[1]);
+    }
+    ndx_sparse_tensor in[2];
+    for (int m = 0; m < 2; m++) {
+        in[m] = sparse_new(NDX_INT16, 0, NDX_INT64, 2, dims, 1000);
+        for (int64_t i = 0; i < 1000; i++) {
+            int k = (int)rng_below(&r, 50);
+            test_set_index(&in[m].indices, 2 * i, pool[k][0]);
+            test_set_index(&in[m].indices, 2 * i + 1, pool[k][1]);
+            ((int16_t *)in[m].values.data)[i] = (int16_t)i;
+        }
+    }
+    entries e = entries_of(&in[0]);
+    entries want = entries_sorted(&e);
+    ndx_sparse_tensor out = sparse_empty_out();
+    assert_ok(ndx_sparse_reorder(&in[0], NULL, &out, &err), &err);
+    assert_sparse_is(&out, &want, NDX_INT16);
+    ndx_sparse_free(&out);
+    /* And through concat, which sorts its unsorted inputs the same way. */
+    int64_t od[2] = {(int64_t)1 << 30, (int64_t)1 << 32};
+    int64_t shifts[2];
+    entries cw = ref_concat(2, in, 1, od, shifts);
+    assert_ok(ndx_sparse_concat(1, 2, in, 0, NULL, &out, &err), &err);
+    assert_sparse_is(&out, &cw, NDX_INT16);
+    ndx_sparse_free(&out);
+    entries_del(&cw);
+    entries_del(&e);
+    entries_del(&want);
+    sparse_del(&in[0]);
+    sparse_del(&in[1]);
+}
+
 /* Equal indices keep their order: the values say which came first. */
 static void reorder_is_stable(void **state) {
     (void)state;
@@ -1284,6 +1326,7 @@ int main(void) {
         cmocka_unit_test(concat_repeats_and_empty),
         cmocka_unit_test(reorder_random),
         cmocka_unit_test(reorder_threads_large),
+        cmocka_unit_test(reorder_huge_volume),
         cmocka_unit_test(reorder_is_stable),
         cmocka_unit_test(dense_round_trip),
         cmocka_unit_test(to_dense_random),
