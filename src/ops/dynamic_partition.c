@@ -62,9 +62,12 @@ static ndx_status part_plan_make(part_plan *p, const ndx_tensor *data,
                         "dynamic_partition: the outputs would have rank %d; ndx handles ranks up "
                         "to %d",
                         extra + 1, NDX_MAX_RANK);
+    /* A row's size fits whenever there are rows (data is a valid view); without rows, as in
+     * data of shape [0, 2^40, 2^40], it may not, and nothing is copied anyway. */
     int64_t row_elems;
-    ndx_dims_product(extra, data->shape + P, &row_elems); /* part of a valid view */
-    p->row_bytes = (size_t)row_elems * data->itemsize;
+    if (p->rows == 0 || !ndx_dims_product(extra, data->shape + P, &row_elems) ||
+        !ndx_bytes_of(row_elems, data->itemsize, &p->row_bytes))
+        p->row_bytes = 0;
     p->desc.dtype = data->dtype;
     p->desc.itemsize = data->itemsize;
     p->desc.rank = extra + 1;
@@ -88,8 +91,9 @@ static ndx_status fail_bad_id(const part_plan *p, int64_t row, ndx_error *err) {
     }
     char where[NDX_DIMS_TEXT] = "";
     if (t->rank > 0) ndx_format_dims(where, sizeof where, t->rank, pos);
-    return ndx_fail(err, NDX_E_OUT_OF_RANGE, "dynamic_partition: partitions%s = %lld is not in [0, %d)",
-                    where, (long long)ndx_read_index(t->data, t->dtype, row), p->np);
+    return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                    "dynamic_partition: partitions%s = %lld is not in [0, %d)", where,
+                    (long long)ndx_read_index(t->data, t->dtype, row), p->np);
 }
 
 ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor *partitions,

@@ -3,11 +3,16 @@
  *
  * Plan: check every index tensor, scan every index (negative ones fail; the largest gives the
  * output's row count), then check the data tensors and the output size.
- * Run: each worker owns a contiguous range of output rows. It first records, for each of its
- * rows, the last (m, i) that names it (the "winner"), then writes each of its rows exactly once:
- * a copy of the winner's data row, or zeros when no index names it. So no row is written twice,
- * no two workers touch the same bytes, and the result is the same at any thread count. */
+ * Run: each worker owns a contiguous range of output rows. It first finds, for each of its rows,
+ * the last (m, i) that names it (the "winner"), then writes each of its rows exactly once: a copy
+ * of the winner's data row, or zeros when no index names it. So no row is written twice, no two
+ * workers touch the same bytes, and the result is the same at any thread count.
+ * Finding winners: when every indices[m] is sorted (what partitioning positions gives), each
+ * worker walks the parts block by block from a binary-searched start, reading only its share;
+ * otherwise it reads every index and keeps a winner table over its rows. Large outputs are
+ * written with non-temporal stores. */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -262,8 +267,12 @@ static ndx_status stitch_plan_make(stitch_plan *p, const char *op, int n, const 
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: the output would have rank %d; ndx handles ranks up to %d", op,
                         extra + 1, NDX_MAX_RANK);
-    int64_t row_elems, count;
-    ndx_dims_product(extra, d0->shape + indices[0].rank, &row_elems); /* part of a valid view */
+    /* A row's size fits whenever some part has elements (its data is a valid view); when
+     * every part is empty, as with data of shape [0, 2^40, 2^40], it may not, and the output
+     * has no rows anyway. */
+    int64_t row_elems = 0, count;
+    if (p->total > 0 && !ndx_dims_product(extra, d0->shape + indices[0].rank, &row_elems))
+        return ndx_fail(err, NDX_E_OVERFLOW, "%s: data rows are too large to address", op);
     p->out.dtype = d0->dtype;
     p->out.itemsize = d0->itemsize;
     p->out.rank = extra + 1;
@@ -278,7 +287,7 @@ static ndx_status stitch_plan_make(stitch_plan *p, const char *op, int n, const 
                         "%s: %s makes an output of shape %s, too large to address", op, largest,
                         dims);
     }
-    p->row_bytes = (size_t)row_elems * d0->itemsize;
+    p->row_bytes = (size_t)row_elems * d0->itemsize; /* at most `bytes` when rows > 0 */
     return NDX_OK;
 }
 
@@ -481,6 +490,42 @@ static void stitch_range(void *ctx, int64_t a, int64_t b, int worker) {
 #endif
 }
 
+/* The machine's physical memory in bytes, or 0 when it cannot be told. */
+static size_t physical_memory(void) {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t bytes;
+    if (pages > 0 && page > 0 && !__builtin_mul_overflow((size_t)pages, (size_t)page, &bytes))
+        return bytes;
+#endif
+    return 0;
+}
+
+/* Refuses a call that needs more than opt->max_memory, or more than the machine has (every
+ * output byte gets written, so that could only fail or thrash), before anything is allocated:
+ * one huge index must give a clean error, not an allocation attempt. */
+static ndx_status check_memory(const stitch_plan *p, const ndx_options *opt, size_t need,
+                               ndx_error *err) {
+    size_t limit = opt ? opt->max_memory : 0, physical = physical_memory();
+    int over_budget = limit && need > limit;
+    if (!over_budget && !(physical && need > physical)) return NDX_OK;
+    char largest[NDX_DIMS_TEXT + 64], dims[NDX_DIMS_TEXT];
+    if (p->max_index >= 0)
+        format_largest(p, largest, sizeof largest);
+    else
+        snprintf(largest, sizeof largest, "none");
+    ndx_format_dims(dims, sizeof dims, p->out.rank, p->out.shape);
+    if (over_budget)
+        return ndx_fail(err, NDX_E_MEMORY_BUDGET,
+                        "%s: the output of shape %s (largest index: %s) needs %zu bytes of "
+                        "memory, over the memory budget of %zu bytes",
+                        p->op, dims, largest, need, limit);
+    return ndx_fail(err, NDX_E_NO_MEMORY,
+                    "%s: the output of shape %s (largest index: %s) needs %zu bytes of memory, "
+                    "more than this machine has (%zu bytes)",
+                    p->op, dims, largest, need, physical);
+}
+
 static ndx_status stitch(const char *op, int n, const ndx_tensor *indices, const ndx_tensor *data,
                          const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     ndx_error_clear(err);
@@ -501,7 +546,7 @@ static ndx_status stitch(const char *op, int n, const ndx_tensor *indices, const
     if (workers > 0) {
         /* Merging walks every part once per block: worth it unless parts far outnumber rows. */
         int64_t steps = (p.rows + STITCH_BLOCK - 1) / STITCH_BLOCK + workers;
-        job.merge = p.sorted && (int64_t)n <= (p.total + p.rows) / steps;
+        job.merge = p.sorted && (__int128)n * steps <= (__int128)p.total + p.rows;
         if (job.merge) {
             job.stride = ((size_t)n + 7) & ~(size_t)7;
             scratch = (size_t)workers * job.stride * sizeof(int64_t);
@@ -518,27 +563,16 @@ static ndx_status stitch(const char *op, int n, const ndx_tensor *indices, const
         }
     }
 
-    /* Check the whole need against the budget before allocating anything. */
-    size_t limit = opt ? opt->max_memory : 0;
-    size_t need = scratch + (out->data == NULL ? out_bytes : 0); /* both below PTRDIFF_MAX */
-    if (limit && need > limit) {
-        char largest[NDX_DIMS_TEXT + 64], dims[NDX_DIMS_TEXT];
-        if (p.max_index >= 0)
-            format_largest(&p, largest, sizeof largest);
-        else
-            snprintf(largest, sizeof largest, "none");
-        ndx_format_dims(dims, sizeof dims, p.out.rank, p.out.shape);
-        return ndx_fail(err, NDX_E_MEMORY_BUDGET,
-                        "%s: the output of shape %s (largest index: %s) needs %zu bytes of "
-                        "memory, over the memory budget of %zu bytes",
-                        op, dims, largest, need, limit);
-    }
-
+    /* A caller's output must match; then the whole need is checked before anything is
+     * allocated. */
     ndx_budget budget;
     ndx_budget_init(&budget, opt, op);
     ndx_tensor saved = *out;
-    int allocated;
-    NDX_TRY(ndx_prepare_output(&p.out, out, &budget, 0, "output", &allocated, err));
+    int allocating = out->data == NULL, allocated = 0;
+    if (!allocating) /* only compares */
+        NDX_TRY(ndx_prepare_output(&p.out, out, &budget, 0, "output", &allocated, err));
+    NDX_TRY(check_memory(&p, opt, scratch + (allocating ? out_bytes : 0), err));
+    if (allocating) NDX_TRY(ndx_prepare_output(&p.out, out, &budget, 0, "output", &allocated, err));
     if (workers == 0) return NDX_OK;
 
     void *mem;
