@@ -970,6 +970,7 @@ static void check_rejects(void **state) {
     memcpy(s.indices.data, (int64_t[]){0, 0, 3, 2, 1, 1}, 6 * 8);
     assert_ok(ndx_sparse_check(&s, "x", &err), &err);
     assert_fails(ndx_sparse_check(NULL, "x", &err), &err, NDX_E_INVALID_ARGUMENT, "x is NULL");
+    ndx_sparse_free(NULL); /* accepted, like ndx_tensor_free */
 
     ndx_sparse_tensor b = s;
     b.indices.dtype = NDX_FLOAT64;

@@ -7,11 +7,12 @@
 
 /* ---- the three views -------------------------------------------------------------------- */
 
+/* One of the three views: well formed, of the wanted rank, of an index dtype when asked. */
 static ndx_status check_part(const ndx_tensor *t, const char *what, const char *part,
-                             int want_rank, int index_dtype, int64_t *count, ndx_error *err) {
+                             int want_rank, int index_dtype, ndx_error *err) {
     char name[160];
     snprintf(name, sizeof name, "%s.%s", what, part);
-    NDX_TRY(ndx_tensor_check(t, name, count, NULL, err));
+    NDX_TRY(ndx_tensor_check(t, name, NULL, NULL, err));
     if (index_dtype && !ndx_is_index_dtype(t->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s must be int16, int32 or int64, not %s",
                         name, ndx_dtype_name(t->dtype));
@@ -28,9 +29,9 @@ ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
                                   ndx_sparse_view *v, ndx_error *err) {
     memset(v, 0, sizeof *v);
     if (!sp) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is NULL", what);
-    NDX_TRY(check_part(&sp->indices, what, "indices", 2, 1, NULL, err));
-    NDX_TRY(check_part(&sp->dense_shape, what, "dense_shape", 1, 1, NULL, err));
-    NDX_TRY(check_part(&sp->values, what, "values", 1, 0, NULL, err));
+    NDX_TRY(check_part(&sp->indices, what, "indices", 2, 1, err));
+    NDX_TRY(check_part(&sp->dense_shape, what, "dense_shape", 1, 1, err));
+    NDX_TRY(check_part(&sp->values, what, "values", 1, 0, err));
 
     int64_t rank = sp->dense_shape.shape[0];
     if (rank < 1 || rank > NDX_MAX_RANK)
