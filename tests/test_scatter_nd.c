@@ -499,6 +499,36 @@ static void large_wide_slices_in_columns(void **state) {
     run_large(&one, add_max, 2, 31);
 }
 
+/* Budgets from "the output only" up to "everything": whatever scratch fits, the bytes agree. */
+static void any_budget_gives_the_same_bytes(void **state) {
+    (void)state;
+    test_rng r = {50};
+    int64_t shape[2] = {300, 300};
+    ndx_tensor tensor = test_tensor_v(NDX_FLOAT32, 0, 2, 300, 300);
+    ndx_tensor idx = duplicate_heavy_indices(&r, 90000, 2, shape, 9000);
+    ndx_tensor upd = test_tensor_v(NDX_FLOAT32, 0, 1, 90000);
+    fill_values(&r, &tensor, 0);
+    fill_values(&r, &upd, 0);
+    ndx_tensor expect = copy_tensor(&tensor);
+    ref_apply(NDX_SCATTER_ADD, &expect, &idx, &upd);
+    size_t out_bytes = test_nbytes(&tensor);
+    for (size_t extra = 0; extra <= 90000 * 8 + 65536; extra += 40000) {
+        for (int threads = 1; threads <= 3; threads += 2) {
+            ndx_options opt = {threads, NDX_BAD_INDICES_ERROR, out_bytes + extra};
+            ndx_tensor out = {0};
+            ndx_error err;
+            assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx, &upd, &opt, &out, &err),
+                      &err);
+            assert_tensor_eq(&out, &expect);
+            ndx_tensor_free(&out);
+        }
+    }
+    test_tensor_free(&expect);
+    test_tensor_free(&tensor);
+    test_tensor_free(&idx);
+    test_tensor_free(&upd);
+}
+
 /* ---- the TensorFlow documentation examples --------------------------------------------------- */
 
 static void seed_examples(void **state) {
@@ -1141,6 +1171,7 @@ int main(void) {
         cmocka_unit_test(large_elements_in_blocks),
         cmocka_unit_test(large_narrow_slices_in_blocks),
         cmocka_unit_test(large_wide_slices_in_columns),
+        cmocka_unit_test(any_budget_gives_the_same_bytes),
         cmocka_unit_test(tensor_scatter_errors),
         cmocka_unit_test(unsupported_dtypes),
         cmocka_unit_test(late_bad_row_leaves_tensor_untouched),

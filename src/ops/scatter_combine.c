@@ -40,6 +40,21 @@ typedef struct { unsigned char b[16]; } bytes16;
             c = F(c, u);                                                                       \
             memcpy(d + o * (int64_t)sizeof(T), &c, sizeof(T));                                 \
         }                                                                                      \
+    }                                                                                          \
+    static void NAME##_entries(void *restrict dst, const void *restrict entries, int64_t n,   \
+                               size_t itemsize) {                                              \
+        (void)itemsize;                                                                        \
+        unsigned char *d = dst;                                                                \
+        const unsigned char *e = entries;                                                      \
+        for (int64_t k = 0; k < n; k++, e += 4 + sizeof(T)) {                                  \
+            uint32_t o;                                                                        \
+            T c, u;                                                                            \
+            memcpy(&o, e, 4);                                                                  \
+            memcpy(&u, e + 4, sizeof(T));                                                      \
+            memcpy(&c, d + (size_t)o * sizeof(T), sizeof(T));                                  \
+            c = F(c, u);                                                                       \
+            memcpy(d + (size_t)o * sizeof(T), &c, sizeof(T));                                  \
+        }                                                                                      \
     }
 
 /* min and max are std::min(c, u) = (u < c ? u : c) and std::max(c, u) = (c < u ? u : c): on a
@@ -140,9 +155,20 @@ static void replace_points(void *restrict dst, const int64_t *restrict slots,
         if (slots[k] >= 0) memcpy(d + (size_t)slots[k] * itemsize, v + (size_t)k * itemsize, itemsize);
 }
 
+static void replace_entries(void *restrict dst, const void *restrict entries, int64_t n,
+                            size_t itemsize) {
+    unsigned char *d = dst;
+    const unsigned char *e = entries;
+    for (int64_t k = 0; k < n; k++, e += 4 + itemsize) {
+        uint32_t o;
+        memcpy(&o, e, 4);
+        memcpy(d + (size_t)o * itemsize, e + 4, itemsize);
+    }
+}
+
 /* ---- lookup ------------------------------------------------------------------------------------ */
 
-#define KERNEL(name) ((ndx_combine){name##_run, name##_points})
+#define KERNEL(name) ((ndx_combine){name##_run, name##_points, name##_entries})
 
 /* The four arithmetic ops of one family (complex stops at sub). */
 #define PICK_ARITH(tag)                                                                        \
@@ -167,7 +193,10 @@ static int find_replace(size_t itemsize, ndx_combine *k) {
     case 4: *k = KERNEL(w4_replace); break;
     case 8: *k = KERNEL(w8_replace); break;
     case 16: *k = KERNEL(w16_replace); break;
-    default: k->points = replace_points; break;
+    default:
+        k->points = replace_points;
+        k->entries = replace_entries;
+        break;
     }
     k->run = replace_run;
     return itemsize > 0;

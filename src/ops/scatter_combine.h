@@ -19,9 +19,15 @@ typedef void (*ndx_combine_run_fn)(void *restrict dst, const void *restrict src,
 typedef void (*ndx_combine_points_fn)(void *restrict dst, const int64_t *restrict slots,
                                       const void *restrict values, int64_t n, size_t itemsize);
 
+/* The same from packed entries, each a uint32 element offset followed by the update element
+ * (stride 4 + itemsize, no alignment): how bucketed single elements travel. */
+typedef void (*ndx_combine_entries_fn)(void *restrict dst, const void *restrict entries, int64_t n,
+                                       size_t itemsize);
+
 typedef struct ndx_combine {
     ndx_combine_run_fn run;
     ndx_combine_points_fn points;
+    ndx_combine_entries_fn entries;
 } ndx_combine;
 
 /* Fills *k with the kernels of `op` on `dtype` (itemsize is the element width, used by UPDATE,

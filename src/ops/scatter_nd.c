@@ -32,6 +32,8 @@
 #define COLUMN_BYTES 256               /* least bytes of every slice worth a thread of its own */
 #define MAX_COUNTERS ((int64_t)1 << 20) /* workers x blocks counters of the bucketing sort */
 #define LINE 64
+#define AHEAD 8                         /* rows between a destination's prefetch and its update */
+#define PREFETCH_BYTES 512              /* the most of one destination worth prefetching */
 
 /* ---- names ------------------------------------------------------------------------------- */
 
@@ -182,52 +184,6 @@ static ndx_status plan_scatter_nd(scatter_plan *p, const ndx_tensor *indices,
     return plan_rows(p, indices, updates, err);
 }
 
-/* ---- resolving index rows (pass 1) --------------------------------------------------------- */
-
-/* Writes every row's slice number into slots (-1 for a row out of range), counts rows per
- * destination block when counts is set, and notes each worker's first bad row. */
-typedef struct resolve_job {
-    const scatter_plan *p;
-    int64_t *slots;
-    int64_t *counts; /* NULL, or workers x blocks */
-    int64_t blocks;
-    int shift; /* slice >> shift is the block */
-    int stop_at_bad;
-    int64_t first_bad[MAX_WORKERS];
-} resolve_job;
-
-static ALWAYS_INLINE void resolve_range(resolve_job *j, int64_t begin, int64_t end, int worker,
-                                        ndx_dtype dt) {
-    const void *idx = j->p->indices->data;
-    const ndx_index_plan *plan = &j->p->index;
-    int64_t *slots = j->slots;
-    int64_t *counts = j->counts ? j->counts + (int64_t)worker * j->blocks : NULL;
-    int shift = j->shift;
-    int64_t bad = -1;
-    for (int64_t r = begin; r < end; r++) {
-        int64_t s = ndx_index_row(plan, idx, dt, r);
-        slots[r] = s;
-        if (s < 0) {
-            if (j->stop_at_bad) {
-                bad = r;
-                break;
-            }
-            continue;
-        }
-        if (counts) counts[s >> shift]++;
-    }
-    j->first_bad[worker] = bad;
-}
-
-static void resolve_fn(void *ctx, int64_t begin, int64_t end, int worker) {
-    resolve_job *j = ctx;
-    switch (j->p->indices->dtype) {
-    case NDX_INT64: resolve_range(j, begin, end, worker, NDX_INT64); break;
-    case NDX_INT32: resolve_range(j, begin, end, worker, NDX_INT32); break;
-    default: resolve_range(j, begin, end, worker, NDX_INT16); break;
-    }
-}
-
 /* ---- the run ------------------------------------------------------------------------------- */
 
 typedef enum { FILL_NONE, FILL_COPY, FILL_ZERO } fill_mode;
@@ -243,16 +199,16 @@ typedef struct scatter_job {
     size_t itemsize;
     int threads;
     int ignore_bad;
-    /* scratch of the columns and blocks ways */
-    int64_t *slots;    /* rows: slice number, or -1 for a skipped row */
-    int64_t *cursor;   /* workers x blocks: counts, then next bucket position */
-    int64_t *start;    /* blocks + 1: first bucket entry of each block */
-    int64_t *local;    /* bucket entries: slice within the block */
-    unsigned char *payload; /* bucket entries: the update slice itself, or its row number */
-    size_t payload_width;   /* slice_bytes when the slice travels with the entry, else 0 */
+    /* the blocks way */
+    int shift;       /* a block is 2^shift slices */
     int64_t blocks;
-    int shift;
-    int row_workers;
+    int row_workers; /* workers of the counting and bucketing passes */
+    int64_t *cursor; /* row_workers x blocks: counts, then each bucket's next entry */
+    int64_t *start;  /* blocks + 1: first entry of each block */
+    unsigned char *entries; /* each: uint32 slice within its block, then the payload */
+    size_t stride;          /* bytes per entry */
+    size_t packed;          /* payload is the update slice of this many bytes; 0: an int64 row */
+    int64_t first_bad[MAX_WORKERS];
     int64_t owner_first[MAX_WORKERS + 1]; /* blocks of owner o: [owner_first[o], owner_first[o+1]) */
     int owners;
 } scatter_job;
@@ -272,11 +228,19 @@ static void fill_all(const scatter_job *j) {
         ndx_parallel_zero(j->out, bytes, j->threads);
 }
 
-/* ---- direct: one thread, rows in order --------------------------------------------------------- */
+/* Asks for the first bytes of a destination that a later row will update: rows land anywhere
+ * in the output, and the hardware cannot guess where. */
+static inline void prefetch_dest(const unsigned char *p, size_t bytes) {
+    if (bytes > PREFETCH_BYTES) bytes = PREFETCH_BYTES;
+    for (size_t x = 0; x < bytes; x += LINE) __builtin_prefetch(p + x, 1);
+}
+
+/* ---- direct and columns: walk every row in index order ------------------------------------ */
 
 #define DIRECT_BATCH 256
 
-static void run_direct(const scatter_job *j) {
+/* Applies every row, in index order, to columns [c0, c1) of its destination slice. */
+static void apply_rows(const scatter_job *j, int64_t c0, int64_t c1) {
     const scatter_plan *p = j->p;
     const void *idx = p->indices->data;
     ndx_dtype dt = p->indices->dtype;
@@ -291,72 +255,121 @@ static void run_direct(const scatter_job *j) {
         }
         return;
     }
-    for (int64_t r = 0; r < p->rows; r++) {
-        int64_t s = ndx_index_row(&p->index, idx, dt, r);
-        if (s < 0) continue;
-        j->k.run(j->out + (size_t)s * sb, j->upd + (size_t)r * sb, p->slice, j->itemsize);
+    /* Slices: resolve each row AHEAD rows early and prefetch its destination. */
+    size_t off = (size_t)c0 * j->itemsize, bytes = (size_t)(c1 - c0) * j->itemsize;
+    int64_t ring[AHEAD];
+    for (int64_t r = 0; r < AHEAD && r < p->rows; r++) {
+        ring[r] = ndx_index_row(&p->index, idx, dt, r);
+        if (ring[r] >= 0) prefetch_dest(j->out + (size_t)ring[r] * sb + off, bytes);
     }
-}
-
-/* ---- columns: each thread owns the same column range of every slice ----------------------- */
-
-static void columns_fn(void *ctx, int64_t begin, int64_t end, int worker) {
-    (void)worker;
-    const scatter_job *j = ctx;
-    const scatter_plan *p = j->p;
-    /* begin/end count cache lines of a slice; turn them into element columns. */
-    int64_t per_line = LINE % j->itemsize == 0 ? (int64_t)(LINE / j->itemsize) : 1;
-    int64_t c0 = begin * per_line, c1 = end * per_line;
-    if (c1 > p->slice) c1 = p->slice;
-    if (c0 >= c1) return;
-    size_t sb = p->slice_bytes, off = (size_t)c0 * j->itemsize;
     for (int64_t r = 0; r < p->rows; r++) {
-        int64_t s = j->slots[r];
+        int64_t s = ring[r % AHEAD];
+        if (r + AHEAD < p->rows) {
+            int64_t next = ndx_index_row(&p->index, idx, dt, r + AHEAD);
+            ring[r % AHEAD] = next;
+            if (next >= 0) prefetch_dest(j->out + (size_t)next * sb + off, bytes);
+        }
         if (s < 0) continue;
         j->k.run(j->out + (size_t)s * sb + off, j->upd + (size_t)r * sb + off, c1 - c0,
                  j->itemsize);
     }
 }
 
+/* Columns: worker ranges count cache lines of a slice, so no two threads share a line. */
+static int64_t elements_per_line(size_t itemsize) {
+    return LINE % itemsize == 0 ? (int64_t)(LINE / itemsize) : 1;
+}
+
+static void columns_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const scatter_job *j = ctx;
+    int64_t per_line = elements_per_line(j->itemsize);
+    int64_t c0 = begin * per_line, c1 = end * per_line;
+    if (c1 > j->p->slice) c1 = j->p->slice;
+    if (c0 < c1) apply_rows(j, c0, c1);
+}
+
 static void run_columns(scatter_job *j) {
     fill_all(j);
-    int64_t per_line = LINE % j->itemsize == 0 ? (int64_t)(LINE / j->itemsize) : 1;
+    int64_t per_line = elements_per_line(j->itemsize);
     int64_t lines = (j->p->slice + per_line - 1) / per_line;
     int64_t grain = COLUMN_BYTES / (per_line * (int64_t)j->itemsize);
     ndx_parallel_for(j->threads, lines, grain < 1 ? 1 : grain, columns_fn, j);
 }
 
-/* ---- blocks: bucket rows by destination block, then each owner updates its blocks ------------ */
+/* ---- blocks: bucket rows by destination block, then each owner updates its blocks ---------- */
 
-/* Pass 2: each worker appends its rows to the buckets of their blocks, at positions the
- * counting pass reserved, so every bucket holds its rows in index order. */
-static ALWAYS_INLINE void bucket_range(const scatter_job *j, int64_t begin, int64_t end,
-                                       int worker, size_t width) {
-    int64_t *cursor = j->cursor + (int64_t)worker * j->blocks;
-    int64_t mask = ((int64_t)1 << j->shift) - 1;
-    size_t sb = j->p->slice_bytes;
+/* Pass 1: checks every row and counts rows per (worker, block); notes each worker's first bad
+ * row. The index dtype is a constant in each copy of the loop. */
+static ALWAYS_INLINE void count_range(scatter_job *j, int64_t begin, int64_t end, int worker,
+                                      ndx_dtype dt) {
+    const scatter_plan *p = j->p;
+    int64_t *counts = j->cursor + (int64_t)worker * j->blocks;
+    int shift = j->shift, stop = !j->ignore_bad;
+    int64_t bad = -1;
     for (int64_t r = begin; r < end; r++) {
-        int64_t s = j->slots[r];
-        if (s < 0) continue;
-        int64_t q = cursor[s >> j->shift]++;
-        j->local[q] = s & mask;
-        if (width)
-            memcpy(j->payload + (size_t)q * width, j->upd + (size_t)r * sb, width);
-        else
-            memcpy(j->payload + (size_t)q * sizeof r, &r, sizeof r);
+        int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
+        if (s < 0) {
+            if (stop) {
+                bad = r;
+                break;
+            }
+            continue;
+        }
+        counts[s >> shift]++;
+    }
+    j->first_bad[worker] = bad;
+}
+
+static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    scatter_job *j = ctx;
+    switch (j->p->indices->dtype) {
+    case NDX_INT64: count_range(j, begin, end, worker, NDX_INT64); break;
+    case NDX_INT32: count_range(j, begin, end, worker, NDX_INT32); break;
+    default: count_range(j, begin, end, worker, NDX_INT16); break;
     }
 }
 
+/* Pass 2: each worker resolves its rows again and appends them to the buckets of their blocks
+ * at the positions pass 1 reserved, so every bucket holds its rows in index order. A small
+ * update slice travels inside the entry; a larger one is named by its row number. */
+static ALWAYS_INLINE void bucket_range(const scatter_job *j, int64_t begin, int64_t end,
+                                       int worker, ndx_dtype dt, size_t width) {
+    const scatter_plan *p = j->p;
+    int64_t *cursor = j->cursor + (int64_t)worker * j->blocks;
+    int shift = j->shift;
+    int64_t mask = ((int64_t)1 << shift) - 1;
+    size_t stride = 4 + (width ? width : sizeof(int64_t));
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
+        if (s < 0) continue;
+        unsigned char *e = j->entries + (size_t)(cursor[s >> shift]++) * stride;
+        uint32_t within = (uint32_t)(s & mask);
+        memcpy(e, &within, 4);
+        if (width)
+            memcpy(e + 4, j->upd + (size_t)r * width, width);
+        else
+            memcpy(e + 4, &r, sizeof r);
+    }
+}
+
+/* Constant payload widths let the compiler turn each copy into one move. */
+#define BUCKET_WIDTHS(dt)                                                                      \
+    switch (j->packed) {                                                                       \
+    case 1: bucket_range(j, begin, end, worker, dt, 1); break;                                 \
+    case 2: bucket_range(j, begin, end, worker, dt, 2); break;                                 \
+    case 4: bucket_range(j, begin, end, worker, dt, 4); break;                                 \
+    case 8: bucket_range(j, begin, end, worker, dt, 8); break;                                 \
+    case 16: bucket_range(j, begin, end, worker, dt, 16); break;                               \
+    default: bucket_range(j, begin, end, worker, dt, 0); break;                                \
+    }
+
 static void bucket_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     const scatter_job *j = ctx;
-    /* A constant width lets the compiler turn each copy into one move. */
-    switch (j->payload_width) {
-    case 1: bucket_range(j, begin, end, worker, 1); break;
-    case 2: bucket_range(j, begin, end, worker, 2); break;
-    case 4: bucket_range(j, begin, end, worker, 4); break;
-    case 8: bucket_range(j, begin, end, worker, 8); break;
-    case 16: bucket_range(j, begin, end, worker, 16); break;
-    default: bucket_range(j, begin, end, worker, 0); break;
+    switch (j->p->indices->dtype) {
+    case NDX_INT64: BUCKET_WIDTHS(NDX_INT64) break;
+    case NDX_INT32: BUCKET_WIDTHS(NDX_INT32) break;
+    default: BUCKET_WIDTHS(NDX_INT16) break;
     }
 }
 
@@ -365,7 +378,7 @@ static void blocks_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const scatter_job *j = ctx;
     const scatter_plan *p = j->p;
-    size_t sb = p->slice_bytes;
+    size_t sb = p->slice_bytes, stride = j->stride;
     int64_t per_block = (int64_t)1 << j->shift;
     for (int64_t o = begin; o < end; o++) {
         for (int64_t b = j->owner_first[o]; b < j->owner_first[o + 1]; b++) {
@@ -373,29 +386,34 @@ static void blocks_fn(void *ctx, int64_t begin, int64_t end, int worker) {
             int64_t s1 = s0 + per_block < p->slices ? s0 + per_block : p->slices;
             unsigned char *base = j->out + (size_t)s0 * sb;
             fill_bytes(j, (size_t)s0 * sb, (size_t)(s1 - s0) * sb);
-            int64_t e0 = j->start[b], e1 = j->start[b + 1];
-            if (j->payload_width && p->slice == 1) {
-                j->k.points(base, j->local + e0, j->payload + (size_t)e0 * sb, e1 - e0,
-                            j->itemsize);
-            } else if (j->payload_width) {
-                for (int64_t q = e0; q < e1; q++)
-                    j->k.run(base + (size_t)j->local[q] * sb, j->payload + (size_t)q * sb,
-                             p->slice, j->itemsize);
-            } else {
-                for (int64_t q = e0; q < e1; q++) {
+            int64_t n = j->start[b + 1] - j->start[b];
+            const unsigned char *e = j->entries + (size_t)j->start[b] * stride;
+            if (j->packed && p->slice == 1) {
+                j->k.entries(base, e, n, j->itemsize);
+                continue;
+            }
+            for (int64_t q = 0; q < n; q++, e += stride) {
+                uint32_t within;
+                memcpy(&within, e, 4);
+                const unsigned char *src = e + 4;
+                if (!j->packed) {
                     int64_t r;
-                    memcpy(&r, j->payload + (size_t)q * sizeof r, sizeof r);
-                    j->k.run(base + (size_t)j->local[q] * sb, j->upd + (size_t)r * sb, p->slice,
-                             j->itemsize);
+                    memcpy(&r, e + 4, sizeof r);
+                    src = j->upd + (size_t)r * sb;
+                    if (q + AHEAD < n) { /* the update rows of a block are far apart */
+                        memcpy(&r, e + AHEAD * stride + 4, sizeof r);
+                        prefetch_dest(j->upd + (size_t)r * sb, sb);
+                    }
                 }
+                j->k.run(base + (size_t)within * sb, src, p->slice, j->itemsize);
             }
         }
     }
 }
 
 /* Turns the counts into bucket positions (block-major, then worker: index order within each
- * block) and splits the blocks into owners of about equal work. */
-static void plan_buckets(scatter_job *j) {
+ * block) and splits the blocks into owners of about equal work. Returns the entry count. */
+static int64_t plan_buckets(scatter_job *j) {
     int64_t pos = 0;
     for (int64_t b = 0; b < j->blocks; b++) {
         j->start[b] = pos;
@@ -411,30 +429,25 @@ static void plan_buckets(scatter_job *j) {
     /* Work of a block: its updates, plus its bytes when it is filled first. */
     const scatter_plan *p = j->p;
     double per_entry = (double)p->slice_bytes + 16.0;
-    double per_block = j->fill == FILL_NONE ? 0.0 : (double)((int64_t)1 << j->shift) *
-                                                        (double)p->slice_bytes;
+    double per_block =
+        j->fill == FILL_NONE ? 0.0 : (double)((int64_t)1 << j->shift) * (double)p->slice_bytes;
     double total = (double)pos * per_entry + per_block * (double)j->blocks;
     int owners = j->threads < j->blocks ? j->threads : (int)j->blocks;
-    if (owners > MAX_WORKERS) owners = MAX_WORKERS;
     j->owners = owners;
     double done = 0.0;
     int o = 0;
     j->owner_first[0] = 0;
     for (int64_t b = 0; b < j->blocks && o + 1 < owners; b++) {
         done += per_block + per_entry * (double)(j->start[b + 1] - j->start[b]);
-        while (o + 1 < owners && done >= total * (double)(o + 1) / owners) j->owner_first[++o] = b + 1;
+        while (o + 1 < owners && done >= total * (double)(o + 1) / owners)
+            j->owner_first[++o] = b + 1;
     }
     while (o + 1 < owners) j->owner_first[++o] = j->blocks;
     j->owner_first[owners] = j->blocks;
+    return pos;
 }
 
-static void run_blocks(scatter_job *j) {
-    plan_buckets(j);
-    ndx_parallel_for(j->threads, j->p->rows, ROW_GRAIN, bucket_fn, j);
-    ndx_parallel_for(j->threads, j->owners, 1, blocks_fn, j);
-}
-
-/* ---- choosing a way and its scratch ------------------------------------------------------ */
+/* ---- choosing a way ---------------------------------------------------------------------- */
 
 static run_way choose_way(const scatter_plan *p, int threads) {
     if (p->rows == 0 || p->slices == 0) return RUN_DIRECT;
@@ -453,8 +466,9 @@ static run_way choose_way(const scatter_plan *p, int threads) {
 }
 
 /* Blocks of 2^shift slices: about BLOCK_BYTES each, at least four per thread for balance, and
- * few enough that the workers x blocks counters stay small. */
-static void size_blocks(scatter_job *j) {
+ * few enough that the workers x blocks counters stay small. 0 when a block would hold more
+ * slices than a uint32 entry can name. */
+static int size_blocks(scatter_job *j) {
     const scatter_plan *p = j->p;
     int shift = 0;
     while (shift < 62 && ((int64_t)2 << shift) <= p->slices &&
@@ -462,102 +476,80 @@ static void size_blocks(scatter_job *j) {
         shift++;
     while (shift > 0 && (p->slices >> shift) < 4 * (int64_t)j->threads) shift--;
     while (shift < 62 && (((p->slices - 1) >> shift) + 1) * j->row_workers > MAX_COUNTERS) shift++;
+    if (shift > 32) return 0;
     j->shift = shift;
     j->blocks = ((p->slices - 1) >> shift) + 1;
-}
-
-/* Carves the scratch of the columns or blocks way out of one allocation; 0 when it would not
- * fit (the budget, or memory), and the direct way is taken instead. */
-static int take_scratch(scatter_job *j, run_way way, ndx_budget *b, void **mem) {
-    const scatter_plan *p = j->p;
-    size_t rows = (size_t)p->rows;
-    size_t sizes[5] = {0, 0, 0, 0, 0};
-    if (__builtin_mul_overflow(rows, sizeof(int64_t), &sizes[0])) return 0;
-    if (way == RUN_BLOCKS) {
-        size_t pw = j->payload_width ? j->payload_width : sizeof(int64_t);
-        sizes[1] = (size_t)j->blocks * (size_t)j->row_workers * sizeof(int64_t);
-        sizes[2] = ((size_t)j->blocks + 1) * sizeof(int64_t);
-        sizes[3] = sizes[0];
-        if (__builtin_mul_overflow(rows, pw, &sizes[4])) return 0;
-    }
-    size_t total = 0;
-    for (int i = 0; i < 5; i++) {
-        size_t rounded = (sizes[i] + LINE - 1) / LINE * LINE;
-        if (rounded < sizes[i] || __builtin_add_overflow(total, rounded, &total)) return 0;
-    }
-    ndx_error quiet;
-    if (ndx_acquire(b, total, 0, "scratch", mem, &quiet) != NDX_OK) return 0;
-    unsigned char *at = *mem;
-    unsigned char *parts[5];
-    for (int i = 0; i < 5; i++) {
-        parts[i] = at;
-        at += (sizes[i] + LINE - 1) / LINE * LINE;
-    }
-    j->slots = (int64_t *)(void *)parts[0];
-    if (way == RUN_BLOCKS) {
-        j->cursor = (int64_t *)(void *)parts[1];
-        memset(j->cursor, 0, sizes[1]);
-        j->start = (int64_t *)(void *)parts[2];
-        j->local = (int64_t *)(void *)parts[3];
-        j->payload = parts[4];
-    }
+    size_t sb = p->slice_bytes;
+    j->packed = (sb == 1 || sb == 2 || sb == 4 || sb == 8 || sb == 16) ? sb : 0;
+    j->stride = 4 + (j->packed ? j->packed : sizeof(int64_t));
     return 1;
 }
 
-/* Resolves every row into j->slots (counting per block for the blocks way); returns the first
- * bad row when bad rows are errors, else -1. */
-static int64_t resolve_all(scatter_job *j, run_way way) {
-    resolve_job r;
-    r.p = j->p;
-    r.slots = j->slots;
-    r.counts = way == RUN_BLOCKS ? j->cursor : NULL;
-    r.blocks = j->blocks;
-    r.shift = j->shift;
-    r.stop_at_bad = !j->ignore_bad;
-    int workers = ndx_parallel_for(j->threads, j->p->rows, ROW_GRAIN, resolve_fn, &r);
-    int64_t bad = -1;
-    for (int w = 0; w < workers && bad < 0; w++) bad = r.first_bad[w];
-    return bad;
+/* The counters of the blocks way; 0 when they do not fit (budget or memory). */
+static int take_counters(scatter_job *j, ndx_budget *b, void **mem) {
+    size_t counters = (size_t)j->blocks * (size_t)j->row_workers;
+    size_t bytes = (counters + (size_t)j->blocks + 1) * sizeof(int64_t);
+    ndx_error quiet;
+    if (ndx_acquire(b, bytes, 1, "scatter counters", mem, &quiet) != NDX_OK) return 0;
+    j->cursor = *mem;
+    j->start = j->cursor + counters;
+    return 1;
+}
+
+/* The direct and columns ways check every row first (they need no scratch), then run. */
+static ndx_status run_unbucketed(scatter_job *j, run_way way, ndx_error *err) {
+    const scatter_plan *p = j->p;
+    if (!j->ignore_bad) {
+        int64_t bad = ndx_index_first_bad_row(&p->index, p->indices->data, p->indices->dtype,
+                                               p->rows, j->threads);
+        if (bad >= 0)
+            return ndx_fail_bad_index_row(err, p->op, p->indices, bad, p->target_name,
+                                          p->want.rank, p->want.shape);
+    }
+    if (way == RUN_COLUMNS) {
+        run_columns(j);
+    } else {
+        fill_all(j);
+        apply_rows(j, 0, p->slice);
+    }
+    return NDX_OK;
 }
 
 /* Applies the planned scatter into out (prepared by the caller to p->want). Fails only on a
- * bad index row, before anything is written. */
+ * bad index row, before anything is written. Scratch that does not fit the budget (or memory)
+ * sends the work down the direct way, which needs none. */
 static ndx_status run_scatter(scatter_job *j, ndx_budget *budget, ndx_error *err) {
     const scatter_plan *p = j->p;
     run_way way = choose_way(p, j->threads);
-    void *mem = NULL;
-    if (way != RUN_DIRECT) {
-        j->row_workers = ndx_parallel_workers(j->threads, p->rows, ROW_GRAIN);
-        if (way == RUN_BLOCKS) {
-            size_blocks(j);
-            size_t sb = p->slice_bytes;
-            j->payload_width = (sb == 1 || sb == 2 || sb == 4 || sb == 8 || sb == 16) ? sb : 0;
+    if (way != RUN_BLOCKS) return run_unbucketed(j, way, err);
+    j->row_workers = ndx_parallel_workers(j->threads, p->rows, ROW_GRAIN);
+    void *counters = NULL;
+    if (!size_blocks(j) || !take_counters(j, budget, &counters))
+        return run_unbucketed(j, RUN_DIRECT, err);
+
+    int workers = ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, count_fn, j);
+    for (int w = 0; w < workers; w++) {
+        if (j->first_bad[w] >= 0) {
+            ndx_release(counters);
+            return ndx_fail_bad_index_row(err, p->op, p->indices, j->first_bad[w],
+                                          p->target_name, p->want.rank, p->want.shape);
         }
-        if (!take_scratch(j, way, budget, &mem)) way = RUN_DIRECT;
     }
-    if (way == RUN_DIRECT) {
-        if (!j->ignore_bad) {
-            int64_t bad = ndx_index_first_bad_row(&p->index, p->indices->data,
-                                                   p->indices->dtype, p->rows, j->threads);
-            if (bad >= 0)
-                return ndx_fail_bad_index_row(err, p->op, p->indices, bad, p->target_name,
-                                              p->want.rank, p->want.shape);
-        }
-        fill_all(j);
-        run_direct(j);
-        return NDX_OK;
+    int64_t n = plan_buckets(j);
+    size_t bytes;
+    void *entries = NULL;
+    ndx_error quiet;
+    if (!ndx_bytes_of(n, j->stride, &bytes) ||
+        ndx_acquire(budget, bytes, 0, "scatter buckets", &entries, &quiet) != NDX_OK) {
+        ndx_release(counters);
+        j->ignore_bad = 1; /* every row was checked: the direct way only needs to apply them */
+        return run_unbucketed(j, RUN_DIRECT, err);
     }
-    int64_t bad = resolve_all(j, way);
-    if (bad >= 0) {
-        ndx_release(mem);
-        return ndx_fail_bad_index_row(err, p->op, p->indices, bad, p->target_name, p->want.rank,
-                                      p->want.shape);
-    }
-    if (way == RUN_COLUMNS)
-        run_columns(j);
-    else
-        run_blocks(j);
-    ndx_release(mem);
+    j->entries = entries;
+    ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, bucket_fn, j);
+    ndx_parallel_for(j->threads, j->owners, 1, blocks_fn, j);
+    ndx_release(entries);
+    ndx_release(counters);
     return NDX_OK;
 }
 
