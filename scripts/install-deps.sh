@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 python3-numpy)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(clang-14 libclang-rt-14-dev valgrind)
+  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev valgrind) # fuzz/run builds with clang + OpenMP
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -16,3 +16,40 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNDX_SANITIZE=addres
 cmake --build build-asan -j"$jobs" >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
+
+# Fuzzing: every libFuzzer harness (clang, ASan + UBSan) for a short fixed time on its seed corpus;
+# any finding fails the run (fuzz/run leaves the input in build-fuzz/artifacts/). The long runs
+# are `fuzz/run 600`.
+echo "== libFuzzer: ${NDX_CI_FUZZ_SECONDS:-20} s per harness"
+NDX_FUZZ_JOBS=$jobs bash fuzz/run "${NDX_CI_FUZZ_SECONDS:-20}"
+
+# Valgrind memcheck over the release build's C test programs (uninstrumented code: catches what
+# the sanitizer build cannot, e.g. uninitialised reads), two programs at a time.
+echo "== valgrind memcheck: release C test programs"
+vg_one() {
+  local t=$1
+  if CMOCKA_MESSAGE_OUTPUT=stdout valgrind -q --error-exitcode=1 --leak-check=full \
+      --errors-for-leak-kinds=definite,possible --suppressions=scripts/valgrind.supp \
+      "$t" >"$t.valgrind.log" 2>&1; then
+    echo "valgrind: $(basename "$t") clean"
+  else
+    echo "valgrind: $(basename "$t") FAILED" >&2
+    grep -E '^==[0-9]+==|FAILED|ERROR' "$t.valgrind.log" | head -60 >&2
+    return 1
+  fi
+}
+vg_pass=0 vg_fail=0 pids=()
+for t in build/tests/test_*; do
+  [ -x "$t" ] || continue
+  vg_one "$t" &
+  pids+=($!)
+  if [ ${#pids[@]} -ge "$jobs" ]; then
+    if wait "${pids[0]}"; then vg_pass=$((vg_pass + 1)); else vg_fail=$((vg_fail + 1)); fi
+    pids=("${pids[@]:1}")
+  fi
+done
+for p in "${pids[@]}"; do
+  if wait "$p"; then vg_pass=$((vg_pass + 1)); else vg_fail=$((vg_fail + 1)); fi
+done
+echo "valgrind: $vg_pass passed, $vg_fail failed"
+[ "$vg_fail" -eq 0 ]
