@@ -568,6 +568,54 @@ static void concat_long_runs(void **state) {
     }
 }
 
+/* Hundreds of inputs: the merge keeps a heap of inputs, the index scan splits one range of
+ * entries across inputs and chunks; a bad entry deep in a late input is found at any thread
+ * count. */
+static void concat_many_inputs(void **state) {
+    (void)state;
+    test_rng r = {1111};
+    ndx_error err;
+    enum { N = 300 };
+    ndx_sparse_tensor *in = calloc(N, sizeof *in);
+    assert_non_null(in);
+    int64_t dims[3] = {4, 30, 40};
+    for (int m = 0; m < N; m++)
+        in[m] = random_sparse(&r, NDX_INT32, 0, m % 2 ? NDX_INT64 : NDX_INT32, 3, dims,
+                              rng_range(&r, 0, 700), (int)rng_below(&r, 2), rng_below(&r, 5) != 0);
+    for (int axis = 0; axis < 3; axis++) {
+        int64_t od[3] = {4, 30, 40};
+        od[axis] *= N;
+        int64_t *shifts = calloc(N, sizeof *shifts);
+        entries want = ref_concat(N, in, axis, od, shifts);
+        for (int threads = 1; threads <= 3; threads++) {
+            ndx_options opt = threads_opt(threads);
+            ndx_sparse_tensor out = sparse_empty_out();
+            assert_ok(ndx_sparse_concat(axis, N, in, 0, &opt, &out, &err), &err);
+            assert_sparse_is(&out, &want, NDX_INT32);
+            ndx_sparse_free(&out);
+        }
+        entries_del(&want);
+        free(shifts);
+    }
+    int bad = 250;
+    while (sp_nnz(&in[bad]) < 300) bad++;
+    int64_t row = sp_nnz(&in[bad]) - 17;
+    test_set_index(&in[bad].indices, row * 3 + 1, 30);
+    char needle[128];
+    snprintf(needle, sizeof needle, "sparse_concat: inputs[%d].indices[%lld] = [%lld, 30, %lld]",
+             bad, (long long)row, (long long)sp_coord(&in[bad], row, 0),
+             (long long)sp_coord(&in[bad], row, 2));
+    for (int threads = 1; threads <= 3; threads++) {
+        ndx_options opt = threads_opt(threads);
+        ndx_sparse_tensor out = sparse_empty_out();
+        assert_fails(ndx_sparse_concat(2, N, in, 0, &opt, &out, &err), &err, NDX_E_OUT_OF_RANGE,
+                     needle);
+        assert_null(out.indices.data);
+    }
+    for (int m = 0; m < N; m++) sparse_del(&in[m]);
+    free(in);
+}
+
 /* Rank 8 and rank 16 (NDX_MAX_RANK), every axis. */
 static void concat_high_rank(void **state) {
     (void)state;
@@ -738,6 +786,64 @@ static void reorder_huge_volume(void **state) {
     entries_del(&want);
     sparse_del(&in[0]);
     sparse_del(&in[1]);
+}
+
+/* Order flags found late in a long input, in the second or third chunk of the index scan: a
+ * descent makes reorder and concat sort, a repeat makes to_dense fail. */
+static void scan_flags_late(void **state) {
+    (void)state;
+    test_rng r = {1212};
+    ndx_error err;
+    int64_t dims[2] = {500, 400};
+    ndx_sparse_tensor in[3];
+    for (int m = 0; m < 3; m++)
+        in[m] = random_sparse(&r, NDX_FLOAT32, 0, NDX_INT64, 2, dims, m == 1 ? 40000 : 100000, 1,
+                              1);
+    /* A descent near the end of input 0 and at row 30000 of input 1. */
+    int64_t *ix = in[0].indices.data;
+    for (int d = 0; d < 2; d++) {
+        int64_t t = ix[2 * 99990 + d];
+        ix[2 * 99990 + d] = ix[2 * 99991 + d];
+        ix[2 * 99991 + d] = t;
+    }
+    ix = in[1].indices.data;
+    for (int d = 0; d < 2; d++) {
+        int64_t t = ix[2 * 30000 + d];
+        ix[2 * 30000 + d] = ix[2 * 30001 + d];
+        ix[2 * 30001 + d] = t;
+    }
+    entries e = entries_of(&in[0]);
+    entries want = entries_sorted(&e);
+    int64_t od[2] = {1500, 400};
+    int64_t shifts[3];
+    entries cw = ref_concat(3, in, 0, od, shifts);
+    for (int threads = 1; threads <= 3; threads++) {
+        ndx_options opt = threads_opt(threads);
+        ndx_sparse_tensor out = sparse_empty_out();
+        assert_ok(ndx_sparse_reorder(&in[0], &opt, &out, &err), &err);
+        assert_sparse_is(&out, &want, NDX_FLOAT32);
+        ndx_sparse_free(&out);
+        assert_ok(ndx_sparse_concat(0, 3, in, 0, &opt, &out, &err), &err);
+        assert_sparse_is(&out, &cw, NDX_FLOAT32);
+        ndx_sparse_free(&out);
+    }
+    /* A repeat near the end of a sorted input. */
+    ix = in[2].indices.data;
+    ix[2 * 99995] = ix[2 * 99994];
+    ix[2 * 99995 + 1] = ix[2 * 99994 + 1];
+    for (int threads = 1; threads <= 3; threads++) {
+        ndx_options opt = threads_opt(threads);
+        ndx_tensor dense = sparse_empty_out().values;
+        assert_fails(ndx_sparse_to_dense(&in[2], NULL, &opt, &dense, &err), &err,
+                     NDX_E_INVALID_ARGUMENT, "sp.indices[99995]");
+        assert_fails(ndx_sparse_to_dense(&in[2], NULL, &opt, &dense, &err), &err,
+                     NDX_E_INVALID_ARGUMENT, "repeats sp.indices[99994]");
+        assert_null(dense.data);
+    }
+    entries_del(&e);
+    entries_del(&want);
+    entries_del(&cw);
+    for (int m = 0; m < 3; m++) sparse_del(&in[m]);
 }
 
 /* Equal indices keep their order: the values say which came first. */
@@ -1323,11 +1429,13 @@ int main(void) {
         cmocka_unit_test(concat_random),
         cmocka_unit_test(concat_threads_large),
         cmocka_unit_test(concat_long_runs),
+        cmocka_unit_test(concat_many_inputs),
         cmocka_unit_test(concat_high_rank),
         cmocka_unit_test(concat_repeats_and_empty),
         cmocka_unit_test(reorder_random),
         cmocka_unit_test(reorder_threads_large),
         cmocka_unit_test(reorder_huge_volume),
+        cmocka_unit_test(scan_flags_late),
         cmocka_unit_test(reorder_is_stable),
         cmocka_unit_test(dense_round_trip),
         cmocka_unit_test(to_dense_random),

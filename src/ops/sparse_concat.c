@@ -520,12 +520,8 @@ static ndx_status run_concat(const concat_plan *p, int n, const ndx_sparse_tenso
                              ndx_sparse_tensor *out, ndx_error *err) {
     NDX_TRY(ndx_acquire(b, (size_t)n * sizeof *s->views, 1, "input views", (void **)&s->views,
                         err));
-    for (int m = 0; m < n; m++) {
-        char name[64];
-        input_name(name, sizeof name, m);
-        NDX_TRY(ndx_sparse_open(&inputs[m], name, b, threads, &s->views[m], err));
-        s->opened = m + 1;
-    }
+    NDX_TRY(ndx_sparse_open_all(inputs, n, OP ": inputs", 1, b, threads, s->views, err));
+    s->opened = n;
     NDX_TRY(sort_inputs(s, n, threads, b, err));
 
     merge_job job;

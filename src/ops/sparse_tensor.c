@@ -125,26 +125,40 @@ static inline __attribute__((always_inline)) void scan_rows(const int64_t *idx, 
     res->same = least == 0;
 }
 
+/* The scan of several tensors at once: their entries, one after another, form one range split
+ * into chunks, so one parallel pass covers them all however they are sized. A chunk meets a run
+ * of inputs; its result for input m is piece m + w (chunk w's first input is at least chunk
+ * w - 1's last), so n + chunks pieces hold every result. */
 typedef struct {
     const ndx_sparse_view *v;
-    int64_t strides[NDX_MAX_RANK];
+    int n;
+    int64_t total;
     int chunks;
-    scan_result res[NDX_SPARSE_MAX_CHUNKS];
+    scan_result *piece;
 } scan_job;
+
+static void scan_range(const ndx_sparse_view *v, int64_t b, int64_t e, scan_result *r) {
+    int64_t strides[NDX_MAX_RANK];
+    ndx_sparse_strides(v->rank, v->dims, strides);
+    switch (v->rank) {
+    case 1: scan_rows(v->idx, 1, v->dims, strides, b, e, r); break;
+    case 2: scan_rows(v->idx, 2, v->dims, strides, b, e, r); break;
+    case 3: scan_rows(v->idx, 3, v->dims, strides, b, e, r); break;
+    default: scan_rows(v->idx, v->rank, v->dims, strides, b, e, r); break;
+    }
+}
 
 static void scan_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
     (void)worker;
     scan_job *job = ctx;
-    const ndx_sparse_view *v = job->v;
     for (int64_t w = w0; w < w1; w++) {
-        int64_t b = ndx_chunk_begin(v->nnz, job->chunks, (int)w);
-        int64_t e = ndx_chunk_begin(v->nnz, job->chunks, (int)w + 1);
-        scan_result *r = &job->res[w];
-        switch (v->rank) {
-        case 1: scan_rows(v->idx, 1, v->dims, job->strides, b, e, r); break;
-        case 2: scan_rows(v->idx, 2, v->dims, job->strides, b, e, r); break;
-        case 3: scan_rows(v->idx, 3, v->dims, job->strides, b, e, r); break;
-        default: scan_rows(v->idx, v->rank, v->dims, job->strides, b, e, r); break;
+        int64_t gb = ndx_chunk_begin(job->total, job->chunks, (int)w);
+        int64_t ge = ndx_chunk_begin(job->total, job->chunks, (int)w + 1);
+        int64_t first = 0; /* global number of input m's first entry */
+        for (int m = 0; m < job->n && first < ge; first += job->v[m].nnz, m++) {
+            int64_t b = gb > first ? gb - first : 0;
+            int64_t e = ge - first < job->v[m].nnz ? ge - first : job->v[m].nnz;
+            if (b < e) scan_range(&job->v[m], b, e, &job->piece[m + w]);
         }
     }
 }
@@ -158,41 +172,105 @@ static ndx_status fail_bad_entry(const ndx_sparse_view *v, const char *what, int
                     what, (long long)row, coords, shape);
 }
 
-ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_budget *b,
-                           int threads, ndx_sparse_view *v, ndx_error *err) {
-    NDX_TRY(ndx_sparse_check_views(sp, what, v, err));
-    int64_t cells = v->nnz * v->rank; /* fits: the indices tensor passed its check */
+/* Widens indices that are not int64 into scratch, so every op reads int64 rows. */
+static ndx_status widen(const ndx_sparse_tensor *sp, ndx_sparse_view *v, ndx_budget *b,
+                        ndx_error *err) {
     if (sp->indices.dtype == NDX_INT64) {
         v->idx = sp->indices.data;
-    } else {
-        void *wide;
-        NDX_TRY(ndx_acquire(b, (size_t)cells * sizeof(int64_t), 0, "widened indices", &wide,
-                            err));
-        int64_t *w = wide;
-        for (int64_t i = 0; i < cells; i++)
-            w[i] = ndx_read_index(sp->indices.data, sp->indices.dtype, i);
-        v->idx = w;
-        v->owned = wide;
+        return NDX_OK;
     }
-    v->sorted = v->strict = 1;
-    if (v->nnz == 0) return NDX_OK;
+    int64_t cells = v->nnz * v->rank; /* fits: the indices tensor passed its check */
+    void *wide;
+    NDX_TRY(ndx_acquire(b, (size_t)cells * sizeof(int64_t), 0, "widened indices", &wide, err));
+    int64_t *w = wide;
+    for (int64_t i = 0; i < cells; i++)
+        w[i] = ndx_read_index(sp->indices.data, sp->indices.dtype, i);
+    v->idx = w;
+    v->owned = wide;
+    return NDX_OK;
+}
 
+static void name_of(char *buf, size_t cap, const char *what, int indexed, int m) {
+    if (indexed)
+        snprintf(buf, cap, "%s[%d]", what, m);
+    else
+        snprintf(buf, cap, "%s", what);
+}
+
+/* Scans every index of v[0..n) in one parallel pass; fails naming the first bad entry of the
+ * first input that has one, else sets each view's sorted and strict. */
+static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int indexed,
+                           ndx_budget *b, int threads, ndx_error *err) {
     scan_job job;
     job.v = v;
-    ndx_sparse_strides(v->rank, v->dims, job.strides);
-    job.chunks = ndx_sparse_chunks(threads, v->nnz);
-    ndx_parallel_for(job.chunks, job.chunks, 1, scan_chunk, &job);
-    for (int w = 0; w < job.chunks; w++) {
-        if (job.res[w].first_bad >= 0) {
-            ndx_status st = fail_bad_entry(v, what, job.res[w].first_bad, err);
-            ndx_sparse_close(v);
-            return st;
-        }
-        if (job.res[w].down) v->sorted = 0;
-        if (job.res[w].same) v->strict = 0;
+    job.n = n;
+    job.total = 0;
+    for (int m = 0; m < n; m++) {
+        v[m].sorted = v[m].strict = 1;
+        if (!ndx_add_i64(job.total, v[m].nnz, &job.total))
+            return ndx_fail(err, NDX_E_OVERFLOW, "%s: the total entry count overflows int64_t",
+                            b->op);
     }
-    if (!v->sorted) v->strict = 0;
-    return NDX_OK;
+    if (job.total == 0) return NDX_OK;
+    job.chunks = ndx_sparse_chunks(threads, job.total);
+    /* Pieces live on the stack unless there are many inputs. */
+    scan_result local[2 * NDX_SPARSE_MAX_CHUNKS];
+    void *heap = NULL;
+    size_t pieces = (size_t)n + (size_t)job.chunks;
+    if (pieces <= sizeof local / sizeof local[0]) {
+        job.piece = local;
+    } else {
+        NDX_TRY(ndx_acquire(b, pieces * sizeof(scan_result), 0, "index scan results", &heap,
+                            err));
+        job.piece = heap;
+    }
+    for (size_t k = 0; k < pieces; k++) job.piece[k] = (scan_result){-1, 0, 0};
+    ndx_parallel_for(job.chunks, job.chunks, 1, scan_chunk, &job);
+
+    ndx_status st = NDX_OK;
+    int64_t first = 0; /* global number of input m's first entry */
+    int w = 0;         /* the first chunk that meets input m */
+    for (int m = 0; m < n && st == NDX_OK; m++) {
+        int64_t end = first + v[m].nnz;
+        if (v[m].nnz == 0) continue;
+        while (ndx_chunk_begin(job.total, job.chunks, w + 1) <= first) w++;
+        for (int k = w; k < job.chunks && ndx_chunk_begin(job.total, job.chunks, k) < end; k++) {
+            const scan_result *r = &job.piece[m + k];
+            if (r->first_bad >= 0) {
+                char name[160];
+                name_of(name, sizeof name, what, indexed, m);
+                st = fail_bad_entry(&v[m], name, r->first_bad, err);
+                break;
+            }
+            if (r->down) v[m].sorted = 0;
+            if (r->same) v[m].strict = 0;
+        }
+        if (!v[m].sorted) v[m].strict = 0;
+        first = end;
+    }
+    ndx_release(heap);
+    return st;
+}
+
+ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
+                               ndx_budget *b, int threads, ndx_sparse_view *v, ndx_error *err) {
+    memset(v, 0, (size_t)n * sizeof *v);
+    ndx_status st = NDX_OK;
+    for (int m = 0; m < n && st == NDX_OK; m++) {
+        char name[160];
+        name_of(name, sizeof name, what, indexed, m);
+        st = ndx_sparse_check_views(&sp[m], name, &v[m], err);
+        if (st == NDX_OK) st = widen(&sp[m], &v[m], b, err);
+    }
+    if (st == NDX_OK) st = scan_all(v, n, what, indexed, b, threads, err);
+    if (st != NDX_OK)
+        for (int m = 0; m < n; m++) ndx_sparse_close(&v[m]);
+    return st;
+}
+
+ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_budget *b,
+                           int threads, ndx_sparse_view *v, ndx_error *err) {
+    return ndx_sparse_open_all(sp, 1, what, 0, b, threads, v, err);
 }
 
 void ndx_sparse_close(ndx_sparse_view *v) {

@@ -48,6 +48,11 @@ ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
  * entry that does not) and sets `sorted` and `strict`. On failure nothing is left to release. */
 ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_budget *b,
                            int threads, ndx_sparse_view *v, ndx_error *err);
+/* ndx_sparse_open for sp[0..n) at once, named "<what>[m]" when `indexed` (else "<what>"): the
+ * views are checked and widened one by one, then all their indices are read in one parallel
+ * pass split evenly over every entry. On failure nothing is left to release. */
+ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
+                               ndx_budget *b, int threads, ndx_sparse_view *v, ndx_error *err);
 /* Releases what ndx_sparse_open acquired (safe on a zeroed view). */
 void ndx_sparse_close(ndx_sparse_view *v);
 
