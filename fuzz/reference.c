@@ -458,6 +458,7 @@ ref_verdict ref_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tenso
             if (v > max) max = v;
         }
     }
+    if (max == INT64_MAX) return say(why, REF_ERROR, "max index + 1 overflows");
     int64_t shape[NDX_MAX_RANK + 1];
     shape[0] = max + 1;
     for (int k = 0; k < crank; k++) shape[1 + k] = C[k];
