@@ -1,7 +1,8 @@
 /* test_gather_nd.c — gather_nd: the seed examples as given, batch_dims examples, randomized
  * comparison with a naive reference (every dtype, index dtype, rank up to 8, depth 0..rank,
  * batch_dims 0..2, zero-size dims), depths past TensorFlow's 7, the ignore policy, every error
- * path (nothing written), thread counts 1/2/3, the streaming path and output handling. */
+ * path (nothing written), thread counts 1/2/3, every copy path (elements, slices in order with
+ * and without streaming stores, slices in source order) and output handling. */
 #include "ndx_test.h"
 
 #include <stdio.h>
@@ -773,6 +774,71 @@ static void large_gathers(void **state) {
     test_tensor_free(&bi);
 }
 
+/* Runs into a 64-byte aligned caller-provided output and compares with the reference. */
+static void check_aligned_output(const ndx_tensor *params, const ndx_tensor *indices,
+                                 int batch_dims, const ndx_options *opt) {
+    ndx_tensor want = expected_view(params, indices, batch_dims);
+    reference_gather(params, indices, batch_dims, &want);
+    void *mem = NULL;
+    assert_int_equal(posix_memalign(&mem, 64, test_nbytes(&want)), 0);
+    memset(mem, 0xEE, test_nbytes(&want));
+    ndx_tensor got = ndx_tensor_make(want.dtype, want.rank, want.shape, mem);
+    ndx_error err;
+    assert_ok(ndx_gather_nd(params, indices, batch_dims, opt, &got, &err), &err);
+    assert_tensor_eq(&got, &want);
+    free(mem);
+    test_tensor_free(&want);
+}
+
+/* Large params, large outputs of whole cache lines: the rows are copied in the order of their
+ * slices in params (several sorts per worker when a worker has many rows). */
+static void large_params_whole_lines(void **state) {
+    (void)state;
+    test_rng r = {8080};
+    /* 64-byte slices from a 12.8 MB params into a 19 MB output, 300000 rows */
+    ndx_tensor params = test_tensor(NDX_FLOAT32, 0, 2, SHAPE(200000, 16));
+    test_fill_random(&r, &params);
+    for (int64_t i = 0; i < 200000 * 16; i += 16) ((float *)params.data)[i] = (float)(i / 16);
+    ndx_tensor indices = test_tensor(NDX_INT64, 0, 2, SHAPE(300000, 1));
+    test_fill_indices(&r, &indices, 0, 199999);
+    check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_ERROR);
+    for (int t = 1; t <= 3; t++) {
+        ndx_options o = threads_opt(t, NDX_BAD_INDICES_ERROR);
+        check_aligned_output(&params, &indices, 0, &o);
+    }
+    /* bad rows give zeros */
+    for (int64_t i = 5; i < 300000; i += 1013) test_set_index(&indices, i, i % 2 ? -7 : 200000);
+    ndx_options ignore = threads_opt(2, NDX_BAD_INDICES_IGNORE);
+    check_aligned_output(&params, &indices, 0, &ignore);
+    check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_IGNORE);
+    /* a budget that holds the output but no scratch: the same bytes, another way */
+    test_fill_indices(&r, &indices, 0, 199999);
+    ndx_tensor want = expected_view(&params, &indices, 0);
+    reference_gather(&params, &indices, 0, &want);
+    ndx_options tight = threads_opt(2, NDX_BAD_INDICES_ERROR);
+    tight.max_memory = test_nbytes(&want);
+    ndx_tensor got;
+    memset(&got, 0, sizeof got);
+    ndx_error err;
+    assert_ok(ndx_gather_nd(&params, &indices, 0, &tight, &got, &err), &err);
+    assert_tensor_eq(&got, &want);
+    ndx_tensor_free(&got);
+    test_tensor_free(&want);
+    test_tensor_free(&indices);
+    test_tensor_free(&params);
+
+    /* batch_dims = 1, 256-byte slices, 10 MB params and output */
+    ndx_tensor bp = test_tensor(NDX_INT32, 0, 3, SHAPE(4, 10000, 64));
+    for (int64_t i = 0; i < 4 * 10000 * 64; i++) ((int32_t *)bp.data)[i] = (int32_t)i;
+    ndx_tensor bi = test_tensor(NDX_INT32, 0, 3, SHAPE(4, 10000, 1));
+    test_fill_indices(&r, &bi, 0, 9999);
+    check_against_reference(&bp, &bi, 1, NDX_BAD_INDICES_ERROR);
+    ndx_options two = threads_opt(2, NDX_BAD_INDICES_ERROR);
+    check_aligned_output(&bp, &bi, 1, &two);
+    test_tensor_free(&bp);
+    test_tensor_free(&bi);
+}
+
 /* The shape function fills the view and never needs data. */
 static void shape_function(void **state) {
     (void)state;
@@ -813,6 +879,7 @@ int main(void) {
         cmocka_unit_test(batch_dims_errors),
         cmocka_unit_test(oversized_results),
         cmocka_unit_test(large_gathers),
+        cmocka_unit_test(large_params_whole_lines),
         cmocka_unit_test(shape_function),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

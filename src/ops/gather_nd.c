@@ -1,28 +1,18 @@
 /* gather_nd.c — tf.gather_nd: output[b..., i...] = params[b..., indices[b..., i..., :], ...].
  *
  * Plan: check every shape, then (unless bad rows are to be zeroed) every index row, before the
- * first write. Run: each worker takes a contiguous range of index rows, turns a block of rows into
- * byte offsets into params with a loop specialised for the index dtype and depth, and hands the
- * block to a copy kernel specialised for the slice size (slice_copy.h). Batch dimensions only move
- * the params base from one batch to the next; no index grid is built, and any depth works. */
+ * first write. Run: gather_nd_copy.c moves the slices. Batch dimensions only move the params base
+ * from one batch to the next; no index grid is built, and any depth works. */
 #include <stdio.h>
 
-#include "core.h"
-#include "index.h"
-#include "slice_copy.h"
+#include "gather_nd_plan.h"
 
 #define OP "gather_nd"
 
-/* Rows turned into offsets at a time: the offsets stay in L1, the per-block work is amortised. */
-#define ROWS_PER_BLOCK 256
-/* Below this many bytes per worker (read + written) a second thread costs more than it saves. */
-#define COPY_GRAIN_BYTES ((int64_t)1 << 17)
 /* Index coordinates one validation worker checks at least. */
 #define CHECK_GRAIN_COORDS ((int64_t)1 << 16)
 /* Rows checked between tests of the "found a bad row" flag: the checking loop has no branch. */
 #define CHECK_BLOCK 1024
-/* Validation workers, each with a slot for the first bad row it found. */
-#define MAX_CHECK_WORKERS 256
 
 /* What the shapes say, before any index is read. */
 typedef struct gather_shape {
@@ -32,23 +22,6 @@ typedef struct gather_shape {
     int64_t rows_per_batch; /* product of indices.shape[batch_dims:-1] */
     int64_t params_count;
 } gather_shape;
-
-/* Everything a worker needs to copy. */
-typedef struct gather_plan {
-    const unsigned char *params;
-    const void *indices;
-    ndx_dtype index_dtype;
-    int depth;
-    int64_t rows;
-    int64_t rows_per_batch;
-    size_t slice_bytes; /* one gathered slice: params.shape[batch_dims + D:] */
-    size_t batch_bytes; /* params per batch: params.shape[batch_dims:] */
-    ndx_index_plan index; /* coordinate k must lie in params.shape[batch_dims + k] */
-    int64_t byte_strides[NDX_MAX_RANK];
-    unsigned char *out;
-    int streaming; /* write out with streaming stores (see slice_copy.h) */
-    int64_t first_bad[MAX_CHECK_WORKERS]; /* per validation worker; -1: none */
-} gather_plan;
 
 /* ---- shapes ---------------------------------------------------------------------------- */
 
@@ -147,36 +120,24 @@ ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indic
 
 /* ---- index rows ------------------------------------------------------------------------- */
 
-/* Inlined into callers that pass a constant dtype (and depth, when > 0), so the dtype switch in
- * ndx_read_index and the loop over coordinates fold away. */
-#define NDX_ALWAYS_INLINE static inline __attribute__((always_inline))
-
-/* 1 when row `row` has a coordinate outside its dimension. */
-NDX_ALWAYS_INLINE int row_is_bad(const gather_plan *p, ndx_dtype dt, int depth, int64_t row) {
-    int bad = 0;
-    for (int k = 0; k < depth; k++) {
-        int64_t c = ndx_read_index(p->indices, dt, row * depth + k);
-        bad |= (uint64_t)c >= (uint64_t)p->index.dims[k];
-    }
-    return bad;
-}
-
 /* First bad row in [begin, end), or -1. Blocks are scanned without branches; only a block with a
  * bad row is scanned again row by row. */
 NDX_ALWAYS_INLINE int64_t first_bad_in(const gather_plan *p, ndx_dtype dt, int depth,
                                        int64_t begin, int64_t end) {
+    gather_rows g;
+    gather_rows_init(&g, p, depth);
     for (int64_t b0 = begin; b0 < end; b0 += CHECK_BLOCK) {
         int64_t b1 = end - b0 < CHECK_BLOCK ? end : b0 + CHECK_BLOCK;
         int bad = 0;
-        for (int64_t r = b0; r < b1; r++) bad |= row_is_bad(p, dt, depth, r);
+        for (int64_t r = b0; r < b1; r++) bad |= gather_row_offset(&g, dt, depth, r, 0) < 0;
         if (bad)
             for (int64_t r = b0; r < b1; r++)
-                if (row_is_bad(p, dt, depth, r)) return r;
+                if (gather_row_offset(&g, dt, depth, r, 0) < 0) return r;
     }
     return -1;
 }
 
-#define FIRST_BAD_FOR_DEPTHS(DT)                                                             \
+#define FIRST_BAD_BY_DEPTH(DT)                                                               \
     (p->depth == 1   ? first_bad_in(p, DT, 1, begin, end)                                    \
      : p->depth == 2 ? first_bad_in(p, DT, 2, begin, end)                                    \
                      : first_bad_in(p, DT, p->depth, begin, end))
@@ -185,9 +146,9 @@ static void check_range(void *ctx, int64_t begin, int64_t end, int worker) {
     gather_plan *p = ctx;
     int64_t found;
     switch (p->index_dtype) {
-    case NDX_INT64: found = FIRST_BAD_FOR_DEPTHS(NDX_INT64); break;
-    case NDX_INT32: found = FIRST_BAD_FOR_DEPTHS(NDX_INT32); break;
-    default: found = FIRST_BAD_FOR_DEPTHS(NDX_INT16); break;
+    case NDX_INT64: found = FIRST_BAD_BY_DEPTH(NDX_INT64); break;
+    case NDX_INT32: found = FIRST_BAD_BY_DEPTH(NDX_INT32); break;
+    default: found = FIRST_BAD_BY_DEPTH(NDX_INT16); break;
     }
     p->first_bad[worker] = found;
 }
@@ -195,74 +156,12 @@ static void check_range(void *ctx, int64_t begin, int64_t end, int worker) {
 /* The first index row with a coordinate out of range, or -1. */
 static int64_t find_first_bad_row(gather_plan *p, int threads) {
     if (p->depth == 0 || p->rows == 0) return -1;
-    if (threads > MAX_CHECK_WORKERS) threads = MAX_CHECK_WORKERS;
+    if (threads > NDX_GATHER_CHECK_WORKERS) threads = NDX_GATHER_CHECK_WORKERS;
     int64_t grain = CHECK_GRAIN_COORDS / p->depth;
     int workers = ndx_parallel_for(threads, p->rows, grain, check_range, p);
     for (int w = 0; w < workers; w++)
         if (p->first_bad[w] >= 0) return p->first_bad[w];
     return -1;
-}
-
-/* Byte offsets into params of rows [row, row + n), all in the batch starting at `base`; -1 for a
- * row out of range (zeroed when bad rows are ignored; in the default policy every row was checked
- * before, and this check only keeps memory safe should indices change under us). */
-NDX_ALWAYS_INLINE void resolve_in(const gather_plan *p, ndx_dtype dt, int depth, int64_t row,
-                                  int64_t n, int64_t base, int64_t *off) {
-    const int64_t *dims = p->index.dims;
-    const int64_t *strides = p->byte_strides;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t at = (row + i) * depth;
-        uint64_t o = (uint64_t)base; /* unsigned: a bad coordinate must not overflow */
-        int ok = 1;
-        for (int k = 0; k < depth; k++) {
-            int64_t c = ndx_read_index(p->indices, dt, at + k);
-            ok &= (uint64_t)c < (uint64_t)dims[k];
-            o += (uint64_t)c * (uint64_t)strides[k];
-        }
-        off[i] = ok ? (int64_t)o : -1;
-    }
-}
-
-#define RESOLVE_FOR_DEPTHS(DT)                                                               \
-    do {                                                                                     \
-        if (p->depth == 1)                                                                   \
-            resolve_in(p, DT, 1, row, n, base, off);                                         \
-        else if (p->depth == 2)                                                              \
-            resolve_in(p, DT, 2, row, n, base, off);                                         \
-        else                                                                                 \
-            resolve_in(p, DT, p->depth, row, n, base, off);                                  \
-    } while (0)
-
-static void resolve_rows(const gather_plan *p, int64_t row, int64_t n, int64_t base,
-                         int64_t *off) {
-    switch (p->index_dtype) {
-    case NDX_INT64: RESOLVE_FOR_DEPTHS(NDX_INT64); break;
-    case NDX_INT32: RESOLVE_FOR_DEPTHS(NDX_INT32); break;
-    default: RESOLVE_FOR_DEPTHS(NDX_INT16); break;
-    }
-}
-
-/* ---- copying ---------------------------------------------------------------------------- */
-
-static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
-    (void)worker;
-    const gather_plan *p = ctx;
-    int64_t off[ROWS_PER_BLOCK];
-    int64_t row = begin;
-    while (row < end) {
-        int64_t batch = row / p->rows_per_batch;
-        int64_t batch_end = (batch + 1) * p->rows_per_batch;
-        if (batch_end > end) batch_end = end;
-        int64_t base = batch * (int64_t)p->batch_bytes;
-        while (row < batch_end) {
-            int64_t n = batch_end - row < ROWS_PER_BLOCK ? batch_end - row : ROWS_PER_BLOCK;
-            resolve_rows(p, row, n, base, off);
-            ndx_gather_slices(p->out + (size_t)row * p->slice_bytes, p->params, off, n,
-                              p->slice_bytes, p->streaming);
-            row += n;
-        }
-    }
-    ndx_slices_done(p->streaming);
 }
 
 /* ---- the op ----------------------------------------------------------------------------- */
@@ -271,6 +170,7 @@ static void init_plan(gather_plan *p, const ndx_tensor *params, const ndx_tensor
                       const gather_shape *s) {
     int b = s->batch_dims, depth = s->depth;
     p->params = params->data;
+    p->params_bytes = (size_t)s->params_count * params->itemsize;
     p->indices = indices->data;
     p->index_dtype = indices->dtype;
     p->depth = depth;
@@ -352,13 +252,6 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
                         "%s: out overlaps params or indices; it must be separate memory", OP);
 
     p.out = out->data;
-    p.streaming = out_bytes >= NDX_STREAM_MIN_BYTES;
-    /* Bytes moved per row: a slice read and written, plus its coordinates. */
-    int64_t grain = 1;
-    if (p.slice_bytes < (size_t)COPY_GRAIN_BYTES) {
-        int64_t per_row = (int64_t)p.slice_bytes * 2 + s.depth * (int64_t)indices->itemsize;
-        grain = COPY_GRAIN_BYTES / per_row > 0 ? COPY_GRAIN_BYTES / per_row : 1;
-    }
-    ndx_parallel_for(threads, s.rows, grain, copy_range, &p);
+    gather_nd_copy(&p, threads, &budget);
     return NDX_OK;
 }

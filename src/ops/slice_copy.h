@@ -64,10 +64,12 @@ static inline void ndx_store_cached(unsigned char *d, const unsigned char *s, si
 }
 
 #if NDX_HAVE_STREAMING
-/* Streaming store of `size` bytes (a multiple of 16) to a 16-byte aligned d. Only whole
- * 16-byte stores: single 4- or 8-byte streaming stores leave write-combining buffers partly
- * filled while loads miss, and measured several times slower than cached stores. */
-static inline void ndx_store_stream16n(unsigned char *d, const unsigned char *s, size_t size) {
+/* Streaming store of one slice of `size` bytes (a multiple of 16) from s (NULL: zeros) to a
+ * 16-byte aligned d. Only whole 16-byte stores: single 4- or 8-byte streaming stores leave
+ * write-combining buffers partly filled while loads miss, and measured several times slower than
+ * cached stores. Scattered slices are fine when each covers whole 64-byte lines; partial lines
+ * written out of order cost twice a cached store. */
+static inline void ndx_stream_slice(unsigned char *d, const unsigned char *s, size_t size) {
     if (s)
         for (size_t b = 0; b < size; b += 16)
             _mm_stream_si128((__m128i *)(void *)(d + b),
@@ -106,9 +108,9 @@ static inline void ndx_gather_slices(void *dst_, const void *src_, const int64_t
 #if NDX_HAVE_STREAMING
     if (streaming && size % 16 == 0 && (uintptr_t)dst % 16 == 0) {
         if (size == 16)
-            NDX_GATHER_FIXED_LOOP(16, ndx_store_stream16n);
+            NDX_GATHER_FIXED_LOOP(16, ndx_stream_slice);
         else
-            ndx_gather_slices_any(dst, src, offsets, n, size, ndx_store_stream16n);
+            ndx_gather_slices_any(dst, src, offsets, n, size, ndx_stream_slice);
         return;
     }
 #else
