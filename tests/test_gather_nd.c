@@ -2,7 +2,8 @@
  * comparison with a naive reference (every dtype, index dtype, rank up to 8, depth 0..rank,
  * batch_dims 0..2, zero-size dims), depths past TensorFlow's 7, the ignore policy, every error
  * path (nothing written), thread counts 1/2/3, every copy path (elements, slices in order with
- * and without streaming stores, slices in source order) and output handling. */
+ * and without streaming stores, slices in source order, huge slices in pieces) and output
+ * handling. */
 #include "ndx_test.h"
 
 #include <stdio.h>
@@ -839,6 +840,32 @@ static void large_params_whole_lines(void **state) {
     test_tensor_free(&bi);
 }
 
+/* A few rows of slices of several MiB: copied in pieces so that every thread has work. */
+static void few_huge_slices(void **state) {
+    (void)state;
+    test_rng r = {31337};
+    /* depth 1, three rows of 2.4 MB slices, one of them out of range under the ignore policy */
+    ndx_tensor params = test_tensor(NDX_INT32, 0, 2, SHAPE(3, 600000));
+    test_fill_random(&r, &params);
+    ndx_tensor indices = make_indices(NDX_INT16, 2, SHAPE(3, 1), VALS(2, 0, 2));
+    check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_ERROR);
+    test_set_index(&indices, 1, 3);
+    check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_IGNORE);
+    test_tensor_free(&indices);
+    /* depth 0: every row copies all of params */
+    ndx_tensor none = test_tensor(NDX_INT64, 0, 2, SHAPE(2, 0));
+    check_against_reference(&params, &none, 0, NDX_BAD_INDICES_ERROR);
+    test_tensor_free(&none);
+    test_tensor_free(&params);
+    /* depth 0 with batch_dims = 1: every row copies its params[b] */
+    ndx_tensor bp = test_tensor(NDX_FLOAT16, 0, 3, SHAPE(2, 3, 400000));
+    test_fill_random(&r, &bp);
+    ndx_tensor bi = test_tensor(NDX_INT32, 0, 3, SHAPE(2, 2, 0));
+    check_against_reference(&bp, &bi, 1, NDX_BAD_INDICES_ERROR);
+    test_tensor_free(&bi);
+    test_tensor_free(&bp);
+}
+
 /* The shape function fills the view and never needs data. */
 static void shape_function(void **state) {
     (void)state;
@@ -880,6 +907,7 @@ int main(void) {
         cmocka_unit_test(oversized_results),
         cmocka_unit_test(large_gathers),
         cmocka_unit_test(large_params_whole_lines),
+        cmocka_unit_test(few_huge_slices),
         cmocka_unit_test(shape_function),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /* gather_nd_copy.c — moving the slices gather_nd names, once every shape and index is checked.
- * Three paths, chosen by slice size and output layout:
+ * Four paths, chosen by slice size, row count and output layout:
  *
  *   elements   slices of 1, 2, 4, 8 or 16 bytes: one loop per (index dtype, depth, size) reads a
  *              row's coordinates and copies its element, with nothing in between.
@@ -10,9 +10,11 @@
  *              almost sequentially while out is written with whole-line streaming stores, which
  *              do not mind being scattered. Random slice reads cost twice what sequential ones
  *              do (measured for 64-byte to 4-KiB slices); the sort costs a few ns per row.
+ *   pieces     fewer rows than the threads could share, of slices of 2 MiB or more: each slice
+ *              is copied in 1-MiB pieces, so every thread has work.
  *
- * Every path writes each row of out exactly once, from the one worker whose contiguous range of
- * rows holds it, so the bytes never depend on the thread count. */
+ * Every byte of out is written exactly once, by the worker whose contiguous range of rows (or
+ * pieces) holds it, so the bytes never depend on the thread count. */
 #include "gather_nd_plan.h"
 #include "slice_copy.h"
 
@@ -32,6 +34,11 @@
 #define SORT_MAX_SLICE ((size_t)64 << 10)
 /* A params this small stays in the caches, where random reads cost no more than sequential. */
 #define SORT_MIN_PARAMS ((size_t)8 << 20)
+/* With fewer rows than this per thread, slices of at least two pieces are copied piece by piece,
+ * so that a few large slices (depth 0 copies all of params[b...] per row) still use every
+ * thread. */
+#define PIECE_BYTES ((size_t)1 << 20)
+#define FEW_ROWS_PER_THREAD 4
 
 /* ---- elements ---------------------------------------------------------------------------- */
 
@@ -132,6 +139,7 @@ typedef struct copy_job {
     int region_shift;       /* a region covers 2^region_shift bytes of params ... */
     int fine_shift;         /* ... and a fine bucket 2^fine_shift */
     int64_t fine_buckets;   /* per region */
+    int64_t pieces;         /* few rows of large slices: pieces per slice */
 } copy_job;
 
 static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
@@ -154,6 +162,26 @@ static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
         row_offsets(p, row, n, off);
         ndx_gather_slices(p->out + (size_t)row * p->slice_bytes, p->params, off, n,
                           p->slice_bytes, job->streaming);
+    }
+    ndx_slices_done(job->streaming);
+}
+
+/* ---- few large slices ------------------------------------------------------------------ */
+
+/* Items are (row, piece) pairs, row-major, so each worker still writes one contiguous range. */
+static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const copy_job *job = ctx;
+    const gather_plan *p = job->p;
+    for (int64_t item = begin; item < end; item++) {
+        int64_t row = item / job->pieces;
+        size_t lo = (size_t)(item % job->pieces) * PIECE_BYTES;
+        size_t size = p->slice_bytes - lo < PIECE_BYTES ? p->slice_bytes - lo : PIECE_BYTES;
+        int64_t off;
+        row_offsets(p, row, 1, &off);
+        if (off >= 0) off += (int64_t)lo;
+        ndx_gather_slices(p->out + (size_t)row * p->slice_bytes + lo, p->params, &off, 1, size,
+                          job->streaming);
     }
     ndx_slices_done(job->streaming);
 }
@@ -263,6 +291,11 @@ void gather_nd_copy(const gather_plan *p, int threads, ndx_budget *budget) {
     if (p->slice_bytes < (size_t)COPY_GRAIN_BYTES) {
         int64_t per_row = (int64_t)p->slice_bytes * 2 + p->depth * (int64_t)8;
         grain = COPY_GRAIN_BYTES / per_row > 0 ? COPY_GRAIN_BYTES / per_row : 1;
+    }
+    if (p->slice_bytes >= 2 * PIECE_BYTES && p->rows < (int64_t)threads * FEW_ROWS_PER_THREAD) {
+        job.pieces = (int64_t)((p->slice_bytes + PIECE_BYTES - 1) / PIECE_BYTES);
+        ndx_parallel_for(threads, p->rows * job.pieces, 1, copy_pieces, &job);
+        return;
     }
 #if NDX_HAVE_STREAMING
     if (!is_element_size(p->slice_bytes) && try_copy_by_source(&job, threads, grain, budget))
