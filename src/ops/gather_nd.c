@@ -27,9 +27,8 @@ typedef struct gather_shape {
 
 static ndx_status check_shapes(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                                ndx_tensor *want, gather_shape *s, ndx_error *err) {
-    int64_t index_count;
     NDX_TRY(ndx_tensor_check(params, OP ": params", &s->params_count, NULL, err));
-    NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", &index_count, err));
+    NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", NULL, err));
     if (indices->rank == 0)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: indices is a scalar; it needs rank >= 1, its last dimension being the "
