@@ -300,10 +300,12 @@ void ndx_sparse_free(ndx_sparse_tensor *sp) {
 /* ---- helpers for results ---------------------------------------------------------------- */
 
 void ndx_sparse_strides(int rank, const int64_t *dims, int64_t *strides) {
-    int64_t s = 1;
+    /* Unsigned: with a zero dimension the volume is 0 but a partial product can still exceed
+     * int64_t; such strides are never used (no entry fits), they just must not be UB. */
+    uint64_t s = 1;
     for (int d = rank - 1; d >= 0; d--) {
-        strides[d] = s;
-        s *= dims[d];
+        strides[d] = (int64_t)s;
+        s *= (uint64_t)dims[d];
     }
 }
 
