@@ -1,6 +1,7 @@
 /* fuzz_gather_nd.c — gather_nd on fuzz-built params, indices (mostly in range, sometimes hostile)
  * and batch_dims, in both bad-index policies, checked against ref_gather_nd. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char why[REF_WHY];
     ndx_tensor expected;
     ref_verdict v = ref_gather_nd(&params, &indices, bd, &opt, &expected, why);
+    if (fz_verbose()) {
+        fprintf(stderr, "gather_nd: batch_dims %d, verdict %d (%s), threads %d, %s, max_memory %zu\n", bd,
+                (int)v, why, opt.num_threads, opt.bad_indices ? "ignore" : "error", opt.max_memory);
+        fz_dump("params", &params);
+        fz_dump("indices", &indices);
+    }
     gather_case c = {&params, &indices, bd};
     fz_run_single(&f, "gather_nd", &c, shape_fn, call_fn, &opt, v, why,
                   v == REF_ERROR ? NULL : &expected, 0);
