@@ -3,15 +3,12 @@
  *
  *   elements   slices of 1, 2, 4, 8 or 16 bytes: one loop per (index dtype, depth, size) reads a
  *              row's coordinates and copies its element, with nothing in between.
- *   in order   other slices: a block of rows becomes byte offsets, then slice_copy.h copies the
- *              block with prefetching, and with streaming stores when the output is large.
- *   by source  a large output of whole, aligned cache lines: each worker sorts its rows by where
- *              their slices lie in params and copies them in that order, so params is read
- *              almost sequentially while out is written with whole-line streaming stores, which
- *              do not mind being scattered. Random slice reads cost twice what sequential ones
- *              do (measured for 64-byte to 4-KiB slices); the sort costs a few ns per row.
  *   pieces     fewer rows than the threads could share, of slices of 2 MiB or more: each slice
  *              is copied in 1-MiB pieces, so every thread has work.
+ *   by source  a large output of whole, aligned cache lines from a large params: rows sorted by
+ *              where their slices lie in params (gather_nd_by_source.c).
+ *   in order   everything else: a block of rows becomes byte offsets, then slice_copy.h copies
+ *              the block with prefetching, and with streaming stores when the output is large.
  *
  * Every byte of out is written exactly once, by the worker whose contiguous range of rows (or
  * pieces) holds it, so the bytes never depend on the thread count. */
@@ -22,18 +19,6 @@
 #define ROWS_PER_BLOCK 256
 /* Below this many bytes per worker (read + written) a second thread costs more than it saves. */
 #define COPY_GRAIN_BYTES ((int64_t)1 << 17)
-/* Rows one worker sorts at a time on the by-source path (24 bytes of scratch each). A sort must
- * cover many rows: the fewer rows per slice of params, the further apart the reads. */
-#define SORT_MAX_ROWS ((int64_t)1 << 20)
-/* The sort is two counting sorts: rows into REGIONS equal regions of params (each region's
- * rows written as one sequential stream), then each region's rows by finer position, with at
- * most MAX_FINE buckets so the counts stay in L1. */
-#define REGIONS 256
-#define MAX_FINE ((int64_t)1 << 12)
-/* Slices this large are sequential reads by themselves; sorting them gains nothing. */
-#define SORT_MAX_SLICE ((size_t)64 << 10)
-/* A params this small stays in the caches, where random reads cost no more than sequential. */
-#define SORT_MIN_PARAMS ((size_t)8 << 20)
 /* With fewer rows than this per thread, slices of at least two pieces are copied piece by piece,
  * so that a few large slices (depth 0 copies all of params[b...] per row) still use every
  * thread. */
@@ -110,8 +95,7 @@ NDX_ALWAYS_INLINE void offsets_in(const gather_plan *p, ndx_dtype dt, int depth,
             offsets_in(p, DT, p->depth, row, seg, base, off);                                \
     } while (0)
 
-/* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row. */
-static void row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off) {
+void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off) {
     while (n > 0) {
         int64_t batch = row / p->rows_per_batch;
         int64_t seg = (batch + 1) * p->rows_per_batch - row;
@@ -128,17 +112,11 @@ static void row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *o
     }
 }
 
-/* ---- the elements and in-order paths ----------------------------------------------------- */
+/* ---- elements and in order ----------------------------------------------------- */
 
 typedef struct copy_job {
     const gather_plan *p;
     int streaming;          /* write out with streaming stores */
-    unsigned char *scratch; /* by-source path: one slot per worker */
-    size_t slot_bytes;
-    int64_t sort_rows;      /* rows sorted at a time */
-    int region_shift;       /* a region covers 2^region_shift bytes of params ... */
-    int fine_shift;         /* ... and a fine bucket 2^fine_shift */
-    int64_t fine_buckets;   /* per region */
     int64_t pieces;         /* few rows of large slices: pieces per slice */
 } copy_job;
 
@@ -159,7 +137,7 @@ static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
     int64_t off[ROWS_PER_BLOCK];
     for (int64_t row = begin; row < end; row += ROWS_PER_BLOCK) {
         int64_t n = end - row < ROWS_PER_BLOCK ? end - row : ROWS_PER_BLOCK;
-        row_offsets(p, row, n, off);
+        gather_row_offsets(p, row, n, off);
         ndx_gather_slices(p->out + (size_t)row * p->slice_bytes, p->params, off, n,
                           p->slice_bytes, job->streaming);
     }
@@ -178,107 +156,13 @@ static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
         size_t lo = (size_t)(item % job->pieces) * PIECE_BYTES;
         size_t size = p->slice_bytes - lo < PIECE_BYTES ? p->slice_bytes - lo : PIECE_BYTES;
         int64_t off;
-        row_offsets(p, row, 1, &off);
+        gather_row_offsets(p, row, 1, &off);
         if (off >= 0) off += (int64_t)lo;
         ndx_gather_slices(p->out + (size_t)row * p->slice_bytes + lo, p->params, &off, 1, size,
                           job->streaming);
     }
     ndx_slices_done(job->streaming);
 }
-
-/* ---- the by-source path ------------------------------------------------------------------ */
-
-#if NDX_HAVE_STREAMING
-/* Copies rows [s, e) of one region in order of their offsets. Sorted rows are read nearly in
- * address order, which the hardware prefetcher follows by itself; software prefetches here only
- * compete with it for line-fill buffers (measured slower). */
-static void copy_region(const copy_job *job, const int64_t *reg_off, const uint32_t *reg_row,
-                        int64_t n, int64_t *sorted_off, uint32_t *sorted_row, uint32_t *counts,
-                        unsigned char *dst) {
-    const gather_plan *p = job->p;
-    size_t size = p->slice_bytes;
-    int64_t mask = job->fine_buckets - 1;
-#define FINE_KEY(o) ((o) < 0 ? 0 : ((o) >> job->fine_shift) & mask)
-    memset(counts, 0, (size_t)(job->fine_buckets + 1) * sizeof *counts);
-    for (int64_t i = 0; i < n; i++) counts[FINE_KEY(reg_off[i]) + 1]++;
-    for (int64_t b = 0; b < job->fine_buckets; b++) counts[b + 1] += counts[b];
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t at = counts[FINE_KEY(reg_off[i])]++;
-        sorted_off[at] = reg_off[i];
-        sorted_row[at] = reg_row[i];
-    }
-#undef FINE_KEY
-    for (int64_t t = 0; t < n; t++)
-        ndx_stream_slice(dst + (size_t)sorted_row[t] * size,
-                         sorted_off[t] >= 0 ? p->params + sorted_off[t] : NULL, size);
-}
-
-static void copy_range_by_source(void *ctx, int64_t begin, int64_t end, int worker) {
-    const copy_job *job = ctx;
-    const gather_plan *p = job->p;
-    int64_t cap = job->sort_rows;
-    unsigned char *slot = job->scratch + (size_t)worker * job->slot_bytes;
-    int64_t *off = (int64_t *)(void *)slot;     /* by row; later by fine position */
-    int64_t *reg_off = off + cap;               /* by region */
-    uint32_t *reg_row = (uint32_t *)(void *)(reg_off + cap);
-    uint32_t *sorted_row = reg_row + cap;
-    uint32_t *fine_counts = sorted_row + cap;   /* fine_buckets + 1 */
-    uint32_t starts[REGIONS + 1];
-    for (int64_t first = begin; first < end; first += cap) {
-        int64_t n = end - first < cap ? end - first : cap;
-        row_offsets(p, first, n, off);
-        /* Rows by region (bad rows with region 0); stable, so each region keeps row order. */
-#define REGION(o) ((o) < 0 ? 0 : (o) >> job->region_shift)
-        memset(starts, 0, sizeof starts);
-        for (int64_t i = 0; i < n; i++) starts[REGION(off[i]) + 1]++;
-        for (int r = 0; r < REGIONS; r++) starts[r + 1] += starts[r];
-        uint32_t next[REGIONS];
-        memcpy(next, starts, sizeof next);
-        for (int64_t i = 0; i < n; i++) {
-            uint32_t at = next[REGION(off[i])]++;
-            reg_off[at] = off[i];
-            reg_row[at] = (uint32_t)i;
-        }
-#undef REGION
-        unsigned char *dst = p->out + (size_t)first * p->slice_bytes;
-        for (int r = 0; r < REGIONS; r++)
-            copy_region(job, reg_off + starts[r], reg_row + starts[r], starts[r + 1] - starts[r],
-                        off, sorted_row, fine_counts, dst);
-    }
-    ndx_slices_done(1);
-}
-
-/* Sets up the by-source path, if it applies and its scratch fits the budget; 1 when it ran. */
-static int try_copy_by_source(copy_job *job, int threads, int64_t grain, ndx_budget *budget) {
-    const gather_plan *p = job->p;
-    if (!job->streaming || p->slice_bytes % 64 != 0 || p->slice_bytes > SORT_MAX_SLICE ||
-        (uintptr_t)p->out % 64 != 0 || p->params_bytes < SORT_MIN_PARAMS)
-        return 0;
-    int workers = ndx_parallel_workers(threads, p->rows, grain);
-    int64_t per_worker = (p->rows + workers - 1) / workers;
-    job->sort_rows = per_worker < SORT_MAX_ROWS ? per_worker : SORT_MAX_ROWS;
-    job->region_shift = 6;
-    while (((p->params_bytes - 1) >> job->region_shift) >= REGIONS) job->region_shift++;
-    /* About one fine bucket per row of a region, each at least a cache line. */
-    int64_t per_region = job->sort_rows / REGIONS;
-    job->fine_shift = job->region_shift;
-    while (job->fine_shift > 6 && ((int64_t)1 << (job->region_shift - job->fine_shift)) < MAX_FINE &&
-           ((int64_t)1 << (job->region_shift - job->fine_shift)) < per_region)
-        job->fine_shift--;
-    job->fine_buckets = (int64_t)1 << (job->region_shift - job->fine_shift);
-    size_t slot = (size_t)job->sort_rows * (2 * sizeof(int64_t) + 2 * sizeof(uint32_t)) +
-                  (size_t)(job->fine_buckets + 1) * sizeof(uint32_t);
-    job->slot_bytes = (slot + 63) & ~(size_t)63;
-    void *mem;
-    if (ndx_acquire(budget, job->slot_bytes * (size_t)workers, 0, "sort scratch", &mem, NULL) !=
-        NDX_OK)
-        return 0;
-    job->scratch = mem;
-    ndx_parallel_for(threads, p->rows, grain, copy_range_by_source, job);
-    ndx_release(mem);
-    return 1;
-}
-#endif
 
 void gather_nd_copy(const gather_plan *p, int threads, ndx_budget *budget) {
     copy_job job;
@@ -297,11 +181,8 @@ void gather_nd_copy(const gather_plan *p, int threads, ndx_budget *budget) {
         ndx_parallel_for(threads, p->rows * job.pieces, 1, copy_pieces, &job);
         return;
     }
-#if NDX_HAVE_STREAMING
-    if (!is_element_size(p->slice_bytes) && try_copy_by_source(&job, threads, grain, budget))
+    if (!is_element_size(p->slice_bytes) &&
+        gather_nd_copy_by_source(p, job.streaming, threads, grain, budget))
         return;
-#else
-    (void)budget;
-#endif
     ndx_parallel_for(threads, p->rows, grain, copy_range, &job);
 }

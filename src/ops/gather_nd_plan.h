@@ -1,6 +1,6 @@
-/* gather_nd_plan.h — what gather_nd.c (checking) hands to gather_nd_copy.c (moving bytes): the
- * geometry of one call, with every shape checked and, unless bad rows are to be zeroed, every
- * index row too. Private to gather_nd. */
+/* gather_nd_plan.h — what gather_nd.c (checking) hands to gather_nd_copy.c and
+ * gather_nd_by_source.c (moving bytes): the geometry of one call, with every shape checked and,
+ * unless bad rows are to be zeroed, every index row too. Private to gather_nd. */
 #ifndef NDX_GATHER_ND_PLAN_H
 #define NDX_GATHER_ND_PLAN_H
 
@@ -60,6 +60,14 @@ NDX_ALWAYS_INLINE int64_t gather_row_offset(const gather_rows *g, ndx_dtype dt, 
     }
     return ok ? (int64_t)o : -1;
 }
+
+/* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row. */
+void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off);
+
+/* The by-source path (gather_nd_by_source.c): 1 when it applied and copied every row, 0 when it
+ * does not apply or its scratch does not fit the budget (nothing written then). */
+int gather_nd_copy_by_source(const gather_plan *p, int streaming, int threads, int64_t grain,
+                             ndx_budget *budget);
 
 /* Copies every row into p->out with up to `threads` threads. A row out of range (possible only
  * under NDX_BAD_INDICES_IGNORE, or if indices change under the call) gives zeros. Scratch memory,
