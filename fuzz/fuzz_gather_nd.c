@@ -76,18 +76,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t params_bytes = fz_nbytes(&params), indices_bytes = fz_nbytes(&indices);
     if (f.hostile && fz_chance(&f, 1, 12)) fz_poison(&f, fz_chance(&f, 1, 2) ? &params : &indices);
 
+    /* Now and then a NULL tensor pointer, which must be refused like any malformed view. */
+    const ndx_tensor *pp = &params, *ip = &indices;
+    if (f.hostile && fz_chance(&f, 1, 48)) {
+        if (fz_chance(&f, 1, 2))
+            pp = NULL;
+        else
+            ip = NULL;
+    }
+
     fz_snapshot p0 = fz_snapshot_of(&params, params_block, params_bytes);
     fz_snapshot i0 = fz_snapshot_of(&indices, indices_block, indices_bytes);
     char why[REF_WHY];
     ndx_tensor expected;
-    ref_verdict v = ref_gather_nd(&params, &indices, bd, &opt, &expected, why);
+    ref_verdict v = ref_gather_nd(pp, ip, bd, &opt, &expected, why); /* NULL: malformed */
     if (fz_verbose()) {
         fprintf(stderr, "gather_nd: batch_dims %d, verdict %d (%s), threads %d, %s, max_memory %zu\n", bd,
                 (int)v, why, opt.num_threads, opt.bad_indices ? "ignore" : "error", opt.max_memory);
         fz_dump("params", &params);
         fz_dump("indices", &indices);
     }
-    gather_case c = {&params, &indices, bd};
+    gather_case c = {pp, ip, bd};
     fz_run_single(&f, "gather_nd", &c, shape_fn, call_fn, &opt, v, why,
                   v == REF_ERROR ? NULL : &expected, 0);
     fz_snapshot_check(&p0, &params, "params (an input)");

@@ -593,6 +593,11 @@ void fz_run_single(fz *f, const char *op, void *ctx, fz_shape_fn shape, fz_call_
             fz_expect_same_view(&sv, expected, "shape function");
     }
 
+    if (f->hostile && fz_chance(f, 1, 32)) { /* no output view at all */
+        memset(&err, 0, sizeof err);
+        fz_check_rejection(call(ctx, opt, NULL, &err), &err, op);
+        return;
+    }
     int mode = MODE_ALLOCATE;
     uint8_t m = fz_byte(f) % 4;
     if (shape_ok && small_view(&sv) && !shape_may_disagree) mode = m == 2 ? MODE_CALLER : m == 3 ? MODE_WRONG_VIEW : MODE_ALLOCATE;
