@@ -196,6 +196,26 @@ static void gather_nd_overflowing_views(void **state) {
     test_tensor_free(&params);
 }
 
+/* The same hostile indices under NDX_BAD_INDICES_IGNORE (TensorFlow's GPU behaviour): no read
+ * outside params either; the bad rows come out as zeros, the good one as its slice. */
+static void gather_nd_ignore_policy_with_hostile_indices(void **state) {
+    (void)state;
+    ndx_tensor params = make_float(2, SHAPE(4, 3)); /* 1..12 */
+    ndx_tensor idx = make_index(NDX_INT64, 2, SHAPE(5, 1), VALS(1, -1, INT64_MIN, 4, INT64_MAX));
+    ndx_options opt = budget_opt(0);
+    opt.bad_indices = NDX_BAD_INDICES_IGNORE;
+    ndx_tensor out = {0};
+    ndx_error err;
+    assert_ok(ndx_gather_nd(&params, &idx, 0, &opt, &out, &err), &err);
+    const float want[15] = {4, 5, 6};
+    assert_int_equal(out.rank, 2);
+    assert_int_equal(out.shape[0], 5);
+    assert_memory_equal(out.data, want, sizeof want);
+    ndx_tensor_free(&out);
+    test_tensor_free(&params);
+    test_tensor_free(&idx);
+}
+
 /* ---- scatter_nd and tensor_scatter_nd_* ------------------------------------------------------ */
 
 /* TF Lite ScatterNd wrote outside its output for indices past the output shape or negative
@@ -329,6 +349,30 @@ static void tensor_scatter_validates_before_writing(void **state) {
     test_tensor_free(&empty);
     test_tensor_free(&idx1);
     test_tensor_free(&upd1);
+}
+
+/* Under NDX_BAD_INDICES_IGNORE the scatter family skips hostile rows instead of writing outside
+ * the tensor: only the good rows land. */
+static void scatter_ignore_policy_with_hostile_indices(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_tensor tensor = make_float(1, SHAPE(3)); /* 1, 2, 3 */
+    ndx_tensor idx = make_index(NDX_INT64, 2, SHAPE(4, 1), VALS(-1, 2, INT64_MIN, 3));
+    ndx_tensor upd = make_float(1, SHAPE(4)); /* 1, 2, 3, 4 */
+    ndx_options opt = budget_opt(0);
+    opt.bad_indices = NDX_BAD_INDICES_IGNORE;
+    ndx_tensor out = {0};
+    assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx, &upd, &opt, &out, &err), &err);
+    const float want[3] = {1, 2, 5};
+    assert_memory_equal(out.data, want, sizeof want);
+    ndx_tensor_free(&out);
+    assert_ok(ndx_scatter_nd(&idx, &upd, 1, SHAPE(3), &opt, &out, &err), &err);
+    const float want2[3] = {0, 0, 2};
+    assert_memory_equal(out.data, want2, sizeof want2);
+    ndx_tensor_free(&out);
+    test_tensor_free(&tensor);
+    test_tensor_free(&idx);
+    test_tensor_free(&upd);
 }
 
 /* Type confusion reaching arithmetic kernels that do not exist for a dtype: min/max on complex,
@@ -733,11 +777,13 @@ int main(void) {
         cmocka_unit_test(gather_nd_rows_into_empty_params),
         cmocka_unit_test(gather_nd_bad_shapes),
         cmocka_unit_test(gather_nd_overflowing_views),
+        cmocka_unit_test(gather_nd_ignore_policy_with_hostile_indices),
         cmocka_unit_test(scatter_nd_out_of_bounds_write),
         cmocka_unit_test(scatter_nd_into_empty_output),
         cmocka_unit_test(scatter_updates_rank_too_small),
         cmocka_unit_test(scatter_updates_shape_mismatch),
         cmocka_unit_test(tensor_scatter_validates_before_writing),
+        cmocka_unit_test(scatter_ignore_policy_with_hostile_indices),
         cmocka_unit_test(tensor_scatter_unsupported_dtypes),
         cmocka_unit_test(scatter_nd_hostile_shapes),
         cmocka_unit_test(stitch_shapes_that_disagree),
