@@ -477,26 +477,30 @@ static void large_elements_in_blocks(void **state) {
     run_large(&big, add_sub, 1, 12);
 }
 
-static void large_narrow_slices_in_blocks(void **state) {
+static void large_narrow_slices(void **state) {
     (void)state;
     const ndx_scatter_op add_update[] = {NDX_SCATTER_ADD, NDX_SCATTER_UPDATE};
     large_case pairs = {NDX_FLOAT32, 0, 2, {20000, 2}, 1, 40000, 2000}; /* 8-byte slices travel */
     run_large(&pairs, add_update, 2, 20);
     large_case c128 = {NDX_COMPLEX128, 0, 1, {30000}, 1, 20000, 500}; /* 16-byte elements */
     run_large(&c128, add_update, 2, 21);
-    large_case triples = {NDX_FLOAT64, 0, 2, {5000, 3}, 1, 20000, 700}; /* rows travel by number */
+    large_case triples = {NDX_FLOAT64, 0, 2, {5000, 3}, 1, 20000, 700}; /* bucketed by owner */
     run_large(&triples, add_update, 2, 22);
     large_case strings = {NDX_STRING, 5, 2, {3000, 1}, 1, 60000, 400};
     run_large(&strings, add_update + 1, 1, 23);
 }
 
-static void large_wide_slices_in_columns(void **state) {
+static void large_wide_slices(void **state) {
     (void)state;
+    /* Many slices: rows bucketed by owner. */
     large_case wide = {NDX_FLOAT32, 0, 2, {300, 200}, 1, 1000, 50};
     run_large(&wide, all_ops, 5, 30);
-    large_case one = {NDX_INT32, 0, 2, {1, 70000}, 1, 6, 1}; /* every row on one slice */
+    /* Too few slices to share out: every thread takes columns of every slice. */
     const ndx_scatter_op add_max[] = {NDX_SCATTER_ADD, NDX_SCATTER_MAX};
+    large_case one = {NDX_INT32, 0, 2, {1, 70000}, 1, 6, 1}; /* every row on one slice */
     run_large(&one, add_max, 2, 31);
+    large_case five = {NDX_FLOAT64, 0, 2, {5, 3000}, 1, 40, 5};
+    run_large(&five, add_max, 2, 32);
 }
 
 /* Budgets from "the output only" up to "everything": whatever scratch fits, the bytes agree. */
@@ -1169,8 +1173,8 @@ int main(void) {
         cmocka_unit_test(random_ignore_skips_bad_rows),
         cmocka_unit_test(random_scatter_nd),
         cmocka_unit_test(large_elements_in_blocks),
-        cmocka_unit_test(large_narrow_slices_in_blocks),
-        cmocka_unit_test(large_wide_slices_in_columns),
+        cmocka_unit_test(large_narrow_slices),
+        cmocka_unit_test(large_wide_slices),
         cmocka_unit_test(any_budget_gives_the_same_bytes),
         cmocka_unit_test(tensor_scatter_errors),
         cmocka_unit_test(unsupported_dtypes),

@@ -6,10 +6,12 @@
  * updates that reach it in index order: no atomics, no reductions. There are three ways to run:
  *
  *   direct   one thread walks the rows in order (small work, or no scratch memory to be had);
- *   columns  wide slices: each thread owns a range of columns of every slice and walks all rows;
- *   blocks   narrow slices: the output is cut into cache-sized blocks of slices, rows are
- *            bucketed by block with a stable counting sort, and each thread owns a run of blocks,
- *            which it fills (copy of the tensor, or zeros) and then updates while it is in cache.
+ *   columns  few wide slices: each thread owns a range of columns of every slice and walks all
+ *            the rows;
+ *   buckets  rows are grouped with a stable counting sort by the thread owning their destination
+ *            (a run of output blocks), which fills its part of the output (copy of the tensor,
+ *            or zeros) and applies its rows; single elements go block by block while each block
+ *            is in cache (see "buckets" below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +189,7 @@ static ndx_status plan_scatter_nd(scatter_plan *p, const ndx_tensor *indices,
 /* ---- the run ------------------------------------------------------------------------------- */
 
 typedef enum { FILL_NONE, FILL_COPY, FILL_ZERO } fill_mode;
-typedef enum { RUN_DIRECT, RUN_COLUMNS, RUN_BLOCKS } run_way;
+typedef enum { RUN_DIRECT, RUN_COLUMNS, RUN_BUCKETS } run_way;
 
 typedef struct scatter_job {
     const scatter_plan *p;
@@ -199,15 +201,18 @@ typedef struct scatter_job {
     size_t itemsize;
     int threads;
     int ignore_bad;
-    /* the blocks way */
+    /* the bucketed way */
     int shift;       /* a block is 2^shift slices */
     int64_t blocks;
     int row_workers; /* workers of the counting and bucketing passes */
-    int64_t *cursor; /* row_workers x blocks: counts, then each bucket's next entry */
-    int64_t *start;  /* blocks + 1: first entry of each block */
-    unsigned char *entries; /* each: uint32 slice within its block, then the payload */
-    size_t stride;          /* bytes per entry */
-    size_t packed;          /* payload is the update slice of this many bytes; 0: an int64 row */
+    int by_owner;    /* rows flavor: one bucket per owner; else one per block */
+    int64_t *cursor; /* row_workers x blocks: counts; then (blocks) each bucket's next entry */
+    int64_t *owner_cursor;  /* rows flavor: row_workers x owners, each bucket's next entry */
+    int64_t *start;         /* buckets + 1: first entry of each bucket */
+    unsigned char *owner_of; /* rows flavor: the owner of each block */
+    unsigned char *entries;
+    size_t stride; /* bytes per entry */
+    size_t packed; /* elements flavor: bytes of the update carried in each entry */
     int64_t first_bad[MAX_WORKERS];
     int64_t owner_first[MAX_WORKERS + 1]; /* blocks of owner o: [owner_first[o], owner_first[o+1]) */
     int owners;
@@ -297,10 +302,16 @@ static void run_columns(scatter_job *j) {
     ndx_parallel_for(j->threads, lines, grain < 1 ? 1 : grain, columns_fn, j);
 }
 
-/* ---- blocks: bucket rows by destination block, then each owner updates its blocks ---------- */
+/* ---- buckets: rows grouped by the thread that will apply them -------------------------------
+ * Pass 1 checks every row and counts rows per (worker, block). The blocks are then split into
+ * owners of about equal work, and pass 2 appends each row to a bucket, keeping index order:
+ *   elements (update slices of 1 to 16 bytes): a bucket per cache-sized block; an entry is the
+ *     slice's offset within its block (uint32) followed by the update itself, so pass 3 works on
+ *     one cache-resident block and one stream of entries at a time;
+ *   rows (wider slices): a bucket per owner; an entry is (slice, row) as two int64, so each
+ *     owner reads its update rows once, in increasing address order.
+ * Pass 3: each owner fills its part of the output (copy or zeros) and applies its buckets. */
 
-/* Pass 1: checks every row and counts rows per (worker, block); notes each worker's first bad
- * row. The index dtype is a constant in each copy of the loop. */
 static ALWAYS_INLINE void count_range(scatter_job *j, int64_t begin, int64_t end, int worker,
                                       ndx_dtype dt) {
     const scatter_plan *p = j->p;
@@ -321,6 +332,7 @@ static ALWAYS_INLINE void count_range(scatter_job *j, int64_t begin, int64_t end
     j->first_bad[worker] = bad;
 }
 
+/* The index dtype is a constant in each copy of the hot loops. */
 static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     scatter_job *j = ctx;
     switch (j->p->indices->dtype) {
@@ -330,26 +342,31 @@ static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
-/* Pass 2: each worker resolves its rows again and appends them to the buckets of their blocks
- * at the positions pass 1 reserved, so every bucket holds its rows in index order. A small
- * update slice travels inside the entry; a larger one is named by its row number. */
+/* width: bytes of update carried by an element entry, or 0 for the rows flavor. */
 static ALWAYS_INLINE void bucket_range(const scatter_job *j, int64_t begin, int64_t end,
                                        int worker, ndx_dtype dt, size_t width) {
     const scatter_plan *p = j->p;
-    int64_t *cursor = j->cursor + (int64_t)worker * j->blocks;
     int shift = j->shift;
+    if (width == 0) {
+        int64_t *cursor = j->owner_cursor + (int64_t)worker * j->owners;
+        for (int64_t r = begin; r < end; r++) {
+            int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
+            if (s < 0) continue;
+            int64_t pair[2] = {s, r};
+            memcpy(j->entries + (size_t)(cursor[j->owner_of[s >> shift]]++) * sizeof pair, pair,
+                   sizeof pair);
+        }
+        return;
+    }
+    int64_t *cursor = j->cursor + (int64_t)worker * j->blocks;
     int64_t mask = ((int64_t)1 << shift) - 1;
-    size_t stride = 4 + (width ? width : sizeof(int64_t));
     for (int64_t r = begin; r < end; r++) {
         int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
         if (s < 0) continue;
-        unsigned char *e = j->entries + (size_t)(cursor[s >> shift]++) * stride;
+        unsigned char *e = j->entries + (size_t)(cursor[s >> shift]++) * (4 + width);
         uint32_t within = (uint32_t)(s & mask);
         memcpy(e, &within, 4);
-        if (width)
-            memcpy(e + 4, j->upd + (size_t)r * width, width);
-        else
-            memcpy(e + 4, &r, sizeof r);
+        memcpy(e + 4, j->upd + (size_t)r * width, width);
     }
 }
 
@@ -373,48 +390,99 @@ static void bucket_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
-/* Pass 3: owner o fills and updates its blocks, one at a time while the block is in cache. */
-static void blocks_fn(void *ctx, int64_t begin, int64_t end, int worker) {
-    (void)worker;
-    const scatter_job *j = ctx;
+/* Pass 3, elements flavor: block by block, fill it, then apply its entries while it is hot. */
+static void apply_blocks(const scatter_job *j, int owner) {
     const scatter_plan *p = j->p;
-    size_t sb = p->slice_bytes, stride = j->stride;
+    size_t sb = p->slice_bytes, stride = 4 + j->packed;
     int64_t per_block = (int64_t)1 << j->shift;
-    for (int64_t o = begin; o < end; o++) {
-        for (int64_t b = j->owner_first[o]; b < j->owner_first[o + 1]; b++) {
-            int64_t s0 = b * per_block;
-            int64_t s1 = s0 + per_block < p->slices ? s0 + per_block : p->slices;
-            unsigned char *base = j->out + (size_t)s0 * sb;
-            fill_bytes(j, (size_t)s0 * sb, (size_t)(s1 - s0) * sb);
-            int64_t n = j->start[b + 1] - j->start[b];
-            const unsigned char *e = j->entries + (size_t)j->start[b] * stride;
-            if (j->packed && p->slice == 1) {
-                j->k.entries(base, e, n, j->itemsize);
-                continue;
-            }
-            for (int64_t q = 0; q < n; q++, e += stride) {
-                uint32_t within;
-                memcpy(&within, e, 4);
-                const unsigned char *src = e + 4;
-                if (!j->packed) {
-                    int64_t r;
-                    memcpy(&r, e + 4, sizeof r);
-                    src = j->upd + (size_t)r * sb;
-                    if (q + AHEAD < n) { /* the update rows of a block are far apart */
-                        memcpy(&r, e + AHEAD * stride + 4, sizeof r);
-                        prefetch_dest(j->upd + (size_t)r * sb, sb);
-                    }
-                }
-                j->k.run(base + (size_t)within * sb, src, p->slice, j->itemsize);
-            }
+    for (int64_t b = j->owner_first[owner]; b < j->owner_first[owner + 1]; b++) {
+        int64_t s0 = b * per_block;
+        int64_t s1 = s0 + per_block < p->slices ? s0 + per_block : p->slices;
+        unsigned char *base = j->out + (size_t)s0 * sb;
+        fill_bytes(j, (size_t)s0 * sb, (size_t)(s1 - s0) * sb);
+        int64_t n = j->start[b + 1] - j->start[b];
+        const unsigned char *e = j->entries + (size_t)j->start[b] * stride;
+        if (p->slice == 1) {
+            j->k.entries(base, e, n, j->itemsize);
+            continue;
+        }
+        for (int64_t q = 0; q < n; q++, e += stride) {
+            uint32_t within;
+            memcpy(&within, e, 4);
+            j->k.run(base + (size_t)within * sb, e + 4, p->slice, j->itemsize);
         }
     }
 }
 
-/* Turns the counts into bucket positions (block-major, then worker: index order within each
- * block) and splits the blocks into owners of about equal work. Returns the entry count. */
+/* Pass 3, rows flavor: fill the owner's slices, then apply its rows in index order. */
+static void apply_owned_rows(const scatter_job *j, int owner) {
+    const scatter_plan *p = j->p;
+    size_t sb = p->slice_bytes;
+    int64_t s0 = j->owner_first[owner] << j->shift;
+    int64_t s1 = j->owner_first[owner + 1] << j->shift;
+    if (s1 > p->slices) s1 = p->slices;
+    if (s0 < s1) fill_bytes(j, (size_t)s0 * sb, (size_t)(s1 - s0) * sb);
+    const int64_t *e = (const int64_t *)(const void *)j->entries;
+    int64_t q0 = j->start[owner], q1 = j->start[owner + 1];
+    for (int64_t q = q0; q < q1; q++) {
+        if (q + AHEAD < q1) prefetch_dest(j->out + (size_t)e[2 * (q + AHEAD)] * sb, sb);
+        j->k.run(j->out + (size_t)e[2 * q] * sb, j->upd + (size_t)e[2 * q + 1] * sb, p->slice,
+                 j->itemsize);
+    }
+}
+
+static void owners_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const scatter_job *j = ctx;
+    for (int64_t o = begin; o < end; o++) {
+        if (j->by_owner)
+            apply_owned_rows(j, (int)o);
+        else
+            apply_blocks(j, (int)o);
+    }
+}
+
+/* Splits the blocks into owners of about equal work (a block's work: its updates, plus its
+ * bytes when it is filled first), then turns the counts into bucket positions: bucket-major,
+ * then worker, which is index order within each bucket. Returns the number of entries. */
 static int64_t plan_buckets(scatter_job *j) {
+    const scatter_plan *p = j->p;
+    int64_t total_rows = 0;
+    for (int64_t b = 0; b < j->blocks; b++) {
+        int64_t n = 0;
+        for (int w = 0; w < j->row_workers; w++) n += j->cursor[(int64_t)w * j->blocks + b];
+        j->start[b] = n; /* rows of block b, for now */
+        total_rows += n;
+    }
+    double per_entry = (double)p->slice_bytes + 16.0;
+    double per_block =
+        j->fill == FILL_NONE ? 0.0 : (double)((int64_t)1 << j->shift) * (double)p->slice_bytes;
+    double total = (double)total_rows * per_entry + per_block * (double)j->blocks;
+    double done = 0.0;
+    int o = 0;
+    j->owner_first[0] = 0;
+    for (int64_t b = 0; b < j->blocks; b++) {
+        if (j->by_owner) j->owner_of[b] = (unsigned char)o;
+        done += per_block + per_entry * (double)j->start[b];
+        while (o + 1 < j->owners && done >= total * (double)(o + 1) / j->owners)
+            j->owner_first[++o] = b + 1;
+    }
+    while (o + 1 < j->owners) j->owner_first[++o] = j->blocks;
+    j->owner_first[j->owners] = j->blocks;
+
     int64_t pos = 0;
+    if (j->by_owner) {
+        for (o = 0; o < j->owners; o++) {
+            j->start[o] = pos;
+            for (int w = 0; w < j->row_workers; w++) {
+                j->owner_cursor[(int64_t)w * j->owners + o] = pos;
+                for (int64_t b = j->owner_first[o]; b < j->owner_first[o + 1]; b++)
+                    pos += j->cursor[(int64_t)w * j->blocks + b];
+            }
+        }
+        j->start[j->owners] = pos;
+        return pos;
+    }
     for (int64_t b = 0; b < j->blocks; b++) {
         j->start[b] = pos;
         for (int w = 0; w < j->row_workers; w++) {
@@ -425,43 +493,32 @@ static int64_t plan_buckets(scatter_job *j) {
         }
     }
     j->start[j->blocks] = pos;
-
-    /* Work of a block: its updates, plus its bytes when it is filled first. */
-    const scatter_plan *p = j->p;
-    double per_entry = (double)p->slice_bytes + 16.0;
-    double per_block =
-        j->fill == FILL_NONE ? 0.0 : (double)((int64_t)1 << j->shift) * (double)p->slice_bytes;
-    double total = (double)pos * per_entry + per_block * (double)j->blocks;
-    int owners = j->threads < j->blocks ? j->threads : (int)j->blocks;
-    j->owners = owners;
-    double done = 0.0;
-    int o = 0;
-    j->owner_first[0] = 0;
-    for (int64_t b = 0; b < j->blocks && o + 1 < owners; b++) {
-        done += per_block + per_entry * (double)(j->start[b + 1] - j->start[b]);
-        while (o + 1 < owners && done >= total * (double)(o + 1) / owners)
-            j->owner_first[++o] = b + 1;
-    }
-    while (o + 1 < owners) j->owner_first[++o] = j->blocks;
-    j->owner_first[owners] = j->blocks;
     return pos;
 }
 
 /* ---- choosing a way ---------------------------------------------------------------------- */
+
+static int small_element(size_t slice_bytes) {
+    return slice_bytes == 1 || slice_bytes == 2 || slice_bytes == 4 || slice_bytes == 8 ||
+           slice_bytes == 16;
+}
 
 static run_way choose_way(const scatter_plan *p, int threads) {
     if (p->rows == 0 || p->slices == 0) return RUN_DIRECT;
     int64_t work = p->rows * (int64_t)p->slice_bytes;
     int64_t out_bytes = p->slices * (int64_t)p->slice_bytes;
     if (threads > 1 && work >= SMALL_WORK) {
+        if (small_element(p->slice_bytes) ? p->slices > 1 : p->slices >= 4 * (int64_t)threads)
+            return RUN_BUCKETS;
+        /* Too few slices to share out: split the columns of every slice instead. */
         if (p->slice_bytes >= (size_t)COLUMN_BYTES * (size_t)threads) return RUN_COLUMNS;
-        if (p->slices > 1) return RUN_BLOCKS;
         return RUN_DIRECT;
     }
     /* One thread: single elements landing all over a large output still gain from blocks,
      * which turn random misses into one cache-resident block at a time. */
-    if (p->slice == 1 && out_bytes > 8 * BLOCK_BYTES && p->rows >= p->slices / 8)
-        return RUN_BLOCKS;
+    if (p->slice == 1 && small_element(p->slice_bytes) && out_bytes > 8 * BLOCK_BYTES &&
+        p->rows >= p->slices / 8)
+        return RUN_BUCKETS;
     return RUN_DIRECT;
 }
 
@@ -479,20 +536,25 @@ static int size_blocks(scatter_job *j) {
     if (shift > 32) return 0;
     j->shift = shift;
     j->blocks = ((p->slices - 1) >> shift) + 1;
-    size_t sb = p->slice_bytes;
-    j->packed = (sb == 1 || sb == 2 || sb == 4 || sb == 8 || sb == 16) ? sb : 0;
-    j->stride = 4 + (j->packed ? j->packed : sizeof(int64_t));
+    j->owners = j->threads < j->blocks ? j->threads : (int)j->blocks;
+    j->packed = small_element(p->slice_bytes) ? p->slice_bytes : 0;
+    j->by_owner = j->packed == 0;
+    j->stride = j->packed ? 4 + j->packed : 2 * sizeof(int64_t);
     return 1;
 }
 
-/* The counters of the blocks way; 0 when they do not fit (budget or memory). */
+/* The counters of the bucketed way; 0 when they do not fit (budget or memory). */
 static int take_counters(scatter_job *j, ndx_budget *b, void **mem) {
     size_t counters = (size_t)j->blocks * (size_t)j->row_workers;
-    size_t bytes = (counters + (size_t)j->blocks + 1) * sizeof(int64_t);
+    size_t owner_counters = (size_t)j->owners * (size_t)j->row_workers;
+    size_t starts = (size_t)(j->blocks > j->owners ? j->blocks : j->owners) + 1;
+    size_t bytes = (counters + owner_counters + starts) * sizeof(int64_t) + (size_t)j->blocks;
     ndx_error quiet;
     if (ndx_acquire(b, bytes, 1, "scatter counters", mem, &quiet) != NDX_OK) return 0;
     j->cursor = *mem;
-    j->start = j->cursor + counters;
+    j->owner_cursor = j->cursor + counters;
+    j->start = j->owner_cursor + owner_counters;
+    j->owner_of = (unsigned char *)(j->start + starts);
     return 1;
 }
 
@@ -521,7 +583,7 @@ static ndx_status run_unbucketed(scatter_job *j, run_way way, ndx_error *err) {
 static ndx_status run_scatter(scatter_job *j, ndx_budget *budget, ndx_error *err) {
     const scatter_plan *p = j->p;
     run_way way = choose_way(p, j->threads);
-    if (way != RUN_BLOCKS) return run_unbucketed(j, way, err);
+    if (way != RUN_BUCKETS) return run_unbucketed(j, way, err);
     j->row_workers = ndx_parallel_workers(j->threads, p->rows, ROW_GRAIN);
     void *counters = NULL;
     if (!size_blocks(j) || !take_counters(j, budget, &counters))
@@ -547,7 +609,7 @@ static ndx_status run_scatter(scatter_job *j, ndx_budget *budget, ndx_error *err
     }
     j->entries = entries;
     ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, bucket_fn, j);
-    ndx_parallel_for(j->threads, j->owners, 1, blocks_fn, j);
+    ndx_parallel_for(j->threads, j->owners, 1, owners_fn, j);
     ndx_release(entries);
     ndx_release(counters);
     return NDX_OK;
