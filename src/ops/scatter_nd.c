@@ -32,7 +32,7 @@
 #define ROW_GRAIN ((int64_t)1 << 14)   /* index rows per worker when resolving and bucketing */
 #define BLOCK_BYTES ((int64_t)1 << 19) /* output bytes per block: stays in L2 while updated */
 #define COLUMN_BYTES 256               /* least bytes of every slice worth a thread of its own */
-#define MAX_COUNTERS ((int64_t)1 << 20) /* workers x blocks counters of the bucketing sort */
+#define MAX_COUNTERS ((int64_t)1 << 18) /* (worker, block) pairs of the bucketed way */
 #define LINE 64
 #define AHEAD 8                         /* rows between a destination's prefetch and its update */
 #define PREFETCH_BYTES 512              /* the most of one destination worth prefetching */
@@ -201,18 +201,23 @@ typedef struct scatter_job {
     size_t itemsize;
     int threads;
     int ignore_bad;
-    /* the bucketed way */
+    /* the bucketed way (see "buckets" below) */
     int shift;       /* a block is 2^shift slices */
     int64_t blocks;
-    int row_workers; /* workers of the counting and bucketing passes */
-    int by_owner;    /* rows flavor: one bucket per owner; else one per block */
-    int64_t *cursor; /* row_workers x blocks: counts; then (blocks) each bucket's next entry */
-    int64_t *owner_cursor;  /* rows flavor: row_workers x owners, each bucket's next entry */
-    int64_t *start;         /* buckets + 1: first entry of each bucket */
-    unsigned char *owner_of; /* rows flavor: the owner of each block */
-    unsigned char *entries;
-    size_t stride; /* bytes per entry */
-    size_t packed; /* elements flavor: bytes of the update carried in each entry */
+    int row_workers; /* workers of the passes over the rows */
+    int by_owner;    /* rows flavor; else elements flavor */
+    size_t packed;   /* elements: bytes of update carried in each entry */
+    size_t stride;   /* bytes per entry */
+    int64_t *block_rows;     /* rows per block, for splitting the blocks among owners */
+    int64_t *cursor;         /* rows: row_workers x blocks counts */
+    int64_t *owner_cursor;   /* rows: row_workers x owners, next entry of each bucket */
+    int64_t *start;          /* rows: owners + 1, first entry of each owner's bucket */
+    unsigned char *owner_of; /* rows: the owner of each block */
+    struct chain *chains;    /* elements: row_workers x blocks */
+    int64_t per_chunk;       /* elements: entries per chunk */
+    size_t chunk_bytes;      /* elements: a next-chunk offset, then per_chunk entries */
+    unsigned char *entries;  /* rows: the entries; elements: the pool of chunks */
+    int64_t pool_first[MAX_WORKERS]; /* elements: where each worker's chunks start */
     int64_t first_bad[MAX_WORKERS];
     int64_t owner_first[MAX_WORKERS + 1]; /* blocks of owner o: [owner_first[o], owner_first[o+1]) */
     int owners;
@@ -303,15 +308,141 @@ static void run_columns(scatter_job *j) {
 }
 
 /* ---- buckets: rows grouped by the thread that will apply them -------------------------------
- * Pass 1 checks every row and counts rows per (worker, block). The blocks are then split into
- * owners of about equal work, and pass 2 appends each row to a bucket, keeping index order:
- *   elements (update slices of 1 to 16 bytes): a bucket per cache-sized block; an entry is the
- *     slice's offset within its block (uint32) followed by the update itself, so pass 3 works on
- *     one cache-resident block and one stream of entries at a time;
- *   rows (wider slices): a bucket per owner; an entry is (slice, row) as two int64, so each
- *     owner reads its update rows once, in increasing address order.
- * Pass 3: each owner fills its part of the output (copy or zeros) and applies its buckets. */
+ * The output is cut into blocks of 2^shift slices, and the blocks into runs of about equal work,
+ * one per owner thread. Every row goes into a bucket in index order; each owner fills its part
+ * of the output (copy or zeros) and then applies its buckets. Two flavors:
+ *   elements (update slices of 1 to 16 bytes): a bucket per cache-sized block, so an owner
+ *     updates one cache-resident block at a time. An entry is the slice's offset within its
+ *     block (uint32) followed by the update itself. One pass resolves, checks and appends every
+ *     row: each worker grows a chain of fixed-size chunks per block, so nothing is counted first
+ *     and the indices are read once.
+ *   rows (wider slices): a bucket per owner, so each owner reads its update rows once, in
+ *     increasing address order. An entry is (slice, row) as two int64. A first pass checks the
+ *     rows and counts them per block (the owners' runs come from the counts), a second places
+ *     them. */
 
+typedef struct chain {
+    int64_t head, tail; /* pool offsets of the first and the last chunk; -1: none yet */
+    int64_t fill;       /* entries in the last chunk */
+    int64_t total;      /* entries in the whole chain */
+} chain;
+
+/* Splits the blocks into owners of about equal work: a block's updates, plus its bytes when it
+ * is filled first. Only speed depends on the split, never the bytes written. */
+static void split_owners(scatter_job *j) {
+    const scatter_plan *p = j->p;
+    double per_entry = (double)p->slice_bytes + 16.0;
+    double per_block =
+        j->fill == FILL_NONE ? 0.0 : (double)((int64_t)1 << j->shift) * (double)p->slice_bytes;
+    double total = per_block * (double)j->blocks;
+    for (int64_t b = 0; b < j->blocks; b++) total += per_entry * (double)j->block_rows[b];
+    double done = 0.0;
+    int o = 0;
+    j->owner_first[0] = 0;
+    for (int64_t b = 0; b < j->blocks; b++) {
+        if (j->by_owner) j->owner_of[b] = (unsigned char)o;
+        done += per_block + per_entry * (double)j->block_rows[b];
+        while (o + 1 < j->owners && done >= total * (double)(o + 1) / j->owners)
+            j->owner_first[++o] = b + 1;
+    }
+    while (o + 1 < j->owners) j->owner_first[++o] = j->blocks;
+    j->owner_first[j->owners] = j->blocks;
+}
+
+/* Elements, the one pass: worker `worker` resolves rows [begin, end), stops at the first bad
+ * one (unless bad rows are skipped), and appends each to its chain for the row's block. The
+ * index dtype and the entry width are constants in each copy of this loop. */
+static ALWAYS_INLINE void chain_range(scatter_job *j, int64_t begin, int64_t end, int worker,
+                                      ndx_dtype dt, size_t width) {
+    const scatter_plan *p = j->p;
+    chain *chains = j->chains + (int64_t)worker * j->blocks;
+    for (int64_t b = 0; b < j->blocks; b++) chains[b] = (chain){-1, -1, j->per_chunk, 0};
+    unsigned char *pool = j->entries;
+    int64_t next_free = j->pool_first[worker], per_chunk = j->per_chunk;
+    int64_t chunk_bytes = (int64_t)j->chunk_bytes;
+    int shift = j->shift, stop = !j->ignore_bad;
+    int64_t mask = ((int64_t)1 << shift) - 1, bad = -1;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
+        if (s < 0) {
+            if (stop) {
+                bad = r;
+                break;
+            }
+            continue;
+        }
+        chain *c = &chains[s >> shift];
+        if (c->fill == per_chunk) { /* the last chunk is full: link a fresh one */
+            if (c->tail >= 0)
+                memcpy(pool + c->tail, &next_free, sizeof next_free);
+            else
+                c->head = next_free;
+            c->tail = next_free;
+            c->fill = 0;
+            next_free += chunk_bytes;
+        }
+        unsigned char *e = pool + c->tail + sizeof(int64_t) + (size_t)c->fill * (4 + width);
+        uint32_t within = (uint32_t)(s & mask);
+        memcpy(e, &within, 4);
+        memcpy(e + 4, j->upd + (size_t)r * width, width);
+        c->fill++;
+        c->total++;
+    }
+    j->first_bad[worker] = bad;
+}
+
+#define CHAIN_WIDTHS(dt)                                                                       \
+    switch (j->packed) {                                                                       \
+    case 1: chain_range(j, begin, end, worker, dt, 1); break;                                  \
+    case 2: chain_range(j, begin, end, worker, dt, 2); break;                                  \
+    case 4: chain_range(j, begin, end, worker, dt, 4); break;                                  \
+    case 8: chain_range(j, begin, end, worker, dt, 8); break;                                  \
+    default: chain_range(j, begin, end, worker, dt, 16); break;                                \
+    }
+
+static void chain_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    scatter_job *j = ctx;
+    switch (j->p->indices->dtype) {
+    case NDX_INT64: CHAIN_WIDTHS(NDX_INT64) break;
+    case NDX_INT32: CHAIN_WIDTHS(NDX_INT32) break;
+    default: CHAIN_WIDTHS(NDX_INT16) break;
+    }
+}
+
+/* Elements, applying: block by block, fill it, then apply its chains (worker 0's first, which
+ * is index order) while the block is hot. */
+static void apply_blocks(const scatter_job *j, int owner) {
+    const scatter_plan *p = j->p;
+    size_t sb = p->slice_bytes, stride = j->stride;
+    int64_t per_block = (int64_t)1 << j->shift;
+    for (int64_t b = j->owner_first[owner]; b < j->owner_first[owner + 1]; b++) {
+        int64_t s0 = b * per_block;
+        int64_t s1 = s0 + per_block < p->slices ? s0 + per_block : p->slices;
+        unsigned char *base = j->out + (size_t)s0 * sb;
+        fill_bytes(j, (size_t)s0 * sb, (size_t)(s1 - s0) * sb);
+        for (int w = 0; w < j->row_workers; w++) {
+            const chain *c = &j->chains[(int64_t)w * j->blocks + b];
+            int64_t left = c->total, at = c->head;
+            while (left > 0) {
+                int64_t n = left < j->per_chunk ? left : j->per_chunk;
+                const unsigned char *e = j->entries + at + sizeof(int64_t);
+                if (p->slice == 1) {
+                    j->k.entries(base, e, n, j->itemsize);
+                } else {
+                    for (int64_t q = 0; q < n; q++, e += stride) {
+                        uint32_t within;
+                        memcpy(&within, e, 4);
+                        j->k.run(base + (size_t)within * sb, e + 4, p->slice, j->itemsize);
+                    }
+                }
+                left -= n;
+                if (left > 0) memcpy(&at, j->entries + at, sizeof at);
+            }
+        }
+    }
+}
+
+/* Rows, pass 1: checks every row and counts rows per (worker, block). */
 static ALWAYS_INLINE void count_range(scatter_job *j, int64_t begin, int64_t end, int worker,
                                       ndx_dtype dt) {
     const scatter_plan *p = j->p;
@@ -332,7 +463,6 @@ static ALWAYS_INLINE void count_range(scatter_job *j, int64_t begin, int64_t end
     j->first_bad[worker] = bad;
 }
 
-/* The index dtype is a constant in each copy of the hot loops. */
 static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     scatter_job *j = ctx;
     switch (j->p->indices->dtype) {
@@ -342,79 +472,32 @@ static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
-/* width: bytes of update carried by an element entry, or 0 for the rows flavor. */
-static ALWAYS_INLINE void bucket_range(const scatter_job *j, int64_t begin, int64_t end,
-                                       int worker, ndx_dtype dt, size_t width) {
+/* Rows, pass 2: each worker places its rows at the positions reserved for it in its owners'
+ * buckets, so every bucket holds its rows in index order. */
+static ALWAYS_INLINE void place_range(const scatter_job *j, int64_t begin, int64_t end,
+                                      int worker, ndx_dtype dt) {
     const scatter_plan *p = j->p;
+    int64_t *cursor = j->owner_cursor + (int64_t)worker * j->owners;
     int shift = j->shift;
-    if (width == 0) {
-        int64_t *cursor = j->owner_cursor + (int64_t)worker * j->owners;
-        for (int64_t r = begin; r < end; r++) {
-            int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
-            if (s < 0) continue;
-            int64_t pair[2] = {s, r};
-            memcpy(j->entries + (size_t)(cursor[j->owner_of[s >> shift]]++) * sizeof pair, pair,
-                   sizeof pair);
-        }
-        return;
-    }
-    int64_t *cursor = j->cursor + (int64_t)worker * j->blocks;
-    int64_t mask = ((int64_t)1 << shift) - 1;
     for (int64_t r = begin; r < end; r++) {
         int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
         if (s < 0) continue;
-        unsigned char *e = j->entries + (size_t)(cursor[s >> shift]++) * (4 + width);
-        uint32_t within = (uint32_t)(s & mask);
-        memcpy(e, &within, 4);
-        memcpy(e + 4, j->upd + (size_t)r * width, width);
+        int64_t pair[2] = {s, r};
+        memcpy(j->entries + (size_t)(cursor[j->owner_of[s >> shift]]++) * sizeof pair, pair,
+               sizeof pair);
     }
 }
 
-/* Constant payload widths let the compiler turn each copy into one move. */
-#define BUCKET_WIDTHS(dt)                                                                      \
-    switch (j->packed) {                                                                       \
-    case 1: bucket_range(j, begin, end, worker, dt, 1); break;                                 \
-    case 2: bucket_range(j, begin, end, worker, dt, 2); break;                                 \
-    case 4: bucket_range(j, begin, end, worker, dt, 4); break;                                 \
-    case 8: bucket_range(j, begin, end, worker, dt, 8); break;                                 \
-    case 16: bucket_range(j, begin, end, worker, dt, 16); break;                               \
-    default: bucket_range(j, begin, end, worker, dt, 0); break;                                \
-    }
-
-static void bucket_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+static void place_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     const scatter_job *j = ctx;
     switch (j->p->indices->dtype) {
-    case NDX_INT64: BUCKET_WIDTHS(NDX_INT64) break;
-    case NDX_INT32: BUCKET_WIDTHS(NDX_INT32) break;
-    default: BUCKET_WIDTHS(NDX_INT16) break;
+    case NDX_INT64: place_range(j, begin, end, worker, NDX_INT64); break;
+    case NDX_INT32: place_range(j, begin, end, worker, NDX_INT32); break;
+    default: place_range(j, begin, end, worker, NDX_INT16); break;
     }
 }
 
-/* Pass 3, elements flavor: block by block, fill it, then apply its entries while it is hot. */
-static void apply_blocks(const scatter_job *j, int owner) {
-    const scatter_plan *p = j->p;
-    size_t sb = p->slice_bytes, stride = 4 + j->packed;
-    int64_t per_block = (int64_t)1 << j->shift;
-    for (int64_t b = j->owner_first[owner]; b < j->owner_first[owner + 1]; b++) {
-        int64_t s0 = b * per_block;
-        int64_t s1 = s0 + per_block < p->slices ? s0 + per_block : p->slices;
-        unsigned char *base = j->out + (size_t)s0 * sb;
-        fill_bytes(j, (size_t)s0 * sb, (size_t)(s1 - s0) * sb);
-        int64_t n = j->start[b + 1] - j->start[b];
-        const unsigned char *e = j->entries + (size_t)j->start[b] * stride;
-        if (p->slice == 1) {
-            j->k.entries(base, e, n, j->itemsize);
-            continue;
-        }
-        for (int64_t q = 0; q < n; q++, e += stride) {
-            uint32_t within;
-            memcpy(&within, e, 4);
-            j->k.run(base + (size_t)within * sb, e + 4, p->slice, j->itemsize);
-        }
-    }
-}
-
-/* Pass 3, rows flavor: fill the owner's slices, then apply its rows in index order. */
+/* Rows, applying: fill the owner's slices, then apply its rows in index order. */
 static void apply_owned_rows(const scatter_job *j, int owner) {
     const scatter_plan *p = j->p;
     size_t sb = p->slice_bytes;
@@ -440,60 +523,6 @@ static void owners_fn(void *ctx, int64_t begin, int64_t end, int worker) {
         else
             apply_blocks(j, (int)o);
     }
-}
-
-/* Splits the blocks into owners of about equal work (a block's work: its updates, plus its
- * bytes when it is filled first), then turns the counts into bucket positions: bucket-major,
- * then worker, which is index order within each bucket. Returns the number of entries. */
-static int64_t plan_buckets(scatter_job *j) {
-    const scatter_plan *p = j->p;
-    int64_t total_rows = 0;
-    for (int64_t b = 0; b < j->blocks; b++) {
-        int64_t n = 0;
-        for (int w = 0; w < j->row_workers; w++) n += j->cursor[(int64_t)w * j->blocks + b];
-        j->start[b] = n; /* rows of block b, for now */
-        total_rows += n;
-    }
-    double per_entry = (double)p->slice_bytes + 16.0;
-    double per_block =
-        j->fill == FILL_NONE ? 0.0 : (double)((int64_t)1 << j->shift) * (double)p->slice_bytes;
-    double total = (double)total_rows * per_entry + per_block * (double)j->blocks;
-    double done = 0.0;
-    int o = 0;
-    j->owner_first[0] = 0;
-    for (int64_t b = 0; b < j->blocks; b++) {
-        if (j->by_owner) j->owner_of[b] = (unsigned char)o;
-        done += per_block + per_entry * (double)j->start[b];
-        while (o + 1 < j->owners && done >= total * (double)(o + 1) / j->owners)
-            j->owner_first[++o] = b + 1;
-    }
-    while (o + 1 < j->owners) j->owner_first[++o] = j->blocks;
-    j->owner_first[j->owners] = j->blocks;
-
-    int64_t pos = 0;
-    if (j->by_owner) {
-        for (o = 0; o < j->owners; o++) {
-            j->start[o] = pos;
-            for (int w = 0; w < j->row_workers; w++) {
-                j->owner_cursor[(int64_t)w * j->owners + o] = pos;
-                for (int64_t b = j->owner_first[o]; b < j->owner_first[o + 1]; b++)
-                    pos += j->cursor[(int64_t)w * j->blocks + b];
-            }
-        }
-        j->start[j->owners] = pos;
-        return pos;
-    }
-    for (int64_t b = 0; b < j->blocks; b++) {
-        j->start[b] = pos;
-        for (int w = 0; w < j->row_workers; w++) {
-            int64_t *c = &j->cursor[(int64_t)w * j->blocks + b];
-            int64_t n = *c;
-            *c = pos;
-            pos += n;
-        }
-    }
-    j->start[j->blocks] = pos;
-    return pos;
 }
 
 /* ---- choosing a way ---------------------------------------------------------------------- */
@@ -523,7 +552,7 @@ static run_way choose_way(const scatter_plan *p, int threads) {
 }
 
 /* Blocks of 2^shift slices: about BLOCK_BYTES each, at least four per thread for balance, and
- * few enough that the workers x blocks counters stay small. 0 when a block would hold more
+ * few enough that the per-(worker, block) state stays small. 0 when a block would hold more
  * slices than a uint32 entry can name. */
 static int size_blocks(scatter_job *j) {
     const scatter_plan *p = j->p;
@@ -543,19 +572,123 @@ static int size_blocks(scatter_job *j) {
     return 1;
 }
 
-/* The counters of the bucketed way; 0 when they do not fit (budget or memory). */
-static int take_counters(scatter_job *j, ndx_budget *b, void **mem) {
+/* Rounds scratch parts up to whole cache lines; 0 on overflow. */
+static int add_part(size_t *total, size_t bytes) {
+    size_t rounded = (bytes + LINE - 1) / LINE * LINE;
+    return rounded >= bytes && !__builtin_add_overflow(*total, rounded, total);
+}
+
+static ndx_status fail_bad_row(const scatter_job *j, int workers, ndx_error *err) {
+    const scatter_plan *p = j->p;
+    for (int w = 0; w < workers; w++)
+        if (j->first_bad[w] >= 0)
+            return ndx_fail_bad_index_row(err, p->op, p->indices, j->first_bad[w], p->target_name,
+                                          p->want.rank, p->want.shape);
+    return NDX_OK;
+}
+
+static ndx_status run_unbucketed(scatter_job *j, run_way way, ndx_error *err);
+
+/* Elements flavor: chains of chunks, one pass over the rows, then the owners. */
+static ndx_status run_elements(scatter_job *j, ndx_budget *budget, ndx_error *err) {
+    const scatter_plan *p = j->p;
+    int64_t links = j->blocks * j->row_workers;
+    /* Chunks of up to 512 entries, fewer when the rows spread thin over many chains. */
+    int64_t per_chain = p->rows / links;
+    j->per_chunk = per_chain < 16 ? 16 : per_chain > 512 ? 512 : per_chain;
+    j->chunk_bytes = sizeof(int64_t) + (size_t)j->per_chunk * j->stride;
+    /* One allocation: the chains, the rows per block, then the pool of chunks. */
+    size_t chains_at = 0, rows_at = 0, pool = 0;
+    int ok = add_part(&rows_at, (size_t)links * sizeof(chain));
+    size_t pool_at = rows_at;
+    ok = ok && add_part(&pool_at, (size_t)j->blocks * sizeof(int64_t));
+    for (int w = 0; ok && w < j->row_workers; w++) {
+        int64_t rows = ndx_chunk_begin(p->rows, j->row_workers, w + 1) -
+                       ndx_chunk_begin(p->rows, j->row_workers, w);
+        /* Every chain but its last chunk is full, so this many chunks always suffice. */
+        int64_t chunks = rows / j->per_chunk + j->blocks + 1;
+        size_t bytes;
+        j->pool_first[w] = (int64_t)pool;
+        ok = !__builtin_mul_overflow((size_t)chunks, j->chunk_bytes, &bytes) &&
+             !__builtin_add_overflow(pool, bytes, &pool);
+    }
+    size_t total = pool_at;
+    void *mem = NULL;
+    ndx_error quiet;
+    if (!ok || !add_part(&total, pool) ||
+        ndx_acquire(budget, total, 0, "scatter buckets", &mem, &quiet) != NDX_OK)
+        return run_unbucketed(j, RUN_DIRECT, err);
+    j->chains = (chain *)(void *)((unsigned char *)mem + chains_at);
+    j->block_rows = (int64_t *)(void *)((unsigned char *)mem + rows_at);
+    j->entries = (unsigned char *)mem + pool_at;
+
+    int workers = ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, chain_fn, j);
+    ndx_status status = fail_bad_row(j, workers, err);
+    if (status == NDX_OK) {
+        for (int64_t b = 0; b < j->blocks; b++) {
+            j->block_rows[b] = 0;
+            for (int w = 0; w < j->row_workers; w++)
+                j->block_rows[b] += j->chains[(int64_t)w * j->blocks + b].total;
+        }
+        split_owners(j);
+        ndx_parallel_for(j->threads, j->owners, 1, owners_fn, j);
+    }
+    ndx_release(mem);
+    return status;
+}
+
+/* Rows flavor: count, split, place, then the owners. */
+static ndx_status run_rows(scatter_job *j, ndx_budget *budget, ndx_error *err) {
+    const scatter_plan *p = j->p;
     size_t counters = (size_t)j->blocks * (size_t)j->row_workers;
     size_t owner_counters = (size_t)j->owners * (size_t)j->row_workers;
-    size_t starts = (size_t)(j->blocks > j->owners ? j->blocks : j->owners) + 1;
-    size_t bytes = (counters + owner_counters + starts) * sizeof(int64_t) + (size_t)j->blocks;
+    size_t words = counters + owner_counters + (size_t)j->owners + 1 + (size_t)j->blocks;
+    void *mem = NULL;
     ndx_error quiet;
-    if (ndx_acquire(b, bytes, 1, "scatter counters", mem, &quiet) != NDX_OK) return 0;
-    j->cursor = *mem;
+    if (ndx_acquire(budget, words * sizeof(int64_t) + (size_t)j->blocks, 1, "scatter counters",
+                    &mem, &quiet) != NDX_OK)
+        return run_unbucketed(j, RUN_DIRECT, err);
+    j->cursor = mem;
     j->owner_cursor = j->cursor + counters;
     j->start = j->owner_cursor + owner_counters;
-    j->owner_of = (unsigned char *)(j->start + starts);
-    return 1;
+    j->block_rows = j->start + j->owners + 1;
+    j->owner_of = (unsigned char *)(j->block_rows + j->blocks);
+
+    int workers = ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, count_fn, j);
+    ndx_status status = fail_bad_row(j, workers, err);
+    if (status != NDX_OK) {
+        ndx_release(mem);
+        return status;
+    }
+    for (int64_t b = 0; b < j->blocks; b++)
+        for (int w = 0; w < j->row_workers; w++)
+            j->block_rows[b] += j->cursor[(int64_t)w * j->blocks + b];
+    split_owners(j);
+    /* Owner-major, then worker: index order within each owner's bucket. */
+    int64_t pos = 0;
+    for (int o = 0; o < j->owners; o++) {
+        j->start[o] = pos;
+        for (int w = 0; w < j->row_workers; w++) {
+            j->owner_cursor[(int64_t)w * j->owners + o] = pos;
+            for (int64_t b = j->owner_first[o]; b < j->owner_first[o + 1]; b++)
+                pos += j->cursor[(int64_t)w * j->blocks + b];
+        }
+    }
+    j->start[j->owners] = pos;
+    size_t bytes;
+    void *entries = NULL;
+    if (!ndx_bytes_of(pos, j->stride, &bytes) ||
+        ndx_acquire(budget, bytes, 0, "scatter buckets", &entries, &quiet) != NDX_OK) {
+        ndx_release(mem);
+        j->ignore_bad = 1; /* every row was checked: the direct way only needs to apply them */
+        return run_unbucketed(j, RUN_DIRECT, err);
+    }
+    j->entries = entries;
+    ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, place_fn, j);
+    ndx_parallel_for(j->threads, j->owners, 1, owners_fn, j);
+    ndx_release(entries);
+    ndx_release(mem);
+    return NDX_OK;
 }
 
 /* The direct and columns ways check every row first (they need no scratch), then run. */
@@ -585,34 +718,8 @@ static ndx_status run_scatter(scatter_job *j, ndx_budget *budget, ndx_error *err
     run_way way = choose_way(p, j->threads);
     if (way != RUN_BUCKETS) return run_unbucketed(j, way, err);
     j->row_workers = ndx_parallel_workers(j->threads, p->rows, ROW_GRAIN);
-    void *counters = NULL;
-    if (!size_blocks(j) || !take_counters(j, budget, &counters))
-        return run_unbucketed(j, RUN_DIRECT, err);
-
-    int workers = ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, count_fn, j);
-    for (int w = 0; w < workers; w++) {
-        if (j->first_bad[w] >= 0) {
-            ndx_release(counters);
-            return ndx_fail_bad_index_row(err, p->op, p->indices, j->first_bad[w],
-                                          p->target_name, p->want.rank, p->want.shape);
-        }
-    }
-    int64_t n = plan_buckets(j);
-    size_t bytes;
-    void *entries = NULL;
-    ndx_error quiet;
-    if (!ndx_bytes_of(n, j->stride, &bytes) ||
-        ndx_acquire(budget, bytes, 0, "scatter buckets", &entries, &quiet) != NDX_OK) {
-        ndx_release(counters);
-        j->ignore_bad = 1; /* every row was checked: the direct way only needs to apply them */
-        return run_unbucketed(j, RUN_DIRECT, err);
-    }
-    j->entries = entries;
-    ndx_parallel_for(j->threads, p->rows, ROW_GRAIN, bucket_fn, j);
-    ndx_parallel_for(j->threads, j->owners, 1, owners_fn, j);
-    ndx_release(entries);
-    ndx_release(counters);
-    return NDX_OK;
+    if (!size_blocks(j)) return run_unbucketed(j, RUN_DIRECT, err);
+    return j->by_owner ? run_rows(j, budget, err) : run_elements(j, budget, err);
 }
 
 static ndx_status check_options(const char *op, const ndx_options *opt, ndx_error *err) {
