@@ -19,7 +19,7 @@ typedef enum ref_verdict { REF_OK = 0, REF_ERROR, REF_EITHER } ref_verdict;
 
 /* The largest result a reference builds; larger ones are refused by every budget the fuzz
  * options set (fz_options caps memory whenever sizes can grow). */
-#define REF_MAX_BYTES ((size_t)64 << 20)
+#define REF_MAX_BYTES ((size_t)16 << 20)
 
 /* The conditions ndx.h gives for a well-formed view (ndx_tensor_check), checked independently. */
 int ref_view_ok(const ndx_tensor *t);
