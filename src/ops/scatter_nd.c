@@ -357,13 +357,17 @@ static ALWAYS_INLINE void chain_range(scatter_job *j, int64_t begin, int64_t end
     const scatter_plan *p = j->p;
     chain *chains = j->chains + (int64_t)worker * j->blocks;
     for (int64_t b = 0; b < j->blocks; b++) chains[b] = (chain){-1, -1, j->per_chunk, 0};
+    /* Locals, not loads through j: the byte stores below may alias anything. */
+    const ndx_index_plan plan = p->index;
+    const void *idx = p->indices->data;
+    const unsigned char *upd = j->upd;
     unsigned char *pool = j->entries;
     int64_t next_free = j->pool_first[worker], per_chunk = j->per_chunk;
     int64_t chunk_bytes = (int64_t)j->chunk_bytes;
     int shift = j->shift, stop = !j->ignore_bad;
     int64_t mask = ((int64_t)1 << shift) - 1, bad = -1;
     for (int64_t r = begin; r < end; r++) {
-        int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
+        int64_t s = ndx_index_row(&plan, idx, dt, r);
         if (s < 0) {
             if (stop) {
                 bad = r;
@@ -384,7 +388,7 @@ static ALWAYS_INLINE void chain_range(scatter_job *j, int64_t begin, int64_t end
         unsigned char *e = pool + c->tail + sizeof(int64_t) + (size_t)c->fill * (4 + width);
         uint32_t within = (uint32_t)(s & mask);
         memcpy(e, &within, 4);
-        memcpy(e + 4, j->upd + (size_t)r * width, width);
+        memcpy(e + 4, upd + (size_t)r * width, width);
         c->fill++;
         c->total++;
     }
@@ -447,10 +451,12 @@ static ALWAYS_INLINE void count_range(scatter_job *j, int64_t begin, int64_t end
                                       ndx_dtype dt) {
     const scatter_plan *p = j->p;
     int64_t *counts = j->cursor + (int64_t)worker * j->blocks;
+    const ndx_index_plan plan = p->index;
+    const void *idx = p->indices->data;
     int shift = j->shift, stop = !j->ignore_bad;
     int64_t bad = -1;
     for (int64_t r = begin; r < end; r++) {
-        int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
+        int64_t s = ndx_index_row(&plan, idx, dt, r);
         if (s < 0) {
             if (stop) {
                 bad = r;
@@ -478,12 +484,16 @@ static ALWAYS_INLINE void place_range(const scatter_job *j, int64_t begin, int64
                                       int worker, ndx_dtype dt) {
     const scatter_plan *p = j->p;
     int64_t *cursor = j->owner_cursor + (int64_t)worker * j->owners;
+    const ndx_index_plan plan = p->index;
+    const void *idx = p->indices->data;
+    const unsigned char *owner_of = j->owner_of;
+    unsigned char *entries = j->entries;
     int shift = j->shift;
     for (int64_t r = begin; r < end; r++) {
-        int64_t s = ndx_index_row(&p->index, p->indices->data, dt, r);
+        int64_t s = ndx_index_row(&plan, idx, dt, r);
         if (s < 0) continue;
         int64_t pair[2] = {s, r};
-        memcpy(j->entries + (size_t)(cursor[j->owner_of[s >> shift]]++) * sizeof pair, pair,
+        memcpy(entries + (size_t)(cursor[owner_of[s >> shift]]++) * sizeof pair, pair,
                sizeof pair);
     }
 }
