@@ -285,7 +285,7 @@ static void apply_rows(const scatter_job *j, int64_t c0, int64_t c1) {
     }
 }
 
-/* Columns: worker ranges count cache lines of a slice, so no two threads share a line. */
+/* Columns: worker ranges are whole cache lines of a slice, so threads seldom share a line. */
 static int64_t elements_per_line(size_t itemsize) {
     return LINE % itemsize == 0 ? (int64_t)(LINE / itemsize) : 1;
 }
