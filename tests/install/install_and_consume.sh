@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs the build in $1 into a scratch prefix with `cmake --install`, then builds a separate
+# project against it twice: with find_package(ndx) (shared and static) and with pkg-config.
+#   install_and_consume.sh BUILD_DIR SOURCE_DIR [SANITIZE]
+set -euo pipefail
+build=$1 src=$2 sanitize=${3:-}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+flags=""
+[ -n "$sanitize" ] && flags="-fsanitize=$sanitize"
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+export LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64:${LD_LIBRARY_PATH:-}"
+
+cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_C_FLAGS="$flags" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+"$work/consumer/consumer_shared"
+"$work/consumer/consumer_static"
+
+pc_dir=$(dirname "$(find "$work/prefix" -name ndx.pc | head -n 1)")
+export PKG_CONFIG_PATH="$pc_dir"
+# shellcheck disable=SC2046
+cc $flags -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $(pkg-config --cflags --libs ndx)
+"$work/consumer_pc"
+echo "install: find_package(ndx) and pkg-config both work"
