@@ -106,6 +106,10 @@ typedef struct ndx_budget {
 
 void ndx_budget_init(ndx_budget *b, const ndx_options *opt, const char *op);
 
+/* The machine's physical memory in bytes, or 0 when it cannot be told. A single block larger
+ * than this is refused before it is tried (it could only fail, thrash, or abort a sanitizer). */
+size_t ndx_physical_memory(void);
+
 /* Allocates `bytes` (64-byte aligned, huge pages advised for large blocks) charged to the
  * budget; fails with NDX_E_MEMORY_BUDGET or NDX_E_NO_MEMORY and a message naming `what`.
  * bytes == 0 gives *p = NULL and NDX_OK. Free with ndx_release (or ndx_tensor_free). */

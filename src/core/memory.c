@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -16,6 +17,14 @@ void ndx_budget_init(ndx_budget *b, const ndx_options *opt, const char *op) {
     b->op = op;
 }
 
+size_t ndx_physical_memory(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t bytes;
+    if (pages > 0 && page > 0 && !__builtin_mul_overflow((size_t)pages, (size_t)page, &bytes))
+        return bytes;
+    return 0;
+}
+
 ndx_status ndx_acquire(ndx_budget *b, size_t bytes, int zeroed, const char *what, void **p,
                        ndx_error *err) {
     *p = NULL;
@@ -26,6 +35,11 @@ ndx_status ndx_acquire(ndx_budget *b, size_t bytes, int zeroed, const char *what
                         "%s: %s needs %zu bytes, over the memory budget of %zu bytes "
                         "(%zu already in use by this call)",
                         b->op, what, bytes, b->limit, b->used);
+    size_t physical = ndx_physical_memory();
+    if (physical && bytes > physical)
+        return ndx_fail(err, NDX_E_NO_MEMORY,
+                        "%s: %s needs %zu bytes, more than this machine has (%zu bytes)", b->op,
+                        what, bytes, physical);
     size_t align = bytes >= NDX_HUGE_BLOCK ? NDX_HUGE_ALIGN : 64;
     void *mem = NULL;
     if (posix_memalign(&mem, align, bytes) != 0 || mem == NULL)

@@ -12,7 +12,6 @@
  * otherwise it reads every index and keeps a winner table over its rows. Large outputs are
  * written with non-temporal stores. */
 #include <stdio.h>
-#include <unistd.h>
 
 #include "core.h"
 
@@ -490,23 +489,12 @@ static void stitch_range(void *ctx, int64_t a, int64_t b, int worker) {
 #endif
 }
 
-/* The machine's physical memory in bytes, or 0 when it cannot be told. */
-static size_t physical_memory(void) {
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    size_t bytes;
-    if (pages > 0 && page > 0 && !__builtin_mul_overflow((size_t)pages, (size_t)page, &bytes))
-        return bytes;
-#endif
-    return 0;
-}
-
 /* Refuses a call that needs more than opt->max_memory, or more than the machine has (every
  * output byte gets written, so that could only fail or thrash), before anything is allocated:
  * one huge index must give a clean error, not an allocation attempt. */
 static ndx_status check_memory(const stitch_plan *p, const ndx_options *opt, size_t need,
                                ndx_error *err) {
-    size_t limit = opt ? opt->max_memory : 0, physical = physical_memory();
+    size_t limit = opt ? opt->max_memory : 0, physical = ndx_physical_memory();
     int over_budget = limit && need > limit;
     if (!over_budget && !(physical && need > physical)) return NDX_OK;
     char largest[NDX_DIMS_TEXT + 64], dims[NDX_DIMS_TEXT];
