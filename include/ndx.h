@@ -18,7 +18,8 @@
  * - Each op has a *shape function* (`ndx_<op>_shape`) that validates shapes and dtypes and fills
  *   the output view's dtype, itemsize, rank and shape — it reads index values only where the
  *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse) and sets
- *   `data` to NULL. Shape functions never need options and never allocate.
+ *   `data` to NULL. Shape functions take no options and allocate no outputs (scatter_nd's on
+ *   strings needs a little scratch to find the output width).
  * - The op itself then runs in two steps: it checks everything, including every index, and only
  *   then writes. A failed call leaves every output, and any tensor updated in place, unchanged.
  * - Outputs: if `out->data` is NULL the op allocates the output itself (free it with
@@ -283,8 +284,9 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
 /* ------------------------------------------------------------------------------------------ */
 
 /* A SparseTensor in COO form, as TensorFlow's: indices int64 [N, R], values [N] of any dtype,
- * dense_shape int64 [R] with R >= 1. An entry's indices must lie inside dense_shape (ndx rejects
- * what TensorFlow would pass through). "Canonical order" is row-major (lexicographic) order of
+ * dense_shape int64 [R] with R >= 1 (inputs may also use int16 or int32 for indices and
+ * dense_shape; outputs are always int64). An entry's indices must lie inside dense_shape (ndx
+ * rejects what TensorFlow would pass through), and the dense volume must fit in int64_t. "Canonical order" is row-major (lexicographic) order of
  * the index rows. */
 typedef struct ndx_sparse_tensor {
     ndx_tensor indices;
