@@ -14,8 +14,7 @@ int ndx_cmd_sparse_concat(int argc, char **argv);
 int ndx_cmd_info(int argc, char **argv);
 int ndx_cmd_demo(int argc, char **argv);
 
-/* Speed measurements (tools/cmd_bench.c, added separately; registered in main.c's table when
- * that file lands). */
+/* Speed measurements on the fixed workloads (tools/cmd_bench.c). */
 int ndx_cmd_bench(int argc, char **argv);
 
 #endif /* NDX_TOOLS_COMMANDS_H */
