@@ -14,21 +14,53 @@ void ndx_index_plan_init(ndx_index_plan *p, int depth, const int64_t *dims) {
     p->slices = stride;
 }
 
+/* Rows checked per block without a branch; only a block holding a bad row is scanned again row
+ * by row to find it. Work below CHECK_GRAIN_COORDS coordinates stays on one thread. */
+#define CHECK_BLOCK 1024
+#define CHECK_GRAIN_COORDS ((int64_t)1 << 16)
+#define CHECK_MAX_WORKERS 256
+
 typedef struct {
     const ndx_index_plan *plan;
     const void *idx;
     ndx_dtype dt;
-    int64_t first_bad[256];
+    int64_t first_bad[CHECK_MAX_WORKERS];
 } bad_scan;
+
+/* Inlined with a constant dtype (and depth, when > 0) so the dtype switch of ndx_read_index and
+ * the loop over coordinates fold away; the dims live in locals the loop can keep in registers. */
+static inline __attribute__((always_inline)) int64_t
+first_bad_in(const ndx_index_plan *p, const void *idx, ndx_dtype dt, int depth, int64_t begin,
+             int64_t end) {
+    uint64_t dims[NDX_MAX_RANK];
+    for (int k = 0; k < depth; k++) dims[k] = (uint64_t)p->dims[k];
+    for (int64_t b0 = begin; b0 < end; b0 += CHECK_BLOCK) {
+        int64_t b1 = end - b0 < CHECK_BLOCK ? end : b0 + CHECK_BLOCK;
+        int bad = 0;
+        for (int64_t r = b0; r < b1; r++)
+            for (int k = 0; k < depth; k++)
+                bad |= (uint64_t)ndx_read_index(idx, dt, r * depth + k) >= dims[k];
+        if (bad)
+            for (int64_t r = b0; r < b1; r++)
+                for (int k = 0; k < depth; k++)
+                    if ((uint64_t)ndx_read_index(idx, dt, r * depth + k) >= dims[k]) return r;
+    }
+    return -1;
+}
+
+#define FIRST_BAD_BY_DEPTH(DT)                                                               \
+    (depth == 1   ? first_bad_in(s->plan, s->idx, DT, 1, begin, end)                         \
+     : depth == 2 ? first_bad_in(s->plan, s->idx, DT, 2, begin, end)                         \
+                  : first_bad_in(s->plan, s->idx, DT, depth, begin, end))
 
 static void scan_range(void *ctx, int64_t begin, int64_t end, int worker) {
     bad_scan *s = ctx;
-    int64_t found = -1;
-    for (int64_t r = begin; r < end; r++) {
-        if (ndx_index_row(s->plan, s->idx, s->dt, r) < 0) {
-            found = r;
-            break;
-        }
+    int depth = s->plan->depth;
+    int64_t found;
+    switch (s->dt) {
+    case NDX_INT64: found = FIRST_BAD_BY_DEPTH(NDX_INT64); break;
+    case NDX_INT32: found = FIRST_BAD_BY_DEPTH(NDX_INT32); break;
+    default: found = FIRST_BAD_BY_DEPTH(NDX_INT16); break;
     }
     s->first_bad[worker] = found;
 }
@@ -36,9 +68,12 @@ static void scan_range(void *ctx, int64_t begin, int64_t end, int worker) {
 int64_t ndx_index_first_bad_row(const ndx_index_plan *p, const void *idx, ndx_dtype dt,
                                 int64_t rows, int threads) {
     if (p->depth == 0 || rows <= 0) return -1;
-    bad_scan s = {p, idx, dt, {0}};
-    if (threads > 256) threads = 256;
-    int workers = ndx_parallel_for(threads, rows, 1 << 16, scan_range, &s);
+    bad_scan s;
+    s.plan = p;
+    s.idx = idx;
+    s.dt = dt;
+    if (threads > CHECK_MAX_WORKERS) threads = CHECK_MAX_WORKERS;
+    int workers = ndx_parallel_for(threads, rows, CHECK_GRAIN_COORDS / p->depth, scan_range, &s);
     for (int w = 0; w < workers; w++)
         if (s.first_bad[w] >= 0) return s.first_bad[w];
     return -1;

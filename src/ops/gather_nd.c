@@ -9,11 +9,6 @@
 
 #define OP "gather_nd"
 
-/* Index coordinates one validation worker checks at least. */
-#define CHECK_GRAIN_COORDS ((int64_t)1 << 16)
-/* Rows checked between tests of the "found a bad row" flag: the checking loop has no branch. */
-#define CHECK_BLOCK 1024
-
 /* What the shapes say, before any index is read. */
 typedef struct gather_shape {
     int batch_dims;
@@ -119,50 +114,6 @@ ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indic
 
 /* ---- index rows ------------------------------------------------------------------------- */
 
-/* First bad row in [begin, end), or -1. Blocks are scanned without branches; only a block with a
- * bad row is scanned again row by row. */
-NDX_ALWAYS_INLINE int64_t first_bad_in(const gather_plan *p, ndx_dtype dt, int depth,
-                                       int64_t begin, int64_t end) {
-    gather_rows g;
-    gather_rows_init(&g, p, depth);
-    for (int64_t b0 = begin; b0 < end; b0 += CHECK_BLOCK) {
-        int64_t b1 = end - b0 < CHECK_BLOCK ? end : b0 + CHECK_BLOCK;
-        int bad = 0;
-        for (int64_t r = b0; r < b1; r++) bad |= gather_row_offset(&g, dt, depth, r, 0) < 0;
-        if (bad)
-            for (int64_t r = b0; r < b1; r++)
-                if (gather_row_offset(&g, dt, depth, r, 0) < 0) return r;
-    }
-    return -1;
-}
-
-#define FIRST_BAD_BY_DEPTH(DT)                                                               \
-    (p->depth == 1   ? first_bad_in(p, DT, 1, begin, end)                                    \
-     : p->depth == 2 ? first_bad_in(p, DT, 2, begin, end)                                    \
-                     : first_bad_in(p, DT, p->depth, begin, end))
-
-static void check_range(void *ctx, int64_t begin, int64_t end, int worker) {
-    gather_plan *p = ctx;
-    int64_t found;
-    switch (p->index_dtype) {
-    case NDX_INT64: found = FIRST_BAD_BY_DEPTH(NDX_INT64); break;
-    case NDX_INT32: found = FIRST_BAD_BY_DEPTH(NDX_INT32); break;
-    default: found = FIRST_BAD_BY_DEPTH(NDX_INT16); break;
-    }
-    p->first_bad[worker] = found;
-}
-
-/* The first index row with a coordinate out of range, or -1. */
-static int64_t find_first_bad_row(gather_plan *p, int threads) {
-    if (p->depth == 0 || p->rows == 0) return -1;
-    if (threads > NDX_GATHER_CHECK_WORKERS) threads = NDX_GATHER_CHECK_WORKERS;
-    int64_t grain = CHECK_GRAIN_COORDS / p->depth;
-    int workers = ndx_parallel_for(threads, p->rows, grain, check_range, p);
-    for (int w = 0; w < workers; w++)
-        if (p->first_bad[w] >= 0) return p->first_bad[w];
-    return -1;
-}
-
 /* ---- the op ----------------------------------------------------------------------------- */
 
 static void init_plan(gather_plan *p, const ndx_tensor *params, const ndx_tensor *indices,
@@ -232,7 +183,8 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
     if (work) {
         init_plan(&p, params, indices, &s);
         if (policy == NDX_BAD_INDICES_ERROR) {
-            int64_t bad = find_first_bad_row(&p, threads);
+            int64_t bad =
+                ndx_index_first_bad_row(&p.index, p.indices, p.index_dtype, p.rows, threads);
             if (bad >= 0) return fail_bad_row(params, indices, &s, bad, err);
         }
     }

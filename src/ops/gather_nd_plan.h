@@ -7,9 +7,6 @@
 #include "core.h"
 #include "index.h"
 
-/* Validation workers, each with a slot for the first bad row it found. */
-#define NDX_GATHER_CHECK_WORKERS 256
-
 typedef struct gather_plan {
     const unsigned char *params;
     size_t params_bytes;
@@ -23,7 +20,6 @@ typedef struct gather_plan {
     ndx_index_plan index;   /* coordinate k must lie in params.shape[batch_dims + k] */
     int64_t byte_strides[NDX_MAX_RANK];
     unsigned char *out;
-    int64_t first_bad[NDX_GATHER_CHECK_WORKERS]; /* per validation worker; -1: none */
 } gather_plan;
 
 /* Inlined into callers that pass a constant dtype (and depth, when > 0), so the dtype switch in
