@@ -3,6 +3,7 @@
 #ifndef NDX_IO_INTERNAL_H
 #define NDX_IO_INTERNAL_H
 
+#include <sys/stat.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,9 @@ static inline void io_put64(unsigned char *p, uint64_t v) {
 void io_quote(char *buf, size_t cap, const void *s, size_t n);
 /* strerror, thread-safely, into buf. */
 const char *io_errno_text(int e, char *buf, size_t cap);
+
+/* Opens `path` for reading and stats it; a folder or an unreadable path is NDX_E_IO naming it. */
+ndx_status io_open_input(const char *path, int *fd, struct stat *st, ndx_error *err);
 /* crc32 over any length. */
 uint32_t io_crc32(uint32_t crc, const void *p, size_t n);
 /* One UTF-8 sequence from s[0..len) (len >= 1): its length, or 0 when the bytes are not UTF-8.

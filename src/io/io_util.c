@@ -1,6 +1,7 @@
 /* io_util.c — small pieces the io files share: message-safe quoting, errno text, CRC-32,
  * UTF-8, budgeted memory, and byte sources and sinks over memory, descriptors and streams. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,5 +144,21 @@ ndx_status io_file_write(void *ctx, const void *p, size_t n, ndx_error *err) {
                         io_errno_text(errno, why, sizeof why));
     }
     s->written += n;
+    return NDX_OK;
+}
+
+ndx_status io_open_input(const char *path, int *fd, struct stat *st, ndx_error *err) {
+    char why[128];
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
+        return ndx_fail(err, NDX_E_IO, "%s: cannot open: %s", path,
+                        io_errno_text(errno, why, sizeof why));
+    int bad = fstat(*fd, st) != 0 ? errno : S_ISDIR(st->st_mode) ? EISDIR : 0;
+    if (bad) {
+        close(*fd);
+        *fd = -1;
+        return ndx_fail(err, NDX_E_IO, "%s: cannot read: %s", path,
+                        io_errno_text(bad, why, sizeof why));
+    }
     return NDX_OK;
 }

@@ -175,19 +175,10 @@ static size_t dtype_alignment(const npy_header *h) {
 ndx_status ndx_npy_load(const char *path, size_t max_bytes, ndx_array *out, ndx_error *err) {
     ndx_error_clear(err);
     memset(out, 0, sizeof *out);
-    char why[128];
     if (!path) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npy: path is NULL");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ndx_fail(err, NDX_E_IO, "%s: cannot open: %s", path,
-                        io_errno_text(errno, why, sizeof why));
+    int fd;
     struct stat st;
-    int bad = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (bad) {
-        int e = bad;
-        close(fd);
-        return ndx_fail(err, NDX_E_IO, "%s: cannot read: %s", path, io_errno_text(e, why, sizeof why));
-    }
+    NDX_TRY(io_open_input(path, &fd, &st, err));
     int regular = S_ISREG(st.st_mode);
     io_fd_source src = {fd, path};
     io_reader r = {io_fd_read, &src, regular ? (uint64_t)st.st_size : IO_SIZE_UNKNOWN, path};

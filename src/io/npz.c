@@ -50,17 +50,9 @@ static ndx_status read_all(int fd, const char *path, ndx_budget *b, archive_byte
 }
 
 static ndx_status open_archive(const char *path, ndx_budget *b, archive_bytes *a, ndx_error *err) {
-    char why[128];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return ndx_fail(err, NDX_E_IO, "%s: cannot open: %s", path,
-                        io_errno_text(errno, why, sizeof why));
+    int fd;
     struct stat st;
-    int bad = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (bad) {
-        close(fd);
-        return ndx_fail(err, NDX_E_IO, "%s: cannot read: %s", path, io_errno_text(bad, why, sizeof why));
-    }
+    NDX_TRY(io_open_input(path, &fd, &st, err));
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
         void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map != MAP_FAILED) {
