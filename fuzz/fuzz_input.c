@@ -150,7 +150,7 @@ ndx_options fz_options(fz *f) {
     o.bad_indices = (b / 3) & 1 ? NDX_BAD_INDICES_IGNORE : NDX_BAD_INDICES_ERROR;
     unsigned m = (b / 6) % 8;
     if (m == 7)
-        o.max_memory = (size_t)fz_range(f, 0, 4096); /* tiny: most allocations refused */
+        o.max_memory = (size_t)fz_range(f, 1, 4096); /* tiny (0 would mean no limit) */
     else if (f->hostile || f->big || m >= 5)
         o.max_memory = REF_MAX_BYTES; /* the largest result a reference builds */
     else
