@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "half.h"
+#include "index.h"
 
 static void dtype_table(void **state) {
     (void)state;
@@ -122,6 +123,14 @@ static void budget_caps_allocation(void **state) {
     int64_t dims[3] = {1 << 30, 1 << 30, 1 << 30};
     int64_t count;
     assert_false(ndx_dims_product(3, dims, &count));
+    /* A zero dimension anywhere: no elements, even where a partial product would overflow. */
+    int64_t empty[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 0};
+    assert_true(ndx_dims_product(3, empty, &count));
+    assert_int_equal(count, 0);
+    ndx_index_plan plan;
+    int64_t huge_then_zero[4] = {(int64_t)1 << 20, 0, (int64_t)1 << 43, (int64_t)1 << 20};
+    ndx_index_plan_init(&plan, 4, huge_then_zero); /* UBSan: no signed overflow */
+    assert_int_equal(plan.slices, 0);
 }
 
 static void format_dims(void **state) {

@@ -5,13 +5,16 @@
 
 void ndx_index_plan_init(ndx_index_plan *p, int depth, const int64_t *dims) {
     p->depth = depth;
-    int64_t stride = 1;
+    /* Unsigned: beside a zero dimension the product is 0 but a partial product may exceed
+     * int64_t. Such strides are never used (no coordinate fits a zero dimension); otherwise every
+     * partial product is at most the full one, which the caller checked. */
+    uint64_t stride = 1;
     for (int k = depth - 1; k >= 0; k--) {
         p->dims[k] = dims[k];
-        p->strides[k] = stride;
-        stride *= dims[k];
+        p->strides[k] = (int64_t)stride;
+        stride *= (uint64_t)dims[k];
     }
-    p->slices = stride;
+    p->slices = (int64_t)stride;
 }
 
 /* Rows checked per block without a branch; only a block holding a bad row is scanned again row

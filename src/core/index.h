@@ -15,7 +15,8 @@ typedef struct ndx_index_plan {
 } ndx_index_plan;
 
 /* Plans rows of `depth` coordinates into dims[0..depth). The caller has checked that the
- * product of dims fits in int64_t (it is part of a valid tensor's shape). */
+ * product of dims fits in int64_t (it is part of a valid tensor's shape); a zero dimension beside
+ * huge ones is fine. */
 void ndx_index_plan_init(ndx_index_plan *p, int depth, const int64_t *dims);
 
 /* Slice number named by row `row` of `idx` (dtype dt, `depth` values per row), or -1 when a

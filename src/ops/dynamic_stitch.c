@@ -47,8 +47,8 @@ typedef struct stitch_plan {
 } stitch_plan;
 
 static int64_t part_count(const ndx_tensor *t) {
-    int64_t c = 1;
-    for (int k = 0; k < t->rank; k++) c *= t->shape[k]; /* checked by ndx_tensor_check */
+    int64_t c = 0;
+    ndx_dims_product(t->rank, t->shape, &c); /* cannot fail: ndx_tensor_check passed */
     return c;
 }
 
