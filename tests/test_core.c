@@ -123,9 +123,11 @@ static void budget_caps_allocation(void **state) {
     int64_t dims[3] = {1 << 30, 1 << 30, 1 << 30};
     int64_t count;
     assert_false(ndx_dims_product(3, dims, &count));
-    /* A zero dimension anywhere: no elements, even where a partial product would overflow. */
-    int64_t empty[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 0};
-    assert_true(ndx_dims_product(3, empty, &count));
+    /* Products run left to right, as TensorFlow's shapes: overflow before a 0 is refused. */
+    int64_t late_zero[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 0};
+    assert_false(ndx_dims_product(3, late_zero, &count));
+    int64_t early_zero[3] = {0, (int64_t)1 << 40, (int64_t)1 << 40};
+    assert_true(ndx_dims_product(3, early_zero, &count));
     assert_int_equal(count, 0);
     ndx_index_plan plan;
     int64_t huge_then_zero[4] = {(int64_t)1 << 20, 0, (int64_t)1 << 43, (int64_t)1 << 20};

@@ -5,18 +5,12 @@
 #include "core.h"
 
 int ndx_dims_product(int n, const int64_t *dims, int64_t *count) {
-    int zero = 0;
-    for (int i = 0; i < n; i++) {
-        if (dims[i] < 0) return 0;
-        zero |= dims[i] == 0;
-    }
-    if (zero) { /* [2^40, 2^40, 0] has no elements: no partial product may refuse it */
-        *count = 0;
-        return 1;
-    }
+    /* Left to right, as TensorFlow's TensorShape adds dimensions: [2^40, 2^40, 0] overflows
+     * before the 0 is reached and is refused, [0, 2^40, 2^40] has no elements. */
     int64_t c = 1;
-    for (int i = 0; i < n; i++)
-        if (!ndx_mul_i64(c, dims[i], &c)) return 0;
+    for (int i = 0; i < n; i++) {
+        if (dims[i] < 0 || !ndx_mul_i64(c, dims[i], &c)) return 0;
+    }
     *count = c;
     return 1;
 }
