@@ -4,35 +4,22 @@
 
 #include "io_internal.h"
 
+/* Reverses the bytes of every `bits`-wide unit in [p, p + bytes); memcpy keeps it alignment-free. */
+#define SWAP_UNITS(bits)                                                                     \
+    for (size_t i = 0; i + (bits) / 8 <= bytes; i += (bits) / 8) {                           \
+        uint##bits##_t v;                                                                    \
+        memcpy(&v, p + i, sizeof v);                                                         \
+        v = __builtin_bswap##bits(v);                                                        \
+        memcpy(p + i, &v, sizeof v);                                                         \
+    }
+
 void npy_swap_inplace(void *data, size_t bytes, size_t unit) {
     unsigned char *p = data;
     switch (unit) {
-    case 2:
-        for (size_t i = 0; i + 2 <= bytes; i += 2) {
-            uint16_t v;
-            memcpy(&v, p + i, 2);
-            v = __builtin_bswap16(v);
-            memcpy(p + i, &v, 2);
-        }
-        break;
-    case 4:
-        for (size_t i = 0; i + 4 <= bytes; i += 4) {
-            uint32_t v;
-            memcpy(&v, p + i, 4);
-            v = __builtin_bswap32(v);
-            memcpy(p + i, &v, 4);
-        }
-        break;
-    case 8:
-        for (size_t i = 0; i + 8 <= bytes; i += 8) {
-            uint64_t v;
-            memcpy(&v, p + i, 8);
-            v = __builtin_bswap64(v);
-            memcpy(p + i, &v, 8);
-        }
-        break;
-    default:
-        break;
+    case 2: SWAP_UNITS(16) break;
+    case 4: SWAP_UNITS(32) break;
+    case 8: SWAP_UNITS(64) break;
+    default: break;
     }
 }
 
