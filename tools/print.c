@@ -163,6 +163,14 @@ static void format_complex(char *buf, size_t cap, double re, double im, real_typ
     snprintf(buf, cap, "%s%s%sj", r, (i[0] == '-' || i[0] == '+') ? "" : "+", i);
 }
 
+/* Loads one integer of `type` from p (unaligned) and prints it widened to `wide`. */
+#define PRINT_INTEGER(type, fmt, wide)                                                       \
+    do {                                                                                     \
+        type v_;                                                                             \
+        memcpy(&v_, p, sizeof v_);                                                           \
+        snprintf(buf, sizeof buf, fmt, (wide)v_);                                            \
+    } while (0)
+
 /* Appends the text of element i to out. */
 static void add_element(text *out, const ndx_tensor *t, int64_t i, int quote) {
     const unsigned char *p = (const unsigned char *)t->data + (size_t)i * t->itemsize;
@@ -171,42 +179,12 @@ static void add_element(text *out, const ndx_tensor *t, int64_t i, int quote) {
     case NDX_BOOL: snprintf(buf, sizeof buf, "%s", *p ? "True" : "False"); break;
     case NDX_INT8: snprintf(buf, sizeof buf, "%d", *(const int8_t *)p); break;
     case NDX_UINT8: snprintf(buf, sizeof buf, "%u", *p); break;
-    case NDX_INT16: {
-        int16_t v;
-        memcpy(&v, p, sizeof v);
-        snprintf(buf, sizeof buf, "%d", v);
-        break;
-    }
-    case NDX_UINT16: {
-        uint16_t v;
-        memcpy(&v, p, sizeof v);
-        snprintf(buf, sizeof buf, "%u", v);
-        break;
-    }
-    case NDX_INT32: {
-        int32_t v;
-        memcpy(&v, p, sizeof v);
-        snprintf(buf, sizeof buf, "%d", v);
-        break;
-    }
-    case NDX_UINT32: {
-        uint32_t v;
-        memcpy(&v, p, sizeof v);
-        snprintf(buf, sizeof buf, "%u", v);
-        break;
-    }
-    case NDX_INT64: {
-        int64_t v;
-        memcpy(&v, p, sizeof v);
-        snprintf(buf, sizeof buf, "%lld", (long long)v);
-        break;
-    }
-    case NDX_UINT64: {
-        uint64_t v;
-        memcpy(&v, p, sizeof v);
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-        break;
-    }
+    case NDX_INT16: PRINT_INTEGER(int16_t, "%lld", long long); break;
+    case NDX_UINT16: PRINT_INTEGER(uint16_t, "%llu", unsigned long long); break;
+    case NDX_INT32: PRINT_INTEGER(int32_t, "%lld", long long); break;
+    case NDX_UINT32: PRINT_INTEGER(uint32_t, "%llu", unsigned long long); break;
+    case NDX_INT64: PRINT_INTEGER(int64_t, "%lld", long long); break;
+    case NDX_UINT64: PRINT_INTEGER(uint64_t, "%llu", unsigned long long); break;
     case NDX_FLOAT16: {
         uint16_t v;
         memcpy(&v, p, sizeof v);
