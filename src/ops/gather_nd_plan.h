@@ -64,6 +64,10 @@ void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *o
  * does not apply or its scratch does not fit the budget (nothing written then). */
 int gather_nd_copy_by_source(const gather_plan *p, int streaming, int threads, int64_t grain,
                              ndx_budget *budget);
+/* The same copy whatever the CPU and sizes (tests call it directly): 1 when done, 0 when the
+ * slices are not whole 64-byte lines, out is not 64-byte aligned, the CPU has no streaming stores
+ * or the scratch does not fit (nothing written then). */
+int gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, ndx_budget *budget);
 
 /* Copies every row into p->out with up to `threads` threads. A row out of range (possible only
  * under NDX_BAD_INDICES_IGNORE, or if indices change under the call) gives zeros. Scratch memory,

@@ -2,8 +2,6 @@
  * offsets into one contiguous block. They know sizes, never dtypes: a float32 and an int32 move
  * the same way.
  *
- * - Each common size has its own loop in which the size is a compile-time constant, so a 4-byte
- *   element is one load and one store rather than a call to memcpy.
  * - Offsets are known a block ahead, so the source of a later slice is prefetched while the
  *   current one is copied: random reads overlap instead of waiting for each other.
  * - A large destination is written with non-temporal (streaming) stores where the CPU has them:
@@ -27,10 +25,6 @@
  * per-core caches keep, so the lines would be evicted before anyone read them back. */
 #define NDX_STREAM_MIN_BYTES ((size_t)8 << 20)
 
-/* How many slices ahead the source is prefetched: far enough to cover a miss to memory at
- * the rate the loops below consume slices, near enough that the line is still cached on use. */
-#define NDX_SLICE_PREFETCH_AHEAD 16
-
 #if defined(__GNUC__)
 #define NDX_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #define NDX_PREFETCH_L2(p) __builtin_prefetch((p), 0, 1)
@@ -38,22 +32,6 @@
 #define NDX_PREFETCH(p) ((void)(p))
 #define NDX_PREFETCH_L2(p) ((void)(p))
 #endif
-
-/* Slice i of n comes from src + offsets[i] (or is zero when offsets[i] < 0) and goes to
- * dst + i * SIZE through STORE(dst, src) (src NULL: zeros). SIZE is a constant in every
- * expansion, so STORE compiles to a few moves. */
-#define NDX_GATHER_FIXED_LOOP(SIZE, STORE)                                                   \
-    do {                                                                                     \
-        int64_t ahead_ = n < NDX_SLICE_PREFETCH_AHEAD ? n : NDX_SLICE_PREFETCH_AHEAD;       \
-        for (int64_t i_ = 0; i_ < ahead_; i_++)                                              \
-            if (offsets[i_] >= 0) NDX_PREFETCH(src + offsets[i_]);                           \
-        for (int64_t i_ = 0; i_ < n; i_++) {                                                 \
-            int64_t next_ = i_ + NDX_SLICE_PREFETCH_AHEAD;                                   \
-            if (next_ < n && offsets[next_] >= 0) NDX_PREFETCH(src + offsets[next_]);        \
-            STORE(dst + (size_t)i_ * (SIZE), offsets[i_] >= 0 ? src + offsets[i_] : NULL,    \
-                  (SIZE));                                                                   \
-        }                                                                                    \
-    } while (0)
 
 /* Cached store of `size` bytes from s (or zeros). */
 static inline void ndx_store_cached(unsigned char *d, const unsigned char *s, size_t size) {
@@ -107,23 +85,13 @@ static inline void ndx_gather_slices(void *dst_, const void *src_, const int64_t
     const unsigned char *src = src_;
 #if NDX_HAVE_STREAMING
     if (streaming && size % 16 == 0 && (uintptr_t)dst % 16 == 0) {
-        if (size == 16)
-            NDX_GATHER_FIXED_LOOP(16, ndx_stream_slice);
-        else
-            ndx_gather_slices_any(dst, src, offsets, n, size, ndx_stream_slice);
+        ndx_gather_slices_any(dst, src, offsets, n, size, ndx_stream_slice);
         return;
     }
 #else
     (void)streaming;
 #endif
-    switch (size) {
-    case 1: NDX_GATHER_FIXED_LOOP(1, ndx_store_cached); break;
-    case 2: NDX_GATHER_FIXED_LOOP(2, ndx_store_cached); break;
-    case 4: NDX_GATHER_FIXED_LOOP(4, ndx_store_cached); break;
-    case 8: NDX_GATHER_FIXED_LOOP(8, ndx_store_cached); break;
-    case 16: NDX_GATHER_FIXED_LOOP(16, ndx_store_cached); break;
-    default: ndx_gather_slices_any(dst, src, offsets, n, size, ndx_store_cached); break;
-    }
+    ndx_gather_slices_any(dst, src, offsets, n, size, ndx_store_cached);
 }
 
 /* Orders streaming stores before whatever follows (another thread reading dst). */
