@@ -34,7 +34,9 @@
 #define COLUMN_BYTES 256               /* least bytes of every slice worth a thread of its own */
 #define MAX_COUNTERS ((int64_t)1 << 18) /* (worker, block) pairs of the bucketed way */
 #define LINE 64
-#define AHEAD 8                         /* rows between a destination's prefetch and its update */
+/* Rows between a destination's prefetch and its update. S1 on one thread, AMD EPYC: 4 ahead
+ * 12.5 ms, 8 8.7, 16 7.7, 32 8.5. */
+#define AHEAD 16
 #define PREFETCH_BYTES 512              /* the most of one destination worth prefetching */
 
 /* ---- names ------------------------------------------------------------------------------- */
@@ -243,6 +245,13 @@ static void fill_all(const scatter_job *j) {
 static inline void prefetch_dest(const unsigned char *p, size_t bytes) {
     if (bytes > PREFETCH_BYTES) bytes = PREFETCH_BYTES;
     for (size_t x = 0; x < bytes; x += LINE) __builtin_prefetch(p + x, 1);
+}
+
+/* The update rows an owner applies are scattered among the others' rows, not a stream the
+ * hardware prefetcher follows: S1 with two owners took 20 ms without this, 10.5 ms with it. */
+static inline void prefetch_source(const unsigned char *p, size_t bytes) {
+    if (bytes > PREFETCH_BYTES) bytes = PREFETCH_BYTES;
+    for (size_t x = 0; x < bytes; x += LINE) __builtin_prefetch(p + x, 0);
 }
 
 /* ---- direct and columns: walk every row in index order ------------------------------------ */
@@ -518,7 +527,10 @@ static void apply_owned_rows(const scatter_job *j, int owner) {
     const int64_t *e = (const int64_t *)(const void *)j->entries;
     int64_t q0 = j->start[owner], q1 = j->start[owner + 1];
     for (int64_t q = q0; q < q1; q++) {
-        if (q + AHEAD < q1) prefetch_dest(j->out + (size_t)e[2 * (q + AHEAD)] * sb, sb);
+        if (q + AHEAD < q1) {
+            prefetch_dest(j->out + (size_t)e[2 * (q + AHEAD)] * sb, sb);
+            prefetch_source(j->upd + (size_t)e[2 * (q + AHEAD) + 1] * sb, sb);
+        }
         j->k.run(j->out + (size_t)e[2 * q] * sb, j->upd + (size_t)e[2 * q + 1] * sb, p->slice,
                  j->itemsize);
     }
