@@ -609,6 +609,18 @@ static void partition_random_large(void **state) {
         test_tensor_free(&data);
         test_tensor_free(&ids);
     }
+    /* Rows of whole cache lines (64 and 128 bytes) into outputs over 8 MB: streaming stores when
+     * every output is line-aligned (those ndx allocates), cached ones in the mixes. */
+    for (int64_t width = 16; width <= 32; width *= 2) {
+        int64_t rows = 150000 * 16 / width;
+        ndx_tensor lines = test_tensor(NDX_FLOAT32, 0, 2, (int64_t[]){rows, width});
+        test_fill_random(&r, &lines);
+        ndx_tensor line_ids = test_tensor(NDX_INT32, 0, 1, &rows);
+        test_fill_indices(&r, &line_ids, 0, 7);
+        check_partition(&lines, &line_ids, 8);
+        test_tensor_free(&lines);
+        test_tensor_free(&line_ids);
+    }
     /* Many partitions relative to rows. */
     ndx_tensor data = test_tensor(NDX_INT32, 0, 1, (int64_t[]){70000});
     test_fill_random(&r, &data);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "core.h"
+#include "slice_copy.h"
 
 /* Per-worker results live in fixed arrays; more workers than this would not help anyway. */
 #define PARTITION_MAX_WORKERS 256
@@ -116,6 +117,7 @@ typedef struct {
     const part_plan *plan;
     part_slot *slots; /* one row of `stride` slots per worker (np, padded to a cache line) */
     size_t stride;
+    int streaming; /* rows are whole cache lines into large, line-aligned outputs */
     int64_t bad[PARTITION_MAX_WORKERS];
 } part_job;
 
@@ -147,9 +149,12 @@ static void count_range(void *ctx, int64_t b, int64_t e, int worker) {
 }
 
 /* Pass 2: copy the rows of chunk [b, e) to where their partitions' cursors point. The ids were
- * all checked in pass 1. T and rb are constants where inlined. (Non-temporal stores were
- * measured here: no faster with aligned rows, several times slower with unaligned ones.) */
-#define PLACE(T)                                                                           \
+ * all checked in pass 1. T and rb are constants where inlined. Rows of whole cache lines into
+ * large outputs go with streaming stores: each output fills sequentially, so every line is
+ * written whole and never read first. Measured on P1 (64-byte rows, 8 outputs, AMD EPYC):
+ * 18.5 -> 12.4 ms on one thread, 14.2 -> 10.6 on two. (On Intel Xeon they were no faster; with
+ * rows that are not whole lines they are several times slower anywhere.) */
+#define PLACE(T, STORE)                                                                    \
     do {                                                                                   \
         const T *id = p->partitions->data;                                                 \
         const unsigned char *src = (const unsigned char *)p->data->data + (size_t)b * rb;  \
@@ -157,36 +162,53 @@ static void count_range(void *ctx, int64_t b, int64_t e, int worker) {
             part_slot *s = &at[id[i]];                                                     \
             unsigned char *dst = s->at;                                                    \
             s->at = dst + rb;                                                              \
-            memcpy(dst, src, rb);                                                          \
+            STORE(dst, src, rb);                                                           \
         }                                                                                  \
     } while (0)
 
+#if NDX_HAVE_STREAMING
+#define PLACE_BY_STORE(T)                                                                  \
+    do {                                                                                   \
+        if (streaming)                                                                     \
+            PLACE(T, ndx_stream_slice);                                                    \
+        else                                                                               \
+            PLACE(T, memcpy);                                                              \
+    } while (0)
+#else
+#define PLACE_BY_STORE(T) PLACE(T, memcpy)
+#endif
+
 static inline __attribute__((always_inline)) void place_rows(const part_plan *p, part_slot *at,
-                                                             int64_t b, int64_t e, size_t rb) {
+                                                             int64_t b, int64_t e, size_t rb,
+                                                             int streaming) {
+    (void)streaming;
     switch (p->partitions->dtype) {
-    case NDX_INT64: PLACE(int64_t); break;
-    case NDX_INT32: PLACE(int32_t); break;
-    default: PLACE(int16_t); break;
+    case NDX_INT64: PLACE_BY_STORE(int64_t); break;
+    case NDX_INT32: PLACE_BY_STORE(int32_t); break;
+    default: PLACE_BY_STORE(int16_t); break;
     }
 }
+#undef PLACE_BY_STORE
 #undef PLACE
 
 static void place_range(void *ctx, int64_t b, int64_t e, int worker) {
     part_job *job = ctx;
     const part_plan *p = job->plan;
     part_slot *at = job->slots + (size_t)worker * job->stride;
+    int st = job->streaming;
     /* Row sizes common enough to get a copy the compiler unrolls. */
     switch (p->row_bytes) {
-    case 1: place_rows(p, at, b, e, 1); break;
-    case 2: place_rows(p, at, b, e, 2); break;
-    case 4: place_rows(p, at, b, e, 4); break;
-    case 8: place_rows(p, at, b, e, 8); break;
-    case 16: place_rows(p, at, b, e, 16); break;
-    case 32: place_rows(p, at, b, e, 32); break;
-    case 64: place_rows(p, at, b, e, 64); break;
-    case 128: place_rows(p, at, b, e, 128); break;
-    default: place_rows(p, at, b, e, p->row_bytes); break;
+    case 1: place_rows(p, at, b, e, 1, 0); break;
+    case 2: place_rows(p, at, b, e, 2, 0); break;
+    case 4: place_rows(p, at, b, e, 4, 0); break;
+    case 8: place_rows(p, at, b, e, 8, 0); break;
+    case 16: place_rows(p, at, b, e, 16, 0); break;
+    case 32: place_rows(p, at, b, e, 32, 0); break;
+    case 64: place_rows(p, at, b, e, 64, st); break;
+    case 128: place_rows(p, at, b, e, 128, st); break;
+    default: place_rows(p, at, b, e, p->row_bytes, st); break;
     }
+    ndx_slices_done(st);
 }
 
 /* Releases the outputs this call allocated (recorded in `mine`) for partitions [0, upto). */
@@ -242,8 +264,11 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
         }
         mine[q].at = allocated ? tmp.data : NULL;
     }
+    job.streaming = NDX_HAVE_STREAMING && p.row_bytes % 64 == 0 &&
+                    (size_t)p.rows * p.row_bytes >= NDX_STREAM_MIN_BYTES;
     for (int q = 0; q < np; q++) {
         void *mem = mine[q].at ? mine[q].at : outs[q].data;
+        if ((uintptr_t)mem % 64 != 0) job.streaming = 0;
         outs[q] = p.desc;
         outs[q].data = mem;
         /* Turn counts into cursors: chunk w starts after the rows of chunks 0..w-1. */
