@@ -14,13 +14,7 @@
 #include <stdio.h>
 
 #include "core.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define STITCH_CAN_STREAM 1
-#else
-#define STITCH_CAN_STREAM 0
-#endif
+#include "slice_copy.h"
 
 /* Per-worker results live in fixed arrays; more workers than this would not help anyway. */
 #define STITCH_MAX_WORKERS 256
@@ -315,19 +309,13 @@ typedef struct {
 static inline __attribute__((always_inline)) void put_row(unsigned char *dst,
                                                           const unsigned char *src, size_t rb,
                                                           int stream) {
-#if STITCH_CAN_STREAM
+#if NDX_HAVE_STREAMING
     if (stream) {
-        for (size_t k = 0; k < rb; k += 16) {
-            __m128i v = src ? _mm_loadu_si128((const __m128i *)(src + k)) : _mm_setzero_si128();
-            _mm_stream_si128((__m128i *)(dst + k), v);
-        }
+        ndx_stream_slice(dst, src, rb);
         return;
     }
 #endif
-    if (src)
-        memcpy(dst, src, rb);
-    else
-        memset(dst, 0, rb);
+    ndx_store_cached(dst, src, rb);
 }
 
 static inline __attribute__((always_inline)) void
@@ -484,9 +472,7 @@ static void stitch_range(void *ctx, int64_t a, int64_t b, int worker) {
             decode_block(job, s, e, src);
         emit_block(job->out + (size_t)s * p->row_bytes, src, e - s, p->row_bytes, job->stream);
     }
-#if STITCH_CAN_STREAM
-    if (job->stream) _mm_sfence(); /* streamed stores are visible before the worker ends */
-#endif
+    ndx_slices_done(job->stream); /* streamed stores are visible before the worker ends */
 }
 
 /* Refuses a call that needs more than opt->max_memory, or more than the machine has (every
@@ -577,7 +563,7 @@ static ndx_status stitch(const char *op, int n, const ndx_tensor *indices, const
     else
         job.codes = mem;
     job.out = out->data;
-    job.stream = STITCH_CAN_STREAM && p.row_bytes % 16 == 0 &&
+    job.stream = NDX_HAVE_STREAMING && p.row_bytes % 16 == 0 &&
                  out_bytes >= STITCH_STREAM_BYTES && (uintptr_t)job.out % 16 == 0;
     ndx_parallel_for(threads, p.rows, grain, stitch_range, &job);
     ndx_release(mem);
