@@ -56,7 +56,7 @@ first_bad_in(const ndx_index_plan *p, const void *idx, ndx_dtype dt, int depth, 
      : depth == 2 ? first_bad_in(s->plan, s->idx, DT, 2, begin, end)                         \
                   : first_bad_in(s->plan, s->idx, DT, depth, begin, end))
 
-static void scan_range(void *ctx, int64_t begin, int64_t end, int worker) {
+NDX_MULTIVERSION static void scan_range(void *ctx, int64_t begin, int64_t end, int worker) {
     bad_scan *s = ctx;
     int depth = s->plan->depth;
     int64_t found;

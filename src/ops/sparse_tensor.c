@@ -137,7 +137,8 @@ typedef struct {
     scan_result *piece;
 } scan_job;
 
-static void scan_range(const ndx_sparse_view *v, int64_t b, int64_t e, scan_result *r) {
+NDX_MULTIVERSION static void scan_range(const ndx_sparse_view *v, int64_t b, int64_t e,
+                                        scan_result *r) {
     int64_t strides[NDX_MAX_RANK];
     ndx_sparse_strides(v->rank, v->dims, strides);
     switch (v->rank) {
