@@ -531,6 +531,9 @@ def main():
     load_after = os.getloadavg()
     head, lines = table(rows)
     notes = [f"- {row['workload']} T={row['threads']}: {n}" for row in rows for n in row["notes"]]
+    if not args.ort:
+        notes.insert(0, "- ONNX Runtime left out of this run (--no-ort, or npm could not install "
+                        "onnxruntime-node)")
     v = versions(args)
     about = (f"{started:%Y-%m-%d %H:%M}, {cpu_name()}, {cores} cores; load average "
              f"{load_before[0]:.2f} before, {load_after[0]:.2f} after; "
