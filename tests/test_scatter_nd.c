@@ -484,7 +484,7 @@ static void large_narrow_slices(void **state) {
     run_large(&pairs, add_update, 2, 20);
     large_case c128 = {NDX_COMPLEX128, 0, 1, {30000}, 1, 20000, 500}; /* 16-byte elements */
     run_large(&c128, add_update, 2, 21);
-    large_case triples = {NDX_FLOAT64, 0, 2, {5000, 3}, 1, 20000, 700}; /* bucketed by owner */
+    large_case triples = {NDX_FLOAT64, 0, 2, {5000, 3}, 1, 50000, 700}; /* bucketed by owner */
     run_large(&triples, add_update, 2, 22);
     large_case strings = {NDX_STRING, 5, 2, {3000, 1}, 1, 60000, 400};
     run_large(&strings, add_update + 1, 1, 23);
@@ -492,8 +492,8 @@ static void large_narrow_slices(void **state) {
 
 static void large_wide_slices(void **state) {
     (void)state;
-    /* Many slices: rows bucketed by owner. */
-    large_case wide = {NDX_FLOAT32, 0, 2, {300, 200}, 1, 1000, 50};
+    /* Many slices: rows bucketed by owner (over 1 MB of updates, or one thread does it). */
+    large_case wide = {NDX_FLOAT32, 0, 2, {300, 200}, 1, 2000, 50};
     run_large(&wide, all_ops, 5, 30);
     /* Too few slices to share out: every thread takes columns of every slice. */
     const ndx_scatter_op add_max[] = {NDX_SCATTER_ADD, NDX_SCATTER_MAX};
