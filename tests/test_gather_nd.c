@@ -733,6 +733,30 @@ static void large_gathers(void **state) {
     test_tensor_free(&indices);
     test_tensor_free(&params);
 
+    /* Streaming stores of every width: 48-byte slices (16 bytes per store), then 64-byte slices
+     * into outputs aligned to 64 bytes (the widest stores the CPU has) and to 16 only. */
+    for (int64_t width = 12; width <= 16; width += 4) {
+        ndx_tensor sp = test_tensor(NDX_FLOAT32, 0, 2, SHAPE(4096, width));
+        test_fill_random(&r, &sp);
+        ndx_tensor si = test_tensor(NDX_INT64, 0, 2, SHAPE(180000, 1));
+        test_fill_indices(&r, &si, 0, 4095);
+        ndx_tensor sw = expected_view(&sp, &si, 0);
+        reference_gather(&sp, &si, 0, &sw);
+        void *mem = NULL;
+        assert_int_equal(posix_memalign(&mem, 64, test_nbytes(&sw) + 64), 0);
+        for (size_t shift = 0; shift <= 16; shift += 16) {
+            memset(mem, 0xEE, test_nbytes(&sw) + 64);
+            ndx_tensor so = ndx_tensor_make(NDX_FLOAT32, 2, sw.shape, (unsigned char *)mem + shift);
+            ndx_options two = threads_opt(2, NDX_BAD_INDICES_ERROR);
+            assert_ok(ndx_gather_nd(&sp, &si, 0, &two, &so, &err), &err);
+            assert_tensor_eq(&so, &sw);
+        }
+        free(mem);
+        test_tensor_free(&sw);
+        test_tensor_free(&si);
+        test_tensor_free(&sp);
+    }
+
     /* elements (depth 2) and 16-byte elements, many rows */
     ndx_tensor c = test_tensor(NDX_COMPLEX128, 0, 2, SHAPE(300, 200));
     test_fill_random(&r, &c);

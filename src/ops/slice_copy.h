@@ -75,6 +75,11 @@ static inline void ndx_gather_slices_any(unsigned char *dst, const unsigned char
     }
 }
 
+/* ndx_gather_slices_any with streaming stores, as wide as the CPU has (slice_stream.c): size a
+ * multiple of 16 and dst 16-byte aligned. */
+void ndx_gather_slices_streamed(unsigned char *dst, const unsigned char *src,
+                                const int64_t *offsets, int64_t n, size_t size);
+
 /* Gathers n slices of `size` bytes: dst[i] = src[offsets[i] ...] for offsets[i] >= 0, zeros for
  * offsets[i] < 0. dst is contiguous (n * size bytes); dst and src must not overlap. With
  * `streaming`, slices whose size is a multiple of 16 bypass the cache where the CPU and dst's
@@ -85,7 +90,7 @@ static inline void ndx_gather_slices(void *dst_, const void *src_, const int64_t
     const unsigned char *src = src_;
 #if NDX_HAVE_STREAMING
     if (streaming && size % 16 == 0 && (uintptr_t)dst % 16 == 0) {
-        ndx_gather_slices_any(dst, src, offsets, n, size, ndx_stream_slice);
+        ndx_gather_slices_streamed(dst, src, offsets, n, size);
         return;
     }
 #else
