@@ -38,10 +38,10 @@ void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims);
 /* ---- code for the CPU at hand ------------------------------------------------------------- */
 
 /* On a function holding a hot loop: it is compiled for AVX-512 and AVX2 as well as the baseline
- * x86-64, and the loader binds the best the CPU has (a GNU ifunc, resolved once, no global state
- * of ours). Index checks are compute-bound on one thread: the sparse scan of C0 took 7.6 ms as
- * baseline code, 5.9 with AVX2 and 4.7 with AVX-512 (AMD EPYC). */
-#if defined(__x86_64__) && defined(__linux__) &&                                             \
+ * x86-64, and the loader binds the best the CPU has (a GNU ifunc, so glibc only; resolved once,
+ * no global state of ours). Index checks are compute-bound on one thread: the sparse scan of C0
+ * took 7.6 ms as baseline code, 5.9 with AVX2 and 4.7 with AVX-512 (AMD EPYC). */
+#if defined(__x86_64__) && defined(__GLIBC__) &&                                             \
     ((defined(__GNUC__) && !defined(__clang__)) || (defined(__clang__) && __clang_major__ >= 14))
 #define NDX_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
