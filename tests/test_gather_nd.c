@@ -704,6 +704,29 @@ static void oversized_results(void **state) {
 
 /* ---- threads, streaming and layout ------------------------------------------------------ */
 
+/* Runs into a caller-provided output `shift` bytes past a 64-byte boundary and compares with
+ * the reference. */
+static void check_output_at(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                            const ndx_options *opt, size_t shift) {
+    ndx_tensor want = expected_view(params, indices, batch_dims);
+    reference_gather(params, indices, batch_dims, &want);
+    void *mem = NULL;
+    assert_int_equal(posix_memalign(&mem, 64, test_nbytes(&want) + shift), 0);
+    memset(mem, 0xEE, test_nbytes(&want) + shift);
+    ndx_tensor got =
+        ndx_tensor_make(want.dtype, want.rank, want.shape, (unsigned char *)mem + shift);
+    ndx_error err;
+    assert_ok(ndx_gather_nd(params, indices, batch_dims, opt, &got, &err), &err);
+    assert_tensor_eq(&got, &want);
+    free(mem);
+    test_tensor_free(&want);
+}
+
+static void check_aligned_output(const ndx_tensor *params, const ndx_tensor *indices,
+                                 int batch_dims, const ndx_options *opt) {
+    check_output_at(params, indices, batch_dims, opt, 0);
+}
+
 /* Large enough that several workers run and the output is written with streaming stores. */
 static void large_gathers(void **state) {
     (void)state;
@@ -718,18 +741,8 @@ static void large_gathers(void **state) {
     check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_IGNORE);
 
     /* a caller-provided output that is not 16-byte aligned takes the cached path */
-    ndx_tensor want = expected_view(&params, &indices, 0);
-    reference_gather(&params, &indices, 0, &want);
-    unsigned char *raw = malloc(test_nbytes(&want) + 16);
-    assert_non_null(raw);
-    unsigned char *base = raw + (16 - (uintptr_t)raw % 16) % 16 + 4;
-    ndx_tensor odd = ndx_tensor_make(NDX_FLOAT32, 2, want.shape, base);
     ndx_options opt = threads_opt(2, NDX_BAD_INDICES_IGNORE);
-    ndx_error err;
-    assert_ok(ndx_gather_nd(&params, &indices, 0, &opt, &odd, &err), &err);
-    assert_tensor_eq(&odd, &want);
-    free(raw);
-    test_tensor_free(&want);
+    check_output_at(&params, &indices, 0, &opt, 4);
     test_tensor_free(&indices);
     test_tensor_free(&params);
 
@@ -740,19 +753,8 @@ static void large_gathers(void **state) {
         test_fill_random(&r, &sp);
         ndx_tensor si = test_tensor(NDX_INT64, 0, 2, SHAPE(180000, 1));
         test_fill_indices(&r, &si, 0, 4095);
-        ndx_tensor sw = expected_view(&sp, &si, 0);
-        reference_gather(&sp, &si, 0, &sw);
-        void *mem = NULL;
-        assert_int_equal(posix_memalign(&mem, 64, test_nbytes(&sw) + 64), 0);
-        for (size_t shift = 0; shift <= 16; shift += 16) {
-            memset(mem, 0xEE, test_nbytes(&sw) + 64);
-            ndx_tensor so = ndx_tensor_make(NDX_FLOAT32, 2, sw.shape, (unsigned char *)mem + shift);
-            ndx_options two = threads_opt(2, NDX_BAD_INDICES_ERROR);
-            assert_ok(ndx_gather_nd(&sp, &si, 0, &two, &so, &err), &err);
-            assert_tensor_eq(&so, &sw);
-        }
-        free(mem);
-        test_tensor_free(&sw);
+        ndx_options two = threads_opt(2, NDX_BAD_INDICES_ERROR);
+        for (size_t shift = 0; shift <= 16; shift += 16) check_output_at(&sp, &si, 0, &two, shift);
         test_tensor_free(&si);
         test_tensor_free(&sp);
     }
@@ -799,22 +801,6 @@ static void large_gathers(void **state) {
     check_against_reference(&bp, &bi, 1, NDX_BAD_INDICES_ERROR);
     test_tensor_free(&bp);
     test_tensor_free(&bi);
-}
-
-/* Runs into a 64-byte aligned caller-provided output and compares with the reference. */
-static void check_aligned_output(const ndx_tensor *params, const ndx_tensor *indices,
-                                 int batch_dims, const ndx_options *opt) {
-    ndx_tensor want = expected_view(params, indices, batch_dims);
-    reference_gather(params, indices, batch_dims, &want);
-    void *mem = NULL;
-    assert_int_equal(posix_memalign(&mem, 64, test_nbytes(&want)), 0);
-    memset(mem, 0xEE, test_nbytes(&want));
-    ndx_tensor got = ndx_tensor_make(want.dtype, want.rank, want.shape, mem);
-    ndx_error err;
-    assert_ok(ndx_gather_nd(params, indices, batch_dims, opt, &got, &err), &err);
-    assert_tensor_eq(&got, &want);
-    free(mem);
-    test_tensor_free(&want);
 }
 
 /* Large params, large outputs of whole cache lines: on CPUs where it pays, the rows are copied in

@@ -8,7 +8,7 @@
  *   by source  a large output of whole, aligned cache lines from a large params, on CPUs where
  *              scattered streaming stores are cheap: rows sorted by where their slices lie in
  *              params (gather_nd_by_source.c).
- *   in order   everything else: a block of rows becomes byte offsets, then slice_copy.h copies
+ *   in order   everything else: a block of rows becomes byte offsets, then slice_gather.c copies
  *              the block with prefetching, and with streaming stores when the output is large.
  *
  * Every byte of out is written exactly once, by the worker whose contiguous range of rows (or
@@ -136,8 +136,9 @@ void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *o
 
 typedef struct copy_job {
     const gather_plan *p;
-    int streaming;          /* write out with streaming stores */
-    int64_t pieces;         /* few rows of large slices: pieces per slice */
+    int streaming;              /* write out with streaming stores */
+    ndx_slice_gather_fn gather; /* the slice copy for out, chosen once */
+    int64_t pieces;             /* few rows of large slices: pieces per slice */
 } copy_job;
 
 static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
@@ -158,8 +159,7 @@ static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
     for (int64_t row = begin; row < end; row += ROWS_PER_BLOCK) {
         int64_t n = end - row < ROWS_PER_BLOCK ? end - row : ROWS_PER_BLOCK;
         gather_row_offsets(p, row, n, off);
-        ndx_gather_slices(p->out + (size_t)row * p->slice_bytes, p->params, off, n,
-                          p->slice_bytes, job->streaming);
+        job->gather(p->out + (size_t)row * p->slice_bytes, p->params, off, n, p->slice_bytes);
     }
     ndx_slices_done(job->streaming);
 }
@@ -178,8 +178,7 @@ static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
         int64_t off;
         gather_row_offsets(p, row, 1, &off);
         if (off >= 0) off += (int64_t)lo;
-        ndx_gather_slices(p->out + (size_t)row * p->slice_bytes + lo, p->params, &off, 1, size,
-                          job->streaming);
+        job->gather(p->out + (size_t)row * p->slice_bytes + lo, p->params, &off, 1, size);
     }
     ndx_slices_done(job->streaming);
 }
@@ -190,6 +189,9 @@ void gather_nd_copy(const gather_plan *p, int threads, ndx_budget *budget) {
     job.p = p;
     size_t out_bytes = (size_t)p->rows * p->slice_bytes;
     job.streaming = out_bytes >= NDX_STREAM_MIN_BYTES;
+    /* Every slice (and every piece: they are whole MiB but the last, which keeps the slice's
+     * remainder) starts at out plus a multiple of slice_bytes, so one choice fits them all. */
+    job.gather = ndx_slice_gather_for(p->out, p->slice_bytes, job.streaming);
     /* Bytes moved per row: a slice read and written, plus its coordinates (8 bytes at most). */
     int64_t grain = 1;
     if (p->slice_bytes < (size_t)COPY_GRAIN_BYTES) {

@@ -1,6 +1,6 @@
-/* slice_copy.h — type-free kernels that move equal-sized slices: gathering slices named by byte
- * offsets into one contiguous block. They know sizes, never dtypes: a float32 and an int32 move
- * the same way.
+/* slice_copy.h — type-free kernels that move equal-sized slices, and the gather of slices named
+ * by byte offsets into one contiguous block (slice_gather.c). They know sizes, never dtypes: a
+ * float32 and an int32 move the same way.
  *
  * - Offsets are known a block ahead, so the source of a later slice is prefetched while the
  *   current one is copied: random reads overlap instead of waiting for each other.
@@ -58,46 +58,16 @@ static inline void ndx_stream_slice(unsigned char *d, const unsigned char *s, si
 }
 #endif
 
-/* Slices of any size: every cache line of a slice some slices ahead is prefetched into L2 (into
- * L1 the lines would crowd out the ones being copied), then the slice is stored. About 4 KiB in
- * flight keeps the memory system busy without evicting lines before they are used. */
-static inline void ndx_gather_slices_any(unsigned char *dst, const unsigned char *src,
-                                         const int64_t *offsets, int64_t n, size_t size,
-                                         void (*store)(unsigned char *, const unsigned char *,
-                                                       size_t)) {
-    int64_t ahead = size >= 4096 ? 1 : size <= 256 ? 16 : (int64_t)(4096 / size);
-    size_t lines = size < 4096 ? size : 4096; /* past a page the hardware prefetcher follows */
-    for (int64_t i = 0; i < n; i++) {
-        int64_t j = i + ahead;
-        if (j < n && offsets[j] >= 0)
-            for (size_t b = 0; b < lines; b += 64) NDX_PREFETCH_L2(src + offsets[j] + b);
-        store(dst + (size_t)i * size, offsets[i] >= 0 ? src + offsets[i] : NULL, size);
-    }
-}
-
-/* ndx_gather_slices_any with streaming stores, as wide as the CPU has (slice_stream.c): size a
- * multiple of 16 and dst 16-byte aligned. */
-void ndx_gather_slices_streamed(unsigned char *dst, const unsigned char *src,
-                                const int64_t *offsets, int64_t n, size_t size);
-
 /* Gathers n slices of `size` bytes: dst[i] = src[offsets[i] ...] for offsets[i] >= 0, zeros for
- * offsets[i] < 0. dst is contiguous (n * size bytes); dst and src must not overlap. With
- * `streaming`, slices whose size is a multiple of 16 bypass the cache where the CPU and dst's
- * alignment allow it; call ndx_slices_done(1) before other threads read dst. */
-static inline void ndx_gather_slices(void *dst_, const void *src_, const int64_t *offsets,
-                                     int64_t n, size_t size, int streaming) {
-    unsigned char *dst = dst_;
-    const unsigned char *src = src_;
-#if NDX_HAVE_STREAMING
-    if (streaming && size % 16 == 0 && (uintptr_t)dst % 16 == 0) {
-        ndx_gather_slices_streamed(dst, src, offsets, n, size);
-        return;
-    }
-#else
-    (void)streaming;
-#endif
-    ndx_gather_slices_any(dst, src, offsets, n, size, ndx_store_cached);
-}
+ * offsets[i] < 0. dst is contiguous (n * size bytes); dst and src must not overlap. */
+typedef void (*ndx_slice_gather_fn)(unsigned char *dst, const unsigned char *src,
+                                    const int64_t *offsets, int64_t n, size_t size);
+
+/* The gather for slices of `size` bytes written at dst and at any dst + k * size after it
+ * (slice_gather.c), chosen once per call: with `streaming`, streaming stores as wide as the CPU
+ * and dst's alignment allow (size a multiple of 16 and dst 16-byte aligned at least), else
+ * cached stores. After streaming, call ndx_slices_done(1) before other threads read dst. */
+ndx_slice_gather_fn ndx_slice_gather_for(const void *dst, size_t size, int streaming);
 
 /* Orders streaming stores before whatever follows (another thread reading dst). */
 static inline void ndx_slices_done(int streaming) {
