@@ -5,8 +5,10 @@
  *
  *   1. Status codes and the error record every call fills on failure.
  *   2. Data types: one table of traits (name, size, kind).
- *   3. Tensors: views of caller-owned, row-major, contiguous memory.
- *   4. Options: threads, the bad-index policy and a memory budget, passed to every op.
+ *   3. Tensors: views of caller-owned, row-major, contiguous memory; specs: dtypes and partial
+ *      shapes (unknown rank or dims) with no data, for checking a program before it runs.
+ *   4. Options: threads, the bad-index policy, a memory budget and an allocator, passed to every
+ *      op.
  *   5. The ops: gather_nd; scatter_nd and tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
  *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse.
@@ -15,7 +17,11 @@
  * ------------------------------
  * - Every function returns NDX_OK (0) or a status; on failure `err` (which may be NULL) holds the
  *   status and one line naming the op, the argument, the position and the value at fault.
- * - Each op has a *shape function* (`ndx_<op>_shape`) that validates shapes and dtypes and fills
+ * - Each op has an *infer function* (`ndx_<op>_infer`): a pure function of dtypes and partial
+ *   shapes (ndx_spec: rank or dims may be unknown) that holds every shape and dtype check the op
+ *   makes, with the same messages, and gives the output specs. It reads no data and allocates
+ *   nothing; what it cannot decide for lack of a dim it leaves unknown instead of failing.
+ * - Each op also has a *shape function* (`ndx_<op>_shape`) that validates shapes and dtypes and fills
  *   the output view's dtype, itemsize, rank and shape — it reads index values only where the
  *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse) and sets
  *   `data` to NULL. Shape functions take no options and allocate no outputs (scatter_nd's on
@@ -40,11 +46,20 @@
 extern "C" {
 #endif
 
+/* Marks what libndx exports; everything else in the library is hidden. */
+#if defined(_WIN32)
+#define NDX_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define NDX_API __attribute__((visibility("default")))
+#else
+#define NDX_API
+#endif
+
 #define NDX_VERSION_MAJOR 0
 #define NDX_VERSION_MINOR 1
 #define NDX_VERSION_PATCH 0
 /* "0.1.0": the version of the library actually linked. */
-const char *ndx_version(void);
+NDX_API const char *ndx_version(void);
 
 /* Highest tensor rank ndx handles (TensorFlow allows up to 254 in shapes but its kernels stop at
  * 7 index dimensions; ndx handles every depth up to the rank). */
@@ -76,7 +91,7 @@ typedef struct ndx_error {
 } ndx_error;
 
 /* A short stable name for a status: "ok", "invalid argument", "out of range", ... */
-const char *ndx_status_name(ndx_status status);
+NDX_API const char *ndx_status_name(ndx_status status);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 2. Data types                                                                                */
@@ -112,12 +127,12 @@ typedef enum ndx_dtype_kind {
 } ndx_dtype_kind;
 
 /* "float32", "string", ...; "invalid" for a value outside the enum. */
-const char *ndx_dtype_name(ndx_dtype dtype);
+NDX_API const char *ndx_dtype_name(ndx_dtype dtype);
 /* Bytes per element; 0 for NDX_STRING (its width is per tensor) and for invalid values. */
-size_t ndx_dtype_size(ndx_dtype dtype);
-ndx_dtype_kind ndx_dtype_kind_of(ndx_dtype dtype);
+NDX_API size_t ndx_dtype_size(ndx_dtype dtype);
+NDX_API ndx_dtype_kind ndx_dtype_kind_of(ndx_dtype dtype);
 /* 1 when `dtype` is a valid enum value. */
-int ndx_dtype_is_valid(ndx_dtype dtype);
+NDX_API int ndx_dtype_is_valid(ndx_dtype dtype);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 3. Tensors                                                                                   */
@@ -137,24 +152,60 @@ typedef struct ndx_tensor {
 /* A view of `data` with the given dtype and shape; itemsize comes from the dtype (for
  * NDX_STRING pass the width with ndx_tensor_string). Ranks above NDX_MAX_RANK are clamped to
  * an invalid rank (-1) that every op rejects. */
-ndx_tensor ndx_tensor_make(ndx_dtype dtype, int rank, const int64_t *shape, void *data);
+NDX_API ndx_tensor ndx_tensor_make(ndx_dtype dtype, int rank, const int64_t *shape, void *data);
 /* A view of fixed-width strings, `width` bytes each. */
-ndx_tensor ndx_tensor_string(size_t width, int rank, const int64_t *shape, void *data);
+NDX_API ndx_tensor ndx_tensor_string(size_t width, int rank, const int64_t *shape, void *data);
 
 /* Checks that the view is well formed (valid dtype and rank, non-negative dimensions, itemsize
  * matching the dtype, element count and byte size representable, data non-NULL when there are
  * bytes) and stores its element count and byte size (either pointer may be NULL).
  * `what` names the tensor in the error ("gather_nd: params ..."). */
-ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64_t *count, size_t *nbytes,
+NDX_API ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err);
 
 /* Number of elements (1 for a scalar), or -1 if the view is malformed or the count overflows. */
-int64_t ndx_tensor_count(const ndx_tensor *t);
+NDX_API int64_t ndx_tensor_count(const ndx_tensor *t);
 
 /* Frees memory that an op allocated for `t` (when it was passed with data == NULL) and sets
  * data to NULL. Accepts NULL and views whose data is NULL. Never call it on caller-owned data. */
-void ndx_tensor_free(ndx_tensor *t);
+NDX_API void ndx_tensor_free(ndx_tensor *t);
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* 3b. Specs: what is known of a tensor before its data exists                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A dimension, rank or string width that is not known yet. */
+#define NDX_UNKNOWN (-1)
+
+/* The dtype and partial shape of a tensor, as a graph knows it at build time. The dtype is
+ * always known. `rank` is NDX_UNKNOWN when even the rank is unknown (then `shape` is ignored);
+ * each `shape[i]` may be NDX_UNKNOWN. `itemsize` is the element size, or 0 for a string whose
+ * width is not known yet. A spec with nothing unknown describes exactly one tensor layout. */
+typedef struct ndx_spec {
+    ndx_dtype dtype;
+    size_t itemsize;
+    int rank;
+    int64_t shape[NDX_MAX_RANK];
+} ndx_spec;
+
+/* The spec of a tensor view (everything known). */
+NDX_API ndx_spec ndx_spec_of(const ndx_tensor *t);
+/* A spec of the given dtype and rank (NDX_UNKNOWN: unknown rank); `shape` may hold NDX_UNKNOWN
+ * dims, and may be NULL for rank 0 or an unknown rank. Itemsize comes from the dtype (0, unknown,
+ * for NDX_STRING: set it to the width when known). */
+NDX_API ndx_spec ndx_spec_make(ndx_dtype dtype, int rank, const int64_t *shape);
+/* 1 when the tensor fits the spec: same dtype, the same itemsize unless the spec's is unknown,
+ * and the same rank and dims wherever the spec knows them. */
+NDX_API int ndx_spec_admits(const ndx_spec *spec, const ndx_tensor *t);
+/* 1 when nothing in the spec is unknown. */
+NDX_API int ndx_spec_is_complete(const ndx_spec *spec);
+/* Checks that a spec is well formed, as ndx_tensor_check does for views: a valid dtype, rank
+ * NDX_UNKNOWN or 0 .. NDX_MAX_RANK, dims >= 0 or NDX_UNKNOWN, an itemsize matching the dtype,
+ * and known dims whose product fits. `what` names it in messages. */
+NDX_API ndx_status ndx_spec_check(const ndx_spec *spec, const char *what, ndx_error *err);
+/* Writes the spec's dims, "[2, ?, 4]" (or "[?...]" for an unknown rank), into buf. */
+NDX_API void ndx_format_spec_dims(char *buf, size_t cap, const ndx_spec *spec);
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Options                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
@@ -166,6 +217,17 @@ typedef enum ndx_bad_indices {
                                   the scatter family skips the row */
 } ndx_bad_indices;
 
+/* Where ndx gets memory: every block the library allocates (outputs it allocates and scratch)
+ * comes from `allocate` and goes back through `release`, so a caller can count, cap and place
+ * memory. `allocate` returns a block of at least `bytes` bytes aligned to `alignment` (a power of
+ * two, at most 2 MiB), or NULL on failure; ndx never asks for 0 bytes. Outputs allocated through
+ * a custom allocator are the caller's to release with it (ndx_tensor_free is for the default). */
+typedef struct ndx_allocator {
+    void *(*allocate)(void *user, size_t bytes, size_t alignment);
+    void (*release)(void *user, void *block);
+    void *user;
+} ndx_allocator;
+
 /* Options for every op. A NULL pointer, or a zero-initialised struct, means the defaults, so
  * fields added later never change what an existing caller gets. */
 typedef struct ndx_options {
@@ -174,6 +236,8 @@ typedef struct ndx_options {
     size_t max_memory;           /* most bytes one call may allocate (outputs it allocates plus
                                     scratch); 0: no limit. Exceeding it is NDX_E_MEMORY_BUDGET, with
                                     the size that was needed in the message. */
+    const ndx_allocator *allocator; /* NULL: ndx's own (aligned malloc, huge pages for large
+                                       blocks) */
 } ndx_options;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -193,9 +257,13 @@ typedef struct ndx_options {
  * differ; D > params.rank - batch_dims; an index coordinate outside its dimension (unless
  * opt->bad_indices is NDX_BAD_INDICES_IGNORE, which writes zeros for that row); index rows
  * present while params has no elements. Any dtype, including strings. */
-ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+/* Infer: out = the spec of the result. The output rank is known once both ranks and the index
+ * depth indices.shape[-1] are; each output dim is known when the input dim it copies is. */
+NDX_API ndx_status ndx_gather_nd_infer(const ndx_spec *params, const ndx_spec *indices,
+                                       int batch_dims, ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                                ndx_tensor *out, ndx_error *err);
-ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+NDX_API ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                          const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -217,7 +285,7 @@ typedef enum ndx_scatter_op {
 } ndx_scatter_op;
 
 /* "update", "add", "sub", "min", "max". */
-const char *ndx_scatter_op_name(ndx_scatter_op op);
+NDX_API const char *ndx_scatter_op_name(ndx_scatter_op op);
 
 /* tensor_scatter_nd_<op>(tensor, indices, updates) — TensorFlow's tf.tensor_scatter_nd_add etc.
  *
@@ -230,9 +298,14 @@ const char *ndx_scatter_op_name(ndx_scatter_op op);
  *
  * out may alias tensor (out->data == tensor->data, same shape): the op then updates in place,
  * still validating every index first, so a failing call leaves the tensor unchanged. */
-ndx_status ndx_tensor_scatter_nd_shape(const ndx_tensor *tensor, const ndx_tensor *indices,
+/* Infer: out = the spec of the result (tensor's spec, with dims that updates or indices reveal);
+ * also refuses a dtype that `op` does not support (NDX_E_UNSUPPORTED). */
+NDX_API ndx_status ndx_tensor_scatter_nd_infer(ndx_scatter_op op, const ndx_spec *tensor,
+                                               const ndx_spec *indices, const ndx_spec *updates,
+                                               ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_tensor_scatter_nd_shape(const ndx_tensor *tensor, const ndx_tensor *indices,
                                        const ndx_tensor *updates, ndx_tensor *out, ndx_error *err);
-ndx_status ndx_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
+NDX_API ndx_status ndx_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
                                  const ndx_tensor *indices, const ndx_tensor *updates,
                                  const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
@@ -241,9 +314,14 @@ ndx_status ndx_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
  * numbers sum (wrapping integers, float16 rounding at every step), bools OR, and strings
  * concatenate in index order. For strings the output width is the longest concatenation any
  * destination receives (at least 1), so the shape function reads index and string values. */
-ndx_status ndx_scatter_nd_shape(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
+/* Infer: `rank` may be NDX_UNKNOWN (shape is then ignored and may be NULL) and shape[i] may be
+ * NDX_UNKNOWN. The output of a string scatter has an unknown width (itemsize 0): it depends on
+ * the values. */
+NDX_API ndx_status ndx_scatter_nd_infer(const ndx_spec *indices, const ndx_spec *updates, int rank,
+                                        const int64_t *shape, ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_scatter_nd_shape(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
                                 const int64_t *shape, ndx_tensor *out, ndx_error *err);
-ndx_status ndx_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
+NDX_API ndx_status ndx_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
                           const int64_t *shape, const ndx_options *opt, ndx_tensor *out,
                           ndx_error *err);
 
@@ -258,13 +336,17 @@ ndx_status ndx_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, 
  * indices[m] is empty). When an index appears more than once the later (m, i) wins; rows no
  * index names are zero / "" / false. Every index is range-checked (>= 0, and the output size is
  * checked against overflow and opt->max_memory) before anything else. n >= 1. */
-ndx_status ndx_dynamic_stitch_shape(int n, const ndx_tensor *indices, const ndx_tensor *data,
+/* Infer: the output's first dim is unknown (it is the largest index + 1); its other dims are
+ * the constant trailing shape C, as far as the data specs tell it. Used by both stitches. */
+NDX_API ndx_status ndx_dynamic_stitch_infer(int n, const ndx_spec *indices, const ndx_spec *data,
+                                            ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_dynamic_stitch_shape(int n, const ndx_tensor *indices, const ndx_tensor *data,
                                     ndx_tensor *out, ndx_error *err);
-ndx_status ndx_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tensor *data,
+NDX_API ndx_status ndx_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tensor *data,
                               const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 /* TensorFlow's ParallelDynamicStitch. ndx gives it the same deterministic result as
  * dynamic_stitch (the later (m, i) wins), which is one of the results TensorFlow allows. */
-ndx_status ndx_parallel_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tensor *data,
+NDX_API ndx_status ndx_parallel_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tensor *data,
                                        const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
 /* dynamic_partition(data, partitions, num_partitions) — TensorFlow's tf.dynamic_partition:
@@ -273,9 +355,13 @@ ndx_status ndx_parallel_dynamic_stitch(int n, const ndx_tensor *indices, const n
  * partitions[i...] == p, so outs[p].shape = [count(p)] + data.shape[P:].
  * `outs` is an array of num_partitions views. Every partition id is checked against
  * [0, num_partitions), even when data is empty. num_partitions >= 1. */
-ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor *partitions,
+/* Infer: fills outs[0..num_partitions); each has an unknown first dim (a count of partition
+ * ids) followed by data.shape[P:]. */
+NDX_API ndx_status ndx_dynamic_partition_infer(const ndx_spec *data, const ndx_spec *partitions,
+                                               int num_partitions, ndx_spec *outs, ndx_error *err);
+NDX_API ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor *partitions,
                                        int num_partitions, ndx_tensor *outs, ndx_error *err);
-ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
+NDX_API ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
                                  int num_partitions, const ndx_options *opt, ndx_tensor *outs,
                                  ndx_error *err);
 
@@ -294,12 +380,22 @@ typedef struct ndx_sparse_tensor {
     ndx_tensor dense_shape;
 } ndx_sparse_tensor;
 
+/* The specs of a sparse tensor's three parts. */
+typedef struct ndx_sparse_spec {
+    ndx_spec indices;
+    ndx_spec values;
+    ndx_spec dense_shape;
+} ndx_sparse_spec;
+
+/* The specs of a sparse tensor's three views. */
+NDX_API ndx_sparse_spec ndx_sparse_spec_of(const ndx_sparse_tensor *sp);
+
 /* Checks the three views against each other and every index against dense_shape. `what` names
  * the tensor in messages ("sparse_concat: inputs[1]"). */
-ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err);
+NDX_API ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err);
 
 /* Frees what an op allocated in the three views (see ndx_tensor_free). */
-void ndx_sparse_free(ndx_sparse_tensor *sp);
+NDX_API void ndx_sparse_free(ndx_sparse_tensor *sp);
 
 /* sparse_concat(axis, inputs[0..n), expand_nonconcat_dim) — TensorFlow's tf.sparse.concat.
  * Concatenates the dense meaning of the inputs along `axis` (negative counts from the end).
@@ -307,35 +403,62 @@ void ndx_sparse_free(ndx_sparse_tensor *sp);
  * match; with it, each output dimension is the largest of the inputs'. The output is always in
  * canonical order, whatever the order of the inputs. The shape function fills the three output
  * views (nnz = total entries, rank, dtype); the op writes indices, values and dense_shape. */
-ndx_status ndx_sparse_concat_shape(int axis, int n, const ndx_sparse_tensor *inputs,
+/* Infer: the output's entry count is the sum of the inputs' (unknown if one is); its rank and
+ * dtype are the inputs'. */
+NDX_API ndx_status ndx_sparse_concat_infer(int axis, int n, const ndx_sparse_spec *inputs,
+                                           int expand_nonconcat_dim, ndx_sparse_spec *out,
+                                           ndx_error *err);
+NDX_API ndx_status ndx_sparse_concat_shape(int axis, int n, const ndx_sparse_tensor *inputs,
                                    int expand_nonconcat_dim, ndx_sparse_tensor *out,
                                    ndx_error *err);
-ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
+NDX_API ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
                              int expand_nonconcat_dim, const ndx_options *opt,
                              ndx_sparse_tensor *out, ndx_error *err);
 
 /* sparse_reorder — TensorFlow's tf.sparse.reorder: the same entries in canonical order (a stable
  * sort, so entries with equal indices keep their relative order). */
-ndx_status ndx_sparse_reorder_shape(const ndx_sparse_tensor *in, ndx_sparse_tensor *out,
+/* Infer: the output has the input's specs (indices and dense_shape as int64). */
+NDX_API ndx_status ndx_sparse_reorder_infer(const ndx_sparse_spec *in, ndx_sparse_spec *out,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_sparse_reorder_shape(const ndx_sparse_tensor *in, ndx_sparse_tensor *out,
                                     ndx_error *err);
-ndx_status ndx_sparse_reorder(const ndx_sparse_tensor *in, const ndx_options *opt,
+NDX_API ndx_status ndx_sparse_reorder(const ndx_sparse_tensor *in, const ndx_options *opt,
                               ndx_sparse_tensor *out, ndx_error *err);
 
 /* sparse_to_dense — TensorFlow's tf.sparse.to_dense: a dense tensor of shape dense_shape filled
  * with *default_value (NULL: zero / "" / false; else one element of the values' dtype and
  * itemsize) and the entries written over it. Entries may come in any order; a repeated index is
  * an error (TensorFlow's validate_indices=True). */
-ndx_status ndx_sparse_to_dense_shape(const ndx_sparse_tensor *sp, ndx_tensor *out, ndx_error *err);
-ndx_status ndx_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_value,
+/* Infer: the output's rank is the length of dense_shape; its dims are values, so unknown. */
+NDX_API ndx_status ndx_sparse_to_dense_infer(const ndx_sparse_spec *sp, ndx_spec *out,
+                                             ndx_error *err);
+NDX_API ndx_status ndx_sparse_to_dense_shape(const ndx_sparse_tensor *sp, ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_value,
                                const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
 /* dense_to_sparse — the entries of `dense` that are not zero ("" for strings, false for bools,
  * +0.0 and -0.0 both count as zero), in canonical order. The shape function counts them. A
  * scalar is rejected (a SparseTensor has rank >= 1). */
-ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse_tensor *out,
+/* Infer: indices [?, rank] int64, values [?], dense_shape [rank] int64 (the entry count depends
+ * on the values). */
+NDX_API ndx_status ndx_dense_to_sparse_infer(const ndx_spec *dense, ndx_sparse_spec *out,
+                                             ndx_error *err);
+NDX_API ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse_tensor *out,
                                      ndx_error *err);
-ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
+NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 6. Helpers for callers that print tensors and messages                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Writes "[d0, d1, ...]" for `rank` values into buf (always NUL-terminated; "...]" if cut). */
+NDX_API void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims);
+/* float16 and bfloat16 bits to and from float (rounding to nearest even, as TensorFlow's Eigen). */
+NDX_API float ndx_float16_to_float(uint16_t bits);
+NDX_API uint16_t ndx_float_to_float16(float value);
+NDX_API float ndx_bfloat16_to_float(uint16_t bits);
+NDX_API uint16_t ndx_float_to_bfloat16(float value);
 
 #ifdef __cplusplus
 }

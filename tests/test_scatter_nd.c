@@ -21,10 +21,10 @@ static int64_t ref_load_int(const unsigned char *p, size_t size, int is_signed) 
 }
 
 static float ref_half(ndx_dtype dt, uint16_t bits) {
-    return dt == NDX_FLOAT16 ? ndx_half_to_float(bits) : ndx_bfloat16_to_float(bits);
+    return dt == NDX_FLOAT16 ? ndx_half_to_float(bits) : ndx_bf16_to_float(bits);
 }
 static uint16_t ref_round_half(ndx_dtype dt, float f) {
-    return dt == NDX_FLOAT16 ? ndx_float_to_half(f) : ndx_float_to_bfloat16(f);
+    return dt == NDX_FLOAT16 ? ndx_float_to_half(f) : ndx_float_to_bf16(f);
 }
 
 /* One element: c = op(c, u). bool's add is OR (scatter_nd only). */
@@ -190,7 +190,7 @@ static void fill_values(test_rng *r, ndx_tensor *t, int specials) {
                 break;
             }
             case NDX_BFLOAT16: {
-                uint16_t h = ndx_float_to_bfloat16((float)v);
+                uint16_t h = ndx_float_to_bf16((float)v);
                 memcpy(e, &h, 2);
                 break;
             }
@@ -617,11 +617,11 @@ static void half_types_round_every_step(void **state) {
     scatter_on_first(NDX_SCATTER_SUB, NDX_FLOAT16, &start, 3, ones, &got);
     assert_true(ndx_half_to_float(got) == 2045.0f);
     /* bfloat16: 256 + 1 ties to even 256 every time (ulp 2), 259 would round to 260. */
-    uint16_t bstart = ndx_float_to_bfloat16(256.0f), bone = ndx_float_to_bfloat16(1.0f);
+    uint16_t bstart = ndx_float_to_bf16(256.0f), bone = ndx_float_to_bf16(1.0f);
     uint16_t bones[3] = {bone, bone, bone};
     scatter_on_first(NDX_SCATTER_ADD, NDX_BFLOAT16, &bstart, 3, bones, &got);
-    assert_int_equal(got, ndx_float_to_bfloat16(256.0f));
-    assert_int_equal(ndx_float_to_bfloat16(259.0f), ndx_float_to_bfloat16(260.0f));
+    assert_int_equal(got, ndx_float_to_bf16(256.0f));
+    assert_int_equal(ndx_float_to_bf16(259.0f), ndx_float_to_bf16(260.0f));
     /* scatter_nd rounds at every step too: 2048 then three ones, starting from 0. */
     uint16_t seq[4] = {start, one, one, one};
     ndx_tensor idx = test_tensor_v(NDX_INT32, 0, 2, 4, 1);

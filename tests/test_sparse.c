@@ -225,7 +225,7 @@ static int ref_is_zero(ndx_dtype dt, const unsigned char *p, size_t size) {
     double g[2];
     switch (dt) {
     case NDX_FLOAT16: memcpy(&h, p, 2); return ndx_half_to_float(h) == 0.0f;
-    case NDX_BFLOAT16: memcpy(&h, p, 2); return ndx_bfloat16_to_float(h) == 0.0f;
+    case NDX_BFLOAT16: memcpy(&h, p, 2); return ndx_bf16_to_float(h) == 0.0f;
     case NDX_FLOAT32: memcpy(f, p, 4); return f[0] == 0.0f;
     case NDX_FLOAT64: memcpy(g, p, 8); return g[0] == 0.0;
     case NDX_COMPLEX64: memcpy(f, p, 8); return f[0] == 0.0f && f[1] == 0.0f;

@@ -65,7 +65,7 @@ typedef enum real_type { REAL_F16, REAL_BF16, REAL_F32, REAL_F64 } real_type;
 /* v rounded to the type, as a double, so candidates are compared the way they would be stored. */
 static double round_to(real_type type, double v) {
     switch (type) {
-    case REAL_F16: return ndx_half_to_float(ndx_float_to_half((float)v));
+    case REAL_F16: return ndx_float16_to_float(ndx_float_to_float16((float)v));
     case REAL_BF16: return ndx_bfloat16_to_float(ndx_float_to_bfloat16((float)v));
     case REAL_F32: return (float)v;
     default: return v;
@@ -188,7 +188,7 @@ static void add_element(text *out, const ndx_tensor *t, int64_t i, int quote) {
     case NDX_FLOAT16: {
         uint16_t v;
         memcpy(&v, p, sizeof v);
-        format_real(buf, sizeof buf, ndx_half_to_float(v), REAL_F16);
+        format_real(buf, sizeof buf, ndx_float16_to_float(v), REAL_F16);
         break;
     }
     case NDX_BFLOAT16: {

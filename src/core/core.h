@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "ndx.h"
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -29,24 +30,13 @@ void ndx_error_clear(ndx_error *err);
         if (ndx_try_status_ != NDX_OK) return ndx_try_status_;                               \
     } while (0)
 
-/* Writes "[d0, d1, ...]" for `rank` values into buf (always NUL-terminated, "..." if cut). */
-void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims);
 
 /* Big enough for any shape ndx prints in a message (longer ones end in "..."). */
 #define NDX_DIMS_TEXT 128
 
-/* ---- code for the CPU at hand ------------------------------------------------------------- */
-
-/* On a function holding a hot loop: it is compiled for AVX-512 and AVX2 as well as the baseline
- * x86-64, and the loader binds the best the CPU has (a GNU ifunc, so glibc only; resolved once,
- * no global state of ours). Index checks are compute-bound on one thread: the sparse scan of C0
- * took 7.6 ms as baseline code, 5.9 with AVX2 and 4.7 with AVX-512 (AMD EPYC). */
-#if defined(__x86_64__) && defined(__GLIBC__) &&                                             \
-    ((defined(__GNUC__) && !defined(__clang__)) || (defined(__clang__) && __clang_major__ >= 14))
-#define NDX_MULTIVERSION __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NDX_MULTIVERSION
-#endif
+/* Writes the coordinates of element `flat` of a row-major `shape` of rank `rank` as "[a, b]"
+ * (a rank-0 shape gives "[]"); zero dims count as one, so any flat value gives something. */
+void ndx_format_position(char *buf, size_t cap, int rank, const int64_t *shape, int64_t flat);
 
 /* ---- checked arithmetic ------------------------------------------------------------------ */
 
@@ -89,6 +79,68 @@ int ndx_same_type(const ndx_tensor *a, const ndx_tensor *b);
 
 /* Writes a type description such as "float32" or "string(8)" into buf. */
 void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t);
+
+/* ---- specs ------------------------------------------------------------------------------- */
+
+/* 1 when the dim is known (not NDX_UNKNOWN). */
+static inline int ndx_dim_known(int64_t d) { return d >= 0; }
+/* 1 when both dims are known and differ: the only case an infer function can refuse. */
+static inline int ndx_dims_conflict(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+/* Product of dims[0..n) of a checked spec: 1 and *count when all are known, else 0. A known zero
+ * makes the product 0 even beside unknown dims. */
+int ndx_known_product(int n, const int64_t *dims, int64_t *count);
+/* The same check as ndx_tensor_check on a tensor's layout, shared with ndx_spec_check:
+ * `allow_unknown` admits NDX_UNKNOWN rank, dims and string width. */
+ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape,
+                            int allow_unknown, const char *what, int64_t *count, size_t *nbytes,
+                            ndx_error *err);
+/* ndx_spec_check plus an index dtype (int16, int32, int64), as ndx_check_index_tensor. */
+ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *what,
+                                ndx_error *err);
+
+/* ---- one call: options, threads, memory ------------------------------------------------- */
+
+/* Most workers any op uses (per-worker results live in fixed arrays of this size). */
+#define NDX_MAX_WORKERS 256
+
+/* Everything one public op call needs besides its tensors, made once on entry from the caller's
+ * options: the op's name for messages, the workers it may use, the bad-index policy, the memory
+ * budget with what the call has taken from it, and the allocator every block comes from. */
+typedef struct ndx_call {
+    const char *op;
+    int threads; /* 1 .. NDX_MAX_WORKERS */
+    ndx_bad_indices bad_indices;
+    size_t limit; /* max_memory; 0: none */
+    size_t used;  /* bytes this call has allocated */
+    ndx_allocator allocator;
+    int custom_allocator; /* 1: the caller's allocator; 0: ndx's own */
+    ndx_error *err;
+} ndx_call;
+
+/* Starts a call: clears err, refuses a NULL `out` ("<op>: out is NULL"; pass any non-NULL pointer
+ * when the op has no output argument), validates the options (one spelling in messages:
+ * opt->bad_indices, opt->allocator) and resolves threads, budget and allocator. */
+ndx_status ndx_call_begin(ndx_call *c, const char *op, const ndx_options *opt, const void *out,
+                          ndx_error *err);
+
+/* Bytes the budget still allows (SIZE_MAX without a limit). Plans use it to choose, before
+ * anything is allocated, whether an optional scratch-hungry path fits. */
+size_t ndx_call_room(const ndx_call *c);
+
+/* Allocates `bytes` (64-byte aligned; zeroed when asked) from the call's allocator, charged to
+ * its budget; fails with NDX_E_MEMORY_BUDGET or NDX_E_NO_MEMORY and a message naming `what`.
+ * bytes == 0 gives *p = NULL and NDX_OK. */
+ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p);
+/* Gives a block from ndx_call_acquire back (NULL is fine). The budget is not refunded. */
+void ndx_call_release(ndx_call *c, void *p);
+
+/* Makes `out` ready for a result described by `want`: if out->data is NULL it is allocated
+ * (zeroed when asked) and *allocated = 1; otherwise out must match want exactly (dtype, itemsize,
+ * rank, shape). On success *out holds want's description and data. */
+ndx_status ndx_call_output(ndx_call *c, const ndx_tensor *want, ndx_tensor *out, int zeroed,
+                           const char *what, int *allocated);
+/* Undoes ndx_call_output's allocation when a later step of the call fails. */
+void ndx_call_drop_output(ndx_call *c, ndx_tensor *out, int allocated);
 
 /* ---- threads ----------------------------------------------------------------------------- */
 
@@ -135,6 +187,11 @@ void ndx_release(void *p);
  * checks that out matches `want` exactly. On success *out holds want's description and data. */
 ndx_status ndx_prepare_output(const ndx_tensor *want, ndx_tensor *out, ndx_budget *b, int zeroed,
                               const char *what, int *allocated, ndx_error *err);
+
+/* NDX_OK when a caller's output view `out` is exactly `want` (dtype, itemsize, rank, shape);
+ * otherwise fails with a message showing both. */
+ndx_status ndx_output_matches(const char *op, const ndx_tensor *want, const ndx_tensor *out,
+                              const char *what, ndx_error *err);
 
 /* Sets n bytes at p to zero using up to `threads` threads (first touch spread over cores). */
 void ndx_parallel_zero(void *p, size_t n, int threads);

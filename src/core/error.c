@@ -55,3 +55,15 @@ void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims) {
         memcpy(buf + cap - 5, "...]", 5);
     }
 }
+
+void ndx_format_position(char *buf, size_t cap, int rank, const int64_t *shape, int64_t flat) {
+    int64_t pos[NDX_MAX_RANK];
+    if (rank < 0) rank = 0;
+    if (rank > NDX_MAX_RANK) rank = NDX_MAX_RANK;
+    for (int k = rank - 1; k >= 0; k--) {
+        int64_t d = shape[k] > 0 ? shape[k] : 1;
+        pos[k] = flat % d;
+        flat /= d;
+    }
+    ndx_format_dims(buf, cap, rank, pos);
+}

@@ -45,11 +45,11 @@ static inline uint16_t ndx_float_to_half(float f) {
     return sign | (uint16_t)(a >> 13);
 }
 
-static inline float ndx_bfloat16_to_float(uint16_t b) {
+static inline float ndx_bf16_to_float(uint16_t b) {
     return ndx_bits_to_float((uint32_t)b << 16);
 }
 
-static inline uint16_t ndx_float_to_bfloat16(float f) {
+static inline uint16_t ndx_float_to_bf16(float f) {
     uint32_t u = ndx_float_to_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet nan */
     u += 0x7fffu + ((u >> 16) & 1u);

@@ -83,21 +83,25 @@ ndx_status ndx_prepare_output(const ndx_tensor *want, ndx_tensor *out, ndx_budge
         *allocated = mem != NULL;
         return NDX_OK;
     }
+    NDX_TRY(ndx_output_matches(b->op, want, out, what, err));
+    if (zeroed) memset(out->data, 0, bytes);
+    return NDX_OK;
+}
+
+ndx_status ndx_output_matches(const char *op, const ndx_tensor *want, const ndx_tensor *out,
+                              const char *what, ndx_error *err) {
     int same = out->dtype == want->dtype && out->itemsize == want->itemsize &&
                out->rank == want->rank;
     for (int i = 0; same && i < want->rank; i++) same = out->shape[i] == want->shape[i];
-    if (!same) {
-        char have_dims[NDX_DIMS_TEXT], want_dims[NDX_DIMS_TEXT], have_t[32], want_t[32];
-        int rank = out->rank < 0 ? 0 : out->rank > NDX_MAX_RANK ? NDX_MAX_RANK : out->rank;
-        ndx_format_dims(have_dims, sizeof have_dims, rank, out->shape);
-        ndx_format_dims(want_dims, sizeof want_dims, want->rank, want->shape);
-        ndx_format_type(have_t, sizeof have_t, out);
-        ndx_format_type(want_t, sizeof want_t, want);
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: %s is %s %s but the result is %s %s (pass data = NULL to have ndx "
-                        "allocate it)",
-                        b->op, what, have_t, have_dims, want_t, want_dims);
-    }
-    if (zeroed) memset(out->data, 0, bytes);
-    return NDX_OK;
+    if (same) return NDX_OK;
+    char have_dims[NDX_DIMS_TEXT], want_dims[NDX_DIMS_TEXT], have_t[32], want_t[32];
+    int rank = out->rank < 0 ? 0 : out->rank > NDX_MAX_RANK ? NDX_MAX_RANK : out->rank;
+    ndx_format_dims(have_dims, sizeof have_dims, rank, out->shape);
+    ndx_format_dims(want_dims, sizeof want_dims, want->rank, want->shape);
+    ndx_format_type(have_t, sizeof have_t, out);
+    ndx_format_type(want_t, sizeof want_t, want);
+    return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                    "%s: %s is %s %s but the result is %s %s (pass data = NULL to have ndx "
+                    "allocate it)",
+                    op, what, have_t, have_dims, want_t, want_dims);
 }

@@ -47,34 +47,9 @@ ndx_tensor ndx_tensor_string(size_t width, int rank, const int64_t *shape, void 
 ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err) {
     if (!t) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is NULL", what);
-    if (!ndx_dtype_is_valid(t->dtype))
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has an invalid dtype (%d)", what,
-                        (int)t->dtype);
-    if (t->rank < 0 || t->rank > NDX_MAX_RANK)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has rank %d; ndx handles ranks 0 to %d",
-                        what, t->rank, NDX_MAX_RANK);
-    if (t->dtype == NDX_STRING) {
-        if (t->itemsize == 0)
-            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is a string tensor of width 0", what);
-    } else if (t->itemsize != ndx_dtype_size(t->dtype)) {
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has itemsize %zu but %s needs %zu", what,
-                        t->itemsize, ndx_dtype_name(t->dtype), ndx_dtype_size(t->dtype));
-    }
-    for (int i = 0; i < t->rank; i++) {
-        if (t->shape[i] < 0) {
-            char dims[NDX_DIMS_TEXT];
-            ndx_format_dims(dims, sizeof dims, t->rank, t->shape);
-            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has a negative dimension: shape %s",
-                            what, dims);
-        }
-    }
     int64_t c;
     size_t b;
-    if (!ndx_dims_product(t->rank, t->shape, &c) || !ndx_bytes_of(c, t->itemsize, &b)) {
-        char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, t->rank, t->shape);
-        return ndx_fail(err, NDX_E_OVERFLOW, "%s of shape %s is too large to address", what, dims);
-    }
+    NDX_TRY(ndx_check_layout(t->dtype, t->itemsize, t->rank, t->shape, 0, what, &c, &b, err));
     if (b > 0 && t->data == NULL)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has %zu bytes of data but data is NULL",
                         what, b);

@@ -22,9 +22,6 @@ typedef struct gather_plan {
     unsigned char *out;
 } gather_plan;
 
-/* Inlined into callers that pass a constant dtype (and depth, when > 0), so the dtype switch in
- * ndx_read_index and the loop over coordinates fold away. */
-#define NDX_ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* Where index rows point: copied out of the plan into the caller's locals, so a store through
  * an unsigned char pointer (which may alias anything) cannot force the compiler to reload them

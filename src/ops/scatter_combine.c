@@ -118,7 +118,7 @@ INTEGER_FAMILY(u64, uint64_t, uint64_t)
 FLOAT_FAMILY(f32, float)
 FLOAT_FAMILY(f64, double)
 HALF_FAMILY(f16, ndx_half_to_float, ndx_float_to_half)
-HALF_FAMILY(bf16, ndx_bfloat16_to_float, ndx_float_to_bfloat16)
+HALF_FAMILY(bf16, ndx_bf16_to_float, ndx_float_to_bf16)
 COMPLEX_FAMILY(c64, cfloat)
 COMPLEX_FAMILY(c128, cdouble)
 

@@ -14,23 +14,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "cpu.h"
+
 #if defined(__x86_64__) && defined(__SSE2__)
 #include <emmintrin.h>
 #define NDX_HAVE_STREAMING 1
 #else
 #define NDX_HAVE_STREAMING 0
-#endif
-
-/* Destinations at least this large are written with streaming stores: far beyond what the
- * per-core caches keep, so the lines would be evicted before anyone read them back. */
-#define NDX_STREAM_MIN_BYTES ((size_t)8 << 20)
-
-#if defined(__GNUC__)
-#define NDX_PREFETCH(p) __builtin_prefetch((p), 0, 3)
-#define NDX_PREFETCH_L2(p) __builtin_prefetch((p), 0, 1)
-#else
-#define NDX_PREFETCH(p) ((void)(p))
-#define NDX_PREFETCH_L2(p) ((void)(p))
 #endif
 
 /* Cached store of `size` bytes from s (or zeros). */

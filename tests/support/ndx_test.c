@@ -69,7 +69,7 @@ void test_fill_random(test_rng *r, ndx_tensor *t) {
         case NDX_INT64: *(int64_t *)e = v; break;
         case NDX_UINT64: *(uint64_t *)e = (uint64_t)(v + 20); break;
         case NDX_FLOAT16: *(uint16_t *)e = ndx_float_to_half((float)v); break;
-        case NDX_BFLOAT16: *(uint16_t *)e = ndx_float_to_bfloat16((float)v); break;
+        case NDX_BFLOAT16: *(uint16_t *)e = ndx_float_to_bf16((float)v); break;
         case NDX_FLOAT32: *(float *)e = (float)v; break;
         case NDX_FLOAT64: *(double *)e = (double)v; break;
         case NDX_COMPLEX64: ((float *)e)[0] = (float)v; ((float *)e)[1] = (float)rng_range(r, -9, 9); break;
