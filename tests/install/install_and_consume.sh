@@ -23,3 +23,20 @@ export PKG_CONFIG_PATH="$pc_dir"
 cc $flags -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $(pkg-config --cflags --libs ndx)
 "$work/consumer_pc"
 echo "install: find_package(ndx) and pkg-config both work"
+
+# Every program under examples/ is shown in the README as it is, builds against the installed
+# package and prints exactly its .expected file (written by hand from TensorFlow's semantics).
+for ex in "$src"/examples/*.c; do
+  name=$(basename "$ex" .c)
+  python3 - "$src/README.md" "$ex" <<'PY'
+import sys
+readme, example = (open(p).read() for p in sys.argv[1:3])
+if example not in readme:
+    sys.exit(f"README.md does not show {sys.argv[2]} as it is")
+PY
+  # shellcheck disable=SC2046
+  cc $flags -std=c11 -Wall -Wextra -Werror -o "$work/$name" "$ex" $(pkg-config --cflags --libs ndx)
+  "$work/$name" >"$work/$name.out"
+  diff -u "${ex%.c}.expected" "$work/$name.out"
+  echo "example $name: output as expected"
+done
