@@ -35,6 +35,13 @@ ndx_status ndx_call_begin(ndx_call *c, const char *op, const ndx_options *opt, c
     c->err = err;
     c->used = 0;
     if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", op);
+    return ndx_call_init(c, op, opt, err);
+}
+
+ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, ndx_error *err) {
+    c->op = op;
+    c->err = err;
+    c->used = 0;
     ndx_options defaults = {0};
     if (!opt) opt = &defaults;
     if (opt->bad_indices != NDX_BAD_INDICES_ERROR && opt->bad_indices != NDX_BAD_INDICES_IGNORE)

@@ -122,6 +122,9 @@ typedef struct ndx_call {
  * opt->bad_indices, opt->allocator) and resolves threads, budget and allocator. */
 ndx_status ndx_call_begin(ndx_call *c, const char *op, const ndx_options *opt, const void *out,
                           ndx_error *err);
+/* The part of ndx_call_begin that validates and resolves the options, for callers inside the
+ * project that are not ops (the io layer): err is neither cleared nor given an out check. */
+ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, ndx_error *err);
 
 /* Bytes the budget still allows (SIZE_MAX without a limit). Plans use it to choose, before
  * anything is allocated, whether an optional scratch-hungry path fits. */

@@ -67,8 +67,8 @@ size_t io_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 /* Writes cp (<= 0x10FFFF) as UTF-8 into out[0..4); returns its length. */
 size_t io_utf8_encode(uint32_t cp, unsigned char *out);
 /* Memory charged to a budget, and given back to it (so scratch does not count twice). */
-ndx_status io_acquire(ndx_budget *b, size_t bytes, const char *what, void **p, ndx_error *err);
-void io_release(ndx_budget *b, void *p, size_t bytes);
+ndx_status io_acquire(ndx_call *b, size_t bytes, const char *what, void **p, ndx_error *err);
+void io_release(ndx_call *b, void *p, size_t bytes);
 
 /* ---- sources: where .npy bytes are read from ---- */
 
@@ -128,10 +128,10 @@ ndx_status npy_parse_dict(const char *text, size_t len, const char *name, npy_he
                           ndx_error *err);
 
 /* Reads and checks the preamble and header from r (against r->total when it is known). */
-ndx_status npy_read_header(io_reader *r, ndx_budget *b, npy_header *h, ndx_error *err);
+ndx_status npy_read_header(io_reader *r, ndx_call *b, npy_header *h, ndx_error *err);
 /* Reads the data that follows the header into heap memory, converted to ndx's layout, and checks
  * that the source ends exactly there. */
-ndx_status npy_read_body(io_reader *r, const npy_header *h, ndx_budget *b, ndx_array *out,
+ndx_status npy_read_body(io_reader *r, const npy_header *h, ndx_call *b, ndx_array *out,
                          ndx_error *err);
 
 /* ---- conversions (npy_convert.c) ---- */

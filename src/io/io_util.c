@@ -89,13 +89,14 @@ size_t io_utf8_encode(uint32_t cp, unsigned char *out) {
     return 4;
 }
 
-ndx_status io_acquire(ndx_budget *b, size_t bytes, const char *what, void **p, ndx_error *err) {
-    return ndx_acquire(b, bytes, 0, what, p, err);
+ndx_status io_acquire(ndx_call *b, size_t bytes, const char *what, void **p, ndx_error *err) {
+    (void)err; /* the call carries it */
+    return ndx_call_acquire(b, bytes, 0, what, p);
 }
 
-void io_release(ndx_budget *b, void *p, size_t bytes) {
+void io_release(ndx_call *b, void *p, size_t bytes) {
     if (!p) return;
-    ndx_release(p);
+    ndx_call_release(b, p);
     b->used -= bytes < b->used ? bytes : b->used;
 }
 

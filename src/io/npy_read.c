@@ -36,7 +36,7 @@ static int valid_utf8(const unsigned char *s, size_t n) {
     return 1;
 }
 
-ndx_status npy_read_header(io_reader *r, ndx_budget *b, npy_header *h, ndx_error *err) {
+ndx_status npy_read_header(io_reader *r, ndx_call *b, npy_header *h, ndx_error *err) {
     memset(h, 0, sizeof *h);
     unsigned char pre[12];
     size_t got;
@@ -106,7 +106,7 @@ static void fill_array(ndx_array *out, const npy_header *h, void *data) {
     out->string_kind = h->string_kind;
 }
 
-ndx_status npy_read_body(io_reader *r, const npy_header *h, ndx_budget *b, ndx_array *out,
+ndx_status npy_read_body(io_reader *r, const npy_header *h, ndx_call *b, ndx_array *out,
                          ndx_error *err) {
     memset(out, 0, sizeof *out);
     size_t n = h->data_bytes;
@@ -146,7 +146,7 @@ ndx_status npy_read_body(io_reader *r, const npy_header *h, ndx_budget *b, ndx_a
 void ndx_array_free(ndx_array *a) {
     if (!a) return;
     if (a->map) munmap(a->map, a->map_bytes);
-    ndx_release(a->owned);
+    free(a->owned); /* from ndx's own allocator: aligned malloc */
     memset(a, 0, sizeof *a);
 }
 
@@ -159,8 +159,8 @@ ndx_status ndx_npy_parse(const void *buf, size_t len, const char *name, size_t m
     io_mem_source src = {buf, len, 0};
     io_reader r = {io_mem_read, &src, len, name};
     ndx_options opt = {.max_memory = max_bytes};
-    ndx_budget b;
-    ndx_budget_init(&b, &opt, name);
+    ndx_call b;
+    NDX_TRY(ndx_call_init(&b, name, &opt, err));
     npy_header h;
     NDX_TRY(npy_read_header(&r, &b, &h, err));
     return npy_read_body(&r, &h, &b, out, err);
@@ -183,8 +183,8 @@ ndx_status ndx_npy_load(const char *path, size_t max_bytes, ndx_array *out, ndx_
     io_fd_source src = {fd, path};
     io_reader r = {io_fd_read, &src, regular ? (uint64_t)st.st_size : IO_SIZE_UNKNOWN, path};
     ndx_options opt = {.max_memory = max_bytes};
-    ndx_budget b;
-    ndx_budget_init(&b, &opt, path);
+    ndx_call b;
+    NDX_TRY(ndx_call_init(&b, path, &opt, err));
     npy_header h;
     ndx_status status = npy_read_header(&r, &b, &h, err);
     if (status == NDX_OK && regular && npy_is_native(&h) && h.data_bytes >= NPY_MAP_MIN &&

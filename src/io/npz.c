@@ -20,7 +20,7 @@ typedef struct archive_bytes {
     size_t len, cap;
 } archive_bytes;
 
-static ndx_status read_all(int fd, const char *path, ndx_budget *b, archive_bytes *a,
+static ndx_status read_all(int fd, const char *path, ndx_call *b, archive_bytes *a,
                            ndx_error *err) {
     for (;;) {
         if (a->len == a->cap) {
@@ -49,7 +49,7 @@ static ndx_status read_all(int fd, const char *path, ndx_budget *b, archive_byte
     }
 }
 
-static ndx_status open_archive(const char *path, ndx_budget *b, archive_bytes *a, ndx_error *err) {
+static ndx_status open_archive(const char *path, ndx_call *b, archive_bytes *a, ndx_error *err) {
     int fd;
     struct stat st;
     NDX_TRY(io_open_input(path, &fd, &st, err));
@@ -67,7 +67,7 @@ static ndx_status open_archive(const char *path, ndx_budget *b, archive_bytes *a
     return status;
 }
 
-static void close_archive(archive_bytes *a, ndx_budget *b) {
+static void close_archive(archive_bytes *a, ndx_call *b) {
     if (a->map) munmap(a->map, a->len);
     free(a->heap);
     b->used -= a->cap < b->used ? a->cap : b->used;
@@ -75,7 +75,7 @@ static void close_archive(archive_bytes *a, ndx_budget *b) {
 }
 
 /* Reads member KEY.npy (or KEY) as an array. */
-static ndx_status load_member(const zip_archive *z, const char *key, ndx_budget *b, ndx_array *a,
+static ndx_status load_member(const zip_archive *z, const char *key, ndx_call *b, ndx_array *a,
                               ndx_error *err) {
     char member[32];
     snprintf(member, sizeof member, "%s.npy", key);
@@ -105,7 +105,7 @@ static ndx_status load_member(const zip_archive *z, const char *key, ndx_budget 
 }
 
 /* Indices and dense_shape are int64 in a SparseTensor; int32 and int16 files are widened. */
-static ndx_status widen_to_int64(ndx_array *a, const char *path, const char *what, ndx_budget *b,
+static ndx_status widen_to_int64(ndx_array *a, const char *path, const char *what, ndx_call *b,
                                  ndx_error *err) {
     ndx_tensor *t = &a->t;
     if (t->dtype == NDX_INT64) return NDX_OK;
@@ -164,7 +164,7 @@ void ndx_sparse_array_free(ndx_sparse_array *a) {
     memset(a, 0, sizeof *a);
 }
 
-static ndx_status load_sparse(const zip_archive *z, const char *path, ndx_budget *b,
+static ndx_status load_sparse(const zip_archive *z, const char *path, ndx_call *b,
                               ndx_sparse_array *out, ndx_error *err) {
     NDX_TRY(load_member(z, "indices", b, &out->indices, err));
     NDX_TRY(load_member(z, "values", b, &out->values, err));
@@ -185,8 +185,8 @@ ndx_status ndx_npz_load_sparse(const char *path, size_t max_bytes, ndx_sparse_ar
     memset(out, 0, sizeof *out);
     if (!path) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npz: path is NULL");
     ndx_options opt = {.max_memory = max_bytes};
-    ndx_budget b;
-    ndx_budget_init(&b, &opt, path);
+    ndx_call b;
+    NDX_TRY(ndx_call_init(&b, path, &opt, err));
     archive_bytes bytes = {0};
     ndx_status st = open_archive(path, &b, &bytes, err);
     zip_archive z;
