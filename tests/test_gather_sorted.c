@@ -1,8 +1,9 @@
 /* test_gather_sorted.c — gather_nd's by-source copy (src/ops/gather_nd_by_source.c), called
  * directly. gather_nd only takes that path on CPUs where it pays (Intel), so on any other CI
  * machine the public tests would never run it; here it is compared with a naive loop on every
- * machine that has streaming stores: many rows, bad rows (zeros), batches, 1 to 3 threads, and a
- * budget too small for its scratch (declined, nothing written). */
+ * machine that has streaming stores: many rows, bad rows (zeros), batches, 1 to 3 threads, with
+ * exactly the scratch the plan asks for (an overrun is an ASan error), and the cases it declines:
+ * an output off a cache line, slices that are not whole lines, a budget with no room. */
 #include "ndx_test.h"
 
 #include "../src/ops/gather_nd_plan.h"
@@ -59,14 +60,16 @@ static void check_sorted(const ndx_tensor *params, const ndx_tensor *indices, in
     for (int t = 1; t <= 3; t++) {
         memset(got, 0xAB, bytes);
         gather_plan p = make_plan(params, indices, per, got);
-        ndx_budget budget;
-        ndx_budget_init(&budget, NULL, "test");
-        int done = gather_nd_copy_sorted(&p, t, 256, &budget);
         if (!NDX_HAVE_STREAMING) {
-            assert_int_equal(done, 0);
+            assert_int_equal(gather_nd_sorted_applies(&p, 1), 0);
             break;
         }
-        assert_int_equal(done, 1);
+        assert_int_equal(gather_nd_sorted_applies(&p, 1), 1);
+        size_t scratch_bytes = gather_nd_sorted_scratch(&p, t, 256);
+        void *scratch = malloc(scratch_bytes);
+        assert_non_null(scratch);
+        gather_nd_copy_sorted(&p, t, 256, scratch);
+        free(scratch);
         assert_memory_equal(got, want, bytes);
     }
     free(got);
@@ -120,24 +123,25 @@ static void declines_what_it_cannot_do(void **state) {
     assert_non_null(untouched);
     memset(out, 0xCD, bytes + 64);
     memset(untouched, 0xCD, bytes + 64);
-    ndx_budget budget;
-
-    /* a budget with no room for the scratch */
+    /* a budget with no room for the scratch: the plan keeps the in-order copy */
     gather_plan p = make_plan(&params, &indices, 5000, out);
-    ndx_options tiny;
-    memset(&tiny, 0, sizeof tiny);
-    tiny.max_memory = 1;
-    ndx_budget_init(&budget, &tiny, "test");
-    assert_int_equal(gather_nd_copy_sorted(&p, 2, 256, &budget), 0);
+    p.threads = 2;
+    gather_nd_choose_path(&p, 1, 1);
+    assert_int_equal(p.by_source, 0);
+    assert_int_equal(p.scratch_bytes, 0);
+    /* with room, it sorts exactly where sorting pays and applies, and then asks for scratch */
+    gather_nd_choose_path(&p, 1, SIZE_MAX);
+    assert_int_equal(p.by_source, gather_nd_by_source_pays(&p) && p.streaming &&
+                                      gather_nd_sorted_applies(&p, 1));
+    assert_int_equal(p.scratch_bytes > 0, p.by_source);
     /* an output that is not 64-byte aligned */
     p = make_plan(&params, &indices, 5000, out + 16);
-    ndx_budget_init(&budget, NULL, "test");
-    assert_int_equal(gather_nd_copy_sorted(&p, 2, 256, &budget), 0);
+    assert_int_equal(gather_nd_sorted_applies(&p, (uintptr_t)(out + 16) % 64 == 0), 0);
     /* slices that are not whole cache lines: params [1, 4096, 8] seen as 32-byte slices */
     params.shape[1] = 8192;
     params.shape[2] = 8;
     p = make_plan(&params, &indices, 5000, out);
-    assert_int_equal(gather_nd_copy_sorted(&p, 2, 256, &budget), 0);
+    assert_int_equal(gather_nd_sorted_applies(&p, 1), 0);
     assert_memory_equal(out, untouched, bytes + 64);
 
     free(untouched);

@@ -94,6 +94,12 @@ int ndx_known_product(int n, const int64_t *dims, int64_t *count);
 ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape,
                             int allow_unknown, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err);
+/* ndx_tensor_check without the data: the view's layout only (shape functions work on views whose
+ * data does not exist yet). */
+ndx_status ndx_tensor_check_layout(const ndx_tensor *t, const char *what, ndx_error *err);
+/* The view a complete spec describes, with data NULL. */
+ndx_tensor ndx_view_of_spec(const ndx_spec *s);
+
 /* ndx_spec_check plus an index dtype (int16, int32, int64), as ndx_check_index_tensor. */
 ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *what,
                                 ndx_error *err);

@@ -145,49 +145,48 @@ static void copy_sorted(void *ctx, int64_t begin, int64_t end, int worker) {
  * (where this path was tuned) it beat the in-order copy; on AMD EPYC, one thread, the in-order
  * copy took 9.5 ms on G1 against 13.6 sorted, and 4.0 ms on G3 against 7.5 (cached stores in
  * sorted order were no better: 12.1 and 6.7). A property of the CPU, read on each call: no
- * global state to set up. */
-static int sorting_pays(void) {
-#if defined(__GNUC__) && defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_is("intel");
-#else
-    return 0;
-#endif
+ * global state to set up. A params in the caches reads randomly as fast as sequentially. */
+int gather_nd_by_source_pays(const gather_plan *p) {
+    return ndx_cpu_is_intel() && p->params_bytes >= SORT_MIN_PARAMS;
 }
 
-int gather_nd_copy_by_source(const gather_plan *p, int streaming, int threads, int64_t grain,
-                             ndx_budget *budget) {
-    if (!streaming || !sorting_pays() || p->params_bytes < SORT_MIN_PARAMS) return 0;
-    return gather_nd_copy_sorted(p, threads, grain, budget);
+int gather_nd_sorted_applies(const gather_plan *p, int out_aligned) {
+    return out_aligned && p->slice_bytes % 64 == 0 && p->slice_bytes <= SORT_MAX_SLICE;
 }
 
-int gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, ndx_budget *budget) {
-    if (p->slice_bytes % 64 != 0 || p->slice_bytes > SORT_MAX_SLICE || (uintptr_t)p->out % 64 != 0)
-        return 0;
+/* The sort's geometry for a pass of up to `pass` rows: region and fine-bucket sizes. */
+static void shape_sort(source_sort *s, const gather_plan *p, int64_t pass) {
+    s->region_shift = 6;
+    while (((p->params_bytes - 1) >> s->region_shift) >= REGIONS) s->region_shift++;
+    /* About one fine bucket per row of a region, each at least a cache line. */
+    int64_t per_region = pass / REGIONS;
+    s->fine_shift = s->region_shift;
+    while (s->fine_shift > 6 && ((int64_t)1 << (s->region_shift - s->fine_shift)) < MAX_FINE &&
+           ((int64_t)1 << (s->region_shift - s->fine_shift)) < per_region)
+        s->fine_shift--;
+    s->fine_buckets = (int64_t)1 << (s->region_shift - s->fine_shift);
+}
+
+size_t gather_nd_sorted_scratch(const gather_plan *p, int threads, int64_t grain) {
+    source_sort s;
+    int64_t pass = p->rows < PASS_MAX_ROWS ? p->rows : PASS_MAX_ROWS;
+    int workers = ndx_parallel_workers(threads, pass, grain);
+    shape_sort(&s, p, pass);
+    size_t rows_bytes = (size_t)pass * (2 * sizeof(int64_t) + 2 * sizeof(uint32_t));
+    return rows_bytes + (size_t)workers * REGIONS * sizeof(uint32_t) +
+           (REGIONS + 1) * sizeof(uint32_t) + (size_t)(workers + 1) * sizeof(int) +
+           (size_t)workers * (size_t)(s.fine_buckets + 1) * sizeof(uint32_t);
+}
+
+void gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, void *scratch) {
     source_sort s;
     memset(&s, 0, sizeof s);
     s.p = p;
     s.grain = grain;
     int64_t pass = p->rows < PASS_MAX_ROWS ? p->rows : PASS_MAX_ROWS;
     int workers = ndx_parallel_workers(threads, pass, grain);
-    s.region_shift = 6;
-    while (((p->params_bytes - 1) >> s.region_shift) >= REGIONS) s.region_shift++;
-    /* About one fine bucket per row of a region, each at least a cache line. */
-    int64_t per_region = pass / REGIONS;
-    s.fine_shift = s.region_shift;
-    while (s.fine_shift > 6 && ((int64_t)1 << (s.region_shift - s.fine_shift)) < MAX_FINE &&
-           ((int64_t)1 << (s.region_shift - s.fine_shift)) < per_region)
-        s.fine_shift--;
-    s.fine_buckets = (int64_t)1 << (s.region_shift - s.fine_shift);
-
-    size_t rows_bytes = (size_t)pass * (2 * sizeof(int64_t) + 2 * sizeof(uint32_t));
-    size_t small_bytes = (size_t)workers * REGIONS * sizeof(uint32_t) +
-                         (REGIONS + 1) * sizeof(uint32_t) + (size_t)(workers + 1) * sizeof(int) +
-                         (size_t)workers * (size_t)(s.fine_buckets + 1) * sizeof(uint32_t);
-    void *mem;
-    if (ndx_acquire(budget, rows_bytes + small_bytes, 0, "sort scratch", &mem, NULL) != NDX_OK)
-        return 0;
-    s.off = mem;
+    shape_sort(&s, p, pass);
+    s.off = scratch;
     s.reg_off = s.off + pass;
     s.reg_row = (uint32_t *)(void *)(s.reg_off + pass);
     s.sorted_row = s.reg_row + pass;
@@ -205,21 +204,28 @@ int gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, ndx_
         ndx_parallel_for(s.workers, s.workers, 1, sort_groups, &s);
         ndx_parallel_for(threads, s.n, COPY_GRAIN_ROWS, copy_sorted, &s);
     }
-    ndx_release(mem);
-    return 1;
 }
 
 #else
 
-int gather_nd_copy_by_source(const gather_plan *p, int streaming, int threads, int64_t grain,
-                             ndx_budget *budget) {
-    (void)p, (void)streaming, (void)threads, (void)grain, (void)budget;
-    return 0; /* no streaming stores: scattered writes would cost more than sorting saves */
+/* No streaming stores: scattered writes would cost more than sorting saves. */
+int gather_nd_by_source_pays(const gather_plan *p) {
+    (void)p;
+    return 0;
 }
 
-int gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, ndx_budget *budget) {
-    (void)p, (void)threads, (void)grain, (void)budget;
+int gather_nd_sorted_applies(const gather_plan *p, int out_aligned) {
+    (void)p, (void)out_aligned;
     return 0;
+}
+
+size_t gather_nd_sorted_scratch(const gather_plan *p, int threads, int64_t grain) {
+    (void)p, (void)threads, (void)grain;
+    return 0;
+}
+
+void gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, void *scratch) {
+    (void)p, (void)threads, (void)grain, (void)scratch;
 }
 
 #endif

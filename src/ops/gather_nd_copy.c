@@ -96,42 +96,6 @@ static void copy_elements(const gather_plan *p, int64_t row, int64_t n, int64_t 
     }
 }
 
-/* ---- offsets ----------------------------------------------------------------------------- */
-
-NDX_ALWAYS_INLINE void offsets_in(const gather_plan *p, ndx_dtype dt, int depth, int64_t row,
-                                  int64_t n, int64_t base, int64_t *off) {
-    gather_rows g;
-    gather_rows_init(&g, p, depth);
-    for (int64_t i = 0; i < n; i++) off[i] = gather_row_offset(&g, dt, depth, row + i, base);
-}
-
-#define OFFSETS_BY_DEPTH(DT)                                                                 \
-    do {                                                                                     \
-        if (p->depth == 1)                                                                   \
-            offsets_in(p, DT, 1, row, seg, base, off);                                       \
-        else if (p->depth == 2)                                                              \
-            offsets_in(p, DT, 2, row, seg, base, off);                                       \
-        else                                                                                 \
-            offsets_in(p, DT, p->depth, row, seg, base, off);                                \
-    } while (0)
-
-void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off) {
-    while (n > 0) {
-        int64_t batch = row / p->rows_per_batch;
-        int64_t seg = (batch + 1) * p->rows_per_batch - row;
-        if (seg > n) seg = n;
-        int64_t base = batch * (int64_t)p->batch_bytes;
-        switch (p->index_dtype) {
-        case NDX_INT64: OFFSETS_BY_DEPTH(NDX_INT64); break;
-        case NDX_INT32: OFFSETS_BY_DEPTH(NDX_INT32); break;
-        default: OFFSETS_BY_DEPTH(NDX_INT16); break;
-        }
-        row += seg;
-        n -= seg;
-        off += seg;
-    }
-}
-
 /* ---- elements and in order ----------------------------------------------------- */
 
 typedef struct copy_job {
@@ -141,7 +105,7 @@ typedef struct copy_job {
     int64_t pieces;             /* few rows of large slices: pieces per slice */
 } copy_job;
 
-static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
+static void copy_rows_in_order(void *ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const copy_job *job = ctx;
     const gather_plan *p = job->p;
@@ -183,28 +147,43 @@ static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
     ndx_slices_done(job->streaming);
 }
 
-void gather_nd_copy(const gather_plan *p, int threads, ndx_budget *budget) {
+void gather_nd_choose_path(gather_plan *p, int out_aligned, size_t room) {
+    size_t out_bytes = (size_t)p->rows * p->slice_bytes;
+    p->streaming = out_bytes >= NDX_STREAM_MIN_BYTES;
+    /* Bytes moved per row: a slice read and written, plus its coordinates (8 bytes at most). */
+    p->grain = 1;
+    if (p->slice_bytes < (size_t)COPY_GRAIN_BYTES) {
+        int64_t per_row = (int64_t)p->slice_bytes * 2 + p->depth * (int64_t)8;
+        p->grain = COPY_GRAIN_BYTES / per_row > 0 ? COPY_GRAIN_BYTES / per_row : 1;
+    }
+    p->pieces = 0;
+    p->by_source = 0;
+    p->scratch_bytes = 0;
+    if (p->slice_bytes >= 2 * PIECE_BYTES && p->rows < (int64_t)p->threads * FEW_ROWS_PER_THREAD) {
+        p->pieces = (int64_t)((p->slice_bytes + PIECE_BYTES - 1) / PIECE_BYTES);
+        return;
+    }
+    if (is_element_size(p->slice_bytes) || !p->streaming || !gather_nd_by_source_pays(p) ||
+        !gather_nd_sorted_applies(p, out_aligned))
+        return;
+    size_t scratch = gather_nd_sorted_scratch(p, p->threads, p->grain);
+    if (scratch > room) return; /* the in-order copy writes the same bytes without scratch */
+    p->by_source = 1;
+    p->scratch_bytes = scratch;
+}
+
+void gather_nd_copy(const gather_plan *p) {
     copy_job job;
     memset(&job, 0, sizeof job);
     job.p = p;
-    size_t out_bytes = (size_t)p->rows * p->slice_bytes;
-    job.streaming = out_bytes >= NDX_STREAM_MIN_BYTES;
+    job.streaming = p->streaming;
     /* Every slice (and every piece: they are whole MiB but the last, which keeps the slice's
      * remainder) starts at out plus a multiple of slice_bytes, so one choice fits them all. */
     job.gather = ndx_slice_gather_for(p->out, p->slice_bytes, job.streaming);
-    /* Bytes moved per row: a slice read and written, plus its coordinates (8 bytes at most). */
-    int64_t grain = 1;
-    if (p->slice_bytes < (size_t)COPY_GRAIN_BYTES) {
-        int64_t per_row = (int64_t)p->slice_bytes * 2 + p->depth * (int64_t)8;
-        grain = COPY_GRAIN_BYTES / per_row > 0 ? COPY_GRAIN_BYTES / per_row : 1;
-    }
-    if (p->slice_bytes >= 2 * PIECE_BYTES && p->rows < (int64_t)threads * FEW_ROWS_PER_THREAD) {
-        job.pieces = (int64_t)((p->slice_bytes + PIECE_BYTES - 1) / PIECE_BYTES);
-        ndx_parallel_for(threads, p->rows * job.pieces, 1, copy_pieces, &job);
+    if (p->pieces > 0) {
+        job.pieces = p->pieces;
+        ndx_parallel_for(p->threads, p->rows * job.pieces, 1, copy_pieces, &job);
         return;
     }
-    if (!is_element_size(p->slice_bytes) &&
-        gather_nd_copy_by_source(p, job.streaming, threads, grain, budget))
-        return;
-    ndx_parallel_for(threads, p->rows, grain, copy_range, &job);
+    ndx_parallel_for(p->threads, p->rows, p->grain, copy_rows_in_order, &job);
 }

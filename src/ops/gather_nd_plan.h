@@ -1,6 +1,7 @@
-/* gather_nd_plan.h — what gather_nd.c (checking) hands to gather_nd_copy.c and
- * gather_nd_by_source.c (moving bytes): the geometry of one call, with every shape checked and,
- * unless bad rows are to be zeroed, every index row too. Private to gather_nd. */
+/* gather_nd_plan.h — gather_nd's plan: what gather_nd.c (infer and plan: checking) hands to
+ * gather_nd_copy.c and gather_nd_by_source.c (run: moving bytes). The geometry of one call with
+ * every shape checked and, unless bad rows are to be zeroed, every index row too; the path the
+ * run takes and the exact scratch it needs. Private to gather_nd. */
 #ifndef NDX_GATHER_ND_PLAN_H
 #define NDX_GATHER_ND_PLAN_H
 
@@ -19,8 +20,26 @@ typedef struct gather_plan {
     size_t batch_bytes;     /* params per batch: params.shape[batch_dims:] */
     ndx_index_plan index;   /* coordinate k must lie in params.shape[batch_dims + k] */
     int64_t byte_strides[NDX_MAX_RANK];
-    unsigned char *out;
+    unsigned char *out;     /* set by the run */
+    /* Chosen by the plan: */
+    ndx_tensor want;        /* the output's description (data NULL) */
+    int threads;
+    int64_t grain;          /* least rows per worker */
+    int streaming;          /* out is written with streaming stores */
+    int64_t pieces;         /* > 0: few rows of large slices, copied in this many pieces each */
+    int by_source;          /* rows sorted by where their slices lie (gather_nd_by_source.c) */
+    size_t scratch_bytes;   /* exactly what the run needs */
 } gather_plan;
+
+/* Plan: checks the views, infers the output (every shape check), scans every index row (unless
+ * c->bad_indices is IGNORE) and chooses the path. `out_data` is the caller's output buffer, or
+ * NULL when the call allocates it (then 64-byte aligned): the paths that need an aligned output
+ * or budget room for scratch decide with it. Allocates nothing. */
+ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
+                              int batch_dims, const void *out_data, gather_plan *p);
+/* Run: writes every byte of out (p->want's size) using exactly p->scratch_bytes of scratch
+ * (64-byte aligned; NULL when 0). Cannot fail. */
+void ndx_gather_nd_run(const gather_plan *p, void *out, void *scratch);
 
 
 /* Where index rows point: copied out of the plan into the caller's locals, so a store through
@@ -54,22 +73,28 @@ NDX_ALWAYS_INLINE int64_t gather_row_offset(const gather_rows *g, ndx_dtype dt, 
     return ok ? (int64_t)o : -1;
 }
 
-/* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row. */
+/* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row
+ * (gather_nd_offsets.c). */
 void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off);
 
-/* The by-source path (gather_nd_by_source.c): 1 when it applied and copied every row, 0 when it
- * does not apply or its scratch does not fit the budget (nothing written then). */
-int gather_nd_copy_by_source(const gather_plan *p, int streaming, int threads, int64_t grain,
-                             ndx_budget *budget);
-/* The same copy whatever the CPU and sizes (tests call it directly): 1 when done, 0 when the
- * slices are not whole 64-byte lines, out is not 64-byte aligned, the CPU has no streaming stores
- * or the scratch does not fit (nothing written then). */
-int gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, ndx_budget *budget);
+/* The by-source path (gather_nd_by_source.c). The plan takes it where it pays (Intel, a params
+ * larger than the caches, a streamed output) and the budget has room for its scratch. */
+int gather_nd_by_source_pays(const gather_plan *p);
+/* Whether the sorted copy can run at all (whole 64-byte lines, an aligned output, streaming
+ * stores on this CPU), and the scratch it needs with `threads` workers of `grain` rows. */
+int gather_nd_sorted_applies(const gather_plan *p, int out_aligned);
+size_t gather_nd_sorted_scratch(const gather_plan *p, int threads, int64_t grain);
+/* The sorted copy into p->out (tests call it directly on every CPU), with scratch of
+ * gather_nd_sorted_scratch bytes; only where gather_nd_sorted_applies. */
+void gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, void *scratch);
 
-/* Copies every row into p->out with up to `threads` threads. A row out of range (possible only
- * under NDX_BAD_INDICES_IGNORE, or if indices change under the call) gives zeros. Scratch memory,
- * when a faster path wants some, is charged to `budget`; without it the same bytes are written
- * another way. */
-void gather_nd_copy(const gather_plan *p, int threads, ndx_budget *budget);
+/* Chooses the run's path for a plan with rows (gather_nd_copy.c, beside the loops its
+ * thresholds tune): sets grain, streaming, pieces, by_source and scratch_bytes. `out_aligned`:
+ * the output starts on a 64-byte line; `room`: budget bytes left for scratch. */
+void gather_nd_choose_path(gather_plan *p, int out_aligned, size_t room);
+
+/* The in-order, element and piece copies into p->out (gather_nd_copy.c). A row out of range
+ * (possible only under NDX_BAD_INDICES_IGNORE) gives zeros. */
+void gather_nd_copy(const gather_plan *p);
 
 #endif /* NDX_GATHER_ND_PLAN_H */
