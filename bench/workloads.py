@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 NAMES = ["G1", "G2", "G3", "S1", "S2", "D1", "P1", "C0", "C1"]
-ELEMENT_WORKLOADS = ["G2", "S2"]  # the ones with a naive single-loop C baseline
 PARTS = 8
 SPARSE_INPUTS = 8
 SPARSE_ROWS, SPARSE_COLS = 100000, 1000000
