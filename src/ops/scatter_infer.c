@@ -72,15 +72,24 @@ static void format_spec_type(char *buf, size_t cap, const ndx_spec *s) {
     ndx_format_type(buf, cap, &t);
 }
 
-/* n dims that may be NDX_UNKNOWN ("?"); n is at most 2 * NDX_MAX_RANK (an expected updates
- * shape), and past NDX_MAX_RANK unknown dims print as -1. */
+/* "[2, ?, 4]": n dims (up to 2 * NDX_MAX_RANK, an expected updates shape) of which NDX_UNKNOWN
+ * ones print as "?" and any other value, negative or not, as itself. */
 static void format_partial(char *buf, size_t cap, int n, const int64_t *dims) {
-    if (n > NDX_MAX_RANK) {
-        ndx_format_dims(buf, cap, n, dims);
-        return;
+    if (cap == 0) return;
+    int k = snprintf(buf, cap, "[");
+    size_t len = k > 0 ? (size_t)k : 0;
+    for (int i = 0; i < n && len < cap; i++) {
+        if (dims[i] == NDX_UNKNOWN)
+            k = snprintf(buf + len, cap - len, "%s?", i ? ", " : "");
+        else
+            k = snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)dims[i]);
+        if (k < 0) break;
+        len += (size_t)k;
     }
-    ndx_spec s = ndx_spec_make(NDX_INT64, n, dims);
-    ndx_format_spec_dims(buf, cap, &s);
+    if (len < cap)
+        snprintf(buf + len, cap - len, "]");
+    else if (cap >= 5)
+        memcpy(buf + cap - 5, "...]", 5);
 }
 
 /* ---- the checks ------------------------------------------------------------------------------ */
@@ -180,11 +189,13 @@ ndx_status scatter_tensor_infer(const char *name, int op, const ndx_spec *tensor
     char what[64];
     snprintf(what, sizeof what, "%s: tensor", name);
     NDX_TRY(ndx_spec_check(tensor, what, err));
+    /* The dtype first: it needs no dim, so no check skipped for lack of one can come before it
+     * (and TensorFlow has no kernel to run at all). */
+    if (op >= 0 && !op_accepts((ndx_scatter_op)op, tensor->dtype))
+        return scatter_fail_unsupported(err, (ndx_scatter_op)op, tensor->dtype);
     ndx_spec o = *tensor;
     NDX_TRY(infer_rows(name, "tensor", tensor, indices, updates, &o, err));
     if (o.itemsize == 0 && updates->dtype == o.dtype) o.itemsize = updates->itemsize;
-    if (op >= 0 && !op_accepts((ndx_scatter_op)op, tensor->dtype))
-        return scatter_fail_unsupported(err, (ndx_scatter_op)op, tensor->dtype);
     if (out) *out = o;
     return NDX_OK;
 }
