@@ -16,9 +16,11 @@
 
 #define U NDX_UNKNOWN
 
-/* ---- helpers ------------------------------------------------------------------------------- */
+/* ---- helpers --------------------------------------------------------------------------------- */
 
-static ndx_spec spec(ndx_dtype dt, int rank, const int64_t *dims) { return ndx_spec_make(dt, rank, dims); }
+static ndx_spec spec(ndx_dtype dt, int rank, const int64_t *dims) {
+    return ndx_spec_make(dt, rank, dims);
+}
 #define SPEC(dt, rank, ...) spec(dt, rank, (const int64_t[]){__VA_ARGS__})
 
 static ndx_spec string_spec(size_t width, int rank, const int64_t *dims) {
@@ -29,7 +31,9 @@ static ndx_spec string_spec(size_t width, int rank, const int64_t *dims) {
 
 static void assert_infer_error(ndx_status st, const ndx_error *err, ndx_status code,
                                const char *message) {
-    if (st != code) fail_msg("expected %s, got %s: %s", ndx_status_name(code), ndx_status_name(st), err->message);
+    if (st != code)
+        fail_msg("expected %s, got %s: %s", ndx_status_name(code), ndx_status_name(st),
+                 err->message);
     assert_string_equal(err->message, message);
 }
 
@@ -41,16 +45,18 @@ static void assert_spec(const ndx_spec *out, ndx_dtype dt, size_t itemsize, int 
     assert_int_equal(out->rank, rank);
     for (int i = 0; i < rank; i++)
         if (out->shape[i] != dims[i])
-            fail_msg("dim %d is %lld, expected %lld", i, (long long)out->shape[i], (long long)dims[i]);
+            fail_msg("dim %d is %lld, expected %lld", i, (long long)out->shape[i],
+                     (long long)dims[i]);
 }
-#define ASSERT_SPEC(out, dt, itemsize, rank, ...) assert_spec(out, dt, itemsize, rank, (const int64_t[]){__VA_ARGS__})
+#define ASSERT_SPEC(out, dt, itemsize, rank, ...)                                                  \
+    assert_spec(out, dt, itemsize, rank, (const int64_t[]){__VA_ARGS__})
 
 static ndx_status tinfer(ndx_scatter_op op, ndx_spec t, ndx_spec i, ndx_spec u, ndx_spec *out,
                          ndx_error *err) {
     return ndx_tensor_scatter_nd_infer(op, &t, &i, &u, out, err);
 }
 
-/* ---- infer on partial shapes: tensor_scatter_nd_* --------------------------------------------- */
+/* ---- infer on partial shapes: tensor_scatter_nd_* -------------------------------------------- */
 
 static void infer_tensor_scatter_partial(void **state) {
     (void)state;
@@ -64,14 +70,17 @@ static void infer_tensor_scatter_partial(void **state) {
     assert_int_equal(out.itemsize, 4);
     /* The tensor's known dims are the output's. */
     assert_ok(tinfer(NDX_SCATTER_UPDATE, SPEC(NDX_FLOAT32, 2, 4, 3), SPEC(NDX_INT64, 2, U, 2),
-                     SPEC(NDX_FLOAT32, 1, U), &out, &err), &err);
+                     SPEC(NDX_FLOAT32, 1, U), &out, &err),
+              &err);
     ASSERT_SPEC(&out, NDX_FLOAT32, 4, 2, 4, 3);
     /* A tensor of unknown rank: indices and updates tell its rank and its dims from D on. */
     assert_ok(tinfer(NDX_SCATTER_MAX, f32u, SPEC(NDX_INT32, 2, 5, 1), SPEC(NDX_FLOAT32, 3, 5, 7, 2),
-                     &out, &err), &err);
+                     &out, &err),
+              &err);
     ASSERT_SPEC(&out, NDX_FLOAT32, 4, 3, U, 7, 2);
     assert_ok(tinfer(NDX_SCATTER_MAX, SPEC(NDX_FLOAT32, 3, U, U, 4), SPEC(NDX_INT32, 2, 5, 1),
-                     SPEC(NDX_FLOAT32, 3, 5, 6, U), &out, &err), &err);
+                     SPEC(NDX_FLOAT32, 3, 5, 6, U), &out, &err),
+              &err);
     ASSERT_SPEC(&out, NDX_FLOAT32, 4, 3, U, 6, 4);
     /* Index depth above the rank, with the batch of rows unknown. */
     assert_infer_error(tinfer(NDX_SCATTER_ADD, SPEC(NDX_FLOAT32, 2, 4, 3), SPEC(NDX_INT64, 2, U, 3),
@@ -81,7 +90,8 @@ static void infer_tensor_scatter_partial(void **state) {
                        "than the rank 2 of tensor of shape [4, 3]");
     /* An unknown depth decides nothing about updates: silent, and the output stays the tensor. */
     assert_ok(tinfer(NDX_SCATTER_ADD, SPEC(NDX_FLOAT32, 2, 4, U), SPEC(NDX_INT64, 2, 5, U),
-                     SPEC(NDX_FLOAT32, 4, 1, 2, 3, 4), &out, &err), &err);
+                     SPEC(NDX_FLOAT32, 4, 1, 2, 3, 4), &out, &err),
+              &err);
     ASSERT_SPEC(&out, NDX_FLOAT32, 4, 2, 4, U);
     /* Updates of the wrong rank, and of a wrong known dim. */
     assert_infer_error(tinfer(NDX_SCATTER_ADD, SPEC(NDX_FLOAT32, 2, 4, U), SPEC(NDX_INT64, 2, U, 1),
@@ -95,27 +105,30 @@ static void infer_tensor_scatter_partial(void **state) {
                        "tensor_scatter_nd_sub: updates has shape [6, ?] but indices of shape "
                        "[5, 1] and tensor of shape [4, 3] need updates of shape [5, 3]");
     assert_ok(tinfer(NDX_SCATTER_SUB, SPEC(NDX_FLOAT32, 2, 4, 3), SPEC(NDX_INT64, 2, 5, 1),
-                     SPEC(NDX_FLOAT32, 2, U, 3), &out, &err), &err);
+                     SPEC(NDX_FLOAT32, 2, U, 3), &out, &err),
+              &err);
     /* Types: a dtype mismatch needs no dims; string widths differ only when both are known. */
     assert_infer_error(tinfer(NDX_SCATTER_ADD, f32u, i64u, spec(NDX_FLOAT64, U, NULL), &out, &err),
                        &err, NDX_E_INVALID_ARGUMENT,
                        "tensor_scatter_nd_add: updates is float64 but tensor is float32");
-    assert_ok(tinfer(NDX_SCATTER_UPDATE, string_spec(0, 1, (int64_t[]){3}), SPEC(NDX_INT16, 2, 2, 1),
-                     string_spec(5, 1, (int64_t[]){2}), &out, &err), &err);
+    assert_ok(tinfer(NDX_SCATTER_UPDATE, string_spec(0, 1, (int64_t[]){3}),
+                     SPEC(NDX_INT16, 2, 2, 1), string_spec(5, 1, (int64_t[]){2}), &out, &err),
+              &err);
     assert_int_equal(out.itemsize, 5);
-    assert_ok(tinfer(NDX_SCATTER_UPDATE, string_spec(4, 1, (int64_t[]){3}), SPEC(NDX_INT16, 2, 2, 1),
-                     string_spec(0, 1, (int64_t[]){2}), &out, &err), &err);
+    assert_ok(tinfer(NDX_SCATTER_UPDATE, string_spec(4, 1, (int64_t[]){3}),
+                     SPEC(NDX_INT16, 2, 2, 1), string_spec(0, 1, (int64_t[]){2}), &out, &err),
+              &err);
     assert_int_equal(out.itemsize, 4);
     assert_infer_error(tinfer(NDX_SCATTER_UPDATE, string_spec(4, U, NULL), i64u,
                               string_spec(5, U, NULL), &out, &err),
                        &err, NDX_E_INVALID_ARGUMENT,
                        "tensor_scatter_nd_update: updates is string(5) but tensor is string(4)");
     /* The op's dtypes: refused with nothing else known. */
-    assert_infer_error(tinfer(NDX_SCATTER_ADD, string_spec(0, U, NULL), i64u, string_spec(0, U, NULL),
-                              &out, &err),
-                       &err, NDX_E_UNSUPPORTED,
-                       "tensor_scatter_nd_add: string tensors are not supported (add and sub take "
-                       "integers, floats and complex numbers)");
+    assert_infer_error(
+        tinfer(NDX_SCATTER_ADD, string_spec(0, U, NULL), i64u, string_spec(0, U, NULL), &out, &err),
+        &err, NDX_E_UNSUPPORTED,
+        "tensor_scatter_nd_add: string tensors are not supported (add and sub take "
+        "integers, floats and complex numbers)");
     assert_infer_error(tinfer(NDX_SCATTER_MIN, spec(NDX_COMPLEX64, U, NULL), i64u,
                               spec(NDX_COMPLEX64, U, NULL), &out, &err),
                        &err, NDX_E_UNSUPPORTED,
@@ -128,9 +141,10 @@ static void infer_tensor_scatter_partial(void **state) {
                        &err, NDX_E_INVALID_ARGUMENT,
                        "tensor_scatter_nd_update: indices is a scalar; it needs a last dimension, "
                        "the index depth");
-    assert_infer_error(tinfer(NDX_SCATTER_UPDATE, f32u, spec(NDX_FLOAT32, U, NULL), f32u, &out, &err),
-                       &err, NDX_E_INVALID_ARGUMENT,
-                       "tensor_scatter_nd_update: indices must be int16, int32 or int64, not float32");
+    assert_infer_error(
+        tinfer(NDX_SCATTER_UPDATE, f32u, spec(NDX_FLOAT32, U, NULL), f32u, &out, &err), &err,
+        NDX_E_INVALID_ARGUMENT,
+        "tensor_scatter_nd_update: indices must be int16, int32 or int64, not float32");
     ndx_spec bad = SPEC(NDX_FLOAT32, 2, -2, U);
     assert_infer_error(tinfer(NDX_SCATTER_UPDATE, bad, i64u, f32u, &out, &err), &err,
                        NDX_E_INVALID_ARGUMENT,
@@ -143,9 +157,11 @@ static void infer_tensor_scatter_partial(void **state) {
                        "tensor_scatter_nd_add: indices has 2 index rows but tensor of shape [?, 0] "
                        "has no elements");
     assert_ok(tinfer(NDX_SCATTER_ADD, SPEC(NDX_FLOAT32, 2, U, 0), SPEC(NDX_INT64, 2, U, 1), f32u,
-                     &out, &err), &err);
+                     &out, &err),
+              &err);
     assert_ok(tinfer(NDX_SCATTER_ADD, SPEC(NDX_FLOAT32, 2, U, 0), SPEC(NDX_INT64, 2, 2, 0),
-                     SPEC(NDX_FLOAT32, 3, 2, U, 0), &out, &err), &err);
+                     SPEC(NDX_FLOAT32, 3, 2, U, 0), &out, &err),
+              &err);
     ASSERT_SPEC(&out, NDX_FLOAT32, 4, 2, U, 0);
     /* ... and a tensor of unknown rank whose empty dim updates reveal. */
     assert_infer_error(tinfer(NDX_SCATTER_ADD, f32u, SPEC(NDX_INT64, 2, 2, 1),
@@ -155,7 +171,7 @@ static void infer_tensor_scatter_partial(void **state) {
                        "has no elements");
 }
 
-/* ---- infer on partial shapes: scatter_nd ------------------------------------------------------ */
+/* ---- infer on partial shapes: scatter_nd ----------------------------------------------------- */
 
 static void infer_scatter_nd_partial(void **state) {
     (void)state;
@@ -210,7 +226,7 @@ static void infer_scatter_nd_partial(void **state) {
     ASSERT_SPEC(&out, NDX_FLOAT32, 4, 2, 0, U);
 }
 
-/* ---- the property test ------------------------------------------------------------------------ */
+/* ---- the property test ----------------------------------------------------------------------- */
 
 /* 1 when the infer message is the op's, where each "?" of the former stands for one integer of
  * the latter (infer did not know that dim). */
@@ -219,7 +235,8 @@ static int same_message(const char *inferred, const char *actual) {
         if (*inferred == '?' && (*actual == '-' || (*actual >= '0' && *actual <= '9'))) {
             inferred++;
             if (*actual == '-') actual++;
-            while (*actual >= '0' && *actual <= '9') actual++;
+            while (*actual >= '0' && *actual <= '9')
+                actual++;
             continue;
         }
         if (*inferred != *actual) return 0;
@@ -247,8 +264,8 @@ typedef struct contract_case {
     int scatter_nd; /* else tensor_scatter_nd_<op> */
     ndx_scatter_op op;
     ndx_tensor tensor, indices, updates;
-    int rank;                         /* scatter_nd's rank argument */
-    int64_t shape[NDX_MAX_RANK + 2];  /* scatter_nd's shape argument */
+    int rank;                        /* scatter_nd's rank argument */
+    int64_t shape[NDX_MAX_RANK + 2]; /* scatter_nd's shape argument */
 } contract_case;
 
 /* A random case with at most one defect, so that the op has one reason to fail (besides index
@@ -263,30 +280,39 @@ static contract_case make_contract_case(test_rng *r) {
     size_t width = dt == NDX_STRING ? (size_t)rng_range(r, 1, 4) : 0;
     int rank = (int)rng_range(r, 0, 4);
     int64_t shape[NDX_MAX_RANK];
-    for (int i = 0; i < rank; i++) shape[i] = rng_range(r, 1, 3);
+    for (int i = 0; i < rank; i++)
+        shape[i] = rng_range(r, 1, 3);
     if (rank > 0 && rng_below(r, 5) == 0) shape[rng_below(r, rank)] = 0;
     int depth = (int)rng_range(r, 0, rank);
     int lead = (int)rng_range(r, 0, 2);
     int64_t ishape[4];
-    for (int i = 0; i < lead; i++) ishape[i] = rng_range(r, 0, 3);
+    for (int i = 0; i < lead; i++)
+        ishape[i] = rng_range(r, 0, 3);
     int64_t count = 1, rows = 1;
-    for (int i = 0; i < rank; i++) count *= shape[i];
-    for (int i = 0; i < lead; i++) rows *= ishape[i];
+    for (int i = 0; i < rank; i++)
+        count *= shape[i];
+    for (int i = 0; i < lead; i++)
+        rows *= ishape[i];
     if (d == DEFECT_EMPTY) { /* make sure it is one */
         if (rank == 0) rank = 1, shape[0] = 2;
         shape[rng_below(r, rank)] = 0;
         if (depth == 0) depth = 1;
-        for (int i = 0; i < lead; i++) ishape[i] = rng_range(r, 1, 3);
+        for (int i = 0; i < lead; i++)
+            ishape[i] = rng_range(r, 1, 3);
         count = rows = 1;
     } else if (count == 0 && rows > 0 && depth > 0) { /* keep the rule */
-        if (lead == 0) depth = 0;
-        else ishape[0] = 0;
+        if (lead == 0)
+            depth = 0;
+        else
+            ishape[0] = 0;
     }
     if (d == DEFECT_DEEP) depth = rank + 1;
     ishape[lead] = depth;
     int irank = lead + 1;
     if (d == DEFECT_INDEX_SCALAR) irank = 0;
-    ndx_dtype idt = d == DEFECT_INDEX_DTYPE ? NDX_FLOAT32 : (ndx_dtype[]){NDX_INT16, NDX_INT32, NDX_INT64}[rng_below(r, 3)];
+    ndx_dtype idt = d == DEFECT_INDEX_DTYPE
+                        ? NDX_FLOAT32
+                        : (ndx_dtype[]){NDX_INT16, NDX_INT32, NDX_INT64}[rng_below(r, 3)];
     c.indices = test_tensor(idt, 0, irank, ishape);
     int64_t n = test_count(&c.indices), per_row = depth > 0 ? depth : 1;
     for (int64_t k = 0; k < n && ndx_is_index_dtype(idt); k++) {
@@ -297,18 +323,22 @@ static contract_case make_contract_case(test_rng *r) {
     }
     int64_t ushape[NDX_MAX_RANK + 4];
     int urank = 0;
-    for (int i = 0; i < lead; i++) ushape[urank++] = ishape[i];
-    for (int i = depth; i < rank; i++) ushape[urank++] = shape[i];
+    for (int i = 0; i < lead; i++)
+        ushape[urank++] = ishape[i];
+    for (int i = depth; i < rank; i++)
+        ushape[urank++] = shape[i];
     if (d == DEFECT_UPDATES_DIM && urank > 0) ushape[rng_below(r, urank)] += 1;
     if (d == DEFECT_UPDATES_RANK && urank < NDX_MAX_RANK) ushape[urank++] = 2;
     ndx_dtype udt = dt;
-    if (d == DEFECT_UPDATES_DTYPE && !c.scatter_nd) udt = dt == NDX_FLOAT64 ? NDX_INT8 : NDX_FLOAT64;
+    if (d == DEFECT_UPDATES_DTYPE && !c.scatter_nd)
+        udt = dt == NDX_FLOAT64 ? NDX_INT8 : NDX_FLOAT64;
     c.updates = test_tensor(udt, udt == NDX_STRING ? width : 0, urank, ushape);
     test_fill_random(r, &c.updates);
     c.tensor = test_tensor(dt, width, rank, shape);
     test_fill_random(r, &c.tensor);
     c.rank = rank;
-    for (int i = 0; i < NDX_MAX_RANK + 2; i++) c.shape[i] = i < rank ? shape[i] : 1;
+    for (int i = 0; i < NDX_MAX_RANK + 2; i++)
+        c.shape[i] = i < rank ? shape[i] : 1;
     /* -1 would be NDX_UNKNOWN to infer */
     if (d == DEFECT_NEGATIVE && rank > 0) c.shape[rng_below(r, rank)] = -rng_range(r, 2, 3);
     if (d == DEFECT_RANK) c.rank = rng_below(r, 2) ? -2 : NDX_MAX_RANK + 1;
@@ -343,11 +373,10 @@ static void infer_agrees_with_the_op(void **state) {
         ndx_options opt = {.num_threads = (int)rng_range(&r, 1, 2)};
         ndx_error op_err, inf_err;
         ndx_tensor out = {0};
-        ndx_status op_st =
-            c.scatter_nd
-                ? ndx_scatter_nd(&c.indices, &c.updates, c.rank, c.shape, &opt, &out, &op_err)
-                : ndx_tensor_scatter_nd(c.op, &c.tensor, &c.indices, &c.updates, &opt, &out,
-                                        &op_err);
+        ndx_status op_st = c.scatter_nd ? ndx_scatter_nd(&c.indices, &c.updates, c.rank, c.shape,
+                                                         &opt, &out, &op_err)
+                                        : ndx_tensor_scatter_nd(c.op, &c.tensor, &c.indices,
+                                                                &c.updates, &opt, &out, &op_err);
         for (int blurs = 0; blurs < 4; blurs++) {
             int complete = blurs == 0;
             ndx_spec is = complete ? ndx_spec_of(&c.indices) : blur(&r, &c.indices);
@@ -374,7 +403,8 @@ static void infer_agrees_with_the_op(void **state) {
                              op_st ? op_err.message : "");
             } else if (op_st == NDX_OK) {
                 admitted++;
-                if (!ndx_spec_admits(&os, &out)) fail_msg("case %d: infer's spec does not admit the output", rep);
+                if (!ndx_spec_admits(&os, &out))
+                    fail_msg("case %d: infer's spec does not admit the output", rep);
             } else if (complete && op_st != NDX_E_OUT_OF_RANGE) {
                 /* With nothing unknown, only index values are left to refuse. */
                 fail_msg("case %d: infer passed complete specs, the op says %s \"%s\"", rep,
@@ -387,7 +417,7 @@ static void infer_agrees_with_the_op(void **state) {
     assert_true(infer_errors > 1000 && admitted > 1000);
 }
 
-/* ---- scratch exactness ------------------------------------------------------------------------ */
+/* ---- scratch exactness ----------------------------------------------------------------------- */
 
 typedef struct counting {
     size_t bytes, live;
@@ -446,7 +476,8 @@ static path_case make_path_case(test_rng *r, const char *what, int scatter_nd, n
     int64_t ushape[NDX_MAX_RANK + 1];
     int urank = 0;
     ushape[urank++] = rows;
-    for (int i = depth; i < rank; i++) ushape[urank++] = shape[i];
+    for (int i = depth; i < rank; i++)
+        ushape[urank++] = shape[i];
     pc.updates = test_tensor(dt, width, urank, ushape);
     test_fill_random(r, &pc.updates);
     return pc;
@@ -455,8 +486,8 @@ static path_case make_path_case(test_rng *r, const char *what, int scatter_nd, n
 static ndx_status plan_case(ndx_call *c, const path_case *pc, const ndx_tensor *out,
                             scatter_plan *p) {
     if (pc->scatter_nd)
-        return ndx_scatter_nd_plan(c, &pc->indices, &pc->updates, pc->tensor.rank,
-                                   pc->tensor.shape, out, p);
+        return ndx_scatter_nd_plan(c, &pc->indices, &pc->updates, pc->tensor.rank, pc->tensor.shape,
+                                   out, p);
     return ndx_tensor_scatter_nd_plan(c, pc->op, &pc->tensor, &pc->indices, &pc->updates, out, p);
 }
 
@@ -475,10 +506,10 @@ static void run_with_exact_scratch(const path_case *pc, const ndx_options *opt,
     ndx_error err;
     ndx_call c;
     /* The output is the caller's (or the tensor itself): the plan may use all the room. */
-    ndx_tensor out = pc->in_place ? test_tensor_from(pc->tensor.dtype, pc->tensor.itemsize,
-                                                     pc->tensor.rank, pc->tensor.shape,
-                                                     pc->tensor.data)
-                                  : test_tensor(NDX_INT8, 0, 0, NULL); /* data, for the plan */
+    ndx_tensor out = pc->in_place
+                         ? test_tensor_from(pc->tensor.dtype, pc->tensor.itemsize, pc->tensor.rank,
+                                            pc->tensor.shape, pc->tensor.data)
+                         : test_tensor(NDX_INT8, 0, 0, NULL); /* data, for the plan */
     path_case planned = *pc;
     if (pc->in_place) planned.tensor = out;
     scatter_plan p;
@@ -561,12 +592,12 @@ static void scratch_is_exact_on_every_path(void **state) {
                        NDX_FLOAT32, 0, 1, line, 1, 140000, 100000),
         make_path_case(&r, "rows", 0, NDX_SCATTER_UPDATE, 0, 2, SCATTER_ROWS, NDX_FLOAT32, 0, 2,
                        wide, 1, 2000, 50),
-        make_path_case(&r, "rows in place", 0, NDX_SCATTER_ADD, 1, 3, SCATTER_ROWS, NDX_FLOAT64,
-                       0, 2, wide, 1, 1200, 300),
+        make_path_case(&r, "rows in place", 0, NDX_SCATTER_ADD, 1, 3, SCATTER_ROWS, NDX_FLOAT64, 0,
+                       2, wide, 1, 1200, 300),
         make_path_case(&r, "scatter_nd elements", 1, NDX_SCATTER_ADD, 0, 2, SCATTER_ELEMENTS,
                        NDX_INT64, 0, 2, grid, 2, 70000, 3000),
-        make_path_case(&r, "scatter_nd rows", 1, NDX_SCATTER_ADD, 0, 3, SCATTER_ROWS,
-                       NDX_COMPLEX64, 0, 2, wide, 1, 1000, 100),
+        make_path_case(&r, "scatter_nd rows", 1, NDX_SCATTER_ADD, 0, 3, SCATTER_ROWS, NDX_COMPLEX64,
+                       0, 2, wide, 1, 1000, 100),
         make_path_case(&r, "scatter_nd strings", 1, NDX_SCATTER_ADD, 0, 2, SCATTER_STRINGS,
                        NDX_STRING, 3, 2, strings, 1, 200, 25),
     };

@@ -1029,7 +1029,8 @@ static void empty_output_rule(void **state) {
     ndx_tensor idx0 = test_tensor_v(NDX_INT64, 0, 2, 2, 0);
     ndx_tensor upd0 = ndx_tensor_make(NDX_INT64, 3, (int64_t[]){2, 0, 3}, NULL);
     ndx_tensor out = {0};
-    assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx0, &upd0, NULL, &out, &err), &err);
+    assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx0, &upd0, NULL, &out, &err),
+              &err);
     assert_int_equal(out.rank, 2);
     assert_int_equal(out.shape[0], 0);
     assert_int_equal(out.shape[1], 3);

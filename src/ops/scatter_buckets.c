@@ -35,9 +35,9 @@ static int add_part(size_t *total, size_t bytes) {
     return rounded >= bytes && !__builtin_add_overflow(*total, rounded, total);
 }
 
-/* Blocks of 2^shift slices: about SCATTER_BLOCK_BYTES each, at least four per thread for balance, and
- * few enough that the per-(worker, block) state stays small. 0 when a block would hold more
- * slices than a uint32 entry can name. */
+/* Blocks of 2^shift slices: about SCATTER_BLOCK_BYTES each, at least four per thread for
+ * balance, and few enough that the per-(worker, block) state stays small. 0 when a block would
+ * hold more slices than a uint32 entry can name. */
 static int size_blocks(scatter_plan *p) {
     int shift = 0;
     while (shift < 62 && ((int64_t)2 << shift) <= p->slices &&
@@ -236,7 +236,7 @@ static void apply_blocks(const bucket_job *j, int owner) {
 }
 
 /* Rows, pass 1: counts rows per (worker, block). */
-NDX_ALWAYS_INLINE void count_range(const bucket_job *j, int64_t begin, int64_t end, int worker,
+NDX_ALWAYS_INLINE void count_block_rows(const bucket_job *j, int64_t begin, int64_t end, int worker,
                                    ndx_dtype dt) {
     const scatter_plan *p = j->p;
     int64_t *counts = j->cursor + (int64_t)worker * p->blocks;
@@ -251,14 +251,14 @@ NDX_ALWAYS_INLINE void count_range(const bucket_job *j, int64_t begin, int64_t e
 
 static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     const bucket_job *j = ctx;
-#define COUNT_STEP(T) count_range(j, begin, end, worker, INDEX_DTYPE_OF(T))
+#define COUNT_STEP(T) count_block_rows(j, begin, end, worker, INDEX_DTYPE_OF(T))
     NDX_INDEX_DISPATCH(j->p->index_dtype, COUNT_STEP);
 #undef COUNT_STEP
 }
 
 /* Rows, pass 2: each worker places its rows at the positions reserved for it in its owners'
  * buckets, so every bucket holds its rows in index order. */
-NDX_ALWAYS_INLINE void place_range(const bucket_job *j, int64_t begin, int64_t end, int worker,
+NDX_ALWAYS_INLINE void place_owner_rows(const bucket_job *j, int64_t begin, int64_t end, int worker,
                                    ndx_dtype dt) {
     const scatter_plan *p = j->p;
     int64_t *cursor = j->owner_cursor + (int64_t)worker * p->owners;
@@ -278,7 +278,7 @@ NDX_ALWAYS_INLINE void place_range(const bucket_job *j, int64_t begin, int64_t e
 
 static void place_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     const bucket_job *j = ctx;
-#define PLACE_STEP(T) place_range(j, begin, end, worker, INDEX_DTYPE_OF(T))
+#define PLACE_STEP(T) place_owner_rows(j, begin, end, worker, INDEX_DTYPE_OF(T))
     NDX_INDEX_DISPATCH(j->p->index_dtype, PLACE_STEP);
 #undef PLACE_STEP
 }
@@ -295,8 +295,9 @@ static void apply_owned_rows(const bucket_job *j, int owner) {
     int64_t q0 = j->start[owner], q1 = j->start[owner + 1];
     for (int64_t q = q0; q < q1; q++) {
         if (q + SCATTER_AHEAD < q1) {
-            SCATTER_PREFETCH_SLICE(j->out + (size_t)e[2 * (q + SCATTER_AHEAD)] * sb, sb, 1);
-            SCATTER_PREFETCH_SLICE(p->updates + (size_t)e[2 * (q + SCATTER_AHEAD) + 1] * sb, sb, 0);
+            const int64_t *ahead = e + 2 * (q + SCATTER_AHEAD);
+            SCATTER_PREFETCH_SLICE(j->out + (size_t)ahead[0] * sb, sb, NDX_PREFETCH_W);
+            SCATTER_PREFETCH_SLICE(p->updates + (size_t)ahead[1] * sb, sb, NDX_PREFETCH);
         }
         p->k.run(j->out + (size_t)e[2 * q] * sb, p->updates + (size_t)e[2 * q + 1] * sb, p->slice,
                  p->itemsize);

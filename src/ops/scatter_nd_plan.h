@@ -28,7 +28,7 @@
  * each, 10.9 prefetching all; 512-byte rows were unchanged. */
 #define SCATTER_PREFETCH_BYTES 4096
 #define SCATTER_ROW_GRAIN ((int64_t)1 << 14) /* index rows per worker of a pass over the rows */
-#define SCATTER_BLOCK_BYTES ((int64_t)1 << 19) /* bucketed output block: stays in L2 while updated */
+#define SCATTER_BLOCK_BYTES ((int64_t)1 << 19) /* a bucketed block: stays in L2 while updated */
 #define SCATTER_COLUMN_BYTES 256 /* least bytes of every slice worth a column thread of its own */
 
 typedef enum scatter_path {
@@ -125,14 +125,15 @@ static inline void scatter_fill(const scatter_plan *p, unsigned char *out, size_
         memcpy(out + offset, p->source + offset, bytes);
 }
 
-/* Asks for the first bytes (up to SCATTER_PREFETCH_BYTES) of a slice a later row will use, for
- * writing (rw 1) or reading (rw 0): destinations land anywhere in the output, and the update
- * rows an owner applies are scattered among the others' rows, so the hardware cannot guess
- * either. S1 with two owners took 20 ms without prefetching the update rows, 10.5 ms with it. */
-#define SCATTER_PREFETCH_SLICE(p, bytes, rw)                                                   \
+/* Asks for the first bytes (up to SCATTER_PREFETCH_BYTES) of a slice a later row will use, with
+ * NDX_PREFETCH_W (to write) or NDX_PREFETCH (to read): destinations land anywhere in the
+ * output, and the update rows an owner applies are scattered among the others' rows, so the
+ * hardware cannot guess either. S1 with two owners took 20 ms without prefetching the update
+ * rows, 10.5 ms with it. */
+#define SCATTER_PREFETCH_SLICE(p, bytes, PREFETCH)                                             \
     do {                                                                                       \
         size_t n_ = (bytes) > SCATTER_PREFETCH_BYTES ? SCATTER_PREFETCH_BYTES : (bytes);       \
-        for (size_t x_ = 0; x_ < n_; x_ += SCATTER_LINE) __builtin_prefetch((p) + x_, rw);     \
+        for (size_t x_ = 0; x_ < n_; x_ += SCATTER_LINE) PREFETCH((p) + x_);                   \
     } while (0)
 
 #endif /* NDX_SCATTER_ND_PLAN_H */

@@ -25,14 +25,16 @@ static void apply_rows(const scatter_plan *p, unsigned char *out, int64_t c0, in
     int64_t ring[SCATTER_AHEAD];
     for (int64_t r = 0; r < SCATTER_AHEAD && r < p->rows; r++) {
         ring[r] = ndx_index_row(&p->index, idx, dt, r);
-        if (ring[r] >= 0) SCATTER_PREFETCH_SLICE(out + (size_t)ring[r] * sb + off, bytes, 1);
+        if (ring[r] >= 0)
+            SCATTER_PREFETCH_SLICE(out + (size_t)ring[r] * sb + off, bytes, NDX_PREFETCH_W);
     }
     for (int64_t r = 0; r < p->rows; r++) {
         int64_t s = ring[r % SCATTER_AHEAD];
         if (r + SCATTER_AHEAD < p->rows) {
             int64_t next = ndx_index_row(&p->index, idx, dt, r + SCATTER_AHEAD);
             ring[r % SCATTER_AHEAD] = next;
-            if (next >= 0) SCATTER_PREFETCH_SLICE(out + (size_t)next * sb + off, bytes, 1);
+            if (next >= 0)
+                SCATTER_PREFETCH_SLICE(out + (size_t)next * sb + off, bytes, NDX_PREFETCH_W);
         }
         if (s < 0) continue;
         p->k.run(out + (size_t)s * sb + off, p->updates + (size_t)r * sb + off, c1 - c0,

@@ -24,7 +24,7 @@ int scatter_width_scratch(const scatter_plan *p, size_t *bytes) {
 
 /* The longest concatenation any destination element receives: rows sorted by destination (then
  * by row, so sorting is stable), each group's lengths summed column by column. */
-static size_t longest(const scatter_plan *p, slot_row *pairs) {
+static size_t longest_concatenation(const scatter_plan *p, slot_row *pairs) {
     size_t uw = p->itemsize, best = 0;
     int64_t n = 0;
     for (int64_t r = 0; r < p->rows; r++) {
@@ -46,7 +46,7 @@ static size_t longest(const scatter_plan *p, slot_row *pairs) {
 }
 
 ndx_status ndx_scatter_nd_width(scatter_plan *p, void *scratch, ndx_error *err) {
-    size_t best = p->rows > 0 && p->slices > 0 ? longest(p, scratch) : 0;
+    size_t best = p->rows > 0 && p->slices > 0 ? longest_concatenation(p, scratch) : 0;
     size_t width = best > 0 ? best : 1, bytes;
     if (!ndx_bytes_of(ndx_tensor_count(&p->want), width, &bytes)) {
         char dims[NDX_DIMS_TEXT];
