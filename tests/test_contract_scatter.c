@@ -88,6 +88,9 @@ static void infer_tensor_scatter_partial(void **state) {
                        &err, NDX_E_INVALID_ARGUMENT,
                        "tensor_scatter_nd_add: indices of shape [?, 3] has index depth 3, more "
                        "than the rank 2 of tensor of shape [4, 3]");
+    /* A depth of 5 against a tensor of unknown rank: nothing to compare, silent. */
+    assert_ok(tinfer(NDX_SCATTER_ADD, f32u, SPEC(NDX_INT64, 2, 2, 5), f32u, &out, &err), &err);
+    assert_int_equal(out.rank, U);
     /* An unknown depth decides nothing about updates: silent, and the output stays the tensor. */
     assert_ok(tinfer(NDX_SCATTER_ADD, SPEC(NDX_FLOAT32, 2, 4, U), SPEC(NDX_INT64, 2, 5, U),
                      SPEC(NDX_FLOAT32, 4, 1, 2, 3, 4), &out, &err),

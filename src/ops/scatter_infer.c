@@ -94,10 +94,47 @@ static void format_partial(char *buf, size_t cap, int n, const int64_t *dims) {
 
 /* ---- the checks ------------------------------------------------------------------------------ */
 
+/* updates.shape must be indices.shape[:-1] + target.shape[D:] (D = depth, both ranks known);
+ * dims unknown on either side cannot conflict. */
+static ndx_status check_updates_shape(const char *op, const char *target_name,
+                                      const ndx_spec *target, const ndx_spec *indices,
+                                      const ndx_spec *updates, int depth, const char *ishape,
+                                      const char *wshape, ndx_error *err) {
+    int64_t expect[2 * NDX_MAX_RANK];
+    int expect_rank = 0;
+    for (int i = 0; i < indices->rank - 1; i++) expect[expect_rank++] = indices->shape[i];
+    for (int i = depth; i < target->rank; i++) expect[expect_rank++] = target->shape[i];
+    int same = updates->rank == expect_rank;
+    for (int i = 0; same && i < expect_rank; i++)
+        same = !ndx_dims_conflict(updates->shape[i], expect[i]);
+    if (same) return NDX_OK;
+    char ushape[NDX_DIMS_TEXT], eshape[NDX_DIMS_TEXT];
+    ndx_format_spec_dims(ushape, sizeof ushape, updates);
+    format_partial(eshape, sizeof eshape, expect_rank, expect);
+    return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                    "%s: updates has shape %s but indices of shape %s and %s of shape %s need "
+                    "updates of shape %s",
+                    op, ushape, ishape, target_name, wshape, eshape);
+}
+
+/* What indices (of known rank) and updates reveal of the output `out`: an unknown rank is
+ * D + updates.rank - (indices.rank - 1), and unknown dims from D on are updates' dims after the
+ * index rows. */
+static void reveal_output(ndx_spec *out, const ndx_spec *indices, const ndx_spec *updates,
+                          int64_t depth) {
+    int lead = indices->rank - 1;
+    if (depth < 0 || updates->rank < lead) return;
+    if (out->rank == NDX_UNKNOWN && depth + updates->rank - lead <= NDX_MAX_RANK) {
+        out->rank = (int)depth + updates->rank - lead;
+        for (int i = 0; i < out->rank; i++) out->shape[i] = NDX_UNKNOWN;
+    }
+    if (out->rank >= 0 && updates->rank == lead + out->rank - (int)depth)
+        for (int i = (int)depth; i < out->rank; i++)
+            if (out->shape[i] == NDX_UNKNOWN) out->shape[i] = updates->shape[lead + i - (int)depth];
+}
+
 /* Checks indices and updates against `target` (the tensor, or scatter_nd's output) in the order
- * the ops do, and completes `out` (which starts as the target) with what they reveal: a target
- * of unknown rank has rank D + updates.rank - (indices.rank - 1), and target dims from D on are
- * updates' dims after the index rows. */
+ * the ops do, and completes `out` (which starts as the target) with what they reveal. */
 static ndx_status infer_rows(const char *op, const char *target_name, const ndx_spec *target,
                              const ndx_spec *indices, const ndx_spec *updates, ndx_spec *out,
                              ndx_error *err) {
@@ -124,30 +161,15 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
     char ishape[NDX_DIMS_TEXT], wshape[NDX_DIMS_TEXT];
     ndx_format_spec_dims(ishape, sizeof ishape, indices);
     ndx_format_spec_dims(wshape, sizeof wshape, target);
-    int shapes_known = depth >= 0 && target->rank >= 0;
-    if (shapes_known && depth > target->rank)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: indices of shape %s has index depth %lld, more than the rank %d of "
-                        "%s of shape %s",
-                        op, ishape, (long long)depth, target->rank, target_name, wshape);
-    if (shapes_known && updates->rank >= 0) {
-        /* updates.shape must be indices.shape[:-1] + target.shape[D:]. */
-        int64_t expect[2 * NDX_MAX_RANK];
-        int expect_rank = 0;
-        for (int i = 0; i < lead; i++) expect[expect_rank++] = indices->shape[i];
-        for (int i = (int)depth; i < target->rank; i++) expect[expect_rank++] = target->shape[i];
-        int same = updates->rank == expect_rank;
-        for (int i = 0; same && i < expect_rank; i++)
-            same = !ndx_dims_conflict(updates->shape[i], expect[i]);
-        if (!same) {
-            char ushape[NDX_DIMS_TEXT], eshape[NDX_DIMS_TEXT];
-            ndx_format_spec_dims(ushape, sizeof ushape, updates);
-            format_partial(eshape, sizeof eshape, expect_rank, expect);
+    if (depth >= 0 && target->rank >= 0) {
+        if (depth > target->rank)
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                            "%s: updates has shape %s but indices of shape %s and %s of shape %s "
-                            "need updates of shape %s",
-                            op, ushape, ishape, target_name, wshape, eshape);
-        }
+                            "%s: indices of shape %s has index depth %lld, more than the rank %d "
+                            "of %s of shape %s",
+                            op, ishape, (long long)depth, target->rank, target_name, wshape);
+        if (updates->rank >= 0)
+            NDX_TRY(check_updates_shape(op, target_name, target, indices, updates, (int)depth,
+                                        ishape, wshape, err));
     }
     /* With depth 0 indices has no elements, so its row count was never checked. */
     int64_t rows;
@@ -157,16 +179,7 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
     if (lead_known && !ndx_dims_product(lead, indices->shape, &rows))
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
                         op, ishape);
-
-    /* What indices and updates reveal of the output. */
-    if (out->rank == NDX_UNKNOWN && depth >= 0 && updates->rank >= lead &&
-        depth + updates->rank - lead <= NDX_MAX_RANK) {
-        out->rank = (int)depth + updates->rank - lead;
-        for (int i = 0; i < out->rank; i++) out->shape[i] = NDX_UNKNOWN;
-    }
-    if (out->rank >= 0 && depth >= 0 && updates->rank == lead + out->rank - (int)depth)
-        for (int i = (int)depth; i < out->rank; i++)
-            if (out->shape[i] == NDX_UNKNOWN) out->shape[i] = updates->shape[lead + i - (int)depth];
+    reveal_output(out, indices, updates, depth);
 
     /* TensorFlow's rule for an output with no elements: an error when indices or updates have
      * elements. Once updates' shape is right, updates can only have elements when indices has,
