@@ -295,11 +295,16 @@ NDX_API const char *ndx_scatter_op_name(ndx_scatter_op op);
  * indices.shape[:-1] + tensor.shape[D:]. UPDATE accepts every dtype; ADD and SUB every numeric
  * dtype (integers, floats, complex); MIN and MAX integers and floats. Other dtypes are
  * NDX_E_UNSUPPORTED. With NDX_BAD_INDICES_IGNORE, rows with an index out of range are skipped.
+ * A tensor with no elements takes no indices and no updates with elements (TensorFlow's rule):
+ * index rows of depth D > 0 are then an error, while rows of depth 0 come with empty updates
+ * and give the empty result.
  *
  * out may alias tensor (out->data == tensor->data, same shape): the op then updates in place,
  * still validating every index first, so a failing call leaves the tensor unchanged. */
-/* Infer: out = the spec of the result (tensor's spec, with dims that updates or indices reveal);
- * also refuses a dtype that `op` does not support (NDX_E_UNSUPPORTED). */
+/* Infer: out = the spec of the result: tensor's spec, with what indices and updates reveal (a
+ * tensor of unknown rank has rank D + updates.rank - (indices.rank - 1), and its dims from D on
+ * are updates' dims after the index rows). It refuses a dtype that `op` does not support
+ * (NDX_E_UNSUPPORTED) before any shape check, since that needs no dim. */
 NDX_API ndx_status ndx_tensor_scatter_nd_infer(ndx_scatter_op op, const ndx_spec *tensor,
                                                const ndx_spec *indices, const ndx_spec *updates,
                                                ndx_spec *out, ndx_error *err);
@@ -313,10 +318,13 @@ NDX_API ndx_status ndx_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *te
  * given shape (rank `rank`, dtype of updates), combining duplicates with the type's "add":
  * numbers sum (wrapping integers, float16 rounding at every step), bools OR, and strings
  * concatenate in index order. For strings the output width is the longest concatenation any
- * destination receives (at least 1), so the shape function reads index and string values. */
-/* Infer: `rank` may be NDX_UNKNOWN (shape is then ignored and may be NULL) and shape[i] may be
- * NDX_UNKNOWN. The output of a string scatter has an unknown width (itemsize 0): it depends on
- * the values. */
+ * destination receives (at least 1), so the shape function reads index and string values. An
+ * output with no elements takes no indices and no updates with elements, as for
+ * tensor_scatter_nd. */
+/* Infer: `rank` may be NDX_UNKNOWN (shape is then ignored and may be NULL; indices and updates
+ * may tell the rank, as for tensor_scatter_nd) and shape[i] may be NDX_UNKNOWN (updates tell
+ * the dims after the index depth). The output of a string scatter has an unknown width
+ * (itemsize 0): it depends on the values. */
 NDX_API ndx_status ndx_scatter_nd_infer(const ndx_spec *indices, const ndx_spec *updates, int rank,
                                         const int64_t *shape, ndx_spec *out, ndx_error *err);
 NDX_API ndx_status ndx_scatter_nd_shape(const ndx_tensor *indices, const ndx_tensor *updates, int rank,

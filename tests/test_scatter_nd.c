@@ -228,7 +228,7 @@ static void check_tensor_scatter(ndx_scatter_op op, const ndx_tensor *tensor,
     ref_apply(op, &expect, indices, updates);
     ndx_error err;
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = {threads, policy, 0};
+        ndx_options opt = {.num_threads = threads, .bad_indices = policy};
 
         ndx_tensor out = {0};
         assert_ok(ndx_tensor_scatter_nd(op, tensor, indices, updates, &opt, &out, &err), &err);
@@ -247,7 +247,7 @@ static void check_tensor_scatter(ndx_scatter_op op, const ndx_tensor *tensor,
         test_tensor_free(&inplace);
     }
     /* One byte of budget: no scratch fits, so the single-threaded way must give the same. */
-    ndx_options tight = {3, policy, 1};
+    ndx_options tight = {.num_threads = 3, .bad_indices = policy, .max_memory = 1};
     ndx_tensor inplace = copy_tensor(tensor);
     assert_ok(ndx_tensor_scatter_nd(op, &inplace, indices, updates, &tight, &inplace, &err), &err);
     assert_tensor_eq(&inplace, &expect);
@@ -279,7 +279,7 @@ static void check_scatter_nd(const ndx_tensor *indices, const ndx_tensor *update
     assert_null(described.data);
     assert_int_equal(described.itemsize, expect.itemsize);
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = {threads, policy, 0};
+        ndx_options opt = {.num_threads = threads, .bad_indices = policy};
         ndx_tensor out = {0};
         assert_ok(ndx_scatter_nd(indices, updates, rank, shape, &opt, &out, &err), &err);
         assert_tensor_eq(&out, &expect);
@@ -518,7 +518,7 @@ static void any_budget_gives_the_same_bytes(void **state) {
     size_t out_bytes = test_nbytes(&tensor);
     for (size_t extra = 0; extra <= 90000 * 8 + 65536; extra += 40000) {
         for (int threads = 1; threads <= 3; threads += 2) {
-            ndx_options opt = {threads, NDX_BAD_INDICES_ERROR, out_bytes + extra};
+            ndx_options opt = {.num_threads = threads, .max_memory = out_bytes + extra};
             ndx_tensor out = {0};
             ndx_error err;
             assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx, &upd, &opt, &out, &err),
@@ -592,7 +592,7 @@ static void scatter_on_first(ndx_scatter_op op, ndx_dtype dt, const void *start,
     ndx_tensor upd = test_tensor_from(dt, 0, 1, (int64_t[]){n_updates}, updates);
     ndx_error err;
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = {threads, NDX_BAD_INDICES_ERROR, 0};
+        ndx_options opt = {.num_threads = threads, .bad_indices = NDX_BAD_INDICES_ERROR};
         ndx_tensor out = {0};
         assert_ok(ndx_tensor_scatter_nd(op, &tensor, &idx, &upd, &opt, &out, &err), &err);
         if (threads > 1) assert_memory_equal(out.data, result, size);
@@ -889,6 +889,7 @@ static void empty_inputs(void **state) {
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
+
 /* Runs a failing tensor_scatter_nd both into a given output and in place, and checks that the
  * status and message are right and that neither the output nor the tensor changed. */
 static void expect_tensor_scatter_fails(ndx_scatter_op op, ndx_tensor *tensor,
@@ -914,13 +915,145 @@ static void expect_tensor_scatter_fails(ndx_scatter_op op, ndx_tensor *tensor,
     test_tensor_free(&out);
 }
 
+/* ---- scatter into an empty output ------------------------------------------------------------ */
+
+/* TensorFlow's rule (ScatterNdShapeHelper in common_shape_fns.cc, ValidEmptyOutputShape in
+ * scatter_nd_op.cc): when the output has no elements, it is an error if indices or updates has
+ * elements; with both empty the result is the empty output. Counted here straight from the
+ * shapes, for every variant: scatter_nd (numbers and strings) and tensor_scatter_nd_* with every
+ * op, allocating, into a given output and in place, and the shape functions. */
+static void check_empty_output_case(int rank, const int64_t *shape, int lead, const int64_t *ishape,
+                                    int depth) {
+    int64_t ifull[4], ushape[8];
+    int urank = 0;
+    for (int i = 0; i < lead; i++) ifull[i] = ushape[urank++] = ishape[i];
+    ifull[lead] = depth;
+    for (int i = depth; i < rank; i++) ushape[urank++] = shape[i];
+    ndx_tensor idx = test_tensor(NDX_INT32, 0, lead + 1, ifull);
+    int64_t index_count = test_count(&idx), update_count = 1, rows = 1;
+    for (int i = 0; i < urank; i++) update_count *= ushape[i];
+    for (int i = 0; i < lead; i++) rows *= ishape[i];
+    int refused = index_count > 0 || update_count > 0;
+    char dims[64], needle[160];
+    ndx_format_dims(dims, sizeof dims, rank, shape);
+    ndx_error err;
+    for (int strings = 0; strings < 2; strings++) {
+        ndx_dtype dt = strings ? NDX_STRING : NDX_FLOAT32;
+        size_t width = strings ? 3 : 0;
+        ndx_tensor upd = test_tensor(dt, width, urank, ushape);
+        ndx_tensor tensor = test_tensor(dt, width, rank, shape);
+        for (int o = 0; o < 5; o++) {
+            if (strings && all_ops[o] != NDX_SCATTER_UPDATE) continue;
+            snprintf(needle, sizeof needle,
+                     "tensor_scatter_nd_%s: indices has %lld index rows but tensor of shape %s "
+                     "has no elements",
+                     ndx_scatter_op_name(all_ops[o]), (long long)rows, dims);
+            if (refused) {
+                expect_tensor_scatter_fails(all_ops[o], &tensor, &idx, &upd, NULL,
+                                            NDX_E_INVALID_ARGUMENT, needle);
+                continue;
+            }
+            ndx_tensor out = {0};
+            assert_ok(ndx_tensor_scatter_nd(all_ops[o], &tensor, &idx, &upd, NULL, &out, &err),
+                      &err);
+            assert_tensor_eq(&out, &tensor);
+            ndx_tensor_free(&out);
+            ndx_tensor given = test_tensor(dt, width, rank, shape);
+            assert_ok(ndx_tensor_scatter_nd(all_ops[o], &tensor, &idx, &upd, NULL, &given, &err),
+                      &err);
+            assert_tensor_eq(&given, &tensor);
+            test_tensor_free(&given);
+            assert_ok(ndx_tensor_scatter_nd(all_ops[o], &tensor, &idx, &upd, NULL, &tensor, &err),
+                      &err);
+        }
+        ndx_tensor described;
+        ndx_status st = ndx_tensor_scatter_nd_shape(&tensor, &idx, &upd, &described, &err);
+        if (refused)
+            assert_fails(st, &err, NDX_E_INVALID_ARGUMENT, "has no elements");
+        else
+            assert_ok(st, &err);
+
+        /* scatter_nd: an empty output of the updates' dtype (strings of width 1). */
+        snprintf(needle, sizeof needle,
+                 "scatter_nd: indices has %lld index rows but output of shape %s has no elements",
+                 (long long)rows, dims);
+        ndx_tensor out = {0};
+        st = ndx_scatter_nd(&idx, &upd, rank, shape, NULL, &out, &err);
+        if (refused) {
+            assert_fails(st, &err, NDX_E_INVALID_ARGUMENT, needle);
+            assert_null(out.data);
+            assert_fails(ndx_scatter_nd_shape(&idx, &upd, rank, shape, &described, &err), &err,
+                         NDX_E_INVALID_ARGUMENT, needle);
+        } else {
+            assert_ok(st, &err);
+            ndx_tensor want = test_tensor(dt, strings ? 1 : 0, rank, shape);
+            assert_tensor_eq(&out, &want);
+            ndx_tensor_free(&out);
+            assert_ok(ndx_scatter_nd_shape(&idx, &upd, rank, shape, &described, &err), &err);
+            assert_int_equal(described.itemsize, want.itemsize);
+            ndx_tensor given = test_tensor(dt, strings ? 1 : 0, rank, shape);
+            assert_ok(ndx_scatter_nd(&idx, &upd, rank, shape, NULL, &given, &err), &err);
+            test_tensor_free(&given);
+            test_tensor_free(&want);
+        }
+        test_tensor_free(&upd);
+        test_tensor_free(&tensor);
+    }
+    test_tensor_free(&idx);
+}
+
+static void empty_output_rule(void **state) {
+    (void)state;
+    /* The zero in front, in the middle, at the end; and a rank-1 output. */
+    const int64_t shapes[4][3] = {{0, 3, 2}, {3, 0, 2}, {3, 2, 0}, {0}};
+    const int ranks[4] = {3, 3, 3, 1};
+    /* Index rows: one (rank-1 indices), two, none, and none in a 2-d grid. */
+    const int64_t leads[4][2] = {{0, 0}, {2, 0}, {0, 0}, {2, 0}};
+    const int lead_ranks[4] = {0, 1, 1, 2};
+    int errors = 0, results = 0;
+    for (int s = 0; s < 4; s++)
+        for (int l = 0; l < 4; l++)
+            for (int depth = 0; depth <= ranks[s]; depth++) {
+                check_empty_output_case(ranks[s], shapes[s], lead_ranks[l], leads[l], depth);
+                int64_t rows = 1;
+                for (int i = 0; i < lead_ranks[l]; i++) rows *= leads[l][i];
+                if (rows > 0 && depth > 0) errors++;
+                else results++;
+            }
+    /* Both outcomes were exercised, depth 0 with rows among the results. */
+    assert_true(errors > 0 && results > 0);
+    /* The documented cases by hand: rows of depth 0 into [0, 3] with updates [2, 0, 3] give the
+     * empty output (ndx refused them before); rows of depth 1 are refused. */
+    ndx_error err;
+    ndx_tensor tensor = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){0, 3}, NULL);
+    ndx_tensor idx0 = test_tensor_v(NDX_INT64, 0, 2, 2, 0);
+    ndx_tensor upd0 = ndx_tensor_make(NDX_INT64, 3, (int64_t[]){2, 0, 3}, NULL);
+    ndx_tensor out = {0};
+    assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx0, &upd0, NULL, &out, &err),
+              &err);
+    assert_int_equal(out.rank, 2);
+    assert_int_equal(out.shape[0], 0);
+    assert_int_equal(out.shape[1], 3);
+    ndx_tensor_free(&out);
+    ndx_tensor idx1 = test_tensor_v(NDX_INT64, 0, 2, 2, 1);
+    ndx_tensor upd1 = test_tensor_v(NDX_INT64, 0, 2, 2, 3);
+    assert_fails(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx1, &upd1, NULL, &out, &err),
+                 &err, NDX_E_INVALID_ARGUMENT,
+                 "tensor_scatter_nd_add: indices has 2 index rows but tensor of shape [0, 3] has "
+                 "no elements");
+    assert_null(out.data);
+    test_tensor_free(&idx0);
+    test_tensor_free(&idx1);
+    test_tensor_free(&upd1);
+}
+
 static void tensor_scatter_errors(void **state) {
     (void)state;
     ndx_tensor tensor = test_tensor_from(NDX_FLOAT32, 0, 2, (int64_t[]){4, 3},
                                          (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
     ndx_tensor idx = test_tensor_from(NDX_INT64, 0, 2, (int64_t[]){2, 2}, (int64_t[]){0, 1, 5, 2});
     ndx_tensor upd = test_tensor_from(NDX_FLOAT32, 0, 1, (int64_t[]){2}, (float[]){1, 2});
-    ndx_options opt = {2, NDX_BAD_INDICES_ERROR, 0};
+    ndx_options opt = {.num_threads = 2, .bad_indices = NDX_BAD_INDICES_ERROR};
 
     expect_tensor_scatter_fails(NDX_SCATTER_ADD, &tensor, &idx, &upd, &opt, NDX_E_OUT_OF_RANGE,
                                 "tensor_scatter_nd_add: indices[1] = [5, 2] is out of range for "
@@ -938,7 +1071,7 @@ static void tensor_scatter_errors(void **state) {
 
     expect_tensor_scatter_fails((ndx_scatter_op)9, &tensor, &idx, &upd, &opt,
                                 NDX_E_INVALID_ARGUMENT, "not an ndx_scatter_op");
-    ndx_options bad_policy = {1, (ndx_bad_indices)5, 0};
+    ndx_options bad_policy = {.num_threads = 1, .bad_indices = (ndx_bad_indices)5};
     expect_tensor_scatter_fails(NDX_SCATTER_ADD, &tensor, &idx, &upd, &bad_policy,
                                 NDX_E_INVALID_ARGUMENT, "bad_indices");
 
@@ -977,7 +1110,7 @@ static void tensor_scatter_errors(void **state) {
     test_tensor_free(&wrong);
     assert_fails(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx, &upd, &opt, NULL, &err),
                  &err, NDX_E_INVALID_ARGUMENT, "out is NULL");
-    ndx_options small = {1, NDX_BAD_INDICES_ERROR, 8};
+    ndx_options small = {.num_threads = 1, .max_memory = 8};
     ndx_tensor fresh = {0};
     assert_fails(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tensor, &idx, &upd, &small, &fresh, &err),
                  &err, NDX_E_MEMORY_BUDGET, "48 bytes");
@@ -1009,7 +1142,7 @@ static void tensor_scatter_errors(void **state) {
 
 static void unsupported_dtypes(void **state) {
     (void)state;
-    ndx_options opt = {1, NDX_BAD_INDICES_ERROR, 0};
+    ndx_options opt = {.num_threads = 1, .bad_indices = NDX_BAD_INDICES_ERROR};
     ndx_tensor idx = test_tensor_from(NDX_INT32, 0, 2, (int64_t[]){1, 1}, (int32_t[]){0});
     for (int d = 0; d < test_all_dtypes_count; d++) {
         ndx_dtype dt = test_all_dtypes[d];
@@ -1049,7 +1182,7 @@ static void late_bad_row_leaves_tensor_untouched(void **state) {
     test_set_index(&widx, 99, -3);
     ndx_tensor wupd = test_tensor_v(NDX_FLOAT32, 0, 2, 100, 4096);
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = {threads, NDX_BAD_INDICES_ERROR, 0};
+        ndx_options opt = {.num_threads = threads, .bad_indices = NDX_BAD_INDICES_ERROR};
         expect_tensor_scatter_fails(NDX_SCATTER_ADD, &tensor, &idx, &upd, &opt, NDX_E_OUT_OF_RANGE,
                                     ", 256] is out of range for tensor of shape [256, 256]");
         expect_tensor_scatter_fails(NDX_SCATTER_MAX, &wide, &widx, &wupd, &opt, NDX_E_OUT_OF_RANGE,
@@ -1091,7 +1224,7 @@ static void scatter_nd_errors(void **state) {
                  &err, NDX_E_OVERFLOW, "too large");
     assert_fails(ndx_scatter_nd(&idx, &upd, 2, (int64_t[]){0, 2}, NULL, &out, &err), &err,
                  NDX_E_INVALID_ARGUMENT, "has no elements");
-    ndx_options bad_policy = {1, (ndx_bad_indices)-1, 0};
+    ndx_options bad_policy = {.num_threads = 1, .bad_indices = (ndx_bad_indices)-1};
     assert_fails(ndx_scatter_nd(&idx, &upd, 2, (int64_t[]){4, 2}, &bad_policy, &out, &err), &err,
                  NDX_E_INVALID_ARGUMENT, "bad_indices");
     assert_fails(ndx_scatter_nd(&idx, &upd, 2, (int64_t[]){4, 2}, NULL, NULL, &err), &err,
@@ -1103,7 +1236,7 @@ static void scatter_nd_errors(void **state) {
                  NDX_E_INVALID_ARGUMENT, "tensor_scatter_nd: updates has shape [4, 2]");
     assert_untouched(&g, &out);
     /* Out of range rows with the ignore policy are skipped, not reported. */
-    ndx_options ignore = {2, NDX_BAD_INDICES_IGNORE, 0};
+    ndx_options ignore = {.num_threads = 2, .bad_indices = NDX_BAD_INDICES_IGNORE};
     assert_ok(ndx_scatter_nd(&idx, &upd, 2, (int64_t[]){4, 2}, &ignore, &out, &err), &err);
     assert_memory_equal(out.data, ((int32_t[]){1, 2, 0, 0, 0, 0, 0, 0}), 32);
     /* The string width ignores them too. */
@@ -1118,7 +1251,7 @@ static void scatter_nd_errors(void **state) {
     assert_fails(ndx_scatter_nd(&sidx, &supd, 1, (int64_t[]){2}, NULL, &sout, &err), &err,
                  NDX_E_OUT_OF_RANGE, "indices[1] = [9]");
     assert_null(sout.data);
-    ndx_options tiny = {1, NDX_BAD_INDICES_ERROR, 16};
+    ndx_options tiny = {.num_threads = 1, .max_memory = 16};
     ndx_tensor big_idx = test_tensor_v(NDX_INT32, 0, 2, 4, 1);
     ndx_tensor big_upd = test_strings(2, 1, (int64_t[]){4}, (const char *[]){"ab", "cd", "e", "f"});
     assert_fails(ndx_scatter_nd(&big_idx, &big_upd, 1, (int64_t[]){2}, &tiny, &sout, &err), &err,
@@ -1171,6 +1304,7 @@ int main(void) {
         cmocka_unit_test(scatter_nd_strings_concatenate),
         cmocka_unit_test(depth_zero_and_scalars),
         cmocka_unit_test(empty_inputs),
+        cmocka_unit_test(empty_output_rule),
         cmocka_unit_test(random_tensor_scatter),
         cmocka_unit_test(random_ignore_skips_bad_rows),
         cmocka_unit_test(random_scatter_nd),

@@ -152,4 +152,46 @@ def test_scatter_nd_shapes_and_errors():
         check(not os.path.exists(out), "a failed scatter_nd wrote its output")
 
 
+def test_empty_output_rule():
+    """TensorFlow's rule when the output has no elements: an error if indices or updates has
+    elements; with both empty the result is the empty output. Every variant, zeros in front,
+    in the middle and at the end of the output shape, index depth 0 to the rank."""
+    with Folder() as f:
+        for shape in [(0, 3, 2), (3, 0, 2), (3, 2, 0)]:
+            for depth in range(len(shape) + 1):
+                for lead in [(), (2,), (0,), (2, 0)]:
+                    indices = np.zeros(lead + (depth,), np.int64)
+                    refused = indices.size > 0 or np.prod(lead + shape[depth:]) > 0
+                    for dtype in ["float32", "S3", "U2"]:
+                        updates = np.zeros(lead + shape[depth:], dtype)
+                        tensor = np.zeros(shape, dtype)
+                        ops = OPS if dtype == "float32" else ["update"]
+                        what = f"output {shape}, indices {indices.shape}, {dtype}"
+                        for op in ops:
+                            out = f.path("out.npy")
+                            p = tensor_scatter(f, op, tensor, indices, updates,
+                                               expect=1 if refused else 0)
+                            if refused:
+                                check(error_of(p) == f"tensor_scatter_nd_{op}: indices has "
+                                      f"{int(np.prod(lead))} index rows but tensor of shape "
+                                      f"[{', '.join(map(str, shape))}] has no elements",
+                                      f"{op}, {what}: {p.stderr!r}")
+                                check(not os.path.exists(out), f"{op}, {what}: wrote an output")
+                            else:
+                                check(p.shape == shape and p.dtype.kind == np.dtype(dtype).kind,
+                                      f"{op}, {what}: got {p.shape} {p.dtype}")
+                                os.remove(out)
+                        p = run("scatter_nd", f.save("i.npy", indices), f.save("u.npy", updates),
+                                "--shape", ",".join(map(str, shape)), "-o", f.path("out.npy"),
+                                expect=1 if refused else 0)
+                        if refused:
+                            check("has no elements" in error_of(p), f"scatter_nd, {what}")
+                            check(not os.path.exists(f.path("out.npy")), f"scatter_nd, {what}")
+                        else:
+                            got = f.load("out.npy")
+                            check(got.shape == shape and got.dtype.kind == np.dtype(dtype).kind,
+                                  f"scatter_nd, {what}: got {got.shape} {got.dtype}")
+                            os.remove(f.path("out.npy"))
+
+
 main(globals())

@@ -1,0 +1,139 @@
+/* scatter_nd_plan.h — what planning (scatter_nd.c) hands to the runs of scatter_nd and
+ * tensor_scatter_nd_*: scatter_run.c (direct and columns), scatter_buckets.c (rows grouped by
+ * the thread that owns their destination) and scatter_strings.c (scatter_nd's concatenation).
+ *
+ * A plan holds every decision of one call: shapes and dtypes checked, every index row checked
+ * (unless bad rows are to be skipped), the path, and the exact scratch the run needs. The run
+ * then cannot fail: it writes the output and the scratch it is given, nothing else. Results are
+ * the same bytes at any thread count because every output element has exactly one owner thread,
+ * which applies the updates reaching it in index order: no atomics, no reductions.
+ *
+ *   plan -> [strings: ndx_scatter_nd_width with the scratch] -> output -> ndx_scatter_nd_run
+ *
+ * Private to the scatter family. */
+#ifndef NDX_SCATTER_ND_PLAN_H
+#define NDX_SCATTER_ND_PLAN_H
+
+#include "core.h"
+#include "index.h"
+#include "scatter_combine.h"
+
+/* Tuning. Ownership never depends on these, so they change speed only, never results. */
+#define SCATTER_LINE 64
+/* Rows between a destination's prefetch and its update. S1 on one thread, AMD EPYC: 4 ahead
+ * 12.5 ms, 8 8.7, 16 7.7, 32 8.5. */
+#define SCATTER_AHEAD 16
+/* The most of one slice worth prefetching. Wide rows need all of it: scatter-add of 2 KiB rows
+ * into 32 MiB (4 updates per row, one thread, AMD EPYC) took 16.0 ms prefetching 512 bytes of
+ * each, 10.9 prefetching all; 512-byte rows were unchanged. */
+#define SCATTER_PREFETCH_BYTES 4096
+#define SCATTER_ROW_GRAIN ((int64_t)1 << 14) /* index rows per worker of a pass over the rows */
+#define SCATTER_BLOCK_BYTES ((int64_t)1 << 19) /* a bucketed block: stays in L2 while updated */
+#define SCATTER_COLUMN_BYTES 256 /* least bytes of every slice worth a column thread of its own */
+
+typedef enum scatter_path {
+    SCATTER_DIRECT,   /* one thread walks the rows in order (small work, or no room for scratch) */
+    SCATTER_COLUMNS,  /* few wide slices: each thread owns columns of every slice, walks all rows */
+    SCATTER_ELEMENTS, /* slices of 1 to 16 bytes bucketed by cache-sized output block */
+    SCATTER_ROWS,     /* wider slices bucketed by owner thread */
+    SCATTER_STRINGS   /* scatter_nd of strings: concatenation in index order, one thread */
+} scatter_path;
+
+typedef struct scatter_plan {
+    const char *op;          /* name in messages: "tensor_scatter_nd_add", "scatter_nd" */
+    const char *target_name; /* what indices point into: "tensor" or "output" */
+    ndx_tensor want;         /* the output's description, data NULL (strings: width 0 until
+                                ndx_scatter_nd_width) */
+    const void *indices;
+    ndx_dtype index_dtype;
+    ndx_index_plan index;
+    const unsigned char *updates;
+    size_t itemsize;              /* of updates (and of the output, but for strings) */
+    const unsigned char *source;  /* tensor_scatter_nd: the tensor, copied into the output unless
+                                     the output is the tensor itself (in place) */
+    int zero_fill;                /* scatter_nd: the output starts as zeros */
+    ndx_combine k;
+    int64_t rows;       /* index rows: product of indices.shape[:-1] */
+    int64_t slices;     /* slices of the output: product of want.shape[:D] (0 if it is empty) */
+    int64_t slice;      /* elements per slice: product of want.shape[D:] (0 if it is empty) */
+    size_t slice_bytes; /* bytes per slice of updates */
+    int threads;
+    scatter_path path;
+    size_t scratch_bytes; /* exactly what the run (and, for strings, the width) needs */
+
+    /* The bucketed paths (scatter_buckets.c): the output is cut into blocks of 2^shift slices,
+     * the blocks into runs of about equal work, one per owner thread. */
+    int shift;
+    int64_t blocks;
+    int row_workers;  /* workers of the passes over the rows */
+    int owners;
+    size_t packed;    /* elements: bytes of update carried in each entry */
+    size_t stride;    /* bytes per entry */
+    int64_t per_chunk;   /* elements: entries per chunk */
+    size_t chunk_bytes;  /* elements: a next-chunk offset, then per_chunk entries */
+    size_t counters_bytes; /* rows: the counters at the start of the scratch, zeroed by the run */
+    size_t parts[3];       /* byte offsets of the scratch's parts */
+    int64_t pool_first[NDX_MAX_WORKERS]; /* elements: where each worker's chunks start */
+} scatter_plan;
+
+/* ---- planning (scatter_nd.c) --------------------------------------------------------------- */
+
+/* Plans tensor_scatter_nd_<op>(tensor, indices, updates) into `out` (out->data NULL: the call
+ * allocates it, which leaves less room for scratch; out->data == tensor->data: in place). */
+ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_tensor *tensor,
+                                      const ndx_tensor *indices, const ndx_tensor *updates,
+                                      const ndx_tensor *out, scatter_plan *p);
+/* Plans scatter_nd(indices, updates, shape) into `out` (as above). */
+ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx_tensor *updates,
+                               int rank, const int64_t *shape, const ndx_tensor *out,
+                               scatter_plan *p);
+
+/* ---- strings (scatter_strings.c) ----------------------------------------------------------- */
+
+/* A string scatter_nd's output width is read from the values: with the plan's scratch, sets
+ * p->want.itemsize to the longest concatenation any destination receives (at least 1). Rows out
+ * of range are left out. Fails only when the output of that width is too large to address. */
+ndx_status ndx_scatter_nd_width(scatter_plan *p, void *scratch, ndx_error *err);
+/* The scratch the width needs (0 when nothing can reach the output); 0 on overflow. */
+int scatter_width_scratch(const scatter_plan *p, size_t *bytes);
+void scatter_strings_run(const scatter_plan *p, unsigned char *out);
+
+/* ---- running (scatter_run.c, scatter_buckets.c) ------------------------------------------- */
+
+/* Applies the planned scatter to out (described by p->want), using exactly p->scratch_bytes of
+ * 64-byte aligned scratch (NULL when 0). Cannot fail; allocates nothing. */
+void ndx_scatter_nd_run(const scatter_plan *p, const ndx_tensor *out, void *scratch);
+
+/* Sizes the bucketed path chosen for p (SCATTER_ELEMENTS or SCATTER_ROWS: blocks, owners,
+ * scratch parts): 1 when its scratch fits in `room` bytes, 0 when it does not (or a block would
+ * hold more slices than an entry can name). */
+int scatter_buckets_plan(scatter_plan *p, size_t room);
+void scatter_buckets_run(const scatter_plan *p, unsigned char *out, void *scratch);
+
+/* Slices this small travel inside the entries of the elements path. */
+static inline int scatter_small_element(size_t slice_bytes) {
+    return slice_bytes == 1 || slice_bytes == 2 || slice_bytes == 4 || slice_bytes == 8 ||
+           slice_bytes == 16;
+}
+
+/* The output starts as zeros, as a copy of the tensor, or as it is (in place). */
+static inline void scatter_fill(const scatter_plan *p, unsigned char *out, size_t offset,
+                                size_t bytes) {
+    if (p->zero_fill)
+        memset(out + offset, 0, bytes);
+    else if (out != p->source)
+        memcpy(out + offset, p->source + offset, bytes);
+}
+
+/* Asks for the first bytes (up to SCATTER_PREFETCH_BYTES) of a slice a later row will use, with
+ * NDX_PREFETCH_W (to write) or NDX_PREFETCH (to read): destinations land anywhere in the
+ * output, and the update rows an owner applies are scattered among the others' rows, so the
+ * hardware cannot guess either. S1 with two owners took 20 ms without prefetching the update
+ * rows, 10.5 ms with it. */
+#define SCATTER_PREFETCH_SLICE(p, bytes, PREFETCH)                                             \
+    do {                                                                                       \
+        size_t n_ = (bytes) > SCATTER_PREFETCH_BYTES ? SCATTER_PREFETCH_BYTES : (bytes);       \
+        for (size_t x_ = 0; x_ < n_; x_ += SCATTER_LINE) PREFETCH((p) + x_);                   \
+    } while (0)
+
+#endif /* NDX_SCATTER_ND_PLAN_H */

@@ -1,0 +1,95 @@
+/* scatter_run.c — running a planned scatter: the direct and columns paths, which walk every row
+ * in index order, and the dispatch to the bucketed and string paths. */
+#include "scatter_nd_plan.h"
+
+#define DIRECT_BATCH 256
+
+/* Applies every row, in index order, to columns [c0, c1) of its destination slice. Rows out of
+ * range (only under NDX_BAD_INDICES_IGNORE: the plan checked them otherwise) are skipped. */
+static void apply_rows(const scatter_plan *p, unsigned char *out, int64_t c0, int64_t c1) {
+    const void *idx = p->indices;
+    ndx_dtype dt = p->index_dtype;
+    size_t sb = p->slice_bytes, itemsize = p->itemsize;
+    if (p->slice == 1) {
+        /* Single elements: resolve a batch of rows, then let the typed kernel apply it. */
+        int64_t slots[DIRECT_BATCH];
+        for (int64_t r0 = 0; r0 < p->rows; r0 += DIRECT_BATCH) {
+            int64_t n = p->rows - r0 < DIRECT_BATCH ? p->rows - r0 : DIRECT_BATCH;
+            for (int64_t i = 0; i < n; i++) slots[i] = ndx_index_row(&p->index, idx, dt, r0 + i);
+            p->k.points(out, slots, p->updates + (size_t)r0 * sb, n, itemsize);
+        }
+        return;
+    }
+    /* Slices: resolve each row SCATTER_AHEAD rows early and prefetch its destination. */
+    size_t off = (size_t)c0 * itemsize, bytes = (size_t)(c1 - c0) * itemsize;
+    int64_t ring[SCATTER_AHEAD];
+    for (int64_t r = 0; r < SCATTER_AHEAD && r < p->rows; r++) {
+        ring[r] = ndx_index_row(&p->index, idx, dt, r);
+        if (ring[r] >= 0)
+            SCATTER_PREFETCH_SLICE(out + (size_t)ring[r] * sb + off, bytes, NDX_PREFETCH_W);
+    }
+    for (int64_t r = 0; r < p->rows; r++) {
+        int64_t s = ring[r % SCATTER_AHEAD];
+        if (r + SCATTER_AHEAD < p->rows) {
+            int64_t next = ndx_index_row(&p->index, idx, dt, r + SCATTER_AHEAD);
+            ring[r % SCATTER_AHEAD] = next;
+            if (next >= 0)
+                SCATTER_PREFETCH_SLICE(out + (size_t)next * sb + off, bytes, NDX_PREFETCH_W);
+        }
+        if (s < 0) continue;
+        p->k.run(out + (size_t)s * sb + off, p->updates + (size_t)r * sb + off, c1 - c0,
+                 itemsize);
+    }
+}
+
+static void fill_all(const scatter_plan *p, unsigned char *out) {
+    size_t bytes = (size_t)p->slices * p->slice_bytes;
+    if (p->zero_fill)
+        ndx_parallel_zero(out, bytes, p->threads);
+    else if (out != p->source)
+        ndx_parallel_copy(out, p->source, bytes, p->threads);
+}
+
+/* ---- columns: worker ranges are whole cache lines of a slice, so threads seldom share a line */
+
+typedef struct columns_job {
+    const scatter_plan *p;
+    unsigned char *out;
+} columns_job;
+
+static int64_t elements_per_line(size_t itemsize) {
+    return SCATTER_LINE % itemsize == 0 ? (int64_t)(SCATTER_LINE / itemsize) : 1;
+}
+
+static void columns_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const columns_job *j = ctx;
+    int64_t per_line = elements_per_line(j->p->itemsize);
+    int64_t c0 = begin * per_line, c1 = end * per_line;
+    if (c1 > j->p->slice) c1 = j->p->slice;
+    if (c0 < c1) apply_rows(j->p, j->out, c0, c1);
+}
+
+static void run_columns(const scatter_plan *p, unsigned char *out) {
+    fill_all(p, out);
+    columns_job j = {p, out};
+    int64_t per_line = elements_per_line(p->itemsize);
+    int64_t lines = (p->slice + per_line - 1) / per_line;
+    int64_t grain = SCATTER_COLUMN_BYTES / (per_line * (int64_t)p->itemsize);
+    ndx_parallel_for(p->threads, lines, grain < 1 ? 1 : grain, columns_fn, &j);
+}
+
+void ndx_scatter_nd_run(const scatter_plan *p, const ndx_tensor *out, void *scratch) {
+    unsigned char *dst = out->data;
+    if (p->slices == 0) return; /* an empty output: nothing to write */
+    switch (p->path) {
+    case SCATTER_STRINGS: scatter_strings_run(p, dst); break;
+    case SCATTER_ELEMENTS:
+    case SCATTER_ROWS: scatter_buckets_run(p, dst, scratch); break;
+    case SCATTER_COLUMNS: run_columns(p, dst); break;
+    case SCATTER_DIRECT:
+        fill_all(p, dst);
+        apply_rows(p, dst, 0, p->slice);
+        break;
+    }
+}
