@@ -1,0 +1,49 @@
+/* stitch_plan.h — dynamic_stitch's plan: what dynamic_stitch.c (infer and plan) hands to
+ * stitch_run.c (run). Private to the stitches. */
+#ifndef NDX_STITCH_PLAN_H
+#define NDX_STITCH_PLAN_H
+
+#include "core.h"
+
+typedef struct stitch_plan {
+    const char *op;
+    int n;
+    const ndx_tensor *indices;
+    const ndx_tensor *data;
+    int64_t total;     /* index elements over all parts */
+    int64_t max_part;  /* most index elements in one part */
+    int64_t max_index; /* largest index, -1 when there is none */
+    int64_t rows;      /* output rows: max_index + 1 */
+    int sorted;        /* no indices[m] ever decreases */
+    size_t row_bytes;  /* bytes of one output row */
+    ndx_tensor out;    /* the output's description, data NULL */
+    /* The run's path, chosen by the plan: */
+    int threads;
+    int64_t grain;       /* least output rows per worker */
+    int workers;         /* 0: nothing to write */
+    int merge;           /* every part sorted: walk the parts block by block */
+    size_t stride;       /* merge: cursors per worker, n rounded up to a cache line */
+    int wide;            /* otherwise: winner codes are uint64_t (else uint32_t) */
+    int shift;           /* a code is (m << shift) | i */
+    size_t scratch_bytes; /* merge cursors or the winner table: exactly what the run uses */
+} stitch_plan;
+
+/* Index elements of one part (its view was checked). */
+static inline int64_t stitch_part_count(const ndx_tensor *t) {
+    int64_t c = 0;
+    ndx_dims_product(t->rank, t->shape, &c);
+    return c;
+}
+
+/* Plan: checks the views, infers (every shape check, before any index is read), scans every
+ * index (negative ones fail; the largest gives the row count), sizes the output and chooses the
+ * run's path and scratch. c->op names the op in messages. Allocates nothing. */
+ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const ndx_tensor *data,
+                           stitch_plan *p);
+/* Refuses a call whose output (when `allocating`) and scratch exceed the budget or the machine,
+ * naming the largest index, before anything is allocated. */
+ndx_status ndx_stitch_check_memory(const ndx_call *c, const stitch_plan *p, int allocating);
+/* Run: writes every row of out with p->scratch_bytes of scratch. Cannot fail. */
+void ndx_stitch_run(const stitch_plan *p, void *out, void *scratch);
+
+#endif /* NDX_STITCH_PLAN_H */
