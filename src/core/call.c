@@ -30,11 +30,16 @@ static void default_release(void *user, void *block) {
 
 ndx_status ndx_call_begin(ndx_call *c, const char *op, const ndx_options *opt, const void *out,
                           ndx_error *err) {
+    if (!out) {
+        ndx_error_clear(err);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", op);
+    }
+    return ndx_call_begin_outs(c, op, opt, err);
+}
+
+ndx_status ndx_call_begin_outs(ndx_call *c, const char *op, const ndx_options *opt,
+                               ndx_error *err) {
     ndx_error_clear(err);
-    c->op = op;
-    c->err = err;
-    c->used = 0;
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", op);
     return ndx_call_init(c, op, opt, err);
 }
 

@@ -128,6 +128,9 @@ typedef struct ndx_call {
  * opt->bad_indices, opt->allocator) and resolves threads, budget and allocator. */
 ndx_status ndx_call_begin(ndx_call *c, const char *op, const ndx_options *opt, const void *out,
                           ndx_error *err);
+/* ndx_call_begin for an op whose outputs are an array it checks itself (dynamic_partition). */
+ndx_status ndx_call_begin_outs(ndx_call *c, const char *op, const ndx_options *opt,
+                               ndx_error *err);
 /* The part of ndx_call_begin that validates and resolves the options, for callers inside the
  * project that are not ops (the io layer): err is neither cleared nor given an out check. */
 ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, ndx_error *err);

@@ -1,0 +1,45 @@
+/* partition_plan.h — dynamic_partition's plan: what dynamic_partition.c (infer and plan) hands to
+ * partition_run.c (counting and placing rows). Private to dynamic_partition.
+ *
+ * The outputs' sizes are partition counts, so one step sits between plan and run: the count,
+ * which reads every id into the plan's scratch (per worker, per partition) and fails on the first
+ * id out of range. The run then places the rows and cannot fail. */
+#ifndef NDX_PARTITION_PLAN_H
+#define NDX_PARTITION_PLAN_H
+
+#include "core.h"
+
+/* One (worker, partition) cell of the scratch: a row count after the count, then where the
+ * worker's next row for that partition goes. */
+typedef union {
+    int64_t count;
+    unsigned char *at;
+} part_slot;
+
+typedef struct part_plan {
+    const ndx_tensor *data;
+    const ndx_tensor *partitions;
+    int np;           /* num_partitions */
+    int64_t rows;     /* elements of partitions */
+    size_t row_bytes; /* bytes of one row */
+    ndx_tensor desc;  /* every output's description, with shape[0] left to fill */
+    int threads;
+    int64_t grain;   /* least rows per worker */
+    int workers;     /* of the count and the run (0: no rows) */
+    size_t stride;   /* slots per worker: np rounded up to a cache line */
+    size_t scratch_bytes; /* workers * stride slots: exactly what count and run use */
+} part_plan;
+
+/* Plan: checks the views and infers (every shape check; `have_outs`: the caller gave outputs);
+ * sizes the scratch. Reads no id. */
+ndx_status ndx_partition_plan(ndx_call *c, const ndx_tensor *data, const ndx_tensor *partitions,
+                              int num_partitions, int have_outs, part_plan *p);
+/* Count: checks every id against [0, np) and counts rows per worker and partition into the
+ * scratch; fails naming the first bad id. */
+ndx_status ndx_partition_count(const part_plan *p, void *scratch, ndx_error *err);
+/* The view of output q after the count (data NULL). */
+ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q);
+/* Run: places every row into outs[q].data (each of ndx_partition_output's size). Cannot fail. */
+void ndx_partition_run(const part_plan *p, void *scratch, ndx_tensor *outs);
+
+#endif /* NDX_PARTITION_PLAN_H */
