@@ -112,8 +112,8 @@ static ndx_status plan_concat(int axis, int n, const ndx_sparse_tensor *inputs, 
 ndx_status ndx_sparse_concat_shape(int axis, int n, const ndx_sparse_tensor *inputs,
                                    int expand_nonconcat_dim, ndx_sparse_tensor *out,
                                    ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": out is NULL");
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, OP, NULL, out, err));
     concat_plan p;
     NDX_TRY(plan_concat(axis, n, inputs, expand_nonconcat_dim, &p, err));
     ndx_sparse_describe(out, p.nnz, p.rank, p.dtype, p.itemsize);
@@ -476,18 +476,20 @@ typedef struct {
     int64_t *ints; /* offsets (n), cuts ((chunks + 1) x n), cursors (chunks x n) */
     int *heaps;    /* chunks x n */
     int opened;
+    ndx_call *call; /* the call the scratch came from */
 } concat_scratch;
 
 static void release_scratch(concat_scratch *s) {
     for (int m = 0; m < s->opened; m++) ndx_sparse_close(&s->views[m]);
-    ndx_release(s->views);
-    ndx_release(s->ints);
-    ndx_release(s->heaps);
+    if (!s->call) return;
+    ndx_call_release(s->call, s->views);
+    ndx_call_release(s->call, s->ints);
+    ndx_call_release(s->call, s->heaps);
 }
 
 /* Sorts each input that is not in canonical order into scratch of its own, which then stands
  * for the input. One sorter, sized for the largest, serves them all. */
-static ndx_status sort_inputs(concat_scratch *s, int n, int threads, ndx_budget *b,
+static ndx_status sort_inputs(concat_scratch *s, int n, int threads, ndx_call *b,
                               ndx_error *err) {
     ndx_sparse_sorter sorter;
     NDX_TRY(ndx_sparse_sorter_init(&sorter, s->views, n, threads, b, err));
@@ -498,15 +500,16 @@ static ndx_status sort_inputs(concat_scratch *s, int n, int threads, ndx_budget 
         size_t idx_bytes = (size_t)(v->nnz * v->rank) * sizeof(int64_t);
         size_t val_bytes = (size_t)v->nnz * v->itemsize;
         void *mem;
-        ndx_status st = ndx_acquire(b, idx_bytes + val_bytes, 0, "sorted copy of an input",
-                                    &mem, err);
+        ndx_status st = ndx_call_acquire(b, idx_bytes + val_bytes, 0, "sorted copy of an input",
+                                    &mem);
         if (st != NDX_OK) {
             ndx_sparse_sorter_free(&sorter);
             return st;
         }
         ndx_sparse_sorter_run(&sorter, v, mem, (unsigned char *)mem + idx_bytes);
-        ndx_release(v->owned);
+        if (v->owned) ndx_call_release(b, v->owned);
         v->owned = mem;
+        v->call = b;
         v->idx = mem;
         v->values = (unsigned char *)mem + idx_bytes;
         v->sorted = 1;
@@ -516,10 +519,9 @@ static ndx_status sort_inputs(concat_scratch *s, int n, int threads, ndx_budget 
 }
 
 static ndx_status run_concat(const concat_plan *p, int n, const ndx_sparse_tensor *inputs,
-                             int threads, ndx_budget *b, concat_scratch *s,
+                             int threads, ndx_call *b, concat_scratch *s,
                              ndx_sparse_tensor *out, ndx_error *err) {
-    NDX_TRY(ndx_acquire(b, (size_t)n * sizeof *s->views, 1, "input views", (void **)&s->views,
-                        err));
+    NDX_TRY(ndx_call_acquire(b, (size_t)n * sizeof *s->views, 1, "input views", (void **)&s->views));
     NDX_TRY(ndx_sparse_open_all(inputs, n, OP ": inputs", 1, b, threads, s->views, err));
     s->opened = n;
     NDX_TRY(sort_inputs(s, n, threads, b, err));
@@ -533,9 +535,9 @@ static ndx_status run_concat(const concat_plan *p, int n, const ndx_sparse_tenso
     job.itemsize = p->itemsize;
     /* n * (2 * chunks + 2) int64 and n * chunks int: small, as n is an int and chunks <= 64. */
     size_t cells = (size_t)n * (size_t)(2 * job.chunks + 2);
-    NDX_TRY(ndx_acquire(b, cells * sizeof(int64_t), 0, "merge cursors", (void **)&s->ints, err));
-    NDX_TRY(ndx_acquire(b, (size_t)n * (size_t)job.chunks * sizeof(int), 0, "merge heaps",
-                        (void **)&s->heaps, err));
+    NDX_TRY(ndx_call_acquire(b, cells * sizeof(int64_t), 0, "merge cursors", (void **)&s->ints));
+    NDX_TRY(ndx_call_acquire(b, (size_t)n * (size_t)job.chunks * sizeof(int), 0, "merge heaps",
+                        (void **)&s->heaps));
     int64_t *offset = s->ints;
     job.offset = offset;
     job.cuts = offset + n;
@@ -566,15 +568,14 @@ static ndx_status run_concat(const concat_plan *p, int n, const ndx_sparse_tenso
 ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
                              int expand_nonconcat_dim, const ndx_options *opt,
                              ndx_sparse_tensor *out, ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": out is NULL");
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, OP, opt, out, err));
     concat_plan p;
     NDX_TRY(plan_concat(axis, n, inputs, expand_nonconcat_dim, &p, err));
-    ndx_budget b;
-    ndx_budget_init(&b, opt, OP);
     concat_scratch s;
     memset(&s, 0, sizeof s);
-    ndx_status st = run_concat(&p, n, inputs, ndx_thread_count(opt), &b, &s, out, err);
+    s.call = &b;
+    ndx_status st = run_concat(&p, n, inputs, b.threads, &b, &s, out, err);
     release_scratch(&s);
     return st;
 }

@@ -109,8 +109,8 @@ static ndx_status check_dense(const ndx_tensor *dense, int64_t *count, ndx_error
 
 ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse_tensor *out,
                                      ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, D2S ": out is NULL");
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, D2S, NULL, out, err));
     int64_t count;
     NDX_TRY(check_dense(dense, &count, err));
     int64_t nnz = count_nonzero(dense->data, 0, count, zero_kind_of(dense->dtype, dense->itemsize),
@@ -169,13 +169,13 @@ static void d2s_write(void *ctx, int64_t w0, int64_t w1, int worker) {
 
 ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, D2S ": out is NULL");
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, D2S, opt, out, err));
     d2s_job job;
     NDX_TRY(check_dense(dense, &job.count, err));
     job.dense = dense;
     job.kind = zero_kind_of(dense->dtype, dense->itemsize);
-    job.chunks = ndx_sparse_chunks(ndx_thread_count(opt), job.count);
+    job.chunks = ndx_sparse_chunks(b.threads, job.count);
     ndx_parallel_for(job.chunks, job.chunks, 1, d2s_count, &job);
     int64_t nnz = 0;
     for (int w = 0; w < job.chunks; w++) {
@@ -185,8 +185,6 @@ ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
     }
     ndx_sparse_tensor want;
     ndx_sparse_describe(&want, nnz, dense->rank, dense->dtype, dense->itemsize);
-    ndx_budget b;
-    ndx_budget_init(&b, opt, D2S);
     NDX_TRY(ndx_sparse_prepare(&want, out, &b, err));
     job.out_idx = out->indices.data;
     job.out_values = out->values.data;
@@ -216,8 +214,8 @@ static ndx_status describe_dense(const ndx_sparse_view *v, ndx_tensor *out, ndx_
 
 ndx_status ndx_sparse_to_dense_shape(const ndx_sparse_tensor *sp, ndx_tensor *out,
                                      ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, S2D ": out is NULL");
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, S2D, NULL, out, err));
     ndx_sparse_view v;
     NDX_TRY(ndx_sparse_check_views(sp, S2D_SP, &v, err));
     ndx_tensor want;
@@ -233,12 +231,12 @@ static int64_t flat_offset(const int64_t *row, const int64_t *strides, int R) {
 }
 
 /* Fails naming the first entry whose index an earlier entry already has. */
-static ndx_status find_repeat(const ndx_sparse_view *v, const int64_t *strides, ndx_budget *b,
+static ndx_status find_repeat(const ndx_sparse_view *v, const int64_t *strides, ndx_call *b,
                               ndx_error *err) {
     if (v->strict || v->nnz < 2) return NDX_OK;
     uint64_t *seen;
     size_t words = (size_t)(v->volume / 64) + 1;
-    NDX_TRY(ndx_acquire(b, words * sizeof *seen, 1, "repeat bitmap", (void **)&seen, err));
+    NDX_TRY(ndx_call_acquire(b, words * sizeof *seen, 1, "repeat bitmap", (void **)&seen));
     const int R = v->rank;
     int64_t repeat = -1;
     for (int64_t i = 0; i < v->nnz && repeat < 0; i++) {
@@ -247,7 +245,7 @@ static ndx_status find_repeat(const ndx_sparse_view *v, const int64_t *strides, 
         if (seen[off >> 6] & bit) repeat = i;
         seen[off >> 6] |= bit;
     }
-    ndx_release(seen);
+    ndx_call_release(b, seen);
     if (repeat < 0) return NDX_OK;
     const int64_t *row = v->idx + repeat * R;
     int64_t first = 0;
@@ -304,11 +302,9 @@ static void s2d_scatter(void *ctx, int64_t b, int64_t e, int worker) {
 
 ndx_status ndx_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_value,
                                const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, S2D ": out is NULL");
-    ndx_budget b;
-    ndx_budget_init(&b, opt, S2D);
-    int threads = ndx_thread_count(opt);
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, S2D, opt, out, err));
+    int threads = b.threads;
     ndx_sparse_view v;
     NDX_TRY(ndx_sparse_open(sp, S2D_SP, &b, threads, &v, err));
     s2d_job job;
@@ -318,7 +314,7 @@ ndx_status ndx_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_
     int allocated;
     ndx_status st = describe_dense(&v, &want, err);
     if (st == NDX_OK) st = find_repeat(&v, job.strides, &b, err);
-    if (st == NDX_OK) st = ndx_prepare_output(&want, out, &b, 0, "out", &allocated, err);
+    if (st == NDX_OK) st = ndx_call_output(&b, &want, out, 0, "out", &allocated);
     if (st == NDX_OK) {
         job.fill = default_value;
         job.uniform = 1;

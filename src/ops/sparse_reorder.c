@@ -129,9 +129,10 @@ static int digit_slots(int64_t *hist, int chunks, int64_t n) {
 }
 
 ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *views, int n,
-                                  int threads, ndx_budget *b, ndx_error *err) {
+                                  int threads, ndx_call *b, ndx_error *err) {
     memset(s, 0, sizeof *s);
     s->threads = threads;
+    s->call = b;
     int wide = 0;
     for (int m = 0; m < n; m++) {
         if (views[m].sorted) continue;
@@ -143,14 +144,13 @@ ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *v
     if (!ndx_bytes_of(s->max_nnz, (wide ? 4 : 2) * sizeof(uint64_t), &bytes))
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: sorting %lld entries needs too much scratch",
                         b->op, (long long)s->max_nnz);
-    NDX_TRY(ndx_acquire(b, bytes, 0, "sort scratch", &s->scratch, err));
+    NDX_TRY(ndx_call_acquire(b, bytes, 0, "sort scratch", &s->scratch));
     s->wide = wide;
     void *hist; /* a run splits into at most as many chunks as the largest view would */
     size_t chunks = (size_t)ndx_sparse_chunks(threads, s->max_nnz);
-    ndx_status st = ndx_acquire(b, chunks * RADIX * sizeof(int64_t), 0, "sort counts", &hist,
-                                err);
+    ndx_status st = ndx_call_acquire(b, chunks * RADIX * sizeof(int64_t), 0, "sort counts", &hist);
     if (st != NDX_OK) {
-        ndx_release(s->scratch);
+        ndx_call_release(b, s->scratch);
         s->scratch = NULL;
         return st;
     }
@@ -159,8 +159,10 @@ ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *v
 }
 
 void ndx_sparse_sorter_free(ndx_sparse_sorter *s) {
-    ndx_release(s->scratch);
-    ndx_release(s->hist);
+    if (s->call) {
+        ndx_call_release(s->call, s->scratch);
+        ndx_call_release(s->call, s->hist);
+    }
     s->scratch = NULL;
     s->hist = NULL;
 }
@@ -216,8 +218,8 @@ void ndx_sparse_sorter_run(ndx_sparse_sorter *s, const ndx_sparse_view *v, int64
 
 ndx_status ndx_sparse_reorder_shape(const ndx_sparse_tensor *in, ndx_sparse_tensor *out,
                                     ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "sparse_reorder: out is NULL");
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, "sparse_reorder", NULL, out, err));
     ndx_sparse_view v;
     NDX_TRY(ndx_sparse_check_views(in, REORDER_IN, &v, err));
     ndx_sparse_describe(out, v.nnz, v.rank, v.dtype, v.itemsize);
@@ -226,11 +228,9 @@ ndx_status ndx_sparse_reorder_shape(const ndx_sparse_tensor *in, ndx_sparse_tens
 
 ndx_status ndx_sparse_reorder(const ndx_sparse_tensor *in, const ndx_options *opt,
                               ndx_sparse_tensor *out, ndx_error *err) {
-    ndx_error_clear(err);
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "sparse_reorder: out is NULL");
-    ndx_budget b;
-    ndx_budget_init(&b, opt, "sparse_reorder");
-    int threads = ndx_thread_count(opt);
+    ndx_call b;
+    NDX_TRY(ndx_call_begin(&b, "sparse_reorder", opt, out, err));
+    int threads = b.threads;
     ndx_sparse_view v;
     NDX_TRY(ndx_sparse_open(in, REORDER_IN, &b, threads, &v, err));
 

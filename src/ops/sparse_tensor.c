@@ -174,7 +174,7 @@ static ndx_status fail_bad_entry(const ndx_sparse_view *v, const char *what, int
 }
 
 /* Widens indices that are not int64 into scratch, so every op reads int64 rows. */
-static ndx_status widen(const ndx_sparse_tensor *sp, ndx_sparse_view *v, ndx_budget *b,
+static ndx_status widen(const ndx_sparse_tensor *sp, ndx_sparse_view *v, ndx_call *b,
                         ndx_error *err) {
     if (sp->indices.dtype == NDX_INT64) {
         v->idx = sp->indices.data;
@@ -182,12 +182,13 @@ static ndx_status widen(const ndx_sparse_tensor *sp, ndx_sparse_view *v, ndx_bud
     }
     int64_t cells = v->nnz * v->rank; /* fits: the indices tensor passed its check */
     void *wide;
-    NDX_TRY(ndx_acquire(b, (size_t)cells * sizeof(int64_t), 0, "widened indices", &wide, err));
+    NDX_TRY(ndx_call_acquire(b, (size_t)cells * sizeof(int64_t), 0, "widened indices", &wide));
     int64_t *w = wide;
     for (int64_t i = 0; i < cells; i++)
         w[i] = ndx_read_index(sp->indices.data, sp->indices.dtype, i);
     v->idx = w;
     v->owned = wide;
+    v->call = b;
     return NDX_OK;
 }
 
@@ -201,7 +202,7 @@ static void name_of(char *buf, size_t cap, const char *what, int indexed, int m)
 /* Scans every index of v[0..n) in one parallel pass; fails naming the first bad entry of the
  * first input that has one, else sets each view's sorted and strict. */
 static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int indexed,
-                           ndx_budget *b, int threads, ndx_error *err) {
+                           ndx_call *b, int threads, ndx_error *err) {
     scan_job job;
     job.v = v;
     job.n = n;
@@ -221,8 +222,7 @@ static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int inde
     if (pieces <= sizeof local / sizeof local[0]) {
         job.piece = local;
     } else {
-        NDX_TRY(ndx_acquire(b, pieces * sizeof(scan_result), 0, "index scan results", &heap,
-                            err));
+        NDX_TRY(ndx_call_acquire(b, pieces * sizeof(scan_result), 0, "index scan results", &heap));
         job.piece = heap;
     }
     for (size_t k = 0; k < pieces; k++) job.piece[k] = (scan_result){-1, 0, 0};
@@ -249,12 +249,12 @@ static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int inde
         if (!v[m].sorted) v[m].strict = 0;
         first = end;
     }
-    ndx_release(heap);
+    ndx_call_release(b, heap);
     return st;
 }
 
 ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
-                               ndx_budget *b, int threads, ndx_sparse_view *v, ndx_error *err) {
+                               ndx_call *b, int threads, ndx_sparse_view *v, ndx_error *err) {
     memset(v, 0, (size_t)n * sizeof *v);
     ndx_status st = NDX_OK;
     for (int m = 0; m < n && st == NDX_OK; m++) {
@@ -269,22 +269,21 @@ ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *w
     return st;
 }
 
-ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_budget *b,
+ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_call *b,
                            int threads, ndx_sparse_view *v, ndx_error *err) {
     return ndx_sparse_open_all(sp, 1, what, 0, b, threads, v, err);
 }
 
 void ndx_sparse_close(ndx_sparse_view *v) {
     if (!v) return;
-    ndx_release(v->owned);
+    if (v->owned) ndx_call_release(v->call, v->owned);
     v->owned = NULL;
 }
 
 ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err) {
-    ndx_error_clear(err);
     if (!what) what = "sparse tensor";
-    ndx_budget b;
-    ndx_budget_init(&b, NULL, what);
+    ndx_call b;
+    NDX_TRY(ndx_call_begin_outs(&b, what, NULL, err));
     ndx_sparse_view v;
     NDX_TRY(ndx_sparse_open(sp, what, &b, 1, &v, err));
     ndx_sparse_close(&v);
@@ -321,18 +320,17 @@ void ndx_sparse_describe(ndx_sparse_tensor *out, int64_t nnz, int rank, ndx_dtyp
 }
 
 ndx_status ndx_sparse_prepare(const ndx_sparse_tensor *want, ndx_sparse_tensor *out,
-                              ndx_budget *b, ndx_error *err) {
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", b->op);
+                              ndx_call *b, ndx_error *err) {
     ndx_sparse_tensor saved = *out;
     ndx_tensor *outs[3] = {&out->indices, &out->values, &out->dense_shape};
     const ndx_tensor *wants[3] = {&want->indices, &want->values, &want->dense_shape};
     static const char *const names[3] = {"out.indices", "out.values", "out.dense_shape"};
     int allocated[3] = {0, 0, 0};
     for (int k = 0; k < 3; k++) {
-        ndx_status st = ndx_prepare_output(wants[k], outs[k], b, 0, names[k], &allocated[k], err);
+        ndx_status st = ndx_call_output(b, wants[k], outs[k], 0, names[k], &allocated[k]);
         if (st != NDX_OK) {
             for (int j = 0; j < k; j++)
-                if (allocated[j]) ndx_release(outs[j]->data);
+                if (allocated[j]) ndx_call_release(b, outs[j]->data);
             *out = saved;
             return st;
         }

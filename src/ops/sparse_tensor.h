@@ -35,6 +35,7 @@ typedef struct ndx_sparse_view {
     int sorted;                  /* rows never decrease: canonical order, repeats allowed */
     int strict;                  /* rows always increase: canonical order without repeats */
     void *owned;
+    ndx_call *call;              /* the call `owned` came from */
 } ndx_sparse_view;
 
 /* Checks the three views of `sp` against each other (no index value is read; dense_shape values
@@ -46,13 +47,13 @@ ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
 /* ndx_sparse_check_views, then reads every index: widens it to int64 when needed (scratch from
  * `b`), checks that every coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the first
  * entry that does not) and sets `sorted` and `strict`. On failure nothing is left to release. */
-ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_budget *b,
+ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_call *b,
                            int threads, ndx_sparse_view *v, ndx_error *err);
 /* ndx_sparse_open for sp[0..n) at once, named "<what>[m]" when `indexed` (else "<what>"): the
  * views are checked and widened one by one, then all their indices are read in one parallel
  * pass split evenly over every entry. On failure nothing is left to release. */
 ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
-                               ndx_budget *b, int threads, ndx_sparse_view *v, ndx_error *err);
+                               ndx_call *b, int threads, ndx_sparse_view *v, ndx_error *err);
 /* Releases what ndx_sparse_open acquired (safe on a zeroed view). */
 void ndx_sparse_close(ndx_sparse_view *v);
 
@@ -75,12 +76,13 @@ typedef struct ndx_sparse_sorter {
     int64_t max_nnz;
     int wide;
     int threads;
+    ndx_call *call; /* the call the scratch came from */
 } ndx_sparse_sorter;
 
 /* Takes scratch from `b` for sorting those of views[0..n) that are not sorted (none if all
  * are). */
 ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *views, int n,
-                                  int threads, ndx_budget *b, ndx_error *err);
+                                  int threads, ndx_call *b, ndx_error *err);
 /* Writes the entries of `v` (one of the views the sorter was set up for) into dst_idx
  * ([nnz, rank] int64) and dst_values in canonical order; entries with equal indices keep their
  * relative order. A view already sorted is copied. */
@@ -109,6 +111,6 @@ void ndx_sparse_describe(ndx_sparse_tensor *out, int64_t nnz, int rank, ndx_dtyp
  * so on. On failure whatever it allocated is released and *out is restored, so the caller's
  * views are as they were. */
 ndx_status ndx_sparse_prepare(const ndx_sparse_tensor *want, ndx_sparse_tensor *out,
-                              ndx_budget *b, ndx_error *err);
+                              ndx_call *b, ndx_error *err);
 
 #endif /* NDX_SPARSE_TENSOR_H */
