@@ -7,38 +7,21 @@
 
 /* ---- the three views -------------------------------------------------------------------- */
 
-/* One of the three views: well formed, of the wanted rank, of an index dtype when asked. */
-static ndx_status check_part(const ndx_tensor *t, const char *what, const char *part,
-                             int want_rank, int index_dtype, ndx_error *err) {
-    char name[160];
-    snprintf(name, sizeof name, "%s.%s", what, part);
-    NDX_TRY(ndx_tensor_check(t, name, NULL, NULL, err));
-    if (index_dtype && !ndx_is_index_dtype(t->dtype))
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s must be int16, int32 or int64, not %s",
-                        name, ndx_dtype_name(t->dtype));
-    if (t->rank != want_rank) {
-        char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, t->rank, t->shape);
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has shape %s but must be %s", name,
-                        dims, want_rank == 2 ? "a matrix [N, R]" : "a vector");
-    }
-    return NDX_OK;
-}
-
 ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
                                   ndx_sparse_view *v, ndx_error *err) {
     memset(v, 0, sizeof *v);
     if (!sp) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is NULL", what);
-    NDX_TRY(check_part(&sp->indices, what, "indices", 2, 1, err));
-    NDX_TRY(check_part(&sp->dense_shape, what, "dense_shape", 1, 1, err));
-    NDX_TRY(check_part(&sp->values, what, "values", 1, 0, err));
-
-    int64_t rank = sp->dense_shape.shape[0];
-    if (rank < 1 || rank > NDX_MAX_RANK)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s.dense_shape has %lld entries: a SparseTensor has rank 1 to %d", what,
-                        (long long)rank, NDX_MAX_RANK);
-    v->rank = (int)rank;
+    ndx_sparse_spec specs = ndx_sparse_spec_of(sp);
+    int rank = 0;
+    NDX_TRY(ndx_sparse_check_specs(&specs, what, &rank, &v->nnz, err));
+    static const char *const parts[3] = {"indices", "dense_shape", "values"};
+    const ndx_tensor *views[3] = {&sp->indices, &sp->dense_shape, &sp->values};
+    for (int k = 0; k < 3; k++) {
+        char name[160];
+        snprintf(name, sizeof name, "%s.%s", what, parts[k]);
+        NDX_TRY(ndx_tensor_check(views[k], name, NULL, NULL, err)); /* the data is there */
+    }
+    v->rank = rank;
     for (int d = 0; d < v->rank; d++) {
         v->dims[d] = ndx_read_index(sp->dense_shape.data, sp->dense_shape.dtype, d);
         if (v->dims[d] < 0)
@@ -51,15 +34,6 @@ ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
         return ndx_fail(err, NDX_E_OVERFLOW,
                         "%s.dense_shape %s has more elements than int64_t can count", what, dims);
     }
-    if (sp->indices.shape[1] != rank)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s.indices has %lld columns but dense_shape has %lld entries", what,
-                        (long long)sp->indices.shape[1], (long long)rank);
-    v->nnz = sp->indices.shape[0];
-    if (sp->values.shape[0] != v->nnz)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s.values has %lld elements but indices has %lld rows", what,
-                        (long long)sp->values.shape[0], (long long)v->nnz);
     v->values = sp->values.data;
     v->dtype = sp->values.dtype;
     v->itemsize = sp->values.itemsize;

@@ -38,6 +38,11 @@ typedef struct ndx_sparse_view {
     ndx_call *call;              /* the call `owned` came from */
 } ndx_sparse_view;
 
+/* The shape checks of a SparseTensor's three specs against each other (sparse_infer.c): sets
+ * *rank (dense_shape's length) and *nnz (the entry count), each NDX_UNKNOWN when unknown. */
+ndx_status ndx_sparse_check_specs(const ndx_sparse_spec *sp, const char *what, int *rank,
+                                  int64_t *nnz, ndx_error *err);
+
 /* Checks the three views of `sp` against each other (no index value is read; dense_shape values
  * are) and fills every field of `v` but idx, sorted, strict and owned. `what` names the tensor
  * in messages, e.g. "sparse_concat: inputs[1]". */
