@@ -98,26 +98,46 @@ static void parallel_for_covers_once(void **state) {
             assert_true(n == 0 ? w == 0 : (w >= 1 && w <= (n / 10 > 0 ? n / 10 : 1)));
         }
     }
+    /* the call context resolves threads once: 0 means every core, and NDX_MAX_WORKERS caps it */
     ndx_options opt = {0};
-    assert_true(ndx_thread_count(&opt) >= 1);
+    ndx_call c;
+    ndx_error err;
+    assert_int_equal(ndx_call_begin(&c, "test_op", &opt, &opt, &err), NDX_OK);
+    assert_true(c.threads >= 1);
     opt.num_threads = 3;
-    assert_int_equal(ndx_thread_count(&opt), 3);
-    assert_true(ndx_thread_count(NULL) >= 1);
+    assert_int_equal(ndx_call_begin(&c, "test_op", &opt, &opt, &err), NDX_OK);
+    assert_int_equal(c.threads, 3);
+    opt.num_threads = 100000;
+    assert_int_equal(ndx_call_begin(&c, "test_op", &opt, &opt, &err), NDX_OK);
+    assert_int_equal(c.threads, NDX_MAX_WORKERS);
+    assert_int_equal(ndx_call_begin(&c, "test_op", NULL, &opt, &err), NDX_OK);
+    assert_true(c.threads >= 1);
+    /* one spelling of each option in messages, and a NULL output refused first */
+    opt.bad_indices = (ndx_bad_indices)7;
+    assert_fails(ndx_call_begin(&c, "test_op", &opt, &opt, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "test_op: opt->bad_indices = 7 is neither NDX_BAD_INDICES_ERROR nor "
+                 "NDX_BAD_INDICES_IGNORE");
+    assert_fails(ndx_call_begin(&c, "test_op", &opt, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "test_op: out is NULL");
 }
 
 static void budget_caps_allocation(void **state) {
     (void)state;
     ndx_options opt = {0};
     opt.max_memory = 1000;
-    ndx_budget b;
-    ndx_budget_init(&b, &opt, "test_op");
+    ndx_call b;
     ndx_error err;
+    assert_int_equal(ndx_call_begin(&b, "test_op", &opt, &opt, &err), NDX_OK);
     void *p = NULL, *q = NULL;
-    assert_int_equal(ndx_acquire(&b, 600, 1, "scratch", &p, &err), NDX_OK);
+    assert_int_equal(ndx_call_room(&b), 1000);
+    assert_int_equal(ndx_call_acquire(&b, 600, 1, "scratch", &p), NDX_OK);
     assert_non_null(p);
-    assert_fails(ndx_acquire(&b, 600, 0, "output", &q, &err), &err, NDX_E_MEMORY_BUDGET, "600 bytes");
+    assert_int_equal(ndx_call_room(&b), 400);
+    assert_fails(ndx_call_acquire(&b, 600, 0, "output", &q), &err, NDX_E_MEMORY_BUDGET,
+                 "test_op: output needs 600 bytes, over the memory budget of 1000 bytes (600 "
+                 "already in use by this call)");
     assert_null(q);
-    ndx_release(p);
+    ndx_call_release(&b, p);
     size_t bytes;
     assert_false(ndx_bytes_of(INT64_MAX, 16, &bytes));
     int64_t dims[3] = {1 << 30, 1 << 30, 1 << 30};

@@ -156,9 +156,6 @@ void ndx_call_drop_output(ndx_call *c, ndx_tensor *out, int allocated);
 
 /* ---- threads ----------------------------------------------------------------------------- */
 
-/* The number of threads an op may use: opt->num_threads, or the online cores when it is 0. */
-int ndx_thread_count(const ndx_options *opt);
-
 /* Runs fn(ctx, begin, end, worker) over contiguous chunks of [0, n), one per worker, using at most
  * `threads` workers and at least `grain` items per worker (so small work stays on the calling
  * thread). The split depends only on n, threads and grain, so results are reproducible.
@@ -174,31 +171,9 @@ static inline int64_t ndx_chunk_begin(int64_t n, int workers, int w) {
 
 /* ---- memory ------------------------------------------------------------------------------ */
 
-/* Tracks what one call allocates against opt->max_memory. */
-typedef struct ndx_budget {
-    size_t limit; /* 0: none */
-    size_t used;
-    const char *op;
-} ndx_budget;
-
-void ndx_budget_init(ndx_budget *b, const ndx_options *opt, const char *op);
-
 /* The machine's physical memory in bytes, or 0 when it cannot be told. A single block larger
  * than this is refused before it is tried (it could only fail, thrash, or abort a sanitizer). */
 size_t ndx_physical_memory(void);
-
-/* Allocates `bytes` (64-byte aligned, huge pages advised for large blocks) charged to the
- * budget; fails with NDX_E_MEMORY_BUDGET or NDX_E_NO_MEMORY and a message naming `what`.
- * bytes == 0 gives *p = NULL and NDX_OK. Free with ndx_release (or ndx_tensor_free). */
-ndx_status ndx_acquire(ndx_budget *b, size_t bytes, int zeroed, const char *what, void **p,
-                       ndx_error *err);
-void ndx_release(void *p);
-
-/* Makes `out` ready to receive an output described by `want` (dtype, itemsize, rank, shape):
- * if out->data is NULL it allocates (zeroed when asked) and sets *allocated = 1; otherwise it
- * checks that out matches `want` exactly. On success *out holds want's description and data. */
-ndx_status ndx_prepare_output(const ndx_tensor *want, ndx_tensor *out, ndx_budget *b, int zeroed,
-                              const char *what, int *allocated, ndx_error *err);
 
 /* NDX_OK when a caller's output view `out` is exactly `want` (dtype, itemsize, rank, shape);
  * otherwise fails with a message showing both. */

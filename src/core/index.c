@@ -32,7 +32,7 @@ typedef struct {
 
 /* Inlined with a constant dtype (and depth, when > 0) so the dtype switch of ndx_read_index and
  * the loop over coordinates fold away; the dims live in locals the loop can keep in registers. */
-static inline __attribute__((always_inline)) int64_t
+NDX_ALWAYS_INLINE int64_t
 first_bad_in(const ndx_index_plan *p, const void *idx, ndx_dtype dt, int depth, int64_t begin,
              int64_t end) {
     uint64_t dims[NDX_MAX_RANK];

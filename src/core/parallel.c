@@ -4,12 +4,6 @@
 
 #include "core.h"
 
-int ndx_thread_count(const ndx_options *opt) {
-    int n = opt ? opt->num_threads : 0;
-    if (n <= 0) n = omp_get_num_procs();
-    return n < 1 ? 1 : n;
-}
-
 int ndx_parallel_workers(int threads, int64_t n, int64_t grain) {
     if (n <= 0) return 0;
     if (grain < 1) grain = 1;

@@ -10,7 +10,7 @@
  * crowd out the ones being copied), then the slice is stored. About 4 KiB in flight keeps the
  * memory system busy without evicting lines before they are used. Inlined with a constant
  * `store`, so each kind of store gets its own loop. */
-static inline __attribute__((always_inline)) void
+NDX_ALWAYS_INLINE void
 gather_with(unsigned char *dst, const unsigned char *src, const int64_t *offsets, int64_t n,
             size_t size, void (*store)(unsigned char *, const unsigned char *, size_t)) {
     int64_t ahead = size >= 4096 ? 1 : size <= 256 ? 16 : (int64_t)(4096 / size);
@@ -66,9 +66,9 @@ ndx_slice_gather_fn ndx_slice_gather_for(const void *dst, size_t size, int strea
     uintptr_t at = (uintptr_t)dst;
     if (streaming && size % 16 == 0 && at % 16 == 0) {
 #if defined(NDX_WIDE_STREAMING)
-        if (size % 64 == 0 && at % 64 == 0 && __builtin_cpu_supports("avx512f"))
+        if (size % 64 == 0 && at % 64 == 0 && ndx_cpu_has_avx512f())
             return gather_streamed_64;
-        if (size % 32 == 0 && at % 32 == 0 && __builtin_cpu_supports("avx2"))
+        if (size % 32 == 0 && at % 32 == 0 && ndx_cpu_has_avx2())
             return gather_streamed_32;
 #endif
         return gather_streamed_16;

@@ -239,7 +239,7 @@ static void make_cuts(merge_job *job, int64_t total) {
 
 /* Rows are copied with the rank as a compile-time constant where it is small, so the copy of a
  * short run is a few moves instead of library calls. */
-static inline __attribute__((always_inline)) void copy_rows(int64_t *dst, const int64_t *src,
+NDX_ALWAYS_INLINE void copy_rows(int64_t *dst, const int64_t *src,
                                                             int64_t len, int R, int axis,
                                                             int64_t off) {
     for (int64_t r = 0; r < len; r++) {
@@ -248,7 +248,8 @@ static inline __attribute__((always_inline)) void copy_rows(int64_t *dst, const 
     }
 }
 
-/* Runs at least this large go through the streaming copy. */
+/* Runs at least this large go through the streaming copy (a run of one input inside an output
+ * that is already large, hence a smaller threshold than NDX_STREAM_MIN_BYTES for whole outputs). */
 #define STREAM_BYTES ((size_t)1 << 20)
 
 /* A long run: dst = src with `off` added to coordinate `axis` of each row, written with
@@ -289,7 +290,7 @@ static void copy_rows_stream(int64_t *dst, const int64_t *src, int64_t len, int 
 }
 
 /* Copies len elements of `size` bytes: short runs by fixed-size moves, long ones by memcpy. */
-static inline __attribute__((always_inline)) void copy_values(unsigned char *dst,
+NDX_ALWAYS_INLINE void copy_values(unsigned char *dst,
                                                               const unsigned char *src,
                                                               int64_t len, size_t size) {
     if (len <= 16) {
@@ -306,7 +307,7 @@ static inline __attribute__((always_inline)) void copy_values(unsigned char *dst
 
 /* Copies entries [s, s + len) of input m to output position o, moving its axis coordinate by
  * the input's offset. R is the rank, a constant where the caller inlines this. */
-static inline __attribute__((always_inline)) void copy_run_k(const merge_job *job, int m,
+NDX_ALWAYS_INLINE void copy_run_k(const merge_job *job, int m,
                                                              int64_t s, int64_t len, int64_t o,
                                                              int R) {
     const size_t size = job->itemsize;
@@ -335,13 +336,13 @@ static void copy_run(const merge_job *job, int m, int64_t s, int64_t len, int64_
 }
 
 /* Lead comparisons (the first L coordinates; L is a constant where inlined). */
-static inline __attribute__((always_inline)) int lead_cmp(const int64_t *a, const int64_t *b,
+NDX_ALWAYS_INLINE int lead_cmp(const int64_t *a, const int64_t *b,
                                                           int L) {
     for (int d = 0; d < L; d++)
         if (a[d] != b[d]) return a[d] < b[d] ? -1 : 1;
     return 0;
 }
-static inline __attribute__((always_inline)) int lead_eq(const int64_t *a, const int64_t *b,
+NDX_ALWAYS_INLINE int lead_eq(const int64_t *a, const int64_t *b,
                                                          int L) {
     for (int d = 0; d < L; d++)
         if (a[d] != b[d]) return 0;
@@ -350,7 +351,7 @@ static inline __attribute__((always_inline)) int lead_eq(const int64_t *a, const
 
 /* Copies input m's run of entries that share the lead `key`, from its cursor up to `end`;
  * returns where the run ends. */
-static inline __attribute__((always_inline)) int64_t take_run_k(const merge_job *job, int m,
+NDX_ALWAYS_INLINE int64_t take_run_k(const merge_job *job, int m,
                                                                 int64_t cur, int64_t end,
                                                                 const int64_t *key, int64_t o,
                                                                 int R, int L) {
@@ -366,7 +367,7 @@ static inline __attribute__((always_inline)) int64_t take_run_k(const merge_job 
 
 /* Few inputs: per group, find the smallest lead by a linear look at every cursor, then take
  * the runs with that lead in input order. */
-static inline __attribute__((always_inline)) void merge_linear_k(const merge_job *job,
+NDX_ALWAYS_INLINE void merge_linear_k(const merge_job *job,
                                                                  int64_t *cur,
                                                                  const int64_t *end, int64_t o,
                                                                  int R, int L) {

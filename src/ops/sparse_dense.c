@@ -47,7 +47,7 @@ static zero_kind zero_kind_of(ndx_dtype dtype, size_t itemsize) {
     }
 }
 
-static inline __attribute__((always_inline)) int is_nonzero(const unsigned char *e,
+NDX_ALWAYS_INLINE int is_nonzero(const unsigned char *e,
                                                             zero_kind kind, size_t size) {
     uint16_t h;
     uint32_t f[2];
@@ -69,7 +69,7 @@ static inline __attribute__((always_inline)) int is_nonzero(const unsigned char 
     return 0;
 }
 
-static inline __attribute__((always_inline)) int64_t count_kind(const unsigned char *p,
+NDX_ALWAYS_INLINE int64_t count_kind(const unsigned char *p,
                                                                 int64_t b, int64_t e,
                                                                 zero_kind kind, size_t size) {
     int64_t c = 0;

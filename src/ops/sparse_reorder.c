@@ -86,7 +86,7 @@ static void scatter_digits(void *ctx, int64_t w0, int64_t w1, int worker) {
     }
 }
 
-static inline __attribute__((always_inline)) void gather_rows(const sort_job *job, int64_t b,
+NDX_ALWAYS_INLINE void gather_rows(const sort_job *job, int64_t b,
                                                               int64_t e, int R) {
     const size_t size = job->v->itemsize;
     const uint64_t mask = job->pos ? 0 : ((uint64_t)1 << job->pos_bits) - 1;

@@ -66,7 +66,7 @@ static int row_outside(const int64_t *row, int R, const int64_t *dims) {
  *     when a row repeats. Differences of rows outside dense_shape are meaningless, but such a
  *     row fails the call anyway.
  * Only when some coordinate is out of range are the rows scanned again to find the first. */
-static inline __attribute__((always_inline)) void scan_rows(const int64_t *idx, int R,
+NDX_ALWAYS_INLINE void scan_rows(const int64_t *idx, int R,
                                                             const int64_t *dims,
                                                             const int64_t *strides, int64_t b,
                                                             int64_t e, scan_result *res) {

@@ -112,7 +112,7 @@ static inline void ndx_copy_item(unsigned char *dst, const unsigned char *src, s
 void ndx_sparse_describe(ndx_sparse_tensor *out, int64_t nnz, int rank, ndx_dtype dtype,
                          size_t itemsize);
 
-/* ndx_prepare_output for the three views of `out` against `want`, named "<op>: out.indices" and
+/* ndx_call_output for the three views of `out` against `want`, named "<op>: out.indices" and
  * so on. On failure whatever it allocated is released and *out is restored, so the caller's
  * views are as they were. */
 ndx_status ndx_sparse_prepare(const ndx_sparse_tensor *want, ndx_sparse_tensor *out,
