@@ -460,6 +460,8 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
 /* 6. Helpers for callers that print tensors and messages                                      */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Big enough for any shape ndx prints (longer ones end in "..."). */
+#define NDX_DIMS_TEXT 128
 /* Writes "[d0, d1, ...]" for `rank` values into buf (always NUL-terminated; "...]" if cut). */
 NDX_API void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims);
 /* float16 and bfloat16 bits to and from float (rounding to nearest even, as TensorFlow's Eigen). */

@@ -4,7 +4,6 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "core.h"
 #include "print.h"
 
 static const cli_command info_cmd = {

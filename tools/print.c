@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "half.h"
 
 #define LINE_WIDTH 80
 #define SUMMARY_THRESHOLD 1000 /* NumPy's: more elements than this are summarised */

@@ -31,8 +31,6 @@ void ndx_error_clear(ndx_error *err);
     } while (0)
 
 
-/* Big enough for any shape ndx prints in a message (longer ones end in "..."). */
-#define NDX_DIMS_TEXT 128
 
 /* Writes the coordinates of element `flat` of a row-major `shape` of rank `rank` as "[a, b]"
  * (a rank-0 shape gives "[]"); zero dims count as one, so any flat value gives something. */
