@@ -87,13 +87,6 @@ ndx_status ndx_fail_bad_index_row(ndx_error *err, const char *op, const ndx_tens
                                   const int64_t *target_shape) {
     int depth = indices->rank > 0 ? (int)indices->shape[indices->rank - 1] : 1;
     int lead = indices->rank > 0 ? indices->rank - 1 : 0;
-    int64_t pos[NDX_MAX_RANK];
-    int64_t rest = row;
-    for (int k = lead - 1; k >= 0; k--) {
-        int64_t d = indices->shape[k] > 0 ? indices->shape[k] : 1;
-        pos[k] = rest % d;
-        rest /= d;
-    }
     int64_t coords[NDX_MAX_RANK];
     int negative = 0;
     for (int k = 0; k < depth && k < NDX_MAX_RANK; k++) {
@@ -102,7 +95,7 @@ ndx_status ndx_fail_bad_index_row(ndx_error *err, const char *op, const ndx_tens
     }
     char where[NDX_DIMS_TEXT], value[NDX_DIMS_TEXT], shape[NDX_DIMS_TEXT];
     if (lead > 0)
-        ndx_format_dims(where, sizeof where, lead, pos);
+        ndx_format_position(where, sizeof where, lead, indices->shape, row);
     else
         where[0] = '\0';
     ndx_format_dims(value, sizeof value, depth < NDX_MAX_RANK ? depth : NDX_MAX_RANK, coords);

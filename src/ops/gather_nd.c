@@ -124,13 +124,8 @@ static ndx_status fail_gather_row(const ndx_tensor *params, const ndx_tensor *in
     if (b == 0)
         return ndx_fail_bad_index_row(err, OP, indices, row, "params", params->rank,
                                       params->shape);
-    int64_t batch = row / rows_per_batch, pos[NDX_MAX_RANK];
-    for (int k = b - 1; k >= 0; k--) {
-        pos[k] = batch % params->shape[k];
-        batch /= params->shape[k];
-    }
     char dims[NDX_DIMS_TEXT], name[NDX_DIMS_TEXT + 8];
-    ndx_format_dims(dims, sizeof dims, b, pos);
+    ndx_format_position(dims, sizeof dims, b, params->shape, row / rows_per_batch);
     snprintf(name, sizeof name, "params%s", dims);
     return ndx_fail_bad_index_row(err, OP, indices, row, name, params->rank - b,
                                   params->shape + b);

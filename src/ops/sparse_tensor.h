@@ -73,7 +73,7 @@ static inline int ndx_rows_cmp(const int64_t *a, const int64_t *b, int n) {
 /* Row-major strides of dims[0..rank) (the caller knows their product fits in int64_t). */
 void ndx_sparse_strides(int rank, const int64_t *dims, int64_t *strides);
 
-/* The stable canonical sort (see sparse_reorder.c). Scratch is taken once, sized for the
+/* The stable canonical sort (sparse_sort.c). Scratch is taken once, sized for the
  * largest view it will sort, so sorting cannot fail once it is set up. */
 typedef struct ndx_sparse_sorter {
     void *scratch;  /* tag arrays (and position arrays when `wide`) of max_nnz entries */
