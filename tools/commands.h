@@ -11,6 +11,9 @@ int ndx_cmd_tensor_scatter_nd(int argc, char **argv);
 int ndx_cmd_dynamic_stitch(int argc, char **argv);
 int ndx_cmd_dynamic_partition(int argc, char **argv);
 int ndx_cmd_sparse_concat(int argc, char **argv);
+int ndx_cmd_sparse_reorder(int argc, char **argv);
+int ndx_cmd_sparse_to_dense(int argc, char **argv);
+int ndx_cmd_dense_to_sparse(int argc, char **argv);
 int ndx_cmd_info(int argc, char **argv);
 int ndx_cmd_demo(int argc, char **argv);
 

@@ -25,6 +25,9 @@ static const command_entry commands[] = {
     {"dynamic_stitch", ndx_cmd_dynamic_stitch, "interleave data files by their index files"},
     {"dynamic_partition", ndx_cmd_dynamic_partition, "split DATA into N files by partition id"},
     {"sparse_concat", ndx_cmd_sparse_concat, "concatenate sparse tensors (.npz)"},
+    {"sparse_reorder", ndx_cmd_sparse_reorder, "put a sparse tensor's entries in canonical order"},
+    {"sparse_to_dense", ndx_cmd_sparse_to_dense, "a sparse tensor (.npz) as a dense array (.npy)"},
+    {"dense_to_sparse", ndx_cmd_dense_to_sparse, "the nonzero entries of an array as a sparse tensor"},
     {"info", ndx_cmd_info, "show dtype, shape and size of .npy and sparse .npz files"},
     {"bench", ndx_cmd_bench, "time ndx on the fixed speed workloads G1 ... C1"},
 };

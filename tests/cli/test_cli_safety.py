@@ -26,6 +26,9 @@ def prepare(f):
             dense_shape=np.array([2, 2]))
     f.savez("sp3.npz", indices=np.array([[0, 1, 0]]), values=np.array([1.0]),
             dense_shape=np.array([2, 2, 1]))
+    f.savez("rep.npz", indices=np.array([[0, 1], [0, 1]]), values=np.array([1.0, 2.0]),
+            dense_shape=np.array([2, 2]))
+    f.save("scalar.npy", np.array(3.0))
     with open(f.path("junk.npy"), "wb") as fh:
         fh.write(b"\x93NUMPY\x01\x00\x40\x00{'descr': '<f8', 'fortran_order': False, 'shape': (99,), }")
     with open(f.path("junk.npz"), "wb") as fh:
@@ -63,13 +66,24 @@ FAILING = [
     ("sparse_concat --axis 0 -o {outz} {sp} {junkz}", 1),
     ("sparse_concat --axis 2 -o {outz} {sp} {sp}", 1),
     ("sparse_concat -o {outz} {sp} {sp}", 2),
+    ("sparse_reorder {junkz} -o {outz}", 1),
+    ("sparse_reorder {sp} {sp} -o {outz}", 2),
+    ("sparse_to_dense {rep} -o {out}", 1),
+    ("sparse_to_dense {sp} -o {out} --default-value x", 1),
+    ("sparse_to_dense {sp} -o {out} --max-memory 8", 1),
+    ("sparse_to_dense {sp}", 2),
+    ("dense_to_sparse {scalar} -o {outz}", 1),
+    ("dense_to_sparse {junk} -o {outz}", 1),
+    ("dense_to_sparse {params} -o {outz} --threads -x", 2),
 ]
 
 
 def names(f):
     n = {k: f.path(k + ".npy") for k in ("params", "good_i", "bad_i", "upd", "parts",
-                                          "bad_parts", "neg_i", "junk", "missing", "out")}
+                                          "bad_parts", "neg_i", "junk", "missing", "out",
+                                          "scalar")}
     n.update(sp=f.path("sp.npz"), sp3=f.path("sp3.npz"), junkz=f.path("junk.npz"),
+             rep=f.path("rep.npz"),
              outz=f.path("out.npz"), pre=f.path("pre"))
     return n
 
