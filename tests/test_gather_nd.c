@@ -5,6 +5,7 @@
  * and without streaming stores, slices in source order, huge slices in pieces) and output
  * handling. */
 #include "ndx_test.h"
+#include "reference.h"
 
 #include <stdio.h>
 
@@ -40,44 +41,20 @@ static void expect_failure(const ndx_tensor *params, const ndx_tensor *indices, 
     assert_untouched(&g, out);
 }
 
-/* ---- the naive reference --------------------------------------------------------------- */
+/* ---- the reference ------------------------------------------------------------------------ */
 
-/* Walks every output element with an odometer over the output shape and finds its params
- * element from scratch: batch coordinates, then the index row's coordinates, then the rest.
- * A row with a coordinate outside its dimension gives zeros. out must have the result's shape. */
+/* The shared naive reference (tests/reference/): an odometer over the output that finds every
+ * element from scratch; a row with a coordinate outside its dimension gives zeros. `out` must
+ * have the result's shape. */
 static void reference_gather(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                              ndx_tensor *out) {
-    int lead = indices->rank - 1;
-    int depth = (int)indices->shape[lead];
-    int64_t count = test_count(out);
-    size_t w = params->itemsize;
-    int64_t pos[2 * NDX_MAX_RANK] = {0};
-    for (int64_t e = 0; e < count; e++) {
-        int64_t row = 0;
-        for (int k = 0; k < lead; k++) row = row * indices->shape[k] + pos[k];
-        int64_t pc[NDX_MAX_RANK];
-        int bad = 0;
-        for (int k = 0; k < batch_dims; k++) pc[k] = pos[k];
-        for (int k = 0; k < depth; k++) {
-            int64_t c = test_get_index(indices, row * depth + k);
-            if (c < 0 || c >= params->shape[batch_dims + k]) bad = 1;
-            pc[batch_dims + k] = c;
-        }
-        for (int k = batch_dims + depth; k < params->rank; k++)
-            pc[k] = pos[lead + k - batch_dims - depth];
-        unsigned char *dst = (unsigned char *)out->data + e * w;
-        if (bad) {
-            memset(dst, 0, w);
-        } else {
-            int64_t flat = 0;
-            for (int k = 0; k < params->rank; k++) flat = flat * params->shape[k] + pc[k];
-            memcpy(dst, (const unsigned char *)params->data + flat * w, w);
-        }
-        for (int k = out->rank - 1; k >= 0; k--) {
-            if (++pos[k] < out->shape[k]) break;
-            pos[k] = 0;
-        }
-    }
+    ndx_options zero_bad = {.bad_indices = NDX_BAD_INDICES_IGNORE};
+    ndx_tensor ref = {0};
+    char why[REF_WHY];
+    assert_int_equal(ref_gather_nd(params, indices, batch_dims, &zero_bad, &ref, why), REF_OK);
+    assert_int_equal(test_nbytes(&ref), test_nbytes(out));
+    if (test_nbytes(out)) memcpy(out->data, ref.data, test_nbytes(out));
+    ref_tensor_free(&ref);
 }
 
 /* The result's view (data owned by the test): indices.shape[:-1] + params.shape[b + D:]. */

@@ -3,6 +3,7 @@
  * references written here, partition -> stitch round trips, thread-count independence and every
  * error path (each leaving its outputs untouched). */
 #include "ndx_test.h"
+#include "reference.h"
 
 #include <stdio.h>
 
@@ -12,54 +13,24 @@ typedef ndx_status (*stitch_fn)(int, const ndx_tensor *, const ndx_tensor *, con
                                 ndx_tensor *, ndx_error *);
 static const stitch_fn stitchers[2] = {ndx_dynamic_stitch, ndx_parallel_dynamic_stitch};
 
-/* ---- naive references ---------------------------------------------------------------------- */
+/* ---- the reference ------------------------------------------------------------------------ */
 
-static int64_t dims_product(int n, const int64_t *d) {
-    int64_t c = 1;
-    for (int i = 0; i < n; i++) c *= d[i];
-    return c;
-}
-
-/* merged[indices[m][i]] = data[m][i] in (m, i) order over zeros. */
+/* merged[indices[m][i]] = data[m][i] in (m, i) order over zeros: the shared naive reference. */
 static ndx_tensor naive_stitch(int n, const ndx_tensor *ix, const ndx_tensor *d) {
-    int64_t largest = -1;
-    for (int m = 0; m < n; m++)
-        for (int64_t i = 0; i < test_count(&ix[m]); i++)
-            if (test_get_index(&ix[m], i) > largest) largest = test_get_index(&ix[m], i);
-    int crank = d[0].rank - ix[0].rank;
-    int64_t shape[NDX_MAX_RANK];
-    shape[0] = largest + 1;
-    for (int k = 0; k < crank; k++) shape[k + 1] = d[0].shape[ix[0].rank + k];
-    ndx_tensor out = test_tensor(d[0].dtype, d[0].itemsize, crank + 1, shape);
-    size_t rb = (size_t)dims_product(crank, shape + 1) * d[0].itemsize;
-    for (int m = 0; m < n; m++)
-        for (int64_t i = 0; i < test_count(&ix[m]); i++)
-            memcpy((char *)out.data + test_get_index(&ix[m], i) * rb,
-                   (const char *)d[m].data + i * rb, rb);
+    ndx_tensor out = {0};
+    char why[REF_WHY];
+    ref_verdict v = ref_dynamic_stitch(n, ix, d, &out, why);
+    if (v != REF_OK) fail_msg("the reference refuses this stitch: %s", why);
     return out;
 }
 
-/* outs[p] = the rows of data whose id is p, in order: count, then append. */
+/* outs[p] = the rows of data whose id is p, in order: the shared naive reference. */
 static void naive_partition(const ndx_tensor *data, const ndx_tensor *ids, int np,
                             ndx_tensor *outs) {
-    int crank = data->rank - ids->rank;
-    int64_t rows = test_count(ids);
-    size_t rb = (size_t)dims_product(crank, data->shape + ids->rank) * data->itemsize;
-    int64_t *count = calloc((size_t)np, sizeof *count);
-    assert_non_null(count);
-    for (int64_t i = 0; i < rows; i++) count[test_get_index(ids, i)]++;
-    for (int p = 0; p < np; p++) {
-        int64_t shape[NDX_MAX_RANK];
-        shape[0] = count[p];
-        for (int k = 0; k < crank; k++) shape[k + 1] = data->shape[ids->rank + k];
-        outs[p] = test_tensor(data->dtype, data->itemsize, crank + 1, shape);
-        count[p] = 0; /* now the next free row */
-    }
-    for (int64_t i = 0; i < rows; i++) {
-        int64_t p = test_get_index(ids, i);
-        memcpy((char *)outs[p].data + (count[p]++) * rb, (const char *)data->data + i * rb, rb);
-    }
-    free(count);
+    char why[REF_WHY];
+    memset(outs, 0, (size_t)np * sizeof *outs);
+    ref_verdict v = ref_dynamic_partition(data, ids, np, outs, why);
+    if (v != REF_OK) fail_msg("the reference refuses this partition: %s", why);
 }
 
 /* ---- helpers ------------------------------------------------------------------------------- */

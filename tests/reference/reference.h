@@ -1,13 +1,15 @@
 /* reference.h — naive reference implementations of every op, written from ndx.h alone (they share
- * no code with src/ops): plain loops over elements, one index row at a time. Each decides whether
+ * no code with src/ops; float16 and bfloat16 round through ndx.h's public conversions, tested on
+ * their own in tests/test_core.c): plain loops over elements, one index row at a time. The tests
+ * and the fuzz harnesses both judge the library against them. Each decides whether
  * the call is valid and, when it is, builds the expected result in tensors it owns.
  *
  * The verdict is REF_OK (the op must accept, unless the memory budget refuses it), REF_ERROR (the
  * op must reject), or REF_EITHER where ndx.h leaves it open or TensorFlow would refuse what ndx
  * may accept (for example index rows into an empty tensor); then an accepting op must still match
  * the result given. `why` receives a short reason for the verdict. */
-#ifndef NDX_FUZZ_REFERENCE_H
-#define NDX_FUZZ_REFERENCE_H
+#ifndef NDX_TEST_REFERENCE_H
+#define NDX_TEST_REFERENCE_H
 
 #include <stddef.h>
 
@@ -17,9 +19,9 @@ typedef enum ref_verdict { REF_OK = 0, REF_ERROR, REF_EITHER } ref_verdict;
 
 #define REF_WHY 192
 
-/* The largest result a reference builds; larger ones are refused by every budget the fuzz
- * options set (fz_options caps memory whenever sizes can grow). */
-#define REF_MAX_BYTES ((size_t)16 << 20)
+/* The largest result a reference builds: room for the tests' large cases (tens of MiB); the
+ * fuzz harnesses never get near it, as every budget fz_options sets refuses far less. */
+#define REF_MAX_BYTES ((size_t)256 << 20)
 
 /* The conditions ndx.h gives for a well-formed view (ndx_tensor_check), checked independently. */
 int ref_view_ok(const ndx_tensor *t);
@@ -71,4 +73,4 @@ void ref_sparse_free(ndx_sparse_tensor *sp);
 int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want, int ties,
                      char *why);
 
-#endif /* NDX_FUZZ_REFERENCE_H */
+#endif /* NDX_TEST_REFERENCE_H */

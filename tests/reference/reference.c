@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "half.h" /* float16 / bfloat16 rounding, tested on its own in tests/test_core.c */
 
 /* ---- small helpers --------------------------------------------------------------------------- */
 
@@ -127,11 +126,11 @@ int ref_scatter_supports(ndx_scatter_op op, ndx_dtype d) {
 static float half_value(const unsigned char *p, ndx_dtype d) {
     uint16_t h;
     memcpy(&h, p, 2);
-    return d == NDX_FLOAT16 ? ndx_half_to_float(h) : ndx_bf16_to_float(h);
+    return d == NDX_FLOAT16 ? ndx_float16_to_float(h) : ndx_bfloat16_to_float(h);
 }
 
 static void store_half(unsigned char *p, ndx_dtype d, float v) {
-    uint16_t h = d == NDX_FLOAT16 ? ndx_float_to_half(v) : ndx_float_to_bf16(v);
+    uint16_t h = d == NDX_FLOAT16 ? ndx_float_to_float16(v) : ndx_float_to_bfloat16(v);
     memcpy(p, &h, 2);
 }
 
