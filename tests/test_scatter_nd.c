@@ -1,9 +1,10 @@
 /* test_scatter_nd.c — tensor_scatter_nd_{update,add,sub,min,max} and scatter_nd checked against a
- * naive dense reference written here (one serial loop over the rows in index order), the
+ * naive dense reference (tests/reference/: one serial loop over the rows in index order), the
  * TensorFlow doc examples, arithmetic corner cases (float16 rounding per step, integer
  * wraparound, NaN in min/max), bool OR and string concatenation, thread counts, in-place runs
  * and every error path. */
 #include "ndx_test.h"
+#include "reference.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,148 +13,31 @@
 
 /* ---- the reference -------------------------------------------------------------------------- */
 
-/* Integers are read and written as little-endian bytes, widened to 64 bits. */
-static int64_t ref_load_int(const unsigned char *p, size_t size, int is_signed) {
-    uint64_t v = 0;
-    memcpy(&v, p, size);
-    if (is_signed && size < 8 && ((v >> (size * 8 - 1)) & 1)) v |= ~(uint64_t)0 << (size * 8);
-    return (int64_t)v;
+/* tensor_scatter_nd_<op> and scatter_nd by the shared naive reference (tests/reference/): one
+ * serial loop over the rows in index order; rows out of range are skipped, as the IGNORE policy
+ * does (the callers' inputs are in range unless they test that policy). */
+static ndx_tensor reference_tensor_scatter(ndx_scatter_op op, const ndx_tensor *tensor,
+                                           const ndx_tensor *indices, const ndx_tensor *updates) {
+    ndx_options skip = {.bad_indices = NDX_BAD_INDICES_IGNORE};
+    ndx_tensor out = {0};
+    char why[REF_WHY];
+    if (ref_tensor_scatter_nd(op, tensor, indices, updates, &skip, &out, why) == REF_ERROR)
+        fail_msg("the reference refuses this scatter: %s", why);
+    return out;
 }
 
-static float ref_half(ndx_dtype dt, uint16_t bits) {
-    return dt == NDX_FLOAT16 ? ndx_half_to_float(bits) : ndx_bf16_to_float(bits);
-}
-static uint16_t ref_round_half(ndx_dtype dt, float f) {
-    return dt == NDX_FLOAT16 ? ndx_float_to_half(f) : ndx_float_to_bf16(f);
-}
-
-/* One element: c = op(c, u). bool's add is OR (scatter_nd only). */
-static void ref_combine(ndx_scatter_op op, ndx_dtype dt, size_t size, unsigned char *c,
-                        const unsigned char *u) {
-    if (op == NDX_SCATTER_UPDATE) {
-        memcpy(c, u, size);
-        return;
-    }
-    ndx_dtype_kind kind = ndx_dtype_kind_of(dt);
-    if (kind == NDX_KIND_BOOL) {
-        *c = (unsigned char)(*c || *u);
-    } else if (kind == NDX_KIND_SIGNED || kind == NDX_KIND_UNSIGNED) {
-        int sgn = kind == NDX_KIND_SIGNED;
-        int64_t a = ref_load_int(c, size, sgn), b = ref_load_int(u, size, sgn);
-        int b_less = sgn ? b < a : (uint64_t)b < (uint64_t)a;
-        int a_less = sgn ? a < b : (uint64_t)a < (uint64_t)b;
-        uint64_t r = (uint64_t)a;
-        if (op == NDX_SCATTER_ADD) r = (uint64_t)a + (uint64_t)b;
-        if (op == NDX_SCATTER_SUB) r = (uint64_t)a - (uint64_t)b;
-        if (op == NDX_SCATTER_MIN && b_less) r = (uint64_t)b;
-        if (op == NDX_SCATTER_MAX && a_less) r = (uint64_t)b;
-        memcpy(c, &r, size);
-    } else if (dt == NDX_FLOAT16 || dt == NDX_BFLOAT16) {
-        uint16_t cb, ub;
-        memcpy(&cb, c, 2);
-        memcpy(&ub, u, 2);
-        float a = ref_half(dt, cb), b = ref_half(dt, ub);
-        if (op == NDX_SCATTER_ADD) cb = ref_round_half(dt, a + b);
-        if (op == NDX_SCATTER_SUB) cb = ref_round_half(dt, a - b);
-        if (op == NDX_SCATTER_MIN && b < a) cb = ub;
-        if (op == NDX_SCATTER_MAX && a < b) cb = ub;
-        memcpy(c, &cb, 2);
-    } else if (dt == NDX_FLOAT32 || dt == NDX_COMPLEX64) {
-        for (size_t k = 0; k < size; k += 4) {
-            float a, b;
-            memcpy(&a, c + k, 4);
-            memcpy(&b, u + k, 4);
-            if (op == NDX_SCATTER_ADD) a = a + b;
-            if (op == NDX_SCATTER_SUB) a = a - b;
-            if (op == NDX_SCATTER_MIN && b < a) a = b;
-            if (op == NDX_SCATTER_MAX && a < b) a = b;
-            memcpy(c + k, &a, 4);
-        }
-    } else if (dt == NDX_FLOAT64 || dt == NDX_COMPLEX128) {
-        for (size_t k = 0; k < size; k += 8) {
-            double a, b;
-            memcpy(&a, c + k, 8);
-            memcpy(&b, u + k, 8);
-            if (op == NDX_SCATTER_ADD) a = a + b;
-            if (op == NDX_SCATTER_SUB) a = a - b;
-            if (op == NDX_SCATTER_MIN && b < a) a = b;
-            if (op == NDX_SCATTER_MAX && a < b) a = b;
-            memcpy(c + k, &a, 8);
-        }
-    } else {
-        fail_msg("ref_combine: no arithmetic for %s", ndx_dtype_name(dt));
-    }
-}
-
-/* Where row r of indices lands in `shape`: the flat slice number, or -1 if a coordinate is out
- * of its dimension. */
-static int64_t ref_slot(const ndx_tensor *indices, int64_t r, int depth, const int64_t *shape) {
-    int64_t slot = 0;
-    for (int k = 0; k < depth; k++) {
-        int64_t v = test_get_index(indices, r * depth + k);
-        if (v < 0 || v >= shape[k]) return -1;
-        slot = slot * shape[k] + v;
-    }
-    return slot;
-}
-
-static int64_t ref_rows(const ndx_tensor *indices) {
-    int64_t rows = 1;
-    for (int i = 0; i + 1 < indices->rank; i++) rows *= indices->shape[i];
-    return rows;
-}
-
-/* expect (already holding the starting values, shaped like the target) gets every row applied
- * in index order; rows out of range are skipped. */
-static void ref_apply(ndx_scatter_op op, ndx_tensor *expect, const ndx_tensor *indices,
-                      const ndx_tensor *updates) {
-    int depth = (int)indices->shape[indices->rank - 1];
-    int64_t slice = 1;
-    for (int i = depth; i < expect->rank; i++) slice *= expect->shape[i];
-    int64_t rows = ref_rows(indices);
-    size_t size = expect->itemsize;
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t s = ref_slot(indices, r, depth, expect->shape);
-        if (s < 0) continue;
-        for (int64_t e = 0; e < slice; e++)
-            ref_combine(op, expect->dtype, size, (unsigned char *)expect->data + (s * slice + e) * size,
-                        (const unsigned char *)updates->data + (r * slice + e) * size);
-    }
+static ndx_tensor reference_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates,
+                                       int rank, const int64_t *shape) {
+    ndx_options skip = {.bad_indices = NDX_BAD_INDICES_IGNORE};
+    ndx_tensor out = {0};
+    char why[REF_WHY];
+    if (ref_scatter_nd(indices, updates, rank, shape, &skip, &out, why) == REF_ERROR)
+        fail_msg("the reference refuses this scatter_nd: %s", why);
+    return out;
 }
 
 static ndx_tensor copy_tensor(const ndx_tensor *t) {
     return test_tensor_from(t->dtype, t->itemsize, t->rank, t->shape, t->data);
-}
-
-/* scatter_nd of strings: each element is the concatenation, in index order, of what reaches it. */
-static ndx_tensor ref_scatter_strings(const ndx_tensor *indices, const ndx_tensor *updates,
-                                      int rank, const int64_t *shape) {
-    int depth = (int)indices->shape[indices->rank - 1];
-    int64_t count = 1, slice = 1;
-    for (int i = 0; i < rank; i++) count *= shape[i];
-    for (int i = depth; i < rank; i++) slice *= shape[i];
-    int64_t rows = ref_rows(indices);
-    size_t uw = updates->itemsize, cap = (size_t)rows * uw + 1;
-    char *acc = calloc((size_t)(count ? count : 1), cap);
-    assert_non_null(acc);
-    size_t width = 1;
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t s = ref_slot(indices, r, depth, shape);
-        if (s < 0) continue;
-        for (int64_t e = 0; e < slice; e++) {
-            char *dst = acc + (size_t)(s * slice + e) * cap;
-            const char *src = (const char *)updates->data + (size_t)(r * slice + e) * uw;
-            size_t len = 0;
-            while (len < uw && src[len]) len++;
-            memcpy(dst + strlen(dst), src, len);
-            if (strlen(dst) > width) width = strlen(dst);
-        }
-    }
-    ndx_tensor t = test_tensor(NDX_STRING, width, rank, shape);
-    for (int64_t i = 0; i < count; i++)
-        memcpy((char *)t.data + (size_t)i * width, acc + (size_t)i * cap, strlen(acc + (size_t)i * cap));
-    free(acc);
-    return t;
 }
 
 /* ---- values ------------------------------------------------------------------------------ */
@@ -224,8 +108,7 @@ static int op_supports(ndx_scatter_op op, ndx_dtype dt) {
 static void check_tensor_scatter(ndx_scatter_op op, const ndx_tensor *tensor,
                                  const ndx_tensor *indices, const ndx_tensor *updates,
                                  ndx_bad_indices policy) {
-    ndx_tensor expect = copy_tensor(tensor);
-    ref_apply(op, &expect, indices, updates);
+    ndx_tensor expect = reference_tensor_scatter(op, tensor, indices, updates);
     ndx_error err;
     for (int threads = 1; threads <= 3; threads++) {
         ndx_options opt = {.num_threads = threads, .bad_indices = policy};
@@ -266,13 +149,7 @@ static void check_tensor_scatter(ndx_scatter_op op, const ndx_tensor *tensor,
  * describe what the op writes. */
 static void check_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates, int rank,
                              const int64_t *shape, ndx_bad_indices policy) {
-    ndx_tensor expect;
-    if (updates->dtype == NDX_STRING) {
-        expect = ref_scatter_strings(indices, updates, rank, shape);
-    } else {
-        expect = test_tensor(updates->dtype, updates->itemsize, rank, shape);
-        ref_apply(NDX_SCATTER_ADD, &expect, indices, updates);
-    }
+    ndx_tensor expect = reference_scatter_nd(indices, updates, rank, shape);
     ndx_error err;
     ndx_tensor described;
     assert_ok(ndx_scatter_nd_shape(indices, updates, rank, shape, &described, &err), &err);
@@ -513,8 +390,7 @@ static void any_budget_gives_the_same_bytes(void **state) {
     ndx_tensor upd = test_tensor_v(NDX_FLOAT32, 0, 1, 90000);
     fill_values(&r, &tensor, 0);
     fill_values(&r, &upd, 0);
-    ndx_tensor expect = copy_tensor(&tensor);
-    ref_apply(NDX_SCATTER_ADD, &expect, &idx, &upd);
+    ndx_tensor expect = reference_tensor_scatter(NDX_SCATTER_ADD, &tensor, &idx, &upd);
     size_t out_bytes = test_nbytes(&tensor);
     for (size_t extra = 0; extra <= 90000 * 8 + 65536; extra += 40000) {
         for (int threads = 1; threads <= 3; threads += 2) {
@@ -711,8 +587,8 @@ static void min_max_nan_rules(void **state) {
         ndx_dtype dt = b ? NDX_BFLOAT16 : NDX_FLOAT16;
         uint16_t hs[5], hu[5];
         for (int i = 0; i < 5; i++) {
-            hs[i] = ref_round_half(dt, start[i]);
-            hu[i] = ref_round_half(dt, upd[i]);
+            hs[i] = dt == NDX_FLOAT16 ? ndx_float_to_float16(start[i]) : ndx_float_to_bfloat16(start[i]);
+            hu[i] = dt == NDX_FLOAT16 ? ndx_float_to_float16(upd[i]) : ndx_float_to_bfloat16(upd[i]);
         }
         tensor = test_tensor_from(dt, 0, 1, (int64_t[]){5}, hs);
         u = test_tensor_from(dt, 0, 1, (int64_t[]){5}, hu);
