@@ -3,6 +3,7 @@
  * dense concatenation of naively densified inputs, and element-by-element zero tests. Plus the
  * seed examples, round trips, thread-count identity and every error path. */
 #include "ndx_test.h"
+#include "reference.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -217,45 +218,14 @@ static unsigned char *densify(const entries *e, const int64_t *out_dims, int axi
     return d;
 }
 
-/* An element is zero when it compares equal to zero as a number (both parts for complex), or
- * holds only zero bytes (integers, bools, strings). */
-static int ref_is_zero(ndx_dtype dt, const unsigned char *p, size_t size) {
-    uint16_t h;
-    float f[2];
-    double g[2];
-    switch (dt) {
-    case NDX_FLOAT16: memcpy(&h, p, 2); return ndx_half_to_float(h) == 0.0f;
-    case NDX_BFLOAT16: memcpy(&h, p, 2); return ndx_bf16_to_float(h) == 0.0f;
-    case NDX_FLOAT32: memcpy(f, p, 4); return f[0] == 0.0f;
-    case NDX_FLOAT64: memcpy(g, p, 8); return g[0] == 0.0;
-    case NDX_COMPLEX64: memcpy(f, p, 8); return f[0] == 0.0f && f[1] == 0.0f;
-    case NDX_COMPLEX128: memcpy(g, p, 16); return g[0] == 0.0 && g[1] == 0.0;
-    default:
-        for (size_t k = 0; k < size; k++)
-            if (p[k]) return 0;
-        return 1;
-    }
-}
-
-/* The entries of a dense array that are not zero, in row-major order. */
-static entries ref_dense_to_sparse(const ndx_tensor *t) {
-    int64_t vol = test_count(t), n = 0;
-    for (int64_t i = 0; i < vol; i++)
-        n += !ref_is_zero(t->dtype, (unsigned char *)t->data + i * t->itemsize, t->itemsize);
-    entries e = entries_new(t->rank, n, t->itemsize);
-    memcpy(e.dims, t->shape, sizeof(int64_t) * (size_t)t->rank);
-    int64_t k = 0;
-    for (int64_t i = 0; i < vol; i++) {
-        const unsigned char *p = (unsigned char *)t->data + i * t->itemsize;
-        if (ref_is_zero(t->dtype, p, t->itemsize)) continue;
-        int64_t rest = i;
-        for (int d = t->rank - 1; d >= 0; d--) {
-            e.idx[k * t->rank + d] = rest % t->shape[d];
-            rest /= t->shape[d];
-        }
-        memcpy(e.val + k * t->itemsize, p, t->itemsize);
-        k++;
-    }
+/* The entries of a dense array that are not zero, in row-major order: the shared reference. */
+static entries nonzero_entries(const ndx_tensor *t) {
+    ndx_sparse_tensor sp = {0};
+    char why[REF_WHY];
+    if (ref_dense_to_sparse(t, &sp, why) == REF_ERROR)
+        fail_msg("the reference refuses this dense_to_sparse: %s", why);
+    entries e = entries_of(&sp);
+    ref_sparse_free(&sp);
     return e;
 }
 
@@ -330,28 +300,24 @@ static void seed_concat_examples(void **state) {
 
 /* ---- sparse_concat, randomized against the references ----------------------------------- */
 
-/* Expected concat: every input's entries, shifted along the axis, in input order, then a
- * stable sort (after each input is sorted stably, entries of different inputs never tie). */
-static entries ref_concat(int n, const ndx_sparse_tensor *in, int axis, const int64_t *out_dims,
+/* Expected concat, by the shared reference (every input's entries shifted along the axis, in
+ * input order, then stably sorted); shifts[m] receives where input m starts along the axis. */
+static entries concat_entries(int n, const ndx_sparse_tensor *in, int axis, const int64_t *out_dims,
                           int64_t *shifts) {
-    int rank = sp_rank(&in[0]);
-    int64_t total = 0;
-    for (int m = 0; m < n; m++) total += sp_nnz(&in[m]);
-    entries all = entries_new(rank, total, in[0].values.itemsize);
-    int64_t k = 0, shift = 0;
+    int64_t shift = 0;
     for (int m = 0; m < n; m++) {
         shifts[m] = shift;
-        for (int64_t i = 0; i < sp_nnz(&in[m]); i++, k++) {
-            for (int d = 0; d < rank; d++)
-                all.idx[k * rank + d] = sp_coord(&in[m], i, d) + (d == axis ? shift : 0);
-            memcpy(all.val + k * all.size, sp_value(&in[m], i), all.size);
-        }
         shift += sp_dim(&in[m], axis);
     }
-    entries s = entries_sorted(&all);
-    memcpy(s.dims, out_dims, sizeof(int64_t) * (size_t)rank);
-    entries_del(&all);
-    return s;
+    ndx_sparse_tensor sp = {0};
+    char why[REF_WHY];
+    /* expand_nonconcat_dim: the largest of each other dim, which is every input's when equal */
+    if (ref_sparse_concat(axis, n, in, 1, &sp, why) == REF_ERROR)
+        fail_msg("the reference refuses this sparse_concat: %s", why);
+    entries e = entries_of(&sp);
+    memcpy(e.dims, out_dims, sizeof(int64_t) * (size_t)e.rank);
+    ref_sparse_free(&sp);
+    return e;
 }
 
 /* One random concat case, checked against the entry reference and, when the entries are
@@ -386,7 +352,7 @@ static void concat_case(test_rng *r, int big) {
                               rng_below(r, 3) != 0);
     }
     int64_t shifts[4];
-    entries want = ref_concat(n, in, ax, out_dims, shifts);
+    entries want = concat_entries(n, in, ax, out_dims, shifts);
 
     ndx_sparse_tensor shape = sparse_empty_out();
     assert_ok(ndx_sparse_concat_shape(axis, n, in, expand, &shape, &err), &err);
@@ -449,12 +415,12 @@ static void concat_case(test_rng *r, int big) {
 
         ndx_sparse_tensor back = sparse_empty_out();
         assert_ok(ndx_dense_to_sparse(&dense, NULL, &back, &err), &err);
-        entries nz = ref_dense_to_sparse(&dense);
+        entries nz = nonzero_entries(&dense);
         assert_sparse_is(&back, &nz, vt);
         /* The same as the concat's own entries without the zero values. */
         int64_t kept = 0;
         for (int64_t i = 0; i < want.n; i++) {
-            if (ref_is_zero(vt, want.val + i * want.size, want.size)) continue;
+            if (ref_is_zero(want.val + i * want.size, vt, want.size)) continue;
             assert_memory_equal(nz.idx + kept * rank, want.idx + i * rank, (size_t)rank * 8);
             kept++;
         }
@@ -491,7 +457,7 @@ static void concat_threads_large(void **state) {
             int64_t out_dims[3] = {60, 50, 40};
             out_dims[axis] *= 3;
             int64_t shifts[3];
-            entries want = ref_concat(3, in, axis, out_dims, shifts);
+            entries want = concat_entries(3, in, axis, out_dims, shifts);
             ndx_sparse_tensor first = sparse_empty_out();
             for (int threads = 1; threads <= 3; threads++) {
                 ndx_options opt = threads_opt(threads);
@@ -518,7 +484,7 @@ static void concat_threads_large(void **state) {
                                 m != 7);
     int64_t od[2] = {3, 900000};
     int64_t shifts[9];
-    entries want = ref_concat(9, many, 1, od, shifts);
+    entries want = concat_entries(9, many, 1, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
         ndx_options opt = threads_opt(threads);
         ndx_sparse_tensor out = sparse_empty_out();
@@ -547,7 +513,7 @@ static void concat_long_runs(void **state) {
             memcpy(od, shapes[k], sizeof od);
             od[axis] *= 2;
             int64_t shifts[2];
-            entries want = ref_concat(2, in, axis, od, shifts);
+            entries want = concat_entries(2, in, axis, od, shifts);
             for (int misalign = 0; misalign < 2; misalign++) {
                 int64_t *base = malloc((size_t)(want.n * rank + 1) * 8);
                 assert_non_null(base);
@@ -586,7 +552,7 @@ static void concat_many_inputs(void **state) {
         int64_t od[3] = {4, 30, 40};
         od[axis] *= N;
         int64_t *shifts = calloc(N, sizeof *shifts);
-        entries want = ref_concat(N, in, axis, od, shifts);
+        entries want = concat_entries(N, in, axis, od, shifts);
         for (int threads = 1; threads <= 3; threads++) {
             ndx_options opt = threads_opt(threads);
             ndx_sparse_tensor out = sparse_empty_out();
@@ -632,7 +598,7 @@ static void concat_high_rank(void **state) {
             memcpy(od, dims, sizeof od);
             od[axis] = 4;
             int64_t shifts[2];
-            entries want = ref_concat(2, in, axis, od, shifts);
+            entries want = concat_entries(2, in, axis, od, shifts);
             ndx_sparse_tensor out = sparse_empty_out();
             assert_ok(ndx_sparse_concat(axis - rank, 2, in, 0, NULL, &out, &err), &err);
             assert_sparse_is(&out, &want, NDX_UINT16);
@@ -777,7 +743,7 @@ static void reorder_huge_volume(void **state) {
     /* And through concat, which sorts its unsorted inputs the same way. */
     int64_t od[2] = {(int64_t)1 << 30, (int64_t)1 << 32};
     int64_t shifts[2];
-    entries cw = ref_concat(2, in, 1, od, shifts);
+    entries cw = concat_entries(2, in, 1, od, shifts);
     assert_ok(ndx_sparse_concat(1, 2, in, 0, NULL, &out, &err), &err);
     assert_sparse_is(&out, &cw, NDX_INT16);
     ndx_sparse_free(&out);
@@ -816,7 +782,7 @@ static void scan_flags_late(void **state) {
     entries want = entries_sorted(&e);
     int64_t od[2] = {1500, 400};
     int64_t shifts[3];
-    entries cw = ref_concat(3, in, 0, od, shifts);
+    entries cw = concat_entries(3, in, 0, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
         ndx_options opt = threads_opt(threads);
         ndx_sparse_tensor out = sparse_empty_out();
@@ -930,7 +896,7 @@ static void dense_round_trip(void **state) {
             ndx_tensor dense = test_tensor(vt, width, rank, dims);
             test_fill_random(&r, &dense);
             plant_specials(&r, &dense);
-            entries want = ref_dense_to_sparse(&dense);
+            entries want = nonzero_entries(&dense);
 
             ndx_sparse_tensor shape = sparse_empty_out();
             assert_ok(ndx_dense_to_sparse_shape(&dense, &shape, &err), &err);
@@ -957,7 +923,7 @@ static void dense_round_trip(void **state) {
                 for (int64_t i = 0; i < n; i++) {
                     const unsigned char *src = (unsigned char *)dense.data + i * dense.itemsize;
                     const unsigned char *got = (unsigned char *)back.data + i * dense.itemsize;
-                    if (!ref_is_zero(vt, src, dense.itemsize))
+                    if (!ref_is_zero(src, vt, dense.itemsize))
                         assert_memory_equal(got, src, dense.itemsize);
                     else if (with_default)
                         assert_memory_equal(got, deflt, dense.itemsize);
@@ -1047,7 +1013,7 @@ static void dense_threads_large(void **state) {
         ndx_sparse_tensor back = sparse_empty_out();
         assert_ok(ndx_dense_to_sparse(&out, &opt, &back, &err), &err);
         if (threads == 1) {
-            entries nz = ref_dense_to_sparse(&out);
+            entries nz = nonzero_entries(&out);
             assert_sparse_is(&back, &nz, NDX_COMPLEX64);
             entries_del(&nz);
             first = out;

@@ -703,7 +703,7 @@ ref_verdict ref_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default
     return say(why, REF_OK, "valid");
 }
 
-static int is_zero(const unsigned char *p, ndx_dtype d, size_t w) {
+int ref_is_zero(const unsigned char *p, ndx_dtype d, size_t w) {
     switch (d) {
     case NDX_FLOAT16:
     case NDX_BFLOAT16: {
@@ -733,7 +733,7 @@ ref_verdict ref_dense_to_sparse(const ndx_tensor *dense, ndx_sparse_tensor *out,
     int64_t n = 0;
     for (int64_t i = 0; i < count; i++) {
         const unsigned char *p = (const unsigned char *)dense->data + (size_t)i * w;
-        if (is_zero(p, dense->dtype, w)) continue;
+        if (ref_is_zero(p, dense->dtype, w)) continue;
         int64_t rest = i;
         for (int k = R - 1; k >= 0; k--) {
             e[n].row[k] = rest % dense->shape[k];

@@ -61,6 +61,8 @@ ref_verdict ref_sparse_reorder(const ndx_sparse_tensor *in, ndx_sparse_tensor *o
 ref_verdict ref_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_value,
                                 ndx_tensor *out, char *why);
 ref_verdict ref_dense_to_sparse(const ndx_tensor *dense, ndx_sparse_tensor *out, char *why);
+/* 1 when the element of `w` bytes at p is dense_to_sparse's zero for dtype d. */
+int ref_is_zero(const unsigned char *p, ndx_dtype d, size_t w);
 
 /* Frees what a reference built. */
 void ref_tensor_free(ndx_tensor *t);
