@@ -114,6 +114,13 @@ static ndx_sparse_spec partial_sparse(test_rng *r, const ndx_sparse_tensor *sp) 
     return s;
 }
 
+/* A sparse result's three specs as the outputs test_assert_infer_agrees compares. */
+static void sparse_specs(test_inference *inf, const ndx_sparse_spec *s) {
+    inf->specs[0] = s->indices;
+    inf->specs[1] = s->values;
+    inf->specs[2] = s->dense_shape;
+}
+
 static void infer_agrees_with_the_ops(void **state) {
     (void)state;
     test_rng r = {2024};
@@ -144,10 +151,8 @@ static void infer_agrees_with_the_ops(void **state) {
         ndx_status op = ndx_sparse_concat(axis, 2, in, 1, NULL, &out, &op_err);
         full.status = ndx_sparse_concat_infer(axis, 2, fs, 1, &sfull, &full.err);
         partial.status = ndx_sparse_concat_infer(axis, 2, ps, 1, &spart, &partial.err);
-        full.specs[0] = sfull.indices, full.specs[1] = sfull.values,
-        full.specs[2] = sfull.dense_shape;
-        partial.specs[0] = spart.indices, partial.specs[1] = spart.values,
-        partial.specs[2] = spart.dense_shape;
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
         ndx_tensor outs[3] = {out.indices, out.values, out.dense_shape};
         assert_infer_agrees(&partial, &full, op, &op_err, 3, outs);
         refused += full.status != NDX_OK;
@@ -157,10 +162,8 @@ static void infer_agrees_with_the_ops(void **state) {
         op = ndx_sparse_reorder(&in[0], NULL, &out, &op_err);
         full.status = ndx_sparse_reorder_infer(&fs[0], &sfull, &full.err);
         partial.status = ndx_sparse_reorder_infer(&ps[0], &spart, &partial.err);
-        full.specs[0] = sfull.indices, full.specs[1] = sfull.values,
-        full.specs[2] = sfull.dense_shape;
-        partial.specs[0] = spart.indices, partial.specs[1] = spart.values,
-        partial.specs[2] = spart.dense_shape;
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
         ndx_tensor routs[3] = {out.indices, out.values, out.dense_shape};
         assert_infer_agrees(&partial, &full, op, &op_err, 3, routs);
         ndx_sparse_free(&out);
@@ -177,10 +180,8 @@ static void infer_agrees_with_the_ops(void **state) {
             op = ndx_dense_to_sparse(&dense, NULL, &out, &op_err);
             full.status = ndx_dense_to_sparse_infer(&ds, &sfull, &full.err);
             partial.status = ndx_dense_to_sparse_infer(&dp, &spart, &partial.err);
-            full.specs[0] = sfull.indices, full.specs[1] = sfull.values,
-            full.specs[2] = sfull.dense_shape;
-            partial.specs[0] = spart.indices, partial.specs[1] = spart.values,
-            partial.specs[2] = spart.dense_shape;
+            sparse_specs(&full, &sfull);
+            sparse_specs(&partial, &spart);
             ndx_tensor douts[3] = {out.indices, out.values, out.dense_shape};
             assert_infer_agrees(&partial, &full, op, &op_err, 3, douts);
             ndx_sparse_free(&out);

@@ -38,14 +38,18 @@ void ndx_error_clear(ndx_error *err) {
     }
 }
 
-void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims) {
+/* "[d0, d1, ...]", with "?" for a negative dim when `unknown_as_mark` (specs' NDX_UNKNOWN). */
+static void format_dims(char *buf, size_t cap, int rank, const int64_t *dims, int unknown_as_mark) {
     if (cap == 0) return;
     size_t len = 0;
     buf[0] = '\0';
     int n = snprintf(buf, cap, "[");
     len = n > 0 ? (size_t)n : 0;
     for (int i = 0; i < rank && len < cap; i++) {
-        n = snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)dims[i]);
+        if (unknown_as_mark && dims[i] < 0)
+            n = snprintf(buf + len, cap - len, "%s?", i ? ", " : "");
+        else
+            n = snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)dims[i]);
         if (n < 0) break;
         len += (size_t)n;
     }
@@ -54,6 +58,20 @@ void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims) {
     } else if (cap >= 5) {
         memcpy(buf + cap - 5, "...]", 5);
     }
+}
+
+void ndx_format_dims(char *buf, size_t cap, int rank, const int64_t *dims) {
+    format_dims(buf, cap, rank, dims, 0);
+}
+
+void ndx_format_spec_dims(char *buf, size_t cap, const ndx_spec *spec) {
+    if (cap == 0) return;
+    if (spec->rank == NDX_UNKNOWN) {
+        snprintf(buf, cap, "<unknown rank>");
+        return;
+    }
+    int rank = spec->rank < 0 ? 0 : spec->rank > NDX_MAX_RANK ? NDX_MAX_RANK : spec->rank;
+    format_dims(buf, cap, rank, spec->shape, 1);
 }
 
 void ndx_format_position(char *buf, size_t cap, int rank, const int64_t *shape, int64_t flat) {

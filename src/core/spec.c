@@ -120,27 +120,3 @@ int ndx_known_product(int n, const int64_t *dims, int64_t *count) {
     if (known) *count = c;
     return known;
 }
-
-void ndx_format_spec_dims(char *buf, size_t cap, const ndx_spec *spec) {
-    if (cap == 0) return;
-    if (spec->rank == NDX_UNKNOWN) {
-        snprintf(buf, cap, "<unknown rank>");
-        return;
-    }
-    size_t len = 0;
-    int n = snprintf(buf, cap, "[");
-    len = n > 0 ? (size_t)n : 0;
-    for (int i = 0; i < spec->rank && i < NDX_MAX_RANK && len < cap; i++) {
-        if (spec->shape[i] < 0)
-            n = snprintf(buf + len, cap - len, "%s?", i ? ", " : "");
-        else
-            n = snprintf(buf + len, cap - len, "%s%lld", i ? ", " : "", (long long)spec->shape[i]);
-        if (n < 0) break;
-        len += (size_t)n;
-    }
-    if (len < cap) {
-        snprintf(buf + len, cap - len, "]");
-    } else if (cap >= 5) {
-        memcpy(buf + cap - 5, "...]", 5);
-    }
-}
