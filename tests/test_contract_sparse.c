@@ -3,6 +3,8 @@
  * allocates comes from the caller's allocator. */
 #include "contract.h"
 
+#include "../src/ops/sparse_plan.h"
+
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
@@ -238,11 +240,122 @@ static void allocations_go_through_the_allocator(void **state) {
     for (int m = 0; m < 2; m++) ndx_sparse_free(&in[m]);
 }
 
+/* A sparse [N, 3] float32 tensor with int32 indices (widened in the check's scratch), entries
+ * out of canonical order (sorted in the run's scratch) and, when asked, a repeated index. */
+static ndx_sparse_tensor shuffled_sparse(test_rng *r, int64_t n, int repeat) {
+    ndx_sparse_tensor sp;
+    sp.indices = test_tensor_v(NDX_INT32, 0, 2, n, 2);
+    sp.values = test_tensor_v(NDX_FLOAT32, 0, 1, n);
+    sp.dense_shape = test_tensor_v(NDX_INT64, 0, 1, 2);
+    test_set_index(&sp.dense_shape, 0, n);
+    test_set_index(&sp.dense_shape, 1, 3);
+    for (int64_t i = 0; i < n; i++) { /* every row once, in reverse: distinct, unsorted */
+        test_set_index(&sp.indices, 2 * i, n - 1 - i);
+        test_set_index(&sp.indices, 2 * i + 1, rng_below(r, 3));
+    }
+    if (repeat) {
+        test_set_index(&sp.indices, 2 * (n - 1), test_get_index(&sp.indices, 0));
+        test_set_index(&sp.indices, 2 * (n - 1) + 1, test_get_index(&sp.indices, 1));
+    }
+    test_fill_random(r, &sp.values);
+    return sp;
+}
+
+static void free_fixture(ndx_sparse_tensor *sp) {
+    test_tensor_free(&sp->indices);
+    test_tensor_free(&sp->values);
+    test_tensor_free(&sp->dense_shape);
+}
+
+/* The plan's scratch is what the check uses, and the check's what the run uses: each stage gets
+ * a block of exactly that size (ASan catches an overrun), with an allocator that refuses. */
+static void stages_use_exactly_their_scratch(void **state) {
+    (void)state;
+    test_rng r = {606};
+    ndx_sparse_tensor sp = shuffled_sparse(&r, 50000, 0);
+    ndx_error err;
+    test_allocator a;
+    test_allocator_init(&a);
+    a.refuse = 1;
+    ndx_options opt = {.num_threads = 2, .allocator = &a.base};
+
+    ndx_sparse_tensor want = {0};
+    assert_ok(ndx_sparse_reorder(&sp, NULL, &want, &err), &err);
+    ndx_call c;
+    ndx_sparse_tensor out = {0};
+    assert_ok(ndx_call_begin(&c, "sparse_reorder", &opt, &out, &err), &err);
+    reorder_plan rp;
+    assert_ok(ndx_reorder_plan(&c, &sp, &rp), &err);
+    assert_true(rp.check_bytes >= 50000 * 2 * sizeof(int64_t)); /* the widened indices */
+    void *check = malloc(rp.check_bytes);
+    assert_ok(ndx_reorder_check(&rp, check, &err), &err);
+    assert_true(rp.run_bytes > 0); /* unsorted: the sorter needs room */
+    void *run = malloc(rp.run_bytes);
+    out = want;
+    out.indices.data = malloc(test_nbytes(&want.indices));
+    out.values.data = malloc(test_nbytes(&want.values));
+    out.dense_shape.data = malloc(test_nbytes(&want.dense_shape));
+    ndx_reorder_run(&rp, &out, run);
+    assert_tensor_eq(&out.indices, &want.indices);
+    assert_tensor_eq(&out.values, &want.values);
+    assert_tensor_eq(&out.dense_shape, &want.dense_shape);
+    assert_int_equal(a.calls, 0);
+    free(run);
+    free(check);
+    free(out.indices.data);
+    free(out.values.data);
+    free(out.dense_shape.data);
+    /* the public op asks its allocator for exactly outputs + the two scratch blocks */
+    a.refuse = 0;
+    ndx_sparse_tensor got = {0};
+    assert_ok(ndx_sparse_reorder(&sp, &opt, &got, &err), &err);
+    assert_int_equal(a.bytes, test_nbytes(&want.indices) + test_nbytes(&want.values) +
+                                  test_nbytes(&want.dense_shape) + rp.check_bytes + rp.run_bytes);
+    test_allocator_free(&a, got.indices.data);
+    test_allocator_free(&a, got.values.data);
+    test_allocator_free(&a, got.dense_shape.data);
+    assert_int_equal(a.live, 0);
+    ndx_sparse_free(&want);
+
+    /* sparse_to_dense: check, then the repeat search with its zeroed bitmap, then the run */
+    for (int repeat = 0; repeat < 2; repeat++) {
+        ndx_sparse_tensor in = shuffled_sparse(&r, 4000, repeat);
+        ndx_tensor dense = {0};
+        ndx_error op_err;
+        ndx_status op = ndx_sparse_to_dense(&in, NULL, NULL, &dense, &op_err);
+        assert_int_equal(op, repeat ? NDX_E_INVALID_ARGUMENT : NDX_OK);
+        assert_ok(ndx_call_begin(&c, "sparse_to_dense", &opt, &dense, &err), &err);
+        to_dense_plan dp;
+        assert_ok(ndx_to_dense_plan(&c, &in, &dp), &err);
+        check = malloc(dp.check_bytes);
+        assert_ok(ndx_to_dense_check(&dp, check, &err), &err);
+        assert_true(dp.repeat_bytes >= 4000 * 3 / 8); /* unsorted: a bit per dense cell */
+        void *bitmap = calloc(1, dp.repeat_bytes);
+        ndx_status st = ndx_to_dense_find_repeat(&dp, bitmap, &err);
+        free(bitmap);
+        assert_int_equal(st, op);
+        if (st == NDX_OK) {
+            ndx_tensor mine = dp.want;
+            mine.data = malloc(test_nbytes(&dense));
+            ndx_to_dense_run(&dp, NULL, &mine);
+            assert_tensor_eq(&mine, &dense);
+            free(mine.data);
+        } else {
+            assert_string_equal(err.message, op_err.message);
+        }
+        free(check);
+        ndx_tensor_free(&dense);
+        free_fixture(&in);
+    }
+    free_fixture(&sp);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(partial_shapes),
         cmocka_unit_test(infer_agrees_with_the_ops),
         cmocka_unit_test(allocations_go_through_the_allocator),
+        cmocka_unit_test(stages_use_exactly_their_scratch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

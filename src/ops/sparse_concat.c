@@ -471,99 +471,57 @@ static void merge_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
 
 /* ---- the op -------------------------------------------------------------------------------- */
 
-/* Scratch of one call: the views, the offsets, the cuts and the per-chunk merge state. */
-typedef struct {
-    ndx_sparse_view *views;
-    int64_t *ints; /* offsets (n), cuts ((chunks + 1) x n), cursors (chunks x n) */
-    int *heaps;    /* chunks x n */
-    int opened;
-    ndx_call *call; /* the call the scratch came from */
-} concat_scratch;
-
-static void release_scratch(concat_scratch *s) {
-    for (int m = 0; m < s->opened; m++) ndx_sparse_close(&s->views[m]);
-    if (!s->call) return;
-    ndx_call_release(s->call, s->views);
-    ndx_call_release(s->call, s->ints);
-    ndx_call_release(s->call, s->heaps);
-}
-
-/* Sorts each input that is not in canonical order into scratch of its own, which then stands
- * for the input. One sorter, sized for the largest, serves them all. */
-static ndx_status sort_inputs(concat_scratch *s, int n, int threads, ndx_call *b,
-                              ndx_error *err) {
+/* The run's scratch, in one order for counting (c->base NULL) and for laying out: the sorter, a
+ * sorted copy of every input not in canonical order, and the merge state. Given memory, it also
+ * sorts those inputs into their copies, which then stand for them. */
+static ndx_status concat_scratch(ndx_carver *c, ndx_sparse_view *views, int n,
+                                 const concat_plan *p, int threads, merge_job *job,
+                                 ndx_error *err) {
     ndx_sparse_sorter sorter;
-    NDX_TRY(ndx_sparse_sorter_init(&sorter, s->views, n, threads, b, err));
-    if (sorter.max_nnz == 0) return NDX_OK;
+    NDX_TRY(ndx_sparse_sorter_carve(&sorter, views, n, threads, c, OP, err));
     for (int m = 0; m < n; m++) {
-        ndx_sparse_view *v = &s->views[m];
+        ndx_sparse_view *v = &views[m];
         if (v->sorted) continue;
         size_t idx_bytes = (size_t)(v->nnz * v->rank) * sizeof(int64_t);
-        size_t val_bytes = (size_t)v->nnz * v->itemsize;
-        void *mem;
-        ndx_status st = ndx_call_acquire(b, idx_bytes + val_bytes, 0, "sorted copy of an input",
-                                    &mem);
-        if (st != NDX_OK) {
-            ndx_sparse_sorter_free(&sorter);
-            return st;
-        }
-        ndx_sparse_sorter_run(&sorter, v, mem, (unsigned char *)mem + idx_bytes);
-        if (v->owned) ndx_call_release(b, v->owned);
-        v->owned = mem;
-        v->call = b;
-        v->idx = mem;
-        v->values = (unsigned char *)mem + idx_bytes;
+        unsigned char *mem = ndx_carve(c, idx_bytes + (size_t)v->nnz * v->itemsize);
+        if (!c->base) continue;
+        ndx_sparse_sorter_run(&sorter, v, (int64_t *)(void *)mem, mem + idx_bytes);
+        v->idx = (const int64_t *)(void *)mem;
+        v->values = mem + idx_bytes;
         v->sorted = 1;
     }
-    ndx_sparse_sorter_free(&sorter);
+    job->chunks = p->nnz > 0 ? ndx_sparse_chunks(threads, p->nnz) : 0;
+    /* n * (2 * chunks + 2) int64 and n * chunks int: small, as n is an int and chunks <= 64. */
+    size_t cells = (size_t)n * (size_t)(2 * job->chunks + 2);
+    job->offset = ndx_carve(c, cells * sizeof(int64_t));
+    job->heap = ndx_carve(c, (size_t)n * (size_t)job->chunks * sizeof(int));
     return NDX_OK;
 }
 
-static ndx_status run_concat(const concat_plan *p, int n, const ndx_sparse_tensor *inputs,
-                             int threads, ndx_call *b, concat_scratch *s,
-                             ndx_sparse_tensor *out, ndx_error *err) {
-    NDX_TRY(ndx_call_acquire(b, (size_t)n * sizeof *s->views, 1, "input views", (void **)&s->views));
-    NDX_TRY(ndx_sparse_open_all(inputs, n, OP ": inputs", 1, b, threads, s->views, err));
-    s->opened = n;
-    NDX_TRY(sort_inputs(s, n, threads, b, err));
-
-    merge_job job;
-    job.n = n;
-    job.rank = p->rank;
-    job.lead = p->axis;
-    job.in = s->views;
-    job.chunks = p->nnz > 0 ? ndx_sparse_chunks(threads, p->nnz) : 0;
-    job.itemsize = p->itemsize;
-    /* n * (2 * chunks + 2) int64 and n * chunks int: small, as n is an int and chunks <= 64. */
-    size_t cells = (size_t)n * (size_t)(2 * job.chunks + 2);
-    NDX_TRY(ndx_call_acquire(b, cells * sizeof(int64_t), 0, "merge cursors", (void **)&s->ints));
-    NDX_TRY(ndx_call_acquire(b, (size_t)n * (size_t)job.chunks * sizeof(int), 0, "merge heaps",
-                        (void **)&s->heaps));
-    int64_t *offset = s->ints;
-    job.offset = offset;
-    job.cuts = offset + n;
-    job.cursor = job.cuts + (size_t)n * (size_t)(job.chunks + 1);
-    job.heap = s->heaps;
+/* The merge into out, once every input is in canonical order. Cannot fail. */
+static void run_concat(const concat_plan *p, int n, const ndx_sparse_view *views, merge_job *job,
+                       ndx_sparse_tensor *out) {
+    job->n = n;
+    job->rank = p->rank;
+    job->lead = p->axis;
+    job->in = views;
+    job->itemsize = p->itemsize;
+    int64_t *offset = (int64_t *)job->offset;
+    job->cuts = offset + n;
+    job->cursor = job->cuts + (size_t)n * (size_t)(job->chunks + 1);
     int64_t along = 0;
     for (int m = 0; m < n; m++) {
         offset[m] = along;
-        along += s->views[m].dims[p->axis];
+        along += views[m].dims[p->axis];
     }
-
-    ndx_sparse_tensor want;
-    ndx_sparse_describe(&want, p->nnz, p->rank, p->dtype, p->itemsize);
-    NDX_TRY(ndx_sparse_prepare(&want, out, b, err));
-
-    /* Nothing fails from here on. */
-    if (job.chunks > 0) {
-        job.out_idx = out->indices.data;
-        job.out_values = out->values.data;
-        make_cuts(&job, p->nnz);
-        ndx_parallel_for(job.chunks, job.chunks, 1, merge_chunk, &job);
+    if (job->chunks > 0) {
+        job->out_idx = out->indices.data;
+        job->out_values = out->values.data;
+        make_cuts(job, p->nnz);
+        ndx_parallel_for(job->chunks, job->chunks, 1, merge_chunk, job);
     }
     int64_t *shape = out->dense_shape.data;
     for (int d = 0; d < p->rank; d++) shape[d] = p->dims[d];
-    return NDX_OK;
 }
 
 ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
@@ -573,10 +531,31 @@ ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
     NDX_TRY(ndx_call_begin(&b, OP, opt, out, err));
     concat_plan p;
     NDX_TRY(plan_concat(axis, n, inputs, expand_nonconcat_dim, &p, err));
-    concat_scratch s;
-    memset(&s, 0, sizeof s);
-    s.call = &b;
-    ndx_status st = run_concat(&p, n, inputs, b.threads, &b, &s, out, err);
-    release_scratch(&s);
+    int threads = b.threads;
+    ndx_sparse_view *views = NULL;
+    void *check = NULL, *run = NULL;
+    merge_job job;
+    memset(&job, 0, sizeof job);
+    ndx_carver count = {NULL, 0};
+    ndx_status st = ndx_call_acquire(&b, (size_t)n * sizeof *views, 1, "input views",
+                                     (void **)&views);
+    if (st == NDX_OK) st = ndx_sparse_check_all(inputs, n, OP, OP ": inputs", 1, views, err);
+    if (st == NDX_OK)
+        st = ndx_call_acquire(&b, ndx_sparse_open_bytes(inputs, views, n, threads), 0,
+                              "index scratch", &check);
+    if (st == NDX_OK) st = ndx_sparse_open_all(inputs, n, OP ": inputs", 1, threads, views, check, err);
+    if (st == NDX_OK) st = concat_scratch(&count, views, n, &p, threads, &job, err);
+    if (st == NDX_OK) st = ndx_call_acquire(&b, count.used, 0, "sort and merge scratch", &run);
+    if (st == NDX_OK) {
+        ndx_carver lay = {run, 0};
+        concat_scratch(&lay, views, n, &p, threads, &job, err); /* sorts what needs it */
+        ndx_sparse_tensor want;
+        ndx_sparse_describe(&want, p.nnz, p.rank, p.dtype, p.itemsize);
+        st = ndx_sparse_prepare(&want, out, &b, err);
+    }
+    if (st == NDX_OK) run_concat(&p, n, views, &job, out);
+    ndx_call_release(&b, run);
+    ndx_call_release(&b, check);
+    ndx_call_release(&b, views);
     return st;
 }

@@ -9,7 +9,7 @@
  * each chunk's entries at its prefix offset, stepping the coordinates like an odometer. */
 #include <stdio.h>
 
-#include "sparse_tensor.h"
+#include "sparse_plan.h"
 
 /* ---- zero tests ------------------------------------------------------------------------- */
 
@@ -230,22 +230,37 @@ static int64_t flat_offset(const int64_t *row, const int64_t *strides, int R) {
     return off;
 }
 
-/* Fails naming the first entry whose index an earlier entry already has. */
-static ndx_status find_repeat(const ndx_sparse_view *v, const int64_t *strides, ndx_call *b,
-                              ndx_error *err) {
-    if (v->strict || v->nnz < 2) return NDX_OK;
-    uint64_t *seen;
-    size_t words = (size_t)(v->volume / 64) + 1;
-    NDX_TRY(ndx_call_acquire(b, words * sizeof *seen, 1, "repeat bitmap", (void **)&seen));
+ndx_status ndx_to_dense_plan(ndx_call *c, const ndx_sparse_tensor *sp, to_dense_plan *p) {
+    memset(p, 0, sizeof *p);
+    p->sp = sp;
+    p->threads = c->threads;
+    NDX_TRY(ndx_sparse_check_all(sp, 1, S2D, S2D_SP, 0, &p->v, c->err));
+    NDX_TRY(describe_dense(&p->v, &p->want, c->err));
+    ndx_sparse_strides(p->v.rank, p->v.dims, p->strides);
+    p->check_bytes = ndx_sparse_open_bytes(sp, &p->v, 1, p->threads);
+    return NDX_OK;
+}
+
+ndx_status ndx_to_dense_check(to_dense_plan *p, void *check_scratch, ndx_error *err) {
+    NDX_TRY(ndx_sparse_open_all(p->sp, 1, S2D_SP, 0, p->threads, &p->v, check_scratch, err));
+    /* Entries in strictly canonical order cannot repeat; others need a bit per dense cell. */
+    p->repeat_bytes =
+        p->v.strict || p->v.nnz < 2 ? 0 : ((size_t)(p->v.volume / 64) + 1) * sizeof(uint64_t);
+    return NDX_OK;
+}
+
+ndx_status ndx_to_dense_find_repeat(const to_dense_plan *p, void *bitmap, ndx_error *err) {
+    if (!p->repeat_bytes) return NDX_OK;
+    const ndx_sparse_view *v = &p->v;
+    uint64_t *seen = bitmap;
     const int R = v->rank;
     int64_t repeat = -1;
     for (int64_t i = 0; i < v->nnz && repeat < 0; i++) {
-        uint64_t off = (uint64_t)flat_offset(v->idx + i * R, strides, R);
+        uint64_t off = (uint64_t)flat_offset(v->idx + i * R, p->strides, R);
         uint64_t bit = 1ull << (off & 63);
         if (seen[off >> 6] & bit) repeat = i;
         seen[off >> 6] |= bit;
     }
-    ndx_call_release(b, seen);
     if (repeat < 0) return NDX_OK;
     const int64_t *row = v->idx + repeat * R;
     int64_t first = 0;
@@ -300,31 +315,36 @@ static void s2d_scatter(void *ctx, int64_t b, int64_t e, int worker) {
     }
 }
 
+void ndx_to_dense_run(const to_dense_plan *p, const void *default_value, ndx_tensor *out) {
+    const ndx_sparse_view *v = &p->v;
+    s2d_job job;
+    job.v = v;
+    memcpy(job.strides, p->strides, sizeof job.strides);
+    job.fill = default_value;
+    job.uniform = 1;
+    for (size_t k = 1; job.fill && k < v->itemsize; k++)
+        job.uniform &= job.fill[k] == job.fill[0];
+    job.out = out->data;
+    int64_t grain = ((int64_t)1 << 20) / (int64_t)v->itemsize + 1;
+    ndx_parallel_for(p->threads, v->volume, grain, s2d_fill, &job);
+    ndx_parallel_for(p->threads, v->nnz, NDX_SPARSE_GRAIN, s2d_scatter, &job);
+}
+
 ndx_status ndx_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_value,
                                const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     ndx_call b;
     NDX_TRY(ndx_call_begin(&b, S2D, opt, out, err));
-    int threads = b.threads;
-    ndx_sparse_view v;
-    NDX_TRY(ndx_sparse_open(sp, S2D_SP, &b, threads, &v, err));
-    s2d_job job;
-    job.v = &v;
-    ndx_sparse_strides(v.rank, v.dims, job.strides);
-    ndx_tensor want;
+    to_dense_plan p;
+    NDX_TRY(ndx_to_dense_plan(&b, sp, &p));
+    void *check = NULL, *bitmap = NULL;
     int allocated;
-    ndx_status st = describe_dense(&v, &want, err);
-    if (st == NDX_OK) st = find_repeat(&v, job.strides, &b, err);
-    if (st == NDX_OK) st = ndx_call_output(&b, &want, out, 0, "out", &allocated);
-    if (st == NDX_OK) {
-        job.fill = default_value;
-        job.uniform = 1;
-        for (size_t k = 1; job.fill && k < v.itemsize; k++)
-            job.uniform &= job.fill[k] == job.fill[0];
-        job.out = out->data;
-        int64_t grain = ((int64_t)1 << 20) / (int64_t)v.itemsize + 1;
-        ndx_parallel_for(threads, v.volume, grain, s2d_fill, &job);
-        ndx_parallel_for(threads, v.nnz, NDX_SPARSE_GRAIN, s2d_scatter, &job);
-    }
-    ndx_sparse_close(&v);
+    ndx_status st = ndx_call_acquire(&b, p.check_bytes, 0, "index scratch", &check);
+    if (st == NDX_OK) st = ndx_to_dense_check(&p, check, err);
+    if (st == NDX_OK) st = ndx_call_acquire(&b, p.repeat_bytes, 1, "repeat bitmap", &bitmap);
+    if (st == NDX_OK) st = ndx_to_dense_find_repeat(&p, bitmap, err);
+    ndx_call_release(&b, bitmap);
+    if (st == NDX_OK) st = ndx_call_output(&b, &p.want, out, 0, "out", &allocated);
+    if (st == NDX_OK) ndx_to_dense_run(&p, default_value, out);
+    ndx_call_release(&b, check);
     return st;
 }

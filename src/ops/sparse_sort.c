@@ -128,11 +128,10 @@ static int digit_slots(int64_t *hist, int chunks, int64_t n) {
     return 1;
 }
 
-ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *views, int n,
-                                  int threads, ndx_call *b, ndx_error *err) {
+ndx_status ndx_sparse_sorter_carve(ndx_sparse_sorter *s, const ndx_sparse_view *views, int n,
+                                   int threads, ndx_carver *c, const char *op, ndx_error *err) {
     memset(s, 0, sizeof *s);
     s->threads = threads;
-    s->call = b;
     int wide = 0;
     for (int m = 0; m < n; m++) {
         if (views[m].sorted) continue;
@@ -143,28 +142,13 @@ ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *v
     size_t bytes; /* two tag arrays, and two position arrays when some view needs them */
     if (!ndx_bytes_of(s->max_nnz, (wide ? 4 : 2) * sizeof(uint64_t), &bytes))
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: sorting %lld entries needs too much scratch",
-                        b->op, (long long)s->max_nnz);
-    NDX_TRY(ndx_call_acquire(b, bytes, 0, "sort scratch", &s->scratch));
+                        op, (long long)s->max_nnz);
     s->wide = wide;
-    void *hist; /* a run splits into at most as many chunks as the largest view would */
+    s->scratch = ndx_carve(c, bytes);
+    /* a run splits into at most as many chunks as the largest view would */
     size_t chunks = (size_t)ndx_sparse_chunks(threads, s->max_nnz);
-    ndx_status st = ndx_call_acquire(b, chunks * RADIX * sizeof(int64_t), 0, "sort counts", &hist);
-    if (st != NDX_OK) {
-        ndx_call_release(b, s->scratch);
-        s->scratch = NULL;
-        return st;
-    }
-    s->hist = hist;
+    s->hist = ndx_carve(c, chunks * RADIX * sizeof(int64_t));
     return NDX_OK;
-}
-
-void ndx_sparse_sorter_free(ndx_sparse_sorter *s) {
-    if (s->call) {
-        ndx_call_release(s->call, s->scratch);
-        ndx_call_release(s->call, s->hist);
-    }
-    s->scratch = NULL;
-    s->hist = NULL;
 }
 
 void ndx_sparse_sorter_run(ndx_sparse_sorter *s, const ndx_sparse_view *v, int64_t *dst_idx,

@@ -50,6 +50,9 @@ typedef struct {
     int same;
 } scan_result;
 
+/* Scan results kept on the stack; more pieces (many inputs) take scratch. */
+#define SCAN_LOCAL_PIECES (2 * NDX_SPARSE_MAX_CHUNKS)
+
 static int row_outside(const int64_t *row, int R, const int64_t *dims) {
     for (int d = 0; d < R; d++)
         if ((uint64_t)row[d] >= (uint64_t)dims[d]) return 1;
@@ -147,25 +150,6 @@ static ndx_status fail_bad_entry(const ndx_sparse_view *v, const char *what, int
                     what, (long long)row, coords, shape);
 }
 
-/* Widens indices that are not int64 into scratch, so every op reads int64 rows. */
-static ndx_status widen(const ndx_sparse_tensor *sp, ndx_sparse_view *v, ndx_call *b,
-                        ndx_error *err) {
-    if (sp->indices.dtype == NDX_INT64) {
-        v->idx = sp->indices.data;
-        return NDX_OK;
-    }
-    int64_t cells = v->nnz * v->rank; /* fits: the indices tensor passed its check */
-    void *wide;
-    NDX_TRY(ndx_call_acquire(b, (size_t)cells * sizeof(int64_t), 0, "widened indices", &wide));
-    int64_t *w = wide;
-    for (int64_t i = 0; i < cells; i++)
-        w[i] = ndx_read_index(sp->indices.data, sp->indices.dtype, i);
-    v->idx = w;
-    v->owned = wide;
-    v->call = b;
-    return NDX_OK;
-}
-
 static void name_of(char *buf, size_t cap, const char *what, int indexed, int m) {
     if (indexed)
         snprintf(buf, cap, "%s[%d]", what, m);
@@ -173,39 +157,68 @@ static void name_of(char *buf, size_t cap, const char *what, int indexed, int m)
         snprintf(buf, cap, "%s", what);
 }
 
+ndx_status ndx_sparse_check_all(const ndx_sparse_tensor *sp, int n, const char *op,
+                                const char *what, int indexed, ndx_sparse_view *v,
+                                ndx_error *err) {
+    int64_t total = 0;
+    for (int m = 0; m < n; m++) {
+        char name[160];
+        name_of(name, sizeof name, what, indexed, m);
+        NDX_TRY(ndx_sparse_check_views(&sp[m], name, &v[m], err));
+        if (!ndx_add_i64(total, v[m].nnz, &total))
+            return ndx_fail(err, NDX_E_OVERFLOW, "%s: the total entry count overflows int64_t",
+                            op);
+    }
+    return NDX_OK;
+}
+
+/* The scratch of ndx_sparse_open_all, in one order for counting and for carving: a widened
+ * copy of every index tensor that is not int64, then the scan's per-piece results when there
+ * are too many for the stack. With c->base NULL only c->used moves. */
+static void carve_open(ndx_carver *c, const ndx_sparse_tensor *sp, ndx_sparse_view *v, int n,
+                       int threads, scan_result **heap, int *chunks, int64_t *total) {
+    *total = 0;
+    for (int m = 0; m < n; m++) {
+        *total += v[m].nnz; /* ndx_sparse_check_all checked the sum */
+        if (sp[m].indices.dtype == NDX_INT64) continue;
+        int64_t *w = ndx_carve(c, (size_t)(v[m].nnz * v[m].rank) * sizeof(int64_t));
+        if (c->base) v[m].idx = w;
+    }
+    *chunks = *total ? ndx_sparse_chunks(threads, *total) : 0;
+    size_t pieces = (size_t)n + (size_t)*chunks;
+    *heap = pieces > SCAN_LOCAL_PIECES ? ndx_carve(c, pieces * sizeof(scan_result)) : NULL;
+}
+
+size_t ndx_sparse_open_bytes(const ndx_sparse_tensor *sp, const ndx_sparse_view *v, int n,
+                             int threads) {
+    ndx_carver c = {NULL, 0};
+    scan_result *heap;
+    int chunks;
+    int64_t total;
+    carve_open(&c, sp, (ndx_sparse_view *)v, n, threads, &heap, &chunks, &total);
+    return c.used;
+}
+
 /* Scans every index of v[0..n) in one parallel pass; fails naming the first bad entry of the
  * first input that has one, else sets each view's sorted and strict. */
 static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int indexed,
-                           ndx_call *b, int threads, ndx_error *err) {
+                           scan_result *heap, int chunks, int64_t total, ndx_error *err) {
     scan_job job;
     job.v = v;
     job.n = n;
-    job.total = 0;
-    for (int m = 0; m < n; m++) {
-        v[m].sorted = v[m].strict = 1;
-        if (!ndx_add_i64(job.total, v[m].nnz, &job.total))
-            return ndx_fail(err, NDX_E_OVERFLOW, "%s: the total entry count overflows int64_t",
-                            b->op);
-    }
+    job.total = total;
+    for (int m = 0; m < n; m++) v[m].sorted = v[m].strict = 1;
     if (job.total == 0) return NDX_OK;
-    job.chunks = ndx_sparse_chunks(threads, job.total);
-    /* Pieces live on the stack unless there are many inputs. */
-    scan_result local[2 * NDX_SPARSE_MAX_CHUNKS];
-    void *heap = NULL;
+    job.chunks = chunks;
+    scan_result local[SCAN_LOCAL_PIECES];
     size_t pieces = (size_t)n + (size_t)job.chunks;
-    if (pieces <= sizeof local / sizeof local[0]) {
-        job.piece = local;
-    } else {
-        NDX_TRY(ndx_call_acquire(b, pieces * sizeof(scan_result), 0, "index scan results", &heap));
-        job.piece = heap;
-    }
+    job.piece = heap ? heap : local;
     for (size_t k = 0; k < pieces; k++) job.piece[k] = (scan_result){-1, 0, 0};
     ndx_parallel_for(job.chunks, job.chunks, 1, scan_chunk, &job);
 
-    ndx_status st = NDX_OK;
     int64_t first = 0; /* global number of input m's first entry */
     int w = 0;         /* the first chunk that meets input m */
-    for (int m = 0; m < n && st == NDX_OK; m++) {
+    for (int m = 0; m < n; m++) {
         int64_t end = first + v[m].nnz;
         if (v[m].nnz == 0) continue;
         while (ndx_chunk_begin(job.total, job.chunks, w + 1) <= first) w++;
@@ -214,8 +227,7 @@ static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int inde
             if (r->first_bad >= 0) {
                 char name[160];
                 name_of(name, sizeof name, what, indexed, m);
-                st = fail_bad_entry(&v[m], name, r->first_bad, err);
-                break;
+                return fail_bad_entry(&v[m], name, r->first_bad, err);
             }
             if (r->down) v[m].sorted = 0;
             if (r->same) v[m].strict = 0;
@@ -223,45 +235,39 @@ static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int inde
         if (!v[m].sorted) v[m].strict = 0;
         first = end;
     }
-    ndx_call_release(b, heap);
-    return st;
+    return NDX_OK;
 }
 
 ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
-                               ndx_call *b, int threads, ndx_sparse_view *v, ndx_error *err) {
-    memset(v, 0, (size_t)n * sizeof *v);
-    ndx_status st = NDX_OK;
-    for (int m = 0; m < n && st == NDX_OK; m++) {
-        char name[160];
-        name_of(name, sizeof name, what, indexed, m);
-        st = ndx_sparse_check_views(&sp[m], name, &v[m], err);
-        if (st == NDX_OK) st = widen(&sp[m], &v[m], b, err);
+                               int threads, ndx_sparse_view *v, void *scratch, ndx_error *err) {
+    ndx_carver c = {scratch, 0};
+    scan_result *heap;
+    int chunks;
+    int64_t total;
+    for (int m = 0; m < n; m++) v[m].idx = sp[m].indices.data; /* int64: read in place */
+    carve_open(&c, sp, v, n, threads, &heap, &chunks, &total);
+    for (int m = 0; m < n; m++) {
+        if (sp[m].indices.dtype == NDX_INT64) continue;
+        int64_t *w = (int64_t *)v[m].idx, cells = v[m].nnz * v[m].rank;
+        for (int64_t i = 0; i < cells; i++)
+            w[i] = ndx_read_index(sp[m].indices.data, sp[m].indices.dtype, i);
     }
-    if (st == NDX_OK) st = scan_all(v, n, what, indexed, b, threads, err);
-    if (st != NDX_OK)
-        for (int m = 0; m < n; m++) ndx_sparse_close(&v[m]);
-    return st;
-}
-
-ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_call *b,
-                           int threads, ndx_sparse_view *v, ndx_error *err) {
-    return ndx_sparse_open_all(sp, 1, what, 0, b, threads, v, err);
-}
-
-void ndx_sparse_close(ndx_sparse_view *v) {
-    if (!v) return;
-    if (v->owned) ndx_call_release(v->call, v->owned);
-    v->owned = NULL;
+    return scan_all(v, n, what, indexed, heap, chunks, total, err);
 }
 
 ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err) {
     if (!what) what = "sparse tensor";
     ndx_call b;
     NDX_TRY(ndx_call_begin_outs(&b, what, NULL, err));
+    b.threads = 1;
     ndx_sparse_view v;
-    NDX_TRY(ndx_sparse_open(sp, what, &b, 1, &v, err));
-    ndx_sparse_close(&v);
-    return NDX_OK;
+    NDX_TRY(ndx_sparse_check_all(sp, 1, what, what, 0, &v, err));
+    void *scratch;
+    NDX_TRY(ndx_call_acquire(&b, ndx_sparse_open_bytes(sp, &v, 1, 1), 0, "index scratch",
+                             &scratch));
+    ndx_status st = ndx_sparse_open_all(sp, 1, what, 0, 1, &v, scratch, err);
+    ndx_call_release(&b, scratch);
+    return st;
 }
 
 void ndx_sparse_free(ndx_sparse_tensor *sp) {

@@ -20,9 +20,20 @@ static inline int ndx_sparse_chunks(int threads, int64_t n) {
     return w > NDX_SPARSE_MAX_CHUNKS ? NDX_SPARSE_MAX_CHUNKS : w;
 }
 
-/* A checked SparseTensor seen as rows of int64 coordinates. `idx` is the caller's indices when
- * they are int64, otherwise a widened copy held in `owned` (scratch, released by
- * ndx_sparse_close). */
+/* Carves 64-byte aligned blocks off one scratch block, in order; with base NULL it only
+ * counts, so the same sequence of calls sizes the scratch (plan) and then lays it out (run). */
+typedef struct ndx_carver {
+    unsigned char *base;
+    size_t used;
+} ndx_carver;
+static inline void *ndx_carve(ndx_carver *c, size_t bytes) {
+    size_t at = (c->used + 63) & ~(size_t)63;
+    c->used = at + bytes;
+    return c->base ? c->base + at : NULL;
+}
+
+/* A checked SparseTensor seen as rows of int64 coordinates: the caller's indices when they are
+ * int64, otherwise a widened copy in scratch. */
 typedef struct ndx_sparse_view {
     const int64_t *idx;          /* [nnz, rank] */
     const unsigned char *values; /* [nnz] elements of itemsize bytes */
@@ -34,9 +45,16 @@ typedef struct ndx_sparse_view {
     size_t itemsize;
     int sorted;                  /* rows never decrease: canonical order, repeats allowed */
     int strict;                  /* rows always increase: canonical order without repeats */
-    void *owned;
-    ndx_call *call;              /* the call `owned` came from */
 } ndx_sparse_view;
+
+/* The sparse ops' stages, like every op's (see README, "The op contract"), with one step
+ * between plan and run that reads the indices into scratch:
+ *   plan   ndx_sparse_check_all: the views' shapes and dense_shape values (no index read);
+ *          ndx_sparse_open_bytes: the exact scratch of the index check;
+ *   check  ndx_sparse_open_all: widens the indices into that scratch and checks every one
+ *          against dense_shape, learning whether each input is in canonical order; what the
+ *          run must sort depends on that, so the run's scratch is known from here on;
+ *   run    moves entries, with scratch exactly as sized after the check. */
 
 /* The shape checks of a SparseTensor's three specs against each other (sparse_infer.c): sets
  * *rank (dense_shape's length) and *nnz (the entry count), each NDX_UNKNOWN when unknown. */
@@ -44,23 +62,23 @@ ndx_status ndx_sparse_check_specs(const ndx_sparse_spec *sp, const char *what, i
                                   int64_t *nnz, ndx_error *err);
 
 /* Checks the three views of `sp` against each other (no index value is read; dense_shape values
- * are) and fills every field of `v` but idx, sorted, strict and owned. `what` names the tensor
- * in messages, e.g. "sparse_concat: inputs[1]". */
+ * are) and fills every field of `v` but idx, sorted and strict. `what` names the tensor in
+ * messages, e.g. "sparse_concat: inputs[1]". */
 ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
                                   ndx_sparse_view *v, ndx_error *err);
-
-/* ndx_sparse_check_views, then reads every index: widens it to int64 when needed (scratch from
- * `b`), checks that every coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the first
- * entry that does not) and sets `sorted` and `strict`. On failure nothing is left to release. */
-ndx_status ndx_sparse_open(const ndx_sparse_tensor *sp, const char *what, ndx_call *b,
-                           int threads, ndx_sparse_view *v, ndx_error *err);
-/* ndx_sparse_open for sp[0..n) at once, named "<what>[m]" when `indexed` (else "<what>"): the
- * views are checked and widened one by one, then all their indices are read in one parallel
- * pass split evenly over every entry. On failure nothing is left to release. */
+/* ndx_sparse_check_views for sp[0..n), named "<what>[m]" when `indexed` (else "<what>"), and
+ * their total entry count against overflow (`op` names the op). */
+ndx_status ndx_sparse_check_all(const ndx_sparse_tensor *sp, int n, const char *op,
+                                const char *what, int indexed, ndx_sparse_view *v,
+                                ndx_error *err);
+/* The scratch ndx_sparse_open_all needs for views checked by ndx_sparse_check_all. */
+size_t ndx_sparse_open_bytes(const ndx_sparse_tensor *sp, const ndx_sparse_view *v, int n,
+                             int threads);
+/* Reads every index of sp[0..n) (widening into `scratch`, of ndx_sparse_open_bytes bytes), checks
+ * that every coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the first entry that does
+ * not, in the first input that has one) and sets each view's idx, sorted and strict. */
 ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
-                               ndx_call *b, int threads, ndx_sparse_view *v, ndx_error *err);
-/* Releases what ndx_sparse_open acquired (safe on a zeroed view). */
-void ndx_sparse_close(ndx_sparse_view *v);
+                               int threads, ndx_sparse_view *v, void *scratch, ndx_error *err);
 
 /* Negative, zero or positive as row a comes before, equals or comes after row b in canonical
  * (lexicographic) order, comparing the first n coordinates. */
@@ -73,27 +91,26 @@ static inline int ndx_rows_cmp(const int64_t *a, const int64_t *b, int n) {
 /* Row-major strides of dims[0..rank) (the caller knows their product fits in int64_t). */
 void ndx_sparse_strides(int rank, const int64_t *dims, int64_t *strides);
 
-/* The stable canonical sort (sparse_sort.c). Scratch is taken once, sized for the
- * largest view it will sort, so sorting cannot fail once it is set up. */
+/* The stable canonical sort (sparse_sort.c), set up once over scratch sized for the largest
+ * view it will sort, so sorting cannot fail. */
 typedef struct ndx_sparse_sorter {
     void *scratch;  /* tag arrays (and position arrays when `wide`) of max_nnz entries */
     int64_t *hist;  /* chunks x 256 digit counts */
     int64_t max_nnz;
     int wide;
     int threads;
-    ndx_call *call; /* the call the scratch came from */
 } ndx_sparse_sorter;
 
-/* Takes scratch from `b` for sorting those of views[0..n) that are not sorted (none if all
- * are). */
-ndx_status ndx_sparse_sorter_init(ndx_sparse_sorter *s, const ndx_sparse_view *views, int n,
-                                  int threads, ndx_call *b, ndx_error *err);
+/* The scratch for sorting those of views[0..n) that are not sorted (0 if all are); fails with
+ * NDX_E_OVERFLOW (naming `op`) when it cannot be counted. Carved through `c`, so callers can
+ * lay it out beside their own blocks. */
+ndx_status ndx_sparse_sorter_carve(ndx_sparse_sorter *s, const ndx_sparse_view *views, int n,
+                                   int threads, ndx_carver *c, const char *op, ndx_error *err);
 /* Writes the entries of `v` (one of the views the sorter was set up for) into dst_idx
  * ([nnz, rank] int64) and dst_values in canonical order; entries with equal indices keep their
  * relative order. A view already sorted is copied. */
 void ndx_sparse_sorter_run(ndx_sparse_sorter *s, const ndx_sparse_view *v, int64_t *dst_idx,
                            unsigned char *dst_values);
-void ndx_sparse_sorter_free(ndx_sparse_sorter *s);
 
 /* Copies element `i` of `size` bytes: a fixed-size copy for the common sizes. */
 static inline void ndx_copy_item(unsigned char *dst, const unsigned char *src, size_t size) {
