@@ -1,14 +1,13 @@
 /* test_sparse.c — ndx_sparse_check, sparse_concat, sparse_reorder, sparse_to_dense and
- * dense_to_sparse against naive references written here: a stable merge sort of entries,
- * dense concatenation of naively densified inputs, and element-by-element zero tests. Plus the
- * seed examples, round trips, thread-count identity and every error path. */
+ * dense_to_sparse against the shared naive reference (tests/reference/: a stable sort of
+ * entries, element-by-element densifying and zero tests), sparse_concat also through dense: to_dense
+ * of the result against the dense concatenation of the densified inputs. Plus the seed examples,
+ * round trips, thread-count identity and every error path. */
 #include "ndx_test.h"
 #include "reference.h"
 
 #include <math.h>
 #include <stdio.h>
-
-#include "half.h"
 
 /* ---- owned sparse tensors ---------------------------------------------------------------- */
 
@@ -130,48 +129,6 @@ static void entries_del(entries *e) {
     free(e->val);
 }
 
-static int row_cmp(const int64_t *a, const int64_t *b, int rank) {
-    for (int d = 0; d < rank; d++)
-        if (a[d] != b[d]) return a[d] < b[d] ? -1 : 1;
-    return 0;
-}
-
-/* Stable top-down merge sort of the entries by their coordinates. */
-static void merge_sort_perm(const entries *e, int64_t *perm, int64_t *tmp, int64_t lo,
-                            int64_t hi) {
-    if (hi - lo < 2) return;
-    int64_t mid = lo + (hi - lo) / 2;
-    merge_sort_perm(e, perm, tmp, lo, mid);
-    merge_sort_perm(e, perm, tmp, mid, hi);
-    int64_t a = lo, b = mid, k = lo;
-    while (a < mid || b < hi) {
-        if (b >= hi || (a < mid && row_cmp(e->idx + perm[a] * e->rank,
-                                           e->idx + perm[b] * e->rank, e->rank) <= 0))
-            tmp[k++] = perm[a++];
-        else
-            tmp[k++] = perm[b++];
-    }
-    memcpy(perm + lo, tmp + lo, (size_t)(hi - lo) * sizeof *perm);
-}
-
-static entries entries_sorted(const entries *e) {
-    int64_t *perm = malloc((size_t)(e->n + 1) * sizeof *perm);
-    int64_t *tmp = malloc((size_t)(e->n + 1) * sizeof *tmp);
-    assert_non_null(perm);
-    assert_non_null(tmp);
-    for (int64_t i = 0; i < e->n; i++) perm[i] = i;
-    merge_sort_perm(e, perm, tmp, 0, e->n);
-    entries s = entries_new(e->rank, e->n, e->size);
-    memcpy(s.dims, e->dims, sizeof s.dims);
-    for (int64_t i = 0; i < e->n; i++) {
-        memcpy(s.idx + i * e->rank, e->idx + perm[i] * e->rank, (size_t)e->rank * 8);
-        memcpy(s.val + i * e->size, e->val + perm[i] * e->size, e->size);
-    }
-    free(perm);
-    free(tmp);
-    return s;
-}
-
 static entries entries_of(const ndx_sparse_tensor *s) {
     int rank = sp_rank(s);
     entries e = entries_new(rank, sp_nnz(s), s->values.itemsize);
@@ -202,31 +159,38 @@ static void assert_sparse_is(const ndx_sparse_tensor *got, const entries *want, 
     assert_memory_equal(got->values.data, want->val, (size_t)want->n * want->size);
 }
 
-/* The dense meaning: zeros, then each entry's value at its place (later entries win). */
-static unsigned char *densify(const entries *e, const int64_t *out_dims, int axis, int64_t shift,
-                              size_t *bytes) {
-    int64_t vol = volume_of(e->rank, out_dims);
-    *bytes = (size_t)vol * e->size;
-    unsigned char *d = calloc(*bytes + 1, 1);
-    assert_non_null(d);
-    for (int64_t i = 0; i < e->n; i++) {
-        int64_t off = 0;
-        for (int k = 0; k < e->rank; k++)
-            off = off * out_dims[k] + e->idx[i * e->rank + k] + (k == axis ? shift : 0);
-        memcpy(d + off * e->size, e->val + i * e->size, e->size);
-    }
-    return d;
+/* The entries of a sparse result the shared reference built (and frees here); fails the test
+ * when the reference refuses the call. */
+static entries reference_entries(ref_verdict v, ndx_sparse_tensor *sp, const char *op,
+                                 const char *why) {
+    if (v == REF_ERROR) fail_msg("the reference refuses this %s: %s", op, why);
+    entries e = entries_of(sp);
+    ref_sparse_free(sp);
+    return e;
 }
 
 /* The entries of a dense array that are not zero, in row-major order: the shared reference. */
 static entries nonzero_entries(const ndx_tensor *t) {
     ndx_sparse_tensor sp = {0};
     char why[REF_WHY];
-    if (ref_dense_to_sparse(t, &sp, why) == REF_ERROR)
-        fail_msg("the reference refuses this dense_to_sparse: %s", why);
-    entries e = entries_of(&sp);
-    ref_sparse_free(&sp);
-    return e;
+    return reference_entries(ref_dense_to_sparse(t, &sp, why), &sp, "dense_to_sparse", why);
+}
+
+/* The input's entries stably sorted by their index rows: the shared reference. */
+static entries reordered_entries(const ndx_sparse_tensor *in) {
+    ndx_sparse_tensor sp = {0};
+    char why[REF_WHY];
+    return reference_entries(ref_sparse_reorder(in, &sp, why), &sp, "sparse_reorder", why);
+}
+
+/* The dense meaning (the default, or zeros, then each entry's value at its place): the shared
+ * reference. Free with ref_tensor_free. */
+static ndx_tensor dense_reference(const ndx_sparse_tensor *sp, const void *default_value) {
+    ndx_tensor t = {0};
+    char why[REF_WHY];
+    if (ref_sparse_to_dense(sp, default_value, &t, why) != REF_OK)
+        fail_msg("the reference refuses this sparse_to_dense: %s", why);
+    return t;
 }
 
 static ndx_options threads_opt(int n) {
@@ -303,7 +267,7 @@ static void seed_concat_examples(void **state) {
 /* Expected concat, by the shared reference (every input's entries shifted along the axis, in
  * input order, then stably sorted); shifts[m] receives where input m starts along the axis. */
 static entries concat_entries(int n, const ndx_sparse_tensor *in, int axis, const int64_t *out_dims,
-                          int64_t *shifts) {
+                              int64_t *shifts) {
     int64_t shift = 0;
     for (int m = 0; m < n; m++) {
         shifts[m] = shift;
@@ -312,12 +276,33 @@ static entries concat_entries(int n, const ndx_sparse_tensor *in, int axis, cons
     ndx_sparse_tensor sp = {0};
     char why[REF_WHY];
     /* expand_nonconcat_dim: the largest of each other dim, which is every input's when equal */
-    if (ref_sparse_concat(axis, n, in, 1, &sp, why) == REF_ERROR)
-        fail_msg("the reference refuses this sparse_concat: %s", why);
-    entries e = entries_of(&sp);
-    memcpy(e.dims, out_dims, sizeof(int64_t) * (size_t)e.rank);
-    ref_sparse_free(&sp);
+    entries e = reference_entries(ref_sparse_concat(axis, n, in, 1, &sp, why), &sp,
+                                  "sparse_concat", why);
+    for (int d = 0; d < e.rank; d++) assert_int_equal(e.dims[d], out_dims[d]);
     return e;
+}
+
+/* The dense concat: each input densified by the shared reference and copied to its place along
+ * the axis of a zero tensor of out_dims (the inputs' places are disjoint). */
+static ndx_tensor dense_concat(int n, const ndx_sparse_tensor *in, int axis,
+                               const int64_t *out_dims, const int64_t *shifts) {
+    int rank = sp_rank(&in[0]);
+    ndx_tensor whole = test_tensor(in[0].values.dtype, in[0].values.itemsize, rank, out_dims);
+    size_t size = whole.itemsize;
+    for (int m = 0; m < n; m++) {
+        ndx_tensor part = dense_reference(&in[m], NULL);
+        int64_t pos[NDX_MAX_RANK] = {0};
+        for (int64_t i = 0; i < test_count(&part); i++) {
+            int64_t off = 0;
+            for (int k = 0; k < rank; k++)
+                off = off * out_dims[k] + pos[k] + (k == axis ? shifts[m] : 0);
+            memcpy((unsigned char *)whole.data + off * size, (unsigned char *)part.data + i * size,
+                   size);
+            for (int k = rank - 1; k >= 0 && ++pos[k] == part.shape[k]; k--) pos[k] = 0;
+        }
+        ref_tensor_free(&part);
+    }
+    return whole;
 }
 
 /* One random concat case, checked against the entry reference and, when the entries are
@@ -386,32 +371,8 @@ static void concat_case(test_rng *r, int big) {
     if (distinct) {
         ndx_tensor dense = sparse_empty_out().values;
         assert_ok(ndx_sparse_to_dense(&first, NULL, NULL, &dense, &err), &err);
-        size_t bytes = 0;
-        unsigned char *ref = NULL;
-        /* The dense concat: each input densified in its place in the output. */
-        ref = calloc(1, 1);
-        for (int m = 0; m < n; m++) {
-            entries e = entries_of(&in[m]);
-            size_t b;
-            unsigned char *part = densify(&e, out_dims, ax, shifts[m], &b);
-            if (m == 0) {
-                free(ref);
-                ref = part;
-                bytes = b;
-            } else {
-                /* Inputs occupy disjoint places: merge the non-empty cells. */
-                for (int64_t i = 0; i < e.n; i++) {
-                    int64_t off = 0;
-                    for (int k = 0; k < rank; k++)
-                        off = off * out_dims[k] + e.idx[i * rank + k] + (k == ax ? shifts[m] : 0);
-                    memcpy(ref + off * e.size, part + off * e.size, e.size);
-                }
-                free(part);
-            }
-            entries_del(&e);
-        }
-        assert_int_equal(test_nbytes(&dense), bytes);
-        if (bytes) assert_memory_equal(dense.data, ref, bytes);
+        ndx_tensor ref = dense_concat(n, in, ax, out_dims, shifts);
+        assert_tensor_eq(&dense, &ref);
 
         ndx_sparse_tensor back = sparse_empty_out();
         assert_ok(ndx_dense_to_sparse(&dense, NULL, &back, &err), &err);
@@ -428,7 +389,7 @@ static void concat_case(test_rng *r, int big) {
         entries_del(&nz);
         ndx_sparse_free(&back);
         ndx_tensor_free(&dense);
-        free(ref);
+        test_tensor_free(&ref);
     }
     ndx_sparse_free(&first);
     entries_del(&want);
@@ -657,11 +618,10 @@ static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) 
     int64_t nnz = rng_range(r, 0, maxnnz);
     ndx_sparse_tensor in = random_sparse(r, vt, width, random_index_dtype(r), rank, dims, nnz,
                                          (int)rng_below(r, 2), rng_below(r, 4) == 0);
-    entries e = entries_of(&in);
-    entries want = entries_sorted(&e);
+    entries want = reordered_entries(&in);
     ndx_sparse_tensor shape = sparse_empty_out(), first = sparse_empty_out();
     assert_ok(ndx_sparse_reorder_shape(&in, &shape, &err), &err);
-    assert_int_equal(shape.values.shape[0], e.n);
+    assert_int_equal(shape.values.shape[0], sp_nnz(&in));
     for (int threads = 1; threads <= 3; threads++) {
         ndx_options opt = threads_opt(threads);
         ndx_sparse_tensor out = sparse_empty_out();
@@ -675,7 +635,6 @@ static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) 
         }
     }
     ndx_sparse_free(&first);
-    entries_del(&e);
     entries_del(&want);
     sparse_del(&in);
 }
@@ -697,8 +656,7 @@ static void reorder_threads_large(void **state) {
         int rank = k + 1;
         ndx_sparse_tensor in = random_sparse(&r, NDX_FLOAT64, 0, k == 1 ? NDX_INT32 : NDX_INT64,
                                              rank, shapes[k], 110000, k != 2, 0);
-        entries e = entries_of(&in);
-        entries want = entries_sorted(&e);
+        entries want = reordered_entries(&in);
         for (int threads = 1; threads <= 3; threads++) {
             ndx_options opt = threads_opt(threads);
             ndx_sparse_tensor out = sparse_empty_out();
@@ -706,7 +664,6 @@ static void reorder_threads_large(void **state) {
             assert_sparse_is(&out, &want, NDX_FLOAT64);
             ndx_sparse_free(&out);
         }
-        entries_del(&e);
         entries_del(&want);
         sparse_del(&in);
     }
@@ -734,8 +691,7 @@ static void reorder_huge_volume(void **state) {
             ((int16_t *)in[m].values.data)[i] = (int16_t)i;
         }
     }
-    entries e = entries_of(&in[0]);
-    entries want = entries_sorted(&e);
+    entries want = reordered_entries(&in[0]);
     ndx_sparse_tensor out = sparse_empty_out();
     assert_ok(ndx_sparse_reorder(&in[0], NULL, &out, &err), &err);
     assert_sparse_is(&out, &want, NDX_INT16);
@@ -748,7 +704,6 @@ static void reorder_huge_volume(void **state) {
     assert_sparse_is(&out, &cw, NDX_INT16);
     ndx_sparse_free(&out);
     entries_del(&cw);
-    entries_del(&e);
     entries_del(&want);
     sparse_del(&in[0]);
     sparse_del(&in[1]);
@@ -778,8 +733,7 @@ static void scan_flags_late(void **state) {
         ix[2 * 30000 + d] = ix[2 * 30001 + d];
         ix[2 * 30001 + d] = t;
     }
-    entries e = entries_of(&in[0]);
-    entries want = entries_sorted(&e);
+    entries want = reordered_entries(&in[0]);
     int64_t od[2] = {1500, 400};
     int64_t shifts[3];
     entries cw = concat_entries(3, in, 0, od, shifts);
@@ -806,7 +760,6 @@ static void scan_flags_late(void **state) {
                      NDX_E_INVALID_ARGUMENT, "repeats sp.indices[99994]");
         assert_null(dense.data);
     }
-    entries_del(&e);
     entries_del(&want);
     entries_del(&cw);
     for (int m = 0; m < 3; m++) sparse_del(&in[m]);
@@ -941,7 +894,7 @@ static void dense_round_trip(void **state) {
 }
 
 /* Entries in any order (no repeats), index dtypes int16/int32/int64, a default value; checked
- * against densify. */
+ * against the shared reference. */
 static void to_dense_random(void **state) {
     (void)state;
     test_rng r = {606};
@@ -958,26 +911,13 @@ static void to_dense_random(void **state) {
                                              rng_range(&r, 0, vol), 1, rng_below(&r, 2));
         ndx_tensor one = test_tensor(vt, width, 0, NULL);
         test_fill_random(&r, &one);
-        entries e = entries_of(&sp);
-        size_t bytes;
-        unsigned char *ref = densify(&e, dims, -1, 0, &bytes);
-        char *named = calloc((size_t)vol + 1, 1); /* cells no entry names hold the default */
-        assert_non_null(named);
-        for (int64_t k = 0; k < e.n; k++) {
-            int64_t off = 0;
-            for (int d = 0; d < rank; d++) off = off * dims[d] + e.idx[k * rank + d];
-            named[off] = 1;
-        }
-        for (int64_t i = 0; i < vol; i++)
-            if (!named[i]) memcpy(ref + i * e.size, one.data, e.size);
-        free(named);
+        ndx_tensor ref = dense_reference(&sp, one.data);
         ndx_tensor first = sparse_empty_out().values;
         for (int threads = 1; threads <= 3; threads++) {
             ndx_options opt = threads_opt(threads);
             ndx_tensor out = sparse_empty_out().values;
             assert_ok(ndx_sparse_to_dense(&sp, one.data, &opt, &out, &err), &err);
-            assert_int_equal(test_nbytes(&out), bytes);
-            if (bytes) assert_memory_equal(out.data, ref, bytes);
+            assert_tensor_eq(&out, &ref);
             if (threads == 1)
                 first = out;
             else {
@@ -986,8 +926,7 @@ static void to_dense_random(void **state) {
             }
         }
         ndx_tensor_free(&first);
-        free(ref);
-        entries_del(&e);
+        ref_tensor_free(&ref);
         test_tensor_free(&one);
         sparse_del(&sp);
     }
@@ -1000,16 +939,14 @@ static void dense_threads_large(void **state) {
     ndx_error err;
     int64_t dims[2] = {400, 700};
     ndx_sparse_tensor sp = random_sparse(&r, NDX_COMPLEX64, 0, NDX_INT64, 2, dims, 150000, 1, 0);
-    entries e = entries_of(&sp);
-    size_t bytes;
-    unsigned char *ref = densify(&e, dims, -1, 0, &bytes);
+    ndx_tensor ref = dense_reference(&sp, NULL);
     ndx_tensor first = sparse_empty_out().values;
     ndx_sparse_tensor sfirst = sparse_empty_out();
     for (int threads = 1; threads <= 3; threads++) {
         ndx_options opt = threads_opt(threads);
         ndx_tensor out = sparse_empty_out().values;
         assert_ok(ndx_sparse_to_dense(&sp, NULL, &opt, &out, &err), &err);
-        assert_memory_equal(out.data, ref, bytes);
+        assert_tensor_eq(&out, &ref);
         ndx_sparse_tensor back = sparse_empty_out();
         assert_ok(ndx_dense_to_sparse(&out, &opt, &back, &err), &err);
         if (threads == 1) {
@@ -1027,8 +964,7 @@ static void dense_threads_large(void **state) {
     }
     ndx_tensor_free(&first);
     ndx_sparse_free(&sfirst);
-    free(ref);
-    entries_del(&e);
+    ref_tensor_free(&ref);
     sparse_del(&sp);
 }
 
