@@ -21,12 +21,6 @@ static ndx_sparse_tensor sparse_new(ndx_dtype vt, size_t width, ndx_dtype it, in
     return s;
 }
 
-static void sparse_del(ndx_sparse_tensor *s) {
-    test_tensor_free(&s->indices);
-    test_tensor_free(&s->values);
-    test_tensor_free(&s->dense_shape);
-}
-
 static int sp_rank(const ndx_sparse_tensor *s) { return (int)s->dense_shape.shape[0]; }
 static int64_t sp_nnz(const ndx_sparse_tensor *s) { return s->indices.shape[0]; }
 static int64_t sp_dim(const ndx_sparse_tensor *s, int d) {
@@ -43,10 +37,6 @@ static int64_t volume_of(int rank, const int64_t *dims) {
     int64_t v = 1;
     for (int d = 0; d < rank; d++) v *= dims[d];
     return v;
-}
-
-static size_t random_width(test_rng *r, ndx_dtype dt) {
-    return dt == NDX_STRING ? (size_t)rng_range(r, 1, 5) : 0;
 }
 
 static ndx_dtype random_index_dtype(test_rng *r) {
@@ -193,13 +183,6 @@ static ndx_tensor dense_reference(const ndx_sparse_tensor *sp, const void *defau
     return t;
 }
 
-static ndx_options threads_opt(int n) {
-    ndx_options o;
-    memset(&o, 0, sizeof o);
-    o.num_threads = n;
-    return o;
-}
-
 static void assert_sparse_same(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b) {
     assert_tensor_eq(&a->indices, &b->indices);
     assert_tensor_eq(&a->values, &b->values);
@@ -241,8 +224,8 @@ static void seed_concat_examples(void **state) {
         assert_sparse_same(&out, &want);
         ndx_sparse_free(&out);
     }
-    sparse_del(&in[0]);
-    sparse_del(&want);
+    test_sparse_free(&in[0]);
+    test_sparse_free(&want);
 
     /* Second example: shapes [3, 3] and [2, 4] differ off the axis. */
     in[0] = string_sparse(3, 3, 3, (int64_t[]){0, 2, 1, 0, 2, 1}, (const char *[]){"a", "b", "c"});
@@ -257,9 +240,9 @@ static void seed_concat_examples(void **state) {
     assert_ok(ndx_sparse_concat(1, 2, in, 1, NULL, &out, &err), &err);
     assert_sparse_same(&out, &want);
     ndx_sparse_free(&out);
-    sparse_del(&in[0]);
-    sparse_del(&in[1]);
-    sparse_del(&want);
+    test_sparse_free(&in[0]);
+    test_sparse_free(&in[1]);
+    test_sparse_free(&want);
 }
 
 /* ---- sparse_concat, randomized against the references ----------------------------------- */
@@ -316,7 +299,7 @@ static void concat_case(test_rng *r, int big) {
     int ax = axis < 0 ? axis + rank : axis;
     int expand = (int)rng_below(r, 2);
     ndx_dtype vt = test_all_dtypes[rng_below(r, test_all_dtypes_count)];
-    size_t width = random_width(r, vt);
+    size_t width = test_random_width(r, vt);
     int distinct = rng_below(r, 4) != 0;
     int64_t maxdim = big ? 40 : 4;
     int64_t base[NDX_MAX_RANK];
@@ -347,7 +330,7 @@ static void concat_case(test_rng *r, int big) {
     /* Caller-allocated outputs (from the shape function) and op-allocated ones, 1 to 3 threads. */
     ndx_sparse_tensor first = sparse_empty_out();
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         if (threads == 2) {
             out = shape;
@@ -363,7 +346,7 @@ static void concat_case(test_rng *r, int big) {
         }
         assert_sparse_same(&out, &first);
         if (threads == 2)
-            sparse_del(&out);
+            test_sparse_free(&out);
         else
             ndx_sparse_free(&out);
     }
@@ -393,7 +376,7 @@ static void concat_case(test_rng *r, int big) {
     }
     ndx_sparse_free(&first);
     entries_del(&want);
-    for (int m = 0; m < n; m++) sparse_del(&in[m]);
+    for (int m = 0; m < n; m++) test_sparse_free(&in[m]);
 }
 
 static void concat_random(void **state) {
@@ -421,7 +404,7 @@ static void concat_threads_large(void **state) {
             entries want = concat_entries(3, in, axis, out_dims, shifts);
             ndx_sparse_tensor first = sparse_empty_out();
             for (int threads = 1; threads <= 3; threads++) {
-                ndx_options opt = threads_opt(threads);
+                ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
                 ndx_sparse_tensor out = sparse_empty_out();
                 assert_ok(ndx_sparse_concat(axis, 3, in, 0, &opt, &out, &err), &err);
                 assert_sparse_is(&out, &want, NDX_FLOAT32);
@@ -434,7 +417,7 @@ static void concat_threads_large(void **state) {
             }
             ndx_sparse_free(&first);
             entries_del(&want);
-            for (int m = 0; m < 3; m++) sparse_del(&in[m]);
+            for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
         }
     }
     /* Skewed: one big input among small ones, axis 1 of rank 2 with few rows, many inputs. */
@@ -447,14 +430,14 @@ static void concat_threads_large(void **state) {
     int64_t shifts[9];
     entries want = concat_entries(9, many, 1, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_concat(1, 9, many, 0, &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, NDX_INT8);
         ndx_sparse_free(&out);
     }
     entries_del(&want);
-    for (int m = 0; m < 9; m++) sparse_del(&many[m]);
+    for (int m = 0; m < 9; m++) test_sparse_free(&many[m]);
 }
 
 /* Runs of more than a megabyte take the streaming copy: ranks 1 to 3 (odd and even), every
@@ -481,7 +464,7 @@ static void concat_long_runs(void **state) {
                 int64_t *at = base + (((uintptr_t)base % 16 != 0) != misalign);
                 ndx_sparse_tensor out = sparse_empty_out();
                 out.indices = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){want.n, rank}, at);
-                ndx_options opt = threads_opt(1);
+                ndx_options opt = test_options(1, NDX_BAD_INDICES_ERROR);
                 assert_ok(ndx_sparse_concat(axis, 2, in, 0, &opt, &out, &err), &err);
                 assert_sparse_is(&out, &want, NDX_UINT8);
                 free(base);
@@ -490,8 +473,8 @@ static void concat_long_runs(void **state) {
             }
             entries_del(&want);
         }
-        sparse_del(&in[0]);
-        sparse_del(&in[1]);
+        test_sparse_free(&in[0]);
+        test_sparse_free(&in[1]);
     }
 }
 
@@ -515,7 +498,7 @@ static void concat_many_inputs(void **state) {
         int64_t *shifts = calloc(N, sizeof *shifts);
         entries want = concat_entries(N, in, axis, od, shifts);
         for (int threads = 1; threads <= 3; threads++) {
-            ndx_options opt = threads_opt(threads);
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_sparse_tensor out = sparse_empty_out();
             assert_ok(ndx_sparse_concat(axis, N, in, 0, &opt, &out, &err), &err);
             assert_sparse_is(&out, &want, NDX_INT32);
@@ -533,13 +516,13 @@ static void concat_many_inputs(void **state) {
              bad, (long long)row, (long long)sp_coord(&in[bad], row, 0),
              (long long)sp_coord(&in[bad], row, 2));
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_fails(ndx_sparse_concat(2, N, in, 0, &opt, &out, &err), &err, NDX_E_OUT_OF_RANGE,
                      needle);
         assert_null(out.indices.data);
     }
-    for (int m = 0; m < N; m++) sparse_del(&in[m]);
+    for (int m = 0; m < N; m++) test_sparse_free(&in[m]);
     free(in);
 }
 
@@ -565,8 +548,8 @@ static void concat_high_rank(void **state) {
             assert_sparse_is(&out, &want, NDX_UINT16);
             ndx_sparse_free(&out);
             entries_del(&want);
-            sparse_del(&in[0]);
-            sparse_del(&in[1]);
+            test_sparse_free(&in[0]);
+            test_sparse_free(&in[1]);
         }
     }
 }
@@ -602,9 +585,9 @@ static void concat_repeats_and_empty(void **state) {
     assert_int_equal(out.indices.shape[0], 0);
     assert_int_equal(((int64_t *)out.dense_shape.data)[0], 5);
     ndx_sparse_free(&out);
-    for (int m = 0; m < 3; m++) sparse_del(&in[m]);
-    sparse_del(&e[0]);
-    sparse_del(&e[1]);
+    for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
+    test_sparse_free(&e[0]);
+    test_sparse_free(&e[1]);
 }
 
 /* ---- sparse_reorder ---------------------------------------------------------------------- */
@@ -612,7 +595,7 @@ static void concat_repeats_and_empty(void **state) {
 static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) {
     ndx_error err;
     ndx_dtype vt = test_all_dtypes[rng_below(r, test_all_dtypes_count)];
-    size_t width = random_width(r, vt);
+    size_t width = test_random_width(r, vt);
     int64_t dims[NDX_MAX_RANK];
     for (int d = 0; d < rank; d++) dims[d] = rng_below(r, 12) == 0 ? 0 : rng_range(r, 1, maxdim);
     int64_t nnz = rng_range(r, 0, maxnnz);
@@ -623,7 +606,7 @@ static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) 
     assert_ok(ndx_sparse_reorder_shape(&in, &shape, &err), &err);
     assert_int_equal(shape.values.shape[0], sp_nnz(&in));
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_reorder(&in, &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, vt);
@@ -636,7 +619,7 @@ static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) 
     }
     ndx_sparse_free(&first);
     entries_del(&want);
-    sparse_del(&in);
+    test_sparse_free(&in);
 }
 
 static void reorder_random(void **state) {
@@ -658,14 +641,14 @@ static void reorder_threads_large(void **state) {
                                              rank, shapes[k], 110000, k != 2, 0);
         entries want = reordered_entries(&in);
         for (int threads = 1; threads <= 3; threads++) {
-            ndx_options opt = threads_opt(threads);
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_sparse_tensor out = sparse_empty_out();
             assert_ok(ndx_sparse_reorder(&in, &opt, &out, &err), &err);
             assert_sparse_is(&out, &want, NDX_FLOAT64);
             ndx_sparse_free(&out);
         }
         entries_del(&want);
-        sparse_del(&in);
+        test_sparse_free(&in);
     }
 }
 
@@ -705,8 +688,8 @@ static void reorder_huge_volume(void **state) {
     ndx_sparse_free(&out);
     entries_del(&cw);
     entries_del(&want);
-    sparse_del(&in[0]);
-    sparse_del(&in[1]);
+    test_sparse_free(&in[0]);
+    test_sparse_free(&in[1]);
 }
 
 /* Order flags found late in a long input, in the second or third chunk of the index scan: a
@@ -738,7 +721,7 @@ static void scan_flags_late(void **state) {
     int64_t shifts[3];
     entries cw = concat_entries(3, in, 0, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_reorder(&in[0], &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, NDX_FLOAT32);
@@ -752,7 +735,7 @@ static void scan_flags_late(void **state) {
     ix[2 * 99995] = ix[2 * 99994];
     ix[2 * 99995 + 1] = ix[2 * 99994 + 1];
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_tensor dense = sparse_empty_out().values;
         assert_fails(ndx_sparse_to_dense(&in[2], NULL, &opt, &dense, &err), &err,
                      NDX_E_INVALID_ARGUMENT, "sp.indices[99995]");
@@ -762,7 +745,7 @@ static void scan_flags_late(void **state) {
     }
     entries_del(&want);
     entries_del(&cw);
-    for (int m = 0; m < 3; m++) sparse_del(&in[m]);
+    for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
 }
 
 /* Equal indices keep their order: the values say which came first. */
@@ -782,7 +765,7 @@ static void reorder_is_stable(void **state) {
     assert_sparse_is(&out, &want, NDX_INT8);
     ndx_sparse_free(&out);
     entries_del(&want);
-    sparse_del(&in);
+    test_sparse_free(&in);
 }
 
 /* ---- sparse_to_dense and dense_to_sparse ------------------------------------------------ */
@@ -845,7 +828,7 @@ static void dense_round_trip(void **state) {
             int64_t dims[NDX_MAX_RANK];
             for (int d = 0; d < rank; d++)
                 dims[d] = rng_below(&r, 10) == 0 ? 0 : rng_range(&r, 1, rank > 4 ? 2 : 5);
-            size_t width = random_width(&r, vt);
+            size_t width = test_random_width(&r, vt);
             ndx_tensor dense = test_tensor(vt, width, rank, dims);
             test_fill_random(&r, &dense);
             plant_specials(&r, &dense);
@@ -905,7 +888,7 @@ static void to_dense_random(void **state) {
         for (int d = 0; d < rank; d++)
             dims[d] = rng_below(&r, 10) == 0 ? 0 : rng_range(&r, 1, rank > 4 ? 2 : 6);
         ndx_dtype vt = test_all_dtypes[rng_below(&r, test_all_dtypes_count)];
-        size_t width = random_width(&r, vt);
+        size_t width = test_random_width(&r, vt);
         int64_t vol = volume_of(rank, dims);
         ndx_sparse_tensor sp = random_sparse(&r, vt, width, random_index_dtype(&r), rank, dims,
                                              rng_range(&r, 0, vol), 1, rng_below(&r, 2));
@@ -914,7 +897,7 @@ static void to_dense_random(void **state) {
         ndx_tensor ref = dense_reference(&sp, one.data);
         ndx_tensor first = sparse_empty_out().values;
         for (int threads = 1; threads <= 3; threads++) {
-            ndx_options opt = threads_opt(threads);
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_tensor out = sparse_empty_out().values;
             assert_ok(ndx_sparse_to_dense(&sp, one.data, &opt, &out, &err), &err);
             assert_tensor_eq(&out, &ref);
@@ -928,7 +911,7 @@ static void to_dense_random(void **state) {
         ndx_tensor_free(&first);
         ref_tensor_free(&ref);
         test_tensor_free(&one);
-        sparse_del(&sp);
+        test_sparse_free(&sp);
     }
 }
 
@@ -943,7 +926,7 @@ static void dense_threads_large(void **state) {
     ndx_tensor first = sparse_empty_out().values;
     ndx_sparse_tensor sfirst = sparse_empty_out();
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_tensor out = sparse_empty_out().values;
         assert_ok(ndx_sparse_to_dense(&sp, NULL, &opt, &out, &err), &err);
         assert_tensor_eq(&out, &ref);
@@ -965,7 +948,7 @@ static void dense_threads_large(void **state) {
     ndx_tensor_free(&first);
     ndx_sparse_free(&sfirst);
     ref_tensor_free(&ref);
-    sparse_del(&sp);
+    test_sparse_free(&sp);
 }
 
 /* ---- errors ------------------------------------------------------------------------------ */
@@ -1027,7 +1010,7 @@ static void check_rejects(void **state) {
     ((int64_t *)s.indices.data)[4] = -1;
     assert_fails(ndx_sparse_check(&s, "x", &err), &err, NDX_E_OUT_OF_RANGE,
                  "x.indices[2] = [-1, 1] is outside dense_shape [4, 3]");
-    sparse_del(&s);
+    test_sparse_free(&s);
 
     /* int16 indices and an int32 dense_shape are read too. */
     ndx_sparse_tensor t = sparse_new(NDX_BOOL, 0, NDX_INT16, 1, (int64_t[]){5}, 2);
@@ -1038,7 +1021,7 @@ static void check_rejects(void **state) {
                  "y.indices[1] = [5] is outside dense_shape [5]");
     ((int16_t *)t.indices.data)[1] = 0;
     assert_ok(ndx_sparse_check(&t, "y", &err), &err);
-    sparse_del(&t);
+    test_sparse_free(&t);
 }
 
 /* Preallocated outputs, filled with a pattern, for guard checks. */
@@ -1062,7 +1045,7 @@ static void guard_check_del(guarded *x) {
     assert_untouched(&x->g[0], &x->out.indices);
     assert_untouched(&x->g[1], &x->out.values);
     assert_untouched(&x->g[2], &x->out.dense_shape);
-    sparse_del(&x->out);
+    test_sparse_free(&x->out);
 }
 
 static void concat_errors(void **state) {
@@ -1094,7 +1077,7 @@ static void concat_errors(void **state) {
     guarded ok = guard_new(NDX_FLOAT32, 0, 5, 2);
     assert_ok(ndx_sparse_concat(1, 3, in, 0, NULL, &ok.out, &err), &err);
     assert_int_equal(((int64_t *)ok.out.dense_shape.data)[1], 10);
-    sparse_del(&ok.out);
+    test_sparse_free(&ok.out);
     free(ok.g[0].copy);
     free(ok.g[1].copy);
     free(ok.g[2].copy);
@@ -1192,15 +1175,15 @@ static void concat_errors(void **state) {
         guard_check_del(&x);
     }
 
-    sparse_del(&r3);
-    sparse_del(&i32);
-    sparse_del(&s2);
-    sparse_del(&s3);
+    test_sparse_free(&r3);
+    test_sparse_free(&i32);
+    test_sparse_free(&s2);
+    test_sparse_free(&s3);
     for (int k = 0; k < 2; k++) {
-        sparse_del(&big[k]);
-        sparse_del(&vol[k]);
+        test_sparse_free(&big[k]);
+        test_sparse_free(&vol[k]);
     }
-    for (int m = 0; m < 3; m++) sparse_del(&in[m]);
+    for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
 #undef CONCAT_FAILS
 }
 
@@ -1241,7 +1224,7 @@ static void reorder_errors(void **state) {
                  "sparse_reorder: in.values has shape [3, 1] but must be a vector");
     assert_fails(ndx_sparse_reorder(&in, NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "out is NULL");
-    sparse_del(&in);
+    test_sparse_free(&in);
 }
 
 static void dense_errors(void **state) {
@@ -1291,7 +1274,7 @@ static void dense_errors(void **state) {
                  "too large to address");
     assert_fails(ndx_sparse_to_dense(&sp, NULL, NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "out is NULL");
-    sparse_del(&huge);
+    test_sparse_free(&huge);
 
     /* dense_to_sparse: scalar, malformed, wrong preallocated outputs. */
     ndx_tensor scalar = test_tensor(NDX_FLOAT32, 0, 0, NULL);
@@ -1322,7 +1305,7 @@ static void dense_errors(void **state) {
     assert_null(so.values.data);
     test_tensor_free(&d);
     test_tensor_free(&out);
-    sparse_del(&sp);
+    test_sparse_free(&sp);
 }
 
 int main(void) {
