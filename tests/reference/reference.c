@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- small helpers --------------------------------------------------------------------------- */
 
 static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
