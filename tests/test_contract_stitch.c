@@ -9,10 +9,6 @@
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
-static ndx_spec spec(ndx_dtype dtype, int rank, const int64_t *shape) {
-    return ndx_spec_make(dtype, rank, shape);
-}
-
 static void assert_spec(const ndx_spec *got, const char *dims) {
     char text[128];
     ndx_format_spec_dims(text, sizeof text, got);
