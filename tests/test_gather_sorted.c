@@ -37,7 +37,7 @@ static gather_plan make_plan(const ndx_tensor *params, const ndx_tensor *indices
 /* What the copy must produce: row r is params[r / per][indices[r]], or zeros when out of range,
  * which is the shared reference's gather_nd of params by indices seen as [batches, per, 1] with
  * batch_dims 1, under the policy that zeroes bad rows. */
-static void reference_gather(const ndx_tensor *params, const ndx_tensor *indices, int64_t per,
+static void reference_batched_rows(const ndx_tensor *params, const ndx_tensor *indices, int64_t per,
                              unsigned char *want, size_t bytes) {
     ndx_tensor rows = *indices;
     rows.rank = 3;
@@ -62,7 +62,7 @@ static void check_sorted(const ndx_tensor *params, const ndx_tensor *indices, in
     unsigned char *got = aligned_alloc(64, (bytes + 63) / 64 * 64);
     assert_non_null(want);
     assert_non_null(got);
-    reference_gather(params, indices, per, want, bytes);
+    reference_batched_rows(params, indices, per, want, bytes);
     for (int t = 1; t <= 3; t++) {
         memset(got, 0xAB, bytes);
         gather_plan p = make_plan(params, indices, per, got);

@@ -10,6 +10,10 @@ static inline ndx_spec spec(ndx_dtype dtype, int rank, const int64_t *shape) {
     return ndx_spec_make(dtype, rank, shape);
 }
 
+/* Asserts that spec's dims print as `want` ("[2, ?, 3]", "<unknown rank>"...). */
+void test_assert_spec_dims(const ndx_spec *spec, const char *want, const char *file, int line);
+#define assert_spec_dims(spec, want) test_assert_spec_dims((spec), (want), __FILE__, __LINE__)
+
 /* The spec of t with each dim unknown with probability 1/3, and (when `rank_too`) the whole rank
  * unknown with probability 1/6. */
 ndx_spec test_partial_spec(test_rng *r, const ndx_tensor *t, int rank_too);
