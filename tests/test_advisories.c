@@ -707,8 +707,10 @@ static void sparse_concat_shape_overflow(void **state) {
 static void sparse_to_dense_hostile(void **state) {
     (void)state;
     ndx_error err;
-    ndx_sparse_tensor over = literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 40, (int64_t)1 << 40));
-    ndx_sparse_tensor big = literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 20, (int64_t)1 << 20));
+    ndx_sparse_tensor over =
+        literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 40, (int64_t)1 << 40));
+    ndx_sparse_tensor big =
+        literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 20, (int64_t)1 << 20));
     ndx_sparse_tensor dup = literal_sparse(2, 2, VALS(1, 1, 1, 1), 2, VALS(2, 2));
     ndx_sparse_tensor out_of = literal_sparse(1, 2, VALS(2, 0), 2, VALS(2, 2));
     ndx_tensor out = {0};

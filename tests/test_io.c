@@ -883,7 +883,8 @@ static void mapped_and_copied_inputs(void **state) {
 
 /* ---- .npz ------------------------------------------------------------------------------- */
 
-static ndx_sparse_tensor random_npz_sparse(test_rng *r, ndx_dtype values_dtype, int64_t nnz, int rank) {
+static ndx_sparse_tensor random_npz_sparse(test_rng *r, ndx_dtype values_dtype, int64_t nnz,
+                                           int rank) {
     ndx_sparse_tensor sp;
     sp.indices = test_tensor(NDX_INT64, 0, 2, (int64_t[]){nnz, rank});
     sp.values = test_tensor(values_dtype, 5, 1, &nnz);

@@ -1,7 +1,7 @@
 /* test_sparse.c — ndx_sparse_check, sparse_concat, sparse_reorder, sparse_to_dense and
- * dense_to_sparse against the shared naive reference (tests/reference/: a stable sort of
- * entries, element-by-element densifying and zero tests), sparse_concat also through dense: to_dense
- * of the result against the dense concatenation of the densified inputs. Plus the seed examples,
+ * dense_to_sparse against the shared naive reference (tests/reference/: a stable sort of entries,
+ * densifying and zero tests element by element); sparse_concat also through dense, to_dense of
+ * the result against the dense concatenation of the densified inputs. Plus the seed examples,
  * round trips, thread-count identity and every error path. */
 #include "ndx_test.h"
 #include "reference.h"

@@ -560,7 +560,8 @@ static void stable_sort(entry *e, int64_t n, int64_t R) {
         for (int64_t lo = 0; lo < n; lo += 2 * width) {
             int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
             int64_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) tmp[k++] = row_order(e[j].row, e[i].row, R) < 0 ? e[j++] : e[i++];
+            while (i < mid && j < hi)
+                tmp[k++] = row_order(e[j].row, e[i].row, R) < 0 ? e[j++] : e[i++];
             while (i < mid) tmp[k++] = e[i++];
             while (j < hi) tmp[k++] = e[j++];
         }
