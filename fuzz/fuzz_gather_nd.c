@@ -13,12 +13,12 @@ typedef struct {
     int batch_dims;
 } gather_case;
 
-static ndx_status shape_fn(void *ctx, ndx_tensor *out, ndx_error *err) {
+static ndx_status gather_shape(void *ctx, ndx_tensor *out, ndx_error *err) {
     gather_case *c = ctx;
     return ndx_gather_nd_shape(c->params, c->indices, c->batch_dims, out, err);
 }
 
-static ndx_status call_fn(void *ctx, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+static ndx_status gather_call(void *ctx, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     gather_case *c = ctx;
     return ndx_gather_nd(c->params, c->indices, c->batch_dims, opt, out, err);
 }
@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_dump("indices", &indices);
     }
     gather_case c = {pp, ip, bd};
-    fz_run_single(&f, "gather_nd", &c, shape_fn, call_fn, &opt, v, why,
+    fz_run_single(&f, "gather_nd", &c, gather_shape, gather_call, &opt, v, why,
                   v == REF_ERROR ? NULL : &expected, 0);
     fz_snapshot_check(&p0, &params, "params (an input)");
     fz_snapshot_check(&i0, &indices, "indices (an input)");

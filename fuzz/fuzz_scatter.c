@@ -26,13 +26,13 @@ static const char *op_name(const scatter_case *c) {
     return (unsigned)c->op < 5 ? names[c->op] : "tensor_scatter_nd";
 }
 
-static ndx_status shape_fn(void *ctx, ndx_tensor *out, ndx_error *err) {
+static ndx_status scatter_shape(void *ctx, ndx_tensor *out, ndx_error *err) {
     scatter_case *c = ctx;
     if (c->scatter_nd) return ndx_scatter_nd_shape(c->indices, c->updates, c->rank, c->shape, out, err);
     return ndx_tensor_scatter_nd_shape(c->tensor, c->indices, c->updates, out, err);
 }
 
-static ndx_status call_fn(void *ctx, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+static ndx_status scatter_call(void *ctx, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     scatter_case *c = ctx;
     if (c->scatter_nd) return ndx_scatter_nd(c->indices, c->updates, c->rank, c->shape, opt, out, err);
     return ndx_tensor_scatter_nd(c->op, c->tensor, c->indices, c->updates, opt, out, err);
@@ -187,7 +187,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* String widths in scatter_nd depend on which rows the bad-index policy skips, which the
          * shape function (it takes no options) cannot know. */
         int shape_may_disagree = c.scatter_nd && udt == NDX_STRING && opt.bad_indices == NDX_BAD_INDICES_IGNORE;
-        fz_run_single(&f, op_name(&c), &c, shape_fn, call_fn, &opt, v, why,
+        fz_run_single(&f, op_name(&c), &c, scatter_shape, scatter_call, &opt, v, why,
                       v == REF_ERROR ? NULL : &expected, shape_may_disagree);
     }
     for (int i = 0; i < 3; i++) {

@@ -38,7 +38,7 @@ static int64_t small_count(int R, const int64_t *dims) {
 
 /* A sparse tensor of rank R over dims with about max_n entries; `unique` draws distinct positions
  * (when the dense shape is small enough to enumerate). */
-static void make_sparse(fz *f, int R, const int64_t *dims, ndx_dtype dt, size_t w, int64_t max_n,
+static void draw_sparse(fz *f, int R, const int64_t *dims, ndx_dtype dt, size_t w, int64_t max_n,
                         int unique, owned_sparse *o) {
     int64_t N = fz_range(f, 0, max_n);
     int64_t count = small_count(R, dims);
@@ -98,7 +98,7 @@ static void free_owned(owned_sparse *o) {
 }
 
 /* Dense shapes of a sparse case: small, or (hostile) with a huge dimension. */
-static int sparse_dims(fz *f, int64_t *dims) {
+static int draw_dense_shape(fz *f, int64_t *dims) {
     int R = 1 + fz_byte(f) % 4;
     if (f->hostile && fz_chance(f, 1, 32)) R = fz_chance(f, 1, 2) ? 0 : NDX_MAX_RANK + 1;
     for (int k = 0; k < R && k <= NDX_MAX_RANK; k++) dims[k] = f->hostile && fz_chance(f, 1, 8) ? fz_dim_value(f, 5) : (int64_t)(fz_byte(f) % 6);
@@ -278,7 +278,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
 
     int64_t dims[NDX_MAX_RANK + 1] = {0};
-    int R = sparse_dims(&f, dims);
+    int R = draw_dense_shape(&f, dims);
     int n = which == 0 ? 1 + fz_byte(&f) % MAX_INPUTS : 1;
     owned_sparse in[MAX_INPUTS];
     int axis = 0;
@@ -307,7 +307,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             dtm = fz_dtype(&f);
             wm = fz_itemsize(&f, dtm);
         }
-        make_sparse(&f, Rm, dm, dtm, wm, max_n, which == 2 && fz_chance(&f, 7, 8), &in[m]);
+        draw_sparse(&f, Rm, dm, dtm, wm, max_n, which == 2 && fz_chance(&f, 7, 8), &in[m]);
     }
     ndx_sparse_tensor inputs[MAX_INPUTS];
     fz_snapshot snaps[3 * MAX_INPUTS];

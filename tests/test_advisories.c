@@ -589,7 +589,7 @@ static void partition_many_partitions(void **state) {
 
 /* A sparse tensor: n entries of rank r (row-major `idx`), int32 values 1..n, dense shape `dims`
  * of `ndims` entries (which may disagree with r on purpose). */
-static ndx_sparse_tensor make_sparse(int64_t n, int64_t r, const int64_t *idx, int64_t ndims,
+static ndx_sparse_tensor literal_sparse(int64_t n, int64_t r, const int64_t *idx, int64_t ndims,
                                      const int64_t *dims) {
     ndx_sparse_tensor sp;
     sp.indices = test_tensor(NDX_INT64, 0, 2, SHAPE(n, r));
@@ -599,12 +599,6 @@ static ndx_sparse_tensor make_sparse(int64_t n, int64_t r, const int64_t *idx, i
     sp.dense_shape = test_tensor(NDX_INT64, 0, 1, SHAPE(ndims));
     for (int64_t i = 0; i < ndims; i++) ((int64_t *)sp.dense_shape.data)[i] = dims[i];
     return sp;
-}
-
-static void free_sparse(ndx_sparse_tensor *sp) {
-    test_tensor_free(&sp->indices);
-    test_tensor_free(&sp->values);
-    test_tensor_free(&sp->dense_shape);
 }
 
 /* Calls sparse_concat with op-allocated outputs and with caller outputs shaped [nnz, r] etc.,
@@ -638,10 +632,10 @@ static void expect_concat_failure(int axis, int n, const ndx_sparse_tensor *in, 
  * no inputs at all. */
 static void sparse_concat_mismatched_inputs(void **state) {
     (void)state;
-    ndx_sparse_tensor a = make_sparse(2, 2, VALS(0, 0, 1, 2), 2, VALS(3, 4));
-    ndx_sparse_tensor b = make_sparse(1, 2, VALS(0, 1), 2, VALS(3, 5));
-    ndx_sparse_tensor c = make_sparse(1, 3, VALS(0, 1, 0), 3, VALS(3, 4, 1));
-    ndx_sparse_tensor d = make_sparse(1, 2, VALS(1, 1), 2, VALS(2, 4));
+    ndx_sparse_tensor a = literal_sparse(2, 2, VALS(0, 0, 1, 2), 2, VALS(3, 4));
+    ndx_sparse_tensor b = literal_sparse(1, 2, VALS(0, 1), 2, VALS(3, 5));
+    ndx_sparse_tensor c = literal_sparse(1, 3, VALS(0, 1, 0), 3, VALS(3, 4, 1));
+    ndx_sparse_tensor d = literal_sparse(1, 2, VALS(1, 1), 2, VALS(2, 4));
     ndx_sparse_tensor ab[2] = {a, b}, ac[2] = {a, c}, ad[2] = {a, d};
     expect_concat_failure(0, 2, ab, 0, NULL, NDX_E_INVALID_ARGUMENT);
     expect_concat_failure(0, 2, ac, 0, NULL, NDX_E_INVALID_ARGUMENT);
@@ -654,10 +648,10 @@ static void sparse_concat_mismatched_inputs(void **state) {
     ndx_sparse_tensor af[2] = {a, f};
     expect_concat_failure(0, 2, af, 0, NULL, NDX_E_INVALID_ARGUMENT);
     test_tensor_free(&f.values);
-    free_sparse(&a);
-    free_sparse(&b);
-    free_sparse(&c);
-    free_sparse(&d);
+    test_sparse_free(&a);
+    test_sparse_free(&b);
+    test_sparse_free(&c);
+    test_sparse_free(&d);
 }
 
 /* SparseConcat with rank-0 sparse tensors, values and indices of different lengths
@@ -665,13 +659,13 @@ static void sparse_concat_mismatched_inputs(void **state) {
  * and indices outside dense_shape, negative ones included (tensorflow#80669). */
 static void sparse_concat_malformed_sparse_tensors(void **state) {
     (void)state;
-    ndx_sparse_tensor good = make_sparse(1, 2, VALS(0, 0), 2, VALS(3, 4));
-    ndx_sparse_tensor rank0 = make_sparse(1, 0, NULL, 0, NULL);
-    ndx_sparse_tensor lengths = make_sparse(2, 2, VALS(0, 0, 1, 1), 2, VALS(3, 4));
+    ndx_sparse_tensor good = literal_sparse(1, 2, VALS(0, 0), 2, VALS(3, 4));
+    ndx_sparse_tensor rank0 = literal_sparse(1, 0, NULL, 0, NULL);
+    ndx_sparse_tensor lengths = literal_sparse(2, 2, VALS(0, 0, 1, 1), 2, VALS(3, 4));
     test_tensor_free(&lengths.values);
     lengths.values = test_tensor(NDX_INT32, 0, 1, SHAPE(3));
-    ndx_sparse_tensor negative = make_sparse(2, 2, VALS(0, 0, -2, -2), 2, VALS(3, 4));
-    ndx_sparse_tensor outside = make_sparse(2, 2, VALS(0, 0, 3, 0), 2, VALS(3, 4));
+    ndx_sparse_tensor negative = literal_sparse(2, 2, VALS(0, 0, -2, -2), 2, VALS(3, 4));
+    ndx_sparse_tensor outside = literal_sparse(2, 2, VALS(0, 0, 3, 0), 2, VALS(3, 4));
     ndx_sparse_tensor in[2];
     in[0] = good;
     in[1] = rank0;
@@ -683,11 +677,11 @@ static void sparse_concat_malformed_sparse_tensors(void **state) {
     expect_concat_failure(0, 2, in, 0, NULL, NDX_E_OUT_OF_RANGE);
     in[1] = outside;
     expect_concat_failure(1, 2, in, 0, NULL, NDX_E_OUT_OF_RANGE);
-    free_sparse(&good);
-    free_sparse(&rank0);
-    free_sparse(&lengths);
-    free_sparse(&negative);
-    free_sparse(&outside);
+    test_sparse_free(&good);
+    test_sparse_free(&rank0);
+    test_sparse_free(&lengths);
+    test_sparse_free(&negative);
+    test_sparse_free(&outside);
 }
 
 /* SparseConcat overflow from large shapes (tensorflow#80669, #63377, #108661: TensorShape CHECK
@@ -695,16 +689,16 @@ static void sparse_concat_malformed_sparse_tensors(void **state) {
  * entry. */
 static void sparse_concat_shape_overflow(void **state) {
     (void)state;
-    ndx_sparse_tensor a = make_sparse(1, 2, VALS(0, 0), 2, VALS(INT64_MAX - 1, 1));
-    ndx_sparse_tensor b = make_sparse(1, 2, VALS(1, 0), 2, VALS(5, 1));
-    ndx_sparse_tensor neg = make_sparse(0, 2, NULL, 2, VALS(-1, 1));
+    ndx_sparse_tensor a = literal_sparse(1, 2, VALS(0, 0), 2, VALS(INT64_MAX - 1, 1));
+    ndx_sparse_tensor b = literal_sparse(1, 2, VALS(1, 0), 2, VALS(5, 1));
+    ndx_sparse_tensor neg = literal_sparse(0, 2, NULL, 2, VALS(-1, 1));
     ndx_sparse_tensor ab[2] = {a, b};
     expect_concat_failure(0, 2, ab, 0, NULL, NDX_E_OVERFLOW);
     ndx_sparse_tensor an[2] = {b, neg};
     expect_concat_failure(0, 2, an, 0, NULL, NDX_E_INVALID_ARGUMENT);
-    free_sparse(&a);
-    free_sparse(&b);
-    free_sparse(&neg);
+    test_sparse_free(&a);
+    test_sparse_free(&b);
+    test_sparse_free(&neg);
 }
 
 /* SparseToDense sized by attacker data (the TensorShape overflow of CVE-2022-23568, and huge
@@ -713,10 +707,12 @@ static void sparse_concat_shape_overflow(void **state) {
 static void sparse_to_dense_hostile(void **state) {
     (void)state;
     ndx_error err;
-    ndx_sparse_tensor over = make_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 40, (int64_t)1 << 40));
-    ndx_sparse_tensor big = make_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 20, (int64_t)1 << 20));
-    ndx_sparse_tensor dup = make_sparse(2, 2, VALS(1, 1, 1, 1), 2, VALS(2, 2));
-    ndx_sparse_tensor out_of = make_sparse(1, 2, VALS(2, 0), 2, VALS(2, 2));
+    ndx_sparse_tensor over =
+        literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 40, (int64_t)1 << 40));
+    ndx_sparse_tensor big =
+        literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 20, (int64_t)1 << 20));
+    ndx_sparse_tensor dup = literal_sparse(2, 2, VALS(1, 1, 1, 1), 2, VALS(2, 2));
+    ndx_sparse_tensor out_of = literal_sparse(1, 2, VALS(2, 0), 2, VALS(2, 2));
     ndx_tensor out = {0};
     assert_fails(ndx_sparse_to_dense(&over, NULL, NULL, &out, &err), &err, NDX_E_OVERFLOW, "sparse");
     ndx_tensor view = {0};
@@ -729,10 +725,10 @@ static void sparse_to_dense_hostile(void **state) {
                         NDX_E_OUT_OF_RANGE, "sparse_to_dense");
     assert_fails(ndx_sparse_to_dense(&out_of, NULL, NULL, &g.t, &err), &err, NDX_E_OUT_OF_RANGE, "sparse");
     check_and_free(&g);
-    free_sparse(&over);
-    free_sparse(&big);
-    free_sparse(&dup);
-    free_sparse(&out_of);
+    test_sparse_free(&over);
+    test_sparse_free(&big);
+    test_sparse_free(&dup);
+    test_sparse_free(&out_of);
 }
 
 /* Sparse ops fed malformed SparseTensors (the many SparseTensor validation advisories, e.g.
@@ -742,7 +738,7 @@ static void sparse_to_dense_hostile(void **state) {
 static void sparse_malformed_views(void **state) {
     (void)state;
     ndx_error err;
-    ndx_sparse_tensor s = make_sparse(2, 2, VALS(0, 0, 1, 1), 2, VALS(2, 2));
+    ndx_sparse_tensor s = literal_sparse(2, 2, VALS(0, 0, 1, 1), 2, VALS(2, 2));
     ndx_sparse_tensor out;
     memset(&out, 0, sizeof out);
     ndx_tensor keep = s.values;
@@ -762,7 +758,7 @@ static void sparse_malformed_views(void **state) {
     assert_null(out.indices.data);
     assert_null(out.values.data);
     assert_null(out.dense_shape.data);
-    free_sparse(&s);
+    test_sparse_free(&s);
 
     ndx_tensor scalar = make_float(0, NULL);
     assert_fails(ndx_dense_to_sparse(&scalar, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT, "dense_to_sparse");

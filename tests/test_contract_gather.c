@@ -8,10 +8,6 @@
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
-static ndx_spec spec(ndx_dtype dtype, int rank, const int64_t *shape) {
-    return ndx_spec_make(dtype, rank, shape);
-}
-
 /* infer(params, indices, batch_dims) must succeed with an output of `want`. */
 static void infers(ndx_spec params, ndx_spec indices, int batch_dims, ndx_spec want) {
     ndx_spec out;

@@ -7,7 +7,7 @@
  *   - scratch exactness: every path run with exactly the plan's scratch (ASan sees an overrun)
  *     gives the public op's bytes; the public op asks its allocator for the outputs plus the
  *     plan's scratch and nothing else; a run after plan needs no allocator at all. */
-#include "ndx_test.h"
+#include "contract.h"
 
 #include <stdio.h>
 
@@ -18,9 +18,6 @@
 
 /* ---- helpers --------------------------------------------------------------------------------- */
 
-static ndx_spec spec(ndx_dtype dt, int rank, const int64_t *dims) {
-    return ndx_spec_make(dt, rank, dims);
-}
 #define SPEC(dt, rank, ...) spec(dt, rank, (const int64_t[]){__VA_ARGS__})
 
 static ndx_spec string_spec(size_t width, int rank, const int64_t *dims) {
@@ -422,29 +419,6 @@ static void infer_agrees_with_the_op(void **state) {
 
 /* ---- scratch exactness ----------------------------------------------------------------------- */
 
-typedef struct counting {
-    size_t bytes, live;
-    int calls;
-    int fail;
-} counting;
-
-static void *count_allocate(void *user, size_t bytes, size_t alignment) {
-    counting *k = user;
-    k->calls++;
-    if (k->fail) return NULL;
-    void *p = NULL;
-    if (posix_memalign(&p, alignment, bytes) != 0) return NULL;
-    k->bytes += bytes;
-    k->live++;
-    return p;
-}
-
-static void count_release(void *user, void *block) {
-    counting *k = user;
-    k->live--;
-    free(block);
-}
-
 typedef struct path_case {
     const char *what;
     int scatter_nd;
@@ -544,18 +518,19 @@ static void check_path_case(const path_case *pc) {
     run_with_exact_scratch(pc, &opt, &expect);
 
     /* The same run when the allocator fails every call: planning and running allocate nothing. */
-    counting failing = {0, 0, 0, 1};
-    ndx_allocator fails = {count_allocate, count_release, &failing};
+    test_allocator failing;
+    test_allocator_init(&failing);
+    failing.refuse = 1;
     ndx_options no_memory = opt;
-    no_memory.allocator = &fails;
+    no_memory.allocator = &failing.base;
     run_with_exact_scratch(pc, &no_memory, &expect);
     assert_int_equal(failing.calls, 0);
 
     /* The public op asks for the output it allocates plus the plan's scratch, nothing more. */
-    counting k = {0, 0, 0, 0};
-    ndx_allocator counter = {count_allocate, count_release, &k};
+    test_allocator k;
+    test_allocator_init(&k);
     ndx_options counted = opt;
-    counted.allocator = &counter;
+    counted.allocator = &k.base;
     ndx_call c;
     scatter_plan p;
     ndx_tensor fresh = {0};
@@ -567,7 +542,7 @@ static void check_path_case(const path_case *pc) {
     size_t out_bytes = test_nbytes(&fresh);
     assert_int_equal(k.bytes, out_bytes + scratch);
     assert_int_equal(k.live, out_bytes ? 1 : 0); /* only the output is left */
-    count_release(&k, fresh.data);
+    test_allocator_free(&k, fresh.data);
     ndx_tensor_free(&expect);
 }
 

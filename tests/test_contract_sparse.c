@@ -16,12 +16,6 @@ static ndx_sparse_spec sparse_spec(ndx_dtype values, int64_t nnz, int64_t rank) 
     return s;
 }
 
-static void assert_dims(const ndx_spec *s, const char *want) {
-    char text[128];
-    ndx_format_spec_dims(text, sizeof text, s);
-    assert_string_equal(text, want);
-}
-
 static void partial_shapes(void **state) {
     (void)state;
     ndx_sparse_spec in[3], out;
@@ -31,12 +25,12 @@ static void partial_shapes(void **state) {
     in[0] = sparse_spec(NDX_FLOAT32, 4, 2);
     in[1] = sparse_spec(NDX_FLOAT32, 5, U);
     assert_ok(ndx_sparse_concat_infer(1, 2, in, 0, &out, &err), &err);
-    assert_dims(&out.indices, "[9, 2]");
-    assert_dims(&out.values, "[9]");
-    assert_dims(&out.dense_shape, "[2]");
+    assert_spec_dims(&out.indices, "[9, 2]");
+    assert_spec_dims(&out.values, "[9]");
+    assert_spec_dims(&out.dense_shape, "[2]");
     in[1] = sparse_spec(NDX_FLOAT32, U, 2);
     assert_ok(ndx_sparse_concat_infer(-1, 2, in, 1, &out, &err), &err);
-    assert_dims(&out.indices, "[?, 2]");
+    assert_spec_dims(&out.indices, "[?, 2]");
     /* refused with unknowns about */
     in[0] = sparse_spec(NDX_FLOAT32, U, 2);
     assert_fails(ndx_sparse_concat_infer(2, 2, in, 0, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
@@ -68,7 +62,7 @@ static void partial_shapes(void **state) {
     /* to_dense: the rank is known, the dims are values */
     in[2] = sparse_spec(NDX_COMPLEX64, U, 3);
     assert_ok(ndx_sparse_to_dense_infer(&in[2], &dense, &err), &err);
-    assert_dims(&dense, "[?, ?, ?]");
+    assert_spec_dims(&dense, "[?, ?, ?]");
     in[2].dense_shape.shape[0] = U;
     in[2].indices = ndx_spec_make(NDX_INT32, U, NULL);
     assert_ok(ndx_sparse_to_dense_infer(&in[2], &dense, &err), &err);
@@ -76,15 +70,15 @@ static void partial_shapes(void **state) {
     /* from dense: the count is a count of values */
     dense = ndx_spec_make(NDX_BOOL, 2, SHAPE(U, 7));
     assert_ok(ndx_dense_to_sparse_infer(&dense, &out, &err), &err);
-    assert_dims(&out.indices, "[?, 2]");
-    assert_dims(&out.dense_shape, "[2]");
+    assert_spec_dims(&out.indices, "[?, 2]");
+    assert_spec_dims(&out.dense_shape, "[2]");
     dense = ndx_spec_make(NDX_BOOL, 0, NULL);
     assert_fails(ndx_dense_to_sparse_infer(&dense, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "dense_to_sparse: dense is a scalar; a SparseTensor has rank >= 1");
 }
 
 /* A random sparse tensor of `rank` (from a random dense one), sometimes malformed. */
-static ndx_sparse_tensor random_sparse(test_rng *r, ndx_dtype dt, int rank, int64_t lead) {
+static ndx_sparse_tensor random_sparse_fixture(test_rng *r, ndx_dtype dt, int rank, int64_t lead) {
     int64_t shape[4];
     shape[0] = lead;
     for (int k = 1; k < rank; k++) shape[k] = rng_range(r, 1, 3);
@@ -133,7 +127,7 @@ static void infer_agrees_with_the_ops(void **state) {
         ndx_sparse_tensor in[2];
         /* data with one more value than rows would be read past its end: give it room */
         for (int m = 0; m < 2; m++) {
-            in[m] = random_sparse(&r, rng_below(&r, 10) ? dt : NDX_INT16,
+            in[m] = random_sparse_fixture(&r, rng_below(&r, 10) ? dt : NDX_INT16,
                                   rng_below(&r, 10) ? rank : rank + 1, rng_range(&r, 1, 3));
             if (in[m].values.shape[0] > in[m].indices.shape[0]) {
                 size_t bytes = (size_t)in[m].values.shape[0] * in[m].values.itemsize;

@@ -15,14 +15,6 @@
 
 static const ndx_dtype index_dtypes[] = {NDX_INT16, NDX_INT32, NDX_INT64};
 
-static ndx_options threads_opt(int threads, ndx_bad_indices policy) {
-    ndx_options o;
-    memset(&o, 0, sizeof o);
-    o.num_threads = threads;
-    o.bad_indices = policy;
-    return o;
-}
-
 /* An index tensor of dtype dt holding `values`. */
 static ndx_tensor make_indices(ndx_dtype dt, int rank, const int64_t *shape, const int64_t *values) {
     ndx_tensor t = test_tensor(dt, 0, rank, shape);
@@ -43,9 +35,9 @@ static void expect_failure(const ndx_tensor *params, const ndx_tensor *indices, 
 
 /* ---- the reference ------------------------------------------------------------------------ */
 
-/* The shared naive reference (tests/reference/): an odometer over the output that finds every
- * element from scratch; a row with a coordinate outside its dimension gives zeros. `out` must
- * have the result's shape. */
+/* The shared naive reference (tests/reference/): one index row at a time, each slice copied from
+ * where its coordinates point; a row with a coordinate outside its dimension gives zeros. `out`
+ * must have the result's shape. */
 static void reference_gather(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                              ndx_tensor *out) {
     ndx_options zero_bad = {.bad_indices = NDX_BAD_INDICES_IGNORE};
@@ -81,7 +73,7 @@ static void check_against_reference(const ndx_tensor *params, const ndx_tensor *
     assert_null(shape_out.data);
     assert_int_equal(shape_out.rank, want.rank);
     for (int t = 1; t <= 3; t++) {
-        ndx_options opt = threads_opt(t, policy);
+        ndx_options opt = test_options(t, policy);
         ndx_tensor got;
         memset(&got, 0, sizeof got);
         assert_ok(ndx_gather_nd(params, indices, batch_dims, &opt, &got, &err), &err);
@@ -405,7 +397,7 @@ static void zero_sizes(void **state) {
      * the slices themselves would be empty. */
     ndx_tensor zero_slices = test_tensor(NDX_FLOAT32, 0, 2, SHAPE(3, 0));
     ndx_tensor one_row = make_indices(NDX_INT64, 2, SHAPE(1, 1), VALS(1));
-    ndx_options ignore = threads_opt(1, NDX_BAD_INDICES_IGNORE);
+    ndx_options ignore = test_options(1, NDX_BAD_INDICES_IGNORE);
     memset(&got, 0, sizeof got);
     assert_fails(ndx_gather_nd(&zero_slices, &one_row, 0, &ignore, &got, &err), &err,
                  NDX_E_INVALID_ARGUMENT, "params is empty");
@@ -480,7 +472,7 @@ static void ignore_policy_and_first_bad_row(void **state) {
             /* The default policy fails on the first bad row, naming it, and writes nothing. */
             ndx_tensor out = expected_view(&params, &indices, b);
             for (int t = 1; t <= 3; t++) {
-                ndx_options opt = threads_opt(t, NDX_BAD_INDICES_ERROR);
+                ndx_options opt = test_options(t, NDX_BAD_INDICES_ERROR);
                 test_guard g = test_guard_fill(&out, 0x3C);
                 ndx_error err;
                 char pos[256], needle[300];
@@ -558,7 +550,7 @@ static void error_paths(void **state) {
                  NDX_E_INVALID_ARGUMENT, "out is NULL");
     assert_fails(ndx_gather_nd_shape(&params, &good, 0, NULL, &err), &err,
                  NDX_E_INVALID_ARGUMENT, "out is NULL");
-    ndx_options weird = threads_opt(1, (ndx_bad_indices)7);
+    ndx_options weird = test_options(1, (ndx_bad_indices)7);
     expect_failure(&params, &good, 0, &weird, &out23, NDX_E_INVALID_ARGUMENT,
                    "opt->bad_indices = 7");
 
@@ -583,7 +575,7 @@ static void error_paths(void **state) {
     assert_untouched(&pg, &params);
 
     /* the memory budget, when ndx allocates */
-    ndx_options tight = threads_opt(1, NDX_BAD_INDICES_ERROR);
+    ndx_options tight = test_options(1, NDX_BAD_INDICES_ERROR);
     tight.max_memory = 8;
     ndx_tensor none;
     memset(&none, 0, sizeof none);
@@ -718,7 +710,7 @@ static void large_gathers(void **state) {
     check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_IGNORE);
 
     /* a caller-provided output that is not 16-byte aligned takes the cached path */
-    ndx_options opt = threads_opt(2, NDX_BAD_INDICES_IGNORE);
+    ndx_options opt = test_options(2, NDX_BAD_INDICES_IGNORE);
     check_output_at(&params, &indices, 0, &opt, 4);
     test_tensor_free(&indices);
     test_tensor_free(&params);
@@ -730,7 +722,7 @@ static void large_gathers(void **state) {
         test_fill_random(&r, &sp);
         ndx_tensor si = test_tensor(NDX_INT64, 0, 2, SHAPE(180000, 1));
         test_fill_indices(&r, &si, 0, 4095);
-        ndx_options two = threads_opt(2, NDX_BAD_INDICES_ERROR);
+        ndx_options two = test_options(2, NDX_BAD_INDICES_ERROR);
         for (size_t shift = 0; shift <= 16; shift += 16) check_output_at(&sp, &si, 0, &two, shift);
         test_tensor_free(&si);
         test_tensor_free(&sp);
@@ -755,13 +747,13 @@ static void large_gathers(void **state) {
     test_set_index(&pairs, 2 * 590000 + 1, 200);
     test_set_index(&pairs, 2 * 250000, 300);
     for (int t = 1; t <= 3; t++) {
-        ndx_options o = threads_opt(t, NDX_BAD_INDICES_ERROR);
+        ndx_options o = test_options(t, NDX_BAD_INDICES_ERROR);
         expect_failure(&f, &pairs, 0, &o, &out, NDX_E_OUT_OF_RANGE,
                        "indices[250000] = [300, ");
     }
     test_set_index(&pairs, 2 * 7, -5);
     for (int t = 1; t <= 3; t++) {
-        ndx_options o = threads_opt(t, NDX_BAD_INDICES_ERROR);
+        ndx_options o = test_options(t, NDX_BAD_INDICES_ERROR);
         expect_failure(&f, &pairs, 0, &o, &out, NDX_E_OUT_OF_RANGE, "indices[7] = [-5, ");
     }
     /* ignored, those rows give zeros; the prefetch ring carries them like any other row */
@@ -795,19 +787,19 @@ static void large_params_whole_lines(void **state) {
     test_fill_indices(&r, &indices, 0, slices - 1);
     check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_ERROR);
     for (int t = 1; t <= 3; t++) {
-        ndx_options o = threads_opt(t, NDX_BAD_INDICES_ERROR);
+        ndx_options o = test_options(t, NDX_BAD_INDICES_ERROR);
         check_aligned_output(&params, &indices, 0, &o);
     }
     /* bad rows give zeros */
     for (int64_t i = 5; i < 300000; i += 1013) test_set_index(&indices, i, i % 2 ? -7 : slices);
-    ndx_options ignore = threads_opt(2, NDX_BAD_INDICES_IGNORE);
+    ndx_options ignore = test_options(2, NDX_BAD_INDICES_IGNORE);
     check_aligned_output(&params, &indices, 0, &ignore);
     check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_IGNORE);
     /* a budget that holds the output but no scratch: the same bytes, another way */
     test_fill_indices(&r, &indices, 0, slices - 1);
     ndx_tensor want = expected_view(&params, &indices, 0);
     reference_gather(&params, &indices, 0, &want);
-    ndx_options tight = threads_opt(2, NDX_BAD_INDICES_ERROR);
+    ndx_options tight = test_options(2, NDX_BAD_INDICES_ERROR);
     tight.max_memory = test_nbytes(&want);
     ndx_tensor got;
     memset(&got, 0, sizeof got);
@@ -825,7 +817,7 @@ static void large_params_whole_lines(void **state) {
     ndx_tensor bi = test_tensor(NDX_INT32, 0, 3, SHAPE(4, 10000, 1));
     test_fill_indices(&r, &bi, 0, 9999);
     check_against_reference(&bp, &bi, 1, NDX_BAD_INDICES_ERROR);
-    ndx_options two = threads_opt(2, NDX_BAD_INDICES_ERROR);
+    ndx_options two = test_options(2, NDX_BAD_INDICES_ERROR);
     check_aligned_output(&bp, &bi, 1, &two);
     test_tensor_free(&bp);
     test_tensor_free(&bi);

@@ -1,10 +1,12 @@
 /* test_gather_sorted.c — gather_nd's by-source copy (src/ops/gather_nd_by_source.c), called
  * directly. gather_nd only takes that path on CPUs where it pays (Intel), so on any other CI
- * machine the public tests would never run it; here it is compared with a naive loop on every
- * machine that has streaming stores: many rows, bad rows (zeros), batches, 1 to 3 threads, with
- * exactly the scratch the plan asks for (an overrun is an ASan error), and the cases it declines:
- * an output off a cache line, slices that are not whole lines, a budget with no room. */
+ * machine the public tests would never run it; here it is compared with the shared naive
+ * reference (tests/reference/) on every machine that has streaming stores: many rows, bad rows
+ * (zeros), batches, 1 to 3 threads, with exactly the scratch the plan asks for (an overrun is an
+ * ASan error), and the cases it declines: an output off a cache line, slices that are not whole
+ * lines, a budget with no room. */
 #include "ndx_test.h"
+#include "reference.h"
 
 #include "../src/ops/gather_nd_plan.h"
 #include "../src/ops/slice_copy.h"
@@ -32,31 +34,35 @@ static gather_plan make_plan(const ndx_tensor *params, const ndx_tensor *indices
     return p;
 }
 
-/* What the copy must produce: row r is params[r / per][indices[r]], or zeros when out of range. */
-static void naive_gather(const ndx_tensor *params, const ndx_tensor *indices, int64_t per,
-                         unsigned char *want) {
-    size_t slice = (size_t)params->shape[2] * sizeof(float);
-    const int64_t *idx = indices->data;
-    for (int64_t r = 0; r < indices->shape[0]; r++) {
-        int64_t b = r / per, i = idx[r];
-        if (i >= 0 && i < params->shape[1])
-            memcpy(want + (size_t)r * slice,
-                   (const unsigned char *)params->data + ((size_t)b * params->shape[1] + i) * slice,
-                   slice);
-        else
-            memset(want + (size_t)r * slice, 0, slice);
-    }
+/* What the copy must produce: row r is params[r / per][indices[r]], or zeros when out of range,
+ * which is the shared reference's gather_nd of params by indices seen as [batches, per, 1] with
+ * batch_dims 1, under the policy that zeroes bad rows. */
+static void reference_batched_rows(const ndx_tensor *params, const ndx_tensor *indices, int64_t per,
+                             unsigned char *want, size_t bytes) {
+    ndx_tensor rows = *indices;
+    rows.rank = 3;
+    rows.shape[0] = params->shape[0];
+    rows.shape[1] = per;
+    rows.shape[2] = 1;
+    assert_int_equal(rows.shape[0] * per, indices->shape[0]);
+    ndx_options zero_bad = {.bad_indices = NDX_BAD_INDICES_IGNORE};
+    ndx_tensor ref = {0};
+    char why[REF_WHY];
+    assert_int_equal(ref_gather_nd(params, &rows, 1, &zero_bad, &ref, why), REF_OK);
+    assert_int_equal(test_nbytes(&ref), bytes);
+    memcpy(want, ref.data, bytes);
+    ref_tensor_free(&ref);
 }
 
 /* Runs the sorted copy with 1, 2 and 3 threads into a 64-byte aligned output pre-filled with
- * 0xAB, and compares every byte with the naive loop. */
+ * 0xAB, and compares every byte with the shared reference. */
 static void check_sorted(const ndx_tensor *params, const ndx_tensor *indices, int64_t per) {
     size_t bytes = (size_t)indices->shape[0] * (size_t)params->shape[2] * sizeof(float);
     unsigned char *want = malloc(bytes);
     unsigned char *got = aligned_alloc(64, (bytes + 63) / 64 * 64);
     assert_non_null(want);
     assert_non_null(got);
-    naive_gather(params, indices, per, want);
+    reference_batched_rows(params, indices, per, want, bytes);
     for (int t = 1; t <= 3; t++) {
         memset(got, 0xAB, bytes);
         gather_plan p = make_plan(params, indices, per, got);

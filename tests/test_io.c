@@ -883,7 +883,8 @@ static void mapped_and_copied_inputs(void **state) {
 
 /* ---- .npz ------------------------------------------------------------------------------- */
 
-static ndx_sparse_tensor make_sparse(test_rng *r, ndx_dtype values_dtype, int64_t nnz, int rank) {
+static ndx_sparse_tensor random_npz_sparse(test_rng *r, ndx_dtype values_dtype, int64_t nnz,
+                                           int rank) {
     ndx_sparse_tensor sp;
     sp.indices = test_tensor(NDX_INT64, 0, 2, (int64_t[]){nnz, rank});
     sp.values = test_tensor(values_dtype, 5, 1, &nnz);
@@ -898,12 +899,6 @@ static ndx_sparse_tensor make_sparse(test_rng *r, ndx_dtype values_dtype, int64_
     return sp;
 }
 
-static void free_sparse(ndx_sparse_tensor *sp) {
-    test_tensor_free(&sp->indices);
-    test_tensor_free(&sp->values);
-    test_tensor_free(&sp->dense_shape);
-}
-
 static void npz_roundtrip(void **state) {
     (void)state;
     tmp_dir d = tmp_make();
@@ -913,7 +908,7 @@ static void npz_roundtrip(void **state) {
     for (int k = 0; k < test_all_dtypes_count; k++) {
         for (int compress = 0; compress <= 1; compress++) {
             int64_t nnz = k == 3 ? 0 : rng_range(&r, 1, 40);
-            ndx_sparse_tensor sp = make_sparse(&r, test_all_dtypes[k], nnz, 1 + k % 4);
+            ndx_sparse_tensor sp = random_npz_sparse(&r, test_all_dtypes[k], nnz, 1 + k % 4);
             ndx_string_kind kind = k % 2 ? NDX_STRING_UNICODE : NDX_STRING_BYTES;
             ndx_error err;
             assert_ok(ndx_npz_save_sparse(path, &sp, kind, compress, &err), &err);
@@ -934,11 +929,11 @@ static void npz_roundtrip(void **state) {
             assert_ptr_equal(s.sp.values.data, s.values.t.data);
             ndx_sparse_array_free(&s);
             ndx_sparse_array_free(&s); /* freeing twice is harmless */
-            free_sparse(&sp);
+            test_sparse_free(&sp);
         }
     }
     /* large enough that deflate and the reader go through many chunks */
-    ndx_sparse_tensor sp = make_sparse(&r, NDX_FLOAT64, 100000, 3);
+    ndx_sparse_tensor sp = random_npz_sparse(&r, NDX_FLOAT64, 100000, 3);
     for (int compress = 0; compress <= 1; compress++) {
         ndx_error err;
         assert_ok(ndx_npz_save_sparse(path, &sp, NDX_STRING_BYTES, compress, &err), &err);
@@ -950,14 +945,14 @@ static void npz_roundtrip(void **state) {
         assert_fails(ndx_npz_load_sparse(path, 1 << 20, &s, &err), &err, NDX_E_MEMORY_BUDGET,
                      path);
     }
-    free_sparse(&sp);
+    test_sparse_free(&sp);
     /* a malformed sparse tensor is not written */
-    sp = make_sparse(&r, NDX_INT32, 4, 2);
+    sp = random_npz_sparse(&r, NDX_INT32, 4, 2);
     sp.values.shape[0] = 3;
     ndx_error err;
     assert_fails(ndx_npz_save_sparse(path, &sp, NDX_STRING_BYTES, 0, &err), &err,
                  NDX_E_INVALID_ARGUMENT, "values has shape [3]");
-    free_sparse(&sp);
+    test_sparse_free(&sp);
     assert_int_equal(tmp_entries(&d), 1);
     tmp_remove(&d);
 }
@@ -1171,7 +1166,7 @@ static void npz_malformed(void **state) {
     char path[128];
     tmp_file(&d, "src.npz", path, sizeof path);
     test_rng r = {11};
-    ndx_sparse_tensor sp = make_sparse(&r, NDX_FLOAT64, 30, 2);
+    ndx_sparse_tensor sp = random_npz_sparse(&r, NDX_FLOAT64, 30, 2);
     ndx_error err;
     blob good[2];
     for (int c = 0; c <= 1; c++) {
@@ -1310,7 +1305,7 @@ static void npz_malformed(void **state) {
     blob_free(&junk);
     blob_free(&good[0]);
     blob_free(&good[1]);
-    free_sparse(&sp);
+    test_sparse_free(&sp);
     tmp_remove(&d);
 }
 

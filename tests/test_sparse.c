@@ -1,14 +1,13 @@
 /* test_sparse.c — ndx_sparse_check, sparse_concat, sparse_reorder, sparse_to_dense and
- * dense_to_sparse against naive references written here: a stable merge sort of entries,
- * dense concatenation of naively densified inputs, and element-by-element zero tests. Plus the
- * seed examples, round trips, thread-count identity and every error path. */
+ * dense_to_sparse against the shared naive reference (tests/reference/: a stable sort of entries,
+ * densifying and zero tests element by element); sparse_concat also through dense, to_dense of
+ * the result against the dense concatenation of the densified inputs. Plus the seed examples,
+ * round trips, thread-count identity and every error path. */
 #include "ndx_test.h"
 #include "reference.h"
 
 #include <math.h>
 #include <stdio.h>
-
-#include "half.h"
 
 /* ---- owned sparse tensors ---------------------------------------------------------------- */
 
@@ -20,12 +19,6 @@ static ndx_sparse_tensor sparse_new(ndx_dtype vt, size_t width, ndx_dtype it, in
     s.dense_shape = test_tensor_v(NDX_INT64, 0, 1, rank);
     for (int d = 0; d < rank; d++) ((int64_t *)s.dense_shape.data)[d] = dims[d];
     return s;
-}
-
-static void sparse_del(ndx_sparse_tensor *s) {
-    test_tensor_free(&s->indices);
-    test_tensor_free(&s->values);
-    test_tensor_free(&s->dense_shape);
 }
 
 static int sp_rank(const ndx_sparse_tensor *s) { return (int)s->dense_shape.shape[0]; }
@@ -44,10 +37,6 @@ static int64_t volume_of(int rank, const int64_t *dims) {
     int64_t v = 1;
     for (int d = 0; d < rank; d++) v *= dims[d];
     return v;
-}
-
-static size_t random_width(test_rng *r, ndx_dtype dt) {
-    return dt == NDX_STRING ? (size_t)rng_range(r, 1, 5) : 0;
 }
 
 static ndx_dtype random_index_dtype(test_rng *r) {
@@ -130,48 +119,6 @@ static void entries_del(entries *e) {
     free(e->val);
 }
 
-static int row_cmp(const int64_t *a, const int64_t *b, int rank) {
-    for (int d = 0; d < rank; d++)
-        if (a[d] != b[d]) return a[d] < b[d] ? -1 : 1;
-    return 0;
-}
-
-/* Stable top-down merge sort of the entries by their coordinates. */
-static void merge_sort_perm(const entries *e, int64_t *perm, int64_t *tmp, int64_t lo,
-                            int64_t hi) {
-    if (hi - lo < 2) return;
-    int64_t mid = lo + (hi - lo) / 2;
-    merge_sort_perm(e, perm, tmp, lo, mid);
-    merge_sort_perm(e, perm, tmp, mid, hi);
-    int64_t a = lo, b = mid, k = lo;
-    while (a < mid || b < hi) {
-        if (b >= hi || (a < mid && row_cmp(e->idx + perm[a] * e->rank,
-                                           e->idx + perm[b] * e->rank, e->rank) <= 0))
-            tmp[k++] = perm[a++];
-        else
-            tmp[k++] = perm[b++];
-    }
-    memcpy(perm + lo, tmp + lo, (size_t)(hi - lo) * sizeof *perm);
-}
-
-static entries entries_sorted(const entries *e) {
-    int64_t *perm = malloc((size_t)(e->n + 1) * sizeof *perm);
-    int64_t *tmp = malloc((size_t)(e->n + 1) * sizeof *tmp);
-    assert_non_null(perm);
-    assert_non_null(tmp);
-    for (int64_t i = 0; i < e->n; i++) perm[i] = i;
-    merge_sort_perm(e, perm, tmp, 0, e->n);
-    entries s = entries_new(e->rank, e->n, e->size);
-    memcpy(s.dims, e->dims, sizeof s.dims);
-    for (int64_t i = 0; i < e->n; i++) {
-        memcpy(s.idx + i * e->rank, e->idx + perm[i] * e->rank, (size_t)e->rank * 8);
-        memcpy(s.val + i * e->size, e->val + perm[i] * e->size, e->size);
-    }
-    free(perm);
-    free(tmp);
-    return s;
-}
-
 static entries entries_of(const ndx_sparse_tensor *s) {
     int rank = sp_rank(s);
     entries e = entries_new(rank, sp_nnz(s), s->values.itemsize);
@@ -202,38 +149,38 @@ static void assert_sparse_is(const ndx_sparse_tensor *got, const entries *want, 
     assert_memory_equal(got->values.data, want->val, (size_t)want->n * want->size);
 }
 
-/* The dense meaning: zeros, then each entry's value at its place (later entries win). */
-static unsigned char *densify(const entries *e, const int64_t *out_dims, int axis, int64_t shift,
-                              size_t *bytes) {
-    int64_t vol = volume_of(e->rank, out_dims);
-    *bytes = (size_t)vol * e->size;
-    unsigned char *d = calloc(*bytes + 1, 1);
-    assert_non_null(d);
-    for (int64_t i = 0; i < e->n; i++) {
-        int64_t off = 0;
-        for (int k = 0; k < e->rank; k++)
-            off = off * out_dims[k] + e->idx[i * e->rank + k] + (k == axis ? shift : 0);
-        memcpy(d + off * e->size, e->val + i * e->size, e->size);
-    }
-    return d;
+/* The entries of a sparse result the shared reference built (and frees here); fails the test
+ * when the reference refuses the call. */
+static entries reference_entries(ref_verdict v, ndx_sparse_tensor *sp, const char *op,
+                                 const char *why) {
+    if (v == REF_ERROR) fail_msg("the reference refuses this %s: %s", op, why);
+    entries e = entries_of(sp);
+    ref_sparse_free(sp);
+    return e;
 }
 
 /* The entries of a dense array that are not zero, in row-major order: the shared reference. */
 static entries nonzero_entries(const ndx_tensor *t) {
     ndx_sparse_tensor sp = {0};
     char why[REF_WHY];
-    if (ref_dense_to_sparse(t, &sp, why) == REF_ERROR)
-        fail_msg("the reference refuses this dense_to_sparse: %s", why);
-    entries e = entries_of(&sp);
-    ref_sparse_free(&sp);
-    return e;
+    return reference_entries(ref_dense_to_sparse(t, &sp, why), &sp, "dense_to_sparse", why);
 }
 
-static ndx_options threads_opt(int n) {
-    ndx_options o;
-    memset(&o, 0, sizeof o);
-    o.num_threads = n;
-    return o;
+/* The input's entries stably sorted by their index rows: the shared reference. */
+static entries reordered_entries(const ndx_sparse_tensor *in) {
+    ndx_sparse_tensor sp = {0};
+    char why[REF_WHY];
+    return reference_entries(ref_sparse_reorder(in, &sp, why), &sp, "sparse_reorder", why);
+}
+
+/* The dense meaning (the default, or zeros, then each entry's value at its place): the shared
+ * reference. Free with ref_tensor_free. */
+static ndx_tensor dense_reference(const ndx_sparse_tensor *sp, const void *default_value) {
+    ndx_tensor t = {0};
+    char why[REF_WHY];
+    if (ref_sparse_to_dense(sp, default_value, &t, why) != REF_OK)
+        fail_msg("the reference refuses this sparse_to_dense: %s", why);
+    return t;
 }
 
 static void assert_sparse_same(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b) {
@@ -277,8 +224,8 @@ static void seed_concat_examples(void **state) {
         assert_sparse_same(&out, &want);
         ndx_sparse_free(&out);
     }
-    sparse_del(&in[0]);
-    sparse_del(&want);
+    test_sparse_free(&in[0]);
+    test_sparse_free(&want);
 
     /* Second example: shapes [3, 3] and [2, 4] differ off the axis. */
     in[0] = string_sparse(3, 3, 3, (int64_t[]){0, 2, 1, 0, 2, 1}, (const char *[]){"a", "b", "c"});
@@ -293,9 +240,9 @@ static void seed_concat_examples(void **state) {
     assert_ok(ndx_sparse_concat(1, 2, in, 1, NULL, &out, &err), &err);
     assert_sparse_same(&out, &want);
     ndx_sparse_free(&out);
-    sparse_del(&in[0]);
-    sparse_del(&in[1]);
-    sparse_del(&want);
+    test_sparse_free(&in[0]);
+    test_sparse_free(&in[1]);
+    test_sparse_free(&want);
 }
 
 /* ---- sparse_concat, randomized against the references ----------------------------------- */
@@ -303,7 +250,7 @@ static void seed_concat_examples(void **state) {
 /* Expected concat, by the shared reference (every input's entries shifted along the axis, in
  * input order, then stably sorted); shifts[m] receives where input m starts along the axis. */
 static entries concat_entries(int n, const ndx_sparse_tensor *in, int axis, const int64_t *out_dims,
-                          int64_t *shifts) {
+                              int64_t *shifts) {
     int64_t shift = 0;
     for (int m = 0; m < n; m++) {
         shifts[m] = shift;
@@ -312,12 +259,33 @@ static entries concat_entries(int n, const ndx_sparse_tensor *in, int axis, cons
     ndx_sparse_tensor sp = {0};
     char why[REF_WHY];
     /* expand_nonconcat_dim: the largest of each other dim, which is every input's when equal */
-    if (ref_sparse_concat(axis, n, in, 1, &sp, why) == REF_ERROR)
-        fail_msg("the reference refuses this sparse_concat: %s", why);
-    entries e = entries_of(&sp);
-    memcpy(e.dims, out_dims, sizeof(int64_t) * (size_t)e.rank);
-    ref_sparse_free(&sp);
+    entries e = reference_entries(ref_sparse_concat(axis, n, in, 1, &sp, why), &sp,
+                                  "sparse_concat", why);
+    for (int d = 0; d < e.rank; d++) assert_int_equal(e.dims[d], out_dims[d]);
     return e;
+}
+
+/* The dense concat: each input densified by the shared reference and copied to its place along
+ * the axis of a zero tensor of out_dims (the inputs' places are disjoint). */
+static ndx_tensor dense_concat(int n, const ndx_sparse_tensor *in, int axis,
+                               const int64_t *out_dims, const int64_t *shifts) {
+    int rank = sp_rank(&in[0]);
+    ndx_tensor whole = test_tensor(in[0].values.dtype, in[0].values.itemsize, rank, out_dims);
+    size_t size = whole.itemsize;
+    for (int m = 0; m < n; m++) {
+        ndx_tensor part = dense_reference(&in[m], NULL);
+        int64_t pos[NDX_MAX_RANK] = {0};
+        for (int64_t i = 0; i < test_count(&part); i++) {
+            int64_t off = 0;
+            for (int k = 0; k < rank; k++)
+                off = off * out_dims[k] + pos[k] + (k == axis ? shifts[m] : 0);
+            memcpy((unsigned char *)whole.data + off * size, (unsigned char *)part.data + i * size,
+                   size);
+            for (int k = rank - 1; k >= 0 && ++pos[k] == part.shape[k]; k--) pos[k] = 0;
+        }
+        ref_tensor_free(&part);
+    }
+    return whole;
 }
 
 /* One random concat case, checked against the entry reference and, when the entries are
@@ -331,7 +299,7 @@ static void concat_case(test_rng *r, int big) {
     int ax = axis < 0 ? axis + rank : axis;
     int expand = (int)rng_below(r, 2);
     ndx_dtype vt = test_all_dtypes[rng_below(r, test_all_dtypes_count)];
-    size_t width = random_width(r, vt);
+    size_t width = test_random_width(r, vt);
     int distinct = rng_below(r, 4) != 0;
     int64_t maxdim = big ? 40 : 4;
     int64_t base[NDX_MAX_RANK];
@@ -362,7 +330,7 @@ static void concat_case(test_rng *r, int big) {
     /* Caller-allocated outputs (from the shape function) and op-allocated ones, 1 to 3 threads. */
     ndx_sparse_tensor first = sparse_empty_out();
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         if (threads == 2) {
             out = shape;
@@ -378,7 +346,7 @@ static void concat_case(test_rng *r, int big) {
         }
         assert_sparse_same(&out, &first);
         if (threads == 2)
-            sparse_del(&out);
+            test_sparse_free(&out);
         else
             ndx_sparse_free(&out);
     }
@@ -386,32 +354,8 @@ static void concat_case(test_rng *r, int big) {
     if (distinct) {
         ndx_tensor dense = sparse_empty_out().values;
         assert_ok(ndx_sparse_to_dense(&first, NULL, NULL, &dense, &err), &err);
-        size_t bytes = 0;
-        unsigned char *ref = NULL;
-        /* The dense concat: each input densified in its place in the output. */
-        ref = calloc(1, 1);
-        for (int m = 0; m < n; m++) {
-            entries e = entries_of(&in[m]);
-            size_t b;
-            unsigned char *part = densify(&e, out_dims, ax, shifts[m], &b);
-            if (m == 0) {
-                free(ref);
-                ref = part;
-                bytes = b;
-            } else {
-                /* Inputs occupy disjoint places: merge the non-empty cells. */
-                for (int64_t i = 0; i < e.n; i++) {
-                    int64_t off = 0;
-                    for (int k = 0; k < rank; k++)
-                        off = off * out_dims[k] + e.idx[i * rank + k] + (k == ax ? shifts[m] : 0);
-                    memcpy(ref + off * e.size, part + off * e.size, e.size);
-                }
-                free(part);
-            }
-            entries_del(&e);
-        }
-        assert_int_equal(test_nbytes(&dense), bytes);
-        if (bytes) assert_memory_equal(dense.data, ref, bytes);
+        ndx_tensor ref = dense_concat(n, in, ax, out_dims, shifts);
+        assert_tensor_eq(&dense, &ref);
 
         ndx_sparse_tensor back = sparse_empty_out();
         assert_ok(ndx_dense_to_sparse(&dense, NULL, &back, &err), &err);
@@ -428,11 +372,11 @@ static void concat_case(test_rng *r, int big) {
         entries_del(&nz);
         ndx_sparse_free(&back);
         ndx_tensor_free(&dense);
-        free(ref);
+        test_tensor_free(&ref);
     }
     ndx_sparse_free(&first);
     entries_del(&want);
-    for (int m = 0; m < n; m++) sparse_del(&in[m]);
+    for (int m = 0; m < n; m++) test_sparse_free(&in[m]);
 }
 
 static void concat_random(void **state) {
@@ -460,7 +404,7 @@ static void concat_threads_large(void **state) {
             entries want = concat_entries(3, in, axis, out_dims, shifts);
             ndx_sparse_tensor first = sparse_empty_out();
             for (int threads = 1; threads <= 3; threads++) {
-                ndx_options opt = threads_opt(threads);
+                ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
                 ndx_sparse_tensor out = sparse_empty_out();
                 assert_ok(ndx_sparse_concat(axis, 3, in, 0, &opt, &out, &err), &err);
                 assert_sparse_is(&out, &want, NDX_FLOAT32);
@@ -473,7 +417,7 @@ static void concat_threads_large(void **state) {
             }
             ndx_sparse_free(&first);
             entries_del(&want);
-            for (int m = 0; m < 3; m++) sparse_del(&in[m]);
+            for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
         }
     }
     /* Skewed: one big input among small ones, axis 1 of rank 2 with few rows, many inputs. */
@@ -486,14 +430,14 @@ static void concat_threads_large(void **state) {
     int64_t shifts[9];
     entries want = concat_entries(9, many, 1, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_concat(1, 9, many, 0, &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, NDX_INT8);
         ndx_sparse_free(&out);
     }
     entries_del(&want);
-    for (int m = 0; m < 9; m++) sparse_del(&many[m]);
+    for (int m = 0; m < 9; m++) test_sparse_free(&many[m]);
 }
 
 /* Runs of more than a megabyte take the streaming copy: ranks 1 to 3 (odd and even), every
@@ -520,7 +464,7 @@ static void concat_long_runs(void **state) {
                 int64_t *at = base + (((uintptr_t)base % 16 != 0) != misalign);
                 ndx_sparse_tensor out = sparse_empty_out();
                 out.indices = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){want.n, rank}, at);
-                ndx_options opt = threads_opt(1);
+                ndx_options opt = test_options(1, NDX_BAD_INDICES_ERROR);
                 assert_ok(ndx_sparse_concat(axis, 2, in, 0, &opt, &out, &err), &err);
                 assert_sparse_is(&out, &want, NDX_UINT8);
                 free(base);
@@ -529,8 +473,8 @@ static void concat_long_runs(void **state) {
             }
             entries_del(&want);
         }
-        sparse_del(&in[0]);
-        sparse_del(&in[1]);
+        test_sparse_free(&in[0]);
+        test_sparse_free(&in[1]);
     }
 }
 
@@ -554,7 +498,7 @@ static void concat_many_inputs(void **state) {
         int64_t *shifts = calloc(N, sizeof *shifts);
         entries want = concat_entries(N, in, axis, od, shifts);
         for (int threads = 1; threads <= 3; threads++) {
-            ndx_options opt = threads_opt(threads);
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_sparse_tensor out = sparse_empty_out();
             assert_ok(ndx_sparse_concat(axis, N, in, 0, &opt, &out, &err), &err);
             assert_sparse_is(&out, &want, NDX_INT32);
@@ -572,13 +516,13 @@ static void concat_many_inputs(void **state) {
              bad, (long long)row, (long long)sp_coord(&in[bad], row, 0),
              (long long)sp_coord(&in[bad], row, 2));
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_fails(ndx_sparse_concat(2, N, in, 0, &opt, &out, &err), &err, NDX_E_OUT_OF_RANGE,
                      needle);
         assert_null(out.indices.data);
     }
-    for (int m = 0; m < N; m++) sparse_del(&in[m]);
+    for (int m = 0; m < N; m++) test_sparse_free(&in[m]);
     free(in);
 }
 
@@ -604,8 +548,8 @@ static void concat_high_rank(void **state) {
             assert_sparse_is(&out, &want, NDX_UINT16);
             ndx_sparse_free(&out);
             entries_del(&want);
-            sparse_del(&in[0]);
-            sparse_del(&in[1]);
+            test_sparse_free(&in[0]);
+            test_sparse_free(&in[1]);
         }
     }
 }
@@ -641,9 +585,9 @@ static void concat_repeats_and_empty(void **state) {
     assert_int_equal(out.indices.shape[0], 0);
     assert_int_equal(((int64_t *)out.dense_shape.data)[0], 5);
     ndx_sparse_free(&out);
-    for (int m = 0; m < 3; m++) sparse_del(&in[m]);
-    sparse_del(&e[0]);
-    sparse_del(&e[1]);
+    for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
+    test_sparse_free(&e[0]);
+    test_sparse_free(&e[1]);
 }
 
 /* ---- sparse_reorder ---------------------------------------------------------------------- */
@@ -651,19 +595,18 @@ static void concat_repeats_and_empty(void **state) {
 static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) {
     ndx_error err;
     ndx_dtype vt = test_all_dtypes[rng_below(r, test_all_dtypes_count)];
-    size_t width = random_width(r, vt);
+    size_t width = test_random_width(r, vt);
     int64_t dims[NDX_MAX_RANK];
     for (int d = 0; d < rank; d++) dims[d] = rng_below(r, 12) == 0 ? 0 : rng_range(r, 1, maxdim);
     int64_t nnz = rng_range(r, 0, maxnnz);
     ndx_sparse_tensor in = random_sparse(r, vt, width, random_index_dtype(r), rank, dims, nnz,
                                          (int)rng_below(r, 2), rng_below(r, 4) == 0);
-    entries e = entries_of(&in);
-    entries want = entries_sorted(&e);
+    entries want = reordered_entries(&in);
     ndx_sparse_tensor shape = sparse_empty_out(), first = sparse_empty_out();
     assert_ok(ndx_sparse_reorder_shape(&in, &shape, &err), &err);
-    assert_int_equal(shape.values.shape[0], e.n);
+    assert_int_equal(shape.values.shape[0], sp_nnz(&in));
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_reorder(&in, &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, vt);
@@ -675,9 +618,8 @@ static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) 
         }
     }
     ndx_sparse_free(&first);
-    entries_del(&e);
     entries_del(&want);
-    sparse_del(&in);
+    test_sparse_free(&in);
 }
 
 static void reorder_random(void **state) {
@@ -697,18 +639,16 @@ static void reorder_threads_large(void **state) {
         int rank = k + 1;
         ndx_sparse_tensor in = random_sparse(&r, NDX_FLOAT64, 0, k == 1 ? NDX_INT32 : NDX_INT64,
                                              rank, shapes[k], 110000, k != 2, 0);
-        entries e = entries_of(&in);
-        entries want = entries_sorted(&e);
+        entries want = reordered_entries(&in);
         for (int threads = 1; threads <= 3; threads++) {
-            ndx_options opt = threads_opt(threads);
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_sparse_tensor out = sparse_empty_out();
             assert_ok(ndx_sparse_reorder(&in, &opt, &out, &err), &err);
             assert_sparse_is(&out, &want, NDX_FLOAT64);
             ndx_sparse_free(&out);
         }
-        entries_del(&e);
         entries_del(&want);
-        sparse_del(&in);
+        test_sparse_free(&in);
     }
 }
 
@@ -734,8 +674,7 @@ static void reorder_huge_volume(void **state) {
             ((int16_t *)in[m].values.data)[i] = (int16_t)i;
         }
     }
-    entries e = entries_of(&in[0]);
-    entries want = entries_sorted(&e);
+    entries want = reordered_entries(&in[0]);
     ndx_sparse_tensor out = sparse_empty_out();
     assert_ok(ndx_sparse_reorder(&in[0], NULL, &out, &err), &err);
     assert_sparse_is(&out, &want, NDX_INT16);
@@ -748,10 +687,9 @@ static void reorder_huge_volume(void **state) {
     assert_sparse_is(&out, &cw, NDX_INT16);
     ndx_sparse_free(&out);
     entries_del(&cw);
-    entries_del(&e);
     entries_del(&want);
-    sparse_del(&in[0]);
-    sparse_del(&in[1]);
+    test_sparse_free(&in[0]);
+    test_sparse_free(&in[1]);
 }
 
 /* Order flags found late in a long input, in the second or third chunk of the index scan: a
@@ -778,13 +716,12 @@ static void scan_flags_late(void **state) {
         ix[2 * 30000 + d] = ix[2 * 30001 + d];
         ix[2 * 30001 + d] = t;
     }
-    entries e = entries_of(&in[0]);
-    entries want = entries_sorted(&e);
+    entries want = reordered_entries(&in[0]);
     int64_t od[2] = {1500, 400};
     int64_t shifts[3];
     entries cw = concat_entries(3, in, 0, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_reorder(&in[0], &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, NDX_FLOAT32);
@@ -798,7 +735,7 @@ static void scan_flags_late(void **state) {
     ix[2 * 99995] = ix[2 * 99994];
     ix[2 * 99995 + 1] = ix[2 * 99994 + 1];
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_tensor dense = sparse_empty_out().values;
         assert_fails(ndx_sparse_to_dense(&in[2], NULL, &opt, &dense, &err), &err,
                      NDX_E_INVALID_ARGUMENT, "sp.indices[99995]");
@@ -806,10 +743,9 @@ static void scan_flags_late(void **state) {
                      NDX_E_INVALID_ARGUMENT, "repeats sp.indices[99994]");
         assert_null(dense.data);
     }
-    entries_del(&e);
     entries_del(&want);
     entries_del(&cw);
-    for (int m = 0; m < 3; m++) sparse_del(&in[m]);
+    for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
 }
 
 /* Equal indices keep their order: the values say which came first. */
@@ -829,7 +765,7 @@ static void reorder_is_stable(void **state) {
     assert_sparse_is(&out, &want, NDX_INT8);
     ndx_sparse_free(&out);
     entries_del(&want);
-    sparse_del(&in);
+    test_sparse_free(&in);
 }
 
 /* ---- sparse_to_dense and dense_to_sparse ------------------------------------------------ */
@@ -892,7 +828,7 @@ static void dense_round_trip(void **state) {
             int64_t dims[NDX_MAX_RANK];
             for (int d = 0; d < rank; d++)
                 dims[d] = rng_below(&r, 10) == 0 ? 0 : rng_range(&r, 1, rank > 4 ? 2 : 5);
-            size_t width = random_width(&r, vt);
+            size_t width = test_random_width(&r, vt);
             ndx_tensor dense = test_tensor(vt, width, rank, dims);
             test_fill_random(&r, &dense);
             plant_specials(&r, &dense);
@@ -941,7 +877,7 @@ static void dense_round_trip(void **state) {
 }
 
 /* Entries in any order (no repeats), index dtypes int16/int32/int64, a default value; checked
- * against densify. */
+ * against the shared reference. */
 static void to_dense_random(void **state) {
     (void)state;
     test_rng r = {606};
@@ -952,32 +888,19 @@ static void to_dense_random(void **state) {
         for (int d = 0; d < rank; d++)
             dims[d] = rng_below(&r, 10) == 0 ? 0 : rng_range(&r, 1, rank > 4 ? 2 : 6);
         ndx_dtype vt = test_all_dtypes[rng_below(&r, test_all_dtypes_count)];
-        size_t width = random_width(&r, vt);
+        size_t width = test_random_width(&r, vt);
         int64_t vol = volume_of(rank, dims);
         ndx_sparse_tensor sp = random_sparse(&r, vt, width, random_index_dtype(&r), rank, dims,
                                              rng_range(&r, 0, vol), 1, rng_below(&r, 2));
         ndx_tensor one = test_tensor(vt, width, 0, NULL);
         test_fill_random(&r, &one);
-        entries e = entries_of(&sp);
-        size_t bytes;
-        unsigned char *ref = densify(&e, dims, -1, 0, &bytes);
-        char *named = calloc((size_t)vol + 1, 1); /* cells no entry names hold the default */
-        assert_non_null(named);
-        for (int64_t k = 0; k < e.n; k++) {
-            int64_t off = 0;
-            for (int d = 0; d < rank; d++) off = off * dims[d] + e.idx[k * rank + d];
-            named[off] = 1;
-        }
-        for (int64_t i = 0; i < vol; i++)
-            if (!named[i]) memcpy(ref + i * e.size, one.data, e.size);
-        free(named);
+        ndx_tensor ref = dense_reference(&sp, one.data);
         ndx_tensor first = sparse_empty_out().values;
         for (int threads = 1; threads <= 3; threads++) {
-            ndx_options opt = threads_opt(threads);
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_tensor out = sparse_empty_out().values;
             assert_ok(ndx_sparse_to_dense(&sp, one.data, &opt, &out, &err), &err);
-            assert_int_equal(test_nbytes(&out), bytes);
-            if (bytes) assert_memory_equal(out.data, ref, bytes);
+            assert_tensor_eq(&out, &ref);
             if (threads == 1)
                 first = out;
             else {
@@ -986,10 +909,9 @@ static void to_dense_random(void **state) {
             }
         }
         ndx_tensor_free(&first);
-        free(ref);
-        entries_del(&e);
+        ref_tensor_free(&ref);
         test_tensor_free(&one);
-        sparse_del(&sp);
+        test_sparse_free(&sp);
     }
 }
 
@@ -1000,16 +922,14 @@ static void dense_threads_large(void **state) {
     ndx_error err;
     int64_t dims[2] = {400, 700};
     ndx_sparse_tensor sp = random_sparse(&r, NDX_COMPLEX64, 0, NDX_INT64, 2, dims, 150000, 1, 0);
-    entries e = entries_of(&sp);
-    size_t bytes;
-    unsigned char *ref = densify(&e, dims, -1, 0, &bytes);
+    ndx_tensor ref = dense_reference(&sp, NULL);
     ndx_tensor first = sparse_empty_out().values;
     ndx_sparse_tensor sfirst = sparse_empty_out();
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_tensor out = sparse_empty_out().values;
         assert_ok(ndx_sparse_to_dense(&sp, NULL, &opt, &out, &err), &err);
-        assert_memory_equal(out.data, ref, bytes);
+        assert_tensor_eq(&out, &ref);
         ndx_sparse_tensor back = sparse_empty_out();
         assert_ok(ndx_dense_to_sparse(&out, &opt, &back, &err), &err);
         if (threads == 1) {
@@ -1027,9 +947,8 @@ static void dense_threads_large(void **state) {
     }
     ndx_tensor_free(&first);
     ndx_sparse_free(&sfirst);
-    free(ref);
-    entries_del(&e);
-    sparse_del(&sp);
+    ref_tensor_free(&ref);
+    test_sparse_free(&sp);
 }
 
 /* ---- errors ------------------------------------------------------------------------------ */
@@ -1091,7 +1010,7 @@ static void check_rejects(void **state) {
     ((int64_t *)s.indices.data)[4] = -1;
     assert_fails(ndx_sparse_check(&s, "x", &err), &err, NDX_E_OUT_OF_RANGE,
                  "x.indices[2] = [-1, 1] is outside dense_shape [4, 3]");
-    sparse_del(&s);
+    test_sparse_free(&s);
 
     /* int16 indices and an int32 dense_shape are read too. */
     ndx_sparse_tensor t = sparse_new(NDX_BOOL, 0, NDX_INT16, 1, (int64_t[]){5}, 2);
@@ -1102,7 +1021,7 @@ static void check_rejects(void **state) {
                  "y.indices[1] = [5] is outside dense_shape [5]");
     ((int16_t *)t.indices.data)[1] = 0;
     assert_ok(ndx_sparse_check(&t, "y", &err), &err);
-    sparse_del(&t);
+    test_sparse_free(&t);
 }
 
 /* Preallocated outputs, filled with a pattern, for guard checks. */
@@ -1126,7 +1045,7 @@ static void guard_check_del(guarded *x) {
     assert_untouched(&x->g[0], &x->out.indices);
     assert_untouched(&x->g[1], &x->out.values);
     assert_untouched(&x->g[2], &x->out.dense_shape);
-    sparse_del(&x->out);
+    test_sparse_free(&x->out);
 }
 
 static void concat_errors(void **state) {
@@ -1158,7 +1077,7 @@ static void concat_errors(void **state) {
     guarded ok = guard_new(NDX_FLOAT32, 0, 5, 2);
     assert_ok(ndx_sparse_concat(1, 3, in, 0, NULL, &ok.out, &err), &err);
     assert_int_equal(((int64_t *)ok.out.dense_shape.data)[1], 10);
-    sparse_del(&ok.out);
+    test_sparse_free(&ok.out);
     free(ok.g[0].copy);
     free(ok.g[1].copy);
     free(ok.g[2].copy);
@@ -1256,15 +1175,15 @@ static void concat_errors(void **state) {
         guard_check_del(&x);
     }
 
-    sparse_del(&r3);
-    sparse_del(&i32);
-    sparse_del(&s2);
-    sparse_del(&s3);
+    test_sparse_free(&r3);
+    test_sparse_free(&i32);
+    test_sparse_free(&s2);
+    test_sparse_free(&s3);
     for (int k = 0; k < 2; k++) {
-        sparse_del(&big[k]);
-        sparse_del(&vol[k]);
+        test_sparse_free(&big[k]);
+        test_sparse_free(&vol[k]);
     }
-    for (int m = 0; m < 3; m++) sparse_del(&in[m]);
+    for (int m = 0; m < 3; m++) test_sparse_free(&in[m]);
 #undef CONCAT_FAILS
 }
 
@@ -1305,7 +1224,7 @@ static void reorder_errors(void **state) {
                  "sparse_reorder: in.values has shape [3, 1] but must be a vector");
     assert_fails(ndx_sparse_reorder(&in, NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "out is NULL");
-    sparse_del(&in);
+    test_sparse_free(&in);
 }
 
 static void dense_errors(void **state) {
@@ -1355,7 +1274,7 @@ static void dense_errors(void **state) {
                  "too large to address");
     assert_fails(ndx_sparse_to_dense(&sp, NULL, NULL, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "out is NULL");
-    sparse_del(&huge);
+    test_sparse_free(&huge);
 
     /* dense_to_sparse: scalar, malformed, wrong preallocated outputs. */
     ndx_tensor scalar = test_tensor(NDX_FLOAT32, 0, 0, NULL);
@@ -1386,7 +1305,7 @@ static void dense_errors(void **state) {
     assert_null(so.values.data);
     test_tensor_free(&d);
     test_tensor_free(&out);
-    sparse_del(&sp);
+    test_sparse_free(&sp);
 }
 
 int main(void) {

@@ -1,7 +1,7 @@
 /* test_stitch_partition.c — dynamic_stitch, parallel_dynamic_stitch and dynamic_partition:
- * the examples of TensorFlow's documentation (seeds/003), randomized comparisons with naive
- * references written here, partition -> stitch round trips, thread-count independence and every
- * error path (each leaving its outputs untouched). */
+ * the examples of TensorFlow's documentation (seeds/003), randomized comparisons with the shared
+ * naive reference (tests/reference/), partition -> stitch round trips, thread-count independence
+ * and every error path (each leaving its outputs untouched). */
 #include "ndx_test.h"
 #include "reference.h"
 
@@ -46,13 +46,6 @@ static void free_all(ndx_tensor *t, int n) {
     for (int i = 0; i < n; i++) test_tensor_free(&t[i]);
 }
 
-static ndx_options threads_opt(int threads) {
-    ndx_options o;
-    memset(&o, 0, sizeof o);
-    o.num_threads = threads;
-    return o;
-}
-
 /* Stitches with both ops, threads 1..3, into allocated and caller-given outputs, and compares
  * every result with `want`; also checks the shape function. */
 static void check_stitch(int n, const ndx_tensor *ix, const ndx_tensor *d, const ndx_tensor *want) {
@@ -66,7 +59,7 @@ static void check_stitch(int n, const ndx_tensor *ix, const ndx_tensor *d, const
     assert_int_equal(shape_out.itemsize, want->itemsize);
     for (int f = 0; f < 2; f++) {
         for (int threads = 1; threads <= 3; threads++) {
-            ndx_options opt = threads_opt(threads);
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_tensor out = shape_out;
             assert_ok(stitchers[f](n, ix, d, &opt, &out, &err), &err);
             assert_tensor_eq(&out, want);
@@ -96,7 +89,7 @@ static void check_partition(const ndx_tensor *data, const ndx_tensor *ids, int n
         for (int k = 0; k < want[p].rank; k++) assert_int_equal(got[p].shape[k], want[p].shape[k]);
     }
     for (int threads = 1; threads <= 3; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         for (int p = 0; p < np; p++) got[p].data = NULL;
         assert_ok(ndx_dynamic_partition(data, ids, np, &opt, got, &err), &err);
         for (int p = 0; p < np; p++) {
@@ -270,10 +263,6 @@ static void partition_scalar_ids(void **state) {
 
 /* ---- randomized comparisons ----------------------------------------------------------------- */
 
-static size_t random_width(test_rng *r, ndx_dtype dt) {
-    return dt == NDX_STRING ? (size_t)rng_range(r, 1, 5) : 0;
-}
-
 /* Random shape of `rank` dims in [lo, hi]. */
 static void random_dims(test_rng *r, int rank, int64_t lo, int64_t hi, int64_t *dims) {
     for (int k = 0; k < rank; k++) dims[k] = rng_range(r, lo, hi);
@@ -297,7 +286,7 @@ static void sort_indices(ndx_tensor *t) {
 
 static void random_stitch_case(test_rng *r, ndx_dtype dt, int n, int irank_max, int crank,
                                int64_t dim_hi, int64_t max_index, int sorted) {
-    size_t width = random_width(r, dt);
+    size_t width = test_random_width(r, dt);
     int64_t cdims[NDX_MAX_RANK];
     random_dims(r, crank, 0, 3, cdims);
     if (rng_below(r, 4)) /* mostly non-empty rows */
@@ -344,7 +333,7 @@ static void stitch_random_large(void **state) {
     for (int t = 0; t < 4; t++) {
         for (int sorted = 0; sorted < 2; sorted++) {
             ndx_dtype dt = types[t];
-            size_t width = random_width(&r, dt);
+            size_t width = test_random_width(&r, dt);
             int n = (int)rng_range(&r, 1, 5);
             int64_t row_elems = dt == NDX_INT8 ? 1 : 4;
             ndx_tensor ix[5], d[5];
@@ -390,7 +379,7 @@ static void stitch_large_output(void **state) {
         assert_non_null(block);
         ndx_tensor out = want;
         out.data = block + 8;
-        ndx_options opt = threads_opt(2);
+        ndx_options opt = test_options(2, NDX_BAD_INDICES_ERROR);
         ndx_error err;
         assert_ok(ndx_dynamic_stitch(2, ix, d, &opt, &out, &err), &err);
         assert_memory_equal(out.data, want.data, test_nbytes(&want));
@@ -473,7 +462,7 @@ static void stitch_zero_size(void **state) {
         /* Rows of zero bytes: a huge index costs nothing. */
         ix[0] = index_tensor(index_dtypes[it], 1, (int64_t[]){2}, (int64_t[]){30000, 7});
         d[0] = test_tensor(NDX_FLOAT32, 0, 3, (int64_t[]){2, 3, 0});
-        ndx_options opt = threads_opt(2);
+        ndx_options opt = test_options(2, NDX_BAD_INDICES_ERROR);
         opt.max_memory = 64;
         out.data = NULL;
         assert_ok(ndx_dynamic_stitch(1, ix, d, &opt, &out, &err), &err);
@@ -504,7 +493,7 @@ static void zero_rows_huge_trailing_dims(void **state) {
     assert_null(out.data);
     ndx_tensor outs[2] = {{0}, {0}};
     for (int threads = 1; threads <= 2; threads++) {
-        ndx_options opt = threads_opt(threads);
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         assert_ok(ndx_dynamic_partition(&d, &ix, 2, &opt, outs, &err), &err);
         for (int p = 0; p < 2; p++) {
             assert_int_equal(outs[p].rank, 3);
@@ -536,7 +525,7 @@ static void stitch_duplicates_last_wins(void **state) {
 
 static void random_partition_case(test_rng *r, ndx_dtype dt, int prank, int crank, int np,
                                   int64_t dim_hi) {
-    size_t width = random_width(r, dt);
+    size_t width = test_random_width(r, dt);
     int64_t dims[NDX_MAX_RANK];
     random_dims(r, prank + crank, 0, dim_hi, dims);
     if (rng_below(r, 4))
@@ -570,7 +559,7 @@ static void partition_random_large(void **state) {
     for (int t = 0; t < 4; t++) {
         int64_t rows = rng_range(&r, 100000, 200000);
         int64_t row_elems = rng_range(&r, 1, 5);
-        ndx_tensor data = test_tensor(types[t], random_width(&r, types[t]), 2,
+        ndx_tensor data = test_tensor(types[t], test_random_width(&r, types[t]), 2,
                                       (int64_t[]){rows, row_elems});
         test_fill_random(&r, &data);
         ndx_tensor ids = test_tensor(index_dtypes[t % 3], 0, 1, &rows);
@@ -649,7 +638,7 @@ static void partition_stitch_round_trip(void **state) {
             int prank = (int)rng_range(&r, 1, 3), crank = (int)rng_range(&r, 0, 2);
             int64_t dims[NDX_MAX_RANK];
             random_dims(&r, prank + crank, 1, rep == 5 ? 40 : 4, dims);
-            ndx_tensor data = test_tensor(dt, random_width(&r, dt), prank + crank, dims);
+            ndx_tensor data = test_tensor(dt, test_random_width(&r, dt), prank + crank, dims);
             test_fill_random(&r, &data);
             ndx_dtype idt = index_dtypes[rng_below(&r, 3)];
             ndx_tensor ids = test_tensor(idt, 0, prank, dims);
@@ -658,7 +647,7 @@ static void partition_stitch_round_trip(void **state) {
             ndx_tensor pos = test_tensor(idt, 0, prank, dims);
             for (int64_t i = 0; i < test_count(&pos); i++) test_set_index(&pos, i, i);
             ndx_tensor parts[5], where[5];
-            ndx_options opt = threads_opt((int)rng_range(&r, 1, 3));
+            ndx_options opt = test_options((int)rng_range(&r, 1, 3), NDX_BAD_INDICES_ERROR);
             ndx_error err;
             for (int p = 0; p < np; p++) parts[p].data = where[p].data = NULL;
             assert_ok(ndx_dynamic_partition(&data, &ids, np, &opt, parts, &err), &err);
@@ -772,7 +761,7 @@ static void stitch_errors(void **state) {
     expect_stitch_fails(1, ix, d, NULL, NDX_E_INVALID_ARGUMENT, "data[0]", 1, (int64_t[]){2});
     d[0].data = keep;
     ndx_error err;
-    ndx_options opt = threads_opt(1);
+    ndx_options opt = test_options(1, NDX_BAD_INDICES_ERROR);
     assert_fails(ndx_dynamic_stitch(1, ix, d, &opt, NULL, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "out is NULL");
     test_tensor_free(&ix[0]);
@@ -809,7 +798,7 @@ static void stitch_huge_index(void **state) {
     (void)state;
     ndx_tensor ix = index_tensor(NDX_INT64, 1, (int64_t[]){2}, (int64_t[]){3, 1000000000000000});
     ndx_tensor d = test_tensor(NDX_FLOAT32, 0, 2, (int64_t[]){2, 16});
-    ndx_options opt = threads_opt(2);
+    ndx_options opt = test_options(2, NDX_BAD_INDICES_ERROR);
     opt.max_memory = (size_t)1 << 20;
     expect_stitch_fails(1, &ix, &d, &opt, NDX_E_MEMORY_BUDGET,
                         "indices[0][1] = 1000000000000000", 0, NULL);
@@ -1007,7 +996,7 @@ static void partition_output_errors(void **state) {
     test_tensor_free(&outs[2]);
     /* The budget: every output allocated by the op. */
     memset(outs, 0, sizeof outs);
-    ndx_options opt = threads_opt(1);
+    ndx_options opt = test_options(1, NDX_BAD_INDICES_ERROR);
     opt.max_memory = 100;
     expect_partition_fails(&data, &ids, 3, &opt, NDX_E_MEMORY_BUDGET, "over the memory budget");
     opt.max_memory = 0;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---- small helpers --------------------------------------------------------------------------- */
 
 static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
@@ -30,13 +29,13 @@ static int64_t product(int n, const int64_t *dims) {
     return c;
 }
 
-static int64_t count_of(const ndx_tensor *t) { return product(t->rank, t->shape); }
+static int64_t element_count(const ndx_tensor *t) { return product(t->rank, t->shape); }
 
 int ref_view_ok(const ndx_tensor *t) {
     if (!t || (int)t->dtype < 0 || (int)t->dtype >= NDX_DTYPE_COUNT) return 0;
     if (t->rank < 0 || t->rank > NDX_MAX_RANK) return 0;
     if (t->dtype == NDX_STRING ? t->itemsize == 0 : t->itemsize != ndx_dtype_size(t->dtype)) return 0;
-    int64_t c = count_of(t);
+    int64_t c = element_count(t);
     size_t bytes;
     if (c < 0 || __builtin_mul_overflow((size_t)c, t->itemsize, &bytes) || bytes > (size_t)PTRDIFF_MAX)
         return 0;
@@ -61,7 +60,7 @@ static ndx_tensor make(ndx_dtype dtype, size_t itemsize, int rank, const int64_t
     t.itemsize = itemsize;
     t.rank = rank;
     for (int i = 0; i < rank; i++) t.shape[i] = shape[i];
-    int64_t c = count_of(&t);
+    int64_t c = element_count(&t);
     size_t bytes;
     if (c < 0 || __builtin_mul_overflow((size_t)c, itemsize, &bytes) || bytes > REF_MAX_BYTES) return t;
     t.data = calloc(1, bytes ? bytes : 1);
@@ -254,7 +253,7 @@ ref_verdict ref_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, i
         if (row_offset(indices, i, D, dims) < 0) any_bad = 1;
     if (any_bad && !ignore) return say(why, REF_ERROR, "an index is out of range");
     ref_verdict v = REF_OK;
-    if (rows > 0 && count_of(params) == 0) {
+    if (rows > 0 && element_count(params) == 0) {
         v = REF_EITHER; /* TensorFlow: "Requested more than 0 entries, but params is empty" */
         say(why, v, "index rows into empty params");
     } else {
@@ -315,13 +314,13 @@ ref_verdict ref_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
             return say(why, REF_ERROR, "index row %lld out of range", (long long)i);
     ref_verdict v = REF_OK;
     say(why, v, "valid");
-    if (rows > 0 && count_of(tensor) == 0)
+    if (rows > 0 && element_count(tensor) == 0)
         v = say(why, REF_EITHER, "index rows into an empty tensor"); /* TensorFlow refuses */
     if (!small_enough(tensor->dtype, tensor->itemsize, tensor->rank, tensor->shape))
         return say(why, REF_ERROR, "output too large");
     *out = make(tensor->dtype, tensor->itemsize, tensor->rank, tensor->shape);
     size_t w = tensor->itemsize;
-    size_t nbytes = (size_t)count_of(tensor) * w;
+    size_t nbytes = (size_t)element_count(tensor) * w;
     if (nbytes) memcpy(out->data, tensor->data, nbytes);
     for (int64_t i = 0; i < rows; i++) {
         int64_t off = row_offset(indices, i, D, tensor->shape);
@@ -450,7 +449,7 @@ ref_verdict ref_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tenso
     }
     int64_t max = -1;
     for (int m = 0; m < n; m++) {
-        int64_t c = count_of(&indices[m]);
+        int64_t c = element_count(&indices[m]);
         for (int64_t i = 0; i < c; i++) {
             int64_t v = read_int(&indices[m], i);
             if (v < 0) return say(why, REF_ERROR, "negative index");
@@ -467,7 +466,7 @@ ref_verdict ref_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tenso
     *out = make(data[0].dtype, data[0].itemsize, crank + 1, shape);
     size_t sb = (size_t)product(crank, C) * data[0].itemsize;
     for (int m = 0; m < n && sb > 0; m++) {
-        int64_t c = count_of(&indices[m]);
+        int64_t c = element_count(&indices[m]);
         for (int64_t i = 0; i < c; i++) {
             int64_t v = read_int(&indices[m], i);
             memcpy((unsigned char *)out->data + (size_t)v * sb, (const unsigned char *)data[m].data + (size_t)i * sb, sb);
@@ -486,7 +485,7 @@ ref_verdict ref_dynamic_partition(const ndx_tensor *data, const ndx_tensor *part
     if (P > data->rank) return say(why, REF_ERROR, "partitions rank");
     for (int k = 0; k < P; k++)
         if (partitions->shape[k] != data->shape[k]) return say(why, REF_ERROR, "partitions shape");
-    int64_t n = count_of(partitions);
+    int64_t n = element_count(partitions);
     int64_t *counts = calloc((size_t)num_partitions, sizeof *counts);
     for (int64_t i = 0; i < n; i++) {
         int64_t p = read_int(partitions, i);
@@ -541,7 +540,7 @@ ref_verdict ref_sparse_valid(const ndx_sparse_tensor *sp, char *why) {
 }
 
 /* Lexicographic comparison of index rows a and b (R coordinates each). */
-static int row_cmp(const int64_t *a, const int64_t *b, int64_t R) {
+static int row_order(const int64_t *a, const int64_t *b, int64_t R) {
     for (int64_t k = 0; k < R; k++)
         if (a[k] != b[k]) return a[k] < b[k] ? -1 : 1;
     return 0;
@@ -561,7 +560,8 @@ static void stable_sort(entry *e, int64_t n, int64_t R) {
         for (int64_t lo = 0; lo < n; lo += 2 * width) {
             int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
             int64_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi) tmp[k++] = row_cmp(e[j].row, e[i].row, R) < 0 ? e[j++] : e[i++];
+            while (i < mid && j < hi)
+                tmp[k++] = row_order(e[j].row, e[i].row, R) < 0 ? e[j++] : e[i++];
             while (i < mid) tmp[k++] = e[i++];
             while (j < hi) tmp[k++] = e[j++];
         }
@@ -585,7 +585,7 @@ static ndx_sparse_tensor sparse_from_entries(const entry *e, int64_t n, int64_t 
     return sp;
 }
 
-static entry *entries_of(const ndx_sparse_tensor *sp, int64_t *n, int64_t *R) {
+static entry *read_entries(const ndx_sparse_tensor *sp, int64_t *n, int64_t *R) {
     *n = sp->indices.shape[0];
     *R = sp->indices.shape[1];
     entry *e = calloc((size_t)*n + 1, sizeof *e);
@@ -601,7 +601,7 @@ ref_verdict ref_sparse_reorder(const ndx_sparse_tensor *in, ndx_sparse_tensor *o
     ref_verdict v = ref_sparse_valid(in, why);
     if (v == REF_ERROR) return v;
     int64_t n, R;
-    entry *e = entries_of(in, &n, &R);
+    entry *e = read_entries(in, &n, &R);
     stable_sort(e, n, R);
     int64_t dims[NDX_MAX_RANK];
     for (int k = 0; k < R; k++) dims[k] = read_int(&in->dense_shape, k);
@@ -657,7 +657,7 @@ ref_verdict ref_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
     int64_t at = 0;
     for (int m = 0; m < n; m++) {
         int64_t nm, Rm;
-        entry *e = entries_of(&inputs[m], &nm, &Rm);
+        entry *e = read_entries(&inputs[m], &nm, &Rm);
         for (int64_t i = 0; i < nm; i++) {
             e[i].row[ax] += offset[m];
             all[at++] = e[i];
@@ -727,7 +727,7 @@ ref_verdict ref_dense_to_sparse(const ndx_tensor *dense, ndx_sparse_tensor *out,
     if (!ref_view_ok(dense)) return say(why, REF_ERROR, "malformed view");
     if (dense->rank < 1) return say(why, REF_ERROR, "scalar");
     int R = dense->rank;
-    int64_t count = count_of(dense);
+    int64_t count = element_count(dense);
     size_t w = dense->itemsize;
     entry *e = calloc((size_t)count + 1, sizeof *e);
     int64_t n = 0;

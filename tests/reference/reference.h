@@ -20,8 +20,10 @@ typedef enum ref_verdict { REF_OK = 0, REF_ERROR, REF_EITHER } ref_verdict;
 #define REF_WHY 192
 
 /* The largest result a reference builds. The tests' large cases need tens of MiB; the fuzz
- * harnesses build the reference with 16 MiB (ndx_reference_fuzz), far more than any budget
- * fz_options sets, so no fuzz input spends seconds in the naive loops. */
+ * harnesses build the reference with 16 MiB (ndx_reference_fuzz), which is also the budget
+ * fz_options sets whenever sizes can grow and the largest output buffer the harnesses hand an op,
+ * so a result the reference will not build is one the op must refuse; and no fuzz input spends
+ * seconds in the naive loops. */
 #ifndef REF_MAX_BYTES
 #define REF_MAX_BYTES ((size_t)256 << 20)
 #endif

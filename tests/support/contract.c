@@ -14,13 +14,20 @@ ndx_spec test_partial_spec(test_rng *r, const ndx_tensor *t, int rank_too) {
     return s;
 }
 
+void test_assert_spec_dims(const ndx_spec *spec, const char *want, const char *file, int line) {
+    char text[128];
+    ndx_format_spec_dims(text, sizeof text, spec);
+    if (strcmp(text, want) != 0)
+        fail_msg("%s:%d: spec dims %s, expected %s", file, line, text, want);
+}
+
 static void *counting_allocate(void *user, size_t bytes, size_t alignment) {
     test_allocator *a = user;
+    a->calls++;
     if (a->refuse) return NULL;
     size_t rounded = (bytes + alignment - 1) / alignment * alignment;
     void *p = aligned_alloc(alignment, rounded);
     if (p) {
-        a->calls++;
         a->live++;
         a->bytes += bytes;
     }

@@ -5,6 +5,15 @@
 
 #include "ndx_test.h"
 
+/* ndx_spec_make, short: the contract tests write many specs. */
+static inline ndx_spec spec(ndx_dtype dtype, int rank, const int64_t *shape) {
+    return ndx_spec_make(dtype, rank, shape);
+}
+
+/* Asserts that spec's dims print as `want` ("[2, ?, 3]", "<unknown rank>"...). */
+void test_assert_spec_dims(const ndx_spec *spec, const char *want, const char *file, int line);
+#define assert_spec_dims(spec, want) test_assert_spec_dims((spec), (want), __FILE__, __LINE__)
+
 /* The spec of t with each dim unknown with probability 1/3, and (when `rank_too`) the whole rank
  * unknown with probability 1/6. */
 ndx_spec test_partial_spec(test_rng *r, const ndx_tensor *t, int rank_too);
@@ -13,8 +22,9 @@ ndx_spec test_partial_spec(test_rng *r, const ndx_tensor *t, int rank_too);
 typedef struct test_allocator {
     ndx_allocator base; /* pass &a.base in ndx_options.allocator */
     int refuse;
-    int calls, live;
-    size_t bytes; /* total requested */
+    int calls;    /* every call to allocate, refused ones too: 0 means none was attempted */
+    int live;     /* blocks handed out and not yet released */
+    size_t bytes; /* total handed out */
 } test_allocator;
 void test_allocator_init(test_allocator *a);
 /* Frees a block the allocator handed out (an output the op allocated through it). */

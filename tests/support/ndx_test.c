@@ -52,6 +52,12 @@ void test_tensor_free(ndx_tensor *t) {
     t->data = NULL;
 }
 
+void test_sparse_free(ndx_sparse_tensor *sp) {
+    test_tensor_free(&sp->indices);
+    test_tensor_free(&sp->values);
+    test_tensor_free(&sp->dense_shape);
+}
+
 void test_fill_random(test_rng *r, ndx_tensor *t) {
     int64_t n = test_count(t);
     unsigned char *p = t->data;

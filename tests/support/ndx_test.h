@@ -28,6 +28,17 @@ static inline int64_t rng_below(test_rng *r, int64_t n) { return (int64_t)(rng_n
 /* Uniform in [lo, hi]. */
 static inline int64_t rng_range(test_rng *r, int64_t lo, int64_t hi) { return lo + rng_below(r, hi - lo + 1); }
 
+/* A string width in [1, 5] for NDX_STRING, else 0 (the dtype's own size). */
+static inline size_t test_random_width(test_rng *r, ndx_dtype dt) {
+    return dt == NDX_STRING ? (size_t)rng_range(r, 1, 5) : 0;
+}
+
+/* Options with `threads` workers and the bad-index `policy`; nothing else set. */
+static inline ndx_options test_options(int threads, ndx_bad_indices policy) {
+    ndx_options o = {.num_threads = threads, .bad_indices = policy};
+    return o;
+}
+
 /* Every numeric, bool and string dtype, for loops over dtypes. */
 extern const ndx_dtype test_all_dtypes[];
 extern const int test_all_dtypes_count;
@@ -41,6 +52,8 @@ ndx_tensor test_tensor(ndx_dtype dtype, size_t string_width, int rank, const int
 ndx_tensor test_tensor_from(ndx_dtype dtype, size_t string_width, int rank, const int64_t *shape,
                             const void *values);
 void test_tensor_free(ndx_tensor *t);
+/* Frees the three parts of a sparse tensor built from test tensors. */
+void test_sparse_free(ndx_sparse_tensor *sp);
 /* Bytes in t (count * itemsize). */
 size_t test_nbytes(const ndx_tensor *t);
 int64_t test_count(const ndx_tensor *t);
