@@ -276,7 +276,7 @@ static ndx_status scan_indices(stitch_plan *p, int threads, ndx_error *err) {
 }
 
 /* The run's path: merge the sorted parts with per-worker cursors, or keep a table of winners. */
-static ndx_status choose_path(stitch_plan *p, ndx_error *err) {
+static ndx_status choose_stitch_path(stitch_plan *p, ndx_error *err) {
     p->grain = STITCH_COPY_GRAIN_BYTES / (int64_t)(p->row_bytes ? p->row_bytes : 1);
     if (p->grain < 1) p->grain = 1;
     p->workers = p->row_bytes > 0 ? ndx_parallel_workers(p->threads, p->rows, p->grain) : 0;
@@ -344,7 +344,7 @@ ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const 
                         dims);
     }
     p->row_bytes = (size_t)row_elems * os.itemsize; /* at most `bytes` when rows > 0 */
-    return choose_path(p, err);
+    return choose_stitch_path(p, err);
 }
 
 /* More than opt->max_memory, or more than the machine has (every output byte gets written, so
