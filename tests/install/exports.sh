@@ -12,15 +12,16 @@ trap 'rm -rf "$work"' EXIT
 nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" { print $3 }' | sort -u >"$work/exported"
 # "NDX_API <return type> name(" at the start of a line: the name is the last word before "(".
 grep -o '^NDX_API [^(]*(' "$header" | sed 's/($//; s/.*[ *]//' | sort -u >"$work/declared"
+h=$(basename "$header") l=$(basename "$lib")
 comm -23 "$work/declared" "$work/exported" >"$work/missing"
 comm -13 "$work/declared" "$work/exported" >"$work/extra"
 if [ -s "$work/missing" ] || [ -s "$work/extra" ]; then
   if [ -s "$work/missing" ]; then
-    echo "exports: declared NDX_API in $(basename "$header") but not exported by $(basename "$lib"):" >&2
+    echo "exports: declared NDX_API in $h but not exported by $l:" >&2
     sed 's/^/  /' "$work/missing" >&2
   fi
   if [ -s "$work/extra" ]; then
-    echo "exports: exported by $(basename "$lib") but not declared NDX_API in $(basename "$header"):" >&2
+    echo "exports: exported by $l but not declared NDX_API in $h:" >&2
     sed 's/^/  /' "$work/extra" >&2
   fi
   exit 1
