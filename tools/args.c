@@ -2,24 +2,37 @@
 #include "args.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Parses decimal digits s[0..len) into a value at most `limit`; 1 when every character was
+ * used. */
+static int parse_digits_n(const char *s, size_t len, uint64_t limit, uint64_t *out) {
+    if (len == 0) return 0;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!isdigit((unsigned char)s[i])) return 0;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (limit - d) / 10u) return 0;
+        v = v * 10u + d;
+    }
+    *out = v;
+    return 1;
+}
 
 /* Parses digits with an optional sign from s[0..len); 1 when every character was used. */
 static int parse_i64_n(const char *s, size_t len, int64_t *out) {
     size_t i = 0;
     int negative = 0;
     if (i < len && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
-    if (i == len) return 0;
-    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX;
-    uint64_t v = 0;
-    for (; i < len; i++) {
-        if (!isdigit((unsigned char)s[i])) return 0;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (limit - d) / 10u) return 0;
-        v = v * 10u + d;
-    }
+    uint64_t v;
+    if (!parse_digits_n(s + i, len - i, negative ? (uint64_t)INT64_MAX + 1u : (uint64_t)INT64_MAX,
+                        &v))
+        return 0;
     /* -2^63 has no positive twin: negate in unsigned arithmetic, then convert. */
     *out = negative ? (int64_t)(0u - v) : (int64_t)v;
     return 1;
@@ -27,6 +40,23 @@ static int parse_i64_n(const char *s, size_t len, int64_t *out) {
 
 int args_parse_i64(const char *s, int64_t *out) {
     return s != NULL && parse_i64_n(s, strlen(s), out);
+}
+
+int args_parse_u64(const char *s, uint64_t *out) {
+    if (s == NULL) return 0;
+    if (*s == '+') s++;
+    return parse_digits_n(s, strlen(s), UINT64_MAX, out);
+}
+
+int args_parse_real(const char *s, double *out) {
+    /* strtod would skip leading spaces and read a prefix; the whole string must be the number. */
+    if (s == NULL || *s == '\0' || isspace((unsigned char)*s)) return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end != '\0' || (errno == ERANGE && isinf(v))) return 0;
+    *out = v; /* an underflow (ERANGE with a tiny or zero result) is the nearest value */
+    return 1;
 }
 
 int args_parse_int(const char *s, int *out) {

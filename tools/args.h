@@ -8,7 +8,12 @@
 
 /* A decimal integer with an optional sign ("-3", "+7", "42"). 1 on success. */
 int args_parse_i64(const char *s, int64_t *out);
-/* The same, limited to the range of int. */
+/* Decimal digits with an optional "+" ("0", "18446744073709551615"). 1 on success. */
+int args_parse_u64(const char *s, uint64_t *out);
+/* A real number as strtod reads it ("-1.5", "1e-3", "inf", "nan"), with nothing before or after
+ * it. A number too large for a double fails; one too small is rounded (to a subnormal or 0). */
+int args_parse_real(const char *s, double *out);
+/* A decimal integer limited to the range of int. */
 int args_parse_int(const char *s, int *out);
 /* A byte count: digits with an optional unit K, M, G or T (powers of 1024, any case, optionally
  * followed by "B" or "iB"): "4096", "512M", "4G", "1GiB". 1 on success. */

@@ -68,13 +68,16 @@ FAILING = [
     ("sparse_concat -o {outz} {sp} {sp}", 2),
     ("sparse_reorder {junkz} -o {outz}", 1),
     ("sparse_reorder {sp} {sp} -o {outz}", 2),
+    ("sparse_reorder {sp} -o {outz} --max-memory 8", 1),
     ("sparse_to_dense {rep} -o {out}", 1),
     ("sparse_to_dense {sp} -o {out} --default-value x", 1),
     ("sparse_to_dense {sp} -o {out} --max-memory 8", 1),
     ("sparse_to_dense {sp}", 2),
+    ("sparse_to_dense {junkz} -o {out}", 1),
     ("dense_to_sparse {scalar} -o {outz}", 1),
     ("dense_to_sparse {junk} -o {outz}", 1),
     ("dense_to_sparse {params} -o {outz} --threads -x", 2),
+    ("dense_to_sparse {params} -o {outz} --max-memory 8", 1),
 ]
 
 
@@ -112,16 +115,25 @@ def test_successful_runs_leave_no_temporary_files():
     with Folder() as f:
         prepare(f)
         n = names(f)
+        n.update(dense=f.path("dense.npy"), sorted=f.path("sorted.npz"))
         for args in ("gather_nd {params} {good_i} -o {out}",
                      "tensor_scatter_nd_add {params} {good_i} {upd} -o {params}",
                      "dynamic_partition {params} {parts} --num-partitions 2 -o {pre}",
-                     "sparse_concat --axis 0 -o {outz} {sp} {sp} --compress"):
+                     "sparse_concat --axis 0 -o {outz} {sp} {sp} --compress",
+                     "sparse_reorder {rep} -o {sorted} --compress",
+                     "sparse_to_dense {sp} -o {dense} --default-value 7",
+                     "dense_to_sparse {params} -o {outz}"):
             run(*args.format(**n).split())
         check(not any(name.startswith(".") for name in f.listing()),
               f"temporary files left: {f.listing()}")
         check(np.load(f.path("out.npy")).shape == (2, 4), "gather replaced out.npy")
         check(np.load(f.path("pre.1.npy")).shape == (5, 4), "partition replaced pre.1.npy")
         check(np.load(f.path("params.npy"))[1, 0] == 5.0, "in-place scatter")
+        check(np.load(f.path("dense.npy")).tolist() == [[7.0, 1.0], [7.0, 7.0]], "to_dense")
+        with np.load(f.path("sorted.npz")) as z:
+            check(z["values"].tolist() == [1.0, 2.0], "reorder replaced sorted.npz")
+        with np.load(f.path("out.npz")) as z:
+            check(z["dense_shape"].tolist() == [10, 4], "dense_to_sparse replaced out.npz")
 
 
 def limit_file_size():
@@ -145,7 +157,10 @@ def test_file_size_limit_is_a_clean_error():
         for args in ("gather_nd {big} {big_i} -o {out}",
                      "tensor_scatter_nd_sub {big} {big_i} {big} -o {out}",
                      "dynamic_partition {big} {big_parts} --num-partitions 2 -o {pre}",
-                     "sparse_concat --axis 0 -o {outz} {bigsp} {bigsp}"):
+                     "sparse_concat --axis 0 -o {outz} {bigsp} {bigsp}",
+                     "sparse_reorder {bigsp} -o {outz}",
+                     "sparse_to_dense {bigsp} -o {out}",
+                     "dense_to_sparse {big} -o {outz}"):
             p = run(*args.format(**n).split(), expect=1, preexec_fn=limit_file_size)
             check("write" in error_of(p) or "large" in error_of(p), p.stderr)
             check(snapshot(f) == before, f"'{args}' changed the folder")
