@@ -99,7 +99,9 @@ ndx_status ndx_fail_bad_index_row(ndx_error *err, const char *op, const ndx_tens
     else
         where[0] = '\0';
     ndx_format_dims(value, sizeof value, depth < NDX_MAX_RANK ? depth : NDX_MAX_RANK, coords);
-    ndx_format_dims(shape, sizeof shape, target_rank, target_shape);
+    /* The graph layer checks constant indices against partial shapes: an unknown dim prints "?". */
+    ndx_spec target = ndx_spec_make(NDX_INT64, target_rank, target_shape);
+    ndx_format_spec_dims(shape, sizeof shape, &target);
     /* "[1, 0]" -> "indices[1, 0]"; a rank-1 indices is one row and has no position. */
     return ndx_fail(err, NDX_E_OUT_OF_RANGE, "%s: indices%s = %s %s for %s of shape %s", op, where,
                     value,

@@ -27,6 +27,15 @@ static void stitch_position(char *buf, size_t cap, int m, const ndx_tensor *t, i
         ndx_format_position(buf + len, cap - (size_t)len, t->rank, t->shape, i);
 }
 
+ndx_status ndx_stitch_fail_negative(const char *op, int m, const ndx_tensor *indices, int64_t i,
+                                    ndx_error *err) {
+    char where[NDX_DIMS_TEXT];
+    stitch_position(where, sizeof where, m, indices, i);
+    return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                    "%s: indices%s = %lld is negative; indices must be >= 0", op, where,
+                    (long long)ndx_read_index(indices->data, indices->dtype, i));
+}
+
 /* ---- infer ----------------------------------------------------------------------------------- */
 
 /* The inputs as specs, whether the caller has specs or views (the plan infers from its views
@@ -263,12 +272,8 @@ static ndx_status scan_indices(stitch_plan *p, int threads, ndx_error *err) {
     if (all.min < 0) {
         int m;
         int64_t i;
-        char where[NDX_DIMS_TEXT];
         find_first(p, 1, 0, &m, &i);
-        stitch_position(where, sizeof where, m, &p->indices[m], i);
-        return ndx_fail(err, NDX_E_OUT_OF_RANGE,
-                        "%s: indices%s = %lld is negative; indices must be >= 0", p->op, where,
-                        (long long)ndx_read_index(p->indices[m].data, p->indices[m].dtype, i));
+        return ndx_stitch_fail_negative(p->op, m, &p->indices[m], i, err);
     }
     p->max_index = all.max;
     p->sorted = !all.unsorted;

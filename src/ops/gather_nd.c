@@ -115,9 +115,7 @@ ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indic
 
 /* ---- plan -------------------------------------------------------------------------------- */
 
-/* Fails for the bad row: its position in indices, its coordinates, and the params (or, with batch
- * dimensions, the params[b...] block) it must index. */
-static ndx_status fail_gather_row(const ndx_tensor *params, const ndx_tensor *indices,
+ndx_status ndx_gather_nd_fail_row(const ndx_tensor *params, const ndx_tensor *indices,
                                   int batch_dims, int64_t rows_per_batch, int64_t row,
                                   ndx_error *err) {
     int b = batch_dims;
@@ -176,7 +174,8 @@ ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
         int64_t bad =
             ndx_index_first_bad_row(&p->index, p->indices, p->index_dtype, p->rows, c->threads);
         if (bad >= 0)
-            return fail_gather_row(params, indices, batch_dims, p->rows_per_batch, bad, c->err);
+            return ndx_gather_nd_fail_row(params, indices, batch_dims, p->rows_per_batch, bad,
+                                          c->err);
     }
     size_t out_bytes = (size_t)p->rows * p->slice_bytes;
     if (out_data && (overlaps(out_data, out_bytes, params->data, p->params_bytes) ||

@@ -37,6 +37,12 @@ typedef struct gather_plan {
  * or budget room for scratch decide with it. Allocates nothing. */
 ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
                               int batch_dims, const void *out_data, gather_plan *p);
+/* Fails for the bad index row `row`: its position in indices, its coordinates, and the params
+ * (or, with batch dimensions, the params[b...] block) it must index. Dims of params that are
+ * negative print as "?" (the graph layer checks constant indices against partial shapes). */
+ndx_status ndx_gather_nd_fail_row(const ndx_tensor *params, const ndx_tensor *indices,
+                                  int batch_dims, int64_t rows_per_batch, int64_t row,
+                                  ndx_error *err);
 /* Run: writes every byte of out (p->want's size) using exactly p->scratch_bytes of scratch
  * (64-byte aligned; NULL when 0). Cannot fail. */
 void ndx_gather_nd_run(const gather_plan *p, void *out, void *scratch);

@@ -36,6 +36,9 @@ ndx_status ndx_partition_plan(ndx_call *c, const ndx_tensor *data, const ndx_ten
                               int num_partitions, int have_outs, part_plan *p);
 /* Count: checks every id against [0, np) and counts rows per worker and partition into the
  * scratch; fails naming the first bad id. */
+/* Fails for element i of partitions, an id outside [0, num_partitions). */
+ndx_status ndx_partition_fail_id(const ndx_tensor *partitions, int64_t i, int num_partitions,
+                                 ndx_error *err);
 ndx_status ndx_partition_count(const part_plan *p, void *scratch, ndx_error *err);
 /* The view of output q after the count (data NULL). */
 ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q);

@@ -38,6 +38,16 @@ static void count_range(void *ctx, int64_t b, int64_t e, int worker) {
 #undef COUNT
 }
 
+ndx_status ndx_partition_fail_id(const ndx_tensor *partitions, int64_t i, int num_partitions,
+                                 ndx_error *err) {
+    char where[NDX_DIMS_TEXT] = "";
+    const ndx_tensor *t = partitions;
+    if (t->rank > 0) ndx_format_position(where, sizeof where, t->rank, t->shape, i);
+    return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                    "dynamic_partition: partitions%s = %lld is not in [0, %d)", where,
+                    (long long)ndx_read_index(t->data, t->dtype, i), num_partitions);
+}
+
 ndx_status ndx_partition_count(const part_plan *p, void *scratch, ndx_error *err) {
     if (p->workers == 0) return NDX_OK;
     part_job job;
@@ -47,12 +57,7 @@ ndx_status ndx_partition_count(const part_plan *p, void *scratch, ndx_error *err
     ndx_parallel_for(p->threads, p->rows, p->grain, count_range, &job);
     for (int w = 0; w < p->workers; w++) {
         if (job.bad[w] < 0) continue;
-        const ndx_tensor *t = p->partitions;
-        char where[NDX_DIMS_TEXT] = "";
-        if (t->rank > 0) ndx_format_position(where, sizeof where, t->rank, t->shape, job.bad[w]);
-        return ndx_fail(err, NDX_E_OUT_OF_RANGE,
-                        "dynamic_partition: partitions%s = %lld is not in [0, %d)", where,
-                        (long long)ndx_read_index(t->data, t->dtype, job.bad[w]), p->np);
+        return ndx_partition_fail_id(p->partitions, job.bad[w], p->np, err);
     }
     return NDX_OK;
 }

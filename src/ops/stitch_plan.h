@@ -44,6 +44,10 @@ ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const 
  * naming the largest index, before anything is allocated. */
 ndx_status ndx_stitch_check_memory(const ndx_call *c, const stitch_plan *p, int allocating);
 /* Run: writes every row of out with p->scratch_bytes of scratch. Cannot fail. */
+/* Fails for the negative index at element i of indices[m] ("dynamic_stitch: indices[1][0] = -2
+ * is negative; ..."); `op` is "dynamic_stitch" or "parallel_dynamic_stitch". */
+ndx_status ndx_stitch_fail_negative(const char *op, int m, const ndx_tensor *indices, int64_t i,
+                                    ndx_error *err);
 void ndx_stitch_run(const stitch_plan *p, void *out, void *scratch);
 
 #endif /* NDX_STITCH_PLAN_H */

@@ -1,0 +1,356 @@
+/*
+ * ndx_graph.h — programs of ndx ops: TensorFlow's C++ op classes (Scope, Operation, Output,
+ * node()) in C, with shapes checked when the program is built and sessions that run it again and
+ * again without allocating.
+ *
+ *   1. Graphs and scopes: a graph owns its nodes; a scope is a cheap value {graph, name prefix}
+ *      that every builder takes; sub-scopes prefix names ("embed/GatherNd").
+ *   2. Handles: an ndx_operation is one node, an ndx_output one of its results; an output is
+ *      what the next builder takes as input (TensorFlow's Output / Input).
+ *   3. Builders: one typed function per op of ndx.h, plus const, placeholder, identity and the
+ *      few glue ops that programs of these ops need (equal, not_equal, cast, add, sub, mul,
+ *      floor_div, floor_mod, range, size, shape).
+ *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
+ *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
+ *
+ * Errors are deferred, as with TensorFlow's Scope: a builder that fails records the graph's
+ * *first error* (the caller's file:line, the node's name, then the op's own message naming the
+ * argument and dims) and returns a failed handle. Every builder accepts failed handles and
+ * passes failure on without crashing; ndx_graph_status reports the first error and a session
+ * refuses a graph that has one. Builders are macros that record __FILE__ and __LINE__.
+ *
+ * Shapes are inferred at build time by the ops' own infer functions (ndx.h), on partial shapes.
+ * Where inputs are constants the graph goes further: a node whose inputs are all constants is
+ * computed at build time (folded; the result becomes a constant, up to 16 MiB per node),
+ * constant indices are range-checked against whatever dims are known, and dynamic_partition
+ * and dynamic_stitch get exact output shapes from constant partitions or indices.
+ *
+ * Threads: a graph is built by one thread; ndx_graph_finish freezes it, and from then on any
+ * number of sessions, in any threads, may share it. One session runs one call at a time.
+ */
+#ifndef NDX_GRAPH_H
+#define NDX_GRAPH_H
+
+#include "ndx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* 1. Graphs and scopes                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct ndx_graph ndx_graph;
+
+/* Where builders put nodes: the graph and a name prefix (plus, from ndx_scope_named, the exact
+ * name of the next node). A value: copy it freely; copies share the graph and its first error. */
+typedef struct ndx_scope {
+    ndx_graph *graph; /* NULL: a failed scope (ndx_graph_new ran out of memory) */
+    uint32_t prefix;  /* private: the prefix's id in the graph */
+    uint32_t name;    /* private: an exact name for the next node, 0: none */
+} ndx_scope;
+
+/* A new, empty graph, or NULL when memory runs out (every function accepts a NULL graph and a
+ * scope of it, and reports "out of memory"). Free it with ndx_graph_free, after its sessions. */
+NDX_API ndx_graph *ndx_graph_new(void);
+NDX_API void ndx_graph_free(ndx_graph *g);
+
+/* The root scope: names have no prefix. */
+NDX_API ndx_scope ndx_graph_root(ndx_graph *g);
+/* A scope whose nodes are named "<prefix><name>/<Op>". `name` must match TensorFlow's rule for
+ * node names, [A-Za-z0-9.][A-Za-z0-9_.-]*; a name already used in the parent is made unique as
+ * TensorFlow does ("embed", "embed_1"). A bad name is the graph's first error. */
+NDX_API ndx_scope ndx_scope_sub(ndx_scope s, const char *name);
+/* The same scope, but the next node built with it is named exactly "<prefix><name>" instead of
+ * "<prefix><Op>[_k]" (TensorFlow's WithOpName). A name already taken is a build error. */
+NDX_API ndx_scope ndx_scope_named(ndx_scope s, const char *name);
+
+/* NDX_OK, or the graph's first error (copied into err). */
+NDX_API ndx_status ndx_graph_status(const ndx_graph *g, ndx_error *err);
+/* Freezes the graph: no node can be added after it (a builder then fails), and sessions may be
+ * made. Returns ndx_graph_status. Calling it again is harmless. */
+NDX_API ndx_status ndx_graph_finish(ndx_graph *g, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 2. Handles                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* One node of a graph. id 0 is a failed handle (the builder failed, or was given one). */
+typedef struct ndx_operation {
+    ndx_graph *graph;
+    uint32_t id;
+} ndx_operation;
+
+/* Result `index` of an operation: what one op feeds to the next. */
+typedef struct ndx_output {
+    ndx_operation op;
+    int index;
+} ndx_output;
+
+/* A SparseTensor travels between nodes as its three parts. */
+typedef struct ndx_sparse_output {
+    ndx_output indices;     /* int64 [N, R] */
+    ndx_output values;      /* [N] */
+    ndx_output dense_shape; /* int64 [R] */
+} ndx_sparse_output;
+
+/* 1 for a live handle of a node that was built; 0 for a failed one. */
+NDX_API int ndx_operation_ok(ndx_operation op);
+NDX_API int ndx_output_ok(ndx_output out);
+/* Output `index` of op (a failed handle when op failed or has no such output). */
+NDX_API ndx_output ndx_operation_output(ndx_operation op, int index);
+/* Outputs 0, 1 and 2 of op as a sparse tensor (sparse_concat, sparse_reorder, dense_to_sparse). */
+NDX_API ndx_sparse_output ndx_operation_sparse_output(ndx_operation op);
+/* The spec inferred for an output (dtype NDX_DTYPE_COUNT and rank NDX_UNKNOWN for a failed
+ * handle). After folding it is exact. */
+NDX_API ndx_spec ndx_output_spec(ndx_output out);
+/* The value of an output known at build time (a const, or a folded node), or NULL. Owned by the
+ * graph; read-only. */
+NDX_API const ndx_tensor *ndx_output_constant(ndx_output out);
+
+/* Nodes in build order (which is an order in which they can run): count, i-th, by full name. */
+NDX_API int ndx_graph_node_count(const ndx_graph *g);
+NDX_API ndx_operation ndx_graph_node(const ndx_graph *g, int i);
+/* The node named `name` ("embed/GatherNd"), or a failed handle. */
+NDX_API ndx_operation ndx_graph_find(const ndx_graph *g, const char *name);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 3. Builders                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+/* Every builder is a macro over an `_at` function that also takes the caller's file and line.
+ * Each takes a scope first, then inputs as ndx_outputs, then attributes; each returns the new
+ * node's output (or, for several outputs, its operation). Inputs must come from the scope's
+ * graph. A builder never fails silently: a failed handle always comes with the graph's first
+ * error, set by this builder or an earlier one. */
+
+/* Attributes of gather_nd (NULL: the defaults, batch_dims 0 and NDX_BAD_INDICES_ERROR). */
+typedef struct ndx_gather_nd_attrs {
+    int batch_dims;
+    ndx_bad_indices bad_indices;
+} ndx_gather_nd_attrs;
+
+/* Attributes of the scatter family (NULL: NDX_BAD_INDICES_ERROR). */
+typedef struct ndx_scatter_attrs {
+    ndx_bad_indices bad_indices;
+} ndx_scatter_attrs;
+
+/* const: a copy of `value` (any dtype, strings included), owned by the graph. */
+#define ndx_op_const(s, value) ndx_op_const_at(__FILE__, __LINE__, (s), (value))
+NDX_API ndx_output ndx_op_const_at(const char *file, int line, ndx_scope s, const ndx_tensor *value);
+/* Scalar constants of a numeric or bool dtype, from an integer or a double (converted as cast
+ * does). */
+#define ndx_op_const_int(s, dtype, v) ndx_op_const_int_at(__FILE__, __LINE__, (s), (dtype), (v))
+NDX_API ndx_output ndx_op_const_int_at(const char *file, int line, ndx_scope s, ndx_dtype dtype,
+                                       int64_t value);
+#define ndx_op_const_float(s, dtype, v) ndx_op_const_float_at(__FILE__, __LINE__, (s), (dtype), (v))
+NDX_API ndx_output ndx_op_const_float_at(const char *file, int line, ndx_scope s, ndx_dtype dtype,
+                                         double value);
+
+/* placeholder: an input that every run must feed, with the dtype and partial shape of `spec`
+ * (a string placeholder may leave its width unknown: itemsize 0). */
+#define ndx_op_placeholder(s, spec) ndx_op_placeholder_at(__FILE__, __LINE__, (s), (spec))
+NDX_API ndx_output ndx_op_placeholder_at(const char *file, int line, ndx_scope s,
+                                         const ndx_spec *spec);
+
+/* identity: its input, unchanged (no copy at run time). */
+#define ndx_op_identity(s, x) ndx_op_identity_at(__FILE__, __LINE__, (s), (x))
+NDX_API ndx_output ndx_op_identity_at(const char *file, int line, ndx_scope s, ndx_output x);
+
+/* gather_nd (TensorFlow's GatherNd), as ndx_gather_nd. */
+#define ndx_op_gather_nd(s, params, indices, attrs) \
+    ndx_op_gather_nd_at(__FILE__, __LINE__, (s), (params), (indices), (attrs))
+NDX_API ndx_output ndx_op_gather_nd_at(const char *file, int line, ndx_scope s, ndx_output params,
+                                       ndx_output indices, const ndx_gather_nd_attrs *attrs);
+
+/* scatter_nd (ScatterNd), as ndx_scatter_nd; `shape` is a rank-1 int32 or int64 tensor, as in
+ * TensorFlow (a constant gives the output's dims at build time). */
+#define ndx_op_scatter_nd(s, indices, updates, shape, attrs) \
+    ndx_op_scatter_nd_at(__FILE__, __LINE__, (s), (indices), (updates), (shape), (attrs))
+NDX_API ndx_output ndx_op_scatter_nd_at(const char *file, int line, ndx_scope s,
+                                        ndx_output indices, ndx_output updates, ndx_output shape,
+                                        const ndx_scatter_attrs *attrs);
+
+/* tensor_scatter_nd_{update,add,sub,min,max} (TensorScatterUpdate, ...), as
+ * ndx_tensor_scatter_nd. At run time the update happens in place when `tensor` is an
+ * intermediate result that no other node reads. */
+#define ndx_op_tensor_scatter_nd(s, op, tensor, indices, updates, attrs) \
+    ndx_op_tensor_scatter_nd_at(__FILE__, __LINE__, (s), (op), (tensor), (indices), (updates), (attrs))
+NDX_API ndx_output ndx_op_tensor_scatter_nd_at(const char *file, int line, ndx_scope s,
+                                               ndx_scatter_op op, ndx_output tensor,
+                                               ndx_output indices, ndx_output updates,
+                                               const ndx_scatter_attrs *attrs);
+#define ndx_op_tensor_scatter_nd_update(s, t, i, u, a) \
+    ndx_op_tensor_scatter_nd(s, NDX_SCATTER_UPDATE, t, i, u, a)
+#define ndx_op_tensor_scatter_nd_add(s, t, i, u, a) ndx_op_tensor_scatter_nd(s, NDX_SCATTER_ADD, t, i, u, a)
+#define ndx_op_tensor_scatter_nd_sub(s, t, i, u, a) ndx_op_tensor_scatter_nd(s, NDX_SCATTER_SUB, t, i, u, a)
+#define ndx_op_tensor_scatter_nd_min(s, t, i, u, a) ndx_op_tensor_scatter_nd(s, NDX_SCATTER_MIN, t, i, u, a)
+#define ndx_op_tensor_scatter_nd_max(s, t, i, u, a) ndx_op_tensor_scatter_nd(s, NDX_SCATTER_MAX, t, i, u, a)
+
+/* dynamic_stitch and parallel_dynamic_stitch (DynamicStitch, ParallelDynamicStitch) over n
+ * index tensors and n data tensors. Constant indices give the exact output rows. */
+#define ndx_op_dynamic_stitch(s, n, indices, data) \
+    ndx_op_dynamic_stitch_at(__FILE__, __LINE__, (s), 0, (n), (indices), (data))
+#define ndx_op_parallel_dynamic_stitch(s, n, indices, data) \
+    ndx_op_dynamic_stitch_at(__FILE__, __LINE__, (s), 1, (n), (indices), (data))
+NDX_API ndx_output ndx_op_dynamic_stitch_at(const char *file, int line, ndx_scope s, int parallel,
+                                            int n, const ndx_output *indices,
+                                            const ndx_output *data);
+
+/* dynamic_partition (DynamicPartition): num_partitions outputs, also stored in outs[] when outs
+ * is not NULL (failed handles when the builder fails). Constant partitions give exact counts. */
+#define ndx_op_dynamic_partition(s, data, partitions, num_partitions, outs)                       \
+    ndx_op_dynamic_partition_at(__FILE__, __LINE__, (s), (data), (partitions), (num_partitions), \
+                                (outs))
+NDX_API ndx_operation ndx_op_dynamic_partition_at(const char *file, int line, ndx_scope s,
+                                                  ndx_output data, ndx_output partitions,
+                                                  int num_partitions, ndx_output *outs);
+
+/* sparse_concat (SparseConcat), sparse_reorder (SparseReorder), sparse_to_dense (SparseToDense;
+ * default_value NULL: zero, else a scalar output of the values' dtype) and dense_to_sparse. */
+#define ndx_op_sparse_concat(s, axis, n, inputs, expand_nonconcat_dim) \
+    ndx_op_sparse_concat_at(__FILE__, __LINE__, (s), (axis), (n), (inputs), (expand_nonconcat_dim))
+NDX_API ndx_sparse_output ndx_op_sparse_concat_at(const char *file, int line, ndx_scope s,
+                                                  int axis, int n, const ndx_sparse_output *inputs,
+                                                  int expand_nonconcat_dim);
+#define ndx_op_sparse_reorder(s, in) ndx_op_sparse_reorder_at(__FILE__, __LINE__, (s), (in))
+NDX_API ndx_sparse_output ndx_op_sparse_reorder_at(const char *file, int line, ndx_scope s,
+                                                   ndx_sparse_output in);
+#define ndx_op_sparse_to_dense(s, sp, default_value) \
+    ndx_op_sparse_to_dense_at(__FILE__, __LINE__, (s), (sp), (default_value))
+NDX_API ndx_output ndx_op_sparse_to_dense_at(const char *file, int line, ndx_scope s,
+                                             ndx_sparse_output sp, const ndx_output *default_value);
+#define ndx_op_dense_to_sparse(s, x) ndx_op_dense_to_sparse_at(__FILE__, __LINE__, (s), (x))
+NDX_API ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, ndx_scope s,
+                                                    ndx_output x);
+
+/* Glue. Elementwise ops take two operands of one dtype whose shapes are equal, or one of which
+ * is a scalar. add, sub, mul: numeric dtypes (integers wrap); floor_div, floor_mod: integers and
+ * floats, TensorFlow's FloorDiv / FloorMod (an integer division by zero fails the run);
+ * equal, not_equal: any dtype, bool result. */
+typedef enum ndx_binary_kind {
+    NDX_OP_ADD = 0,
+    NDX_OP_SUB,
+    NDX_OP_MUL,
+    NDX_OP_FLOOR_DIV,
+    NDX_OP_FLOOR_MOD,
+    NDX_OP_EQUAL,
+    NDX_OP_NOT_EQUAL
+} ndx_binary_kind;
+#define ndx_op_binary(s, kind, a, b) ndx_op_binary_at(__FILE__, __LINE__, (s), (kind), (a), (b))
+NDX_API ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
+                                    ndx_output a, ndx_output b);
+#define ndx_op_add(s, a, b) ndx_op_binary(s, NDX_OP_ADD, a, b)
+#define ndx_op_sub(s, a, b) ndx_op_binary(s, NDX_OP_SUB, a, b)
+#define ndx_op_mul(s, a, b) ndx_op_binary(s, NDX_OP_MUL, a, b)
+#define ndx_op_floor_div(s, a, b) ndx_op_binary(s, NDX_OP_FLOOR_DIV, a, b)
+#define ndx_op_floor_mod(s, a, b) ndx_op_binary(s, NDX_OP_FLOOR_MOD, a, b)
+#define ndx_op_equal(s, a, b) ndx_op_binary(s, NDX_OP_EQUAL, a, b)
+#define ndx_op_not_equal(s, a, b) ndx_op_binary(s, NDX_OP_NOT_EQUAL, a, b)
+
+/* cast (Cast) to `dtype`: any dtype but strings to any dtype but strings. Float to integer
+ * truncates toward zero; NaN gives 0 and values out of range saturate (defined, unlike C). */
+#define ndx_op_cast(s, x, dtype) ndx_op_cast_at(__FILE__, __LINE__, (s), (x), (dtype))
+NDX_API ndx_output ndx_op_cast_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                  ndx_dtype dtype);
+
+/* range (Range): three scalars of one dtype (int32, int64, float32, float64), as tf.range. */
+#define ndx_op_range(s, start, limit, delta) \
+    ndx_op_range_at(__FILE__, __LINE__, (s), (start), (limit), (delta))
+NDX_API ndx_output ndx_op_range_at(const char *file, int line, ndx_scope s, ndx_output start,
+                                   ndx_output limit, ndx_output delta);
+
+/* size (Size) and shape (Shape) of x, as a scalar / a vector of dtype int32 or int64. Known at
+ * build time whenever x's shape is. */
+#define ndx_op_size(s, x, dtype) ndx_op_size_at(__FILE__, __LINE__, (s), (x), (dtype))
+NDX_API ndx_output ndx_op_size_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                  ndx_dtype dtype);
+#define ndx_op_shape(s, x, dtype) ndx_op_shape_at(__FILE__, __LINE__, (s), (x), (dtype))
+NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                   ndx_dtype dtype);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 4. Inspecting a node (TensorFlow's node())                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct ndx_node {
+    const char *name;          /* "embed/GatherNd" */
+    const char *type;          /* TensorFlow's op type: "GatherNd", "DynamicPartition", "Const" */
+    const char *file;          /* the builder call's __FILE__ and __LINE__ */
+    int line;
+    int num_inputs;
+    const ndx_output *inputs;  /* in the builder's argument order */
+    int num_outputs;
+    const ndx_spec *outputs;   /* each output's inferred dtype and partial shape */
+} ndx_node;
+
+/* Fills *node (pointers owned by the graph, valid while it lives); NDX_E_INVALID_ARGUMENT for a
+ * failed handle. */
+NDX_API ndx_status ndx_node_info(ndx_operation op, ndx_node *node, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5. Sessions                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct ndx_session ndx_session;
+
+/* A session's options (NULL or zeroed: the defaults). Each node's own bad-index policy is an
+ * attribute of the node. */
+typedef struct ndx_session_options {
+    int num_threads;                /* as ndx_options: 0 every core, n at most n */
+    size_t max_memory;              /* most bytes one run may hold at once (intermediate
+                                       results, scratch, borrowed fetches); 0: no limit */
+    const ndx_allocator *allocator; /* where the pool gets memory; NULL: ndx's own */
+} ndx_session_options;
+
+/* A session over a finished graph (ndx_graph_finish): NULL with err set when the graph is not
+ * finished, has an error, or memory runs out. The graph must outlive the session. */
+NDX_API ndx_session *ndx_session_new(const ndx_graph *g, const ndx_session_options *opt,
+                                     ndx_error *err);
+/* Frees the session, its pool and its borrowed results. */
+NDX_API void ndx_session_free(ndx_session *s);
+
+/* A value given to a run for an output: a placeholder (which must be fed) or any other output
+ * (then the nodes it depends on need not run). The data is read during the run only; it must
+ * fit the output's spec. */
+typedef struct ndx_feed {
+    ndx_output output;
+    ndx_tensor value;
+} ndx_feed;
+
+typedef enum ndx_fetch_mode {
+    NDX_FETCH_BORROW = 0, /* value points into memory of the session (or of a feed or constant)
+                             that stays valid, read-only, until the next run or ndx_session_free:
+                             no copy */
+    NDX_FETCH_INTO,       /* copied into the caller's value, which must have the result's exact
+                             dtype, itemsize and shape */
+    NDX_FETCH_ALLOCATE    /* copied into a new block for the caller (free it with
+                             ndx_tensor_free, or the session's allocator if it has one) */
+} ndx_fetch_mode;
+
+typedef struct ndx_fetch {
+    ndx_output output;
+    ndx_fetch_mode mode;
+    ndx_tensor value;
+} ndx_fetch;
+
+/* Runs the nodes the fetches need, given the feeds. Before any node runs, every feed is checked
+ * against its output's spec and every placeholder needed must be fed. Results reach the fetches
+ * only after every node succeeded: a run that fails leaves every fetch (and every caller buffer)
+ * as it was, and its error names the node and the file:line of its builder. The plan for a set of
+ * feeds and fetches is made on the first run with that set and kept; a later run with the same
+ * set and the same shapes allocates nothing (with INTO or BORROW fetches). */
+NDX_API ndx_status ndx_session_run(ndx_session *s, int num_feeds, const ndx_feed *feeds,
+                                   int num_fetches, ndx_fetch *fetches, ndx_error *err);
+
+/* Gives back to the allocator every pooled block that holds nothing (borrowed results of the last
+ * run stay valid). The next run allocates again what it needs. */
+NDX_API void ndx_session_trim(ndx_session *s);
+/* Bytes the pool holds now, in use or free (for monitoring, and the tests of trim). */
+NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NDX_GRAPH_H */

@@ -1,0 +1,506 @@
+/* graph_build.c — the builders: each checks its handles, names the node, infers its output specs
+ * (graph_ops.c) and, when every input is known at build time, computes it (folding). A failure
+ * becomes the graph's first error and a failed handle; a builder given a failed handle, or called
+ * on a failed graph, returns a failed handle and changes nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph_store.h"
+
+/* Folding computes a node at build time only when its outputs fit in this much memory. */
+#define GRAPH_FOLD_MAX_BYTES ((size_t)16 << 20)
+/* Most inputs of a variadic node and most outputs of dynamic_partition. */
+#define GRAPH_MAX_ARITY (1 << 16)
+
+/* One builder call: where it was made, and the node it is making. */
+typedef struct build {
+    ndx_scope s;
+    const char *file;
+    int line;
+    graph_kind kind;
+    const char *type;
+    graph_attrs attrs;
+    int num_inputs;
+    const ndx_output *inputs;
+    int num_outputs;
+} build;
+
+static build build_of(ndx_scope s, const char *file, int line, graph_kind kind) {
+    build b;
+    memset(&b, 0, sizeof b);
+    b.s = s;
+    b.file = file ? file : "?";
+    b.line = line;
+    b.kind = kind;
+    b.num_outputs = 1;
+    return b;
+}
+
+/* Records a build error for node `name` (or the op type when the node has no name yet). */
+static void build_fail(const build *b, const char *name, ndx_status code, const char *msg) {
+    graph_record(b->s.graph, code, b->file, b->line, name ? name : b->type, msg);
+}
+
+/* Checks the graph and every input handle; 1 when the node may be built. */
+static int build_can_start(const build *b) {
+    ndx_graph *g = b->s.graph;
+    if (!g || g->failed) return 0;
+    if (g->finished) {
+        build_fail(b, NULL, NDX_E_INVALID_ARGUMENT,
+                   "the graph is finished (ndx_graph_finish); no node can be added to it");
+        return 0;
+    }
+    for (int i = 0; i < b->num_inputs; i++) {
+        ndx_output in = b->inputs[i];
+        if (in.op.graph == g && ndx_output_ok(in)) continue;
+        char what[64], msg[160];
+        graph_input_name(b->kind, &b->attrs, i, what, sizeof what);
+        snprintf(msg, sizeof msg, "input %s %s", what,
+                 in.op.graph && in.op.graph != g && ndx_output_ok(in)
+                     ? "comes from another graph"
+                     : "is a failed handle (its builder failed, or it was never built)");
+        build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, msg);
+        return 0;
+    }
+    return 1;
+}
+
+/* The node's full name: "<prefix><exact name>" from ndx_scope_named, else a unique
+ * "<prefix><Type>[_k]". NULL (with the error recorded) when it cannot be had. */
+static char *build_name(const build *b) {
+    ndx_graph *g = b->s.graph;
+    char full[GRAPH_NAME_MAX + 2];
+    const char *base = b->s.name ? graph_string(g, b->s.name) : b->type;
+    int n = snprintf(full, sizeof full, "%s%s", graph_string(g, b->s.prefix), base);
+    if (n < 0 || n > GRAPH_NAME_MAX) {
+        build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, "the node's full name is too long");
+        return NULL;
+    }
+    if (b->s.name) {
+        char *name = graph_exact_name(g, full);
+        if (!name) {
+            char msg[GRAPH_NAME_MAX + 64];
+            snprintf(msg, sizeof msg, "the name \"%s\" is already used in this graph", full);
+            build_fail(b, NULL, NDX_E_INVALID_ARGUMENT,
+                       graph_name_taken(g, full) ? msg : "out of memory");
+        }
+        return name;
+    }
+    char *name = graph_unique_name(g, full);
+    if (!name) build_fail(b, NULL, NDX_E_NO_MEMORY, "out of memory");
+    return name;
+}
+
+static graph_node *node_new(const build *b) {
+    graph_node *n = calloc(1, sizeof *n);
+    if (!n) return NULL;
+    n->kind = b->kind;
+    n->attrs = b->attrs;
+    n->line = b->line;
+    n->num_inputs = b->num_inputs;
+    n->num_outputs = b->num_outputs;
+    n->inputs = calloc((size_t)b->num_inputs + 1, sizeof *n->inputs);
+    n->specs = calloc((size_t)b->num_outputs, sizeof *n->specs);
+    uint32_t file = graph_intern(b->s.graph, b->file);
+    if (!n->inputs || !n->specs || !file) {
+        graph_free_node(n);
+        return NULL;
+    }
+    n->file = graph_string(b->s.graph, file);
+    if (b->num_inputs) memcpy(n->inputs, b->inputs, (size_t)b->num_inputs * sizeof *n->inputs);
+    return n;
+}
+
+/* A copy of t's bytes in memory of ndx's own allocator (free with ndx_tensor_free). */
+static ndx_status copy_tensor(const ndx_tensor *t, ndx_tensor *copy, ndx_error *err) {
+    size_t bytes;
+    NDX_TRY(ndx_tensor_check(t, "const: value", NULL, &bytes, err));
+    ndx_call c;
+    NDX_TRY(ndx_call_init(&c, "const", NULL, err));
+    int allocated;
+    *copy = *t;
+    copy->data = NULL;
+    NDX_TRY(ndx_call_output(&c, t, copy, 0, "value", &allocated));
+    if (bytes) memcpy(copy->data, t->data, bytes);
+    return NDX_OK;
+}
+
+/* Computes a node whose inputs are all known (`in`), keeping the result as its constant value
+ * and exact specs. Too large a result is simply not folded. */
+static ndx_status fold(graph_node *n, const ndx_tensor *in, ndx_error *err) {
+    n->values = calloc((size_t)n->num_outputs, sizeof *n->values);
+    if (!n->values) return ndx_fail(err, NDX_E_NO_MEMORY, "out of memory");
+    ndx_status st;
+    if (n->kind == GRAPH_IDENTITY) {
+        st = copy_tensor(&in[0], &n->values[0], err);
+    } else {
+        ndx_options o = {0};
+        o.bad_indices = n->attrs.bad_indices;
+        o.max_memory = GRAPH_FOLD_MAX_BYTES;
+        st = graph_kernel(n, in, &o, n->values, err);
+    }
+    if (st != NDX_OK) {
+        free(n->values); /* a failed kernel allocated nothing */
+        n->values = NULL;
+        return st == NDX_E_MEMORY_BUDGET ? NDX_OK : st;
+    }
+    for (int i = 0; i < n->num_outputs; i++) n->specs[i] = ndx_spec_of(&n->values[i]);
+    return NDX_OK;
+}
+
+/* size and shape need only their input's shape: known dims are as good as a constant. */
+static int folds_from_spec(const graph_node *n, const ndx_spec *in) {
+    if ((n->kind != GRAPH_SIZE && n->kind != GRAPH_SHAPE) || in[0].rank == NDX_UNKNOWN) return 0;
+    for (int i = 0; i < in[0].rank; i++)
+        if (!ndx_dim_known(in[0].shape[i])) return 0;
+    return 1;
+}
+
+/* Infers (and, when it can, folds) node n from its inputs' specs and constants. */
+static ndx_status infer_node(ndx_graph *g, graph_node *n, ndx_error *err) {
+    ndx_spec in_specs[8], *specs = in_specs;
+    const ndx_tensor *in_consts[8], **consts = in_consts;
+    ndx_tensor in_values[8], *values = in_values;
+    void *heap = NULL;
+    if (n->num_inputs > 8) {
+        size_t k = (size_t)n->num_inputs;
+        heap = malloc(k * (sizeof *specs + sizeof *consts + sizeof *values));
+        if (!heap) return ndx_fail(err, NDX_E_NO_MEMORY, "out of memory");
+        specs = heap;
+        consts = (const ndx_tensor **)(specs + k);
+        values = (ndx_tensor *)(consts + k);
+    }
+    int all_known = 1;
+    for (int i = 0; i < n->num_inputs; i++) {
+        graph_node *src = graph_node_at(g, n->inputs[i].op.id);
+        specs[i] = src->specs[n->inputs[i].index];
+        consts[i] = src->values ? &src->values[n->inputs[i].index] : NULL;
+        if (consts[i]) values[i] = *consts[i];
+        else all_known = 0;
+    }
+    ndx_status st = graph_infer(n, specs, consts, n->specs, err);
+    if (st == NDX_OK && folds_from_spec(n, specs)) {
+        /* A view with the right shape; size and shape never read its data. */
+        static unsigned char unread;
+        values[0] = ndx_view_of_spec(&specs[0]);
+        if (values[0].itemsize == 0) values[0].itemsize = 1;
+        values[0].data = &unread;
+        all_known = 1;
+    }
+    if (st == NDX_OK && all_known) st = fold(n, values, err);
+    free(heap);
+    return st;
+}
+
+/* Builds the node that `b` describes; its id, or 0 with the graph's first error set. `value`
+ * is a Const's value, `spec` a Placeholder's. */
+static uint32_t build_node(const build *b, const ndx_tensor *value, const ndx_spec *spec) {
+    if (!build_can_start(b)) return 0;
+    ndx_graph *g = b->s.graph;
+    graph_node *n = node_new(b);
+    if (!n) {
+        build_fail(b, NULL, NDX_E_NO_MEMORY, "out of memory");
+        return 0;
+    }
+    n->name = build_name(b);
+    if (!n->name) {
+        graph_free_node(n);
+        return 0;
+    }
+    ndx_error e;
+    ndx_status st = NDX_OK;
+    if (b->kind == GRAPH_CONST) {
+        n->values = calloc(1, sizeof *n->values);
+        st = n->values ? copy_tensor(value, n->values, &e)
+                       : ndx_fail(&e, NDX_E_NO_MEMORY, "out of memory");
+        if (st == NDX_OK) n->specs[0] = ndx_spec_of(n->values);
+    } else if (b->kind == GRAPH_PLACEHOLDER) {
+        st = spec ? ndx_spec_check(spec, "placeholder: spec", &e)
+                  : ndx_fail(&e, NDX_E_INVALID_ARGUMENT, "placeholder: spec is NULL");
+        if (st == NDX_OK) n->specs[0] = *spec;
+    } else {
+        st = infer_node(g, n, &e);
+    }
+    if (st == NDX_OK && !graph_append(g, n)) st = ndx_fail(&e, NDX_E_NO_MEMORY, "out of memory");
+    if (st != NDX_OK) {
+        build_fail(b, n->name, st, e.message);
+        graph_free_node(n);
+        return 0;
+    }
+    graph_name_node(g, n->name, g->count);
+    return g->count;
+}
+
+static ndx_output output_of(const build *b, uint32_t id, int index) {
+    ndx_output out = {{b->s.graph, id}, id ? index : 0};
+    return out;
+}
+
+static ndx_output build_one(const build *b) { return output_of(b, build_node(b, NULL, NULL), 0); }
+
+static ndx_sparse_output build_sparse(build *b) {
+    b->num_outputs = 3;
+    ndx_operation op = {b->s.graph, build_node(b, NULL, NULL)};
+    return ndx_operation_sparse_output(op);
+}
+
+/* A variadic builder's count n: 1 .. GRAPH_MAX_ARITY, with its arrays present. */
+static int build_count_ok(const build *b, const char *what, int n, int arrays_present) {
+    if (!b->s.graph || b->s.graph->failed) return 0;
+    if (n >= 1 && n <= GRAPH_MAX_ARITY && arrays_present) return 1;
+    char msg[128];
+    if (n < 1 || n > GRAPH_MAX_ARITY)
+        snprintf(msg, sizeof msg, "%s = %d is not in [1, %d]", what, n, GRAPH_MAX_ARITY);
+    else
+        snprintf(msg, sizeof msg, "an input array is NULL");
+    build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, msg);
+    return 0;
+}
+
+/* ---- the builders ------------------------------------------------------------------------- */
+
+ndx_output ndx_op_const_at(const char *file, int line, ndx_scope s, const ndx_tensor *value) {
+    build b = build_of(s, file, line, GRAPH_CONST);
+    b.type = "Const";
+    if (!value) {
+        if (build_can_start(&b)) build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "value is NULL");
+        return output_of(&b, 0, 0);
+    }
+    return output_of(&b, build_node(&b, value, NULL), 0);
+}
+
+/* A scalar constant converted from `src` (int64 or float64) by cast. */
+static ndx_output const_scalar(const char *file, int line, ndx_scope s, ndx_dtype dtype,
+                               const ndx_tensor *src) {
+    build b = build_of(s, file, line, GRAPH_CONST);
+    b.type = "Const";
+    if (!build_can_start(&b)) return output_of(&b, 0, 0);
+    uint64_t bytes[2] = {0, 0}; /* the widest scalar: complex128 */
+    ndx_tensor value = ndx_tensor_make(dtype, 0, NULL, bytes);
+    ndx_options one = {1, NDX_BAD_INDICES_ERROR, 0, NULL};
+    ndx_error e;
+    if (ndx_cast(src, dtype, &one, &value, &e) != NDX_OK) {
+        build_fail(&b, NULL, e.code, e.message);
+        return output_of(&b, 0, 0);
+    }
+    return output_of(&b, build_node(&b, &value, NULL), 0);
+}
+
+ndx_output ndx_op_const_int_at(const char *file, int line, ndx_scope s, ndx_dtype dtype,
+                               int64_t value) {
+    ndx_tensor src = ndx_tensor_make(NDX_INT64, 0, NULL, &value);
+    return const_scalar(file, line, s, dtype, &src);
+}
+
+ndx_output ndx_op_const_float_at(const char *file, int line, ndx_scope s, ndx_dtype dtype,
+                                 double value) {
+    ndx_tensor src = ndx_tensor_make(NDX_FLOAT64, 0, NULL, &value);
+    return const_scalar(file, line, s, dtype, &src);
+}
+
+ndx_output ndx_op_placeholder_at(const char *file, int line, ndx_scope s, const ndx_spec *spec) {
+    build b = build_of(s, file, line, GRAPH_PLACEHOLDER);
+    b.type = "Placeholder";
+    return output_of(&b, build_node(&b, NULL, spec), 0);
+}
+
+ndx_output ndx_op_identity_at(const char *file, int line, ndx_scope s, ndx_output x) {
+    build b = build_of(s, file, line, GRAPH_IDENTITY);
+    b.type = "Identity";
+    b.num_inputs = 1;
+    b.inputs = &x;
+    return build_one(&b);
+}
+
+ndx_output ndx_op_gather_nd_at(const char *file, int line, ndx_scope s, ndx_output params,
+                               ndx_output indices, const ndx_gather_nd_attrs *attrs) {
+    build b = build_of(s, file, line, GRAPH_GATHER_ND);
+    b.type = "GatherNd";
+    if (attrs) {
+        b.attrs.batch_dims = attrs->batch_dims;
+        b.attrs.bad_indices = attrs->bad_indices;
+    }
+    ndx_output in[2] = {params, indices};
+    b.num_inputs = 2;
+    b.inputs = in;
+    return build_one(&b);
+}
+
+ndx_output ndx_op_scatter_nd_at(const char *file, int line, ndx_scope s, ndx_output indices,
+                                ndx_output updates, ndx_output shape,
+                                const ndx_scatter_attrs *attrs) {
+    build b = build_of(s, file, line, GRAPH_SCATTER_ND);
+    b.type = "ScatterNd";
+    if (attrs) b.attrs.bad_indices = attrs->bad_indices;
+    ndx_output in[3] = {indices, updates, shape};
+    b.num_inputs = 3;
+    b.inputs = in;
+    return build_one(&b);
+}
+
+ndx_output ndx_op_tensor_scatter_nd_at(const char *file, int line, ndx_scope s, ndx_scatter_op op,
+                                       ndx_output tensor, ndx_output indices, ndx_output updates,
+                                       const ndx_scatter_attrs *attrs) {
+    build b = build_of(s, file, line, GRAPH_TENSOR_SCATTER);
+    b.attrs.scatter_op = op;
+    b.type = graph_scatter_type(op);
+    if (attrs) b.attrs.bad_indices = attrs->bad_indices;
+    ndx_output in[3] = {tensor, indices, updates};
+    b.num_inputs = 3;
+    b.inputs = in;
+    return build_one(&b);
+}
+
+ndx_output ndx_op_dynamic_stitch_at(const char *file, int line, ndx_scope s, int parallel, int n,
+                                    const ndx_output *indices, const ndx_output *data) {
+    build b = build_of(s, file, line, GRAPH_STITCH);
+    b.type = parallel ? "ParallelDynamicStitch" : "DynamicStitch";
+    b.attrs.parallel = parallel != 0;
+    b.attrs.count = n;
+    if (!build_count_ok(&b, "n", n, indices && data)) return output_of(&b, 0, 0);
+    ndx_output *in = malloc(2 * (size_t)n * sizeof *in);
+    if (!in) {
+        build_fail(&b, NULL, NDX_E_NO_MEMORY, "out of memory");
+        return output_of(&b, 0, 0);
+    }
+    memcpy(in, indices, (size_t)n * sizeof *in);
+    memcpy(in + n, data, (size_t)n * sizeof *in);
+    b.num_inputs = 2 * n;
+    b.inputs = in;
+    ndx_output out = build_one(&b);
+    free(in);
+    return out;
+}
+
+ndx_operation ndx_op_dynamic_partition_at(const char *file, int line, ndx_scope s,
+                                          ndx_output data, ndx_output partitions,
+                                          int num_partitions, ndx_output *outs) {
+    build b = build_of(s, file, line, GRAPH_PARTITION);
+    b.type = "DynamicPartition";
+    b.attrs.count = num_partitions;
+    ndx_output in[2] = {data, partitions};
+    b.num_inputs = 2;
+    b.inputs = in;
+    b.num_outputs = num_partitions;
+    ndx_operation op = {s.graph, 0};
+    if (build_count_ok(&b, "num_partitions", num_partitions, 1)) op.id = build_node(&b, NULL, NULL);
+    for (int i = 0; outs && i < num_partitions; i++) outs[i] = ndx_operation_output(op, i);
+    return op;
+}
+
+ndx_sparse_output ndx_op_sparse_concat_at(const char *file, int line, ndx_scope s, int axis, int n,
+                                          const ndx_sparse_output *inputs,
+                                          int expand_nonconcat_dim) {
+    build b = build_of(s, file, line, GRAPH_SPARSE_CONCAT);
+    b.type = "SparseConcat";
+    b.attrs.axis = axis;
+    b.attrs.count = n;
+    b.attrs.expand = expand_nonconcat_dim != 0;
+    ndx_sparse_output failed = {output_of(&b, 0, 0), output_of(&b, 0, 0), output_of(&b, 0, 0)};
+    if (!build_count_ok(&b, "n", n, inputs != NULL)) return failed;
+    /* TensorFlow's order: every indices, then every values, then every shape. */
+    ndx_output *in = malloc(3 * (size_t)n * sizeof *in);
+    if (!in) {
+        build_fail(&b, NULL, NDX_E_NO_MEMORY, "out of memory");
+        return failed;
+    }
+    for (int i = 0; i < n; i++) {
+        in[i] = inputs[i].indices;
+        in[n + i] = inputs[i].values;
+        in[2 * n + i] = inputs[i].dense_shape;
+    }
+    b.num_inputs = 3 * n;
+    b.inputs = in;
+    ndx_sparse_output out = build_sparse(&b);
+    free(in);
+    return out;
+}
+
+ndx_sparse_output ndx_op_sparse_reorder_at(const char *file, int line, ndx_scope s,
+                                           ndx_sparse_output sp) {
+    build b = build_of(s, file, line, GRAPH_SPARSE_REORDER);
+    b.type = "SparseReorder";
+    ndx_output in[3] = {sp.indices, sp.values, sp.dense_shape};
+    b.num_inputs = 3;
+    b.inputs = in;
+    return build_sparse(&b);
+}
+
+ndx_output ndx_op_sparse_to_dense_at(const char *file, int line, ndx_scope s,
+                                     ndx_sparse_output sp, const ndx_output *default_value) {
+    build b = build_of(s, file, line, GRAPH_SPARSE_TO_DENSE);
+    b.type = "SparseToDense";
+    ndx_output in[4] = {sp.indices, sp.values, sp.dense_shape, {{NULL, 0}, 0}};
+    b.num_inputs = 3;
+    if (default_value) {
+        in[3] = *default_value;
+        b.num_inputs = 4;
+        b.attrs.has_default = 1;
+    }
+    b.inputs = in;
+    return build_one(&b);
+}
+
+ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, ndx_scope s,
+                                            ndx_output x) {
+    build b = build_of(s, file, line, GRAPH_DENSE_TO_SPARSE);
+    b.type = "DenseToSparse";
+    b.num_inputs = 1;
+    b.inputs = &x;
+    return build_sparse(&b);
+}
+
+ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
+                            ndx_output x, ndx_output y) {
+    build b = build_of(s, file, line, GRAPH_BINARY);
+    b.attrs.binary = (ndx_binary_op)kind;
+    b.type = graph_binary_type(b.attrs.binary);
+    if (!b.type) {
+        b.type = "Binary";
+        if (build_can_start(&b))
+            build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "kind is not an ndx_binary_kind");
+        return output_of(&b, 0, 0);
+    }
+    ndx_output in[2] = {x, y};
+    b.num_inputs = 2;
+    b.inputs = in;
+    return build_one(&b);
+}
+
+ndx_output ndx_op_cast_at(const char *file, int line, ndx_scope s, ndx_output x, ndx_dtype dtype) {
+    build b = build_of(s, file, line, GRAPH_CAST);
+    b.type = "Cast";
+    b.attrs.dtype = dtype;
+    b.num_inputs = 1;
+    b.inputs = &x;
+    return build_one(&b);
+}
+
+ndx_output ndx_op_range_at(const char *file, int line, ndx_scope s, ndx_output start,
+                           ndx_output limit, ndx_output delta) {
+    build b = build_of(s, file, line, GRAPH_RANGE);
+    b.type = "Range";
+    ndx_output in[3] = {start, limit, delta};
+    b.num_inputs = 3;
+    b.inputs = in;
+    return build_one(&b);
+}
+
+static ndx_output build_shape_op(const char *file, int line, ndx_scope s, graph_kind kind,
+                                 ndx_output x, ndx_dtype dtype) {
+    build b = build_of(s, file, line, kind);
+    b.type = kind == GRAPH_SIZE ? "Size" : "Shape";
+    b.attrs.dtype = dtype;
+    b.num_inputs = 1;
+    b.inputs = &x;
+    return build_one(&b);
+}
+
+ndx_output ndx_op_size_at(const char *file, int line, ndx_scope s, ndx_output x, ndx_dtype dtype) {
+    return build_shape_op(file, line, s, GRAPH_SIZE, x, dtype);
+}
+
+ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x,
+                           ndx_dtype dtype) {
+    return build_shape_op(file, line, s, GRAPH_SHAPE, x, dtype);
+}

@@ -1,0 +1,482 @@
+/* session.c — running a finished graph: feeds checked first, a plan per set of feeds and fetches
+ * (only the nodes the fetches need, in build order, with each value's reader count), values held
+ * in pool blocks until their last reader has run, and results published to the fetches only
+ * after every node succeeded. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "graph_internal.h"
+#include "pool.h"
+
+/* Plans kept per session (the oldest is dropped beyond this). */
+#define SESSION_MAX_PLANS 16
+
+/* Where a value comes from in one plan. */
+enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
+
+typedef struct run_plan {
+    int num_feeds, num_fetches;
+    ndx_output *keys;     /* the feeds' outputs, then the fetches' */
+    uint32_t *order;      /* nodes to run, in build order */
+    int num_order;
+    int *reads;           /* per value of the graph: readers in this plan (a fetch is one) */
+    unsigned char *from;  /* per value: VALUE_RUN, VALUE_FED or VALUE_CONST */
+    ndx_output *consts;   /* constant values the plan reads */
+    int num_consts;
+    ndx_tensor *fresh;    /* per fetch: the block made for an ALLOCATE fetch */
+    pool_log log;
+    struct run_plan *next;
+} run_plan;
+
+struct ndx_session {
+    const ndx_graph *g;
+    int threads;
+    graph_pool pool;
+    int64_t num_values;
+    ndx_tensor *vals;  /* per value of the graph: its tensor in the current run */
+    int *block;        /* per value: its pool block, or -1 (a feed, a constant, no bytes) */
+    ndx_tensor *in, *out;
+    run_plan *plans;
+    int num_plans;
+    int *borrowed;     /* blocks held for the last run's borrowed fetches */
+    int num_borrowed, borrowed_cap;
+};
+
+static int64_t value_of(const ndx_graph *g, ndx_output o) {
+    return graph_node_at(g, o.op.id)->first_value + o.index;
+}
+
+static const char *output_name(const ndx_graph *g, ndx_output o, char *buf, size_t cap) {
+    graph_node *n = graph_node_at(g, o.op.id);
+    if (n->num_outputs == 1)
+        snprintf(buf, cap, "%s", n->name);
+    else
+        snprintf(buf, cap, "%s:%d", n->name, o.index);
+    return buf;
+}
+
+/* ---- sessions ----------------------------------------------------------------------------- */
+
+ndx_session *ndx_session_new(const ndx_graph *g, const ndx_session_options *opt,
+                             ndx_error *err) {
+    ndx_error_clear(err);
+    if (ndx_graph_status(g, err) != NDX_OK) return NULL;
+    if (!graph_is_finished(g)) {
+        ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                 "ndx_session_new: the graph is not finished; call ndx_graph_finish first");
+        return NULL;
+    }
+    ndx_session_options defaults = {0};
+    if (!opt) opt = &defaults;
+    ndx_options o = {0};
+    o.num_threads = opt->num_threads;
+    o.allocator = opt->allocator;
+    ndx_call c;
+    if (ndx_call_init(&c, "ndx_session_new", &o, err) != NDX_OK) return NULL;
+    ndx_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_new: out of memory");
+        return NULL;
+    }
+    s->g = g;
+    s->threads = c.threads;
+    pool_init(&s->pool, opt->allocator, opt->max_memory);
+    s->num_values = graph_value_count(g);
+    s->vals = calloc((size_t)s->num_values + 1, sizeof *s->vals);
+    s->block = calloc((size_t)s->num_values + 1, sizeof *s->block);
+    s->in = calloc((size_t)graph_max_inputs(g) + 1, sizeof *s->in);
+    s->out = calloc((size_t)graph_max_outputs(g) + 1, sizeof *s->out);
+    if (!s->vals || !s->block || !s->in || !s->out) {
+        ndx_session_free(s);
+        ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_new: out of memory");
+        return NULL;
+    }
+    return s;
+}
+
+static void plan_free(run_plan *p) {
+    free(p->keys);
+    free(p->order);
+    free(p->reads);
+    free(p->from);
+    free(p->consts);
+    free(p->fresh);
+    pool_log_free(&p->log);
+    free(p);
+}
+
+void ndx_session_free(ndx_session *s) {
+    if (!s) return;
+    while (s->plans) {
+        run_plan *next = s->plans->next;
+        plan_free(s->plans);
+        s->plans = next;
+    }
+    pool_free(&s->pool);
+    free(s->vals);
+    free(s->block);
+    free(s->in);
+    free(s->out);
+    free(s->borrowed);
+    free(s);
+}
+
+void ndx_session_trim(ndx_session *s) {
+    if (s) pool_trim(&s->pool);
+}
+
+size_t ndx_session_pool_bytes(const ndx_session *s) { return s ? s->pool.held : 0; }
+
+/* ---- checking a run's arguments ----------------------------------------------------------- */
+
+static ndx_status check_handle(const ndx_session *s, ndx_output o, const char *what, int i,
+                               ndx_error *err) {
+    if (o.op.graph == s->g && ndx_output_ok(o)) return NDX_OK;
+    return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_session_run: %s[%d].output %s", what, i,
+                    ndx_output_ok(o) ? "belongs to another graph" : "is a failed handle");
+}
+
+static ndx_status check_feed(const ndx_session *s, const ndx_feed *f, int i, ndx_error *err) {
+    NDX_TRY(check_handle(s, f->output, "feeds", i, err));
+    char name[128], what[160];
+    output_name(s->g, f->output, name, sizeof name);
+    snprintf(what, sizeof what, "ndx_session_run: feed '%s'", name);
+    NDX_TRY(ndx_tensor_check(&f->value, what, NULL, NULL, err));
+    ndx_spec want = ndx_output_spec(f->output);
+    if (ndx_spec_admits(&want, &f->value)) return NDX_OK;
+    char want_dims[NDX_DIMS_TEXT], got_dims[NDX_DIMS_TEXT];
+    ndx_format_spec_dims(want_dims, sizeof want_dims, &want);
+    ndx_format_dims(got_dims, sizeof got_dims, f->value.rank, f->value.shape);
+    return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                    "%s: expected %s %s (itemsize %zu), got %s %s (itemsize %zu)", what,
+                    ndx_dtype_name(want.dtype), want_dims, want.itemsize,
+                    ndx_dtype_name(f->value.dtype), got_dims, f->value.itemsize);
+}
+
+static ndx_status check_args(const ndx_session *s, int num_feeds, const ndx_feed *feeds,
+                             int num_fetches, const ndx_fetch *fetches, ndx_error *err) {
+    if (num_feeds < 0 || num_fetches < 0 || (num_feeds && !feeds) || (num_fetches && !fetches))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "ndx_session_run: num_feeds = %d and num_fetches = %d need arrays of "
+                        "that size",
+                        num_feeds, num_fetches);
+    for (int i = 0; i < num_feeds; i++) {
+        NDX_TRY(check_feed(s, &feeds[i], i, err));
+        for (int j = 0; j < i; j++)
+            if (feeds[j].output.op.id == feeds[i].output.op.id &&
+                feeds[j].output.index == feeds[i].output.index)
+                return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                                "ndx_session_run: feeds[%d] and feeds[%d] feed the same output",
+                                j, i);
+    }
+    for (int i = 0; i < num_fetches; i++) {
+        NDX_TRY(check_handle(s, fetches[i].output, "fetches", i, err));
+        ndx_fetch_mode m = fetches[i].mode;
+        if (m != NDX_FETCH_BORROW && m != NDX_FETCH_INTO && m != NDX_FETCH_ALLOCATE)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            "ndx_session_run: fetches[%d].mode = %d is not an ndx_fetch_mode", i,
+                            (int)m);
+        if (m == NDX_FETCH_INTO) {
+            char what[48];
+            snprintf(what, sizeof what, "ndx_session_run: fetches[%d].value", i);
+            NDX_TRY(ndx_tensor_check(&fetches[i].value, what, NULL, NULL, err));
+        }
+    }
+    return NDX_OK;
+}
+
+/* ---- plans -------------------------------------------------------------------------------- */
+
+static int same_output(ndx_output a, ndx_output b) {
+    return a.op.id == b.op.id && a.index == b.index;
+}
+
+static run_plan *find_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds,
+                           int num_fetches, const ndx_fetch *fetches) {
+    for (run_plan *p = s->plans; p; p = p->next) {
+        if (p->num_feeds != num_feeds || p->num_fetches != num_fetches) continue;
+        int same = 1;
+        for (int i = 0; same && i < num_feeds; i++) same = same_output(p->keys[i], feeds[i].output);
+        for (int i = 0; same && i < num_fetches; i++)
+            same = same_output(p->keys[num_feeds + i], fetches[i].output);
+        if (same) return p;
+    }
+    return NULL;
+}
+
+/* Marks the nodes the fetches need (not fed, not constant) and fails for a needed placeholder. */
+static ndx_status mark_needed(const ndx_session *s, run_plan *p, const ndx_fetch *fetches,
+                              unsigned char *needed, ndx_error *err) {
+    const ndx_graph *g = s->g;
+    for (int i = 0; i < p->num_fetches; i++) {
+        int64_t v = value_of(g, fetches[i].output);
+        if (p->from[v] == VALUE_RUN) needed[fetches[i].output.op.id] = 1;
+    }
+    for (uint32_t id = (uint32_t)ndx_graph_node_count(g); id >= 1; id--) {
+        if (!needed[id]) continue;
+        graph_node *n = graph_node_at(g, id);
+        if (n->kind == GRAPH_PLACEHOLDER)
+            return graph_fail_at(err, NDX_E_INVALID_ARGUMENT, n,
+                                 "this placeholder must be fed: a fetch needs it");
+        for (int k = 0; k < n->num_inputs; k++)
+            if (p->from[value_of(g, n->inputs[k])] == VALUE_RUN) needed[n->inputs[k].op.id] = 1;
+    }
+    return NDX_OK;
+}
+
+/* Orders the needed nodes and counts each value's readers and the constants read. */
+static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fetches,
+                          const unsigned char *needed) {
+    const ndx_graph *g = s->g;
+    uint32_t count = (uint32_t)ndx_graph_node_count(g);
+    int64_t reads_total = p->num_fetches;
+    for (uint32_t id = 1; id <= count; id++)
+        if (needed[id]) {
+            p->num_order++;
+            reads_total += graph_node_at(g, id)->num_inputs;
+        }
+    p->order = malloc(((size_t)p->num_order + 1) * sizeof *p->order);
+    p->consts = malloc(((size_t)reads_total + 1) * sizeof *p->consts);
+    p->fresh = malloc(((size_t)p->num_fetches + 1) * sizeof *p->fresh);
+    if (!p->order || !p->consts || !p->fresh) return NDX_E_NO_MEMORY;
+    int k = 0;
+    for (uint32_t id = 1; id <= count; id++) {
+        if (!needed[id]) continue;
+        p->order[k++] = id;
+        graph_node *n = graph_node_at(g, id);
+        for (int i = 0; i < n->num_inputs; i++) {
+            int64_t v = value_of(g, n->inputs[i]);
+            if (p->from[v] == VALUE_CONST && p->reads[v] == 0)
+                p->consts[p->num_consts++] = n->inputs[i];
+            p->reads[v]++;
+        }
+    }
+    for (int i = 0; i < p->num_fetches; i++) {
+        int64_t v = value_of(g, fetches[i].output);
+        if (p->from[v] == VALUE_CONST && p->reads[v] == 0)
+            p->consts[p->num_consts++] = fetches[i].output;
+        p->reads[v]++;
+    }
+    return NDX_OK;
+}
+
+static ndx_status make_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds,
+                            int num_fetches, const ndx_fetch *fetches, run_plan **out,
+                            ndx_error *err) {
+    const ndx_graph *g = s->g;
+    size_t values = (size_t)s->num_values + 1;
+    size_t nodes = (size_t)ndx_graph_node_count(g) + 1;
+    run_plan *p = calloc(1, sizeof *p);
+    unsigned char *needed = calloc(nodes, 1);
+    ndx_status st = NDX_E_NO_MEMORY;
+    if (!p || !needed) goto done;
+    p->num_feeds = num_feeds;
+    p->num_fetches = num_fetches;
+    p->keys = malloc(((size_t)num_feeds + num_fetches + 1) * sizeof *p->keys);
+    p->reads = calloc(values, sizeof *p->reads);
+    p->from = calloc(values, 1);
+    if (!p->keys || !p->reads || !p->from) goto done;
+    for (int i = 0; i < num_feeds; i++) p->keys[i] = feeds[i].output;
+    for (int i = 0; i < num_fetches; i++) p->keys[num_feeds + i] = fetches[i].output;
+    for (uint32_t id = 1; id < nodes; id++) {
+        graph_node *n = graph_node_at(g, id);
+        if (n->values)
+            for (int j = 0; j < n->num_outputs; j++) p->from[n->first_value + j] = VALUE_CONST;
+    }
+    for (int i = 0; i < num_feeds; i++) p->from[value_of(g, feeds[i].output)] = VALUE_FED;
+    st = mark_needed(s, p, fetches, needed, err);
+    if (st != NDX_OK) goto done;
+    st = lay_out(s, p, fetches, needed);
+    if (st != NDX_OK) goto done;
+    if (s->borrowed_cap < num_fetches) {
+        int *bigger = realloc(s->borrowed, (size_t)num_fetches * sizeof *bigger);
+        st = NDX_E_NO_MEMORY;
+        if (!bigger) goto done;
+        s->borrowed = bigger;
+        s->borrowed_cap = num_fetches;
+    }
+    if (s->num_plans == SESSION_MAX_PLANS) {
+        run_plan **last = &s->plans;
+        while ((*last)->next) last = &(*last)->next;
+        plan_free(*last);
+        *last = NULL;
+        s->num_plans--;
+    }
+    p->next = s->plans;
+    s->plans = p;
+    s->num_plans++;
+    *out = p;
+    p = NULL;
+    st = NDX_OK;
+done:
+    if (st == NDX_E_NO_MEMORY) ndx_fail(err, st, "ndx_session_run: out of memory for the plan");
+    if (p) plan_free(p);
+    free(needed);
+    return st;
+}
+
+/* ---- running ------------------------------------------------------------------------------ */
+
+/* Runs one node: its outputs come from the pool (a tensor_scatter whose tensor has no other
+ * reader updates it in place); each output's block gets its readers; inputs are let go. */
+static ndx_status run_node(ndx_session *s, const run_plan *p, const graph_node *n,
+                           ndx_error *err) {
+    const ndx_graph *g = s->g;
+    for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[value_of(g, n->inputs[i])];
+    int64_t v0 = n->first_value;
+    int in_place = -1;
+    ndx_status st = NDX_OK;
+    if (n->kind == GRAPH_IDENTITY) {
+        s->out[0] = s->in[0];
+        in_place = s->block[value_of(g, n->inputs[0])];
+    } else {
+        memset(s->out, 0, (size_t)n->num_outputs * sizeof *s->out);
+        if (n->kind == GRAPH_TENSOR_SCATTER) {
+            int b = s->block[value_of(g, n->inputs[0])];
+            if (b >= 0 && s->pool.blocks[b].refs == 1) {
+                s->out[0] = s->in[0];
+                in_place = b;
+            }
+        }
+        ndx_options o = {0};
+        o.num_threads = s->threads;
+        o.bad_indices = n->attrs.bad_indices;
+        o.allocator = &s->pool.as_allocator;
+        if (s->pool.limit) {
+            size_t room = s->pool.in_use < s->pool.limit ? s->pool.limit - s->pool.in_use : 0;
+            o.max_memory = room ? room : 1;
+        }
+        ndx_error e;
+        st = graph_kernel(n, s->in, &o, s->out, &e);
+        if (st == NDX_E_MEMORY_BUDGET) {
+            char msg[NDX_ERROR_MESSAGE_SIZE];
+            snprintf(msg, sizeof msg,
+                     "the run's max_memory of %zu bytes is exceeded (%zu held): %.150s",
+                     s->pool.limit, s->pool.in_use, e.message);
+            return graph_fail_at(err, st, n, msg);
+        }
+        if (st != NDX_OK) return graph_fail_at(err, st, n, e.message);
+    }
+    for (int j = 0; j < n->num_outputs; j++) {
+        int64_t v = v0 + j;
+        int b = n->kind == GRAPH_IDENTITY || (j == 0 && in_place >= 0) ? in_place
+                : s->out[j].data ? pool_find(&s->pool, s->out[j].data)
+                                 : -1;
+        if (p->from[v] == VALUE_FED) { /* the feed wins over what the node computed */
+            pool_unref(&s->pool, b, 0);
+            continue;
+        }
+        s->vals[v] = s->out[j];
+        s->block[v] = b;
+        pool_ref(&s->pool, b, p->reads[v]);
+        if (p->reads[v] == 0 && b != in_place) pool_unref(&s->pool, b, 0);
+    }
+    for (int i = 0; i < n->num_inputs; i++)
+        pool_unref(&s->pool, s->block[value_of(g, n->inputs[i])], 1);
+    return NDX_OK;
+}
+
+/* Releases the blocks the last run's borrowed fetches hold, except those a feed of this run
+ * points into (a result fed back): they are kept until this run's nodes have run. */
+static void release_borrowed(ndx_session *s, int num_feeds, const ndx_feed *feeds) {
+    int kept = 0;
+    for (int i = 0; i < s->num_borrowed; i++) {
+        int b = s->borrowed[i], fed = 0;
+        for (int k = 0; b >= 0 && k < num_feeds && feeds && !fed; k++) {
+            const unsigned char *d = feeds[k].value.data, *ptr = s->pool.blocks[b].ptr;
+            fed = d >= ptr && d < ptr + s->pool.blocks[b].cap;
+        }
+        if (fed)
+            s->borrowed[kept++] = b;
+        else
+            pool_unref(&s->pool, b, 1);
+    }
+    s->num_borrowed = kept;
+}
+
+/* Checks INTO fetches and allocates ALLOCATE ones: the last steps that can fail. */
+static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fetch *fetches,
+                                  ndx_tensor *fresh, ndx_error *err) {
+    ndx_call c;
+    ndx_options o = {0};
+    o.allocator = &s->pool.source;
+    NDX_TRY(ndx_call_init(&c, "ndx_session_run", &o, err));
+    ndx_status st = NDX_OK;
+    int i;
+    for (i = 0; i < num_fetches && st == NDX_OK; i++) {
+        const ndx_tensor *result = &s->vals[value_of(s->g, fetches[i].output)];
+        char what[160], name[128];
+        snprintf(what, sizeof what, "fetch '%s'",
+                 output_name(s->g, fetches[i].output, name, sizeof name));
+        memset(&fresh[i], 0, sizeof fresh[i]);
+        if (fetches[i].mode == NDX_FETCH_INTO) {
+            st = ndx_output_matches("ndx_session_run", result, &fetches[i].value, what, err);
+        } else if (fetches[i].mode == NDX_FETCH_ALLOCATE) {
+            int allocated;
+            st = ndx_call_output(&c, result, &fresh[i], 0, what, &allocated);
+        }
+    }
+    if (st != NDX_OK)
+        for (int k = 0; k < i; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
+    return st;
+}
+
+/* Copies results to the fetches; nothing here can fail. */
+static void publish(ndx_session *s, int num_fetches, ndx_fetch *fetches, ndx_tensor *fresh) {
+    for (int i = 0; i < num_fetches; i++) {
+        int64_t v = value_of(s->g, fetches[i].output);
+        const ndx_tensor *result = &s->vals[v];
+        size_t bytes = 0;
+        int64_t count = ndx_tensor_count(result);
+        if (count > 0) bytes = (size_t)count * result->itemsize;
+        if (fetches[i].mode == NDX_FETCH_BORROW) {
+            fetches[i].value = *result;
+            s->borrowed[s->num_borrowed++] = s->block[v];
+            continue;
+        }
+        ndx_tensor *dst = fetches[i].mode == NDX_FETCH_INTO ? &fetches[i].value : &fresh[i];
+        if (bytes) ndx_parallel_copy(dst->data, result->data, bytes, s->threads);
+        if (fetches[i].mode == NDX_FETCH_ALLOCATE) fetches[i].value = fresh[i];
+        pool_unref(&s->pool, s->block[v], 1);
+    }
+}
+
+ndx_status ndx_session_run(ndx_session *s, int num_feeds, const ndx_feed *feeds, int num_fetches,
+                           ndx_fetch *fetches, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!s) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_session_run: session is NULL");
+    release_borrowed(s, num_feeds > 0 ? num_feeds : 0, feeds);
+    ndx_status st = check_args(s, num_feeds, feeds, num_fetches, fetches, err);
+    run_plan *p = NULL;
+    if (st == NDX_OK) p = find_plan(s, num_feeds, feeds, num_fetches, fetches);
+    if (st == NDX_OK && !p) st = make_plan(s, num_feeds, feeds, num_fetches, fetches, &p, err);
+    if (st != NDX_OK) {
+        release_borrowed(s, 0, NULL);
+        return st;
+    }
+    const ndx_graph *g = s->g;
+    for (int i = 0; i < num_feeds; i++) {
+        int64_t v = value_of(g, feeds[i].output);
+        s->vals[v] = feeds[i].value;
+        s->block[v] = -1;
+    }
+    for (int i = 0; i < p->num_consts; i++) {
+        ndx_output o = p->consts[i];
+        int64_t v = value_of(g, o);
+        s->vals[v] = graph_node_at(g, o.op.id)->values[o.index];
+        s->block[v] = -1;
+    }
+    pool_begin_run(&s->pool, &p->log);
+    for (int k = 0; k < p->num_order && st == NDX_OK; k++)
+        st = run_node(s, p, graph_node_at(g, p->order[k]), err);
+    if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);
+    if (st == NDX_OK) {
+        release_borrowed(s, 0, NULL);
+        publish(s, num_fetches, fetches, p->fresh);
+    } else {
+        pool_release_all(&s->pool);
+        s->num_borrowed = 0;
+    }
+    pool_begin_run(&s->pool, NULL);
+    return st;
+}
