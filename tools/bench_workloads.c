@@ -11,10 +11,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "bench_case.h"
 #include "bench_rng.h"
-
-enum { G1, G2, G3, S1, S2, D1, P1, C0, C1 };
-enum { PARTS = 8, SPARSE_INPUTS = 8, MAX_BLOCKS = 64 };
 
 static const struct {
     const char *name;
@@ -45,17 +43,7 @@ int bench_workload_find(const char *name) {
     return -1;
 }
 
-struct bench_case {
-    int id;
-    double bytes;
-    ndx_tensor in[3]; /* params / tensor / data; indices / partitions; updates */
-    int batch_dims;
-    ndx_tensor out;
-    ndx_tensor part_indices[PARTS], part_data[PARTS], part_out[PARTS]; /* D1 and P1 */
-    ndx_sparse_tensor sp_in[SPARSE_INPUTS], sp_out;                     /* C0 and C1 */
-    void *blocks[MAX_BLOCKS]; /* everything the case owns */
-    int nblocks;
-};
+
 
 double bench_now(void) {
     struct timespec ts;

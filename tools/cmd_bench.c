@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench_graph.h"
 #include "bench_workloads.h"
 #include "cli.h"
 #include "commands.h"
@@ -43,8 +45,16 @@ static const cli_command bench_cmd = {
     "  P1  dynamic_partition: data [4194304, 16] into 8 partitions\n"
     "  C0  sparse_concat axis 0: 8 inputs [100000, 1000000] with 1000000 entries each\n"
     "  C1  sparse_concat axis 1: the same 8 inputs\n"
+    "  N3  graph: seed 003's program on 6 elements (9 nodes run), against direct calls\n"
+    "  N20 graph: a chain of 20 gather_nd nodes on [8, 4] floats, against direct calls\n"
     "\n"
-    "  --repeat R           timed runs per workload (default and minimum 5)\n" CLI_GLOBAL_HELP
+    "N3 and N20 print: NAME graph_us=G direct_us=D nodes=K overhead_per_node_us=(G-D)/K.\n"
+    "With --graph every other workload also runs as a one-node graph (a session fed the same\n"
+    "inputs, fetching into the same outputs), timed alternately with the direct call, and adds\n"
+    "graph_median_s=S graph_vs_direct=S/median_s to its line.\n"
+    "\n"
+    "  --repeat R           timed runs per workload (default and minimum 5)\n"
+    "  --graph              also time the workloads as one-node graphs\n" CLI_GLOBAL_HELP
     "  --quiet              no progress lines on stderr\n"
     "\n"
     "Progress goes to stderr. bench/compare runs the same workloads through NumPy, PyTorch and\n"
@@ -52,7 +62,8 @@ static const cli_command bench_cmd = {
     "\n"
     "Example:\n"
     "  ndx bench G1 --threads 1\n"
-    "  ndx bench all --repeat 9\n"};
+    "  ndx bench all --repeat 9\n"
+    "  ndx bench N3 N20 G1 --graph\n"};
 
 /* Hidden options, for tests and bench/compare: --scale S shrinks (or grows) every workload,
  * --seed N changes the inputs, --digest adds "digest=<hex>" (bench_rng.h's digest of the
@@ -100,7 +111,23 @@ typedef struct bench_settings {
     uint64_t seed;
     int digest;
     int quiet;
+    int graph;
 } bench_settings;
+
+enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, ALL_WORKLOADS };
+
+/* Times a small graph against direct calls. 0, or CLI_FAILED after printing why. */
+static int bench_small(const bench_settings *st, int id) {
+    const char *name = id == SMALL_N3 ? "N3" : "N20";
+    bench_small_result r;
+    ndx_error err = {0};
+    if (bench_small_graph(id - SMALL_N3, st->threads, st->repeat, &r, &err) != NDX_OK)
+        return cli_error("bench %s: %s", name, err.message);
+    printf("%s graph_us=%.3f direct_us=%.3f nodes=%d overhead_per_node_us=%.3f threads=%d\n", name,
+           r.graph_us, r.direct_us, r.nodes, (r.graph_us - r.direct_us) / r.nodes, st->threads);
+    fflush(stdout);
+    return 0;
+}
 
 /* Builds, times and reports one workload. 0, or CLI_FAILED after printing why. */
 static int bench_one(const bench_settings *st, int id, int nth, int total) {
@@ -123,13 +150,22 @@ static int bench_one(const bench_settings *st, int id, int nth, int total) {
                 FIRST_TOUCH_RUNS);
         fflush(stderr);
     }
-    double times[MAX_RUNS], fresh[FIRST_TOUCH_RUNS];
-    ndx_status s = bench_case_run(c, &st->opt, &err); /* warm-up */
+    double times[MAX_RUNS], graph_times[MAX_RUNS], fresh[FIRST_TOUCH_RUNS];
+    bench_graph *bg = NULL;
+    ndx_status s = NDX_OK;
+    if (st->graph) s = bench_graph_create(c, st->opt.num_threads, &bg, &err);
+    if (s == NDX_OK) s = bench_case_run(c, &st->opt, &err); /* warm-up */
+    if (s == NDX_OK && bg) s = bench_graph_run(bg, &err);
     for (int r = 0; s == NDX_OK && r < st->repeat; r++) {
         double start = bench_now();
         s = bench_case_run(c, &st->opt, &err);
         times[r] = bench_now() - start;
+        if (s != NDX_OK || !bg) continue;
+        start = bench_now();
+        s = bench_graph_run(bg, &err);
+        graph_times[r] = bench_now() - start;
     }
+    bench_graph_free(bg);
     /* The digest is of the reused output, before the fresh runs (which free their outputs). */
     uint64_t digest = s == NDX_OK && st->digest ? bench_case_digest(c) : 0;
     for (int r = 0; s == NDX_OK && r < FIRST_TOUCH_RUNS; r++)
@@ -142,6 +178,10 @@ static int bench_one(const bench_settings *st, int id, int nth, int total) {
     double gbps = med > 0 ? bench_case_bytes(c) / med / 1e9 : 0.0;
     printf("%s median_s=%.6f GBps=%.2f threads=%d peak_rss_mb=%.0f first_touch_s=%.6f", name, med,
            gbps, st->threads, peak_rss_mib(), median(fresh, FIRST_TOUCH_RUNS));
+    if (bg) {
+        double g = median(graph_times, st->repeat);
+        printf(" graph_median_s=%.6f graph_vs_direct=%.3f", g, med > 0 ? g / med : 0.0);
+    }
     if (st->digest) printf(" digest=%016llx", (unsigned long long)digest);
     printf("\n");
     fflush(stdout);
@@ -152,13 +192,14 @@ static int bench_one(const bench_settings *st, int id, int nth, int total) {
 int ndx_cmd_bench(int argc, char **argv) {
     cli_globals g;
     const char *repeat_text = NULL, *scale_text = NULL, *seed_text = NULL;
-    int digest = 0, quiet = 0;
+    int digest = 0, quiet = 0, graph = 0;
     const args_option opts[] = {
         {"--repeat", NULL, &repeat_text, NULL},
         {"--scale", NULL, &scale_text, NULL},
         {"--seed", NULL, &seed_text, NULL},
         {"--digest", NULL, NULL, &digest},
         {"--quiet", NULL, NULL, &quiet},
+        {"--graph", NULL, NULL, &graph},
         CLI_GLOBAL_OPTIONS(g),
     };
     const char *pos[argc > 0 ? argc : 1];
@@ -168,7 +209,7 @@ int ndx_cmd_bench(int argc, char **argv) {
     if (rc != CLI_CONTINUE) return rc;
 
     bench_settings st = {.opt = g.opt, .repeat = MIN_REPEAT, .scale = 1.0, .seed = 42,
-                         .digest = digest, .quiet = quiet};
+                         .digest = digest, .quiet = quiet, .graph = graph};
     if (repeat_text &&
         (!args_parse_int(repeat_text, &st.repeat) || st.repeat < MIN_REPEAT || st.repeat > MAX_RUNS))
         return cli_usage_error(&bench_cmd, "--repeat takes a count from %d to %d, not '%s'",
@@ -194,20 +235,26 @@ int ndx_cmd_bench(int argc, char **argv) {
     }
 
     if (npos == 0)
-        return cli_usage_error(&bench_cmd, "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1) or 'all'");
-    int chosen[BENCH_WORKLOAD_COUNT] = {0}, order[BENCH_WORKLOAD_COUNT], n = 0;
+        return cli_usage_error(&bench_cmd,
+                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20) or 'all'");
+    int chosen[ALL_WORKLOADS] = {0}, order[ALL_WORKLOADS], n = 0;
     for (int i = 0; i < npos; i++) {
         int all = strcmp(pos[i], "all") == 0;
         int id = all ? 0 : bench_workload_find(pos[i]);
+        if (!all && id < 0 && strcasecmp(pos[i], "N3") == 0) id = SMALL_N3;
+        if (!all && id < 0 && strcasecmp(pos[i], "N20") == 0) id = SMALL_N20;
         if (id < 0)
-            return cli_usage_error(&bench_cmd,
-                                   "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 or all)",
-                                   pos[i]);
-        for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
+            return cli_usage_error(
+                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 or all)",
+                pos[i]);
+        for (int k = id; k < (all ? ALL_WORKLOADS : id + 1); k++)
             if (!chosen[k]) chosen[k] = 1, order[n++] = k;
     }
     int failed = 0;
-    for (int i = 0; i < n; i++)
-        if (bench_one(&st, order[i], i + 1, n) != 0) failed = 1;
+    for (int i = 0; i < n; i++) {
+        int one = order[i] >= SMALL_N3 ? bench_small(&st, order[i])
+                                       : bench_one(&st, order[i], i + 1, n);
+        if (one != 0) failed = 1;
+    }
     return failed ? CLI_FAILED : CLI_OK;
 }

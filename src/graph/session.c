@@ -24,6 +24,9 @@ typedef struct run_plan {
     ndx_output *consts;   /* constant values the plan reads */
     int num_consts;
     ndx_tensor *fresh;    /* per fetch: the block made for an ALLOCATE fetch */
+    int direct;           /* every fetch is INTO, of the last node, read by nothing else: that
+                             node writes straight into the caller's buffers (a node that fails
+                             writes nothing, and nothing runs after it) */
     pool_log log;
     struct run_plan *next;
 } run_plan;
@@ -257,6 +260,14 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
             p->consts[p->num_consts++] = fetches[i].output;
         p->reads[v]++;
     }
+    p->direct = p->num_order > 0 && p->num_fetches > 0;
+    for (int i = 0; i < p->num_fetches && p->direct; i++) {
+        ndx_output o = fetches[i].output;
+        int64_t v = value_of(g, o);
+        p->direct = fetches[i].mode == NDX_FETCH_INTO && o.op.id == p->order[p->num_order - 1] &&
+                    p->from[v] == VALUE_RUN && p->reads[v] == 1 &&
+                    graph_node_at(g, o.op.id)->kind != GRAPH_IDENTITY;
+    }
     return NDX_OK;
 }
 
@@ -320,7 +331,7 @@ done:
 /* Runs one node: its outputs come from the pool (a tensor_scatter whose tensor has no other
  * reader updates it in place); each output's block gets its readers; inputs are let go. */
 static ndx_status run_node(ndx_session *s, const run_plan *p, const graph_node *n,
-                           ndx_error *err) {
+                           const ndx_fetch *direct, ndx_error *err) {
     const ndx_graph *g = s->g;
     for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[value_of(g, n->inputs[i])];
     int64_t v0 = n->first_value;
@@ -331,7 +342,9 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, const graph_node *
         in_place = s->block[value_of(g, n->inputs[0])];
     } else {
         memset(s->out, 0, (size_t)n->num_outputs * sizeof *s->out);
-        if (n->kind == GRAPH_TENSOR_SCATTER) {
+        for (int i = 0; direct && i < p->num_fetches; i++)
+            s->out[direct[i].output.index] = direct[i].value;
+        if (n->kind == GRAPH_TENSOR_SCATTER && !direct) {
             int b = s->block[value_of(g, n->inputs[0])];
             if (b >= 0 && s->pool.blocks[b].refs == 1) {
                 s->out[0] = s->in[0];
@@ -360,7 +373,7 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, const graph_node *
     for (int j = 0; j < n->num_outputs; j++) {
         int64_t v = v0 + j;
         int b = n->kind == GRAPH_IDENTITY || (j == 0 && in_place >= 0) ? in_place
-                : s->out[j].data ? pool_find(&s->pool, s->out[j].data)
+                : s->out[j].data ? pool_find(&s->pool, s->out[j].data) /* -1: a caller's */
                                  : -1;
         if (p->from[v] == VALUE_FED) { /* the feed wins over what the node computed */
             pool_unref(&s->pool, b, 0);
@@ -435,7 +448,7 @@ static void publish(ndx_session *s, int num_fetches, ndx_fetch *fetches, ndx_ten
             continue;
         }
         ndx_tensor *dst = fetches[i].mode == NDX_FETCH_INTO ? &fetches[i].value : &fresh[i];
-        if (bytes) ndx_parallel_copy(dst->data, result->data, bytes, s->threads);
+        if (bytes && dst->data != result->data) ndx_parallel_copy(dst->data, result->data, bytes, s->threads);
         if (fetches[i].mode == NDX_FETCH_ALLOCATE) fetches[i].value = fresh[i];
         pool_unref(&s->pool, s->block[v], 1);
     }
@@ -468,7 +481,8 @@ ndx_status ndx_session_run(ndx_session *s, int num_feeds, const ndx_feed *feeds,
     }
     pool_begin_run(&s->pool, &p->log);
     for (int k = 0; k < p->num_order && st == NDX_OK; k++)
-        st = run_node(s, p, graph_node_at(g, p->order[k]), err);
+        st = run_node(s, p, graph_node_at(g, p->order[k]),
+                      p->direct && k == p->num_order - 1 ? fetches : NULL, err);
     if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);
     if (st == NDX_OK) {
         release_borrowed(s, 0, NULL);
