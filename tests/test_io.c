@@ -1318,24 +1318,24 @@ static void atomic_output(void **state) {
     tmp_file(&d, "out.npy", path, sizeof path);
     write_file(path, "old contents", 12);
     assert_int_equal(chmod(path, 0640), 0);
-    ndx_output o;
+    ndx_file_out o;
     ndx_error err;
     /* abort: the destination is untouched and the temporary file gone */
-    assert_ok(ndx_output_open(&o, path, &err), &err);
+    assert_ok(ndx_file_out_open(&o, path, &err), &err);
     assert_non_null(o.f);
     assert_int_equal(tmp_entries(&d), 2);
     fputs("new contents", o.f);
-    ndx_output_abort(&o);
-    ndx_output_abort(&o);
+    ndx_file_out_abort(&o);
+    ndx_file_out_abort(&o);
     blob b = read_file(path);
     assert_int_equal(b.len, 12);
     assert_memory_equal(b.p, "old contents", 12);
     blob_free(&b);
     assert_int_equal(tmp_entries(&d), 1);
     /* commit: replaced whole, permissions kept */
-    assert_ok(ndx_output_open(&o, path, &err), &err);
+    assert_ok(ndx_file_out_open(&o, path, &err), &err);
     fputs("new contents!", o.f);
-    assert_ok(ndx_output_commit(&o, &err), &err);
+    assert_ok(ndx_file_out_commit(&o, &err), &err);
     b = read_file(path);
     assert_int_equal(b.len, 13);
     assert_memory_equal(b.p, "new contents!", 13);
@@ -1344,8 +1344,8 @@ static void atomic_output(void **state) {
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
     assert_int_equal(tmp_entries(&d), 1);
-    ndx_output_abort(&o); /* safe after commit */
-    assert_fails(ndx_output_commit(&o, &err), &err, NDX_E_INVALID_ARGUMENT, "nothing to commit");
+    ndx_file_out_abort(&o); /* safe after commit */
+    assert_fails(ndx_file_out_commit(&o, &err), &err, NDX_E_INVALID_ARGUMENT, "nothing to commit");
     /* a write that fails (the file-size limit) leaves the old file */
     int64_t n = 1 << 18;
     ndx_tensor t = test_tensor(NDX_FLOAT64, 0, 1, &n);
@@ -1380,7 +1380,7 @@ static void atomic_output(void **state) {
     assert_fails(ndx_npy_save(missing, &t, NDX_STRING_BYTES, &err), &err, NDX_E_IO, missing);
     char slash[160];
     snprintf(slash, sizeof slash, "%s/", d.path);
-    assert_fails(ndx_output_open(&o, slash, &err), &err, NDX_E_IO, "folder");
+    assert_fails(ndx_file_out_open(&o, slash, &err), &err, NDX_E_IO, "folder");
     /* renaming over a folder fails at commit: the folder stays, the temporary file goes */
     char sub[160];
     snprintf(sub, sizeof sub, "%s/sub", d.path);

@@ -10,6 +10,7 @@
 
 #include "bench_case.h"
 #include "ndx_graph.h"
+#include "seed_graph.h"
 
 enum { MAX_FEEDS = 3 * SPARSE_INPUTS + 2 * PARTS, MAX_FETCHES = PARTS };
 
@@ -145,23 +146,6 @@ static ndx_status seed003_direct(const ndx_options *opt, float *y, ndx_error *er
         ndx_tensor_free(&pos[p]);
     }
     return st;
-}
-
-static ndx_graph *seed003_graph(ndx_output *x, ndx_output *y) {
-    ndx_graph *g = ndx_graph_new();
-    ndx_scope s = ndx_graph_root(g);
-    ndx_spec any = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(NDX_UNKNOWN));
-    *x = ndx_op_placeholder(s, &any);
-    ndx_output mask = ndx_op_cast(
-        s, ndx_op_not_equal(s, *x, ndx_op_const_float(s, NDX_FLOAT32, -1.0)), NDX_INT32);
-    ndx_output data[2], pos[2];
-    ndx_op_dynamic_partition(s, *x, mask, 2, data);
-    data[1] = ndx_op_add(s, data[1], ndx_op_const_float(s, NDX_FLOAT32, 1.0));
-    ndx_output r = ndx_op_range(s, ndx_op_const_int(s, NDX_INT32, 0), ndx_op_size(s, *x, NDX_INT32),
-                                ndx_op_const_int(s, NDX_INT32, 1));
-    ndx_op_dynamic_partition(s, r, mask, 2, pos);
-    *y = ndx_op_dynamic_stitch(s, 2, pos, data);
-    return g;
 }
 
 enum { CHAIN = 20 };

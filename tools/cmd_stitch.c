@@ -127,7 +127,7 @@ static int ensure_open_files(int parts) {
  * failure (a full disk, say) leaves every existing PREFIX.p.npy as it was. */
 static int write_parts(const char *prefix, int parts, const ndx_tensor *outs,
                        ndx_string_kind kind) {
-    ndx_output *files = calloc((size_t)parts, sizeof *files);
+    ndx_file_out *files = calloc((size_t)parts, sizeof *files);
     size_t path_cap = strlen(prefix) + 32;
     char *path = malloc(path_cap);
     int rc = 0, opened = 0;
@@ -153,7 +153,7 @@ static int write_parts(const char *prefix, int parts, const ndx_tensor *outs,
     }
     for (int p = 0; p < parts && rc == 0; p++) {
         snprintf(path, path_cap, "%s.%d.npy", prefix, p);
-        if (ndx_output_open(&files[p], path, &err) != NDX_OK) {
+        if (ndx_file_out_open(&files[p], path, &err) != NDX_OK) {
             rc = cli_fail(&err);
             break;
         }
@@ -166,9 +166,9 @@ static int write_parts(const char *prefix, int parts, const ndx_tensor *outs,
     }
     for (int p = 0; p < opened; p++) {
         if (rc == 0) {
-            if (ndx_output_commit(&files[p], &err) != NDX_OK) rc = cli_fail(&err);
+            if (ndx_file_out_commit(&files[p], &err) != NDX_OK) rc = cli_fail(&err);
         } else {
-            ndx_output_abort(&files[p]);
+            ndx_file_out_abort(&files[p]);
         }
     }
 done:
@@ -205,7 +205,7 @@ int ndx_cmd_dynamic_partition(int argc, char **argv) {
     /* One output view per partition; the op itself rejects parts < 1, so give it room for one.
      * The views count against the memory limit like everything else a run allocates. */
     size_t slots = parts > 0 ? (size_t)parts : 1;
-    size_t view_bytes = slots * (sizeof(ndx_tensor) + sizeof(ndx_output));
+    size_t view_bytes = slots * (sizeof(ndx_tensor) + sizeof(ndx_file_out));
     if (g.opt.max_memory && view_bytes > g.opt.max_memory)
         return cli_error("dynamic_partition: num_partitions = %d needs %zu bytes of output "
                          "descriptions, over the memory limit of %zu bytes (see --max-memory)",

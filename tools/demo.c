@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "print.h"
+#include "seed_graph.h"
 
 static const cli_command demo_cmd = {
     "demo",
@@ -17,7 +18,9 @@ static const cli_command demo_cmd = {
     "\n"
     "Runs every example of TensorFlow's documentation for gather_nd, tensor_scatter_nd_add,\n"
     "dynamic_stitch (with dynamic_partition) and sparse_concat through the library, prints the\n"
-    "inputs and outputs, and checks each output against the one the documentation gives.\n"
+    "inputs and outputs, and checks each output against the one the documentation gives. Then\n"
+    "builds seed 003's program as a graph, prints its nodes with the shapes inferred before any\n"
+    "data exists, and runs it.\n"
     "Exits 0 when every example gives the documented result, 1 otherwise.\n"
     "\n" CLI_GLOBAL_HELP
     "\n"
@@ -479,6 +482,49 @@ static void sparse_examples(demo *d) {
     concat(d, in, 1, &want);
 }
 
+/* ---- seed 003 as a graph ------------------------------------------------------------------- */
+
+static void graph_example(demo *d) {
+    title("seed 003 as a graph", "TensorFlow's C++ op classes: scope, operation, output, node()");
+    ndx_output x, y;
+    ndx_graph *g = seed003_graph(&x, &y);
+    ndx_error err = {0};
+    ndx_session_options so = {d->opt.num_threads, d->opt.max_memory, NULL};
+    ndx_session *s = NULL;
+    if (ndx_graph_finish(g, &err) != NDX_OK || !(s = ndx_session_new(g, &so, &err))) {
+        failed(d, &err);
+        ndx_graph_free(g);
+        return;
+    }
+    heading("Nodes, with the shapes inferred when the graph was built (x is float32 [?]):");
+    for (int i = 0; i < ndx_graph_node_count(g); i++) {
+        ndx_node node;
+        ndx_operation op = ndx_graph_node(g, i);
+        ndx_node_info(op, &node, NULL);
+        printf(INDENT "%-28s %-17s", node.name, node.type);
+        for (int k = 0; k < node.num_outputs; k++) {
+            char dims[NDX_DIMS_TEXT];
+            ndx_format_spec_dims(dims, sizeof dims, &node.outputs[k]);
+            printf(" %s%s", ndx_dtype_name(node.outputs[k].dtype), dims);
+        }
+        printf("%s\n", ndx_output_constant(ndx_operation_output(op, 0)) ? "  (constant)" : "");
+    }
+    heading("Run with x fed:");
+    ndx_tensor xv = f32(d, 1, SHAPE(6), REALS(0.1, -1., 5.2, 4.3, -1., 7.4));
+    ndx_tensor want = f32(d, 1, SHAPE(6), REALS(1.1, -1., 6.2, 5.3, -1, 8.4));
+    show("x", 1, &xv);
+    ndx_feed feed = {x, xv};
+    ndx_fetch fetch = {y, NDX_FETCH_BORROW, {0}};
+    if (ndx_session_run(s, 1, &feed, 1, &fetch, &err) != NDX_OK) {
+        failed(d, &err);
+    } else {
+        show("y", 1, &fetch.value);
+        verdict(d, documented(&fetch.value, &want), "y", 1, &want);
+    }
+    ndx_session_free(s);
+    ndx_graph_free(g);
+}
+
 int ndx_cmd_demo(int argc, char **argv) {
     cli_globals g;
     const args_option opts[] = {CLI_GLOBAL_OPTIONS(g)};
@@ -499,6 +545,7 @@ int ndx_cmd_demo(int argc, char **argv) {
     scatter_examples(&d);
     stitch_examples(&d);
     sparse_examples(&d);
+    graph_example(&d);
     if (d.differing == 0)
         printf("\nAll %d examples give the documented results.\n", d.examples);
     else

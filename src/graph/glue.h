@@ -1,6 +1,6 @@
 /* glue.h — the few small ops that programs of ndx's index ops need around them (seed 003's
  * `x != -1`, `cast`, `+ 1`, `range(size(x))`; a sharded lookup's `ids % shards`, `ids // shards`).
- * They follow the conventions of the public ops (ndx.h): an infer function on partial shapes
+ * The operands of the binary ops are called x and y, as in TensorFlow. They follow the conventions of the public ops (ndx.h): an infer function on partial shapes
  * with the same checks and messages as the op, the op checks everything before it writes, and
  * an output with data == NULL is allocated through the call's allocator (ndx_call_output).
  * Private to libndx: the graph layer builds and runs them. */
@@ -15,7 +15,8 @@
  *     rounded to nearest even; complex).
  *   FLOOR_DIV, FLOOR_MOD: integers and floats (not complex, not bool). Integers: floor division
  *     and a remainder with the sign of the divisor (TF's FloorDiv/FloorMod); a zero divisor is
- *     NDX_E_INVALID_ARGUMENT "floor_div: integer division by zero" (checked before any write);
+ *     NDX_E_INVALID_ARGUMENT "floor_div: integer division by zero: y[4] = 0" (checked before any
+ *     write);
  *     INT_MIN / -1 wraps to INT_MIN and its remainder is 0. Floats: floor(a / b) and
  *     a - floor(a / b) * b computed as TF does (fmod, then + b when the signs differ).
  *   EQUAL, NOT_EQUAL: every dtype including bool and strings (same width); output bool.

@@ -63,18 +63,18 @@ ndx_status ndx_npz_write_sparse(FILE *f, const ndx_sparse_tensor *sp, ndx_string
 /* ---- writing files without ever losing the old one ---- */
 
 /* An output being written: a temporary file in the destination's folder, renamed over the
- * destination by ndx_output_commit only when complete and flushed to disk. */
-typedef struct ndx_output {
+ * destination by ndx_file_out_commit only when complete and flushed to disk. */
+typedef struct ndx_file_out {
     FILE *f;
     char *path;     /* destination */
     char *tmp_path; /* temporary, in the same folder */
-} ndx_output;
+} ndx_file_out;
 
-ndx_status ndx_output_open(ndx_output *o, const char *path, ndx_error *err);
+ndx_status ndx_file_out_open(ndx_file_out *o, const char *path, ndx_error *err);
 /* Flushes, fsyncs, closes and renames into place. On failure removes the temporary file. */
-ndx_status ndx_output_commit(ndx_output *o, ndx_error *err);
+ndx_status ndx_file_out_commit(ndx_file_out *o, ndx_error *err);
 /* Closes and removes the temporary file; the destination is untouched. Safe after commit. */
-void ndx_output_abort(ndx_output *o);
+void ndx_file_out_abort(ndx_file_out *o);
 
 /* Convenience: the whole .npy / .npz written atomically to `path`. */
 ndx_status ndx_npy_save(const char *path, const ndx_tensor *t, ndx_string_kind kind,

@@ -13,7 +13,7 @@
 
 #include "io_internal.h"
 
-static void output_clear(ndx_output *o) {
+static void output_clear(ndx_file_out *o) {
     free(o->path);
     free(o->tmp_path);
     memset(o, 0, sizeof *o);
@@ -38,7 +38,7 @@ static mode_t default_file_mode(void) {
     return 0666 & ~mask;
 }
 
-ndx_status ndx_output_open(ndx_output *o, const char *path, ndx_error *err) {
+ndx_status ndx_file_out_open(ndx_file_out *o, const char *path, ndx_error *err) {
     ndx_error_clear(err);
     memset(o, 0, sizeof *o);
     char why[128];
@@ -96,7 +96,7 @@ static void sync_folder(const char *path) {
     free(dir);
 }
 
-ndx_status ndx_output_commit(ndx_output *o, ndx_error *err) {
+ndx_status ndx_file_out_commit(ndx_file_out *o, ndx_error *err) {
     char why[128];
     if (!o || !o->f)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "output: nothing to commit (already "
@@ -126,7 +126,7 @@ ndx_status ndx_output_commit(ndx_output *o, ndx_error *err) {
     return NDX_OK;
 }
 
-void ndx_output_abort(ndx_output *o) {
+void ndx_file_out_abort(ndx_file_out *o) {
     if (!o) return;
     if (o->f) {
         fclose(o->f);
@@ -138,24 +138,24 @@ void ndx_output_abort(ndx_output *o) {
 
 ndx_status ndx_npy_save(const char *path, const ndx_tensor *t, ndx_string_kind kind,
                         ndx_error *err) {
-    ndx_output o;
-    NDX_TRY(ndx_output_open(&o, path, err));
+    ndx_file_out o;
+    NDX_TRY(ndx_file_out_open(&o, path, err));
     ndx_status st = ndx_npy_write(o.f, t, kind, path, err);
     if (st != NDX_OK) {
-        ndx_output_abort(&o);
+        ndx_file_out_abort(&o);
         return st;
     }
-    return ndx_output_commit(&o, err);
+    return ndx_file_out_commit(&o, err);
 }
 
 ndx_status ndx_npz_save_sparse(const char *path, const ndx_sparse_tensor *sp, ndx_string_kind kind,
                                int compress, ndx_error *err) {
-    ndx_output o;
-    NDX_TRY(ndx_output_open(&o, path, err));
+    ndx_file_out o;
+    NDX_TRY(ndx_file_out_open(&o, path, err));
     ndx_status st = ndx_npz_write_sparse(o.f, sp, kind, compress, path, err);
     if (st != NDX_OK) {
-        ndx_output_abort(&o);
+        ndx_file_out_abort(&o);
         return st;
     }
-    return ndx_output_commit(&o, err);
+    return ndx_file_out_commit(&o, err);
 }

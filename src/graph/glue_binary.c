@@ -1,0 +1,267 @@
+/* glue_binary.c — elementwise add, sub, mul, floor_div, floor_mod, equal and not_equal of two
+ * tensors of one dtype, equal in shape or one of them a scalar (see glue.h). */
+#include <math.h>
+#include <stdio.h>
+
+#include "glue.h"
+#include "core.h"
+#include "half.h"
+
+/* Elements per worker below which a loop stays on one thread. */
+#define GLUE_GRAIN ((int64_t)1 << 16)
+
+const char *ndx_binary_op_name(ndx_binary_op op) {
+    static const char *const names[NDX_BINARY_COUNT] = {
+        "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal"};
+    return (unsigned)op < NDX_BINARY_COUNT ? names[op] : "binary";
+}
+
+static int is_compare(ndx_binary_op op) {
+    return op == NDX_BINARY_EQUAL || op == NDX_BINARY_NOT_EQUAL;
+}
+
+/* 1 when `op` takes `dtype`. */
+static int supports(ndx_binary_op op, ndx_dtype dtype) {
+    ndx_dtype_kind k = ndx_dtype_kind_of(dtype);
+    if (is_compare(op)) return 1;
+    if (k == NDX_KIND_BOOL || k == NDX_KIND_STRING) return 0;
+    return k != NDX_KIND_COMPLEX || op == NDX_BINARY_ADD || op == NDX_BINARY_SUB ||
+           op == NDX_BINARY_MUL;
+}
+
+/* ---- infer ------------------------------------------------------------------------------- */
+
+static ndx_status shape_conflict(const char *op, const ndx_spec *x, const ndx_spec *y,
+                                 ndx_error *err) {
+    char xd[NDX_DIMS_TEXT], yd[NDX_DIMS_TEXT];
+    ndx_format_spec_dims(xd, sizeof xd, x);
+    ndx_format_spec_dims(yd, sizeof yd, y);
+    return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                    "%s: x has shape %s and y has shape %s; they must be equal or one of them a "
+                    "scalar",
+                    op, xd, yd);
+}
+
+ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec *y,
+                            ndx_spec *out, ndx_error *err) {
+    const char *name = ndx_binary_op_name(op);
+    if ((unsigned)op >= NDX_BINARY_COUNT)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "binary: op = %d is not an ndx_binary_op",
+                        (int)op);
+    NDX_TRY(ndx_spec_check(x, name, err));
+    NDX_TRY(ndx_spec_check(y, name, err));
+    if (x->dtype != y->dtype)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: x is %s and y is %s; they must have the same dtype", name,
+                        ndx_dtype_name(x->dtype), ndx_dtype_name(y->dtype));
+    if (!supports(op, x->dtype))
+        return ndx_fail(err, NDX_E_UNSUPPORTED, "%s: dtype %s is not supported", name,
+                        ndx_dtype_name(x->dtype));
+    /* The output takes the shape of the operand that is not a scalar. */
+    const ndx_spec *shaped;
+    if (x->rank == 0) {
+        shaped = y;
+    } else if (y->rank == 0) {
+        shaped = x;
+    } else if (x->rank == NDX_UNKNOWN || y->rank == NDX_UNKNOWN) {
+        /* The unknown side is a scalar or has the known side's shape. */
+        shaped = x->rank == NDX_UNKNOWN ? y : x;
+    } else {
+        if (x->rank != y->rank) return shape_conflict(name, x, y, err);
+        for (int i = 0; i < x->rank; i++)
+            if (ndx_dims_conflict(x->shape[i], y->shape[i]))
+                return shape_conflict(name, x, y, err);
+        shaped = x;
+    }
+    *out = *shaped;
+    for (int i = 0; x->rank == y->rank && i < x->rank; i++)
+        if (!ndx_dim_known(out->shape[i])) out->shape[i] = y->shape[i];
+    if (is_compare(op)) {
+        out->dtype = NDX_BOOL;
+        out->itemsize = 1;
+    } else {
+        out->itemsize = x->itemsize;
+    }
+    return NDX_OK;
+}
+
+/* ---- the elementwise loops ---------------------------------------------------------------- */
+
+typedef struct binary_job {
+    ndx_binary_op op;
+    ndx_dtype dtype;
+    const unsigned char *x, *y;
+    size_t x_step, y_step; /* bytes per element; 0 for a broadcast scalar */
+    size_t x_size, y_size; /* element widths (strings may differ) */
+    unsigned char *out;
+} binary_job;
+
+/* Integer floor division and remainder as TensorFlow's FloorDiv / FloorMod; y != 0 was checked.
+ * x / -1 is negation that wraps (INT_MIN / -1 is undefined in C). */
+#define SIGNED_FLOOR_DIV(T, a, b)                                                             \
+    ((b) == (T)-1 ? (T)(0 - (uint64_t)(a))                                                    \
+                  : (T)((a) / (b) - (((a) % (b) != 0) && (((a) < 0) != ((b) < 0)))))
+#define SIGNED_FLOOR_MOD(T, a, b)                                                             \
+    ((b) == (T)-1 ? (T)0                                                                      \
+                  : (T)((a) % (b) + (((a) % (b) != 0 && (((a) % (b) < 0) != ((b) < 0))) ? (b) : 0)))
+/* Unsigned: floor division is plain division. */
+#define UNSIGNED_FLOOR_DIV(T, a, b) ((T)((a) / (b)))
+#define UNSIGNED_FLOOR_MOD(T, a, b) ((T)((a) % (b)))
+
+static double float_floor_mod(double a, double b) {
+    double m = fmod(a, b);
+    return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
+}
+
+static float float_floor_modf(float a, float b) {
+    float m = fmodf(a, b);
+    return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
+}
+
+/* One loop over [begin, end) for element type T: OUT_T out = EXPR(a, b). */
+#define LOOP(T, OUT_T, EXPR)                                                                  \
+    do {                                                                                      \
+        for (int64_t i = begin; i < end; i++) {                                               \
+            T a, b;                                                                           \
+            memcpy(&a, j->x + (size_t)i * j->x_step, sizeof a);                               \
+            memcpy(&b, j->y + (size_t)i * j->y_step, sizeof b);                               \
+            OUT_T r = EXPR;                                                                   \
+            memcpy(j->out + (size_t)i * sizeof(OUT_T), &r, sizeof r);                         \
+        }                                                                                     \
+    } while (0)
+
+/* Integers: arithmetic in uint64_t wraps without undefined behaviour. */
+#define INT_OPS(T, DIV, MOD)                                                                  \
+    switch (j->op) {                                                                          \
+    case NDX_BINARY_ADD: LOOP(T, T, (T)((uint64_t)a + (uint64_t)b)); break;                   \
+    case NDX_BINARY_SUB: LOOP(T, T, (T)((uint64_t)a - (uint64_t)b)); break;                   \
+    case NDX_BINARY_MUL: LOOP(T, T, (T)((uint64_t)a * (uint64_t)b)); break;                   \
+    case NDX_BINARY_FLOOR_DIV: LOOP(T, T, DIV(T, a, b)); break;                               \
+    case NDX_BINARY_FLOOR_MOD: LOOP(T, T, MOD(T, a, b)); break;                               \
+    case NDX_BINARY_EQUAL: LOOP(T, uint8_t, a == b); break;                                   \
+    default: LOOP(T, uint8_t, a != b); break;                                                 \
+    }
+
+/* Floats, computed in C (float16 and bfloat16 in float): TO(a) widens, FROM(r) narrows. */
+#define FLOAT_OPS(T, C, TO, FROM, FLOOR, FMOD)                                                \
+    switch (j->op) {                                                                          \
+    case NDX_BINARY_ADD: LOOP(T, T, FROM((C)TO(a) + (C)TO(b))); break;                        \
+    case NDX_BINARY_SUB: LOOP(T, T, FROM((C)TO(a) - (C)TO(b))); break;                        \
+    case NDX_BINARY_MUL: LOOP(T, T, FROM((C)TO(a) * (C)TO(b))); break;                        \
+    case NDX_BINARY_FLOOR_DIV: LOOP(T, T, FROM(FLOOR((C)TO(a) / (C)TO(b)))); break;           \
+    case NDX_BINARY_FLOOR_MOD: LOOP(T, T, FROM(FMOD((C)TO(a), (C)TO(b)))); break;             \
+    case NDX_BINARY_EQUAL: LOOP(T, uint8_t, TO(a) == TO(b)); break;                           \
+    default: LOOP(T, uint8_t, TO(a) != TO(b)); break;                                         \
+    }
+
+#define SAME(v) (v)
+
+typedef struct c64 { float re, im; } c64;
+typedef struct c128 { double re, im; } c128;
+
+#define COMPLEX_OPS(T)                                                                        \
+    switch (j->op) {                                                                          \
+    case NDX_BINARY_ADD: LOOP(T, T, ((T){a.re + b.re, a.im + b.im})); break;                 \
+    case NDX_BINARY_SUB: LOOP(T, T, ((T){a.re - b.re, a.im - b.im})); break;                 \
+    case NDX_BINARY_MUL:                                                                      \
+        LOOP(T, T, ((T){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}));             \
+        break;                                                                                \
+    case NDX_BINARY_EQUAL: LOOP(T, uint8_t, a.re == b.re && a.im == b.im); break;             \
+    default: LOOP(T, uint8_t, a.re != b.re || a.im != b.im); break;                           \
+    }
+
+/* Two strings are equal when their bytes are, NUL padding aside (widths may differ). */
+static int strings_equal(const unsigned char *a, size_t na, const unsigned char *b, size_t nb) {
+    size_t n = na < nb ? na : nb;
+    if (memcmp(a, b, n) != 0) return 0;
+    for (size_t k = n; k < na; k++)
+        if (a[k]) return 0;
+    for (size_t k = n; k < nb; k++)
+        if (b[k]) return 0;
+    return 1;
+}
+
+static void binary_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const binary_job *j = ctx;
+    switch (j->dtype) {
+    case NDX_INT8: INT_OPS(int8_t, SIGNED_FLOOR_DIV, SIGNED_FLOOR_MOD); break;
+    case NDX_INT16: INT_OPS(int16_t, SIGNED_FLOOR_DIV, SIGNED_FLOOR_MOD); break;
+    case NDX_INT32: INT_OPS(int32_t, SIGNED_FLOOR_DIV, SIGNED_FLOOR_MOD); break;
+    case NDX_INT64: INT_OPS(int64_t, SIGNED_FLOOR_DIV, SIGNED_FLOOR_MOD); break;
+    case NDX_UINT8: INT_OPS(uint8_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break;
+    case NDX_UINT16: INT_OPS(uint16_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break;
+    case NDX_UINT32: INT_OPS(uint32_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break;
+    case NDX_UINT64: INT_OPS(uint64_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break;
+    case NDX_BOOL: INT_OPS(uint8_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break; /* only equal / not_equal reach here */
+    case NDX_FLOAT16:
+        FLOAT_OPS(uint16_t, float, ndx_half_to_float, ndx_float_to_half, floorf,
+                  float_floor_modf);
+        break;
+    case NDX_BFLOAT16:
+        FLOAT_OPS(uint16_t, float, ndx_bf16_to_float, ndx_float_to_bf16, floorf,
+                  float_floor_modf);
+        break;
+    case NDX_FLOAT32: FLOAT_OPS(float, float, SAME, SAME, floorf, float_floor_modf); break;
+    case NDX_FLOAT64: FLOAT_OPS(double, double, SAME, SAME, floor, float_floor_mod); break;
+    case NDX_COMPLEX64: COMPLEX_OPS(c64); break;
+    case NDX_COMPLEX128: COMPLEX_OPS(c128); break;
+    default: /* strings: equal / not_equal */
+        for (int64_t i = begin; i < end; i++) {
+            int eq = strings_equal(j->x + (size_t)i * j->x_step, j->x_size,
+                                   j->y + (size_t)i * j->y_step, j->y_size);
+            j->out[i] = (uint8_t)(j->op == NDX_BINARY_EQUAL ? eq : !eq);
+        }
+        break;
+    }
+}
+
+/* ---- the op ------------------------------------------------------------------------------ */
+
+/* Integer division and remainder fail on a zero divisor before anything is written. */
+static ndx_status check_divisor(const char *op, const ndx_tensor *y, int64_t count,
+                                ndx_error *err) {
+    for (int64_t i = 0; i < count; i++) {
+        const unsigned char *e = (const unsigned char *)y->data + (size_t)i * y->itemsize;
+        size_t k = 0;
+        while (k < y->itemsize && e[k] == 0) k++;
+        if (k < y->itemsize) continue;
+        char where[NDX_DIMS_TEXT] = "";
+        if (y->rank > 0) ndx_format_position(where, sizeof where, y->rank, y->shape, i);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: integer division by zero: y%s = 0", op, where);
+    }
+    return NDX_OK;
+}
+
+ndx_status ndx_binary(ndx_binary_op op, const ndx_tensor *x, const ndx_tensor *y,
+                      const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    const char *name = ndx_binary_op_name(op);
+    ndx_call c;
+    NDX_TRY(ndx_call_begin(&c, name, opt, out, err));
+    if (!x || !y) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: x or y is NULL", name);
+    int64_t nx, ny;
+    NDX_TRY(ndx_tensor_check(x, name, &nx, NULL, err));
+    NDX_TRY(ndx_tensor_check(y, name, &ny, NULL, err));
+    ndx_spec xs = ndx_spec_of(x), ys = ndx_spec_of(y), os;
+    NDX_TRY(ndx_binary_infer(op, &xs, &ys, &os, err));
+    ndx_dtype_kind kind = ndx_dtype_kind_of(x->dtype);
+    if ((op == NDX_BINARY_FLOOR_DIV || op == NDX_BINARY_FLOOR_MOD) &&
+        (kind == NDX_KIND_SIGNED || kind == NDX_KIND_UNSIGNED))
+        NDX_TRY(check_divisor(name, y, ny, err));
+    ndx_tensor want = ndx_view_of_spec(&os);
+    int allocated;
+    NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
+    int64_t n = ndx_tensor_count(out);
+    binary_job j = {op,
+                    x->dtype,
+                    x->data,
+                    y->data,
+                    x->rank == 0 ? 0 : x->itemsize,
+                    y->rank == 0 ? 0 : y->itemsize,
+                    x->itemsize,
+                    y->itemsize,
+                    out->data};
+    ndx_parallel_for(c.threads, n, GLUE_GRAIN, binary_range, &j);
+    return NDX_OK;
+}

@@ -1,0 +1,154 @@
+/* glue_cast.c — cast between every dtype but strings (see glue.h for the rules at the edges). */
+#include <math.h>
+
+#include "core.h"
+#include "glue.h"
+#include "half.h"
+
+#define GLUE_GRAIN ((int64_t)1 << 16)
+
+/* One element, widened: integers exactly (signed or unsigned), floats as double, complex as
+ * two doubles. */
+typedef struct wide {
+    enum { WIDE_SIGNED, WIDE_UNSIGNED, WIDE_REAL } kind;
+    int64_t i;
+    uint64_t u;
+    double re, im;
+} wide;
+
+static wide read_wide(const unsigned char *p, ndx_dtype dt) {
+    wide w = {WIDE_REAL, 0, 0, 0.0, 0.0};
+    union {
+        int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+        uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+        float f[2]; double d[2];
+    } v;
+    memcpy(&v, p, ndx_dtype_size(dt));
+    switch (dt) {
+    case NDX_INT8: w.kind = WIDE_SIGNED; w.i = v.i8; break;
+    case NDX_INT16: w.kind = WIDE_SIGNED; w.i = v.i16; break;
+    case NDX_INT32: w.kind = WIDE_SIGNED; w.i = v.i32; break;
+    case NDX_INT64: w.kind = WIDE_SIGNED; w.i = v.i64; break;
+    case NDX_BOOL: w.kind = WIDE_UNSIGNED; w.u = v.u8 != 0; break;
+    case NDX_UINT8: w.kind = WIDE_UNSIGNED; w.u = v.u8; break;
+    case NDX_UINT16: w.kind = WIDE_UNSIGNED; w.u = v.u16; break;
+    case NDX_UINT32: w.kind = WIDE_UNSIGNED; w.u = v.u32; break;
+    case NDX_UINT64: w.kind = WIDE_UNSIGNED; w.u = v.u64; break;
+    case NDX_FLOAT16: w.re = ndx_half_to_float(v.u16); break;
+    case NDX_BFLOAT16: w.re = ndx_bf16_to_float(v.u16); break;
+    case NDX_FLOAT32: w.re = v.f[0]; break;
+    case NDX_FLOAT64: w.re = v.d[0]; break;
+    case NDX_COMPLEX64: w.re = v.f[0]; w.im = v.f[1]; break;
+    default: w.re = v.d[0]; w.im = v.d[1]; break; /* complex128 */
+    }
+    return w;
+}
+
+static double real_of(const wide *w) {
+    return w->kind == WIDE_SIGNED ? (double)w->i : w->kind == WIDE_UNSIGNED ? (double)w->u : w->re;
+}
+
+/* The element as the bits of an integer `bits` wide: integers wrap (two's complement), floats
+ * truncate toward zero and saturate, NaN gives 0. */
+static uint64_t integer_bits(const wide *w, int is_signed, int bits) {
+    if (w->kind == WIDE_SIGNED) return (uint64_t)w->i;
+    if (w->kind == WIDE_UNSIGNED) return w->u;
+    double x = w->re;
+    if (x != x) return 0;
+    double lo = is_signed ? -ldexp(1.0, bits - 1) : 0.0;
+    double hi = is_signed ? ldexp(1.0, bits - 1) : ldexp(1.0, bits); /* exclusive */
+    if (x <= lo) return is_signed ? (uint64_t)(-(int64_t)((uint64_t)1 << (bits - 1))) : 0;
+    if (x >= hi) return is_signed ? ((uint64_t)1 << (bits - 1)) - 1 : bits == 64 ? UINT64_MAX
+                                                                   : ((uint64_t)1 << bits) - 1;
+    return is_signed ? (uint64_t)(int64_t)x : (uint64_t)x;
+}
+
+static void write_wide(unsigned char *p, ndx_dtype dt, const wide *w) {
+    union {
+        int8_t i8; int16_t i16; int32_t i32; int64_t i64;
+        uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
+        float f[2]; double d[2];
+    } v;
+    double re = real_of(w);
+    switch (dt) {
+    case NDX_BOOL: v.u8 = re != 0 || w->im != 0; break;
+    case NDX_INT8: v.i8 = (int8_t)integer_bits(w, 1, 8); break;
+    case NDX_INT16: v.i16 = (int16_t)integer_bits(w, 1, 16); break;
+    case NDX_INT32: v.i32 = (int32_t)integer_bits(w, 1, 32); break;
+    case NDX_INT64: v.i64 = (int64_t)integer_bits(w, 1, 64); break;
+    case NDX_UINT8: v.u8 = (uint8_t)integer_bits(w, 0, 8); break;
+    case NDX_UINT16: v.u16 = (uint16_t)integer_bits(w, 0, 16); break;
+    case NDX_UINT32: v.u32 = (uint32_t)integer_bits(w, 0, 32); break;
+    case NDX_UINT64: v.u64 = integer_bits(w, 0, 64); break;
+    case NDX_FLOAT16: v.u16 = ndx_float_to_half((float)re); break;
+    case NDX_BFLOAT16: v.u16 = ndx_float_to_bf16((float)re); break;
+    case NDX_FLOAT32: v.f[0] = (float)re; break;
+    case NDX_FLOAT64: v.d[0] = re; break;
+    case NDX_COMPLEX64: v.f[0] = (float)re; v.f[1] = (float)w->im; break;
+    default: v.d[0] = re; v.d[1] = w->im; break; /* complex128 */
+    }
+    memcpy(p, &v, ndx_dtype_size(dt));
+}
+
+/* Integers widened to double lose precision above 2^53, so an int64 -> float cast must not go
+ * through double when the target is exact: integer sources to integer targets keep their bits
+ * (integer_bits), to floats C's own conversion rounds once. */
+static void write_from_integer(unsigned char *p, ndx_dtype dt, const wide *w) {
+    float f = w->kind == WIDE_SIGNED ? (float)w->i : (float)w->u;
+    switch (dt) {
+    case NDX_FLOAT32: memcpy(p, &f, 4); return;
+    case NDX_FLOAT16: { uint16_t h = ndx_float_to_half(f); memcpy(p, &h, 2); return; }
+    case NDX_BFLOAT16: { uint16_t h = ndx_float_to_bf16(f); memcpy(p, &h, 2); return; }
+    default: write_wide(p, dt, w); return;
+    }
+}
+
+typedef struct cast_job {
+    const unsigned char *x;
+    ndx_dtype from, to;
+    size_t from_size, to_size;
+    unsigned char *out;
+} cast_job;
+
+static void cast_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const cast_job *j = ctx;
+    for (int64_t i = begin; i < end; i++) {
+        wide w = read_wide(j->x + (size_t)i * j->from_size, j->from);
+        unsigned char *dst = j->out + (size_t)i * j->to_size;
+        if (w.kind == WIDE_REAL)
+            write_wide(dst, j->to, &w);
+        else
+            write_from_integer(dst, j->to, &w);
+    }
+}
+
+ndx_status ndx_cast_infer(const ndx_spec *x, ndx_dtype to, ndx_spec *out, ndx_error *err) {
+    NDX_TRY(ndx_spec_check(x, "cast: x", err));
+    if (!ndx_dtype_is_valid(to))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "cast: the target dtype %d is not a dtype",
+                        (int)to);
+    if (x->dtype == NDX_STRING || to == NDX_STRING)
+        return ndx_fail(err, NDX_E_UNSUPPORTED, "cast: cannot cast %s to %s (strings do not cast)",
+                        ndx_dtype_name(x->dtype), ndx_dtype_name(to));
+    *out = *x;
+    out->dtype = to;
+    out->itemsize = ndx_dtype_size(to);
+    return NDX_OK;
+}
+
+ndx_status ndx_cast(const ndx_tensor *x, ndx_dtype to, const ndx_options *opt, ndx_tensor *out,
+                    ndx_error *err) {
+    ndx_call c;
+    NDX_TRY(ndx_call_begin(&c, "cast", opt, out, err));
+    if (!x) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "cast: x is NULL");
+    NDX_TRY(ndx_tensor_check(x, "cast: x", NULL, NULL, err));
+    ndx_spec xs = ndx_spec_of(x), os;
+    NDX_TRY(ndx_cast_infer(&xs, to, &os, err));
+    ndx_tensor want = ndx_view_of_spec(&os);
+    int allocated;
+    NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
+    cast_job j = {x->data, x->dtype, to, x->itemsize, out->itemsize, out->data};
+    ndx_parallel_for(c.threads, ndx_tensor_count(out), GLUE_GRAIN, cast_range, &j);
+    return NDX_OK;
+}
