@@ -316,7 +316,7 @@ static ndx_status run_sparse_concat(const graph_node *n, const ndx_tensor *in,
 ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
                         ndx_tensor *out, ndx_error *err) {
     const graph_attrs *a = &n->attrs;
-    ndx_sparse_tensor sp, result = {out[0], out[1], out[2]};
+    ndx_sparse_tensor sp, result; /* sparse kinds only: other nodes have fewer outputs */
     int64_t dims[NDX_MAX_RANK];
     int rank = 0;
     ndx_status st;
@@ -334,6 +334,7 @@ ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_opt
     case GRAPH_SPARSE_CONCAT: return run_sparse_concat(n, in, opt, out, err);
     case GRAPH_SPARSE_REORDER:
         sp = sparse_at(in, 0, 1);
+        result = sparse_at(out, 0, 1);
         st = ndx_sparse_reorder(&sp, opt, &result, err);
         break;
     case GRAPH_SPARSE_TO_DENSE:
@@ -347,7 +348,10 @@ ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_opt
             return infer_sparse_to_dense(n, specs, none, &ignored, err);
         }
         return ndx_sparse_to_dense(&sp, a->has_default ? in[3].data : NULL, opt, out, err);
-    case GRAPH_DENSE_TO_SPARSE: st = ndx_dense_to_sparse(&in[0], opt, &result, err); break;
+    case GRAPH_DENSE_TO_SPARSE:
+        result = sparse_at(out, 0, 1);
+        st = ndx_dense_to_sparse(&in[0], opt, &result, err);
+        break;
     case GRAPH_BINARY: return ndx_binary(a->binary, &in[0], &in[1], opt, out, err);
     case GRAPH_CAST: return ndx_cast(&in[0], a->dtype, opt, out, err);
     case GRAPH_RANGE: return ndx_range(&in[0], &in[1], &in[2], opt, out, err);
