@@ -22,7 +22,7 @@ static const cli_command bench_cmd = {
     "usage: ndx bench WORKLOAD... [--repeat R] [--threads T] [--max-memory SIZE]\n"
     "\n"
     "Times ndx on the fixed speed workloads (WORKLOAD is one of the names below, several of\n"
-    "them, or 'all'). Inputs are generated in memory from a seeded generator and outputs are\n"
+    "them, or 'all' for G1 ... C1). Inputs are generated in memory from a seeded generator and outputs are\n"
     "allocated and touched before timing; after one warm-up run, R runs are timed. One line per\n"
     "workload on stdout:\n"
     "\n"
@@ -45,7 +45,7 @@ static const cli_command bench_cmd = {
     "  P1  dynamic_partition: data [4194304, 16] into 8 partitions\n"
     "  C0  sparse_concat axis 0: 8 inputs [100000, 1000000] with 1000000 entries each\n"
     "  C1  sparse_concat axis 1: the same 8 inputs\n"
-    "  N3  graph: seed 003's program on 6 elements (9 nodes run), against direct calls\n"
+    "  N3  graph: seed 003's program on 6 elements (8 nodes run), against direct calls\n"
     "  N20 graph: a chain of 20 gather_nd nodes on [8, 4] floats, against direct calls\n"
     "\n"
     "N3 and N20 print: NAME graph_us=G direct_us=D nodes=K overhead_per_node_us=(G-D)/K.\n"
@@ -247,7 +247,7 @@ int ndx_cmd_bench(int argc, char **argv) {
             return cli_usage_error(
                 &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 or all)",
                 pos[i]);
-        for (int k = id; k < (all ? ALL_WORKLOADS : id + 1); k++)
+        for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
             if (!chosen[k]) chosen[k] = 1, order[n++] = k;
     }
     int failed = 0;

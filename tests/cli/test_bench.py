@@ -94,6 +94,30 @@ class Runs(unittest.TestCase):
         three, _ = self.run_all(3)
         self.assertEqual(one, three)  # identical bytes at any thread count
 
+    def test_graph_workloads(self):
+        # every workload as a one-node graph, run alternately with the direct call into the
+        # same outputs: the digest (taken after the last, a graph run) is still NumPy's
+        proc = ndx("all", "--graph", "--scale", str(SCALE), "--digest", "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for line in proc.stdout.splitlines():
+            m = re.search(r" graph_median_s=([0-9.]+) graph_vs_direct=([0-9.]+) digest=([0-9a-f]{16})$",
+                          line)
+            self.assertIsNotNone(m, line)
+            name = line.split()[0]
+            self.assertEqual(int(m.group(3), 16), self.expected[name][0], f"{name} as a graph")
+        # the small graphs: their overhead against direct calls, the results compared inside
+        proc = ndx("N3", "n20", "--threads", "1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual([l.split()[0] for l in lines], ["N3", "N20"])
+        for line, nodes in zip(lines, (8, 20)):
+            m = re.fullmatch(r"N\d+ graph_us=([0-9.]+) direct_us=([0-9.]+) nodes=(\d+) "
+                             r"overhead_per_node_us=(-?[0-9.]+) threads=1", line)
+            self.assertIsNotNone(m, line)
+            self.assertEqual(int(m.group(3)), nodes)
+            g, d, per = float(m.group(1)), float(m.group(2)), float(m.group(4))
+            self.assertAlmostEqual(per, (g - d) / nodes, delta=0.002)
+
     def test_one_workload_names_and_quiet(self):
         proc = ndx("g3", "G3", "--scale", str(SCALE), "--repeat", "7", "--quiet", "--threads", "2")
         self.assertEqual(proc.returncode, 0, proc.stderr)

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# The functions libndx.so exports are exactly the NDX_API functions include/ndx.h declares: the
+# The functions libndx.so exports are exactly the NDX_API functions the public headers declare: the
 # library is built with hidden visibility, so an internal function can only leak out by a
 # mistake, and a public one can only go missing by one (declared but never defined, or defined
 # without NDX_API).
-#   exports.sh LIBNDX_SO NDX_H
+#   exports.sh LIBNDX_SO HEADER...
 set -euo pipefail
-lib=$1 header=$2
+lib=$1
+shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Defined text symbols of the dynamic symbol table (T; W for a weak definition).
 nm -D --defined-only "$lib" | awk '$2 == "T" || $2 == "W" { print $3 }' | sort -u >"$work/exported"
 # "NDX_API <return type> name(" at the start of a line: the name is the last word before "(".
-grep -o '^NDX_API [^(]*(' "$header" | sed 's/($//; s/.*[ *]//' | sort -u >"$work/declared"
-h=$(basename "$header") l=$(basename "$lib")
+cat "$@" | grep -o '^NDX_API [^(]*(' | sed 's/($//; s/.*[ *]//' | sort -u >"$work/declared"
+h=$(for f in "$@"; do basename "$f"; done | paste -sd+ -) l=$(basename "$lib")
 comm -23 "$work/declared" "$work/exported" >"$work/missing"
 comm -13 "$work/declared" "$work/exported" >"$work/extra"
 if [ -s "$work/missing" ] || [ -s "$work/extra" ]; then
@@ -26,4 +27,4 @@ if [ -s "$work/missing" ] || [ -s "$work/extra" ]; then
   fi
   exit 1
 fi
-echo "exports: $(wc -l <"$work/exported") functions, exactly the NDX_API declarations of ndx.h"
+echo "exports: $(wc -l <"$work/exported") functions, exactly the NDX_API declarations of $h"

@@ -12,10 +12,11 @@ cmake --install "$build" --prefix "$work/prefix" >/dev/null
 export LD_LIBRARY_PATH="$work/prefix/lib:$work/prefix/lib64:${LD_LIBRARY_PATH:-}"
 
 cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" \
-  -DCMAKE_C_FLAGS="$flags" >/dev/null
+  -DCMAKE_C_FLAGS="$flags" -DNDX_EXAMPLES="$src/examples" >/dev/null
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer_shared"
 "$work/consumer/consumer_static"
+"$work/consumer/graph_seed003" | diff -u "$src/examples/graph_seed003.expected" -
 
 pc_dir=$(dirname "$(find "$work/prefix" -name ndx.pc | head -n 1)")
 export PKG_CONFIG_PATH="$pc_dir"
