@@ -1,5 +1,6 @@
 /* memory.c — the machine's memory, freeing what the default allocator gave, and comparing a
  * caller's output view with the result. Allocation itself is the call context's (call.c). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -7,11 +8,16 @@
 #include "core.h"
 
 size_t ndx_physical_memory(void) {
+    /* Asked once: sysconf(_SC_PHYS_PAGES) is a sysinfo system call, too slow for every block a
+     * small graph node allocates. A race only computes the same value twice. */
+    static _Atomic size_t known; /* 0: not asked yet; SIZE_MAX: cannot be told */
+    size_t bytes = known;
+    if (bytes) return bytes == SIZE_MAX ? 0 : bytes;
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    size_t bytes;
-    if (pages > 0 && page > 0 && !__builtin_mul_overflow((size_t)pages, (size_t)page, &bytes))
-        return bytes;
-    return 0;
+    if (!(pages > 0 && page > 0 && !__builtin_mul_overflow((size_t)pages, (size_t)page, &bytes)))
+        bytes = SIZE_MAX;
+    known = bytes;
+    return bytes == SIZE_MAX ? 0 : bytes;
 }
 
 void ndx_tensor_free(ndx_tensor *t) {

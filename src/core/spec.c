@@ -96,9 +96,12 @@ ndx_status ndx_spec_check(const ndx_spec *spec, const char *what, ndx_error *err
 
 ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *what,
                                 ndx_error *err) {
-    char name[64];
-    snprintf(name, sizeof name, "%s: %s", op, what);
-    NDX_TRY(ndx_spec_check(s, name, err));
+    /* The "op: what" name is made only for a message: this runs on every call of every op. */
+    if (ndx_spec_check(s, "", NULL) != NDX_OK) {
+        char name[64];
+        snprintf(name, sizeof name, "%s: %s", op, what);
+        return ndx_spec_check(s, name, err);
+    }
     if (!ndx_is_index_dtype(s->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: %s must be int16, int32 or int64, not %s", op, what,
