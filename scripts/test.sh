@@ -17,6 +17,15 @@ cmake --build build-asan -j"$jobs" >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
+# Graph sessions in several threads on one graph, under ThreadSanitizer (only that test: the
+# OpenMP runtime is not instrumented, so parallel ops would report what is not a race).
+echo "== ThreadSanitizer: concurrent graph sessions"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNDX_SANITIZE=thread \
+  -DNDX_BUILD_TOOLS=OFF >/dev/null
+cmake --build build-tsan -j"$jobs" --target test_graph_session >/dev/null
+TSAN_OPTIONS=halt_on_error=1 CMOCKA_MESSAGE_OUTPUT=stdout \
+  build-tsan/tests/test_graph_session concurrent_sessions
+
 # Fuzzing: every libFuzzer harness (clang, ASan + UBSan) for a short fixed time on its seed corpus;
 # any finding fails the run (fuzz/run leaves the input in build-fuzz/artifacts/). The long runs
 # are `fuzz/run 600`.
