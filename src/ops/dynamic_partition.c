@@ -137,10 +137,12 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
     int q = 0;
     for (; s == NDX_OK && q < np; q++) {
         ndx_tensor want = ndx_partition_output(&p, scratch, q), tmp = outs[q];
-        char what[32];
-        snprintf(what, sizeof what, "outs[%d]", q);
+        static const char *const names[8] = {"outs[0]", "outs[1]", "outs[2]", "outs[3]",
+                                             "outs[4]", "outs[5]", "outs[6]", "outs[7]"};
+        char what[32]; /* made only past the names at hand: this runs for every output */
+        if (q >= 8) snprintf(what, sizeof what, "outs[%d]", q);
         int allocated;
-        s = ndx_call_output(&c, &want, &tmp, 0, what, &allocated);
+        s = ndx_call_output(&c, &want, &tmp, 0, q < 8 ? names[q] : what, &allocated);
         mine[q] = allocated ? tmp.data : NULL;
         if (s == NDX_OK) outs[q].data = tmp.data; /* described below, once all are ready */
     }

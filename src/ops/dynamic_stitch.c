@@ -65,8 +65,10 @@ static ndx_status check_data_spec(const char *op, const stitch_inputs *in, int m
                                   const ndx_spec *d0, const ndx_spec *i0, ndx_error *err) {
     ndx_spec d = data_spec(in, m), ix = index_spec(in, m);
     char what[48], dims_d[NDX_DIMS_TEXT], dims_i[NDX_DIMS_TEXT];
-    snprintf(what, sizeof what, "%s: data[%d]", op, m);
-    NDX_TRY(ndx_spec_check(&d, what, err));
+    if (ndx_spec_check(&d, "", NULL) != NDX_OK) { /* names are made only for messages */
+        snprintf(what, sizeof what, "%s: data[%d]", op, m);
+        return ndx_spec_check(&d, what, err);
+    }
     if (d.dtype != d0->dtype || (d.itemsize && d0->itemsize && d.itemsize != d0->itemsize)) {
         char have[32], want[32];
         ndx_tensor dv = ndx_view_of_spec(&d), d0v = ndx_view_of_spec(d0);
@@ -120,8 +122,10 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
     int total_known = 1;
     for (int m = 0; m < n; m++) {
         ndx_spec ix = index_spec(in, m);
-        snprintf(what, sizeof what, "indices[%d]", m);
-        NDX_TRY(ndx_check_index_spec(&ix, op, what, err));
+        if (ndx_check_index_spec(&ix, op, "", NULL) != NDX_OK) {
+            snprintf(what, sizeof what, "indices[%d]", m);
+            return ndx_check_index_spec(&ix, op, what, err);
+        }
         int64_t c;
         if (ix.rank == NDX_UNKNOWN || !ndx_known_product(ix.rank, ix.shape, &c)) {
             total_known = 0;
@@ -320,10 +324,14 @@ ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const 
     NDX_TRY(stitch_infer(op, &in, &os, err));
     char what[48];
     for (int m = 0; m < n; m++) {
-        snprintf(what, sizeof what, "indices[%d]", m);
-        NDX_TRY(ndx_check_index_tensor(&indices[m], op, what, NULL, err));
-        snprintf(what, sizeof what, "%s: data[%d]", op, m);
-        NDX_TRY(ndx_tensor_check(&data[m], what, NULL, NULL, err));
+        if (ndx_check_index_tensor(&indices[m], op, "", NULL, NULL) != NDX_OK) {
+            snprintf(what, sizeof what, "indices[%d]", m);
+            return ndx_check_index_tensor(&indices[m], op, what, NULL, err);
+        }
+        if (ndx_tensor_check(&data[m], "", NULL, NULL, NULL) != NDX_OK) {
+            snprintf(what, sizeof what, "%s: data[%d]", op, m);
+            return ndx_tensor_check(&data[m], what, NULL, NULL, err);
+        }
         int64_t cnt = stitch_part_count(&indices[m]);
         p->total += cnt; /* infer checked the sum */
         if (cnt > p->max_part) p->max_part = cnt;
