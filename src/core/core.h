@@ -95,8 +95,29 @@ ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const in
 /* ndx_tensor_check without the data: the view's layout only (shape functions work on views whose
  * data does not exist yet). */
 ndx_status ndx_tensor_check_layout(const ndx_tensor *t, const char *what, ndx_error *err);
-/* The view a complete spec describes, with data NULL. */
-ndx_tensor ndx_view_of_spec(const ndx_spec *s);
+/* The view a complete spec describes, with data NULL. Inline, like ndx_spec_of below: ops make
+ * several of both per call, and a call returning the large struct through the stack cost more
+ * than a small op's checks (store-forwarding stalls on the copy). */
+static inline ndx_tensor ndx_view_of_spec(const ndx_spec *s) {
+    ndx_tensor t;
+    t.dtype = s->dtype;
+    t.itemsize = s->itemsize;
+    t.rank = s->rank;
+    for (int i = 0; i < NDX_MAX_RANK; i++) t.shape[i] = i < s->rank ? s->shape[i] : 0;
+    t.data = NULL;
+    return t;
+}
+
+/* ndx_spec_of, inline for the library's own calls (the exported function calls this). */
+static inline ndx_spec ndx_spec_of_inline(const ndx_tensor *t) {
+    ndx_spec s;
+    s.dtype = t->dtype;
+    s.itemsize = t->itemsize;
+    s.rank = t->rank;
+    for (int i = 0; i < NDX_MAX_RANK; i++) s.shape[i] = i < t->rank ? t->shape[i] : 0;
+    return s;
+}
+#define ndx_spec_of(t) ndx_spec_of_inline(t)
 
 /* ndx_spec_check plus an index dtype (int16, int32, int64), as ndx_check_index_tensor. */
 ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *what,

@@ -47,15 +47,8 @@ ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const in
     return NDX_OK;
 }
 
-ndx_spec ndx_spec_of(const ndx_tensor *t) {
-    ndx_spec s;
-    memset(&s, 0, sizeof s);
-    s.dtype = t->dtype;
-    s.itemsize = t->itemsize;
-    s.rank = t->rank;
-    for (int i = 0; i < t->rank && i < NDX_MAX_RANK; i++) s.shape[i] = t->shape[i];
-    return s;
-}
+/* Exported for users; the library's own calls use the inline version of core.h. */
+ndx_spec(ndx_spec_of)(const ndx_tensor *t) { return ndx_spec_of_inline(t); }
 
 ndx_spec ndx_spec_make(ndx_dtype dtype, int rank, const int64_t *shape) {
     ndx_spec s;

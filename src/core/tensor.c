@@ -63,15 +63,6 @@ ndx_status ndx_tensor_check_layout(const ndx_tensor *t, const char *what, ndx_er
     return ndx_check_layout(t->dtype, t->itemsize, t->rank, t->shape, 0, what, NULL, NULL, err);
 }
 
-ndx_tensor ndx_view_of_spec(const ndx_spec *s) {
-    ndx_tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = s->dtype;
-    t.itemsize = s->itemsize;
-    t.rank = s->rank;
-    for (int i = 0; i < s->rank; i++) t.shape[i] = s->shape[i];
-    return t;
-}
 
 int64_t ndx_tensor_count(const ndx_tensor *t) {
     int64_t c;

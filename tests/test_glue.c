@@ -1,0 +1,351 @@
+/* test_glue.c — the glue ops the graph layer builds programs with (add, sub, mul, floor_div,
+ * floor_mod, equal, not_equal, cast, range, size, shape): TensorFlow's documented values, plain
+ * per-element references on random inputs of every dtype, scalar broadcast, and every refusal
+ * leaving the caller's output untouched. */
+#include <math.h>
+#include <stdio.h>
+
+#include "contract.h"
+#include "glue.h"
+#include "half.h"
+
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+
+static ndx_tensor i32(int rank, const int64_t *shape, const int32_t *v) {
+    return ndx_tensor_make(NDX_INT32, rank, shape, (void *)v);
+}
+
+/* tf.math.floordiv / floormod: the sign of the divisor, floor rounding. */
+static void floor_div_mod_documented(void **state) {
+    (void)state;
+    int32_t x[6] = {-7, 7, -7, 7, INT32_MIN, 0}, y[6] = {2, 2, -2, -2, -1, 3};
+    int32_t q[6], r[6];
+    ndx_tensor X = i32(1, SHAPE(6), x), Y = i32(1, SHAPE(6), y);
+    ndx_tensor Q = i32(1, SHAPE(6), q), R = i32(1, SHAPE(6), r);
+    ndx_error err;
+    assert_ok(ndx_binary(NDX_BINARY_FLOOR_DIV, &X, &Y, NULL, &Q, &err), &err);
+    assert_ok(ndx_binary(NDX_BINARY_FLOOR_MOD, &X, &Y, NULL, &R, &err), &err);
+    const int32_t wq[6] = {-4, 3, 3, -4, INT32_MIN, 0}, wr[6] = {1, 1, -1, -1, 0, 0};
+    assert_memory_equal(q, wq, sizeof wq);
+    assert_memory_equal(r, wr, sizeof wr);
+    double fx[3] = {-7.5, 7.5, 5.0}, fy[3] = {2.0, -2.0, 0.0}, fq[3], fr[3];
+    ndx_tensor FX = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(3), fx);
+    ndx_tensor FY = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(3), fy);
+    ndx_tensor FQ = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(3), fq);
+    ndx_tensor FR = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(3), fr);
+    assert_ok(ndx_binary(NDX_BINARY_FLOOR_DIV, &FX, &FY, NULL, &FQ, &err), &err);
+    assert_ok(ndx_binary(NDX_BINARY_FLOOR_MOD, &FX, &FY, NULL, &FR, &err), &err);
+    assert_true(fq[0] == -4.0 && fq[1] == -4.0 && isinf(fq[2]));
+    assert_true(fr[0] == 0.5 && fr[1] == -0.5 && isnan(fr[2])); /* floats divide by zero */
+}
+
+/* An integer zero divisor fails before anything is written; so do shape and dtype errors. */
+static void refusals_write_nothing(void **state) {
+    (void)state;
+    int32_t x[4] = {1, 2, 3, 4}, y[4] = {1, 1, 0, 1}, out[4];
+    ndx_tensor X = i32(1, SHAPE(4), x), Y = i32(1, SHAPE(4), y), O = i32(1, SHAPE(4), out);
+    ndx_error err;
+    test_guard g = test_guard_fill(&O, 0x77);
+    assert_fails(ndx_binary(NDX_BINARY_FLOOR_MOD, &X, &Y, NULL, &O, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "floor_mod: integer division by zero: y[2] = 0");
+    assert_untouched(&g, &O);
+    ndx_tensor Y3 = i32(1, SHAPE(3), y);
+    g = test_guard_take(&O);
+    assert_fails(ndx_binary(NDX_BINARY_ADD, &X, &Y3, NULL, &O, &err), &err,
+                 NDX_E_INVALID_ARGUMENT,
+                 "add: x has shape [4] and y has shape [3]; they must be equal or one of them a "
+                 "scalar");
+    assert_untouched(&g, &O);
+    float f[4] = {0};
+    ndx_tensor F = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(4), f);
+    assert_fails(ndx_binary(NDX_BINARY_SUB, &X, &F, NULL, &O, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "sub: x is int32 and y is float32");
+    uint8_t b[4] = {0, 1, 1, 0};
+    ndx_tensor B = ndx_tensor_make(NDX_BOOL, 1, SHAPE(4), b);
+    assert_fails(ndx_binary(NDX_BINARY_ADD, &B, &B, NULL, &O, &err), &err, NDX_E_UNSUPPORTED,
+                 "add: dtype bool is not supported");
+    float c[8] = {0};
+    ndx_tensor C = ndx_tensor_make(NDX_COMPLEX64, 1, SHAPE(4), c);
+    assert_fails(ndx_binary(NDX_BINARY_FLOOR_DIV, &C, &C, NULL, &O, &err), &err,
+                 NDX_E_UNSUPPORTED, "floor_div: dtype complex64 is not supported");
+    ndx_tensor S = test_strings(2, 1, SHAPE(2), (const char *[]){"a", "b"});
+    assert_fails(ndx_cast(&S, NDX_INT32, NULL, &O, &err), &err, NDX_E_UNSUPPORTED,
+                 "strings do not cast");
+    test_tensor_free(&S);
+    /* the output view must be the result's exactly */
+    ndx_tensor O2 = i32(1, SHAPE(2), out);
+    assert_fails(ndx_binary(NDX_BINARY_ADD, &X, &X, NULL, &O2, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "out is int32 [2]");
+}
+
+/* A plain reference for one element of every numeric dtype, computed in double or int64. */
+static double as_double(ndx_dtype dt, const unsigned char *p) {
+    switch (dt) {
+    case NDX_INT8: return *(const int8_t *)p;
+    case NDX_INT16: return *(const int16_t *)p;
+    case NDX_INT32: return *(const int32_t *)p;
+    case NDX_INT64: return (double)*(const int64_t *)p;
+    case NDX_UINT8: return *p;
+    case NDX_UINT16: return *(const uint16_t *)p;
+    case NDX_UINT32: return *(const uint32_t *)p;
+    case NDX_UINT64: return (double)*(const uint64_t *)p;
+    case NDX_FLOAT16: return ndx_half_to_float(*(const uint16_t *)p);
+    case NDX_BFLOAT16: return ndx_bf16_to_float(*(const uint16_t *)p);
+    case NDX_FLOAT32: return *(const float *)p;
+    case NDX_FLOAT64: return *(const double *)p;
+    default: return *(const unsigned char *)p != 0;
+    }
+}
+
+/* An exact result as the dtype holds it: integers wrap to their width, halves round to nearest
+ * even, float32 rounds once. */
+static double reference_round(ndx_dtype dt, double v) {
+    ndx_dtype_kind k = ndx_dtype_kind_of(dt);
+    if (k == NDX_KIND_SIGNED || k == NDX_KIND_UNSIGNED) {
+        int bits = (int)(8 * ndx_dtype_size(dt));
+        uint64_t u = (uint64_t)(int64_t)v;
+        if (bits < 64) u &= ((uint64_t)1 << bits) - 1;
+        if (k == NDX_KIND_UNSIGNED) return (double)u;
+        if (bits < 64 && (u >> (bits - 1))) u |= ~(((uint64_t)1 << bits) - 1);
+        return (double)(int64_t)u;
+    }
+    if (dt == NDX_FLOAT16) return ndx_half_to_float(ndx_float_to_half((float)v));
+    if (dt == NDX_BFLOAT16) return ndx_bf16_to_float(ndx_float_to_bf16((float)v));
+    if (dt == NDX_FLOAT32) return (float)v;
+    return v;
+}
+
+/* Random small values (exact in every dtype): add, sub, mul, equal against the reference, with
+ * y broadcast as a scalar half the time. */
+static void every_dtype_against_reference(void **state) {
+    (void)state;
+    test_rng r = {7};
+    const ndx_dtype dts[] = {NDX_INT8,    NDX_INT16,    NDX_INT32,   NDX_INT64,  NDX_UINT8,
+                             NDX_UINT16,  NDX_UINT32,   NDX_UINT64,  NDX_FLOAT16, NDX_BFLOAT16,
+                             NDX_FLOAT32, NDX_FLOAT64};
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        for (int scalar = 0; scalar < 2; scalar++) {
+            ndx_dtype dt = dts[k];
+            int64_t n = rng_range(&r, 0, 300);
+            ndx_tensor x = test_tensor_v(dt, 0, 1, n);
+            ndx_tensor y = scalar ? test_tensor(dt, 0, 0, NULL) : test_tensor_v(dt, 0, 1, n);
+            test_fill_random(&r, &x);
+            test_fill_random(&r, &y);
+            for (int op = NDX_BINARY_ADD; op <= NDX_BINARY_NOT_EQUAL; op++) {
+                if (op == NDX_BINARY_FLOOR_DIV || op == NDX_BINARY_FLOOR_MOD) continue;
+                ndx_tensor out = {0};
+                ndx_error err;
+                ndx_options opt = test_options((int)rng_range(&r, 1, 3), NDX_BAD_INDICES_ERROR);
+                assert_ok(ndx_binary((ndx_binary_op)op, &x, &y, &opt, &out, &err), &err);
+                int cmp = op >= NDX_BINARY_EQUAL;
+                assert_int_equal(out.dtype, cmp ? NDX_BOOL : dt);
+                assert_int_equal(out.shape[0], n);
+                for (int64_t i = 0; i < n; i++) {
+                    double a = as_double(dt, (unsigned char *)x.data + i * x.itemsize);
+                    double b = as_double(dt, (unsigned char *)y.data + (scalar ? 0 : i) * y.itemsize);
+                    double want = op == NDX_BINARY_ADD   ? a + b
+                                  : op == NDX_BINARY_SUB ? a - b
+                                  : op == NDX_BINARY_MUL ? a * b
+                                  : op == NDX_BINARY_EQUAL ? (double)(a == b)
+                                                           : (double)(a != b);
+                    double got = as_double(cmp ? NDX_BOOL : dt,
+                                           (unsigned char *)out.data + i * out.itemsize);
+                    if (cmp) {
+                        assert_true(got == want);
+                        continue;
+                    }
+                    assert_true(reference_round(dt, want) == got);
+                }
+                ndx_tensor_free(&out);
+            }
+            test_tensor_free(&x);
+            test_tensor_free(&y);
+        }
+    }
+}
+
+/* Integers wrap; complex multiplies; strings compare without their padding. */
+static void wrap_complex_strings(void **state) {
+    (void)state;
+    int8_t a[2] = {127, -128}, b[2] = {1, 1}, o[2];
+    ndx_tensor A = ndx_tensor_make(NDX_INT8, 1, SHAPE(2), a);
+    ndx_tensor B = ndx_tensor_make(NDX_INT8, 1, SHAPE(2), b);
+    ndx_tensor O = ndx_tensor_make(NDX_INT8, 1, SHAPE(2), o);
+    ndx_error err;
+    assert_ok(ndx_binary(NDX_BINARY_ADD, &A, &B, NULL, &O, &err), &err);
+    assert_true(o[0] == -128 && o[1] == -127);
+    assert_ok(ndx_binary(NDX_BINARY_SUB, &B, &A, NULL, &O, &err), &err);
+    assert_true(o[0] == -126 && o[1] == -127);
+    float c1[2] = {1, 2}, c2[2] = {3, -4}, co[2];
+    ndx_tensor C1 = ndx_tensor_make(NDX_COMPLEX64, 0, NULL, c1);
+    ndx_tensor C2 = ndx_tensor_make(NDX_COMPLEX64, 0, NULL, c2);
+    ndx_tensor CO = ndx_tensor_make(NDX_COMPLEX64, 0, NULL, co);
+    assert_ok(ndx_binary(NDX_BINARY_MUL, &C1, &C2, NULL, &CO, &err), &err);
+    assert_true(co[0] == 11 && co[1] == 2); /* (1 + 2i)(3 - 4i) = 11 + 2i */
+    ndx_tensor s2 = test_strings(2, 1, SHAPE(3), (const char *[]){"ab", "a", ""});
+    ndx_tensor s4 = test_strings(4, 0, NULL, (const char *[]){"a"});
+    uint8_t eq[3];
+    ndx_tensor EQ = ndx_tensor_make(NDX_BOOL, 1, SHAPE(3), eq);
+    assert_ok(ndx_binary(NDX_BINARY_EQUAL, &s2, &s4, NULL, &EQ, &err), &err);
+    assert_true(eq[0] == 0 && eq[1] == 1 && eq[2] == 0);
+    test_tensor_free(&s2);
+    test_tensor_free(&s4);
+}
+
+/* cast at the edges: truncation, saturation, NaN, wrapping, bool, complex. */
+static void cast_edges(void **state) {
+    (void)state;
+    double v[7] = {2.9, -2.9, 1e10, -1e10, NAN, 0.0, 300.0};
+    ndx_tensor V = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(7), v);
+    int32_t o32[7];
+    uint8_t o8[7], ob[7];
+    ndx_tensor O32 = ndx_tensor_make(NDX_INT32, 1, SHAPE(7), o32);
+    ndx_tensor O8 = ndx_tensor_make(NDX_UINT8, 1, SHAPE(7), o8);
+    ndx_tensor OB = ndx_tensor_make(NDX_BOOL, 1, SHAPE(7), ob);
+    ndx_error err;
+    assert_ok(ndx_cast(&V, NDX_INT32, NULL, &O32, &err), &err);
+    const int32_t w32[7] = {2, -2, INT32_MAX, INT32_MIN, 0, 0, 300};
+    assert_memory_equal(o32, w32, sizeof w32);
+    assert_ok(ndx_cast(&V, NDX_UINT8, NULL, &O8, &err), &err);
+    const uint8_t w8[7] = {2, 0, 255, 0, 0, 0, 255};
+    assert_memory_equal(o8, w8, sizeof w8);
+    assert_ok(ndx_cast(&V, NDX_BOOL, NULL, &OB, &err), &err);
+    const uint8_t wb[7] = {1, 1, 1, 1, 1, 0, 1};
+    assert_memory_equal(ob, wb, sizeof wb);
+    /* integers narrow by wrapping; int64 to float32 rounds once */
+    int64_t big[2] = {300, ((int64_t)1 << 53) + 1};
+    ndx_tensor BIG = ndx_tensor_make(NDX_INT64, 1, SHAPE(2), big);
+    uint8_t w[2];
+    ndx_tensor W = ndx_tensor_make(NDX_UINT8, 1, SHAPE(2), w);
+    assert_ok(ndx_cast(&BIG, NDX_UINT8, NULL, &W, &err), &err);
+    assert_true(w[0] == 44 && w[1] == 1);
+    double d[2];
+    ndx_tensor D = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(2), d);
+    assert_ok(ndx_cast(&BIG, NDX_FLOAT64, NULL, &D, &err), &err);
+    assert_true(d[0] == 300.0 && d[1] == (double)(((int64_t)1 << 53) + 1));
+    /* complex to real keeps the real part; bool from complex looks at both parts */
+    float c[4] = {1.5f, 0.0f, 0.0f, 2.0f};
+    ndx_tensor C = ndx_tensor_make(NDX_COMPLEX64, 1, SHAPE(2), c);
+    float re[2];
+    ndx_tensor RE = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), re);
+    assert_ok(ndx_cast(&C, NDX_FLOAT32, NULL, &RE, &err), &err);
+    assert_true(re[0] == 1.5f && re[1] == 0.0f);
+    ndx_tensor CB = ndx_tensor_make(NDX_BOOL, 1, SHAPE(2), ob);
+    assert_ok(ndx_cast(&C, NDX_BOOL, NULL, &CB, &err), &err);
+    assert_true(ob[0] == 1 && ob[1] == 1);
+    /* float16 rounds to nearest even */
+    float f = 1.0f + 1.0f / 2048.0f; /* halfway between two float16 values */
+    ndx_tensor F = ndx_tensor_make(NDX_FLOAT32, 0, NULL, &f);
+    uint16_t h;
+    ndx_tensor H = ndx_tensor_make(NDX_FLOAT16, 0, NULL, &h);
+    assert_ok(ndx_cast(&F, NDX_FLOAT16, NULL, &H, &err), &err);
+    assert_int_equal(h, 0x3c00);
+}
+
+/* tf.range's documented examples, and its refusals. */
+static void range_documented(void **state) {
+    (void)state;
+    struct {
+        ndx_dtype dt;
+        double s, l, d;
+        int n;
+        double want[6];
+    } cases[] = {
+        {NDX_INT32, 3, 18, 3, 5, {3, 6, 9, 12, 15}},
+        {NDX_FLOAT32, 3, 1, -0.5, 4, {3, 2.5, 2, 1.5}},
+        {NDX_INT64, 0, 5, 1, 5, {0, 1, 2, 3, 4}},
+        {NDX_FLOAT64, 0, 1, 0.25, 4, {0, 0.25, 0.5, 0.75}},
+        {NDX_INT32, 4, 4, 1, 0, {0}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        unsigned char s[8], l[8], d[8];
+        double vals[3] = {cases[c].s, cases[c].l, cases[c].d};
+        unsigned char *cells[3] = {s, l, d};
+        ndx_tensor t[3];
+        ndx_error err;
+        for (int k = 0; k < 3; k++) {
+            ndx_tensor src = ndx_tensor_make(NDX_FLOAT64, 0, NULL, &vals[k]);
+            t[k] = ndx_tensor_make(cases[c].dt, 0, NULL, cells[k]);
+            assert_ok(ndx_cast(&src, cases[c].dt, NULL, &t[k], &err), &err);
+        }
+        ndx_tensor out = {0};
+        assert_ok(ndx_range(&t[0], &t[1], &t[2], NULL, &out, &err), &err);
+        assert_int_equal(out.rank, 1);
+        assert_int_equal(out.shape[0], cases[c].n);
+        for (int i = 0; i < cases[c].n; i++)
+            assert_true(as_double(cases[c].dt, (unsigned char *)out.data + i * out.itemsize) ==
+                        cases[c].want[i]);
+        ndx_tensor_free(&out);
+    }
+    int32_t five = 5, zero = 0, one = 1, minus = -1;
+    ndx_tensor F = i32(0, NULL, &five), Z = i32(0, NULL, &zero), O = i32(0, NULL, &one),
+               M = i32(0, NULL, &minus);
+    ndx_tensor out = {0};
+    ndx_error err;
+    assert_fails(ndx_range(&Z, &F, &Z, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "range: requires delta != 0");
+    assert_fails(ndx_range(&F, &Z, &O, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "range: requires start <= limit when delta > 0: 5/0");
+    assert_fails(ndx_range(&Z, &F, &M, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "range: requires start >= limit when delta < 0: 0/5");
+    int32_t v[2] = {0, 1};
+    ndx_tensor V = i32(1, SHAPE(2), v);
+    assert_fails(ndx_range(&V, &F, &O, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "range: start must be a scalar, but has shape [2]");
+    assert_null(out.data);
+    /* an int64 range whose span overflows int64: refused, not wrapped */
+    int64_t lo = INT64_MIN, hi = INT64_MAX, step = 1;
+    ndx_tensor LO = ndx_tensor_make(NDX_INT64, 0, NULL, &lo), HI = ndx_tensor_make(NDX_INT64, 0, NULL, &hi),
+               ST = ndx_tensor_make(NDX_INT64, 0, NULL, &step);
+    assert_int_not_equal(ndx_range(&LO, &HI, &ST, NULL, &out, &err), NDX_OK);
+    assert_null(out.data);
+}
+
+/* size and shape read only the layout, and infer agrees on partial specs. */
+static void size_shape_and_infer(void **state) {
+    (void)state;
+    ndx_tensor x = ndx_tensor_make(NDX_FLOAT32, 3, SHAPE(2, 0, 5), NULL);
+    int32_t n, dims[3];
+    ndx_tensor N = i32(0, NULL, &n), D = i32(1, SHAPE(3), dims);
+    ndx_error err;
+    assert_ok(ndx_size(&x, NDX_INT32, NULL, &N, &err), &err);
+    assert_int_equal(n, 0);
+    assert_ok(ndx_shape_of(&x, NDX_INT32, NULL, &D, &err), &err);
+    assert_true(dims[0] == 2 && dims[1] == 0 && dims[2] == 5);
+    ndx_tensor huge = ndx_tensor_make(NDX_UINT8, 2, SHAPE(1 << 20, 1 << 12), NULL);
+    ndx_spec hs = ndx_spec_of(&huge), out;
+    assert_fails(ndx_size_infer(&hs, NDX_INT32, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "more than int32 holds");
+    assert_ok(ndx_size_infer(&hs, NDX_INT64, &out, &err), &err);
+    ndx_spec unknown = ndx_spec_make(NDX_FLOAT32, NDX_UNKNOWN, NULL);
+    assert_ok(ndx_shape_infer(&unknown, NDX_INT64, &out, &err), &err);
+    assert_spec_dims(&out, "[?]");
+    /* binary infer: an unknown rank beside a known shape takes that shape; a scalar beside an
+     * unknown rank leaves the rank unknown; conflicts fail as the op does */
+    ndx_spec a = ndx_spec_make(NDX_INT32, 2, SHAPE(NDX_UNKNOWN, 3));
+    ndx_spec b = ndx_spec_make(NDX_INT32, 2, SHAPE(4, NDX_UNKNOWN));
+    ndx_spec u = ndx_spec_make(NDX_INT32, NDX_UNKNOWN, NULL), sc = ndx_spec_make(NDX_INT32, 0, NULL);
+    assert_ok(ndx_binary_infer(NDX_BINARY_ADD, &a, &b, &out, &err), &err);
+    assert_spec_dims(&out, "[4, 3]");
+    assert_ok(ndx_binary_infer(NDX_BINARY_EQUAL, &u, &a, &out, &err), &err);
+    assert_spec_dims(&out, "[?, 3]");
+    assert_int_equal(out.dtype, NDX_BOOL);
+    assert_ok(ndx_binary_infer(NDX_BINARY_MUL, &sc, &u, &out, &err), &err);
+    assert_int_equal(out.rank, NDX_UNKNOWN);
+    ndx_spec c = ndx_spec_make(NDX_INT32, 2, SHAPE(5, NDX_UNKNOWN));
+    assert_fails(ndx_binary_infer(NDX_BINARY_ADD, &b, &c, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "add: x has shape [4, ?] and y has shape [5, ?]");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(floor_div_mod_documented),
+        cmocka_unit_test(refusals_write_nothing),
+        cmocka_unit_test(every_dtype_against_reference),
+        cmocka_unit_test(wrap_complex_strings),
+        cmocka_unit_test(cast_edges),
+        cmocka_unit_test(range_documented),
+        cmocka_unit_test(size_shape_and_infer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
