@@ -108,6 +108,11 @@ static inline ndx_tensor ndx_view_of_spec(const ndx_spec *s) {
     return t;
 }
 
+/* All zeros, for clearing by assignment (`*out = ndx_zero_spec;`): GCC turns a memset of these
+ * structs into `rep stos`, whose start-up costs more than a small op's checks. */
+extern const ndx_spec ndx_zero_spec;
+extern const ndx_tensor ndx_zero_tensor;
+
 /* ndx_spec_of, inline for the library's own calls (the exported function calls this). */
 static inline ndx_spec ndx_spec_of_inline(const ndx_tensor *t) {
     ndx_spec s;

@@ -50,9 +50,11 @@ ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const in
 /* Exported for users; the library's own calls use the inline version of core.h. */
 ndx_spec(ndx_spec_of)(const ndx_tensor *t) { return ndx_spec_of_inline(t); }
 
+const ndx_spec ndx_zero_spec;
+const ndx_tensor ndx_zero_tensor;
+
 ndx_spec ndx_spec_make(ndx_dtype dtype, int rank, const int64_t *shape) {
-    ndx_spec s;
-    memset(&s, 0, sizeof s);
+    ndx_spec s = ndx_zero_spec;
     s.dtype = dtype;
     s.itemsize = ndx_dtype_size(dtype);
     if (rank == NDX_UNKNOWN || rank < 0 || rank > NDX_MAX_RANK) {

@@ -24,8 +24,7 @@ int ndx_bytes_of(int64_t count, size_t itemsize, size_t *bytes) {
 }
 
 ndx_tensor ndx_tensor_make(ndx_dtype dtype, int rank, const int64_t *shape, void *data) {
-    ndx_tensor t;
-    memset(&t, 0, sizeof t);
+    ndx_tensor t = ndx_zero_tensor;
     t.dtype = dtype;
     t.itemsize = ndx_dtype_size(dtype);
     t.data = data;

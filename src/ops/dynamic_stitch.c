@@ -137,7 +137,7 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
     ndx_spec d0 = data_spec(in, 0), i0 = index_spec(in, 0);
     for (int m = 0; m < n; m++) NDX_TRY(check_data_spec(op, in, m, &d0, &i0, err));
 
-    memset(out, 0, sizeof *out);
+    *out = ndx_zero_spec;
     out->dtype = d0.dtype;
     out->itemsize = d0.itemsize;
     out->rank = NDX_UNKNOWN;

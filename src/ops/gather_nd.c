@@ -49,7 +49,7 @@ ndx_status ndx_gather_nd_infer(const ndx_spec *params, const ndx_spec *indices, 
                                 OP, k, k, (long long)params->shape[k], k,
                                 (long long)indices->shape[k], batch_dims);
 
-    memset(out, 0, sizeof *out);
+    *out = ndx_zero_spec;
     out->dtype = params->dtype;
     out->itemsize = params->itemsize;
     out->rank = NDX_UNKNOWN;
