@@ -385,6 +385,89 @@ static void feeding_intermediates(void **state) {
     ndx_graph_free(g);
 }
 
+
+/* Every builder not met above, run and compared with the op called directly. */
+static void every_builder_against_direct_calls(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    int32_t idx_v[3] = {2, 0, 2}, upd_v[3] = {5, 6, 7}, shape_v[1] = {4}, t_v[4] = {1, 9, 3, 4};
+    ndx_tensor idx = ndx_tensor_make(NDX_INT32, 2, SHAPE(3, 1), idx_v);
+    ndx_tensor upd = ndx_tensor_make(NDX_INT32, 1, SHAPE(3), upd_v);
+    ndx_tensor shp = ndx_tensor_make(NDX_INT32, 1, SHAPE(1), shape_v);
+    ndx_tensor tv = ndx_tensor_make(NDX_INT32, 1, SHAPE(4), t_v);
+    ndx_output I = const_of(s, NDX_INT32, 2, SHAPE(3, 1), idx_v), UPD = ndx_op_const(s, &upd);
+    ndx_spec shape_spec = ndx_spec_make(NDX_INT32, 1, SHAPE(1));
+    ndx_output SH = ndx_op_placeholder(s, &shape_spec); /* the scatter's dims wait for the run */
+    ndx_output T = ndx_op_const(s, &tv);
+    enum { N = 11 };
+    ndx_output got[N];
+    ndx_tensor want[N];
+    memset(want, 0, sizeof want);
+    ndx_error err;
+    got[0] = ndx_op_scatter_nd(s, I, UPD, SH, NULL);
+    assert_ok(ndx_scatter_nd(&idx, &upd, 1, (int64_t[]){4}, NULL, &want[0], &err), &err);
+    ndx_scatter_op ops[4] = {NDX_SCATTER_UPDATE, NDX_SCATTER_SUB, NDX_SCATTER_MIN, NDX_SCATTER_MAX};
+    for (int k = 0; k < 4; k++) {
+        got[1 + k] = ndx_op_tensor_scatter_nd(s, ops[k], ndx_op_identity(s, T), I, UPD, NULL);
+        assert_ok(ndx_tensor_scatter_nd(ops[k], &tv, &idx, &upd, NULL, &want[1 + k], &err), &err);
+    }
+    ndx_output pidx[1] = {ndx_op_const(s, &shp)}, pdata[1] = {ndx_op_cast(s, pidx[0], NDX_INT64)};
+    got[5] = ndx_op_parallel_dynamic_stitch(s, 1, pidx, pdata);
+    int64_t four = 4;
+    ndx_tensor four_t = ndx_tensor_make(NDX_INT64, 1, SHAPE(1), &four);
+    ndx_tensor shp_i[1] = {shp}, four_d[1] = {four_t};
+    assert_ok(ndx_parallel_dynamic_stitch(1, shp_i, four_d, NULL, &want[5], &err), &err);
+    /* a sparse tensor from constants, reordered, made dense with a default */
+    int64_t sp_idx[4] = {1, 1, 0, 2}, sp_shape[2] = {2, 3};
+    float sp_val[2] = {1.5f, -2.0f}, dflt = 9.0f;
+    ndx_sparse_tensor sp = {ndx_tensor_make(NDX_INT64, 2, SHAPE(2, 2), sp_idx),
+                            ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), sp_val),
+                            ndx_tensor_make(NDX_INT64, 1, SHAPE(2), sp_shape)};
+    ndx_sparse_output SP = {ndx_op_const(s, &sp.indices), ndx_op_const(s, &sp.values),
+                            ndx_op_const(s, &sp.dense_shape)};
+    ndx_output D = ndx_op_const_float(s, NDX_FLOAT32, 9.0);
+    got[6] = ndx_op_sparse_to_dense(s, ndx_op_sparse_reorder(s, SP), &D);
+    assert_ok(ndx_sparse_to_dense(&sp, &dflt, NULL, &want[6], &err), &err);
+    /* glue: sub, mul, floor_div, equal, shape */
+    got[7] = ndx_op_mul(s, ndx_op_sub(s, T, ndx_op_const_int(s, NDX_INT32, 1)), T);
+    int32_t w7[4];
+    for (int i = 0; i < 4; i++) w7[i] = (t_v[i] - 1) * t_v[i];
+    want[7] = test_tensor_from(NDX_INT32, 0, 1, SHAPE(4), w7);
+    got[8] = ndx_op_floor_div(s, T, ndx_op_const_int(s, NDX_INT32, -2));
+    const int32_t w8[4] = {-1, -5, -2, -2};
+    want[8] = test_tensor_from(NDX_INT32, 0, 1, SHAPE(4), w8);
+    got[9] = ndx_op_equal(s, T, ndx_op_const_int(s, NDX_INT32, 3));
+    const uint8_t w9[4] = {0, 0, 1, 0};
+    want[9] = test_tensor_from(NDX_BOOL, 0, 1, SHAPE(4), w9);
+    ndx_tensor strs = test_strings(3, 2, SHAPE(1, 2), (const char *[]){"abc", "d"});
+    got[10] = ndx_op_shape(s, ndx_op_const(s, &strs), NDX_INT64);
+    const int64_t w10[2] = {1, 2};
+    want[10] = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), w10);
+    ndx_session *sess = finish(g, NULL);
+    ndx_fetch f[N];
+    for (int i = 0; i < N; i++) {
+        f[i].output = got[i];
+        f[i].mode = NDX_FETCH_ALLOCATE;
+        memset(&f[i].value, 0, sizeof f[i].value);
+    }
+    ndx_feed feed = {SH, shp};
+    assert_ok(ndx_session_run(sess, 1, &feed, N, f, &err), &err);
+    for (int i = 0; i < N; i++) {
+        assert_tensor_eq(&f[i].value, &want[i]);
+        ndx_tensor_free(&f[i].value);
+        if (i < 7) ndx_tensor_free(&want[i]);
+        else test_tensor_free(&want[i]);
+    }
+    /* the constants never change: a second run gives the same */
+    assert_ok(ndx_session_run(sess, 1, &feed, N, f, &err), &err);
+    assert_int_equal(((int32_t *)f[1].value.data)[2], 7);
+    for (int i = 0; i < N; i++) ndx_tensor_free(&f[i].value);
+    test_tensor_free(&strs);
+    ndx_session_free(sess);
+    ndx_graph_free(g);
+}
+
 /* ---- memory -------------------------------------------------------------------------------- */
 
 /* The second run with the same shapes allocates nothing; trim gives the pool back. */
@@ -557,6 +640,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(feeds_checked_first),
         cmocka_unit_test(all_or_nothing),
         cmocka_unit_test(feeding_intermediates),
+        cmocka_unit_test(every_builder_against_direct_calls),
         cmocka_unit_test(steady_state_allocates_nothing),
         cmocka_unit_test(max_memory_names_the_node),
         cmocka_unit_test(scatter_in_place),
