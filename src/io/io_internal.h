@@ -215,9 +215,10 @@ ndx_status zip_member_open(const zip_archive *z, const zip_entry *e, const char 
 ndx_status zip_member_finish(zip_member *m, ndx_error *err);
 void zip_member_close(zip_member *m);
 
-#define ZIP_WRITER_MAX 8
+/* Most members one archive gets (the end record counts them in 16 bits). */
+#define ZIP_WRITER_MAX 65535
 typedef struct zip_written {
-    char name[32];
+    char name[256];
     uint16_t flags, method, version;
     uint32_t crc;
     uint64_t comp_size, size, offset;
@@ -225,9 +226,12 @@ typedef struct zip_written {
 
 typedef struct zip_writer {
     io_file_sink out;
-    int count;
-    zip_written entries[ZIP_WRITER_MAX];
+    int count, cap;
+    zip_written *entries; /* grown as members are added; zip_writer_free releases it */
 } zip_writer;
+
+/* Releases the writer's member table (after zip_write_end, or after a failure). */
+void zip_writer_free(zip_writer *w);
 
 /* Appends member `member` holding img, stored or (compress) deflated. */
 ndx_status zip_write_npy(zip_writer *w, const char *member, const npy_image *img, int compress,

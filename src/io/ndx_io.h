@@ -60,6 +60,14 @@ void ndx_sparse_array_free(ndx_sparse_array *a);
 ndx_status ndx_npz_write_sparse(FILE *f, const ndx_sparse_tensor *sp, ndx_string_kind kind,
                                 int compress, const char *name, ndx_error *err);
 
+/* Any arrays as an .npz, member KEY.npy for each key (np.savez's layout), stored or deflated. */
+ndx_status ndx_npz_write_arrays(FILE *f, int n, const char *const *keys, const ndx_tensor *ts,
+                                int compress, const char *name, ndx_error *err);
+/* Member KEY.npy (or KEY) of the .npz at `path`, checked as ndx_npz_load_sparse checks its
+ * members. */
+ndx_status ndx_npz_load_array(const char *path, const char *key, size_t max_bytes,
+                              ndx_array *out, ndx_error *err);
+
 /* ---- writing files without ever losing the old one ---- */
 
 /* An output being written: a temporary file in the destination's folder, renamed over the

@@ -77,7 +77,7 @@ static void close_archive(archive_bytes *a, ndx_call *b) {
 /* Reads member KEY.npy (or KEY) as an array. */
 static ndx_status load_member(const zip_archive *z, const char *key, ndx_call *b, ndx_array *a,
                               ndx_error *err) {
-    char member[32];
+    char member[300];
     snprintf(member, sizeof member, "%s.npy", key);
     zip_entry e;
     int found;
@@ -86,11 +86,12 @@ static ndx_status load_member(const zip_archive *z, const char *key, ndx_call *b
         NDX_TRY(zip_find(z, key, &e, &found, err));
         if (found) snprintf(member, sizeof member, "%s", key);
     }
+    int sparse = !strcmp(key, "indices") || !strcmp(key, "values") || !strcmp(key, "dense_shape");
     if (!found)
-        return ndx_fail(err, NDX_E_FORMAT,
-                        "%s: has no member '%s.npy' (a sparse tensor needs indices.npy, "
-                        "values.npy and dense_shape.npy)",
-                        z->name, key);
+        return ndx_fail(err, NDX_E_FORMAT, "%s: has no member '%s.npy'%s", z->name, key,
+                        sparse ? " (a sparse tensor needs indices.npy, values.npy and "
+                                 "dense_shape.npy)"
+                               : "");
     char msgname[512];
     snprintf(msgname, sizeof msgname, "%s: member '%s'", z->name, member);
     zip_member m;
@@ -225,10 +226,55 @@ ndx_status ndx_npz_write_sparse(FILE *f, const ndx_sparse_tensor *sp, ndx_string
     zip_writer w;
     memset(&w, 0, sizeof w);
     w.out = (io_file_sink){f, name, 0};
-    for (int i = 0; i < 3; i++) {
+    ndx_status st = NDX_OK;
+    for (int i = 0; i < 3 && st == NDX_OK; i++) {
         char member[32];
         snprintf(member, sizeof member, "%s.npy", members[i]);
-        NDX_TRY(zip_write_npy(&w, member, &img[i], compress, err));
+        st = zip_write_npy(&w, member, &img[i], compress, err);
     }
-    return zip_write_end(&w, err);
+    if (st == NDX_OK) st = zip_write_end(&w, err);
+    zip_writer_free(&w);
+    return st;
+}
+
+ndx_status ndx_npz_write_arrays(FILE *f, int n, const char *const *keys, const ndx_tensor *ts,
+                                int compress, const char *name, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!name) name = "npz";
+    if (!f || n < 0 || (n && (!keys || !ts)))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: no stream or no arrays", name);
+    zip_writer w;
+    memset(&w, 0, sizeof w);
+    w.out = (io_file_sink){f, name, 0};
+    ndx_status st = NDX_OK;
+    for (int i = 0; i < n && st == NDX_OK; i++) {
+        char member[300], what[300];
+        snprintf(member, sizeof member, "%s.npy", keys[i]);
+        snprintf(what, sizeof what, "%s: %s", name, keys[i]);
+        npy_image img;
+        st = npy_image_prepare(&img, &ts[i], NDX_STRING_BYTES, what, err);
+        if (st == NDX_OK) st = zip_write_npy(&w, member, &img, compress, err);
+    }
+    if (st == NDX_OK) st = zip_write_end(&w, err);
+    zip_writer_free(&w);
+    return st;
+}
+
+ndx_status ndx_npz_load_array(const char *path, const char *key, size_t max_bytes,
+                              ndx_array *out, ndx_error *err) {
+    ndx_error_clear(err);
+    memset(out, 0, sizeof *out);
+    if (!path || !key) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npz: path or key is NULL");
+    ndx_options opt = {.max_memory = max_bytes};
+    ndx_call b;
+    NDX_TRY(ndx_call_init(&b, path, &opt, err));
+    archive_bytes bytes = {0};
+    ndx_status st = open_archive(path, &b, &bytes, err);
+    zip_archive z;
+    if (st == NDX_OK)
+        st = zip_open(&z, bytes.map ? (const unsigned char *)bytes.map : bytes.heap, bytes.len, path,
+                      err);
+    if (st == NDX_OK) st = load_member(&z, key, &b, out, err);
+    close_archive(&bytes, &b);
+    return st;
 }

@@ -144,6 +144,15 @@ ndx_status zip_write_npy(zip_writer *w, const char *member, const npy_image *img
     if (w->count == ZIP_WRITER_MAX || strlen(member) >= sizeof w->entries[0].name)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: cannot add member '%s'", w->out.name,
                         member);
+    if (w->count == w->cap) {
+        int cap = w->cap ? 2 * w->cap : 8;
+        zip_written *bigger = realloc(w->entries, (size_t)cap * sizeof *bigger);
+        if (!bigger)
+            return ndx_fail(err, NDX_E_NO_MEMORY, "%s: out of memory for member '%s'",
+                            w->out.name, member);
+        w->entries = bigger;
+        w->cap = cap;
+    }
     zip_written *e = &w->entries[w->count];
     memset(e, 0, sizeof *e);
     strcpy(e->name, member);
@@ -206,6 +215,12 @@ static ndx_status write_central(zip_writer *w, const zip_written *e, ndx_error *
     memcpy(h + 46, e->name, nl);
     memcpy(h + 46 + nl, x, xl);
     return io_file_write(&w->out, h, 46 + nl + xl, err);
+}
+
+void zip_writer_free(zip_writer *w) {
+    free(w->entries);
+    w->entries = NULL;
+    w->count = w->cap = 0;
 }
 
 ndx_status zip_write_end(zip_writer *w, ndx_error *err) {
