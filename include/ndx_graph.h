@@ -349,6 +349,49 @@ NDX_API void ndx_session_trim(ndx_session *s);
 /* Bytes the pool holds now, in use or free (for monitoring, and the tests of trim). */
 NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
 
+/* ------------------------------------------------------------------------------------------ */
+/* 6. Saved graphs                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+/* The text form: a version line, then one line per node in build order,
+ *
+ *   ndx-graph 1
+ *   x = Placeholder() : float32[?]
+ *   Const = Const() value=[-1] : float32[]
+ *   NotEqual = NotEqual(x, Const) : bool[?]
+ *   DynamicPartition = DynamicPartition(x, Cast) num_partitions=2 : float32[?], float32[?]
+ *   AddV2 = AddV2(DynamicPartition:1, Const_1) : float32[?]
+ *
+ * NAME = Op(inputs) attributes : output specs. Inputs name earlier nodes (`name:k` for output k
+ * > 0). Attributes: GatherNd batch_dims=N bad_indices=error|ignore; ScatterNd and
+ * TensorScatter* bad_indices=...; DynamicPartition num_partitions=N; SparseConcat axis=N
+ * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Const
+ * value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
+ * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
+ * constants of more than 64 elements there). Specs: dtype, string(W) for a string width,
+ * [d, ?, ...] with ? for an unknown dim, [*] for an unknown rank; a Placeholder's and a Const's
+ * are required, other nodes' are checked against what the graph infers. '#' starts a comment.
+ * DynamicStitch takes its n indices then its n data; SparseConcat every indices, then every
+ * values, then every dense_shape. */
+
+/* Writes g as `path` (the text) and, when it has large constants, the .npz beside it ("g.txt"
+ * -> "g.npz"; other names get ".npz" appended). Each file is written atomically. The text is
+ * canonical: saving a loaded graph writes the same bytes. */
+NDX_API ndx_status ndx_graph_save(const ndx_graph *g, const char *path, ndx_error *err);
+/* Reads a graph saved by ndx_graph_save or written by hand, building its nodes with the
+ * builders (so every shape is checked as in C; each node's file:line is the text's). Returns a
+ * new graph (not finished), or NULL with err naming the file, line and column of the first
+ * problem. Limits: 256 MiB of text, 1,000,000 nodes, 2^20 inline elements per constant, 1 GiB
+ * per .npz member. */
+NDX_API ndx_graph *ndx_graph_load(const char *path, ndx_error *err);
+/* The canonical text of g in a new NUL-terminated buffer (free it with free()); large
+ * constants appear as value=@NAME. */
+NDX_API ndx_status ndx_graph_to_text(const ndx_graph *g, char **text, size_t *len,
+                                     ndx_error *err);
+/* Reads a graph from text in memory (no .npz: value=@NAME is an error); `source` names it in
+ * messages and in the nodes' file:line. */
+NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char *source,
+                                       ndx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 
 #include "graph_internal.h"
 #include "graph_store.h"
+#include "graph_text.h"
 
 /* ---- names: a set of every full name in use, each with the next suffix to try ------------- */
 
@@ -275,6 +276,19 @@ ndx_scope ndx_scope_named(ndx_scope s, const char *name) {
         graph_record_error(s.graph, &e);
     }
     s.name = id;
+    return s;
+}
+
+ndx_scope graph_scope_exact(ndx_graph *g, const char *full) {
+    ndx_scope s = {g, 0, 0};
+    const char *slash = strrchr(full, '/');
+    char prefix[GRAPH_NAME_MAX + 2];
+    size_t n = slash ? (size_t)(slash - full) + 1 : 0;
+    if (n >= sizeof prefix) n = 0;
+    memcpy(prefix, full, n);
+    prefix[n] = '\0';
+    s.prefix = n ? graph_intern(g, prefix) : 0;
+    s.name = graph_intern(g, full + n);
     return s;
 }
 
