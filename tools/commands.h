@@ -16,6 +16,9 @@ int ndx_cmd_sparse_to_dense(int argc, char **argv);
 int ndx_cmd_dense_to_sparse(int argc, char **argv);
 int ndx_cmd_info(int argc, char **argv);
 int ndx_cmd_demo(int argc, char **argv);
+/* Saved graphs: run one on NumPy files; show, format or draw one. */
+int ndx_cmd_run(int argc, char **argv);
+int ndx_cmd_graph(int argc, char **argv);
 
 /* Speed measurements on the fixed workloads (tools/cmd_bench.c). */
 int ndx_cmd_bench(int argc, char **argv);

@@ -1,0 +1,238 @@
+/* cmd_run.c — ndx run: a saved graph run on NumPy files. Feeds are .npy files; each fetch is
+ * written to a temporary file, and all are renamed into place only when every node and every
+ * write succeeded, so a failed run creates or changes no output file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "ndx_graph.h"
+
+static const cli_command run_cmd = {
+    "run",
+    "ndx run GRAPH --feed NAME=IN.npy ... --fetch NAME=OUT.npy ... [--threads T] "
+    "[--max-memory SIZE]",
+    "usage: ndx run GRAPH --feed NAME=IN.npy ... --fetch NAME=OUT.npy ... [--threads T]\n"
+    "               [--max-memory SIZE]\n"
+    "\n"
+    "Runs the saved graph GRAPH (its text form, with the .npz beside it when it has large\n"
+    "constants; see 'ndx graph'): every --feed gives the node NAME (a placeholder, or any\n"
+    "output: NAME:K for output K) the array in IN.npy, and every --fetch writes what NAME\n"
+    "computes to OUT.npy. A node with a sparse result (SparseConcat, SparseReorder,\n"
+    "DenseToSparse) fetched to a .npz is written as the sparse .npz of the other commands.\n"
+    "Only the nodes the fetches need run. The outputs are written all or nothing: when a feed\n"
+    "does not fit its placeholder, a node fails or a write fails, no output file is created or\n"
+    "changed. String results are written as byte strings (|S), as TensorFlow returns bytes.\n"
+    "\n"
+    "  --feed NAME=IN.npy     a value for NAME (repeat for each placeholder)\n"
+    "  --fetch NAME=OUT       write NAME's value (repeat for each result)\n" CLI_GLOBAL_HELP
+    "\n"
+    "--max-memory caps what one run holds at once (and each file load).\n"
+    "\n"
+    "Example:\n"
+    "  python3 -c \"import numpy as np; np.save('x.npy', np.float32([0.1, -1, 5.2, 4.3, -1, 7.4]))\"\n"
+    "  ndx run examples/graphs/seed003.txt --feed x=x.npy --fetch y=y.npy\n"
+    "  ndx info y.npy\n"};
+
+enum { MAX_BINDINGS = 256 };
+
+typedef struct binding {
+    const char *text; /* NAME=PATH as given */
+    char name[256];
+    const char *path;
+    ndx_output out[3]; /* a sparse fetch has three */
+    int sparse;
+} binding;
+
+/* Takes every --feed / --fetch (repeatable, unlike the other options) out of argv. */
+static int take_bindings(int *argc, char **argv, binding *feeds, int *nfeed, binding *fetches,
+                         int *nfetch) {
+    int kept = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        int feed = !strncmp(a, "--feed", 6), fetch = !strncmp(a, "--fetch", 7);
+        size_t len = feed ? 6 : 7;
+        if ((!feed && !fetch) || (a[len] != '\0' && a[len] != '=')) {
+            argv[kept++] = argv[i];
+            continue;
+        }
+        const char *value = a[len] == '=' ? a + len + 1 : (i + 1 < *argc ? argv[++i] : NULL);
+        if (!value)
+            return cli_usage_error(&run_cmd, "%s needs NAME=FILE", feed ? "--feed" : "--fetch");
+        binding *list = feed ? feeds : fetches;
+        int *n = feed ? nfeed : nfetch;
+        if (*n == MAX_BINDINGS)
+            return cli_usage_error(&run_cmd, "more than %d of %s", MAX_BINDINGS,
+                                   feed ? "--feed" : "--fetch");
+        binding *b = &list[(*n)++];
+        memset(b, 0, sizeof *b);
+        b->text = value;
+        const char *eq = strchr(value, '=');
+        if (!eq || eq == value || !eq[1] || (size_t)(eq - value) >= sizeof b->name)
+            return cli_usage_error(&run_cmd, "'%s' is not NAME=FILE", value);
+        memcpy(b->name, value, (size_t)(eq - value));
+        b->path = eq + 1;
+    }
+    *argc = kept;
+    return CLI_CONTINUE;
+}
+
+static int ends_with(const char *s, const char *tail) {
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+/* NAME or NAME:K to an output of g (a sparse fetch to .npz: the node's three outputs). */
+static int resolve(const ndx_graph *g, const char *graph_path, binding *b, int fetch) {
+    char name[256];
+    snprintf(name, sizeof name, "%s", b->name);
+    int index = 0;
+    char *colon = strrchr(name, ':');
+    if (colon) {
+        char *end;
+        long k = strtol(colon + 1, &end, 10);
+        if (*end || end == colon + 1 || k < 0 || k > 1 << 20)
+            return cli_error("%s: '%s' is not NAME or NAME:K", graph_path, b->name);
+        *colon = '\0';
+        index = (int)k;
+    }
+    ndx_operation op = ndx_graph_find(g, name);
+    if (!ndx_operation_ok(op))
+        return cli_error("%s: no node named '%s'", graph_path, name);
+    ndx_node node;
+    ndx_node_info(op, &node, NULL);
+    b->sparse = fetch && ends_with(b->path, ".npz");
+    if (b->sparse) {
+        int sparse_op = !strcmp(node.type, "SparseConcat") || !strcmp(node.type, "SparseReorder") ||
+                        !strcmp(node.type, "DenseToSparse");
+        if (!sparse_op || colon)
+            return cli_error("%s: only a sparse node (SparseConcat, SparseReorder, "
+                             "DenseToSparse) named without :K is fetched to a .npz, not '%s'",
+                             graph_path, b->name);
+        ndx_sparse_output sp = ndx_operation_sparse_output(op);
+        b->out[0] = sp.indices;
+        b->out[1] = sp.values;
+        b->out[2] = sp.dense_shape;
+        return 0;
+    }
+    b->out[0] = ndx_operation_output(op, index);
+    if (!ndx_output_ok(b->out[0]))
+        return cli_error("%s: node '%s' has %d output%s, not an output %d", graph_path, name,
+                         node.num_outputs, node.num_outputs == 1 ? "" : "s", index);
+    return 0;
+}
+
+/* Writes every fetch to its temporary file, then renames them all into place. */
+static int write_all(int n, const binding *fetches, const ndx_fetch *results) {
+    ndx_file_out *files = calloc((size_t)n, sizeof *files);
+    if (!files) return cli_error("run: out of memory");
+    ndx_error err = {0};
+    int rc = 0, opened = 0, r = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        struct stat st;
+        const char *path = fetches[i].path;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = cli_error("cannot write %s: it is a folder", path);
+            break;
+        }
+        if (ndx_file_out_open(&files[i], path, &err) != NDX_OK) {
+            rc = cli_fail(&err);
+            break;
+        }
+        opened = i + 1;
+        ndx_status s;
+        if (fetches[i].sparse) {
+            ndx_sparse_tensor sp = {results[r].value, results[r + 1].value, results[r + 2].value};
+            s = ndx_npz_write_sparse(files[i].f, &sp, NDX_STRING_BYTES, 0, path, &err);
+            r += 3;
+        } else {
+            s = ndx_npy_write(files[i].f, &results[r++].value, NDX_STRING_BYTES, path, &err);
+        }
+        if (s != NDX_OK)
+            rc = cli_fail(&err);
+        else if (fflush(files[i].f) != 0 || fsync(fileno(files[i].f)) != 0)
+            rc = cli_error("cannot write %s: %s", path, strerror(errno));
+    }
+    for (int i = 0; i < opened; i++) {
+        if (rc == 0 && ndx_file_out_commit(&files[i], &err) != NDX_OK) rc = cli_fail(&err);
+        if (rc != 0) ndx_file_out_abort(&files[i]);
+    }
+    free(files);
+    return rc;
+}
+
+/* Everything one run holds, released together. */
+typedef struct run_state {
+    ndx_graph *g;
+    ndx_session *s;
+    ndx_array arrays[MAX_BINDINGS];
+    int narrays;
+} run_state;
+
+static int run_graph(const cli_globals *gl, const char *graph_path, binding *feeds, int nfeed,
+                     binding *fetches, int nfetch, run_state *rs) {
+    ndx_error err = {0};
+    rs->g = ndx_graph_load(graph_path, &err);
+    if (!rs->g || ndx_graph_finish(rs->g, &err) != NDX_OK) return cli_fail(&err);
+    for (int i = 0; i < nfeed; i++)
+        if (resolve(rs->g, graph_path, &feeds[i], 0)) return CLI_FAILED;
+    int nresults = 0;
+    for (int i = 0; i < nfetch; i++) {
+        if (resolve(rs->g, graph_path, &fetches[i], 1)) return CLI_FAILED;
+        for (int k = 0; k < i; k++)
+            if (!strcmp(fetches[k].path, fetches[i].path))
+                return cli_error("run: two fetches write %s", fetches[i].path);
+        nresults += fetches[i].sparse ? 3 : 1;
+    }
+    ndx_feed feed_list[MAX_BINDINGS];
+    for (int i = 0; i < nfeed; i++) {
+        if (cli_load_npy(gl, feeds[i].path, &rs->arrays[rs->narrays])) return CLI_FAILED;
+        feed_list[i].output = feeds[i].out[0];
+        feed_list[i].value = rs->arrays[rs->narrays++].t;
+    }
+    ndx_session_options so = {gl->opt.num_threads, gl->opt.max_memory, NULL};
+    rs->s = ndx_session_new(rs->g, &so, &err);
+    if (!rs->s) return cli_fail(&err);
+    ndx_fetch results[3 * MAX_BINDINGS];
+    int r = 0;
+    for (int i = 0; i < nfetch; i++)
+        for (int k = 0; k < (fetches[i].sparse ? 3 : 1); k++) {
+            results[r].output = fetches[i].out[k];
+            results[r].mode = NDX_FETCH_BORROW;
+            memset(&results[r].value, 0, sizeof results[r].value);
+            r++;
+        }
+    if (ndx_session_run(rs->s, nfeed, feed_list, nresults, results, &err) != NDX_OK)
+        return cli_fail(&err);
+    return write_all(nfetch, fetches, results);
+}
+
+int ndx_cmd_run(int argc, char **argv) {
+    static binding feeds[MAX_BINDINGS], fetches[MAX_BINDINGS];
+    int nfeed = 0, nfetch = 0;
+    int rc = take_bindings(&argc, argv, feeds, &nfeed, fetches, &nfetch);
+    if (rc != CLI_CONTINUE) return rc;
+    cli_globals gl;
+    const args_option opts[] = {CLI_GLOBAL_OPTIONS(gl)};
+    const char *pos[argc > 0 ? argc : 1];
+    int npos;
+    rc = cli_parse(&run_cmd, argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), &gl, pos,
+                   &npos);
+    if (rc != CLI_CONTINUE) return rc;
+    if (npos != 1)
+        return cli_usage_error(&run_cmd, npos ? "one GRAPH file, not %d" : "no GRAPH file given",
+                               npos);
+    if (nfetch == 0) return cli_usage_error(&run_cmd, "nothing to fetch: give --fetch NAME=OUT");
+    run_state *rs = calloc(1, sizeof *rs);
+    if (!rs) return cli_error("run: out of memory");
+    rc = run_graph(&gl, pos[0], feeds, nfeed, fetches, nfetch, rs);
+    ndx_session_free(rs->s);
+    for (int i = 0; i < rs->narrays; i++) ndx_array_free(&rs->arrays[i]);
+    ndx_graph_free(rs->g);
+    free(rs);
+    return rc;
+}
