@@ -427,6 +427,7 @@ static ndx_status read_attr(parser *ps, const op_entry *e, node_line *nl) {
             ps->p++;
         }
         if (ps->p > ps->line_end) ps->p = ps->line_end;
+        if (quoted) return fail_at(ps, v, "a string in the value is not closed");
         return NDX_OK;
     }
     default: { /* the two words: bad_indices=error|ignore, expand_nonconcat_dim=true|false */
@@ -622,7 +623,10 @@ static ndx_status parse_node(parser *ps, node_line *nl) {
             if (!eat(ps, ',')) break;
         }
     }
-    if (!at_end(ps)) return fail_at(ps, ps->p, "unexpected text '%.20s'", ps->p);
+    if (!at_end(ps)) {
+        int shown = ps->line_end - ps->p < 20 ? (int)(ps->line_end - ps->p) : 20;
+        return fail_at(ps, ps->p, "unexpected text '%.*s'", shown, ps->p);
+    }
     if (!strcmp(e->type, "Placeholder") && nl->num_specs != 1)
         return fail_at(ps, nl->op_at, "a Placeholder declares one spec: its dtype and shape");
     if (!strcmp(e->type, "Const")) {

@@ -149,6 +149,10 @@ static void format_string(text_buf *b, const unsigned char *s, size_t width) {
         unsigned char c = s[i];
         if (c == '"' || c == '\\')
             tb_printf(b, "\\%c", c);
+        else if (c == '\n')
+            tb_put(b, "\\n", 2);
+        else if (c == '\t')
+            tb_put(b, "\\t", 2);
         else if (c >= 0x20 && c < 0x7f)
             tb_put(b, (const char *)&c, 1);
         else
