@@ -154,7 +154,11 @@ def test_demo_shows_every_seed_example():
     for picture in PICTURES:
         found = any(lines[i:i + len(picture)] == picture for i in range(len(lines)))
         check(found, "the demo does not draw:\n" + "\n".join(picture))
-    check("All 25 examples give the documented results." in out, out[-300:])
+    check("All 26 examples give the documented results." in out, out[-300:])
+    # and the saved graph, as text, run
+    check("seed 003 as a saved graph" in out and
+          "y = DynamicStitch(DynamicPartition_1, DynamicPartition_1:1, DynamicPartition, AddV2)"
+          in out, out[-2500:])
     # seed 003 as a graph: its nodes with the shapes inferred before any data, then its run
     check("seed003/x" in out and "Placeholder       float32[?]" in out, out[-1500:])
     check("seed003/partitioned_data" in out and "DynamicPartition  float32[?] float32[?]" in out,
