@@ -246,3 +246,36 @@ ndx_status bench_small_graph(int which, int threads, int repeat, bench_small_res
     ndx_graph_free(g);
     return st;
 }
+
+ndx_status bench_graph_load(int nodes, int repeat, double *seconds, size_t *bytes,
+                            ndx_error *err) {
+    enum { MAX_SAMPLES = 1000 };
+    if (repeat > MAX_SAMPLES) repeat = MAX_SAMPLES;
+    /* A chain: x, one, then nodes of AddV2(previous, one), each with its spec, as saved. */
+    size_t cap = (size_t)nodes * 64 + 128, len = 0;
+    char *text = malloc(cap);
+    if (!text) return fail(err, NDX_E_NO_MEMORY, "out of memory");
+    len += (size_t)snprintf(text + len, cap - len,
+                            "ndx-graph 1\nx = Placeholder() : int32[?]\n"
+                            "one = Const() value=[1] : int32[]\nn0 = AddV2(x, one) : int32[?]\n");
+    for (int i = 1; i < nodes - 2; i++)
+        len += (size_t)snprintf(text + len, cap - len, "n%d = AddV2(n%d, one) : int32[?]\n", i,
+                                i - 1);
+    double samples[MAX_SAMPLES];
+    ndx_status st = NDX_OK;
+    for (int k = -1; st == NDX_OK && k < repeat; k++) {
+        double t0 = bench_now();
+        ndx_graph *g = ndx_graph_from_text(text, len, "chain", err);
+        double t1 = bench_now();
+        if (!g) st = err->code;
+        if (g && ndx_graph_node_count(g) != nodes) st = fail(err, NDX_E_FORMAT, "lost nodes");
+        ndx_graph_free(g);
+        if (k >= 0) samples[k] = t1 - t0;
+    }
+    free(text);
+    if (st != NDX_OK) return st;
+    qsort(samples, (size_t)repeat, sizeof *samples, compare_double);
+    *seconds = samples[repeat / 2];
+    *bytes = len;
+    return NDX_OK;
+}

@@ -22,4 +22,9 @@ typedef struct bench_small_result {
 ndx_status bench_small_graph(int which, int threads, int repeat, bench_small_result *r,
                              ndx_error *err);
 
+/* Reading a saved graph: the median time of ndx_graph_from_text on a chain of `nodes` nodes
+ * (text built in memory), and the text's size. */
+ndx_status bench_graph_load(int nodes, int repeat, double *seconds, size_t *bytes,
+                            ndx_error *err);
+
 #endif /* NDX_TOOLS_BENCH_GRAPH_H */

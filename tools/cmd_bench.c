@@ -47,8 +47,10 @@ static const cli_command bench_cmd = {
     "  C1  sparse_concat axis 1: the same 8 inputs\n"
     "  N3  graph: seed 003's program on 6 elements (8 nodes run), against direct calls\n"
     "  N20 graph: a chain of 20 gather_nd nodes on [8, 4] floats, against direct calls\n"
+    "  L10K saved graphs: reading the text of a 10,000-node graph (ndx_graph_from_text)\n"
     "\n"
     "N3 and N20 print: NAME graph_us=G direct_us=D nodes=K overhead_per_node_us=(G-D)/K.\n"
+    "L10K prints: L10K load_s=S nodes=10000 text_bytes=B us_per_node=U.\n"
     "With --graph every other workload also runs as a one-node graph (a session fed the same\n"
     "inputs, fetching into the same outputs), timed alternately with the direct call, and adds\n"
     "graph_median_s=S graph_vs_direct=S/median_s to its line.\n"
@@ -114,7 +116,20 @@ typedef struct bench_settings {
     int graph;
 } bench_settings;
 
-enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, ALL_WORKLOADS };
+enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, LOAD_10K, ALL_WORKLOADS };
+
+/* Times reading a saved graph of 10,000 nodes. 0, or CLI_FAILED after printing why. */
+static int bench_load(const bench_settings *st) {
+    double seconds;
+    size_t bytes;
+    ndx_error err = {0};
+    if (bench_graph_load(10000, st->repeat, &seconds, &bytes, &err) != NDX_OK)
+        return cli_error("bench L10K: %s", err.message);
+    printf("L10K load_s=%.6f nodes=10000 text_bytes=%zu us_per_node=%.3f\n", seconds, bytes,
+           seconds * 1e6 / 10000);
+    fflush(stdout);
+    return 0;
+}
 
 /* Times a small graph against direct calls. 0, or CLI_FAILED after printing why. */
 static int bench_small(const bench_settings *st, int id) {
@@ -236,24 +251,27 @@ int ndx_cmd_bench(int argc, char **argv) {
 
     if (npos == 0)
         return cli_usage_error(&bench_cmd,
-                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20) or 'all'");
+                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K) or "
+                               "'all'");
     int chosen[ALL_WORKLOADS] = {0}, order[ALL_WORKLOADS], n = 0;
     for (int i = 0; i < npos; i++) {
         int all = strcmp(pos[i], "all") == 0;
         int id = all ? 0 : bench_workload_find(pos[i]);
         if (!all && id < 0 && strcasecmp(pos[i], "N3") == 0) id = SMALL_N3;
         if (!all && id < 0 && strcasecmp(pos[i], "N20") == 0) id = SMALL_N20;
+        if (!all && id < 0 && strcasecmp(pos[i], "L10K") == 0) id = LOAD_10K;
         if (id < 0)
             return cli_usage_error(
-                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 or all)",
+                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K or all)",
                 pos[i]);
         for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
             if (!chosen[k]) chosen[k] = 1, order[n++] = k;
     }
     int failed = 0;
     for (int i = 0; i < n; i++) {
-        int one = order[i] >= SMALL_N3 ? bench_small(&st, order[i])
-                                       : bench_one(&st, order[i], i + 1, n);
+        int one = order[i] == LOAD_10K  ? bench_load(&st)
+                  : order[i] >= SMALL_N3 ? bench_small(&st, order[i])
+                                         : bench_one(&st, order[i], i + 1, n);
         if (one != 0) failed = 1;
     }
     return failed ? CLI_FAILED : CLI_OK;

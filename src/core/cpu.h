@@ -26,7 +26,9 @@
  * x86-64, and the loader binds the best the CPU has (a GNU ifunc, so glibc only; resolved once,
  * no global state of ours). Index checks are compute-bound on one thread: the sparse scan of C0
  * took 7.6 ms as baseline code, 5.9 with AVX2 and 4.7 with AVX-512 (AMD EPYC). */
-/* Not under ThreadSanitizer: the clones' resolvers run while the program is being loaded, before
+/* A function with clones must have a name unique in the library, static or not: clang gives each
+ * clone's resolver an external symbol (two static scan_range functions collided at link time).
+ * Not under ThreadSanitizer: the clones' resolvers run while the program is being loaded, before
  * the sanitizer's runtime is ready, and the instrumented resolver crashes. */
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)

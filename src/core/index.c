@@ -56,7 +56,7 @@ first_bad_in(const ndx_index_plan *p, const void *idx, ndx_dtype dt, int depth, 
      : depth == 2 ? first_bad_in(s->plan, s->idx, DT, 2, begin, end)                         \
                   : first_bad_in(s->plan, s->idx, DT, depth, begin, end))
 
-NDX_MULTIVERSION static void scan_range(void *ctx, int64_t begin, int64_t end, int worker) {
+NDX_MULTIVERSION static void scan_index_rows(void *ctx, int64_t begin, int64_t end, int worker) {
     bad_scan *s = ctx;
     int depth = s->plan->depth;
     int64_t found;
@@ -76,7 +76,7 @@ int64_t ndx_index_first_bad_row(const ndx_index_plan *p, const void *idx, ndx_dt
     s.idx = idx;
     s.dt = dt;
     if (threads > CHECK_MAX_WORKERS) threads = CHECK_MAX_WORKERS;
-    int workers = ndx_parallel_for(threads, rows, CHECK_GRAIN_COORDS / p->depth, scan_range, &s);
+    int workers = ndx_parallel_for(threads, rows, CHECK_GRAIN_COORDS / p->depth, scan_index_rows, &s);
     for (int w = 0; w < workers; w++)
         if (s.first_bad[w] >= 0) return s.first_bad[w];
     return -1;

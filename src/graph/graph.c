@@ -90,9 +90,34 @@ char *graph_exact_name(ndx_graph *g, const char *name) {
 
 /* ---- interned strings: scope prefixes, exact names, file names ---------------------------- */
 
+/* The slot of `s` in the intern table (its id there), or the empty slot where it would go. */
+static size_t intern_slot(const ndx_graph *g, const char *s) {
+    size_t mask = g->intern_cap - 1, i = (size_t)hash_name(s) & mask;
+    while (g->intern[i] && strcmp(g->strings[g->intern[i]], s) != 0) i = (i + 1) & mask;
+    return i;
+}
+
+static int intern_grow(ndx_graph *g) {
+    size_t cap = g->intern_cap ? 2 * g->intern_cap : 64;
+    uint32_t *bigger = calloc(cap, sizeof *bigger), *old = g->intern;
+    if (!bigger) return 0;
+    size_t old_cap = g->intern_cap;
+    g->intern = bigger;
+    g->intern_cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i]) g->intern[intern_slot(g, g->strings[old[i]])] = old[i];
+    free(old);
+    return 1;
+}
+
 uint32_t graph_intern(ndx_graph *g, const char *s) {
-    for (uint32_t i = g->nstrings; i-- > 1;)
-        if (strcmp(g->strings[i], s) == 0) return i;
+    if (g->nstrings > 0 && !*s) return 0; /* id 0 is "" */
+    if ((g->nstrings + 1) * 2 > g->intern_cap && !intern_grow(g)) return 0;
+    size_t slot = 0;
+    if (g->nstrings > 0) {
+        slot = intern_slot(g, s);
+        if (g->intern[slot]) return g->intern[slot];
+    }
     if (g->nstrings == g->strings_cap) {
         uint32_t cap = g->strings_cap ? g->strings_cap * 2 : 16;
         char **bigger = realloc(g->strings, cap * sizeof(char *));
@@ -105,6 +130,7 @@ uint32_t graph_intern(ndx_graph *g, const char *s) {
     if (!copy) return 0;
     memcpy(copy, s, len + 1);
     g->strings[g->nstrings] = copy;
+    if (g->nstrings > 0) g->intern[slot] = g->nstrings;
     return g->nstrings++;
 }
 
@@ -168,6 +194,7 @@ void ndx_graph_free(ndx_graph *g) {
     free(g->names.node);
     for (uint32_t i = 0; i < g->nstrings; i++) free(g->strings[i]);
     free(g->strings);
+    free(g->intern);
     free(g);
 }
 

@@ -23,6 +23,8 @@ struct ndx_graph {
     uint32_t count, cap;
     char **strings;     /* interned: scope prefixes ("embed/"), exact names, file names */
     uint32_t nstrings, strings_cap;
+    uint32_t *intern;   /* open-addressing table of string ids (0: empty; "" is id 0) */
+    size_t intern_cap;
     graph_names names;
     ndx_error first;
     int failed;

@@ -114,7 +114,7 @@ typedef struct {
     scan_result *piece;
 } scan_job;
 
-NDX_MULTIVERSION static void scan_range(const ndx_sparse_view *v, int64_t b, int64_t e,
+NDX_MULTIVERSION static void scan_sparse_rows(const ndx_sparse_view *v, int64_t b, int64_t e,
                                         scan_result *r) {
     int64_t strides[NDX_MAX_RANK];
     ndx_sparse_strides(v->rank, v->dims, strides);
@@ -136,7 +136,7 @@ static void scan_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
         for (int m = 0; m < job->n && first < ge; first += job->v[m].nnz, m++) {
             int64_t b = gb > first ? gb - first : 0;
             int64_t e = ge - first < job->v[m].nnz ? ge - first : job->v[m].nnz;
-            if (b < e) scan_range(&job->v[m], b, e, &job->piece[m + w]);
+            if (b < e) scan_sparse_rows(&job->v[m], b, e, &job->piece[m + w]);
         }
     }
 }
