@@ -2,14 +2,17 @@
 session against the same ops called directly from C) beside the same two programs written with
 NumPy, the way a Python user would (seed 003's program on 6 elements; a chain of 20 row gathers
 on an [8, 4] array). NumPy's results are checked against seed 003's documented answer and a
-plain loop.
+plain loop. Then saved graphs: `ndx bench L10K` (reading a 10,000-node graph) and the wall time
+of a whole `ndx run` of examples/graphs/seed003.txt (process start, load, run, write).
 
     /usr/bin/python3 bench/graph_compare.py [--ndx build/ndx] [--repeat 7]
 """
 import argparse
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -83,6 +86,38 @@ def main():
         print(f"| {names[key]} | {f['nodes']} | {g:.2f} | {float(f['direct_us']):.2f} | "
               f"{float(f['overhead_per_node_us']):.3f} | {numpy_us[key]:.2f} | "
               f"{numpy_us[key] / g:.1f}x |")
+    saved_graphs(args.ndx, args.repeat)
+
+
+def saved_graphs(ndx, repeat):
+    proc = subprocess.run([ndx, "bench", "L10K", "--repeat", str(max(5, repeat))],
+                          capture_output=True, text=True, check=True)
+    load = dict(f.split("=") for f in proc.stdout.split()[1:])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    graph = os.path.join(root, "examples", "graphs", "seed003.txt")
+    with tempfile.TemporaryDirectory() as d:
+        x, y = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
+        np.save(x, SEED_X)
+        cmd = [ndx, "run", graph, "--feed", "x=" + x, "--fetch", "y=" + y, "--threads", "1"]
+        info = [ndx, "info", x]
+        run_ms, info_ms = [], []
+        for _ in range(max(15, repeat)):
+            for cmdline, out in ((cmd, run_ms), (info, info_ms)):
+                t0 = time.perf_counter()
+                subprocess.run(cmdline, check=True, capture_output=True)
+                out.append((time.perf_counter() - t0) * 1e3)
+        if not np.allclose(np.load(y), [1.1, -1.0, 6.2, 5.3, -1.0, 8.4]):
+            sys.exit("graph_compare: ndx run gave the wrong answer")
+    print()
+    print("| saved graphs | median |")
+    print("|---|---:|")
+    print(f"| read a 10,000-node graph (`ndx bench L10K`, {int(load['text_bytes']) // 1024} KiB "
+          f"of text) | {float(load['load_s']) * 1e3:.1f} ms ({float(load['us_per_node']):.2f} "
+          f"us per node) |")
+    print(f"| `ndx run` of seed 003, whole process (start, load, run, write y.npy) | "
+          f"{statistics.median(run_ms):.2f} ms |")
+    print(f"| `ndx info` of one .npy, whole process, for scale | "
+          f"{statistics.median(info_ms):.2f} ms |")
 
 
 if __name__ == "__main__":
