@@ -1,0 +1,159 @@
+"""Turning what a caller passes into arrays the C module reads in place.
+
+The C module calls `_as_array` only for what is not already a C-contiguous, native ndarray:
+Python lists and scalars (TensorFlow's default dtypes, or the dtype of the array beside them),
+objects with __dlpack__ (PyTorch CPU tensors), the buffer protocol and __array_interface__,
+and str or object arrays (encoded to bytes, as TensorFlow returns strings).
+"""
+import numpy as np
+
+__all__ = ["BFloat16Array", "bfloat16"]
+
+
+class BFloat16Array:
+    """An array of bfloat16 values, held as their uint16 bit patterns in `bits`.
+
+    NumPy has no bfloat16 dtype, so ndx takes and returns bfloat16 tensors as this thin
+    wrapper: `bits` is an ordinary uint16 ndarray (the top 16 bits of each float32), read and
+    written in place by the library. `np.asarray(x)` and `x.to_float32()` give the values as
+    float32.
+
+    >>> x = ndx.bfloat16([1.5, -2.0, 3.0])
+    >>> x.bits
+    array([16320, 49152, 16448], dtype=uint16)
+    >>> ndx.gather_nd(x, [[2], [0]]).to_float32()
+    array([3. , 1.5], dtype=float32)
+    """
+
+    __slots__ = ("bits",)
+
+    def __init__(self, values):
+        f = np.asarray(values, dtype=np.float32)
+        u = f.view(np.uint32)
+        # Round to nearest even, as TensorFlow's bfloat16 conversion does; NaNs stay quiet NaNs.
+        rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+        bits = rounded.astype(np.uint16)
+        nan = np.isnan(f)
+        if nan.any():
+            bits[nan] = ((u[nan] >> np.uint32(16)) | np.uint32(0x0040)).astype(np.uint16)
+        self.bits = bits
+
+    @classmethod
+    def from_bits(cls, bits):
+        """Wraps a uint16 array of bfloat16 bit patterns (no copy)."""
+        bits = np.asarray(bits)
+        if bits.dtype != np.uint16:
+            raise TypeError(f"bfloat16 bits must be a uint16 array, not {bits.dtype}")
+        obj = cls.__new__(cls)
+        obj.bits = bits
+        return obj
+
+    def to_float32(self):
+        """The values as a float32 array (exact: every bfloat16 is a float32)."""
+        return (self.bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+    def __array__(self, dtype=None):
+        values = self.to_float32()
+        return values if dtype is None else values.astype(dtype)
+
+    dtype = "bfloat16"
+
+    @property
+    def shape(self):
+        return self.bits.shape
+
+    @property
+    def ndim(self):
+        return self.bits.ndim
+
+    @property
+    def size(self):
+        return self.bits.size
+
+    def __len__(self):
+        return len(self.bits)
+
+    def __getitem__(self, key):
+        return BFloat16Array.from_bits(np.asarray(self.bits[key]))
+
+    def __repr__(self):
+        return f"BFloat16Array({self.to_float32().tolist()!r})"
+
+
+def bfloat16(values):
+    """A BFloat16Array of `values` (anything NumPy turns into floats), rounded to nearest even."""
+    return BFloat16Array(values)
+
+
+def _tf_default(a):
+    """TensorFlow's dtype for a Python value: float32 for floats, int32 for ints that fit."""
+    if a.dtype == np.float64:
+        return a.astype(np.float32)
+    if a.dtype == np.int64:
+        info = np.iinfo(np.int32)
+        if a.size == 0 or (a.min() >= info.min and a.max() <= info.max):
+            return a.astype(np.int32)
+    return a
+
+
+_ALLOWED = {  # kinds a Python value may take when the dtype beside it says so
+    "b": "b", "i": "iu", "u": "iu", "f": "iuf", "c": "iufc", "S": "SU", "U": "SU",
+}
+
+
+def _from_python(obj, like):
+    a = np.asarray(obj)
+    if a.dtype.kind in "UO":
+        a = _to_bytes(a)
+    if like is None:
+        return _tf_default(a)
+    if a.size and a.dtype.kind not in _ALLOWED.get(like.kind, ""):
+        raise TypeError(f"cannot convert {a.dtype} values to the {like} of the other arguments")
+    if like.kind == "S":
+        return a
+    converted = a.astype(like)
+    if a.dtype.kind in "iu" and like.kind in "iu" and not np.array_equal(converted, a):
+        raise TypeError(f"values out of the range of {like}, the dtype of the other arguments")
+    return converted
+
+
+def _to_bytes(a):
+    """str or object arrays as NumPy bytes ('S'), encoding str as UTF-8."""
+    if a.dtype.kind == "U":
+        out = np.char.encode(a, "utf-8")
+    else:
+        flat = a.ravel().tolist()
+        items = []
+        for x in flat:
+            if isinstance(x, str):
+                items.append(x.encode("utf-8"))
+            elif isinstance(x, (bytes, np.bytes_)):
+                items.append(bytes(x))
+            else:
+                raise TypeError(f"object arrays must hold bytes or str, not {type(x).__name__}")
+        width = max((len(x) for x in items), default=1) or 1
+        out = np.array(items, dtype=f"S{width}").reshape(a.shape)
+    if out.itemsize == 0:
+        out = out.astype("S1")
+    return out
+
+
+def _as_array(obj, like=None):
+    """`obj` as an ndarray (or BFloat16Array) the C module can read in place."""
+    if isinstance(like, str):  # "bfloat16": the array beside this one is bfloat16
+        return obj if isinstance(obj, BFloat16Array) else BFloat16Array(obj)
+    if isinstance(obj, BFloat16Array):
+        return obj
+    if isinstance(obj, np.ndarray):
+        a = obj
+    elif hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        a = np.from_dlpack(obj)
+    elif isinstance(obj, (list, tuple, int, float, complex, bool, str, bytes)):
+        return _from_python(obj, like)
+    else:  # NumPy scalars, the buffer protocol, __array_interface__, __array__
+        a = np.asarray(obj)
+    if a.dtype.kind in "UO":
+        a = _to_bytes(a)
+    elif a.dtype.kind == "S" and a.itemsize == 0:
+        a = a.astype("S1")
+    return a  # the C module copies it once if it is not C-contiguous

@@ -1,0 +1,64 @@
+"""ndx.SparseTensor: TensorFlow's COO sparse tensor, three NumPy arrays."""
+import numpy as np
+
+from ._convert import BFloat16Array, _as_array
+
+__all__ = ["SparseTensor"]
+
+
+def _int64_array(x, what):
+    a = _as_array(x)
+    if isinstance(a, BFloat16Array) or a.dtype.kind not in "iu":
+        raise TypeError(f"SparseTensor: {what} must hold integers, not {a.dtype}")
+    return a.astype(np.int64, copy=False)
+
+
+class SparseTensor:
+    """A sparse tensor as TensorFlow's tf.sparse.SparseTensor: `indices` (int64, [N, rank]), the
+    `values` at those indices ([N], any dtype) and the `dense_shape` (int64, [rank]).
+
+    >>> st = ndx.SparseTensor(indices=[[0, 0], [1, 2]], values=[1, 2], dense_shape=[3, 4])
+    >>> st.shape
+    (3, 4)
+    >>> ndx.sparse.to_dense(st)
+    array([[1, 0, 0, 0],
+           [0, 0, 2, 0],
+           [0, 0, 0, 0]], dtype=int32)
+    """
+
+    __slots__ = ("indices", "values", "dense_shape")
+
+    def __init__(self, indices, values, dense_shape):
+        indices = _int64_array(indices, "indices")
+        values = _as_array(values)
+        dense_shape = _int64_array(dense_shape, "dense_shape")
+        if indices.ndim != 2 or values.ndim != 1 or dense_shape.ndim != 1:
+            raise ValueError(
+                f"SparseTensor: indices must be a matrix, values and dense_shape vectors; got "
+                f"shapes {indices.shape}, {values.shape} and {dense_shape.shape}")
+        if indices.shape[0] != values.shape[0] or indices.shape[1] != dense_shape.shape[0]:
+            raise ValueError(
+                f"SparseTensor: indices of shape {indices.shape} need {indices.shape[0]} values "
+                f"(got {values.shape[0]}) and a dense_shape of {indices.shape[1]} dims "
+                f"(got {dense_shape.shape[0]})")
+        self.indices, self.values, self.dense_shape = indices, values, dense_shape
+
+    @classmethod
+    def _from_parts(cls, indices, values, dense_shape):
+        obj = cls.__new__(cls)
+        obj.indices, obj.values, obj.dense_shape = indices, values, dense_shape
+        return obj
+
+    @property
+    def shape(self):
+        """The dense shape as a tuple of ints."""
+        return tuple(int(d) for d in self.dense_shape)
+
+    @property
+    def dtype(self):
+        """The values' dtype."""
+        return self.values.dtype
+
+    def __repr__(self):
+        return (f"SparseTensor(indices={self.indices.tolist()!r}, values={self.values!r}, "
+                f"dense_shape={self.dense_shape.tolist()!r})")

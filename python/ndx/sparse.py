@@ -1,0 +1,89 @@
+"""ndx.sparse: TensorFlow's tf.sparse ops on ndx.SparseTensor.
+
+Every function also takes ndx's keywords threads= and max_memory= (see ndx.gather_nd).
+"""
+from . import _ndx
+from ._sparse_tensor import SparseTensor
+
+__all__ = ["SparseTensor", "concat", "reorder", "to_dense", "from_dense"]
+
+
+def concat(axis, sp_inputs, expand_nonconcat_dim=False, name=None, *, threads=None,
+           max_memory=None):
+    """Concatenates a list of SparseTensor along `axis` (TensorFlow's tf.sparse.concat).
+
+    The concatenation is of the dense meanings. Without expand_nonconcat_dim the other
+    dimensions must match; with it each becomes the largest of the inputs'. The result is in
+    canonical (row-major) order. `axis` may be negative.
+
+    >>> a = ndx.SparseTensor([[0, 2], [1, 0], [1, 1]], [b"a", b"b", b"c"], [2, 3])
+    >>> b = ndx.SparseTensor([[0, 1], [0, 2]], [b"d", b"e"], [2, 4])
+    >>> c = ndx.sparse.concat(1, [a, b])
+    >>> c.indices.tolist(), c.values.tolist(), c.dense_shape.tolist()
+    ([[0, 2], [0, 4], [0, 5], [1, 0], [1, 1]], [b'a', b'd', b'e', b'b', b'c'], [2, 7])
+    >>> a = ndx.SparseTensor([[0, 2], [1, 0], [2, 1]], [b"a", b"b", b"c"], [3, 3])
+    >>> c = ndx.sparse.concat(1, [a, b], expand_nonconcat_dim=True)
+    >>> c.indices.tolist(), c.values.tolist(), c.dense_shape.tolist()
+    ([[0, 2], [0, 4], [0, 5], [1, 0], [2, 1]], [b'a', b'd', b'e', b'b', b'c'], [3, 7])
+    """
+    return _ndx._sparse_concat(axis, sp_inputs, expand_nonconcat_dim, threads=threads,
+                               max_memory=max_memory)
+
+
+def reorder(sp_input, name=None, *, threads=None, max_memory=None):
+    """The same entries in canonical row-major order (TensorFlow's tf.sparse.reorder; stable).
+
+    >>> st = ndx.SparseTensor([[1, 0], [0, 3]], [7, 8], [2, 4])
+    >>> r = ndx.sparse.reorder(st)
+    >>> r.indices.tolist(), r.values.tolist()
+    ([[0, 3], [1, 0]], [8, 7])
+    """
+    return _ndx._sparse_reorder(sp_input, threads=threads, max_memory=max_memory)
+
+
+def to_dense(sp_input, default_value=None, validate_indices=True, name=None, *, threads=None,
+             max_memory=None):
+    """The dense array of a SparseTensor (TensorFlow's tf.sparse.to_dense).
+
+    Cells no entry names hold `default_value` (None: zero, b"" or False). Entries may come in
+    any order. ndx always validates the indices (a repeated or out-of-range index raises
+    InvalidArgumentError), whatever `validate_indices` says.
+
+    >>> st = ndx.SparseTensor([[0, 1], [2, 0]], [5.0, 6.0], [3, 2])
+    >>> ndx.sparse.to_dense(st, default_value=-1)
+    array([[-1.,  5.],
+           [-1., -1.],
+           [ 6., -1.]], dtype=float32)
+    """
+    return _ndx._sparse_to_dense(sp_input, default_value, threads=threads, max_memory=max_memory)
+
+
+def from_dense(tensor, name=None, *, threads=None, max_memory=None):
+    """A SparseTensor of the entries of `tensor` that are not zero, b"" or False
+    (TensorFlow's tf.sparse.from_dense), in canonical order.
+
+    >>> st = ndx.sparse.from_dense(np.array([[0, 3], [4, 0]]))
+    >>> st.indices.tolist(), st.values.tolist(), st.dense_shape.tolist()
+    ([[0, 1], [1, 0]], [3, 4], [2, 2])
+    """
+    return _ndx._sparse_from_dense(tensor, threads=threads, max_memory=max_memory)
+
+
+def sparse_concat(axis, sp_inputs, name=None, expand_nonconcat_dim=False, concat_dim=None,
+                  expand_nonconcat_dims=None, *, threads=None, max_memory=None):
+    """TensorFlow 1's tf.sparse_concat: ndx.sparse.concat with the old argument order, and
+    `concat_dim` / `expand_nonconcat_dims` as the deprecated names of `axis` /
+    `expand_nonconcat_dim`.
+
+    >>> a = ndx.SparseTensor([[0, 2], [1, 0], [1, 1]], [b"a", b"b", b"c"], [2, 3])
+    >>> b = ndx.SparseTensor([[0, 1], [0, 2]], [b"d", b"e"], [2, 4])
+    >>> ndx.sparse_concat(1, [a, b]).dense_shape.tolist()
+    [2, 7]
+    """
+    if concat_dim is not None:
+        if axis is not None and axis != concat_dim:
+            raise ValueError("sparse_concat: give axis or concat_dim, not both")
+        axis = concat_dim
+    if expand_nonconcat_dims is not None:
+        expand_nonconcat_dim = expand_nonconcat_dims
+    return concat(axis, sp_inputs, expand_nonconcat_dim, threads=threads, max_memory=max_memory)

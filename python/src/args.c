@@ -1,0 +1,96 @@
+/* args.c — argument groups and lists (see args.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+
+size_t py_bytes(const ndx_tensor *t) {
+    size_t n = t->itemsize;
+    for (int i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
+    return n;
+}
+
+int py_convert_group(PyObject *const *objs, const char *const *whats, int n, const char *op,
+                     py_tensor *out) {
+    int first = 0; /* converted first: the first array, else argument 0 */
+    while (first < n && !py_is_array(objs[first])) first++;
+    if (first == n) first = 0;
+    if (py_tensor_from(objs[first], op, whats[first], ROLE_VALUES, NULL, &out[first]) < 0) return -1;
+    PyObject *like = py_tensor_like(&out[first]);
+    if (!like) {
+        py_tensor_release(&out[first]);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i == first) continue;
+        if (py_tensor_from(objs[i], op, whats[i], ROLE_VALUES, like, &out[i]) < 0) {
+            for (int j = 0; j < i; j++) py_tensor_release(&out[j]);
+            py_tensor_release(&out[first]);
+            Py_DECREF(like);
+            return -1;
+        }
+    }
+    Py_DECREF(like);
+    return 0;
+}
+
+void py_release_list(py_tensor *list, int n) {
+    if (!list) return;
+    for (int i = 0; i < n; i++) py_tensor_release(&list[i]);
+    PyMem_Free(list);
+}
+
+int py_convert_list(PyObject *seq, const char *op, const char *what, py_role role,
+                    py_tensor **out, int *n) {
+    *out = NULL;
+    *n = 0;
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a list of tensors, not %.100s", op, what,
+                     Py_TYPE(seq)->tp_name);
+        return -1;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    if (count < 1 || count > (1 << 24)) {
+        py_invalid("%s: %s must hold at least one tensor (it holds %zd)", op, what, count);
+        return -1;
+    }
+    py_tensor *list = PyMem_Calloc((size_t)count, sizeof *list);
+    char **names = PyMem_Calloc((size_t)count, sizeof *names);
+    if (!list || !names) {
+        PyMem_Free(list);
+        PyMem_Free(names);
+        PyErr_NoMemory();
+        return -1;
+    }
+    int ok = 1;
+    for (Py_ssize_t i = 0; ok && i < count; i++) {
+        names[i] = PyMem_Malloc(strlen(what) + 24);
+        if (!names[i]) {
+            PyErr_NoMemory();
+            ok = 0;
+        } else {
+            sprintf(names[i], "%s[%zd]", what, i);
+        }
+    }
+    PyObject *const *items = PySequence_Fast_ITEMS(seq);
+    if (ok && role == ROLE_VALUES) {
+        ok = py_convert_group(items, (const char *const *)names, (int)count, op, list) == 0;
+    } else {
+        for (Py_ssize_t i = 0; ok && i < count; i++) {
+            if (py_tensor_from(items[i], op, names[i], role, NULL, &list[i]) < 0) {
+                py_release_list(list, (int)i);
+                list = NULL;
+                ok = 0;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < count; i++) PyMem_Free(names[i]);
+    PyMem_Free(names);
+    if (!ok) {
+        PyMem_Free(list); /* its tensors are released already */
+        return -1;
+    }
+    *out = list;
+    *n = (int)count;
+    return 0;
+}

@@ -1,0 +1,250 @@
+/* convert.c — Python objects to ndx views and library outputs to ndarrays (see convert.h). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert.h"
+
+PyObject *ndx_py_as_array;
+PyObject *ndx_py_bfloat16_type;
+PyObject *ndx_py_invalid_argument;
+PyObject *ndx_py_out_of_memory;
+
+/* The ndx dtype of a NumPy dtype, by kind and size (so int64 is int64 whether NumPy calls it
+ * long or longlong); NDX_DTYPE_COUNT when ndx has none. */
+static ndx_dtype dtype_of_descr(const PyArray_Descr *d) {
+    int size = d->elsize;
+    switch (d->kind) {
+    case 'b': return NDX_BOOL;
+    case 'i': return size == 1 ? NDX_INT8 : size == 2 ? NDX_INT16 : size == 4 ? NDX_INT32
+                   : size == 8 ? NDX_INT64 : NDX_DTYPE_COUNT;
+    case 'u': return size == 1 ? NDX_UINT8 : size == 2 ? NDX_UINT16 : size == 4 ? NDX_UINT32
+                   : size == 8 ? NDX_UINT64 : NDX_DTYPE_COUNT;
+    case 'f': return size == 2 ? NDX_FLOAT16 : size == 4 ? NDX_FLOAT32 : size == 8 ? NDX_FLOAT64
+                   : NDX_DTYPE_COUNT;
+    case 'c': return size == 8 ? NDX_COMPLEX64 : size == 16 ? NDX_COMPLEX128 : NDX_DTYPE_COUNT;
+    case 'S': return size > 0 ? NDX_STRING : NDX_DTYPE_COUNT;
+    default: return NDX_DTYPE_COUNT;
+    }
+}
+
+/* The NumPy type number of an ndx dtype (strings and bfloat16 are handled by the caller). */
+static int typenum_of(ndx_dtype dtype) {
+    static const int table[NDX_DTYPE_COUNT] = {
+        [NDX_BOOL] = NPY_BOOL,         [NDX_INT8] = NPY_INT8,       [NDX_INT16] = NPY_INT16,
+        [NDX_INT32] = NPY_INT32,       [NDX_INT64] = NPY_INT64,     [NDX_UINT8] = NPY_UINT8,
+        [NDX_UINT16] = NPY_UINT16,     [NDX_UINT32] = NPY_UINT32,   [NDX_UINT64] = NPY_UINT64,
+        [NDX_FLOAT16] = NPY_FLOAT16,   [NDX_BFLOAT16] = NPY_UINT16, [NDX_FLOAT32] = NPY_FLOAT32,
+        [NDX_FLOAT64] = NPY_FLOAT64,   [NDX_COMPLEX64] = NPY_COMPLEX64,
+        [NDX_COMPLEX128] = NPY_COMPLEX128, [NDX_STRING] = NPY_STRING};
+    return table[dtype];
+}
+
+int py_is_array(PyObject *obj) {
+    return PyArray_Check(obj) || PyObject_TypeCheck(obj, (PyTypeObject *)ndx_py_bfloat16_type);
+}
+
+/* An ndarray ndx can read in place: C-contiguous, aligned, native byte order, a dtype ndx has. */
+static int usable_in_place(PyArrayObject *a) {
+    return PyArray_IS_C_CONTIGUOUS(a) && PyArray_ISALIGNED(a) && PyArray_ISNOTSWAPPED(a) &&
+           dtype_of_descr(PyArray_DESCR(a)) != NDX_DTYPE_COUNT;
+}
+
+/* `obj` as an ndarray ndx can read (a new reference), and whether it holds bfloat16 bits. */
+static PyArrayObject *readable_array(PyObject *obj, PyObject *like, int *bfloat16) {
+    PyObject *held = NULL;
+    *bfloat16 = 0;
+    if (PyArray_Check(obj) && usable_in_place((PyArrayObject *)obj)) {
+        Py_INCREF(obj);
+        return (PyArrayObject *)obj;
+    }
+    if (!PyArray_Check(obj) || PyArray_DESCR((PyArrayObject *)obj)->kind == 'U' ||
+        PyArray_DESCR((PyArrayObject *)obj)->kind == 'O') {
+        held = PyObject_CallFunctionObjArgs(ndx_py_as_array, obj, like ? like : Py_None, NULL);
+        if (!held) return NULL;
+        obj = held;
+    }
+    if (PyObject_TypeCheck(obj, (PyTypeObject *)ndx_py_bfloat16_type)) {
+        PyObject *bits = PyObject_GetAttrString(obj, "bits");
+        Py_XDECREF(held);
+        if (!bits) return NULL;
+        held = obj = bits;
+        *bfloat16 = 1;
+    }
+    if (!PyArray_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "ndx: cannot use a %.100s as a tensor", Py_TYPE(obj)->tp_name);
+        Py_XDECREF(held);
+        return NULL;
+    }
+    PyArrayObject *a = (PyArrayObject *)obj;
+    if (usable_in_place(a)) {
+        if (!held) Py_INCREF(obj);
+        return a;
+    }
+    if (dtype_of_descr(PyArray_DESCR(a)) == NDX_DTYPE_COUNT) {
+        PyObject *name = PyObject_Str((PyObject *)PyArray_DESCR(a));
+        PyErr_Format(PyExc_TypeError, "ndx: arrays of dtype %S are not supported", name);
+        Py_XDECREF(name);
+        Py_XDECREF(held);
+        return NULL;
+    }
+    /* One copy into a C-contiguous, aligned, native-order array. */
+    PyArray_Descr *native = PyArray_DescrNewByteorder(PyArray_DESCR(a), NPY_NATIVE);
+    PyObject *copy = native ? PyArray_FromAny(obj, native, 0, 0, NPY_ARRAY_CARRAY_RO, NULL) : NULL;
+    Py_XDECREF(held);
+    return (PyArrayObject *)copy;
+}
+
+static const char *dtype_text(const py_tensor *t) {
+    return t->bfloat16 ? "bfloat16" : ndx_dtype_name(t->t.dtype);
+}
+
+int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role, PyObject *like,
+                   py_tensor *out) {
+    memset(out, 0, sizeof *out);
+    PyArrayObject *a = readable_array(obj, like, &out->bfloat16);
+    if (!a) return -1;
+    out->array = (PyObject *)a;
+    int rank = PyArray_NDIM(a);
+    if (rank > NDX_MAX_RANK) {
+        py_invalid("%s: %s has rank %d; ndx handles at most %d", op, what, rank, NDX_MAX_RANK);
+        py_tensor_release(out);
+        return -1;
+    }
+    ndx_dtype dtype = out->bfloat16 ? NDX_BFLOAT16 : dtype_of_descr(PyArray_DESCR(a));
+    out->t.dtype = dtype;
+    out->t.itemsize = (size_t)PyArray_ITEMSIZE(a);
+    out->t.rank = rank;
+    for (int i = 0; i < rank; i++) out->t.shape[i] = PyArray_DIM(a, i);
+    out->t.data = PyArray_DATA(a);
+    if (role == ROLE_INDICES && dtype != NDX_INT16 && dtype != NDX_INT32 && dtype != NDX_INT64) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be int16, int32 or int64, not %s", op, what,
+                     dtype_text(out));
+        py_tensor_release(out);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *py_tensor_like(const py_tensor *t) {
+    if (t->bfloat16) return PyUnicode_FromString("bfloat16");
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)t->array);
+    Py_INCREF(d);
+    return (PyObject *)d;
+}
+
+void py_tensor_release(py_tensor *t) {
+    Py_CLEAR(t->array);
+}
+
+static void free_output(PyObject *capsule) {
+    ndx_tensor t = {.data = PyCapsule_GetPointer(capsule, "ndx.output")};
+    ndx_tensor_free(&t);
+}
+
+PyObject *py_array_from_output(ndx_tensor *t) {
+    npy_intp dims[NDX_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) dims[i] = (npy_intp)t->shape[i];
+    PyArray_Descr *descr = PyArray_DescrFromType(typenum_of(t->dtype));
+    if (descr && t->dtype == NDX_STRING) {
+        PyArray_DESCR_REPLACE(descr);
+        if (descr) descr->elsize = (int)t->itemsize;
+    }
+    PyObject *array = NULL;
+    if (!descr) {
+        ndx_tensor_free(t);
+        return NULL;
+    }
+    if (!t->data) { /* no elements: the library allocated nothing */
+        array = PyArray_Zeros(t->rank, dims, descr, 0);
+    } else {
+        PyObject *owner = PyCapsule_New(t->data, "ndx.output", free_output);
+        if (!owner) {
+            Py_DECREF(descr);
+            ndx_tensor_free(t);
+            return NULL;
+        }
+        t->data = NULL; /* the capsule owns it now */
+        array = PyArray_NewFromDescr(&PyArray_Type, descr, t->rank, dims, NULL,
+                                     PyCapsule_GetPointer(owner, "ndx.output"),
+                                     NPY_ARRAY_CARRAY, NULL);
+        if (!array || PyArray_SetBaseObject((PyArrayObject *)array, owner) < 0) {
+            Py_XDECREF(array);
+            if (!array) Py_DECREF(owner);
+            return NULL;
+        }
+    }
+    if (array && t->dtype == NDX_BFLOAT16) {
+        PyObject *wrapped = PyObject_CallMethod(ndx_py_bfloat16_type, "from_bits", "O", array);
+        Py_DECREF(array);
+        return wrapped;
+    }
+    return array;
+}
+
+void py_raise(const ndx_error *err) {
+    PyObject *type = ndx_py_invalid_argument;
+    if (err->code == NDX_E_NO_MEMORY || err->code == NDX_E_MEMORY_BUDGET) type = ndx_py_out_of_memory;
+    else if (err->code == NDX_E_UNSUPPORTED) type = PyExc_TypeError;
+    PyErr_SetString(type, err->message);
+}
+
+void py_invalid(const char *fmt, ...) {
+    char message[NDX_ERROR_MESSAGE_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    PyErr_SetString(ndx_py_invalid_argument, message);
+}
+
+int py_options(PyObject *bad_indices, PyObject *threads, PyObject *max_memory, ndx_options *opt) {
+    memset(opt, 0, sizeof *opt);
+    if (bad_indices && bad_indices != Py_None) {
+        if (!PyUnicode_Check(bad_indices)) {
+            PyErr_SetString(PyExc_TypeError, "bad_indices must be \"error\" or \"ignore\"");
+            return -1;
+        }
+        if (PyUnicode_CompareWithASCIIString(bad_indices, "ignore") == 0) {
+            opt->bad_indices = NDX_BAD_INDICES_IGNORE;
+        } else if (PyUnicode_CompareWithASCIIString(bad_indices, "error") != 0) {
+            PyErr_Format(PyExc_ValueError, "bad_indices must be \"error\" or \"ignore\", not %R",
+                         bad_indices);
+            return -1;
+        }
+    }
+    if (threads && threads != Py_None) {
+        long n = PyLong_AsLong(threads);
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (n < 0 || n > 1 << 20) {
+            PyErr_Format(PyExc_ValueError, "threads must be 0 (every core) or a positive count, not %ld", n);
+            return -1;
+        }
+        opt->num_threads = (int)n;
+    }
+    if (max_memory && max_memory != Py_None) {
+        unsigned long long n = PyLong_AsUnsignedLongLong(max_memory);
+        if (n == (unsigned long long)-1 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                PyErr_Clear();
+                PyErr_SetString(PyExc_ValueError, "max_memory must be a byte count >= 0");
+            }
+            return -1;
+        }
+        opt->max_memory = (size_t)n;
+    }
+    return 0;
+}
+
+static size_t byte_size(const ndx_tensor *t) {
+    size_t n = t->itemsize;
+    for (int i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
+    return n;
+}
+
+int py_overlaps(const ndx_tensor *a, const ndx_tensor *b) {
+    size_t na = byte_size(a), nb = byte_size(b);
+    if (!na || !nb || !a->data || !b->data) return 0;
+    const char *pa = a->data, *pb = b->data;
+    return pa < pb + nb && pb < pa + na;
+}

@@ -1,0 +1,68 @@
+/* convert.h — between Python objects and ndx tensor views.
+ *
+ * Inputs: an ndarray that is C-contiguous, aligned and in native byte order is used where it
+ * lies (no copy); any other object goes once through ndx._as_array (lists and scalars with
+ * TensorFlow's default dtypes, the buffer protocol, __array_interface__, __dlpack__, str and
+ * object arrays encoded to bytes). Outputs: memory the library allocated becomes the data of a
+ * new ndarray, freed when the array dies (no copy). */
+#ifndef NDX_PY_CONVERT_H
+#define NDX_PY_CONVERT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL ndx_py_ARRAY_API
+#ifndef NDX_PY_MODULE_C
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "ndx.h"
+
+/* What an input is for: index tensors must be int16, int32 or int64 (TensorFlow's Tindices). */
+typedef enum { ROLE_VALUES, ROLE_INDICES } py_role;
+
+/* An input held for the length of a call: `array` keeps the memory `t` views alive. */
+typedef struct py_tensor {
+    PyObject *array; /* owned reference, or NULL before conversion */
+    ndx_tensor t;
+    int bfloat16; /* the input was an ndx.BFloat16Array: t.dtype is NDX_BFLOAT16 */
+} py_tensor;
+
+/* Set by the module at import: the Python-level helpers of ndx/__init__.py. */
+extern PyObject *ndx_py_as_array;        /* ndx._as_array(obj, like) -> ndarray or BFloat16Array */
+extern PyObject *ndx_py_bfloat16_type;   /* ndx.BFloat16Array: .bits holds the uint16 bits */
+extern PyObject *ndx_py_invalid_argument; /* ndx.InvalidArgumentError (a ValueError) */
+extern PyObject *ndx_py_out_of_memory;   /* ndx.OutOfMemoryError (a MemoryError) */
+
+/* Converts `obj` for argument `what` of `op`. `like` is the dtype a list or scalar takes when
+ * another argument fixed it (a numpy dtype, the string "bfloat16", or NULL for TensorFlow's
+ * defaults). Returns 0, or -1 with a Python exception set (TypeError for a dtype or kind the
+ * role does not take). */
+int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role, PyObject *like,
+                   py_tensor *out);
+/* What a list or scalar argument converted next to `t` should become: its dtype, or "bfloat16".
+ * A new reference. */
+PyObject *py_tensor_like(const py_tensor *t);
+void py_tensor_release(py_tensor *t);
+/* 1 when `obj` is already an array (an ndarray or ndx.BFloat16Array), whose dtype then fixes
+ * the dtype of list arguments beside it. */
+int py_is_array(PyObject *obj);
+
+/* A new ndarray owning the memory the library allocated for `t` (t->data is taken: set to
+ * NULL). A bfloat16 result comes back wrapped as ndx.BFloat16Array. On failure frees the data
+ * and returns NULL with an exception set. */
+PyObject *py_array_from_output(ndx_tensor *t);
+
+/* Raises the Python exception for a failed library call (the message unchanged). */
+void py_raise(const ndx_error *err);
+/* Raises InvalidArgumentError with a formatted message. */
+void py_invalid(const char *fmt, ...);
+
+/* The keyword options every op takes: bad_indices ("error" / "ignore"), threads, max_memory. */
+int py_options(PyObject *bad_indices, PyObject *threads, PyObject *max_memory, ndx_options *opt);
+
+/* Byte ranges of two views overlap (used to refuse an out= that is also another input). */
+int py_overlaps(const ndx_tensor *a, const ndx_tensor *b);
+
+#endif

@@ -1,0 +1,74 @@
+/* module.c — the ndx._ndx extension module: its functions, its exceptions, and the hook by which
+ * ndx/__init__.py hands over the Python-level helpers the converters call. */
+#define NDX_PY_MODULE_C
+#include "ops.h"
+#include "docs.h"
+
+/* _register(as_array, BFloat16Array, SparseTensor): called once by ndx/__init__.py. */
+static PyObject *py_register(PyObject *self, PyObject *args) {
+    PyObject *as_array, *bfloat16_type, *sparse_type;
+    if (!PyArg_ParseTuple(args, "OOO:_register", &as_array, &bfloat16_type, &sparse_type)) return NULL;
+    if (!PyCallable_Check(as_array) || !PyType_Check(bfloat16_type) || !PyType_Check(sparse_type)) {
+        PyErr_SetString(PyExc_TypeError, "_register(as_array, BFloat16Array, SparseTensor)");
+        return NULL;
+    }
+    Py_INCREF(as_array);
+    Py_INCREF(bfloat16_type);
+    Py_INCREF(sparse_type);
+    Py_XSETREF(ndx_py_as_array, as_array);
+    Py_XSETREF(ndx_py_bfloat16_type, bfloat16_type);
+    Py_XSETREF(ndx_py_sparse_type, sparse_type);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_library_version(PyObject *self, PyObject *unused) {
+    return PyUnicode_FromString(ndx_version());
+}
+
+#define OP(name, doc) {#name, (PyCFunction)(void (*)(void))py_##name, METH_VARARGS | METH_KEYWORDS, doc}
+#define PRIVATE_OP(name) {"_" #name, (PyCFunction)(void (*)(void))py_##name, METH_VARARGS | METH_KEYWORDS, NULL}
+static PyMethodDef methods[] = {
+    OP(gather_nd, gather_nd_doc),
+    OP(scatter_nd, scatter_nd_doc),
+    OP(tensor_scatter_nd_update, tensor_scatter_nd_update_doc),
+    OP(tensor_scatter_nd_add, tensor_scatter_nd_add_doc),
+    OP(tensor_scatter_nd_sub, tensor_scatter_nd_sub_doc),
+    OP(tensor_scatter_nd_min, tensor_scatter_nd_min_doc),
+    OP(tensor_scatter_nd_max, tensor_scatter_nd_max_doc),
+    OP(dynamic_stitch, dynamic_stitch_doc),
+    OP(parallel_dynamic_stitch, parallel_dynamic_stitch_doc),
+    OP(dynamic_partition, dynamic_partition_doc),
+    PRIVATE_OP(sparse_concat),
+    PRIVATE_OP(sparse_reorder),
+    PRIVATE_OP(sparse_to_dense),
+    PRIVATE_OP(sparse_from_dense),
+    {"_register", py_register, METH_VARARGS, NULL},
+    {"library_version", py_library_version, METH_NOARGS,
+     "library_version()\n--\n\nThe version of libndx compiled into this module."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "ndx._ndx",
+                                        "The C half of ndx: TensorFlow's index and sparse ops.",
+                                        -1, methods};
+
+PyMODINIT_FUNC PyInit__ndx(void) {
+    import_array();
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m) return NULL;
+    ndx_py_invalid_argument = PyErr_NewExceptionWithDoc(
+        "ndx.InvalidArgumentError",
+        "The library rejected an argument (a shape, an index, a value); the message is the "
+        "library's, naming the op, the argument and the value at fault.",
+        PyExc_ValueError, NULL);
+    ndx_py_out_of_memory = PyErr_NewExceptionWithDoc(
+        "ndx.OutOfMemoryError",
+        "An allocation failed, or the call needed more than its max_memory.", PyExc_MemoryError,
+        NULL);
+    if (!ndx_py_invalid_argument || !ndx_py_out_of_memory ||
+        PyModule_AddObjectRef(m, "InvalidArgumentError", ndx_py_invalid_argument) < 0 ||
+        PyModule_AddObjectRef(m, "OutOfMemoryError", ndx_py_out_of_memory) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

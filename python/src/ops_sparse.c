@@ -1,0 +1,213 @@
+/* ops_sparse.c — sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse on
+ * ndx.SparseTensor (or anything with .indices, .values and .dense_shape). */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops.h"
+
+PyObject *ndx_py_sparse_type;
+
+/* A sparse input held for a call: its three parts. */
+typedef struct {
+    py_tensor indices, values, dense_shape;
+} py_sparse;
+
+static void sparse_release(py_sparse *s) {
+    py_tensor_release(&s->indices);
+    py_tensor_release(&s->values);
+    py_tensor_release(&s->dense_shape);
+}
+
+static int sparse_from(PyObject *obj, const char *op, const char *what, PyObject *like,
+                       py_sparse *out) {
+    memset(out, 0, sizeof *out);
+    PyObject *parts[3] = {NULL, NULL, NULL};
+    static const char *const attrs[3] = {"indices", "values", "dense_shape"};
+    for (int i = 0; i < 3; i++) {
+        parts[i] = PyObject_GetAttrString(obj, attrs[i]);
+        if (!parts[i]) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_TypeError, "%s: %s must be a SparseTensor, not %.100s", op, what,
+                         Py_TYPE(obj)->tp_name);
+            for (int j = 0; j < i; j++) Py_DECREF(parts[j]);
+            return -1;
+        }
+    }
+    char name[3][96];
+    for (int i = 0; i < 3; i++) snprintf(name[i], sizeof name[i], "%s.%s", what, attrs[i]);
+    int status = -1;
+    if (py_tensor_from(parts[0], op, name[0], ROLE_INDICES, NULL, &out->indices) == 0) {
+        if (py_tensor_from(parts[1], op, name[1], ROLE_VALUES, like, &out->values) == 0) {
+            if (py_tensor_from(parts[2], op, name[2], ROLE_INDICES, NULL, &out->dense_shape) == 0)
+                status = 0;
+        }
+    }
+    for (int i = 0; i < 3; i++) Py_DECREF(parts[i]);
+    if (status < 0) sparse_release(out);
+    return status;
+}
+
+static ndx_sparse_tensor sparse_view(const py_sparse *s) {
+    return (ndx_sparse_tensor){s->indices.t, s->values.t, s->dense_shape.t};
+}
+
+/* A new ndx.SparseTensor owning the three outputs the library allocated. */
+static PyObject *sparse_result(ndx_sparse_tensor *out) {
+    PyObject *indices = py_array_from_output(&out->indices);
+    PyObject *values = indices ? py_array_from_output(&out->values) : NULL;
+    PyObject *shape = values ? py_array_from_output(&out->dense_shape) : NULL;
+    PyObject *result = NULL;
+    if (shape)
+        result = PyObject_CallMethod(ndx_py_sparse_type, "_from_parts", "OOO", indices, values, shape);
+    else
+        ndx_sparse_free(out); /* whatever was not wrapped yet */
+    Py_XDECREF(indices);
+    Py_XDECREF(values);
+    Py_XDECREF(shape);
+    return result;
+}
+
+static PyObject *sparse_done(ndx_status status, ndx_error *err, ndx_sparse_tensor *out) {
+    if (status != NDX_OK) {
+        py_raise(err);
+        return NULL;
+    }
+    return sparse_result(out);
+}
+
+PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"axis", "sp_inputs", "expand_nonconcat_dim", "threads",
+                               "max_memory", NULL};
+    PyObject *inputs_obj, *threads = NULL, *budget = NULL;
+    int axis, expand = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO|p$OO:sparse_concat", keywords, &axis,
+                                     &inputs_obj, &expand, &threads, &budget))
+        return NULL;
+    ndx_options opt;
+    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (!PyList_Check(inputs_obj) && !PyTuple_Check(inputs_obj)) {
+        PyErr_Format(PyExc_TypeError, "sparse_concat: sp_inputs must be a list of SparseTensor, not %.100s",
+                     Py_TYPE(inputs_obj)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(inputs_obj);
+    if (n < 1 || n > (1 << 20)) {
+        py_invalid("sparse_concat: sp_inputs must hold at least one SparseTensor (it holds %zd)", n);
+        return NULL;
+    }
+    py_sparse *held = PyMem_Calloc((size_t)n, sizeof *held);
+    ndx_sparse_tensor *views = PyMem_Calloc((size_t)n, sizeof *views);
+    PyObject *like = NULL, *result = NULL;
+    Py_ssize_t converted = 0;
+    if (!held || !views) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; converted < n; converted++) {
+        char what[32];
+        snprintf(what, sizeof what, "sp_inputs[%zd]", converted);
+        if (sparse_from(PySequence_Fast_GET_ITEM(inputs_obj, converted), "sparse_concat", what,
+                        like, &held[converted]) < 0)
+            goto done;
+        views[converted] = sparse_view(&held[converted]);
+        if (!like && !(like = py_tensor_like(&held[converted].values))) {
+            converted++;
+            goto done;
+        }
+    }
+    ndx_sparse_tensor out = {0};
+    ndx_error err;
+    ndx_status status;
+    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_concat(axis, (int)n, views, expand, &opt, &out, &err);
+    Py_END_ALLOW_THREADS
+    result = sparse_done(status, &err, &out);
+done:
+    for (Py_ssize_t i = 0; held && i < converted; i++) sparse_release(&held[i]);
+    Py_XDECREF(like);
+    PyMem_Free(held);
+    PyMem_Free(views);
+    return result;
+}
+
+PyObject *py_sparse_reorder(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"sp_input", "threads", "max_memory", NULL};
+    PyObject *input_obj, *threads = NULL, *budget = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:sparse_reorder", keywords, &input_obj,
+                                     &threads, &budget))
+        return NULL;
+    ndx_options opt;
+    py_sparse in;
+    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (sparse_from(input_obj, "sparse_reorder", "sp_input", NULL, &in) < 0) return NULL;
+    ndx_sparse_tensor view = sparse_view(&in), out = {0};
+    ndx_error err;
+    ndx_status status;
+    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_reorder(&view, &opt, &out, &err);
+    Py_END_ALLOW_THREADS
+    sparse_release(&in);
+    return sparse_done(status, &err, &out);
+}
+
+PyObject *py_sparse_to_dense(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"sp_input", "default_value", "threads", "max_memory", NULL};
+    PyObject *input_obj, *default_obj = Py_None, *threads = NULL, *budget = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:sparse_to_dense", keywords, &input_obj,
+                                     &default_obj, &threads, &budget))
+        return NULL;
+    ndx_options opt;
+    py_sparse in;
+    py_tensor fill = {0};
+    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (sparse_from(input_obj, "sparse_to_dense", "sp_input", NULL, &in) < 0) return NULL;
+    PyObject *result = NULL;
+    if (default_obj != Py_None) {
+        PyObject *like = py_tensor_like(&in.values);
+        int status = like ? py_tensor_from(default_obj, "sparse_to_dense", "default_value",
+                                           ROLE_VALUES, like, &fill)
+                          : -1;
+        Py_XDECREF(like);
+        if (status < 0) goto done;
+        if (fill.t.rank != 0 || fill.t.dtype != in.values.t.dtype) {
+            py_invalid("sparse_to_dense: default_value must be a scalar of the values' dtype %s",
+                       ndx_dtype_name(in.values.t.dtype));
+            goto done;
+        }
+        if (fill.t.itemsize != in.values.t.itemsize) { /* strings: pad or cut to the values' width */
+            py_invalid("sparse_to_dense: default_value is %zu bytes wide but the values are %zu",
+                       fill.t.itemsize, in.values.t.itemsize);
+            goto done;
+        }
+    }
+    ndx_sparse_tensor view = sparse_view(&in);
+    ndx_tensor out = {0};
+    ndx_error err;
+    ndx_status status;
+    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_to_dense(&view, fill.t.data, &opt, &out, &err);
+    Py_END_ALLOW_THREADS
+    if (status != NDX_OK) py_raise(&err);
+    else result = py_array_from_output(&out);
+done:
+    py_tensor_release(&fill);
+    sparse_release(&in);
+    return result;
+}
+
+PyObject *py_sparse_from_dense(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"tensor", "threads", "max_memory", NULL};
+    PyObject *tensor_obj, *threads = NULL, *budget = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:sparse_from_dense", keywords,
+                                     &tensor_obj, &threads, &budget))
+        return NULL;
+    ndx_options opt;
+    py_tensor dense;
+    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_tensor_from(tensor_obj, "dense_to_sparse", "tensor", ROLE_VALUES, NULL, &dense) < 0)
+        return NULL;
+    ndx_sparse_tensor out = {0};
+    ndx_error err;
+    ndx_status status;
+    Py_BEGIN_ALLOW_THREADS status = ndx_dense_to_sparse(&dense.t, &opt, &out, &err);
+    Py_END_ALLOW_THREADS
+    py_tensor_release(&dense);
+    return sparse_done(status, &err, &out);
+}
