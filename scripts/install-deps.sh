@@ -2,9 +2,11 @@
 # Installs what building and testing ndx needs on Debian 12, using sudo when not root.
 # Only packages that are missing are installed, so a second run is quick and offline.
 set -euo pipefail
-packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 python3-numpy)
+packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 python3-numpy
+          python3-dev python3-setuptools python3-wheel python3-pip python3-venv) # + the module
 if [ "${1:-}" = "--test" ]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev valgrind) # fuzz/run builds with clang + OpenMP
+  packages+=(python3-pytest python3-hypothesis)                   # the Python module's tests
 fi
 missing=()
 for p in "${packages[@]}"; do

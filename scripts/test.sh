@@ -11,6 +11,16 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs" >/dev/null
 ctest --test-dir build --output-on-failure -j"$jobs"
 
+# The Python module, as a user installs it: pip into a venv over Debian's NumPy (no package index),
+# then pytest from outside the source tree so the installed module is the one imported; once more
+# with CPython's debug allocator and dev-mode checks (misused references and buffers show there).
+echo "== Python module: pip install into a venv, pytest"
+rm -rf build-py && /usr/bin/python3 -m venv --system-site-packages build-py/venv
+build-py/venv/bin/pip install --quiet --no-build-isolation --no-index ./python
+(cd build-py && venv/bin/python -m pytest -q -p no:cacheprovider ../tests/python)
+(cd build-py && PYTHONMALLOC=debug venv/bin/python -X dev -m pytest -q -p no:cacheprovider \
+  -W error::ResourceWarning ../tests/python -k "not reference_counts")
+
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build: all tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNDX_SANITIZE=address,undefined >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null

@@ -119,7 +119,9 @@ def _from_python(obj, like):
 
 def _to_bytes(a):
     """str or object arrays as NumPy bytes ('S'), encoding str as UTF-8."""
-    if a.dtype.kind == "U":
+    if a.size == 0:
+        out = np.zeros(a.shape, "S1")  # (np.char.encode gives float64 for an empty array)
+    elif a.dtype.kind == "U":
         out = np.char.encode(a, "utf-8")
     else:
         flat = a.ravel().tolist()
@@ -144,8 +146,8 @@ def _as_array(obj, like=None):
         return obj if isinstance(obj, BFloat16Array) else BFloat16Array(obj)
     if isinstance(obj, BFloat16Array):
         return obj
-    if isinstance(obj, np.ndarray):
-        a = obj
+    if isinstance(obj, (np.ndarray, np.generic)):  # (np.float64 is also a Python float)
+        a = np.asarray(obj)
     elif hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
         a = np.from_dlpack(obj)
     elif isinstance(obj, (list, tuple, int, float, complex, bool, str, bytes)):

@@ -10,6 +10,27 @@ size_t py_bytes(const ndx_tensor *t) {
     return n;
 }
 
+int py_widen_strings(py_tensor *ts, size_t stride, int n) {
+#define AT(i) ((py_tensor *)((char *)ts + (size_t)(i) * stride))
+    size_t width = 0;
+    for (int i = 0; i < n; i++)
+        if (AT(i)->t.dtype == NDX_STRING && AT(i)->t.itemsize > width) width = AT(i)->t.itemsize;
+    for (int i = 0; i < n; i++) {
+        py_tensor *t = AT(i);
+        if (t->t.dtype != NDX_STRING || t->t.itemsize == width) continue;
+        PyArray_Descr *wide = PyArray_DescrNewFromType(NPY_STRING);
+        if (!wide) return -1;
+        wide->elsize = (int)width;
+        PyObject *copy = PyArray_FromAny(t->array, wide, 0, 0, NPY_ARRAY_CARRAY_RO, NULL);
+        if (!copy) return -1;
+        Py_SETREF(t->array, copy);
+        t->t.itemsize = width;
+        t->t.data = PyArray_DATA((PyArrayObject *)copy);
+    }
+    return 0;
+#undef AT
+}
+
 int py_convert_group(PyObject *const *objs, const char *const *whats, int n, const char *op,
                      py_tensor *out) {
     int first = 0; /* converted first: the first array, else argument 0 */
@@ -31,6 +52,10 @@ int py_convert_group(PyObject *const *objs, const char *const *whats, int n, con
         }
     }
     Py_DECREF(like);
+    if (py_widen_strings(out, sizeof *out, n) < 0) {
+        for (int j = 0; j < n; j++) py_tensor_release(&out[j]);
+        return -1;
+    }
     return 0;
 }
 

@@ -12,6 +12,11 @@
 int py_convert_group(PyObject *const *objs, const char *const *whats, int n, const char *op,
                      py_tensor *out);
 
+/* Strings have no width in TensorFlow, but the library wants one itemsize for one dtype: makes
+ * every string tensor among n tensors `stride` bytes apart as wide as the widest (one copy of
+ * each narrower array). */
+int py_widen_strings(py_tensor *ts, size_t stride, int n);
+
 /* A Python list or tuple of tensors: `*out` is a PyMem array of `*n` converted tensors (free
  * with py_release_list). Values share one dtype (as py_convert_group); indices must be
  * integers. An empty sequence is an error naming `what`. */

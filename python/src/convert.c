@@ -41,7 +41,8 @@ static int typenum_of(ndx_dtype dtype) {
 }
 
 int py_is_array(PyObject *obj) {
-    return PyArray_Check(obj) || PyObject_TypeCheck(obj, (PyTypeObject *)ndx_py_bfloat16_type);
+    return PyArray_Check(obj) || PyArray_IsScalar(obj, Generic) ||
+           PyObject_TypeCheck(obj, (PyTypeObject *)ndx_py_bfloat16_type);
 }
 
 /* An ndarray ndx can read in place: C-contiguous, aligned, native byte order, a dtype ndx has. */

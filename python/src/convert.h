@@ -45,7 +45,7 @@ int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role
  * A new reference. */
 PyObject *py_tensor_like(const py_tensor *t);
 void py_tensor_release(py_tensor *t);
-/* 1 when `obj` is already an array (an ndarray or ndx.BFloat16Array), whose dtype then fixes
+/* 1 when `obj` is already typed (an ndarray, a NumPy scalar or ndx.BFloat16Array), whose dtype then fixes
  * the dtype of list arguments beside it. */
 int py_is_array(PyObject *obj);
 

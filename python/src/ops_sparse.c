@@ -115,6 +115,8 @@ PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
             goto done;
         }
     }
+    if (py_widen_strings(&held[0].values, sizeof *held, (int)n) < 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) views[i] = sparse_view(&held[i]);
     ndx_sparse_tensor out = {0};
     ndx_error err;
     ndx_status status;

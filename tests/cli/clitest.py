@@ -281,7 +281,7 @@ def ref_sparse_concat_dense(inputs, axis, expand):
         padded = []
         for a in dense:
             pad = [(0, 0 if d == axis else big[d] - a.shape[d]) for d in range(rank)]
-            padded.append(np.pad(a, pad))
+            padded.append(np.pad(a, pad, constant_values=a.dtype.type()))  # b"" for strings
         dense = padded
     return np.concatenate(dense, axis=axis)
 

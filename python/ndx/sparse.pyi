@@ -1,0 +1,18 @@
+from typing import Any, Optional, Sequence
+
+from ._sparse_tensor import SparseTensor as SparseTensor
+
+def concat(axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dim: bool = False,
+           name: Optional[str] = None, *, threads: Optional[int] = None,
+           max_memory: Optional[int] = None) -> SparseTensor: ...
+def reorder(sp_input: SparseTensor, name: Optional[str] = None, *, threads: Optional[int] = None,
+            max_memory: Optional[int] = None) -> SparseTensor: ...
+def to_dense(sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True,
+             name: Optional[str] = None, *, threads: Optional[int] = None,
+             max_memory: Optional[int] = None) -> Any: ...
+def from_dense(tensor: Any, name: Optional[str] = None, *, threads: Optional[int] = None,
+               max_memory: Optional[int] = None) -> SparseTensor: ...
+def sparse_concat(axis: Optional[int], sp_inputs: Sequence[SparseTensor], name: Optional[str] = None,
+                  expand_nonconcat_dim: bool = False, concat_dim: Optional[int] = None,
+                  expand_nonconcat_dims: Optional[bool] = None, *, threads: Optional[int] = None,
+                  max_memory: Optional[int] = None) -> SparseTensor: ...
