@@ -7,9 +7,14 @@ PyObject *py_gather_nd(PyObject *self, PyObject *args, PyObject *kwargs) {
                                "max_memory", NULL};
     PyObject *params_obj, *indices_obj, *name = NULL, *bad = NULL, *threads = NULL, *budget = NULL;
     int batch_dims = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|iO$OOO:gather_nd", keywords, &params_obj,
-                                     &indices_obj, &batch_dims, &name, &bad, &threads, &budget))
+    if (!kwargs && PyTuple_GET_SIZE(args) == 2) { /* the common call: no parser needed */
+        params_obj = PyTuple_GET_ITEM(args, 0);
+        indices_obj = PyTuple_GET_ITEM(args, 1);
+    } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|iO$OOO:gather_nd", keywords,
+                                            &params_obj, &indices_obj, &batch_dims, &name, &bad,
+                                            &threads, &budget)) {
         return NULL;
+    }
     ndx_options opt;
     if (py_options(bad, threads, budget, &opt) < 0) return NULL;
     py_tensor params, indices;
@@ -122,10 +127,15 @@ static PyObject *tensor_scatter(ndx_scatter_op op, const char *name_of_op, PyObj
                                "threads", "max_memory", NULL};
     PyObject *tensor_obj, *indices_obj, *updates_obj, *name = NULL, *out_obj = NULL, *bad = NULL,
                                                       *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOO", keywords, &tensor_obj,
-                                     &indices_obj, &updates_obj, &name, &out_obj, &bad, &threads,
-                                     &budget))
+    if (!kwargs && PyTuple_GET_SIZE(args) == 3) { /* the common call: no parser needed */
+        tensor_obj = PyTuple_GET_ITEM(args, 0);
+        indices_obj = PyTuple_GET_ITEM(args, 1);
+        updates_obj = PyTuple_GET_ITEM(args, 2);
+    } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOO", keywords, &tensor_obj,
+                                            &indices_obj, &updates_obj, &name, &out_obj, &bad,
+                                            &threads, &budget)) {
         return NULL;
+    }
     ndx_options opt;
     if (py_options(bad, threads, budget, &opt) < 0) return NULL;
     if (out_obj == Py_None) out_obj = NULL;
@@ -184,9 +194,13 @@ static PyObject *stitch(int parallel, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"indices", "data", "name", "threads", "max_memory", NULL};
     const char *op = parallel ? "parallel_dynamic_stitch" : "dynamic_stitch";
     PyObject *indices_obj, *data_obj, *name = NULL, *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$OO", keywords, &indices_obj, &data_obj,
-                                     &name, &threads, &budget))
+    if (!kwargs && PyTuple_GET_SIZE(args) == 2) { /* the common call: no parser needed */
+        indices_obj = PyTuple_GET_ITEM(args, 0);
+        data_obj = PyTuple_GET_ITEM(args, 1);
+    } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$OO", keywords, &indices_obj,
+                                            &data_obj, &name, &threads, &budget)) {
         return NULL;
+    }
     ndx_options opt;
     if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
     py_tensor *indices = NULL, *data = NULL;

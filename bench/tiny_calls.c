@@ -1,0 +1,86 @@
+/* tiny_calls.c — what one call of an op on a tiny input costs from C, the floor under the Python
+ * module's per-call overhead (bench/python_compare.py runs both). Each call lets the library
+ * allocate its output and frees it, as the module does.
+ *
+ *   tiny_calls [ITERATIONS]   prints "<case> <median ns per call>" for gather4, scatter_add4,
+ *                             stitch_seed003 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <ndx.h>
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef int (*one_call)(void);
+
+/* Median over 15 rounds of the mean ns per call in a round. */
+static double time_calls(one_call call, long iterations) {
+    double rounds[15];
+    for (long i = 0; i < iterations / 10; i++) call(); /* warm-up */
+    for (int r = 0; r < 15; r++) {
+        double t0 = now_ns();
+        for (long i = 0; i < iterations; i++)
+            if (call() != 0) exit(1);
+        rounds[r] = (now_ns() - t0) / (double)iterations;
+    }
+    qsort(rounds, 15, sizeof rounds[0], by_value);
+    return rounds[7];
+}
+
+static float params[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+static int64_t gather_rows[4] = {1, 3, 5, 7};
+static float tensor[8 * 4];
+static int64_t scatter_rows[4] = {4, 3, 1, 7};
+static float updates[4 * 4] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+/* seed 003: dynamic_stitch(condition_indices, partitioned_data) */
+static int32_t stitch_i0[2] = {1, 4}, stitch_i1[4] = {0, 2, 3, 5};
+static float stitch_d0[2] = {-1.f, -1.f}, stitch_d1[4] = {1.1f, 6.2f, 5.3f, 8.4f};
+
+static int gather4(void) {
+    ndx_tensor p = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){8}, params);
+    ndx_tensor i = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){4, 1}, gather_rows);
+    ndx_tensor out = {0};
+    if (ndx_gather_nd(&p, &i, 0, NULL, &out, NULL) != NDX_OK) return 1;
+    ndx_tensor_free(&out);
+    return 0;
+}
+
+static int scatter_add4(void) {
+    ndx_tensor t = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){8, 4}, tensor);
+    ndx_tensor i = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){4, 1}, scatter_rows);
+    ndx_tensor u = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){4, 4}, updates);
+    ndx_tensor out = {0};
+    if (ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &t, &i, &u, NULL, &out, NULL) != NDX_OK) return 1;
+    ndx_tensor_free(&out);
+    return 0;
+}
+
+static int stitch_seed003(void) {
+    ndx_tensor idx[2] = {ndx_tensor_make(NDX_INT32, 1, (int64_t[]){2}, stitch_i0),
+                         ndx_tensor_make(NDX_INT32, 1, (int64_t[]){4}, stitch_i1)};
+    ndx_tensor data[2] = {ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){2}, stitch_d0),
+                          ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){4}, stitch_d1)};
+    ndx_tensor out = {0};
+    if (ndx_dynamic_stitch(2, idx, data, NULL, &out, NULL) != NDX_OK) return 1;
+    ndx_tensor_free(&out);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    long iterations = argc > 1 ? atol(argv[1]) : 200000;
+    if (iterations < 10) iterations = 10;
+    printf("gather4 %.1f\n", time_calls(gather4, iterations));
+    printf("scatter_add4 %.1f\n", time_calls(scatter_add4, iterations));
+    printf("stitch_seed003 %.1f\n", time_calls(stitch_seed003, iterations));
+    return 0;
+}
