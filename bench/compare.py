@@ -136,6 +136,38 @@ def numpy_peer(name, w):
     return sparse_peer(name, w, np_mode=True)
 
 
+def python_call(name, w, threads):
+    """ndx through its Python module: the scatters into a reused out= (as `ndx` is timed), the
+    others into the fresh arrays the module returns (as `ndx fresh`)."""
+    import ndx
+    last = {}
+    if name in ("G1", "G2", "G3"):
+        def run():
+            last["r"] = ndx.gather_nd(w["params"], w["indices"], batch_dims=w["batch_dims"],
+                                      threads=threads)
+    elif name in ("S1", "S2"):
+        out = np.zeros_like(w["tensor"])
+        last["r"] = out
+
+        def run():
+            ndx.tensor_scatter_nd_add(w["tensor"], w["indices"], w["updates"], out=out,
+                                      threads=threads)
+    elif name == "D1":
+        def run():
+            last["r"] = ndx.dynamic_stitch(w["indices"], w["data"], threads=threads)
+    elif name == "P1":
+        def run():
+            last["r"] = tuple(ndx.dynamic_partition(w["data"], w["partitions"], W.PARTS,
+                                                    threads=threads))
+    else:
+        inputs = [ndx.SparseTensor(*sp) for sp in w["inputs"]]
+
+        def run():
+            r = ndx.sparse.concat(w["axis"], inputs, threads=threads)
+            last["r"] = (r.indices, r.values, r.dense_shape)
+    return run, (lambda: last["r"])
+
+
 def sparse_peer(name, w, np_mode):
     """C0: offset + concatenate; C1: the same, then a stable argsort of the rows."""
     ins, axis = w["inputs"], w["axis"]
@@ -426,6 +458,14 @@ def measure(args, name, work, log):
             row["peak_rss_mb"] = f["peak_rss_mb"]
         except Exception as e:  # a failing contender is reported, not fatal
             record("ndx", None, False, f"failed: {e}")
+        log(f"{name} at {threads} thread(s): {PY}")
+        try:
+            run, result = python_call(name, w, threads)
+            seconds = median_time(run, args.repeat)
+            ok, note = matches(name, result(), ref)
+            record(PY, seconds, ok, note)
+        except Exception as e:
+            record(PY, None, False, f"failed: {type(e).__name__}: {e}")
         for peer, make in (("NumPy", numpy_peer), ("PyTorch", torch_peer)):
             log(f"{name} at {threads} thread(s): {peer}")
             try:
@@ -468,7 +508,15 @@ def measure(args, name, work, log):
 PEERS = ["NumPy", "PyTorch", "ONNX Runtime"]
 NAIVE = "naive C, OpenMP"
 FRESH = "ndx fresh"
-COLUMNS = ["ndx", FRESH, "NumPy", "PyTorch", "ONNX Runtime", NAIVE, "memcpy"]
+PY = "ndx from Python"
+COLUMNS = ["ndx", FRESH, PY, "NumPy", "PyTorch", "ONNX Runtime", NAIVE, "memcpy"]
+
+
+def python_over_c(row):
+    """The module's time over the C call it makes: reused output for the scatters (out=), fresh
+    for the ops whose results the module allocates."""
+    c = seconds(row, "ndx") if row["workload"] in ("S1", "S2") else seconds(row, FRESH)
+    return ratio(seconds(row, PY), c)
 FRESH_TARGET = 1.5  # fresh output within 1.5x of reused output
 
 
@@ -499,14 +547,14 @@ def at_threads(best):
 def table(rows):
     """One line per workload and thread count: every contender's median, and the ratios."""
     head = ["workload", "T"] + [c + " ms" for c in COLUMNS] + [
-        "fresh/reused", "fastest correct peer", "peer/ndx", "naive/ndx", "memcpy/ndx", "ndx GB/s"]
+        "fresh/reused", "Python/C", "fastest correct peer", "peer/ndx", "naive/ndx", "memcpy/ndx", "ndx GB/s"]
     lines = []
     for row in rows:
         ndx = seconds(row, "ndx")
         best = min(((seconds(row, p), p) for p in PEERS if seconds(row, p)), default=None)
         cells = [row["workload"], str(row["threads"])]
         cells += [fmt_ms(row["results"].get(c)) for c in COLUMNS]
-        cells += [ratio(seconds(row, FRESH), ndx),
+        cells += [ratio(seconds(row, FRESH), ndx), python_over_c(row),
                   f"{best[1]} {best[0] * 1e3:.3g}" if best else "-",
                   ratio(best[0] if best else None, ndx),
                   ratio(seconds(row, NAIVE), ndx),
@@ -748,7 +796,10 @@ def main():
 LEGEND = (
     "Medians in milliseconds of R runs after one warm-up, outputs allocated and touched "
     "beforehand (reused output); `ndx fresh` is ndx into an output it allocates itself (median "
-    "of 3 runs, page faults included), and fresh/reused is its time over ndx's. ✗ marks a result "
+    "of 3 runs, page faults included), and fresh/reused is its time over ndx's. `ndx from "
+    "Python` is the same op through `import ndx` (S1/S2 into a reused out=, the rest into the "
+    "arrays the module returns), and Python/C its time over the C figure it matches (reused for "
+    "S1/S2, fresh for the rest). ✗ marks a result "
     "that differs from the reference (it never counts as the fastest peer or the naive loop's "
     "best). Ratios are time(X) / time(ndx): above 1, ndx is faster. memcpy copies half the "
     "workload's bytes (the same read + write traffic): where ndx is near it, the memory system "
