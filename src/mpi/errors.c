@@ -50,6 +50,17 @@ size_t mpi_rows_bytes(const ndx_mpi_table *t, int64_t rows) {
     return bytes;
 }
 
+void *mpi_buffer(ndx_mpi_table *t, enum mpi_buffer which, size_t bytes, const char *op,
+                 const char *what, ndx_error *err) {
+    if (bytes <= t->capacity[which] && t->buffer[which]) return t->buffer[which];
+    void *p = mpi_alloc(bytes, op, what, err);
+    if (!p) return NULL;
+    free(t->buffer[which]);
+    t->buffer[which] = p;
+    t->capacity[which] = bytes;
+    return p;
+}
+
 void *mpi_alloc(size_t bytes, const char *op, const char *what, ndx_error *err) {
     if (bytes == SIZE_MAX) {
         mpi_fail(err, NDX_E_OVERFLOW, "%s: the size of %s overflows", op, what);

@@ -24,18 +24,15 @@ typedef struct lookup_state {
     ndx_tensor want;    /* the output's view */
 } lookup_state;
 
+/* The blocks are the table's scratch, kept for the next call. */
 static void lookup_free(lookup_state *L, const ndx_options *opt, int keep_result) {
-    free(L->ids);
     mpi_route_free(&L->route);
     mpi_exchange_free(&L->x);
-    free(L->recv_ids);
-    free(L->served);
-    free(L->back);
     if (!keep_result) mpi_result_release(opt, L->result);
 }
 
 /* This rank's checks and allocations, all before the first agreement. */
-static ndx_status lookup_prepare(const ndx_mpi_table *t, const ndx_tensor *ids,
+static ndx_status lookup_prepare(ndx_mpi_table *t, const ndx_tensor *ids,
                                  const ndx_options *opt, const ndx_tensor *out, lookup_state *L,
                                  ndx_error *err) {
     L->n = mpi_ids_count(OP, t, ids, err);
@@ -43,12 +40,13 @@ static ndx_status lookup_prepare(const ndx_mpi_table *t, const ndx_tensor *ids,
     L->want = mpi_rows_view(t, ids, out ? out->data : NULL);
     ndx_status s = mpi_result_check(OP, t, &L->want, out, err);
     if (s != NDX_OK) return s;
-    if (!(L->ids = mpi_alloc((size_t)L->n * sizeof(int64_t), OP, "the ids", err)))
-        return NDX_E_NO_MEMORY;
+    if (!(L->ids = mpi_buffer(t, BUF_IDS, (size_t)L->n * sizeof(int64_t), OP, "the ids", err)))
+        return err ? err->code : NDX_E_NO_MEMORY;
     if ((s = mpi_ids_read(OP, t, ids, L->ids, err)) != NDX_OK) return s;
     if ((s = mpi_route_unique(t, L->ids, L->n, &L->route, err)) != NDX_OK) return s;
     if ((s = mpi_exchange_init(t, OP, L->route.send_counts, &L->x, err)) != NDX_OK) return s;
-    if (!(L->back = mpi_alloc(mpi_rows_bytes(t, L->route.sent), OP, "the rows coming back", err)))
+    if (!(L->back = mpi_buffer(t, BUF_ROWS_IN, mpi_rows_bytes(t, L->route.sent), OP,
+                               "the rows coming back", err)))
         return err ? err->code : NDX_E_NO_MEMORY;
     size_t bytes = mpi_rows_bytes(t, L->n);
     if (!out->data && bytes > 0) {
@@ -85,11 +83,11 @@ ndx_status ndx_mpi_lookup(ndx_mpi_table *t, const ndx_tensor *ids, const ndx_opt
     s = mpi_agree(t->comm, t->rank, s, &e);
     if (s == NDX_OK) {
         s = mpi_exchange_counts(t, OP, &L.x, &e);
-        if (s == NDX_OK && !(L.recv_ids = mpi_alloc((size_t)L.x.received * sizeof(int64_t), OP,
-                                                    "the ids to serve", &e)))
+        if (s == NDX_OK && !(L.recv_ids = mpi_buffer(t, BUF_RECV_IDS, (size_t)L.x.received * sizeof(int64_t),
+                                                     OP, "the ids to serve", &e)))
             s = e.code;
-        if (s == NDX_OK &&
-            !(L.served = mpi_alloc(mpi_rows_bytes(t, L.x.received), OP, "the rows to serve", &e)))
+        if (s == NDX_OK && !(L.served = mpi_buffer(t, BUF_ROWS_OUT, mpi_rows_bytes(t, L.x.received),
+                                                   OP, "the rows to serve", &e)))
             s = e.code;
         s = mpi_agree(t->comm, t->rank, s, &e);
     }

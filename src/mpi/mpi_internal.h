@@ -9,6 +9,20 @@
 
 #define MPI_HIDDEN __attribute__((visibility("hidden")))
 
+/* Scratch a table keeps between calls, one block per use, grown when a call needs more: large
+ * blocks freshly allocated every call would be fresh pages, and faulting them in cost more than
+ * the exchange itself. Freed with the table. */
+enum mpi_buffer {
+    BUF_IDS,       /* the caller's ids as int64 */
+    BUF_SEND_ROWS, /* local rows to send, grouped by owner */
+    BUF_SLOT,      /* each id's place among the rows coming back / the send order */
+    BUF_SORT,      /* radix sort keys and positions; update: owners */
+    BUF_RECV_IDS,  /* local rows received */
+    BUF_ROWS_OUT,  /* rows this rank sends */
+    BUF_ROWS_IN,   /* rows this rank receives */
+    MPI_BUFFERS
+};
+
 struct ndx_mpi_table {
     MPI_Comm comm; /* a duplicate of the caller's, so our messages never meet theirs */
     int rank, size;
@@ -24,6 +38,8 @@ struct ndx_mpi_table {
     int64_t shard_rows;
     void *shard;
     int owns_shard;
+    void *buffer[MPI_BUFFERS];
+    size_t capacity[MPI_BUFFERS];
 };
 
 /* errors.c */
@@ -54,19 +70,20 @@ MPI_HIDDEN ndx_tensor mpi_index_view(int64_t count, int64_t *data);
 typedef struct mpi_route {
     int64_t n;            /* ids this rank passed */
     int64_t sent;         /* ids sent (after dedupe for lookups) */
-    int *send_counts;     /* [size] ids to each rank */
-    int64_t *send_rows;   /* [sent] local rows on their owners, grouped by owner */
+    int *send_counts;     /* [size] ids to each rank (owned by the route) */
+    int64_t *send_rows;   /* [sent] local rows on their owners, grouped by owner (table scratch) */
     int64_t *slot;        /* lookup: [n] index of each id's row among those that come back;
-                             update: [n] the position sent in each place (by owner, stable) */
+                             update: [n] the position sent in each place (by owner, stable)
+                             (table scratch) */
     int64_t remote_ids;   /* ids sent to other ranks (after dedupe) */
     int64_t remote_all;   /* ids that name rows of other ranks, duplicates included */
 } mpi_route;
 
 /* Lookup: sorts the ids by (owner, local row) and keeps each row once per owner. */
-MPI_HIDDEN ndx_status mpi_route_unique(const ndx_mpi_table *t, const int64_t *ids, int64_t n,
+MPI_HIDDEN ndx_status mpi_route_unique(ndx_mpi_table *t, const int64_t *ids, int64_t n,
                                        mpi_route *r, ndx_error *err);
 /* Update: groups the ids by owner keeping their order (no dedupe: every update is applied). */
-MPI_HIDDEN ndx_status mpi_route_stable(const ndx_mpi_table *t, const int64_t *ids, int64_t n,
+MPI_HIDDEN ndx_status mpi_route_stable(ndx_mpi_table *t, const int64_t *ids, int64_t n,
                                        mpi_route *r, ndx_error *err);
 MPI_HIDDEN void mpi_route_free(mpi_route *r);
 
@@ -94,6 +111,10 @@ MPI_HIDDEN void mpi_exchange_free(mpi_exchange *x);
 
 /* Bytes of `rows` rows, or SIZE_MAX on overflow. */
 MPI_HIDDEN size_t mpi_rows_bytes(const ndx_mpi_table *t, int64_t rows);
+/* The table's scratch block `which`, at least `bytes` long (SIZE_MAX: an overflow), or NULL
+ * with err filled. Its contents are not kept when it grows. */
+MPI_HIDDEN void *mpi_buffer(ndx_mpi_table *t, enum mpi_buffer which, size_t bytes, const char *op,
+                            const char *what, ndx_error *err);
 /* malloc that takes 0 (returns a non-NULL 1-byte block) and fills err on failure. */
 MPI_HIDDEN void *mpi_alloc(size_t bytes, const char *op, const char *what, ndx_error *err);
 

@@ -13,23 +13,20 @@
 
 void mpi_route_free(mpi_route *r) {
     free(r->send_counts);
-    free(r->send_rows);
-    free(r->slot);
     memset(r, 0, sizeof *r);
 }
 
-static ndx_status route_alloc(const ndx_mpi_table *t, int64_t n, const char *op, mpi_route *r,
+static ndx_status route_alloc(ndx_mpi_table *t, int64_t n, const char *op, mpi_route *r,
                               ndx_error *err) {
     memset(r, 0, sizeof *r);
     r->n = n;
     size_t bytes = (size_t)n * sizeof(int64_t); /* n ids already fit in memory as int64 */
-    r->send_counts = calloc((size_t)t->size, sizeof *r->send_counts);
-    r->send_rows = mpi_alloc(bytes, op, "the ids to send", err);
-    r->slot = mpi_alloc(bytes, op, "the order of the ids", err);
-    if (!r->send_counts || !r->send_rows || !r->slot) {
+    if (!(r->send_counts = calloc((size_t)t->size, sizeof *r->send_counts)))
+        return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the counts", op);
+    if (!(r->send_rows = mpi_buffer(t, BUF_SEND_ROWS, bytes, op, "the ids to send", err)) ||
+        !(r->slot = mpi_buffer(t, BUF_SLOT, bytes, op, "the order of the ids", err))) {
         mpi_route_free(r);
-        return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the routing of %lld ids", op,
-                        (long long)n);
+        return err ? err->code : NDX_E_NO_MEMORY;
     }
     return NDX_OK;
 }
@@ -71,16 +68,18 @@ static void radix_sort(int64_t n, int64_t max_key, int64_t *key, int64_t *pos, i
     }
 }
 
-ndx_status mpi_route_unique(const ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi_route *r,
+ndx_status mpi_route_unique(ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi_route *r,
                             ndx_error *err) {
     const char *op = "ndx_mpi_lookup";
     ndx_status s = route_alloc(t, n, op, r, err);
     if (s != NDX_OK) return s;
     int64_t *counts = calloc((size_t)t->size, sizeof *counts);
-    int64_t *work = mpi_alloc((size_t)n * 4 * sizeof(int64_t), op, "sorting the ids", err);
+    size_t work_bytes;
+    int64_t *work = __builtin_mul_overflow((size_t)n, 4 * sizeof(int64_t), &work_bytes)
+                        ? NULL
+                        : mpi_buffer(t, BUF_SORT, work_bytes, op, "sorting the ids", err);
     if (!counts || !work) {
         free(counts);
-        free(work);
         mpi_route_free(r);
         return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the sort of %lld ids", op,
                         (long long)n);
@@ -124,21 +123,19 @@ ndx_status mpi_route_unique(const ndx_mpi_table *t, const int64_t *ids, int64_t 
     r->sent = unique + 1;
     s = route_counts(t, op, counts, r, err);
     free(counts);
-    free(work);
     if (s != NDX_OK) mpi_route_free(r);
     return s;
 }
 
-ndx_status mpi_route_stable(const ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi_route *r,
+ndx_status mpi_route_stable(ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi_route *r,
                             ndx_error *err) {
     const char *op = "ndx_mpi_update";
     ndx_status s = route_alloc(t, n, op, r, err);
     if (s != NDX_OK) return s;
     int64_t *start = calloc((size_t)t->size + 1, sizeof *start);
-    int *owner = mpi_alloc((size_t)n * sizeof *owner, op, "the owners of the ids", err);
+    int *owner = mpi_buffer(t, BUF_SORT, (size_t)n * sizeof *owner, op, "the owners of the ids", err);
     if (!start || !owner) {
         free(start);
-        free(owner);
         mpi_route_free(r);
         return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the owners of %lld ids", op,
                         (long long)n);
@@ -152,7 +149,6 @@ ndx_status mpi_route_stable(const ndx_mpi_table *t, const int64_t *ids, int64_t 
     int64_t *next = calloc((size_t)t->size, sizeof *next);
     if (!next) {
         free(start);
-        free(owner);
         mpi_route_free(r);
         return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the owners' offsets", op);
     }
@@ -165,7 +161,6 @@ ndx_status mpi_route_stable(const ndx_mpi_table *t, const int64_t *ids, int64_t 
     s = route_counts(t, op, counts, r, err);
     free(next);
     free(start);
-    free(owner);
     if (s != NDX_OK) mpi_route_free(r);
     return s;
 }

@@ -138,6 +138,7 @@ void ndx_mpi_table_free(ndx_mpi_table *t) {
     if (!t) return;
     if (t->row_type != MPI_DATATYPE_NULL) MPI_Type_free(&t->row_type);
     MPI_Comm_free(&t->comm);
+    for (int i = 0; i < MPI_BUFFERS; i++) free(t->buffer[i]);
     if (t->owns_shard) free(t->shard);
     free(t);
 }

@@ -21,13 +21,10 @@ typedef struct update_state {
     void *recv_rows;   /* [x.received] their updates */
 } update_state;
 
+/* The blocks are the table's scratch, kept for the next call. */
 static void update_free(update_state *U) {
-    free(U->ids);
     mpi_route_free(&U->route);
     mpi_exchange_free(&U->x);
-    free(U->packed);
-    free(U->recv_ids);
-    free(U->recv_rows);
 }
 
 /* `updates` must be the table's dtype with shape ids.shape + row_shape. */
@@ -51,7 +48,7 @@ static ndx_status check_updates(const ndx_mpi_table *t, const ndx_tensor *ids,
 }
 
 /* This rank's checks, routing and packing, all before the first agreement. */
-static ndx_status update_prepare(const ndx_mpi_table *t, ndx_scatter_op op, const ndx_tensor *ids,
+static ndx_status update_prepare(ndx_mpi_table *t, ndx_scatter_op op, const ndx_tensor *ids,
                                  const ndx_tensor *updates, const ndx_options *opt,
                                  update_state *U, ndx_error *err) {
     /* The op and dtype pair first, with ndx's own message (e.g. min on complex). */
@@ -64,12 +61,12 @@ static ndx_status update_prepare(const ndx_mpi_table *t, ndx_scatter_op op, cons
     if (s != NDX_OK) return s;
     if ((U->n = mpi_ids_count(OP, t, ids, err)) < 0) return err ? err->code : NDX_E_INVALID_ARGUMENT;
     if ((s = check_updates(t, ids, updates, err)) != NDX_OK) return s;
-    if (!(U->ids = mpi_alloc((size_t)U->n * sizeof(int64_t), OP, "the ids", err)))
-        return NDX_E_NO_MEMORY;
+    if (!(U->ids = mpi_buffer(t, BUF_IDS, (size_t)U->n * sizeof(int64_t), OP, "the ids", err)))
+        return err ? err->code : NDX_E_NO_MEMORY;
     if ((s = mpi_ids_read(OP, t, ids, U->ids, err)) != NDX_OK) return s;
     if ((s = mpi_route_stable(t, U->ids, U->n, &U->route, err)) != NDX_OK) return s;
     if ((s = mpi_exchange_init(t, OP, U->route.send_counts, &U->x, err)) != NDX_OK) return s;
-    if (!(U->packed = mpi_alloc(mpi_rows_bytes(t, U->n), OP, "the rows to send", err)))
+    if (!(U->packed = mpi_buffer(t, BUF_ROWS_OUT, mpi_rows_bytes(t, U->n), OP, "the rows to send", err)))
         return err ? err->code : NDX_E_NO_MEMORY;
     if (t->row_bytes > 0 && U->n > 0) { /* the rows in send order: a gather by position */
         ndx_tensor rows = mpi_block_view(t, U->n, updates->data);
@@ -94,11 +91,11 @@ ndx_status ndx_mpi_update(ndx_mpi_table *t, ndx_scatter_op op, const ndx_tensor 
     s = mpi_agree(t->comm, t->rank, s, &e);
     if (s == NDX_OK) {
         s = mpi_exchange_counts(t, OP, &U.x, &e);
-        if (s == NDX_OK && !(U.recv_ids = mpi_alloc((size_t)U.x.received * sizeof(int64_t), OP,
-                                                    "the ids to apply", &e)))
+        if (s == NDX_OK && !(U.recv_ids = mpi_buffer(t, BUF_RECV_IDS, (size_t)U.x.received * sizeof(int64_t),
+                                                     OP, "the ids to apply", &e)))
             s = e.code;
-        if (s == NDX_OK &&
-            !(U.recv_rows = mpi_alloc(mpi_rows_bytes(t, U.x.received), OP, "the rows to apply", &e)))
+        if (s == NDX_OK && !(U.recv_rows = mpi_buffer(t, BUF_ROWS_IN, mpi_rows_bytes(t, U.x.received),
+                                                      OP, "the rows to apply", &e)))
             s = e.code;
         s = mpi_agree(t->comm, t->rank, s, &e);
     }
