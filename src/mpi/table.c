@@ -114,9 +114,10 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
         t->owns_shard = shard_memory == NULL;
         t->shard = shard_memory;
         size_t bytes = mpi_rows_bytes(t, t->shard_rows);
-        if (t->owns_shard && !(t->shard = calloc(bytes ? bytes : 1, 1)))
-            s = mpi_fail(&e, NDX_E_NO_MEMORY, OP ": cannot allocate %zu bytes for rank %d's shard",
-                         bytes, t->rank);
+        if (t->owns_shard && !(t->shard = mpi_alloc(bytes, OP, "the shard", &e)))
+            s = e.code;
+        else if (t->owns_shard)
+            memset(t->shard, 0, bytes);
     }
     s = mpi_agree(comm, t->rank, s, &e);
     if (s != NDX_OK) {
