@@ -87,7 +87,8 @@ typedef struct ndx_mpi_table_info {
 
 NDX_API ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *table);
 
-/* Local: a view [shard_rows, row_shape...] of this rank's shard, to read or fill in place. */
+/* Local: a view [shard_rows, row_shape...] of this rank's shard, to read or fill in place (for a
+ * NULL table, a view of rank -1 that every op refuses). */
 NDX_API ndx_tensor ndx_mpi_table_shard(const ndx_mpi_table *table);
 
 /* Local: fills this rank's shard with its rows of `full`, a whole table [num_rows, row_shape]

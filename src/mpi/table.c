@@ -160,13 +160,12 @@ ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *t) {
 }
 
 ndx_tensor ndx_mpi_table_shard(const ndx_mpi_table *t) {
-    int64_t shape[NDX_MAX_RANK];
-    shape[0] = t->shard_rows;
-    memcpy(shape + 1, t->row_shape, (size_t)t->row_rank * sizeof *shape);
-    return ndx_tensor_make(t->dtype, t->row_rank + 1, shape, t->shard);
+    if (!t) return ndx_tensor_make(NDX_FLOAT32, -1, NULL, NULL); /* a view every op refuses */
+    return mpi_block_view(t, t->shard_rows, t->shard);
 }
 
 ndx_status ndx_mpi_table_load(ndx_mpi_table *t, const ndx_tensor *full, ndx_error *err) {
+    if (!t) return mpi_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_mpi_table_load: table is NULL");
     ndx_tensor want = ndx_mpi_table_shard(t);
     want.shape[0] = t->num_rows;
     int same = full && full->dtype == want.dtype && full->itemsize == want.itemsize &&
@@ -181,7 +180,7 @@ ndx_status ndx_mpi_table_load(ndx_mpi_table *t, const ndx_tensor *full, ndx_erro
     }
     ndx_status s = ndx_tensor_check(full, "ndx_mpi_table_load: full", NULL, NULL, err);
     if (s != NDX_OK) return s;
-    for (int64_t l = 0; l < t->shard_rows; l++) {
+    for (int64_t l = 0; t->row_bytes > 0 && l < t->shard_rows; l++) {
         int64_t g = ndx_mpi_row_global(t->strategy, t->num_rows, t->size, t->rank, l);
         memcpy((char *)t->shard + (size_t)l * t->row_bytes,
                (const char *)full->data + (size_t)g * t->row_bytes, t->row_bytes);
