@@ -47,6 +47,10 @@ if(NDX_BUILD_TESTS)
             ${MPIEXEC_NUMPROC_FLAG} $<TARGET_FILE:mpi_embedding>
             ${PROJECT_SOURCE_DIR}/examples/mpi_embedding.expected)
   set_tests_properties(mpi_example_embedding PROPERTIES ENVIRONMENT "${NDX_MPI_TEST_ENV}" TIMEOUT 60)
+  # libndx_mpi.so exports exactly the NDX_API functions of ndx_mpi.h, as libndx.so those of ndx.h.
+  add_test(NAME mpi_exported_symbols
+    COMMAND bash ${PROJECT_SOURCE_DIR}/tests/install/exports.sh $<TARGET_FILE:ndx_mpi>
+            ${PROJECT_SOURCE_DIR}/include/ndx_mpi.h)
 endif()
 
 # Install beside ndx: the header, the library, ndx::ndx_mpi in the same CMake package (ndxConfig
