@@ -2,11 +2,11 @@
 # Installs what building and testing ndx needs on Debian 12, using sudo when not root.
 # Only packages that are missing are installed, so a second run is quick and offline.
 set -euo pipefail
-packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 python3-numpy
-  libopenmpi-dev openmpi-bin) # MPI: libndx_mpi and its tests (skipped by CMake without it)
+packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 python3-numpy)
 if [ "${1:-}" = "--test" ]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev valgrind) # fuzz/run builds with clang + OpenMP
 fi
+packages+=(libopenmpi-dev openmpi-bin) # MPI: libndx_mpi and its tests (CMake skips them without it)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
