@@ -120,7 +120,8 @@ typedef struct ndx_mpi_stats {
  * NDX_E_OUT_OF_RANGE: "ndx_mpi_lookup: ids[3] = 17 on rank 2 is outside [0, 10)". `out` as in
  * ndx.h: data == NULL makes the library allocate it (free with ndx_tensor_free, or with
  * opt->allocator when one is set); otherwise it must have exactly the result's dtype and shape.
- * Each distinct id is sent to its owner once per call. */
+ * Each distinct id is sent to its owner once per call. Only an out-of-memory inside ndx on some
+ * rank after the exchange (reported on every rank) can leave `out` partly written. */
 NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
                                   const ndx_options *opt, ndx_tensor *out, ndx_mpi_stats *stats,
                                   ndx_error *err);

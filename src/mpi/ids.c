@@ -20,6 +20,13 @@ int64_t mpi_ids_count(const char *op, const ndx_mpi_table *t, const ndx_tensor *
                  op, t->rank, ndx_dtype_name(ids->dtype));
         return -1;
     }
+    /* The routing keeps four int64 per id (keys and positions, twice): checking that product
+     * here makes every size derived from the count below it safe. */
+    if ((uint64_t)count > SIZE_MAX / (4 * sizeof(int64_t))) {
+        mpi_fail(err, NDX_E_OVERFLOW, "%s: %lld ids on rank %d are too many to route", op,
+                 (long long)count, t->rank);
+        return -1;
+    }
     if (ids->rank + t->row_rank > NDX_MAX_RANK) {
         mpi_fail(err, NDX_E_INVALID_ARGUMENT,
                  "%s: ids of rank %d on rank %d with rows of rank %d exceed rank %d", op, ids->rank,

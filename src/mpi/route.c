@@ -20,7 +20,7 @@ static ndx_status route_alloc(ndx_mpi_table *t, int64_t n, const char *op, mpi_r
                               ndx_error *err) {
     memset(r, 0, sizeof *r);
     r->n = n;
-    size_t bytes = (size_t)n * sizeof(int64_t); /* n ids already fit in memory as int64 */
+    size_t bytes = (size_t)n * sizeof(int64_t); /* n was checked against SIZE_MAX / 32 (ids.c) */
     if (!(r->send_counts = calloc((size_t)t->size, sizeof *r->send_counts)))
         return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the counts", op);
     if (!(r->send_rows = mpi_buffer(t, BUF_SEND_ROWS, bytes, op, "the ids to send", err)) ||
@@ -74,10 +74,7 @@ ndx_status mpi_route_unique(ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi
     ndx_status s = route_alloc(t, n, op, r, err);
     if (s != NDX_OK) return s;
     int64_t *counts = calloc((size_t)t->size, sizeof *counts);
-    size_t work_bytes;
-    int64_t *work = __builtin_mul_overflow((size_t)n, 4 * sizeof(int64_t), &work_bytes)
-                        ? NULL
-                        : mpi_buffer(t, BUF_SORT, work_bytes, op, "sorting the ids", err);
+    int64_t *work = mpi_buffer(t, BUF_SORT, (size_t)n * 4 * sizeof(int64_t), op, "sorting the ids", err);
     if (!counts || !work) {
         free(counts);
         mpi_route_free(r);
