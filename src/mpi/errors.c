@@ -1,6 +1,7 @@
 /* errors.c — messages, and the collective agreement that makes every rank return the same
  * error before any data moves. Also the two small helpers every step uses to size and take
  * memory. */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign, also under -std=c11 */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* result.c — the lookup's output view: checking a caller's, or allocating one the way ndx ops do
  * (the options' allocator, else memory ndx_tensor_free releases). */
+#define _POSIX_C_SOURCE 200112L /* posix_memalign, also under -std=c11 */
 #include <stdlib.h>
 
 #include "mpi_internal.h"
