@@ -29,7 +29,9 @@ target_link_libraries(mpi_bench PRIVATE ndx_mpi m)
 # and put more ranks than cores (MPICH ignores it); under the sanitizers, LeakSanitizer ignores
 # what MPI's own libraries keep until exit, and only that (tests/mpi/lsan.supp; the slow unwinder,
 # since MPI's libraries keep no frame pointers and fast stacks would stop in unnamed frames).
-if(NDX_BUILD_TESTS)
+if(NDX_BUILD_TESTS AND NOT MPIEXEC_EXECUTABLE)
+  message(STATUS "ndx: MPI found but no mpiexec: the MPI tests are not registered")
+elseif(NDX_BUILD_TESTS)
   add_executable(mpi_test_embedding ${PROJECT_SOURCE_DIR}/tests/mpi/mpi_test_embedding.c)
   target_link_libraries(mpi_test_embedding PRIVATE ndx_mpi)
   set_target_properties(mpi_test_embedding PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests)
