@@ -8,6 +8,7 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev valgrind) # fuzz/run builds with clang + OpenMP
   packages+=(python3-pytest python3-hypothesis)                   # the Python module's tests
 fi
+packages+=(libopenmpi-dev openmpi-bin) # MPI: libndx_mpi and its tests (CMake skips them without it)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

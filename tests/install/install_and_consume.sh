@@ -20,6 +20,9 @@ cmake --build "$work/consumer" >/dev/null
 
 pc_dir=$(dirname "$(find "$work/prefix" -name ndx.pc | head -n 1)")
 export PKG_CONFIG_PATH="$pc_dir"
+if pkg-config --exists ndx_mpi; then # built with MPI: find_package(ndx) gives ndx::ndx_mpi too
+  [ -x "$work/consumer/mpi_embedding" ] || { echo "install: no ndx::ndx_mpi from find_package" >&2; exit 1; }
+fi
 # shellcheck disable=SC2046
 cc $flags -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $(pkg-config --cflags --libs ndx)
 "$work/consumer_pc"
@@ -35,6 +38,18 @@ readme, example = (open(p).read() for p in sys.argv[1:3])
 if example not in readme:
     sys.exit(f"README.md does not show {sys.argv[2]} as it is")
 PY
+  if [[ $name == mpi_* ]]; then # libndx_mpi's: ndx_mpi.pc carries MPI's flags; run on 2 ranks
+    pkg-config --exists ndx_mpi || { echo "example $name: skipped (ndx built without MPI)"; continue; }
+    # shellcheck disable=SC2046
+    cc $flags -std=c11 -Wall -Wextra -Werror -o "$work/$name" "$ex" $(pkg-config --cflags --libs ndx_mpi)
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+      OMPI_MCA_btl_vader_single_copy_mechanism=none \
+      LSAN_OPTIONS="suppressions=$src/tests/mpi/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0" \
+      mpiexec -n 2 "$work/$name" >"$work/$name.out"
+    diff -u "${ex%.c}.expected" "$work/$name.out"
+    echo "example $name: output as expected (2 ranks)"
+    continue
+  fi
   # shellcheck disable=SC2046
   cc $flags -std=c11 -Wall -Wextra -Werror -o "$work/$name" "$ex" $(pkg-config --cflags --libs ndx)
   "$work/$name" >"$work/$name.out"

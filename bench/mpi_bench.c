@@ -1,0 +1,207 @@
+/* mpi_bench.c — libndx_mpi's lookup and update, and the raw exchange, at whatever rank count
+ * mpirun gives it. Not a test: it prints figures (docs/SCALING.md uses them).
+ *
+ *   mpirun -n P build/mpi_bench [rows] [dim] [batch] [iters] [zipf_s]
+ *   (defaults: 1000000 rows x 64 float32, batches of 65536 ids per rank, 10 timed calls, s = 1.1)
+ *
+ * For uniform and Zipf-skewed ids (row k+1 of the popularity order drawn with probability
+ * proportional to 1 / (k+1)^s, hot rows scattered over the table), it reports per call:
+ * aggregate rows/s (P x batch / the slowest rank's time), bytes each rank sends to others, the
+ * traffic with and without per-destination dedupe, and the slowest rank's time split into
+ * partition / exchange / gather / stitch. Rank 0 also times ndx_gather_nd of its own batch on a
+ * whole table in one process, the single-process baseline. Last, an MPI_Alltoall sweep over
+ * message sizes gives the points the alpha-beta model of docs/SCALING.md is fitted to
+ * ("EXCHANGE" lines). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndx_mpi.h"
+
+static int rank_, size_;
+
+static uint64_t mix(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static double uniform01(uint64_t *s) { return (double)(mix(s) >> 11) * 0x1.0p-53; }
+
+static int64_t gcd64(int64_t a, int64_t b) { return b ? gcd64(b, a % b) : a; }
+
+/* ids for this rank: uniform, or Zipf(s) over popularity ranks mapped to rows by a fixed
+ * multiplicative permutation (so hot rows land on every shard, as hashed ids do). */
+static void make_ids(int64_t *ids, int64_t n, int64_t rows, double zipf_s, const double *cdf,
+                     uint64_t seed) {
+    uint64_t s = seed;
+    int64_t a = 2654435761 % rows;
+    while (rows > 1 && gcd64(a, rows) != 1) a++;
+    for (int64_t i = 0; i < n; i++) {
+        if (!cdf) {
+            ids[i] = (int64_t)(mix(&s) % (uint64_t)rows);
+            continue;
+        }
+        double u = uniform01(&s);
+        int64_t lo = 0, hi = rows - 1; /* first k with cdf[k] >= u */
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (cdf[mid] >= u) hi = mid; else lo = mid + 1;
+        }
+        ids[i] = (int64_t)(((__int128)lo * a + 12345) % rows);
+    }
+    (void)zipf_s;
+}
+
+static double *zipf_cdf(int64_t rows, double s) {
+    double *cdf = malloc((size_t)rows * sizeof *cdf), sum = 0;
+    for (int64_t k = 0; k < rows; k++) sum += pow((double)(k + 1), -s), cdf[k] = sum;
+    for (int64_t k = 0; k < rows; k++) cdf[k] /= sum;
+    return cdf;
+}
+
+typedef struct totals {
+    double seconds, partition, exchange, gather, stitch;
+    double bytes_sent, caused, caused_without;
+    double ids_sent;
+} totals;
+
+static void add_stats(totals *t, const ndx_mpi_stats *s, double seconds) {
+    t->seconds += seconds;
+    t->partition += s->seconds_partition;
+    t->exchange += s->seconds_exchange;
+    t->gather += s->seconds_gather;
+    t->stitch += s->seconds_stitch;
+    t->bytes_sent += (double)s->bytes_sent;
+    t->caused += (double)s->bytes_caused;
+    t->caused_without += (double)s->bytes_caused_without_dedupe;
+    t->ids_sent += (double)s->ids_sent;
+}
+
+/* Prints one line: the slowest rank's times, mean bytes per rank, total traffic. */
+static void report(const char *what, const char *dist, const totals *mine, int iters, int64_t batch,
+                   size_t row_bytes) {
+    double t_max[5], sums[4];
+    double t_mine[5] = {mine->seconds, mine->partition, mine->exchange, mine->gather, mine->stitch};
+    double s_mine[4] = {mine->bytes_sent, mine->caused, mine->caused_without, mine->ids_sent};
+    MPI_Reduce(t_mine, t_max, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(s_mine, sums, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank_ != 0) return;
+    for (int i = 0; i < 5; i++) t_max[i] /= iters;
+    for (int i = 0; i < 4; i++) sums[i] /= iters;
+    double rows_per_s = (double)size_ * (double)batch / t_max[0];
+    double saving = sums[2] > 0 ? 100.0 * (1.0 - sums[1] / sums[2]) : 0.0;
+    printf("RESULT %-6s P=%d %-7s rows/s=%.3e  call=%.3f ms  partition=%.3f exchange=%.3f "
+           "gather=%.3f stitch=%.3f ms  sent/rank=%.2f MB  traffic=%.2f MB (without dedupe %.2f MB, "
+           "saving %.1f%%)  ids_sent/rank=%.0f\n",
+           what, size_, dist, rows_per_s, t_max[0] * 1e3, t_max[1] * 1e3, t_max[2] * 1e3,
+           t_max[3] * 1e3, t_max[4] * 1e3, sums[0] / size_ / 1e6, sums[1] / 1e6, sums[2] / 1e6,
+           saving, sums[3] / size_);
+    (void)row_bytes;
+}
+
+/* MPI_Alltoall of `bytes` to every other rank, timed: the points the alpha-beta fit uses. */
+static void exchange_sweep(void) {
+    if (size_ < 2) return;
+    static const int sizes[] = {8, 64, 512, 4096, 32768, 262144, 1048576, 4194304};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        int b = sizes[i];
+        char *send = calloc((size_t)b, (size_t)size_), *recv = calloc((size_t)b, (size_t)size_);
+        int reps = b >= 1048576 ? 10 : 100;
+        MPI_Alltoall(send, b, MPI_BYTE, recv, b, MPI_BYTE, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int r = 0; r < reps; r++) MPI_Alltoall(send, b, MPI_BYTE, recv, b, MPI_BYTE, MPI_COMM_WORLD);
+        double mine = (MPI_Wtime() - t0) / reps, slowest;
+        MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank_ == 0)
+            printf("EXCHANGE P=%d bytes_per_peer=%d seconds=%.3e\n", size_, b, slowest);
+        free(send);
+        free(recv);
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    int64_t rows = argc > 1 ? atoll(argv[1]) : 1000000, dim = argc > 2 ? atoll(argv[2]) : 64;
+    int64_t batch = argc > 3 ? atoll(argv[3]) : 65536;
+    int iters = argc > 4 ? atoi(argv[4]) : 10;
+    double zipf_s = argc > 5 ? atof(argv[5]) : 1.1;
+    if (rank_ == 0)
+        printf("mpi_bench: %d ranks, table %lld x %lld float32, batch %lld ids per rank, %d calls, "
+               "zipf s = %.2f\n", size_, (long long)rows, (long long)dim, (long long)batch, iters,
+               zipf_s);
+
+    ndx_mpi_table *table;
+    ndx_error err;
+    if (ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, rows, 1, &dim, NDX_MPI_MOD, NULL, &table,
+                             &err) != NDX_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ndx_tensor shard = ndx_mpi_table_shard(table);
+    for (int64_t i = 0; i < ndx_tensor_count(&shard); i++) ((float *)shard.data)[i] = (float)(i % 977);
+
+    double *cdf = zipf_cdf(rows, zipf_s);
+    int64_t *ids = malloc((size_t)batch * sizeof *ids);
+    float *grads = malloc((size_t)(batch * dim) * sizeof *grads);
+    for (int64_t i = 0; i < batch * dim; i++) grads[i] = 1e-3f;
+    ndx_options opt = {.num_threads = 1};
+    for (int dist = 0; dist < 2; dist++) {
+        const char *name = dist ? "zipf" : "uniform";
+        make_ids(ids, batch, rows, zipf_s, dist ? cdf : NULL, 1000u * (uint64_t)dist + (uint64_t)rank_);
+        ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &batch, ids);
+        int64_t out_shape[2] = {batch, dim};
+        float *out_data = malloc((size_t)(batch * dim) * sizeof *out_data);
+        ndx_tensor out = ndx_tensor_make(NDX_FLOAT32, 2, out_shape, out_data);
+        ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, out_shape, grads);
+
+        /* The single-process baseline: rank 0 gathers its batch from a whole table alone. */
+        if (size_ == 1 || rank_ == 0) {
+            int64_t full_shape[2] = {rows, dim}, idx_shape[2] = {batch, 1};
+            float *full = malloc((size_t)(rows * dim) * sizeof *full);
+            for (int64_t i = 0; i < rows * dim; i++) full[i] = (float)(i % 977);
+            ndx_tensor params = ndx_tensor_make(NDX_FLOAT32, 2, full_shape, full);
+            ndx_tensor idx = ndx_tensor_make(NDX_INT64, 2, idx_shape, ids);
+            ndx_gather_nd(&params, &idx, 0, &opt, &out, &err);
+            double t0 = MPI_Wtime();
+            for (int i = 0; i < iters; i++) ndx_gather_nd(&params, &idx, 0, &opt, &out, &err);
+            double t = (MPI_Wtime() - t0) / iters;
+            if (rank_ == 0)
+                printf("BASELINE P=%d %-7s ndx_gather_nd single process: rows/s=%.3e  call=%.3f ms\n",
+                       size_, name, (double)batch / t, t * 1e3);
+            free(full);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+
+        for (int what = 0; what < 2; what++) {
+            totals tot;
+            memset(&tot, 0, sizeof tot);
+            ndx_mpi_stats st;
+            for (int i = -2; i < iters; i++) { /* two warm-up calls */
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                ndx_status s = what == 0 ? ndx_mpi_lookup(table, &idv, &opt, &out, &st, &err)
+                                         : ndx_mpi_update(table, NDX_SCATTER_ADD, &idv, &up, &opt, &st, &err);
+                double t = MPI_Wtime() - t0;
+                if (s != NDX_OK) {
+                    fprintf(stderr, "%s\n", err.message);
+                    MPI_Abort(MPI_COMM_WORLD, 1);
+                }
+                if (i >= 0) add_stats(&tot, &st, t);
+            }
+            report(what == 0 ? "lookup" : "update", name, &tot, iters, batch, (size_t)dim * 4);
+        }
+        free(out_data);
+    }
+    exchange_sweep();
+    free(cdf);
+    free(ids);
+    free(grads);
+    ndx_mpi_table_free(table);
+    MPI_Finalize();
+    return 0;
+}

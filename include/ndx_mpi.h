@@ -1,0 +1,146 @@
+/*
+ * ndx_mpi.h — sharded embedding tables over MPI (libndx_mpi, an optional part of ndx).
+ *
+ * A table [num_rows, row_shape...] of one numeric dtype is split by rows over the ranks of a
+ * communicator, the way TensorFlow's partitioned variables are:
+ *   NDX_MPI_MOD: row r lives on rank r % P as local row r / P;
+ *   NDX_MPI_DIV: contiguous blocks; the first num_rows % P ranks hold one row more than the
+ *                others (TensorFlow's embedding_lookup partition_strategy="div").
+ * Lookup and update are collective: every rank passes its own ids (int32 or int64, any shape,
+ * any count including zero); ids are partitioned by owner, sent once per destination
+ * (deduplicated), gathered on the owners with ndx_gather_nd, sent back and put in order.
+ *
+ * Conventions
+ * -----------
+ * - Collective functions (create, free, lookup, update) must be called by every rank of the
+ *   table's communicator, in the same order. They agree on failure before moving any data:
+ *   when any rank finds a bad argument (an id outside [0, num_rows), a dtype or shape that does
+ *   not match the table, ...), every rank returns the same status and the same message, which
+ *   names the rank at fault; no rank hangs and no shard changes. When several ranks fail, the
+ *   lowest rank's error is the one reported.
+ * - Errors are ndx's: an ndx_status and an ndx_error (see ndx.h); `err` may be NULL.
+ * - Threads within a rank come from ndx_options (NULL: the defaults), as for every ndx op.
+ * - The library duplicates the communicator, so its messages never meet the caller's.
+ * - MPI must be initialised (MPI_Init or MPI_Init_thread) before any collective call. Only
+ *   standard MPI-3 calls are used; any MPI_THREAD level suffices as long as one thread per rank
+ *   makes the calls.
+ */
+#ifndef NDX_MPI_H
+#define NDX_MPI_H
+
+#include <mpi.h>
+
+#include "ndx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How rows are split over ranks (TensorFlow's partition_strategy). */
+typedef enum ndx_mpi_strategy {
+    NDX_MPI_MOD = 0, /* row r on rank r % P, local row r / P */
+    NDX_MPI_DIV = 1  /* contiguous blocks, the first num_rows % P ranks one row longer */
+} ndx_mpi_strategy;
+
+/* "mod" or "div" ("invalid" otherwise). */
+NDX_API const char *ndx_mpi_strategy_name(ndx_mpi_strategy strategy);
+
+/* Where a global row lives: its owner rank and its row in the owner's shard. Pure arithmetic,
+ * usable without a table (num_rows >= 0, num_ranks >= 1, 0 <= row < num_rows, else -1s). */
+NDX_API void ndx_mpi_row_owner(ndx_mpi_strategy strategy, int64_t num_rows, int num_ranks,
+                               int64_t row, int *owner, int64_t *local_row);
+/* The global row of `local_row` in `rank`'s shard, or -1 when there is no such row. */
+NDX_API int64_t ndx_mpi_row_global(ndx_mpi_strategy strategy, int64_t num_rows, int num_ranks,
+                                   int rank, int64_t local_row);
+/* How many rows `rank`'s shard holds (-1 for bad arguments). */
+NDX_API int64_t ndx_mpi_shard_rows(ndx_mpi_strategy strategy, int64_t num_rows, int num_ranks,
+                                   int rank);
+
+/* An opaque sharded table. */
+typedef struct ndx_mpi_table ndx_mpi_table;
+
+/* Collective: creates the table on `comm`. Every rank must pass the same dtype, row shape
+ * (row_rank dims, 0 for scalar rows; row_rank + 1 <= NDX_MAX_RANK), num_rows and strategy; a
+ * mismatch is NDX_E_INVALID_ARGUMENT on every rank. dtype: any numeric dtype (integers,
+ * float16, bfloat16, float32, float64, complex64, complex128); bool and string are
+ * NDX_E_UNSUPPORTED. `shard_memory` is this rank's shard, [ndx_mpi_shard_rows(...), row_shape]
+ * row-major, owned by the caller and kept for the table's life; NULL: the library allocates a
+ * zeroed shard (ranks may differ in this). On failure *table is NULL on every rank. */
+NDX_API ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows,
+                                        int row_rank, const int64_t *row_shape,
+                                        ndx_mpi_strategy strategy, void *shard_memory,
+                                        ndx_mpi_table **table, ndx_error *err);
+
+/* Collective (frees the duplicated communicator). Accepts NULL on every rank. */
+NDX_API void ndx_mpi_table_free(ndx_mpi_table *table);
+
+/* What every rank agreed on at creation. */
+typedef struct ndx_mpi_table_info {
+    ndx_dtype dtype;
+    int row_rank;
+    int64_t row_shape[NDX_MAX_RANK];
+    int64_t num_rows;
+    ndx_mpi_strategy strategy;
+    int rank, num_ranks; /* this rank in the table's communicator, and its size */
+    int64_t shard_rows;  /* rows held by this rank */
+} ndx_mpi_table_info;
+
+NDX_API ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *table);
+
+/* Local: a view [shard_rows, row_shape...] of this rank's shard, to read or fill in place (for a
+ * NULL table, a view of rank -1 that every op refuses). */
+NDX_API ndx_tensor ndx_mpi_table_shard(const ndx_mpi_table *table);
+
+/* Local: fills this rank's shard with its rows of `full`, a whole table [num_rows, row_shape]
+ * of the table's dtype that this rank holds (for loading a checkpoint every rank can read). */
+NDX_API ndx_status ndx_mpi_table_load(ndx_mpi_table *table, const ndx_tensor *full,
+                                      ndx_error *err);
+
+/* What one lookup or update did on this rank (optional; pass NULL). Bytes count ids (8 bytes
+ * each) and rows that cross between ranks, not what a rank sends itself. Times are this rank's
+ * wall clock in seconds. */
+typedef struct ndx_mpi_stats {
+    int64_t ids;                        /* ids this rank passed */
+    int64_t ids_sent;                   /* ids sent to owners (after dedupe for lookups), self included */
+    int64_t rows_served;                /* rows this rank gathered (lookup) or applied (update) */
+    int64_t bytes_sent, bytes_received; /* ids + rows this rank sent to / received from others */
+    int64_t bytes_caused;               /* ids out + rows back (lookup) or ids + rows out (update)
+                                           that this rank's ids put on the network; summed over the
+                                           ranks this is the total traffic */
+    int64_t bytes_caused_without_dedupe; /* the same if every id were sent as it comes */
+    double seconds_partition;           /* checks, sorting by owner, deduplication, packing */
+    double seconds_exchange;            /* agreements, counts, ids and rows over MPI */
+    double seconds_gather;              /* ndx_gather_nd / ndx_tensor_scatter_nd on the shard */
+    double seconds_stitch;              /* putting the rows back in the order of the ids */
+} ndx_mpi_stats;
+
+/* Collective: out = table[ids], shape ids.shape + row_shape, the table's dtype, in the order of
+ * this rank's ids. ids: int32 or int64, any shape (ids.rank + row_rank <= NDX_MAX_RANK), any
+ * count. Every id must lie in [0, num_rows) on every rank, else every rank fails with
+ * NDX_E_OUT_OF_RANGE: "ndx_mpi_lookup: ids[3] = 17 on rank 2 is outside [0, 10)". `out` as in
+ * ndx.h: data == NULL makes the library allocate it (free with ndx_tensor_free, or with
+ * opt->allocator when one is set); otherwise it must have exactly the result's dtype and shape.
+ * Each distinct id is sent to its owner once per call. Only an out-of-memory inside ndx on some
+ * rank after the exchange (reported on every rank) can leave `out` partly written. */
+NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
+                                  const ndx_options *opt, ndx_tensor *out, ndx_mpi_stats *stats,
+                                  ndx_error *err);
+
+/* Collective: applies updates (shape ids.shape + row_shape, the table's dtype) to the rows ids
+ * names, with ndx_tensor_scatter_nd's `op` (ADD, SUB, UPDATE; MIN and MAX for integers and
+ * floats). The result is that of one ndx_tensor_scatter_nd over the whole table with every
+ * rank's ids and updates concatenated in rank order: each owner applies what it receives by
+ * source rank, then position, so float results are bitwise reproducible and the same at any rank
+ * count, and integers wrap exactly as in one process. Bad ids and mismatched arguments fail on
+ * every rank before any shard changes (as for lookup). Only a resource failure after the
+ * exchange (out of memory inside the scatter) can leave some shards updated and others not; it
+ * is still reported on every rank. */
+NDX_API ndx_status ndx_mpi_update(ndx_mpi_table *table, ndx_scatter_op op, const ndx_tensor *ids,
+                                  const ndx_tensor *updates, const ndx_options *opt,
+                                  ndx_mpi_stats *stats, ndx_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NDX_MPI_H */

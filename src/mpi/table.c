@@ -1,0 +1,189 @@
+/* table.c — creating a sharded table (collectively agreeing on its description), freeing it, and
+ * the local views of a shard. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_internal.h"
+
+#define OP "ndx_mpi_table_create"
+
+/* What every rank must pass alike, flattened for one MPI_Bcast from rank 0. */
+enum { DESC_DTYPE, DESC_STRATEGY, DESC_NUM_ROWS, DESC_ROW_RANK, DESC_SHAPE, DESC_LEN = DESC_SHAPE + NDX_MAX_RANK };
+
+static void describe(char *buf, size_t cap, const int64_t *d) {
+    char dims[NDX_DIMS_TEXT];
+    int rank = d[DESC_ROW_RANK] < 0 || d[DESC_ROW_RANK] >= NDX_MAX_RANK ? 0 : (int)d[DESC_ROW_RANK];
+    ndx_format_dims(dims, sizeof dims, rank, d + DESC_SHAPE);
+    snprintf(buf, cap, "%s rows %s x %lld (\"%s\")", ndx_dtype_name((ndx_dtype)d[DESC_DTYPE]), dims,
+             (long long)d[DESC_NUM_ROWS], ndx_mpi_strategy_name((ndx_mpi_strategy)d[DESC_STRATEGY]));
+}
+
+/* Everything this rank can check alone, filling the table's sizes. */
+static ndx_status check_local(ndx_mpi_table *t, ndx_dtype dtype, int64_t num_rows, int row_rank,
+                              const int64_t *row_shape, ndx_mpi_strategy strategy,
+                              ndx_error *err) {
+    if (!ndx_dtype_is_valid(dtype))
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dtype %d on rank %d is not a dtype",
+                        (int)dtype, t->rank);
+    ndx_dtype_kind kind = ndx_dtype_kind_of(dtype);
+    if (kind == NDX_KIND_BOOL || kind == NDX_KIND_STRING)
+        return mpi_fail(err, NDX_E_UNSUPPORTED,
+                        OP ": dtype %s on rank %d is not numeric (tables hold numbers)",
+                        ndx_dtype_name(dtype), t->rank);
+    if (strategy != NDX_MPI_MOD && strategy != NDX_MPI_DIV)
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": strategy %d on rank %d is neither mod nor div",
+                        (int)strategy, t->rank);
+    if (num_rows < 0 || num_rows > INT64_MAX - t->size)
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": num_rows %lld on rank %d is out of range",
+                        (long long)num_rows, t->rank);
+    if (row_rank < 0 || row_rank >= NDX_MAX_RANK || (row_rank > 0 && !row_shape))
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT,
+                        OP ": row_rank %d on rank %d is not in [0, %d) (or row_shape is NULL)",
+                        row_rank, t->rank, NDX_MAX_RANK);
+    t->dtype = dtype;
+    t->itemsize = ndx_dtype_size(dtype);
+    t->row_rank = row_rank;
+    t->num_rows = num_rows;
+    t->strategy = strategy;
+    t->row_elems = 1;
+    for (int i = 0; i < row_rank; i++) {
+        if (row_shape[i] < 0)
+            return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": row_shape[%d] = %lld on rank %d is negative",
+                            i, (long long)row_shape[i], t->rank);
+        t->row_shape[i] = row_shape[i];
+        if (__builtin_mul_overflow(t->row_elems, row_shape[i], &t->row_elems))
+            return mpi_fail(err, NDX_E_OVERFLOW, OP ": the row size overflows on rank %d", t->rank);
+    }
+    if (__builtin_mul_overflow((size_t)t->row_elems, t->itemsize, &t->row_bytes) ||
+        t->row_bytes > INT_MAX)
+        return mpi_fail(err, NDX_E_OVERFLOW,
+                        OP ": a row of %lld %s elements is more bytes than one MPI element can "
+                        "hold (INT_MAX)", (long long)t->row_elems, ndx_dtype_name(dtype));
+    t->shard_rows = ndx_mpi_shard_rows(strategy, num_rows, t->size, t->rank);
+    if (mpi_rows_bytes(t, t->shard_rows) == SIZE_MAX)
+        return mpi_fail(err, NDX_E_OVERFLOW, OP ": the shard's size overflows on rank %d", t->rank);
+    return NDX_OK;
+}
+
+/* Compares this rank's description with rank 0's (every rank takes part in the broadcast, even
+ * one that already failed, so the collective sequence stays the same everywhere). */
+static ndx_status check_same(ndx_mpi_table *t, ndx_status local, ndx_dtype dtype,
+                             int64_t num_rows, int row_rank, const int64_t *row_shape,
+                             ndx_mpi_strategy strategy, MPI_Comm comm, ndx_error *err) {
+    int64_t mine[DESC_LEN] = {0}, root[DESC_LEN];
+    mine[DESC_DTYPE] = dtype;
+    mine[DESC_STRATEGY] = strategy;
+    mine[DESC_NUM_ROWS] = num_rows;
+    mine[DESC_ROW_RANK] = row_rank;
+    for (int i = 0; local == NDX_OK && i < row_rank; i++) mine[DESC_SHAPE + i] = row_shape[i];
+    memcpy(root, mine, sizeof root);
+    MPI_Bcast(root, DESC_LEN, MPI_INT64_T, 0, comm);
+    if (local != NDX_OK || memcmp(root, mine, sizeof root) == 0) return local;
+    char have[160], want[160];
+    describe(have, sizeof have, mine);
+    describe(want, sizeof want, root);
+    return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": rank %d passed %s but rank 0 passed %s",
+                    t->rank, have, want);
+}
+
+ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows, int row_rank,
+                                const int64_t *row_shape, ndx_mpi_strategy strategy,
+                                void *shard_memory, ndx_mpi_table **table, ndx_error *err) {
+    ndx_error e = {NDX_OK, ""};
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized) MPI_Finalized(&finalized);
+    if (!table || !initialized || finalized) {
+        if (table) *table = NULL;
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT,
+                        !table ? OP ": table is NULL" : OP ": MPI is not initialised");
+    }
+    *table = NULL;
+    ndx_mpi_table *t = calloc(1, sizeof *t);
+    if (!t) return mpi_fail(err, NDX_E_NO_MEMORY, OP ": cannot allocate the table");
+    MPI_Comm_rank(comm, &t->rank);
+    MPI_Comm_size(comm, &t->size);
+    t->comm = MPI_COMM_NULL;
+    t->row_type = MPI_DATATYPE_NULL;
+
+    ndx_status s = check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e);
+    s = check_same(t, s, dtype, num_rows, row_rank, row_shape, strategy, comm, &e);
+    if (s == NDX_OK) {
+        t->owns_shard = shard_memory == NULL;
+        t->shard = shard_memory;
+        size_t bytes = mpi_rows_bytes(t, t->shard_rows);
+        if (t->owns_shard && !(t->shard = mpi_alloc(bytes, OP, "the shard", &e)))
+            s = e.code;
+        else if (t->owns_shard)
+            memset(t->shard, 0, bytes);
+    }
+    s = mpi_agree(comm, t->rank, s, &e);
+    if (s != NDX_OK) {
+        if (t->owns_shard) free(t->shard);
+        free(t);
+        if (err) *err = e;
+        return s;
+    }
+    MPI_Comm_dup(comm, &t->comm);
+    if (t->row_bytes > 0) {
+        MPI_Type_contiguous((int)t->row_bytes, MPI_BYTE, &t->row_type);
+        MPI_Type_commit(&t->row_type);
+    }
+    *table = t;
+    return NDX_OK;
+}
+
+void ndx_mpi_table_free(ndx_mpi_table *t) {
+    if (!t) return;
+    if (t->row_type != MPI_DATATYPE_NULL) MPI_Type_free(&t->row_type);
+    MPI_Comm_free(&t->comm);
+    for (int i = 0; i < MPI_BUFFERS; i++) free(t->buffer[i]);
+    if (t->owns_shard) free(t->shard);
+    free(t);
+}
+
+ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *t) {
+    ndx_mpi_table_info info;
+    memset(&info, 0, sizeof info);
+    if (!t) return info;
+    info.dtype = t->dtype;
+    info.row_rank = t->row_rank;
+    memcpy(info.row_shape, t->row_shape, sizeof info.row_shape);
+    info.num_rows = t->num_rows;
+    info.strategy = t->strategy;
+    info.rank = t->rank;
+    info.num_ranks = t->size;
+    info.shard_rows = t->shard_rows;
+    return info;
+}
+
+ndx_tensor ndx_mpi_table_shard(const ndx_mpi_table *t) {
+    if (!t) return ndx_tensor_make(NDX_FLOAT32, -1, NULL, NULL); /* a view every op refuses */
+    return mpi_block_view(t, t->shard_rows, t->shard);
+}
+
+ndx_status ndx_mpi_table_load(ndx_mpi_table *t, const ndx_tensor *full, ndx_error *err) {
+    if (!t) return mpi_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_mpi_table_load: table is NULL");
+    ndx_tensor want = ndx_mpi_table_shard(t);
+    want.shape[0] = t->num_rows;
+    int same = full && full->dtype == want.dtype && full->itemsize == want.itemsize &&
+               full->rank == want.rank;
+    for (int i = 0; same && i < want.rank; i++) same = full->shape[i] == want.shape[i];
+    if (!same) {
+        char dims[NDX_DIMS_TEXT];
+        ndx_format_dims(dims, sizeof dims, want.rank, want.shape);
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "ndx_mpi_table_load: full must be the whole table, %s %s",
+                        ndx_dtype_name(want.dtype), dims);
+    }
+    ndx_status s = ndx_tensor_check(full, "ndx_mpi_table_load: full", NULL, NULL, err);
+    if (s != NDX_OK) return s;
+    for (int64_t l = 0; t->row_bytes > 0 && l < t->shard_rows; l++) {
+        int64_t g = ndx_mpi_row_global(t->strategy, t->num_rows, t->size, t->rank, l);
+        memcpy((char *)t->shard + (size_t)l * t->row_bytes,
+               (const char *)full->data + (size_t)g * t->row_bytes, t->row_bytes);
+    }
+    return NDX_OK;
+}

@@ -1,0 +1,602 @@
+/* mpi_test_embedding.c — libndx_mpi against single-process references, run under mpiexec at
+ * 1, 2, 3 and 4 ranks (CTest: mpi_embedding_np1..4). A plain C program: every rank checks what
+ * it holds, the ranks agree on the count of failures, and the program exits nonzero if any.
+ *
+ * Every rank generates the same whole table and every rank's ids from one seed, so each can
+ * compute the single-process answer by itself: lookups against a naive row copy, updates against
+ * one ndx_tensor_scatter_nd over the whole table with all ranks' ids concatenated in rank order
+ * (and, for integers and exact floats, against a naive loop too). */
+#include <complex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndx_mpi.h"
+
+static int rank_, size_;
+static long failures, checks;
+
+#define CHECK(cond, ...)                                                                       \
+    do {                                                                                       \
+        checks++;                                                                              \
+        if (!(cond)) {                                                                         \
+            failures++;                                                                        \
+            if (failures < 20) {                                                               \
+                fprintf(stderr, "rank %d/%d: %s:%d: ", rank_, size_, __FILE__, __LINE__);      \
+                fprintf(stderr, __VA_ARGS__);                                                  \
+                fputc('\n', stderr);                                                           \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+
+/* ---- a seeded generator every rank runs alike -------------------------------------------- */
+static uint64_t mix(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+static int64_t below(uint64_t *s, int64_t n) { return n > 0 ? (int64_t)(mix(s) % (uint64_t)n) : 0; }
+
+static const ndx_dtype numeric[] = {NDX_INT8,    NDX_INT16,   NDX_INT32,     NDX_INT64,
+                                    NDX_UINT8,   NDX_UINT16,  NDX_UINT32,    NDX_UINT64,
+                                    NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32,  NDX_FLOAT64,
+                                    NDX_COMPLEX64, NDX_COMPLEX128};
+#define NUM_DTYPES ((int)(sizeof numeric / sizeof *numeric))
+
+/* Element i of a buffer of `dtype` set to the small integer v (exact in every dtype). */
+static void set_value(ndx_dtype dtype, void *buf, int64_t i, int v) {
+    switch (dtype) {
+    case NDX_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case NDX_INT16: ((int16_t *)buf)[i] = (int16_t)v; break;
+    case NDX_INT32: ((int32_t *)buf)[i] = v; break;
+    case NDX_INT64: ((int64_t *)buf)[i] = v; break;
+    case NDX_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    case NDX_UINT16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+    case NDX_UINT32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
+    case NDX_UINT64: ((uint64_t *)buf)[i] = (uint64_t)(int64_t)v; break;
+    case NDX_FLOAT16: ((uint16_t *)buf)[i] = ndx_float_to_float16((float)v); break;
+    case NDX_BFLOAT16: ((uint16_t *)buf)[i] = ndx_float_to_bfloat16((float)v); break;
+    case NDX_FLOAT32: ((float *)buf)[i] = (float)v; break;
+    case NDX_FLOAT64: ((double *)buf)[i] = v; break;
+    case NDX_COMPLEX64: ((float *)buf)[2 * i] = (float)v, ((float *)buf)[2 * i + 1] = (float)(v - 1); break;
+    case NDX_COMPLEX128: ((double *)buf)[2 * i] = v, ((double *)buf)[2 * i + 1] = v + 2; break;
+    default: break;
+    }
+}
+
+static void *fill_values(ndx_dtype dtype, int64_t count, uint64_t *s) {
+    void *buf = calloc((size_t)(count ? count : 1), ndx_dtype_size(dtype));
+    for (int64_t i = 0; i < count; i++) set_value(dtype, buf, i, (int)below(s, 16) - 8);
+    return buf;
+}
+
+/* ---- one rank's ids, by pattern ------------------------------------------------------------ */
+enum pattern { UNIFORM, ONE_OWNER, DUPLICATES, SOME_EMPTY, ZIPF_LIKE, PATTERNS };
+static const char *pattern_name[] = {"uniform", "one owner", "duplicates", "some ranks empty", "skewed"};
+
+/* ids for rank r (same on every rank for the same seed); count in *n, shape in shape, rank in *id_rank. */
+static int64_t *make_ids(enum pattern p, int r, int64_t num_rows, ndx_mpi_strategy strategy,
+                         uint64_t seed, int64_t *n, int *id_rank, int64_t *shape) {
+    uint64_t s = seed * 1000003u + (uint64_t)r;
+    int64_t count = num_rows == 0 ? 0 : 1 + below(&s, 24);
+    if (p == SOME_EMPTY && r % 2 == 1) count = 0;
+    int64_t *ids = malloc((size_t)(count ? count : 1) * sizeof *ids);
+    int target = size_ - 1; /* ONE_OWNER: every id on the last rank (if it holds rows) */
+    int64_t target_rows = ndx_mpi_shard_rows(strategy, num_rows, size_, target);
+    for (int64_t i = 0; i < count; i++) {
+        switch (p) {
+        case ONE_OWNER:
+            ids[i] = target_rows > 0 ? ndx_mpi_row_global(strategy, num_rows, size_, target,
+                                                          below(&s, target_rows))
+                                     : below(&s, num_rows);
+            break;
+        case DUPLICATES: ids[i] = below(&s, num_rows < 2 ? num_rows : 2); break;
+        case ZIPF_LIKE: { /* half the ids on row 0, a quarter on row 1, ... */
+            int64_t k = 0;
+            while (k + 1 < num_rows && (mix(&s) & 1)) k++;
+            ids[i] = k;
+            break;
+        }
+        default: ids[i] = below(&s, num_rows); break;
+        }
+    }
+    *n = count;
+    if (count % 2 == 0 && count > 0 && (seed & 1)) { /* a 2-D ids tensor now and then */
+        *id_rank = 2, shape[0] = 2, shape[1] = count / 2;
+    } else {
+        *id_rank = 1, shape[0] = count;
+    }
+    return ids;
+}
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+static int agree_all_ok(int ok) {
+    int all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return all;
+}
+
+static ndx_tensor ids_view(ndx_dtype dtype, int id_rank, const int64_t *shape, int64_t *ids64,
+                           int64_t n, void **owned) {
+    if (dtype == NDX_INT64) {
+        *owned = NULL;
+        return ndx_tensor_make(NDX_INT64, id_rank, shape, ids64);
+    }
+    int32_t *ids32 = malloc((size_t)(n ? n : 1) * sizeof *ids32);
+    for (int64_t i = 0; i < n; i++) ids32[i] = (int32_t)ids64[i];
+    *owned = ids32;
+    return ndx_tensor_make(NDX_INT32, id_rank, shape, ids32);
+}
+
+/* This rank's shard must hold exactly its rows of `full`. */
+static int shard_matches(const ndx_mpi_table *t, const void *full, size_t row_bytes) {
+    ndx_mpi_table_info info = ndx_mpi_table_get_info(t);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    for (int64_t l = 0; l < info.shard_rows; l++) {
+        int64_t g = ndx_mpi_row_global(info.strategy, info.num_rows, info.num_ranks, info.rank, l);
+        if (memcmp((const char *)shard.data + l * row_bytes, (const char *)full + g * row_bytes,
+                   row_bytes) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int op_supported(ndx_scatter_op op, ndx_dtype dtype) {
+    ndx_dtype_kind k = ndx_dtype_kind_of(dtype);
+    return !((op == NDX_SCATTER_MIN || op == NDX_SCATTER_MAX) && k == NDX_KIND_COMPLEX);
+}
+
+/* ---- the layout functions ------------------------------------------------------------------ */
+static void test_layout(void) {
+    for (int P = 1; P <= 5; P++)
+        for (int64_t N = 0; N <= 23; N++)
+            for (int s = 0; s < 2; s++) {
+                ndx_mpi_strategy st = s ? NDX_MPI_DIV : NDX_MPI_MOD;
+                int64_t total = 0, seen = 0, base = N / P, extra = N % P;
+                for (int r = 0; r < P; r++) {
+                    int64_t rows = ndx_mpi_shard_rows(st, N, P, r);
+                    CHECK(rows == base + (r < extra), "shard_rows(%s, %lld, %d, %d) = %lld",
+                          ndx_mpi_strategy_name(st), (long long)N, P, r, (long long)rows);
+                    total += rows;
+                }
+                CHECK(total == N, "shards of %lld rows sum to %lld", (long long)N, (long long)total);
+                for (int64_t g = 0; g < N; g++) {
+                    int owner;
+                    int64_t local;
+                    ndx_mpi_row_owner(st, N, P, g, &owner, &local);
+                    int want_owner = st == NDX_MPI_MOD ? (int)(g % P) : -1;
+                    if (st == NDX_MPI_DIV) /* TensorFlow's rule, spelled out: blocks in order */
+                        for (int r = 0, first = 0; r < P; first += (int)ndx_mpi_shard_rows(st, N, P, r), r++)
+                            if (g >= first && g < first + ndx_mpi_shard_rows(st, N, P, r)) want_owner = r;
+                    CHECK(owner == want_owner, "owner of row %lld (%s, N=%lld, P=%d) is %d, want %d",
+                          (long long)g, ndx_mpi_strategy_name(st), (long long)N, P, owner, want_owner);
+                    CHECK(ndx_mpi_row_global(st, N, P, owner, local) == g, "round trip of row %lld",
+                          (long long)g);
+                    seen++;
+                }
+                CHECK(seen == N, "rows seen");
+                int owner;
+                int64_t local;
+                ndx_mpi_row_owner(st, N, P, N, &owner, &local);
+                CHECK(owner == -1 && local == -1, "row N has no owner");
+            }
+    CHECK(ndx_mpi_row_global(NDX_MPI_MOD, 10, 3, 0, 4) == -1, "no local row 4 on rank 0 of 10/3");
+    CHECK(ndx_mpi_row_global(NDX_MPI_DIV, 10, 3, 0, 3) == 9 - 6, "div rank 0 row 3 is row 3");
+    CHECK(ndx_mpi_row_global(NDX_MPI_DIV, 10, 3, 1, 0) == 4, "div: rank 0 holds 4 rows of 10 on 3");
+}
+
+/* ---- lookup and update against the references, one case ------------------------------------ */
+typedef struct test_case {
+    ndx_dtype dtype;
+    ndx_mpi_strategy strategy;
+    int64_t num_rows;
+    int row_rank;
+    int64_t row_shape[2];
+    enum pattern pattern;
+    ndx_scatter_op op;
+    ndx_dtype id_dtype;
+    int caller_memory; /* the shard in caller memory, the output in a caller view */
+    int threads;
+    uint64_t seed;
+} test_case;
+
+static void run_case(const test_case *c) {
+    char where[160];
+    snprintf(where, sizeof where, "%s %s rows=%lld row_rank=%d %s %s ids=%s seed=%llu",
+             ndx_dtype_name(c->dtype), ndx_mpi_strategy_name(c->strategy), (long long)c->num_rows,
+             c->row_rank, pattern_name[c->pattern], ndx_scatter_op_name(c->op),
+             ndx_dtype_name(c->id_dtype), (unsigned long long)c->seed);
+    size_t item = ndx_dtype_size(c->dtype);
+    int64_t row_elems = 1;
+    for (int i = 0; i < c->row_rank; i++) row_elems *= c->row_shape[i];
+    size_t row_bytes = (size_t)row_elems * item;
+    uint64_t s = c->seed;
+    void *full = fill_values(c->dtype, c->num_rows * row_elems, &s);
+    ndx_options opt = {.num_threads = c->threads};
+
+    int64_t shard_rows = ndx_mpi_shard_rows(c->strategy, c->num_rows, size_, rank_);
+    void *memory = c->caller_memory ? calloc((size_t)(shard_rows ? shard_rows : 1), row_bytes ? row_bytes : 1) : NULL;
+    ndx_mpi_table *t = NULL;
+    ndx_error err;
+    ndx_status st = ndx_mpi_table_create(MPI_COMM_WORLD, c->dtype, c->num_rows, c->row_rank,
+                                         c->row_shape, c->strategy, memory, &t, &err);
+    CHECK(st == NDX_OK, "%s: create: %s", where, err.message);
+    if (st != NDX_OK) {
+        free(full);
+        free(memory);
+        return;
+    }
+    CHECK(ndx_mpi_table_load(t, &(ndx_tensor){0}, &err) == NDX_E_INVALID_ARGUMENT, "load refuses a wrong view");
+    int64_t full_shape[3] = {c->num_rows, c->row_shape[0], c->row_shape[1]};
+    ndx_tensor full_view = ndx_tensor_make(c->dtype, c->row_rank + 1, full_shape, full);
+    CHECK(ndx_mpi_table_load(t, &full_view, &err) == NDX_OK, "%s: load: %s", where, err.message);
+    CHECK(shard_matches(t, full, row_bytes), "%s: loaded shard", where);
+
+    /* Every rank's ids, the same on every rank. */
+    int64_t *all_ids[8], n_of[8], id_shape[8][2];
+    int id_rank[8];
+    for (int r = 0; r < size_; r++)
+        all_ids[r] = make_ids(c->pattern, r, c->num_rows, c->strategy, c->seed, &n_of[r],
+                              &id_rank[r], id_shape[r]);
+    int64_t n = n_of[rank_];
+    void *ids_owned;
+    ndx_tensor ids = ids_view(c->id_dtype, id_rank[rank_], id_shape[rank_], all_ids[rank_], n, &ids_owned);
+
+    /* Lookup against a naive row copy. */
+    ndx_tensor out = {.data = NULL};
+    void *caller_out = NULL;
+    if (c->caller_memory) {
+        caller_out = malloc((size_t)(n ? n : 1) * (row_bytes ? row_bytes : 1));
+        int64_t shape[NDX_MAX_RANK];
+        memcpy(shape, ids.shape, (size_t)ids.rank * sizeof *shape);
+        memcpy(shape + ids.rank, c->row_shape, (size_t)c->row_rank * sizeof *shape);
+        out = ndx_tensor_make(c->dtype, ids.rank + c->row_rank, shape, caller_out);
+    }
+    ndx_mpi_stats stats;
+    st = ndx_mpi_lookup(t, &ids, &opt, &out, &stats, &err);
+    CHECK(st == NDX_OK, "%s: lookup: %s", where, err.message);
+    if (st == NDX_OK) {
+        CHECK(out.rank == ids.rank + c->row_rank && out.dtype == c->dtype, "%s: lookup view", where);
+        for (int i = 0; i < ids.rank; i++) CHECK(out.shape[i] == ids.shape[i], "%s: out dim %d", where, i);
+        for (int i = 0; i < c->row_rank; i++)
+            CHECK(out.shape[ids.rank + i] == c->row_shape[i], "%s: out row dim %d", where, i);
+        int same = 1;
+        for (int64_t i = 0; row_bytes > 0 && i < n; i++)
+            same &= memcmp((char *)out.data + i * row_bytes, (char *)full + all_ids[rank_][i] * row_bytes,
+                           row_bytes) == 0;
+        CHECK(same, "%s: lookup rows", where);
+        CHECK(stats.ids == n && stats.ids_sent <= n, "%s: stats ids %lld sent %lld", where,
+              (long long)stats.ids, (long long)stats.ids_sent);
+        CHECK(stats.bytes_caused <= stats.bytes_caused_without_dedupe, "%s: dedupe never adds", where);
+    }
+    if (!c->caller_memory) ndx_tensor_free(&out);
+
+    /* Update against one single-process scatter of every rank's ids in rank order. */
+    if (op_supported(c->op, c->dtype)) {
+        int64_t total = 0;
+        for (int r = 0; r < size_; r++) total += n_of[r];
+        int64_t *cat_ids = malloc((size_t)(total ? total : 1) * sizeof *cat_ids);
+        void *cat_rows = malloc((size_t)(total ? total : 1) * (row_bytes ? row_bytes : 1));
+        void *my_rows = NULL;
+        int64_t at = 0;
+        for (int r = 0; r < size_; r++) {
+            uint64_t us = c->seed * 7919u + (uint64_t)r;
+            void *rows = fill_values(c->dtype, n_of[r] * row_elems, &us);
+            memcpy(cat_ids + at, all_ids[r], (size_t)n_of[r] * sizeof *cat_ids);
+            memcpy((char *)cat_rows + at * row_bytes, rows, (size_t)n_of[r] * row_bytes);
+            at += n_of[r];
+            if (r == rank_) my_rows = rows;
+            else free(rows);
+        }
+        int64_t cat_shape[2] = {total, 1}, rows_shape[3] = {total, c->row_shape[0], c->row_shape[1]};
+        ndx_tensor ref_table = ndx_tensor_make(c->dtype, c->row_rank + 1, full_shape, full);
+        ndx_tensor ref_idx = ndx_tensor_make(NDX_INT64, 2, cat_shape, cat_ids);
+        ndx_tensor ref_rows = ndx_tensor_make(c->dtype, c->row_rank + 1, rows_shape, cat_rows);
+        ndx_error rerr;
+        /* (ndx refuses index rows into a table of no elements; then nothing changes.) */
+        ndx_status rs = row_bytes == 0 ? NDX_OK
+                                       : ndx_tensor_scatter_nd(c->op, &ref_table, &ref_idx, &ref_rows,
+                                                               NULL, &ref_table, &rerr);
+        CHECK(rs == NDX_OK, "%s: reference scatter: %s", where, rerr.message);
+
+        int64_t up_shape[NDX_MAX_RANK];
+        memcpy(up_shape, ids.shape, (size_t)ids.rank * sizeof *up_shape);
+        memcpy(up_shape + ids.rank, c->row_shape, (size_t)c->row_rank * sizeof *up_shape);
+        ndx_tensor updates = ndx_tensor_make(c->dtype, ids.rank + c->row_rank, up_shape, my_rows);
+        st = ndx_mpi_update(t, c->op, &ids, &updates, &opt, &stats, &err);
+        CHECK(st == NDX_OK, "%s: update: %s", where, err.message);
+        CHECK(shard_matches(t, full, row_bytes), "%s: shard after update", where);
+
+        /* A naive loop too, where arithmetic is exact (int64 add wraps the same way). */
+        if (c->dtype == NDX_INT64 && c->op == NDX_SCATTER_ADD && rs == NDX_OK) {
+            int64_t *naive = malloc((size_t)(c->num_rows * row_elems + 1) * 8);
+            uint64_t s2 = c->seed;
+            void *start = fill_values(c->dtype, c->num_rows * row_elems, &s2);
+            memcpy(naive, start, (size_t)(c->num_rows * row_elems) * 8);
+            free(start);
+            for (int64_t i = 0; i < total; i++)
+                for (int64_t e = 0; e < row_elems; e++)
+                    naive[cat_ids[i] * row_elems + e] += ((int64_t *)cat_rows)[i * row_elems + e];
+            CHECK(memcmp(naive, full, (size_t)(c->num_rows * row_elems) * 8) == 0, "%s: naive add", where);
+            free(naive);
+        }
+        free(my_rows);
+        free(cat_ids);
+        free(cat_rows);
+    }
+    free(caller_out);
+    free(ids_owned);
+    for (int r = 0; r < size_; r++) free(all_ids[r]);
+    ndx_mpi_table_free(t);
+    free(memory);
+    free(full);
+}
+
+static void test_all_cases(void) {
+    static const int64_t row_counts[] = {0, 1, 7, 10, 33};
+    static const struct { int rank; int64_t shape[2]; } rows[] = {{0, {0, 0}}, {1, {3, 0}}, {2, {2, 3}}};
+    static const ndx_scatter_op ops[] = {NDX_SCATTER_ADD, NDX_SCATTER_SUB, NDX_SCATTER_UPDATE,
+                                         NDX_SCATTER_MIN, NDX_SCATTER_MAX};
+    uint64_t seed = 1;
+    int cases = 0;
+    for (int d = 0; d < NUM_DTYPES; d++)
+        for (int strat = 0; strat < 2; strat++)
+            for (int rr = 0; rr < 3; rr++)
+                for (int nr = 0; nr < 5; nr++) {
+                    test_case c = {.dtype = numeric[d], .strategy = strat ? NDX_MPI_DIV : NDX_MPI_MOD,
+                                   .num_rows = row_counts[nr], .row_rank = rows[rr].rank,
+                                   .row_shape = {rows[rr].shape[0], rows[rr].shape[1]},
+                                   .seed = seed++};
+                    c.pattern = (enum pattern)(c.seed % PATTERNS);
+                    c.op = ops[c.seed % 5];
+                    c.id_dtype = c.seed % 3 == 0 ? NDX_INT32 : NDX_INT64;
+                    c.caller_memory = c.seed % 4 == 1;
+                    c.threads = 1 + (int)(c.seed % 2);
+                    run_case(&c);
+                    cases++;
+                }
+    /* Rows of no bytes ([0]): lookups give [n, 0], updates only validate. */
+    for (int strat = 0; strat < 2; strat++) {
+        test_case c = {.dtype = NDX_FLOAT64, .strategy = strat ? NDX_MPI_DIV : NDX_MPI_MOD,
+                       .num_rows = 9, .row_rank = 1, .row_shape = {0, 0}, .pattern = UNIFORM,
+                       .op = NDX_SCATTER_ADD, .id_dtype = NDX_INT32, .threads = 1, .seed = seed++};
+        run_case(&c);
+        cases++;
+    }
+    /* Every pattern and op on a few dtypes, more rows. */
+    for (int p = 0; p < PATTERNS; p++)
+        for (int o = 0; o < 5; o++)
+            for (int d = 0; d < 3; d++) {
+                static const ndx_dtype few[] = {NDX_INT32, NDX_FLOAT32, NDX_BFLOAT16};
+                test_case c = {.dtype = few[d], .strategy = (p + o) % 2 ? NDX_MPI_DIV : NDX_MPI_MOD,
+                               .num_rows = 50 + p, .row_rank = 1, .row_shape = {4, 0},
+                               .pattern = (enum pattern)p, .op = ops[o], .id_dtype = NDX_INT64,
+                               .threads = 2, .seed = seed++};
+                run_case(&c);
+                cases++;
+            }
+    if (rank_ == 0) printf("lookup/update cases: %d\n", cases);
+}
+
+/* ---- bad input: every rank fails alike, nothing changes ------------------------------------ */
+static void snapshot(const ndx_mpi_table *t, void **copy, size_t *bytes) {
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    *bytes = (size_t)ndx_tensor_count(&shard) * shard.itemsize;
+    *copy = malloc(*bytes ? *bytes : 1);
+    memcpy(*copy, shard.data, *bytes);
+}
+
+static int unchanged(const ndx_mpi_table *t, const void *copy, size_t bytes) {
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    return memcmp(shard.data, copy, bytes) == 0;
+}
+
+static void test_bad_input(void) {
+    const int64_t dims[1] = {2};
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, 10, 1, dims, NDX_MPI_DIV, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    for (int64_t i = 0; i < ndx_tensor_count(&shard); i++) ((float *)shard.data)[i] = (float)(rank_ * 100 + i);
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    int bad_rank = size_ - 1;
+    char want[NDX_ERROR_MESSAGE_SIZE];
+
+    /* An id outside [0, 10) at position 3 on the last rank: lookup and update both refuse. */
+    for (int bad = 0; bad < 2; bad++) {
+        int64_t ids[5] = {0, 1, 2, 3, 4};
+        int64_t value = bad ? -1 : 10;
+        if (rank_ == bad_rank) ids[3] = value;
+        int64_t n = 5, ushape[2] = {5, 2};
+        ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+        ndx_tensor out = {.data = NULL};
+        ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+        snprintf(want, sizeof want, "ndx_mpi_lookup: ids[3] = %lld on rank %d is outside [0, 10)",
+                 (long long)value, bad_rank);
+        CHECK(st == NDX_E_OUT_OF_RANGE && strcmp(err.message, want) == 0, "bad lookup: %d '%s'", st, err.message);
+        CHECK(out.data == NULL, "no output on a failed lookup");
+        float rows[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+        ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, rows);
+        st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        snprintf(want, sizeof want, "ndx_mpi_update: ids[3] = %lld on rank %d is outside [0, 10)",
+                 (long long)value, bad_rank);
+        CHECK(st == NDX_E_OUT_OF_RANGE && strcmp(err.message, want) == 0, "bad update: %d '%s'", st, err.message);
+        CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    }
+    /* Two ranks at fault: the lowest one is reported. */
+    if (size_ >= 2) {
+        int64_t ids[2] = {rank_ == 0 ? 11 : 0, rank_ >= 1 ? 12 : 0}, n = 2;
+        ndx_tensor idv = ndx_tensor_make(NDX_INT32, 1, &n, NULL);
+        int32_t ids32[2] = {(int32_t)ids[0], (int32_t)ids[1]};
+        idv.data = ids32;
+        ndx_tensor out = {.data = NULL};
+        ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+        CHECK(st == NDX_E_OUT_OF_RANGE && strstr(err.message, "ids[0] = 11 on rank 0"), "lowest rank: '%s'", err.message);
+    }
+    /* Updates of the wrong dtype, or the wrong row shape, on one rank only. */
+    for (int kind = 0; kind < 3; kind++) {
+        int64_t ids[2] = {1, 2}, n = 2, ushape[2] = {2, 2};
+        double drows[4] = {0};
+        float frows[6] = {0};
+        ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+        ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, frows);
+        if (rank_ == bad_rank && kind == 0) up = ndx_tensor_make(NDX_FLOAT64, 2, ushape, drows);
+        if (rank_ == bad_rank && kind == 1) ushape[1] = 3, up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, frows);
+        if (rank_ == bad_rank && kind == 2) idv.dtype = NDX_FLOAT32, idv.itemsize = 4;
+        ndx_status st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        char rank_text[32];
+        snprintf(rank_text, sizeof rank_text, "on rank %d", bad_rank);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, rank_text), "mismatch %d: %d '%s'", kind, st, err.message);
+        CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    }
+    /* A caller's output view of the wrong shape on one rank; min on complex everywhere. */
+    {
+        int64_t ids[2] = {1, 2}, n = 2, oshape[2] = {2, rank_ == bad_rank ? 3 : 2};
+        float o[6];
+        ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+        ndx_tensor out = ndx_tensor_make(NDX_FLOAT32, 2, oshape, o);
+        ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, "out on rank"), "bad out: '%s'", err.message);
+    }
+    free(before);
+    ndx_mpi_table_free(t);
+
+    ndx_mpi_table *ct;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_COMPLEX64, 4, 0, NULL, NDX_MPI_MOD, NULL, &ct, &err) == NDX_OK,
+          "create complex: %s", err.message);
+    int64_t ids[1] = {0}, n = 1;
+    float rows[2] = {1, 1};
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), up = ndx_tensor_make(NDX_COMPLEX64, 1, &n, rows);
+    CHECK(ndx_mpi_update(ct, NDX_SCATTER_MIN, &idv, &up, NULL, NULL, &err) == NDX_E_UNSUPPORTED, "min on complex: '%s'", err.message);
+    CHECK(ndx_mpi_update(ct, (ndx_scatter_op)99, &idv, &up, NULL, NULL, &err) != NDX_OK, "op 99 refused");
+    ndx_mpi_table_free(ct);
+
+    /* Creation: one rank disagreeing on num_rows, dtype, row shape or strategy fails everywhere. */
+    for (int kind = 0; kind < 5 && size_ >= 2; kind++) {
+        int64_t rs[2] = {3, 2}, rows_n = 10;
+        ndx_dtype dt = NDX_FLOAT32;
+        ndx_mpi_strategy strat = NDX_MPI_MOD;
+        int rrank = 2;
+        if (rank_ == 1) {
+            if (kind == 0) rows_n = 11;
+            if (kind == 1) dt = NDX_INT32;
+            if (kind == 2) rs[1] = 4;
+            if (kind == 3) strat = NDX_MPI_DIV;
+            if (kind == 4) dt = NDX_BOOL;
+        }
+        ndx_mpi_table *bt = (ndx_mpi_table *)&err; /* must come back NULL */
+        ndx_status st = ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, rs, strat, NULL, &bt, &err);
+        CHECK(st != NDX_OK && bt == NULL && strstr(err.message, "rank 1"), "create mismatch %d: %d '%s'", kind, st, err.message);
+    }
+    ndx_mpi_table *bt;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_STRING, 3, 0, NULL, NDX_MPI_MOD, NULL, &bt, &err) == NDX_E_UNSUPPORTED,
+          "strings refused: '%s'", err.message);
+}
+
+/* ---- reproducibility: the same float update twice from the same start is the same bits, and
+ * equal to one process's scatter, so also the same at every rank count ---------------------- */
+static void test_reproducible(void) {
+    const int64_t dims[1] = {8}, num_rows = 1000;
+    for (int strat = 0; strat < 2; strat++) {
+        ndx_mpi_strategy st = strat ? NDX_MPI_DIV : NDX_MPI_MOD;
+        ndx_mpi_table *t;
+        ndx_error err;
+        CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, num_rows, 1, dims, st, NULL, &t, &err) == NDX_OK,
+              "create: %s", err.message);
+        uint64_t s = 42;
+        float *start = malloc(num_rows * 8 * sizeof *start);
+        for (int64_t i = 0; i < num_rows * 8; i++) start[i] = (float)((double)mix(&s) / 1e19 - 0.9);
+        int64_t full_shape[2] = {num_rows, 8};
+        ndx_tensor full = ndx_tensor_make(NDX_FLOAT32, 2, full_shape, start);
+        /* Every rank's gradients: heavy duplicates of a few hot rows, random magnitudes. */
+        const int64_t per = 4000;
+        int64_t *ids = malloc((size_t)per * size_ * sizeof *ids);
+        float *grads = malloc((size_t)per * size_ * 8 * sizeof *grads);
+        for (int64_t i = 0; i < per * size_; i++) {
+            ids[i] = (mix(&s) & 3) ? (int64_t)(mix(&s) % 5) : (int64_t)(mix(&s) % num_rows);
+            for (int e = 0; e < 8; e++) grads[i * 8 + e] = (float)((double)mix(&s) / 1e17 - 90.0);
+        }
+        int64_t n = per, ushape[2] = {per, 8};
+        ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids + rank_ * per);
+        ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, grads + rank_ * per * 8);
+        void *first = NULL;
+        size_t bytes = 0;
+        ndx_options opt = {.num_threads = 2};
+        for (int run = 0; run < 2; run++) {
+            CHECK(ndx_mpi_table_load(t, &full, &err) == NDX_OK, "load: %s", err.message);
+            CHECK(ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &opt, NULL, &err) == NDX_OK, "update: %s", err.message);
+            if (run == 0) snapshot(t, &first, &bytes);
+            else CHECK(unchanged(t, first, bytes), "second run differs in bits (%s)", ndx_mpi_strategy_name(st));
+        }
+        /* The single-process scatter of all ranks' gradients in rank order. */
+        float *ref = malloc(num_rows * 8 * sizeof *ref);
+        memcpy(ref, start, num_rows * 8 * sizeof *ref);
+        ndx_tensor ref_t = ndx_tensor_make(NDX_FLOAT32, 2, full_shape, ref);
+        int64_t ishape[2] = {per * size_, 1}, gshape[2] = {per * size_, 8};
+        ndx_tensor ref_i = ndx_tensor_make(NDX_INT64, 2, ishape, ids);
+        ndx_tensor ref_g = ndx_tensor_make(NDX_FLOAT32, 2, gshape, grads);
+        CHECK(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &ref_t, &ref_i, &ref_g, NULL, &ref_t, &err) == NDX_OK, "ref");
+        CHECK(shard_matches(t, ref, 8 * sizeof(float)), "float update differs from one process's bits");
+        free(ref);
+        free(first);
+        free(ids);
+        free(grads);
+        free(start);
+        ndx_mpi_table_free(t);
+    }
+}
+
+/* ---- dedupe: a skewed batch sends each hot row once ----------------------------------------- */
+static void test_dedupe_traffic(void) {
+    const int64_t dims[1] = {4};
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, 100, 1, dims, NDX_MPI_MOD, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    int64_t ids[64], n = 64;
+    for (int i = 0; i < 64; i++) ids[i] = i % 3; /* rows 0, 1, 2 only */
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), out = {.data = NULL};
+    ndx_mpi_stats stats;
+    CHECK(ndx_mpi_lookup(t, &idv, NULL, &out, &stats, &err) == NDX_OK, "lookup: %s", err.message);
+    CHECK(stats.ids_sent == 3, "3 distinct rows sent once each, not %lld", (long long)stats.ids_sent);
+    int64_t remote_distinct = 0, remote_all = 0;
+    for (int64_t r = 0; r < 3; r++) {
+        remote_distinct += (r % size_) != rank_;
+        for (int i = 0; i < 64; i++) remote_all += ids[i] == r && (r % size_) != rank_;
+    }
+    CHECK(stats.bytes_caused == remote_distinct * (8 + 16), "bytes caused %lld", (long long)stats.bytes_caused);
+    CHECK(stats.bytes_caused_without_dedupe == remote_all * (8 + 16), "bytes without dedupe %lld",
+          (long long)stats.bytes_caused_without_dedupe);
+    ndx_tensor_free(&out);
+    ndx_mpi_table_free(t);
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    if (size_ > 8) {
+        if (rank_ == 0) fprintf(stderr, "run with at most 8 ranks\n");
+        MPI_Finalize();
+        return 2;
+    }
+    double t0 = MPI_Wtime();
+    test_layout();
+    test_all_cases();
+    test_bad_input();
+    test_reproducible();
+    test_dedupe_traffic();
+    long total_failures = 0, total_checks = 0;
+    MPI_Allreduce(&failures, &total_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&checks, &total_checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    int ok = agree_all_ok(total_failures == 0);
+    if (rank_ == 0)
+        printf("mpi_test_embedding on %d ranks: %ld checks, %ld failures (%.2f s)\n", size_,
+               total_checks, total_failures, MPI_Wtime() - t0);
+    MPI_Finalize();
+    return ok ? 0 : 1;
+}
