@@ -42,13 +42,18 @@ elseif(NDX_BUILD_TESTS)
     add_test(NAME mpi_embedding_np${np}
       COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} ${MPIEXEC_PREFLAGS}
               $<TARGET_FILE:mpi_test_embedding> ${MPIEXEC_POSTFLAGS})
-    set_tests_properties(mpi_embedding_np${np} PROPERTIES ENVIRONMENT "${NDX_MPI_TEST_ENV}" TIMEOUT 120)
+    set_tests_properties(mpi_embedding_np${np} PROPERTIES ENVIRONMENT "${NDX_MPI_TEST_ENV}" TIMEOUT 120
+                         RESOURCE_LOCK mpiexec)
   endforeach()
   add_test(NAME mpi_example_embedding
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/mpi/run_example.sh ${MPIEXEC_EXECUTABLE}
             ${MPIEXEC_NUMPROC_FLAG} $<TARGET_FILE:mpi_embedding>
             ${PROJECT_SOURCE_DIR}/examples/mpi_embedding.expected)
-  set_tests_properties(mpi_example_embedding PROPERTIES ENVIRONMENT "${NDX_MPI_TEST_ENV}" TIMEOUT 60)
+  set_tests_properties(mpi_example_embedding PROPERTIES ENVIRONMENT "${NDX_MPI_TEST_ENV}" TIMEOUT 60
+                       RESOURCE_LOCK mpiexec)
+  # One mpiexec at a time (RESOURCE_LOCK mpiexec, which install_find_package holds too): two Open
+  # MPI launchers starting together can race creating their shared session directory under /tmp
+  # ("mkdir ... File exists", orte_init fails).
   # libndx_mpi.so exports exactly the NDX_API functions of ndx_mpi.h, as libndx.so those of ndx.h.
   add_test(NAME mpi_exported_symbols
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/install/exports.sh $<TARGET_FILE:ndx_mpi>
