@@ -453,7 +453,8 @@ def measure(args, name, work, log):
             ok = int(f["digest"], 16) == ref_digest
             record("ndx", float(f["median_s"]), ok,
                    "" if ok else "output differs from the reference")
-            record(FRESH, float(f["first_touch_s"]), None)  # same op and inputs, not re-checked
+            record(COLD, float(f["first_touch_s"]), None)  # same op and inputs, not re-checked
+            record(FRESH, float(f["fresh_s"]), None)
             row["GBps"] = float(f["GBps"])
             row["peak_rss_mb"] = f["peak_rss_mb"]
         except Exception as e:  # a failing contender is reported, not fatal
@@ -508,8 +509,9 @@ def measure(args, name, work, log):
 PEERS = ["NumPy", "PyTorch", "ONNX Runtime"]
 NAIVE = "naive C, OpenMP"
 FRESH = "ndx fresh"
+COLD = "ndx first touch"
 PY = "ndx from Python"
-COLUMNS = ["ndx", FRESH, PY, "NumPy", "PyTorch", "ONNX Runtime", NAIVE, "memcpy"]
+COLUMNS = ["ndx", FRESH, COLD, PY, "NumPy", "PyTorch", "ONNX Runtime", NAIVE, "memcpy"]
 
 
 def python_over_c(row):
@@ -547,14 +549,15 @@ def at_threads(best):
 def table(rows):
     """One line per workload and thread count: every contender's median, and the ratios."""
     head = ["workload", "T"] + [c + " ms" for c in COLUMNS] + [
-        "fresh/reused", "Python/C", "fastest correct peer", "peer/ndx", "naive/ndx", "memcpy/ndx", "ndx GB/s"]
+        "fresh/reused", "first touch/reused", "Python/C", "fastest correct peer", "peer/ndx", "naive/ndx", "memcpy/ndx", "ndx GB/s"]
     lines = []
     for row in rows:
         ndx = seconds(row, "ndx")
         best = min(((seconds(row, p), p) for p in PEERS if seconds(row, p)), default=None)
         cells = [row["workload"], str(row["threads"])]
         cells += [fmt_ms(row["results"].get(c)) for c in COLUMNS]
-        cells += [ratio(seconds(row, FRESH), ndx), python_over_c(row),
+        cells += [ratio(seconds(row, FRESH), ndx), ratio(seconds(row, COLD), ndx),
+                  python_over_c(row),
                   f"{best[1]} {best[0] * 1e3:.3g}" if best else "-",
                   ratio(best[0] if best else None, ndx),
                   ratio(seconds(row, NAIVE), ndx),
@@ -796,7 +799,9 @@ def main():
 LEGEND = (
     "Medians in milliseconds of R runs after one warm-up, outputs allocated and touched "
     "beforehand (reused output); `ndx fresh` is ndx into an output it allocates itself (median "
-    "of 3 runs, page faults included), and fresh/reused is its time over ndx's. `ndx from "
+    "of 3 runs; the blocks come from those ndx kept when the previous outputs were freed), and "
+    "fresh/reused is its time over ndx's; `ndx first touch` is one such run into new pages "
+    "(after ndx_release_memory: page faults and the kernel's zeroing included). `ndx from "
     "Python` is the same op through `import ndx` (S1/S2 into a reused out=, the rest into the "
     "arrays the module returns), and Python/C its time over the C figure it matches (reused for "
     "S1/S2, fresh for the rest). ✗ marks a result "

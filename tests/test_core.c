@@ -1,5 +1,5 @@
 /* test_core.c — dtype table, tensor checks, overflow-checked sizes, float16/bfloat16 rounding,
- * the parallel-for split and the memory budget. */
+ * the parallel-for split, the memory budget and the cache of large blocks. */
 #include "ndx_test.h"
 
 #include <math.h>
@@ -168,6 +168,42 @@ static void format_dims(void **state) {
     assert_string_equal(small, "[4,...]");
 }
 
+
+/* A large output the op allocated, freed, comes back to the next call wanting that size (no new
+ * pages); one much larger or smaller does not take it; ndx_release_memory gives all back. */
+static void large_blocks_are_kept_for_reuse(void **state) {
+    (void)state;
+    ndx_release_memory();
+    enum { ROWS = 1 << 16, COLS = 32 }; /* 8 MiB of float32: above the 4 MiB threshold */
+    float *params = calloc((size_t)ROWS * COLS, sizeof *params);
+    int64_t *rows = malloc(ROWS * sizeof *rows);
+    assert_non_null(params);
+    assert_non_null(rows);
+    for (int64_t i = 0; i < ROWS; i++) rows[i] = ROWS - 1 - i, params[i * COLS] = (float)i;
+    ndx_tensor p = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){ROWS, COLS}, params);
+    ndx_tensor idx = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){ROWS, 1}, rows);
+    ndx_tensor out = {0};
+    assert_int_equal(ndx_gather_nd(&p, &idx, 0, NULL, &out, NULL), NDX_OK);
+    void *first = out.data;
+    ndx_tensor_free(&out);
+    assert_null(out.data);
+    assert_int_equal(ndx_gather_nd(&p, &idx, 0, NULL, &out, NULL), NDX_OK);
+    assert_ptr_equal(out.data, first); /* the kept block */
+    for (int64_t i = 0; i < ROWS; i += 997) /* and fully rewritten */
+        assert_true(((float *)out.data)[i * COLS] == (float)(ROWS - 1 - i));
+    ndx_tensor_free(&out);
+    /* A quarter of the rows: the 8 MiB block is too big to hand out for 2 MiB. */
+    ndx_tensor quarter = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){ROWS / 4, 1}, rows);
+    assert_int_equal(ndx_gather_nd(&p, &quarter, 0, NULL, &out, NULL), NDX_OK);
+    assert_ptr_not_equal(out.data, first);
+    ndx_tensor_free(&out);
+    size_t released = ndx_release_memory();
+    assert_true(released >= (size_t)ROWS * COLS * sizeof(float));
+    assert_int_equal(ndx_release_memory(), 0);
+    free(params);
+    free(rows);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dtype_table),
@@ -175,6 +211,7 @@ int main(void) {
         cmocka_unit_test(half_conversions),
         cmocka_unit_test(parallel_for_covers_once),
         cmocka_unit_test(budget_caps_allocation),
+        cmocka_unit_test(large_blocks_are_kept_for_reuse),
         cmocka_unit_test(format_dims),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,6 +19,7 @@ from ._ndx import (
     gather_nd,
     library_version,
     parallel_dynamic_stitch,
+    release_memory,
     scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_max,
@@ -39,5 +40,5 @@ __all__ = [
     "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
     "sparse_concat", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
-    "OutOfMemoryError", "library_version",
+    "OutOfMemoryError", "library_version", "release_memory",
 ]

@@ -21,6 +21,10 @@ static PyObject *py_register(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *py_release_memory(PyObject *self, PyObject *unused) {
+    return PyLong_FromSize_t(ndx_release_memory());
+}
+
 static PyObject *py_library_version(PyObject *self, PyObject *unused) {
     return PyUnicode_FromString(ndx_version());
 }
@@ -43,6 +47,10 @@ static PyMethodDef methods[] = {
     PRIVATE_OP(sparse_to_dense),
     PRIVATE_OP(sparse_from_dense),
     {"_register", py_register, METH_VARARGS, NULL},
+    {"release_memory", py_release_memory, METH_NOARGS,
+     "release_memory()\n--\n\nGives back to the system the large blocks (4 MiB and more) ndx keeps from "
+     "results that were freed, to hand them to later calls without new page faults (at most 16 "
+     "blocks and min(1 GiB, physical memory / 8)); returns how many bytes that was."},
     {"library_version", py_library_version, METH_NOARGS,
      "library_version()\n--\n\nThe version of libndx compiled into this module."},
     {NULL, NULL, 0, NULL}};

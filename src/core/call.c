@@ -7,14 +7,16 @@
 
 #include "core.h"
 
-/* Blocks this large are aligned to 2 MiB and advised to use transparent huge pages: a fresh
- * 4 KiB page costs ~1.6 us to fault in, a huge page a fraction of that per byte. */
-#define NDX_HUGE_BLOCK ((size_t)4 << 20)
-#define NDX_HUGE_ALIGN ((size_t)2 << 20)
-
+/* Blocks of NDX_HUGE_BLOCK or more are aligned to 2 MiB and advised to use transparent huge
+ * pages (a fresh 4 KiB page costs ~1.6 us to fault in, a huge page a fraction of that per byte),
+ * and are kept for reuse when given back (block_cache.c). */
 static void *default_allocate(void *user, size_t bytes, size_t alignment) {
     (void)user;
-    if (bytes >= NDX_HUGE_BLOCK && alignment < NDX_HUGE_ALIGN) alignment = NDX_HUGE_ALIGN;
+    if (bytes >= NDX_HUGE_BLOCK) {
+        void *kept = ndx_block_cache_take(bytes);
+        if (kept) return kept;
+        if (alignment < NDX_HUGE_ALIGN) alignment = NDX_HUGE_ALIGN;
+    }
     void *mem = NULL;
     if (posix_memalign(&mem, alignment, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
@@ -25,7 +27,7 @@ static void *default_allocate(void *user, size_t bytes, size_t alignment) {
 
 static void default_release(void *user, void *block) {
     (void)user;
-    free(block);
+    if (block && !ndx_block_cache_put(block)) free(block);
 }
 
 /* omp_get_num_procs() asks the kernel for the affinity mask on every call (0.6 us, more than a

@@ -199,6 +199,15 @@ static inline int64_t ndx_chunk_begin(int64_t n, int workers, int w) {
  * than this is refused before it is tried (it could only fail, thrash, or abort a sanitizer). */
 size_t ndx_physical_memory(void);
 
+/* Blocks the default allocator aligns to huge pages, advises to use them, and keeps for reuse. */
+#define NDX_HUGE_BLOCK ((size_t)4 << 20)
+#define NDX_HUGE_ALIGN ((size_t)2 << 20)
+/* The cache of large blocks given back (block_cache.c): take returns a kept block of at least
+ * `bytes` (and not much more), or NULL; put keeps a default-allocator block of NDX_HUGE_BLOCK
+ * bytes or more (1) or declines it (0: the caller frees it). */
+void *ndx_block_cache_take(size_t bytes);
+int ndx_block_cache_put(void *block);
+
 /* NDX_OK when a caller's output view `out` is exactly `want` (dtype, itemsize, rank, shape);
  * otherwise fails with a message showing both. */
 ndx_status ndx_output_matches(const char *op, const ndx_tensor *want, const ndx_tensor *out,

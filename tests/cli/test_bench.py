@@ -17,7 +17,7 @@ import workloads as W  # noqa: E402
 NDX = None
 SCALE = 0.002
 LINE = re.compile(r"^(G1|G2|G3|S1|S2|D1|P1|C0|C1) median_s=(\d+\.\d{6}) GBps=(\d+\.\d\d) "
-                  r"threads=(\d+) peak_rss_mb=(\d+) first_touch_s=(\d+\.\d{6})"
+                  r"threads=(\d+) peak_rss_mb=(\d+) first_touch_s=(\d+\.\d{6}) fresh_s=(\d+\.\d{6})"
                   r"(?: digest=([0-9a-f]{16}))?$")
 
 
@@ -75,7 +75,7 @@ class Runs(unittest.TestCase):
         for line in lines:
             m = LINE.match(line)
             self.assertIsNotNone(m, f"malformed line: {line!r}")
-            name, med, gbps, t, rss, first, digest = m.groups()
+            name, med, gbps, t, rss, first, fresh, digest = m.groups()
             self.assertEqual(int(t), threads)
             self.assertGreater(int(rss), 0)
             bytes_moved = self.expected[name][1]
@@ -126,7 +126,7 @@ class Runs(unittest.TestCase):
         self.assertEqual(len(lines), 1)  # a workload named twice runs once
         m = LINE.match(lines[0])
         self.assertIsNotNone(m, lines[0])
-        self.assertIsNone(m.group(7))  # no digest unless asked
+        self.assertIsNone(m.group(8))  # no digest unless asked
         self.assertEqual(m.group(4), "2")
 
 
