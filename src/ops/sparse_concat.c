@@ -133,6 +133,7 @@ typedef struct {
     int64_t *out_idx;
     unsigned char *out_values;
     size_t itemsize;
+    int stream; /* rank-2 index rows go out with streaming stores (a large output) */
 } merge_job;
 
 static const int64_t *row_of(const merge_job *job, int m, int64_t t) {
@@ -317,6 +318,17 @@ NDX_ALWAYS_INLINE void copy_run_k(const merge_job *job, int m,
     int64_t *dst = job->out_idx + o * R;
     const int64_t off = job->offset[m];
     size_t bytes = (size_t)(len * R) * sizeof *dst;
+#if defined(__SSE2__)
+    if (R == 2 && job->stream) {
+        /* A rank-2 row is one aligned 16-byte store: short runs stream too, so the output's
+         * lines are not read before being overwritten (C1: ~8 runs of ~10 rows per row group). */
+        const __m128i add = job->lead == 0 ? _mm_set_epi64x(0, off) : _mm_set_epi64x(off, 0);
+        for (int64_t r = 0; r < len; r++)
+            _mm_stream_si128((__m128i *)(void *)(dst + 2 * r),
+                             _mm_add_epi64(_mm_loadu_si128((const __m128i *)(const void *)(src + 2 * r)), add));
+        return;
+    }
+#endif
     if (bytes < STREAM_BYTES)
         copy_rows(dst, src, len, R, job->lead, off);
     else if (off == 0)
@@ -467,6 +479,9 @@ static void merge_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
         else
             merge_heap(job, cur, end, job->heap + w * n, o);
     }
+#if defined(__SSE2__)
+    if (job->stream) _mm_sfence(); /* the streamed rows are weakly ordered: finish them */
+#endif
 }
 
 /* ---- the op -------------------------------------------------------------------------------- */
@@ -517,6 +532,8 @@ static void run_concat(const concat_plan *p, int n, const ndx_sparse_view *views
     if (job->chunks > 0) {
         job->out_idx = out->indices.data;
         job->out_values = out->values.data;
+        job->stream = p->rank == 2 && ((uintptr_t)job->out_idx & 15) == 0 &&
+                      (size_t)p->nnz * 2 * sizeof(int64_t) >= NDX_STREAM_MIN_BYTES;
         make_cuts(job, p->nnz);
         ndx_parallel_for(job->chunks, job->chunks, 1, merge_chunk, job);
     }
