@@ -438,6 +438,26 @@ static void concat_threads_large(void **state) {
     }
     entries_del(&want);
     for (int m = 0; m < 9; m++) test_sparse_free(&many[m]);
+    /* Rank 2 with an output of more than 8 MiB of indices: every row goes out as a streaming
+     * store, along both axes, runs short (axis 1) and long (axis 0). */
+    int64_t d3[2] = {2000, 3000};
+    ndx_sparse_tensor big[3];
+    for (int m = 0; m < 3; m++)
+        big[m] = random_sparse(&r, NDX_FLOAT32, 0, NDX_INT64, 2, d3, 200000 + 1000 * m, 1, 1);
+    for (int axis = 0; axis < 2; axis++) {
+        int64_t obig[2] = {2000, 3000}, sh[3];
+        obig[axis] *= 3;
+        entries wbig = concat_entries(3, big, axis, obig, sh);
+        for (int threads = 1; threads <= 2; threads++) {
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+            ndx_sparse_tensor out = sparse_empty_out();
+            assert_ok(ndx_sparse_concat(axis, 3, big, 0, &opt, &out, &err), &err);
+            assert_sparse_is(&out, &wbig, NDX_FLOAT32);
+            ndx_sparse_free(&out);
+        }
+        entries_del(&wbig);
+    }
+    for (int m = 0; m < 3; m++) test_sparse_free(&big[m]);
 }
 
 /* Runs of more than a megabyte take the streaming copy: ranks 1 to 3 (odd and even), every
