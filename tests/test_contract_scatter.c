@@ -493,7 +493,8 @@ static void run_with_exact_scratch(const path_case *pc, const ndx_options *opt,
     assert_ok(ndx_call_begin(&c, "test", opt, &out, &err), &err);
     assert_ok(plan_case(&c, &planned, &out, &p), &err);
     if (p.path != pc->path) fail_msg("%s: path %d, expected %d", pc->what, p.path, pc->path);
-    if (p.path != SCATTER_DIRECT && p.path != SCATTER_COLUMNS) assert_true(p.scratch_bytes > 0);
+    if (p.path != SCATTER_DIRECT && p.path != SCATTER_COLUMNS && p.path != SCATTER_OWNED)
+        assert_true(p.scratch_bytes > 0);
     void *scratch = NULL;
     if (p.scratch_bytes) assert_int_equal(posix_memalign(&scratch, 64, p.scratch_bytes), 0);
     if (p.path == SCATTER_STRINGS) assert_ok(ndx_scatter_nd_width(&p, scratch, &err), &err);
@@ -555,7 +556,7 @@ static void free_path_case(path_case *pc) {
 static void scratch_is_exact_on_every_path(void **state) {
     (void)state;
     test_rng r = {90};
-    const int64_t small[2] = {6, 3}, grid[2] = {256, 256}, wide[2] = {300, 200},
+    const int64_t small[2] = {6, 3}, grid[2] = {256, 256}, wide[2] = {300, 200}, medium[2] = {300, 40},
                   columns[2] = {2, 70000}, line[1] = {(1 << 20) + 3}, strings[2] = {40, 2};
     path_case cases[] = {
         make_path_case(&r, "direct", 0, NDX_SCATTER_ADD, 0, 1, SCATTER_DIRECT, NDX_FLOAT32, 0, 2,
@@ -569,13 +570,19 @@ static void scratch_is_exact_on_every_path(void **state) {
         make_path_case(&r, "elements on one thread", 0, NDX_SCATTER_SUB, 0, 1, SCATTER_ELEMENTS,
                        NDX_FLOAT32, 0, 1, line, 1, 140000, 100000),
         make_path_case(&r, "rows", 0, NDX_SCATTER_UPDATE, 0, 2, SCATTER_ROWS, NDX_FLOAT32, 0, 2,
-                       wide, 1, 2000, 50),
+                       medium, 1, 8000, 50),
         make_path_case(&r, "rows in place", 0, NDX_SCATTER_ADD, 1, 3, SCATTER_ROWS, NDX_FLOAT64, 0,
-                       2, wide, 1, 1200, 300),
+                       2, medium, 1, 4000, 300),
+        make_path_case(&r, "owned", 0, NDX_SCATTER_UPDATE, 0, 2, SCATTER_OWNED, NDX_FLOAT32, 0, 2,
+                       wide, 1, 2000, 50),
+        make_path_case(&r, "owned in place", 0, NDX_SCATTER_ADD, 1, 3, SCATTER_OWNED, NDX_FLOAT64,
+                       0, 2, wide, 1, 1200, 300),
         make_path_case(&r, "scatter_nd elements", 1, NDX_SCATTER_ADD, 0, 2, SCATTER_ELEMENTS,
                        NDX_INT64, 0, 2, grid, 2, 70000, 3000),
         make_path_case(&r, "scatter_nd rows", 1, NDX_SCATTER_ADD, 0, 3, SCATTER_ROWS, NDX_COMPLEX64,
-                       0, 2, wide, 1, 1000, 100),
+                       0, 2, medium, 1, 4000, 100),
+        make_path_case(&r, "scatter_nd owned", 1, NDX_SCATTER_ADD, 0, 3, SCATTER_OWNED,
+                       NDX_COMPLEX64, 0, 2, wide, 1, 1000, 100),
         make_path_case(&r, "scatter_nd strings", 1, NDX_SCATTER_ADD, 0, 2, SCATTER_STRINGS,
                        NDX_STRING, 3, 2, strings, 1, 200, 25),
     };

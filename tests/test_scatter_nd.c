@@ -369,9 +369,13 @@ static void large_narrow_slices(void **state) {
 
 static void large_wide_slices(void **state) {
     (void)state;
-    /* Many slices: rows bucketed by owner (over 1 MB of updates, or one thread does it). */
+    /* Many 800-byte slices, 8-byte indices: each owner walks every row and applies its own. */
     large_case wide = {NDX_FLOAT32, 0, 2, {300, 200}, 1, 2000, 50};
     run_large(&wide, all_ops, 5, 30);
+    /* 160-byte slices: too narrow for that, so rows are bucketed by owner (over 1 MB of
+     * updates, or one thread does it). */
+    large_case medium = {NDX_FLOAT32, 0, 2, {300, 40}, 1, 8000, 50};
+    run_large(&medium, all_ops, 5, 33);
     /* Too few slices to share out: every thread takes columns of every slice. */
     const ndx_scatter_op add_max[] = {NDX_SCATTER_ADD, NDX_SCATTER_MAX};
     large_case one = {NDX_INT32, 0, 2, {1, 70000}, 1, 6, 1}; /* every row on one slice */

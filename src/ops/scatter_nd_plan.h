@@ -36,6 +36,7 @@ typedef enum scatter_path {
     SCATTER_COLUMNS,  /* few wide slices: each thread owns columns of every slice, walks all rows */
     SCATTER_ELEMENTS, /* slices of 1 to 16 bytes bucketed by cache-sized output block */
     SCATTER_ROWS,     /* wider slices bucketed by owner thread */
+    SCATTER_OWNED,    /* wide slices, few threads: each owner walks every row, applies its own */
     SCATTER_STRINGS   /* scatter_nd of strings: concatenation in index order, one thread */
 } scatter_path;
 

@@ -79,6 +79,46 @@ static void run_columns(const scatter_plan *p, unsigned char *out) {
     ndx_parallel_for(p->threads, lines, grain < 1 ? 1 : grain, columns_fn, &j);
 }
 
+/* ---- owned: each worker owns a range of slices, walks every row and applies its own -------- */
+
+/* Applies, in index order, the rows whose slice lies in [s0, s1): the next SCATTER_AHEAD owned
+ * rows are found ahead of time and their destination and update prefetched. */
+static void apply_owned(const scatter_plan *p, unsigned char *out, int64_t s0, int64_t s1) {
+    size_t sb = p->slice_bytes;
+    int64_t slot[SCATTER_AHEAD], row[SCATTER_AHEAD], next = 0;
+    int head = 0, queued = 0;
+    for (;;) {
+        while (queued < SCATTER_AHEAD && next < p->rows) {
+            int64_t s = ndx_index_row(&p->index, p->indices, p->index_dtype, next);
+            if (s >= s0 && s < s1) { /* (a skipped bad row is -1) */
+                int at = (head + queued++) % SCATTER_AHEAD;
+                slot[at] = s;
+                row[at] = next;
+                SCATTER_PREFETCH_SLICE(out + (size_t)s * sb, sb, NDX_PREFETCH_W);
+                SCATTER_PREFETCH_SLICE(p->updates + (size_t)next * sb, sb, NDX_PREFETCH);
+            }
+            next++;
+        }
+        if (queued == 0) return;
+        p->k.run(out + (size_t)slot[head] * sb, p->updates + (size_t)row[head] * sb, p->slice,
+                 p->itemsize);
+        head = (head + 1) % SCATTER_AHEAD;
+        queued--;
+    }
+}
+
+static void owned_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    const columns_job *j = ctx;
+    const scatter_plan *p = j->p;
+    for (int64_t w = w0; w < w1; w++) {
+        int64_t s0 = ndx_chunk_begin(p->slices, p->threads, (int)w);
+        int64_t s1 = ndx_chunk_begin(p->slices, p->threads, (int)w + 1);
+        scatter_fill(p, j->out, (size_t)s0 * p->slice_bytes, (size_t)(s1 - s0) * p->slice_bytes);
+        apply_owned(p, j->out, s0, s1);
+    }
+}
+
 void ndx_scatter_nd_run(const scatter_plan *p, const ndx_tensor *out, void *scratch) {
     unsigned char *dst = out->data;
     if (p->slices == 0) return; /* an empty output: nothing to write */
@@ -87,6 +127,11 @@ void ndx_scatter_nd_run(const scatter_plan *p, const ndx_tensor *out, void *scra
     case SCATTER_ELEMENTS:
     case SCATTER_ROWS: scatter_buckets_run(p, dst, scratch); break;
     case SCATTER_COLUMNS: run_columns(p, dst); break;
+    case SCATTER_OWNED: {
+        columns_job j = {p, dst};
+        ndx_parallel_for(p->threads, p->threads, 1, owned_fn, &j);
+        break;
+    }
     case SCATTER_DIRECT:
         fill_all(p, dst);
         apply_rows(p, dst, 0, p->slice);
