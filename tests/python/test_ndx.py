@@ -410,6 +410,23 @@ def test_large_contiguous_inputs_are_not_copied():
     assert copied_peak >= params.nbytes // 2  # the check can see a copy when there is one
 
 
+def test_large_results_are_kept_until_released():
+    ndx.release_memory()
+    params = np.arange(1 << 20, dtype=np.float32).reshape(-1, 1)
+    rows = np.arange((1 << 20) - 1, -1, -1).reshape(-1, 1)
+    first = ndx.gather_nd(params, rows)  # a 4 MiB result
+    address = first.__array_interface__["data"][0]
+    del first
+    gc.collect()
+    again = ndx.gather_nd(params, rows)  # the kept block, written again in full
+    assert again.__array_interface__["data"][0] == address
+    assert (again[:, 0] == params[::-1, 0]).all()
+    del again
+    gc.collect()
+    assert ndx.release_memory() >= 4 << 20
+    assert ndx.release_memory() == 0
+
+
 def test_results_never_share_memory_with_inputs():
     x = np.arange(12).reshape(3, 4)
     r = ndx.gather_nd(x, [[0], [1], [2]])
