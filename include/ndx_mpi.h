@@ -132,9 +132,9 @@ NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
  * rank's ids and updates concatenated in rank order: each owner applies what it receives by
  * source rank, then position, so float results are bitwise reproducible and the same at any rank
  * count, and integers wrap exactly as in one process. Bad ids and mismatched arguments fail on
- * every rank before any shard changes (as for lookup). Only a resource failure after the
- * exchange (out of memory inside the scatter) can leave some shards updated and others not; it
- * is still reported on every rank. */
+ * every rank before any shard changes (as for lookup). Once the rows are exchanged every owner
+ * applies them: if the scatter cannot get scratch memory it applies them again without any
+ * (ndx's in-place scatter allocates nothing on its direct path), so no shard is left behind. */
 NDX_API ndx_status ndx_mpi_update(ndx_mpi_table *table, ndx_scatter_op op, const ndx_tensor *ids,
                                   const ndx_tensor *updates, const ndx_options *opt,
                                   ndx_mpi_stats *stats, ndx_error *err);

@@ -111,6 +111,14 @@ ndx_status ndx_mpi_update(ndx_mpi_table *t, ndx_scatter_op op, const ndx_tensor 
             ndx_tensor index = mpi_index_view(U.x.received, U.recv_ids);
             ndx_tensor rows = mpi_block_view(t, U.x.received, U.recv_rows);
             s = ndx_tensor_scatter_nd(op, &shard, &index, &rows, opt, &shard, &e);
+            if (s == NDX_E_NO_MEMORY) {
+                /* The failed call left the shard as it was; in place and with no room for
+                 * scratch the scatter takes a path that allocates nothing, so it cannot fail
+                 * again, and no shard is left behind the others. */
+                ndx_options no_scratch = opt ? *opt : (ndx_options){0};
+                no_scratch.max_memory = 1;
+                s = ndx_tensor_scatter_nd(op, &shard, &index, &rows, &no_scratch, &shard, &e);
+            }
         }
         t3 = MPI_Wtime();
         s = mpi_agree(t->comm, t->rank, s, &e);

@@ -550,6 +550,49 @@ static void test_reproducible(void) {
     }
 }
 
+/* ---- an update whose scatter gets no scratch still lands, with the same bits ---------------- */
+static void *refuse(void *user, size_t bytes, size_t alignment) {
+    (void)user, (void)bytes, (void)alignment;
+    return NULL;
+}
+static void release_nothing(void *user, void *block) { (void)user, (void)block; }
+
+static void test_update_without_scratch(void) {
+    /* 40,000 rows of 32 bytes per rank: enough for ndx's bucketed scatter, which needs scratch. */
+    const int64_t dims[1] = {8}, num_rows = 1000, per = 40000;
+    ndx_mpi_table *a, *b;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, num_rows, 1, dims, NDX_MPI_MOD, NULL, &a, &err) == NDX_OK,
+          "create: %s", err.message);
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, num_rows, 1, dims, NDX_MPI_MOD, NULL, &b, &err) == NDX_OK,
+          "create: %s", err.message);
+    uint64_t s = 7 + (uint64_t)rank_;
+    int64_t *ids = malloc((size_t)per * sizeof *ids);
+    float *grads = malloc((size_t)per * 8 * sizeof *grads);
+    for (int64_t i = 0; i < per; i++) {
+        ids[i] = (int64_t)(mix(&s) % (uint64_t)num_rows);
+        for (int e = 0; e < 8; e++) grads[i * 8 + e] = (float)((double)mix(&s) / 1e18 - 9.0);
+    }
+    int64_t n = per, ushape[2] = {per, 8};
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+    ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, grads);
+    ndx_options normal = {.num_threads = 2};
+    ndx_allocator none = {refuse, release_nothing, NULL};
+    ndx_options starved = {.num_threads = 2, .allocator = &none};
+    CHECK(ndx_mpi_update(a, NDX_SCATTER_ADD, &idv, &up, &normal, NULL, &err) == NDX_OK, "update: %s", err.message);
+    CHECK(ndx_mpi_update(b, NDX_SCATTER_ADD, &idv, &up, &starved, NULL, &err) == NDX_OK,
+          "update with no scratch: %s", err.message);
+    void *want = NULL;
+    size_t bytes = 0;
+    snapshot(a, &want, &bytes);
+    CHECK(unchanged(b, want, bytes), "the update without scratch differs in bits");
+    free(want);
+    free(ids);
+    free(grads);
+    ndx_mpi_table_free(a);
+    ndx_mpi_table_free(b);
+}
+
 /* ---- dedupe: a skewed batch sends each hot row once ----------------------------------------- */
 static void test_dedupe_traffic(void) {
     const int64_t dims[1] = {4};
@@ -589,6 +632,7 @@ int main(int argc, char **argv) {
     test_all_cases();
     test_bad_input();
     test_reproducible();
+    test_update_without_scratch();
     test_dedupe_traffic();
     long total_failures = 0, total_checks = 0;
     MPI_Allreduce(&failures, &total_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
