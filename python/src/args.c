@@ -4,12 +4,6 @@
 
 #include "args.h"
 
-size_t py_bytes(const ndx_tensor *t) {
-    size_t n = t->itemsize;
-    for (int i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
-    return n;
-}
-
 int py_widen_strings(py_tensor *ts, size_t stride, int n) {
 #define AT(i) ((py_tensor *)((char *)ts + (size_t)(i) * stride))
     size_t width = 0;

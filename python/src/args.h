@@ -27,7 +27,6 @@ void py_release_list(py_tensor *list, int n);
 /* Inputs smaller than this are worked on without releasing the GIL: dropping and taking it back
  * costs more than the op itself does on a few elements, and nothing waits that long. */
 #define NDX_PY_GIL_BYTES 16384
-size_t py_bytes(const ndx_tensor *t);
 
 /* Runs CALL (an expression giving ndx_status) with the GIL released when `bytes` is large. */
 #define NDX_PY_CALL(bytes, status, CALL)                                                            \

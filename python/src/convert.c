@@ -237,14 +237,14 @@ int py_options(PyObject *bad_indices, PyObject *threads, PyObject *max_memory, n
     return 0;
 }
 
-static size_t byte_size(const ndx_tensor *t) {
+size_t py_bytes(const ndx_tensor *t) {
     size_t n = t->itemsize;
     for (int i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
     return n;
 }
 
 int py_overlaps(const ndx_tensor *a, const ndx_tensor *b) {
-    size_t na = byte_size(a), nb = byte_size(b);
+    size_t na = py_bytes(a), nb = py_bytes(b);
     if (!na || !nb || !a->data || !b->data) return 0;
     const char *pa = a->data, *pb = b->data;
     return pa < pb + nb && pb < pa + na;

@@ -62,6 +62,8 @@ void py_invalid(const char *fmt, ...);
 /* The keyword options every op takes: bad_indices ("error" / "ignore"), threads, max_memory. */
 int py_options(PyObject *bad_indices, PyObject *threads, PyObject *max_memory, ndx_options *opt);
 
+/* Bytes a view covers (its shape was taken from a NumPy array, so the product fits). */
+size_t py_bytes(const ndx_tensor *t);
 /* Byte ranges of two views overlap (used to refuse an out= that is also another input). */
 int py_overlaps(const ndx_tensor *a, const ndx_tensor *b);
 

@@ -52,8 +52,9 @@ void *ndx_block_cache_take(size_t bytes) {
     return found;
 }
 
-int ndx_block_cache_put(void *block) {
-    /* Only what the default allocator made: 2 MiB aligned, so any alignment is met later. */
+/* Keeps `block` (1), or declines it (0): only what the default allocator made large and 2 MiB
+ * aligned (so any alignment asked later is met), and what fits under the cap. */
+static int keep(void *block) {
     if ((uintptr_t)block % NDX_HUGE_ALIGN != 0) return 0;
     size_t bytes = malloc_usable_size(block), cap = cache_cap();
     if (bytes < NDX_HUGE_BLOCK || bytes > cap) return 0;
@@ -81,6 +82,10 @@ int ndx_block_cache_put(void *block) {
     pthread_mutex_unlock(&lock);
     for (int i = 0; i < n_evicted; i++) free(evicted[i]); /* outside the lock */
     return 1;
+}
+
+void ndx_block_release(void *block) {
+    if (block && !keep(block)) free(block);
 }
 
 size_t ndx_release_memory(void) {

@@ -27,7 +27,7 @@ static void *default_allocate(void *user, size_t bytes, size_t alignment) {
 
 static void default_release(void *user, void *block) {
     (void)user;
-    if (block && !ndx_block_cache_put(block)) free(block);
+    ndx_block_release(block);
 }
 
 /* omp_get_num_procs() asks the kernel for the affinity mask on every call (0.6 us, more than a

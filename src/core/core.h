@@ -203,10 +203,10 @@ size_t ndx_physical_memory(void);
 #define NDX_HUGE_BLOCK ((size_t)4 << 20)
 #define NDX_HUGE_ALIGN ((size_t)2 << 20)
 /* The cache of large blocks given back (block_cache.c): take returns a kept block of at least
- * `bytes` (and not much more), or NULL; put keeps a default-allocator block of NDX_HUGE_BLOCK
- * bytes or more (1) or declines it (0: the caller frees it). */
+ * `bytes` (and not much more), or NULL; release gives back a block of the default allocator
+ * (NULL is fine), which keeps it when it is large or frees it. */
 void *ndx_block_cache_take(size_t bytes);
-int ndx_block_cache_put(void *block);
+void ndx_block_release(void *block);
 
 /* NDX_OK when a caller's output view `out` is exactly `want` (dtype, itemsize, rank, shape);
  * otherwise fails with a message showing both. */

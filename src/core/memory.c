@@ -22,7 +22,7 @@ size_t ndx_physical_memory(void) {
 
 void ndx_tensor_free(ndx_tensor *t) {
     if (!t) return;
-    if (t->data && !ndx_block_cache_put(t->data)) free(t->data);
+    ndx_block_release(t->data);
     t->data = NULL;
 }
 
