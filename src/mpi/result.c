@@ -9,10 +9,8 @@ ndx_status mpi_result_check(const char *op, const ndx_mpi_table *t, const ndx_te
                             const ndx_tensor *out, ndx_error *err) {
     if (!out) return mpi_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out on rank %d is NULL", op, t->rank);
     if (!out->data) return NDX_OK;
-    int same = out->dtype == want->dtype && out->itemsize == want->itemsize &&
-               out->rank == want->rank;
-    for (int i = 0; same && i < want->rank; i++) same = out->shape[i] == want->shape[i];
-    if (same) return NDX_OK;
+    ndx_spec exact = ndx_spec_of(want); /* everything known: admits only want's layout */
+    if (ndx_spec_admits(&exact, out)) return NDX_OK;
     char have[NDX_DIMS_TEXT], need[NDX_DIMS_TEXT];
     int rank = out->rank < 0 ? 0 : out->rank > NDX_MAX_RANK ? NDX_MAX_RANK : out->rank;
     ndx_format_dims(have, sizeof have, rank, out->shape);
