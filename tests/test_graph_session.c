@@ -386,6 +386,86 @@ static void feeding_intermediates(void **state) {
 }
 
 
+/* A fed output replaces its producer for the run, folded or not: with c = Const(2), y = c * 3
+ * (folded at build time) and z = c * x, feeding c = 5 gives y = 15 and z = 5 * x, one value of c
+ * everywhere (the issue's example); size(c) follows a fed c too. A run without the feed gives
+ * the built values again, and a fed Const of another shape is refused before anything runs. */
+static void feeding_overrides_folding(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_spec xs = ndx_spec_make(NDX_INT32, 0, NULL);
+    ndx_output x = ndx_op_placeholder(ndx_scope_named(s, "x"), &xs);
+    int line = __LINE__ + 1;
+    ndx_output c = ndx_op_const_int(ndx_scope_named(s, "c"), NDX_INT32, 2);
+    ndx_output y = ndx_op_mul(s, c, ndx_op_const_int(s, NDX_INT32, 3));
+    ndx_output z = ndx_op_mul(s, c, x);
+    ndx_output y2 = ndx_op_add(s, y, y); /* folded from a folded node */
+    assert_non_null(ndx_output_constant(y));
+    assert_non_null(ndx_output_constant(y2));
+    ndx_session *sess = finish(g, NULL);
+    int32_t five = 5, one = 1, seven = 7;
+    ndx_feed feeds[2] = {{c, ndx_tensor_make(NDX_INT32, 0, NULL, &five)},
+                         {x, ndx_tensor_make(NDX_INT32, 0, NULL, &one)}};
+    ndx_fetch f[3] = {{y, NDX_FETCH_BORROW, {0}}, {z, NDX_FETCH_BORROW, {0}},
+                      {y2, NDX_FETCH_BORROW, {0}}};
+    ndx_error err;
+    for (int r = 0; r < 2; r++) { /* the second run replays the plan */
+        assert_ok(ndx_session_run(sess, 2, feeds, 3, f, &err), &err);
+        assert_int_equal(*(int32_t *)f[0].value.data, 15);
+        assert_int_equal(*(int32_t *)f[1].value.data, 5);
+        assert_int_equal(*(int32_t *)f[2].value.data, 30);
+    }
+    /* a folded node fed in turn: what is computed from it follows */
+    ndx_feed fy[2] = {{y, ndx_tensor_make(NDX_INT32, 0, NULL, &seven)}, feeds[1]};
+    assert_ok(ndx_session_run(sess, 2, fy, 3, f, &err), &err);
+    assert_int_equal(*(int32_t *)f[0].value.data, 7);
+    assert_int_equal(*(int32_t *)f[1].value.data, 2);
+    assert_int_equal(*(int32_t *)f[2].value.data, 14);
+    /* without the feed: the built values */
+    assert_ok(ndx_session_run(sess, 1, &feeds[1], 3, f, &err), &err);
+    assert_int_equal(*(int32_t *)f[0].value.data, 6);
+    assert_int_equal(*(int32_t *)f[2].value.data, 12);
+    /* a Const's shape is known exactly: another shape is refused, naming the node and line */
+    int32_t two[2] = {5, 5};
+    ndx_feed wrong[2] = {{c, ndx_tensor_make(NDX_INT32, 1, SHAPE(2), two)}, feeds[1]};
+    assert_fails(ndx_session_run(sess, 2, wrong, 3, f, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "feed 'c': expected int32 [] (itemsize 4), got int32 [2]");
+    char where[64];
+    snprintf(where, sizeof where, "test_graph_session.c:%d: c: ", line);
+    assert_non_null(strstr(err.message, where));
+    ndx_session_free(sess);
+    ndx_graph_free(g);
+
+    /* size and shape of a known shape fold; fed Const indices are checked again at run time */
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    ndx_output v = const_of(s, NDX_FLOAT32, 1, SHAPE(3), (float[]){1, 2, 3});
+    ndx_output n = ndx_op_size(s, v, NDX_INT32);
+    ndx_output idx = const_of(ndx_scope_named(s, "idx"), NDX_INT32, 2, SHAPE(1, 1), (int32_t[]){1});
+    ndx_output got = ndx_op_gather_nd(s, v, idx, NULL);
+    ndx_output back = ndx_op_range(s, ndx_op_const_int(s, NDX_INT32, 0), n,
+                                   ndx_op_const_int(s, NDX_INT32, 1));
+    assert_non_null(ndx_output_constant(got));
+    sess = finish(g, NULL);
+    float w[3] = {4, 5, 6};
+    int32_t far[1] = {3}, near[1] = {2};
+    ndx_feed fv = {v, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), w)};
+    ndx_fetch fg[2] = {{got, NDX_FETCH_BORROW, {0}}, {back, NDX_FETCH_BORROW, {0}}};
+    assert_ok(ndx_session_run(sess, 1, &fv, 2, fg, &err), &err);
+    assert_true(*(float *)fg[0].value.data == 5.0f);
+    assert_int_equal(fg[1].value.shape[0], 3);
+    ndx_feed fi = {idx, ndx_tensor_make(NDX_INT32, 2, SHAPE(1, 1), far)};
+    assert_fails(ndx_session_run(sess, 1, &fi, 2, fg, &err), &err, NDX_E_OUT_OF_RANGE,
+                 "GatherNd: gather_nd: indices[0] = [3] is out of range");
+    fi.value.data = near;
+    assert_ok(ndx_session_run(sess, 1, &fi, 2, fg, &err), &err);
+    assert_true(*(float *)fg[0].value.data == 3.0f);
+    ndx_session_free(sess);
+    ndx_graph_free(g);
+}
+
+
 /* Every builder not met above, run and compared with the op called directly. */
 static void every_builder_against_direct_calls(void **state) {
     (void)state;
@@ -540,6 +620,56 @@ static void max_memory_names_the_node(void **state) {
     ndx_graph_free(g);
 }
 
+/* Every run error that concerns a node names it and its builder's file:line: the fetch whose
+ * block the allocator refuses (after a run that needed none: the plan replays its blocks), a
+ * feed given twice, a fetch of no mode, a caller buffer that is no tensor. */
+static void run_errors_name_the_node(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_spec xs = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(192));
+    ndx_output x = ndx_op_placeholder(ndx_scope_named(s, "x"), &xs);
+    int line = __LINE__ + 1;
+    ndx_output y = ndx_op_add(ndx_scope_named(s, "y"), x, x);
+    test_allocator refusing;
+    test_allocator_init(&refusing);
+    ndx_session_options opt = {1, 0, &refusing.base};
+    ndx_session *sess = finish(g, &opt);
+    float xv[192] = {0};
+    ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(192), xv)};
+    ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
+    ndx_error err;
+    assert_ok(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err);
+    assert_ok(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err);
+    refusing.refuse = 1;
+    f.mode = NDX_FETCH_ALLOCATE;
+    memset(&f.value, 0, sizeof f.value);
+    assert_fails(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err, NDX_E_NO_MEMORY,
+                 "cannot allocate 768 bytes for a fetch");
+    assert_null(f.value.data);
+    char where[64];
+    snprintf(where, sizeof where, "test_graph_session.c:%d: y: ", line);
+    assert_non_null(strstr(err.message, where));
+    refusing.refuse = 0;
+    ndx_feed twice[2] = {feed, feed};
+    f.mode = NDX_FETCH_BORROW;
+    assert_fails(ndx_session_run(sess, 2, twice, 1, &f, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 ": x: ndx_session_run: feeds[0] and feeds[1] feed the same output");
+    assert_non_null(strstr(err.message, "test_graph_session.c:"));
+    f.mode = (ndx_fetch_mode)7;
+    assert_fails(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "is not an ndx_fetch_mode");
+    assert_non_null(strstr(err.message, where));
+    f.mode = NDX_FETCH_INTO;
+    f.value = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(192), NULL);
+    assert_fails(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "fetches[0].value");
+    assert_non_null(strstr(err.message, where));
+    ndx_session_free(sess);
+    assert_int_equal(refusing.live, 0);
+    ndx_graph_free(g);
+}
+
 /* A scatter whose tensor has no other reader updates it in place: one block fewer. */
 static void scatter_in_place(void **state) {
     (void)state;
@@ -640,9 +770,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(feeds_checked_first),
         cmocka_unit_test(all_or_nothing),
         cmocka_unit_test(feeding_intermediates),
+        cmocka_unit_test(feeding_overrides_folding),
         cmocka_unit_test(every_builder_against_direct_calls),
         cmocka_unit_test(steady_state_allocates_nothing),
         cmocka_unit_test(max_memory_names_the_node),
+        cmocka_unit_test(run_errors_name_the_node),
         cmocka_unit_test(scatter_in_place),
         cmocka_unit_test(concurrent_sessions),
     };

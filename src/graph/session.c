@@ -139,6 +139,11 @@ static ndx_status check_handle(const ndx_session *s, ndx_output o, const char *w
                     ndx_output_ok(o) ? "belongs to another graph" : "is a failed handle");
 }
 
+/* An error about output o, named like every run error: "file:line: name: " + e's message. */
+static ndx_status fail_for(const ndx_session *s, ndx_output o, const ndx_error *e, ndx_error *err) {
+    return graph_fail_at(err, e->code, graph_node_at(s->g, o.op.id), e->message);
+}
+
 static ndx_status check_feed(const ndx_session *s, const ndx_feed *f, int i, ndx_error *err) {
     NDX_TRY(check_handle(s, f->output, "feeds", i, err));
     ndx_spec want = ndx_output_spec(f->output);
@@ -149,14 +154,17 @@ static ndx_status check_feed(const ndx_session *s, const ndx_feed *f, int i, ndx
     char name[128], what[160];
     output_name(s->g, f->output, name, sizeof name);
     snprintf(what, sizeof what, "ndx_session_run: feed '%s'", name);
-    NDX_TRY(ndx_tensor_check(&f->value, what, NULL, NULL, err));
-    char want_dims[NDX_DIMS_TEXT], got_dims[NDX_DIMS_TEXT];
-    ndx_format_spec_dims(want_dims, sizeof want_dims, &want);
-    ndx_format_dims(got_dims, sizeof got_dims, f->value.rank, f->value.shape);
-    return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                    "%s: expected %s %s (itemsize %zu), got %s %s (itemsize %zu)", what,
-                    ndx_dtype_name(want.dtype), want_dims, want.itemsize,
-                    ndx_dtype_name(f->value.dtype), got_dims, f->value.itemsize);
+    ndx_error e;
+    if (ndx_tensor_check(&f->value, what, NULL, NULL, &e) == NDX_OK) {
+        char want_dims[NDX_DIMS_TEXT], got_dims[NDX_DIMS_TEXT];
+        ndx_format_spec_dims(want_dims, sizeof want_dims, &want);
+        ndx_format_dims(got_dims, sizeof got_dims, f->value.rank, f->value.shape);
+        ndx_fail(&e, NDX_E_INVALID_ARGUMENT,
+                 "%s: expected %s %s (itemsize %zu), got %s %s (itemsize %zu)", what,
+                 ndx_dtype_name(want.dtype), want_dims, want.itemsize,
+                 ndx_dtype_name(f->value.dtype), got_dims, f->value.itemsize);
+    }
+    return fail_for(s, f->output, &e, err);
 }
 
 static ndx_status check_args(const ndx_session *s, int num_feeds, const ndx_feed *feeds,
@@ -166,26 +174,30 @@ static ndx_status check_args(const ndx_session *s, int num_feeds, const ndx_feed
                         "ndx_session_run: num_feeds = %d and num_fetches = %d need arrays of "
                         "that size",
                         num_feeds, num_fetches);
+    ndx_error e;
     for (int i = 0; i < num_feeds; i++) {
         NDX_TRY(check_feed(s, &feeds[i], i, err));
         for (int j = 0; j < i; j++)
             if (feeds[j].output.op.id == feeds[i].output.op.id &&
-                feeds[j].output.index == feeds[i].output.index)
-                return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                                "ndx_session_run: feeds[%d] and feeds[%d] feed the same output",
-                                j, i);
+                feeds[j].output.index == feeds[i].output.index) {
+                ndx_fail(&e, NDX_E_INVALID_ARGUMENT,
+                         "ndx_session_run: feeds[%d] and feeds[%d] feed the same output", j, i);
+                return fail_for(s, feeds[i].output, &e, err);
+            }
     }
     for (int i = 0; i < num_fetches; i++) {
         NDX_TRY(check_handle(s, fetches[i].output, "fetches", i, err));
         ndx_fetch_mode m = fetches[i].mode;
-        if (m != NDX_FETCH_BORROW && m != NDX_FETCH_INTO && m != NDX_FETCH_ALLOCATE)
-            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                            "ndx_session_run: fetches[%d].mode = %d is not an ndx_fetch_mode", i,
-                            (int)m);
+        if (m != NDX_FETCH_BORROW && m != NDX_FETCH_INTO && m != NDX_FETCH_ALLOCATE) {
+            ndx_fail(&e, NDX_E_INVALID_ARGUMENT,
+                     "ndx_session_run: fetches[%d].mode = %d is not an ndx_fetch_mode", i, (int)m);
+            return fail_for(s, fetches[i].output, &e, err);
+        }
         if (m == NDX_FETCH_INTO) {
             char what[48];
             snprintf(what, sizeof what, "ndx_session_run: fetches[%d].value", i);
-            NDX_TRY(ndx_tensor_check(&fetches[i].value, what, NULL, NULL, err));
+            if (ndx_tensor_check(&fetches[i].value, what, NULL, NULL, &e) != NDX_OK)
+                return fail_for(s, fetches[i].output, &e, err);
         }
     }
     return NDX_OK;
@@ -208,6 +220,24 @@ static run_plan *find_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds,
         if (same) return p;
     }
     return NULL;
+}
+
+/* A fed output replaces its producer for the run, and everything computed from it sees the fed
+ * value (TensorFlow's rule): a folded node with a fed input, or an input from such a node, is run
+ * again from its op and inputs instead of giving its build-time value. `stale` (one byte per
+ * node) is scratch. Nodes in build order see their inputs first. */
+static void mark_refolded(const ndx_graph *g, run_plan *p, unsigned char *stale) {
+    uint32_t count = (uint32_t)ndx_graph_node_count(g);
+    for (uint32_t id = 1; id <= count; id++) {
+        graph_node *n = graph_node_at(g, id);
+        stale[id] = 0;
+        if (!n->values || n->kind == GRAPH_CONST) continue;
+        for (int k = 0; k < n->num_inputs && !stale[id]; k++)
+            stale[id] = p->from[value_of(g, n->inputs[k])] == VALUE_FED ||
+                        stale[n->inputs[k].op.id];
+        for (int j = 0; stale[id] && j < n->num_outputs; j++)
+            if (p->from[n->first_value + j] == VALUE_CONST) p->from[n->first_value + j] = VALUE_RUN;
+    }
 }
 
 /* Marks the nodes the fetches need (not fed, not constant) and fails for a needed placeholder. */
@@ -298,6 +328,8 @@ static ndx_status make_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds
             for (int j = 0; j < n->num_outputs; j++) p->from[n->first_value + j] = VALUE_CONST;
     }
     for (int i = 0; i < num_feeds; i++) p->from[value_of(g, feeds[i].output)] = VALUE_FED;
+    mark_refolded(g, p, needed);
+    memset(needed, 0, nodes);
     st = mark_needed(s, p, fetches, needed, err);
     if (st != NDX_OK) goto done;
     st = lay_out(s, p, fetches, needed);
@@ -416,8 +448,8 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
     ndx_call c;
     ndx_options o = {0};
     o.allocator = &s->pool.source;
-    NDX_TRY(ndx_call_init(&c, "ndx_session_run", &o, err));
-    ndx_status st = NDX_OK;
+    ndx_error e;
+    ndx_status st = ndx_call_init(&c, "ndx_session_run", &o, &e);
     int i;
     for (i = 0; i < num_fetches && st == NDX_OK; i++) {
         const ndx_tensor *result = &s->vals[value_of(s->g, fetches[i].output)];
@@ -427,15 +459,15 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
             char what[160], name[128];
             snprintf(what, sizeof what, "fetch '%s'",
                      output_name(s->g, fetches[i].output, name, sizeof name));
-            st = ndx_output_matches("ndx_session_run", result, &fetches[i].value, what, err);
+            st = ndx_output_matches("ndx_session_run", result, &fetches[i].value, what, &e);
         } else if (fetches[i].mode == NDX_FETCH_ALLOCATE) {
             int allocated;
             st = ndx_call_output(&c, result, &fresh[i], 0, "a fetch", &allocated);
         }
     }
-    if (st != NDX_OK)
-        for (int k = 0; k < i; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
-    return st;
+    if (st == NDX_OK) return NDX_OK;
+    for (int k = 0; k < i; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
+    return i > 0 ? fail_for(s, fetches[i - 1].output, &e, err) : ndx_fail(err, e.code, "%s", e.message);
 }
 
 /* Copies results to the fetches; nothing here can fail. */
