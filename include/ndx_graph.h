@@ -17,7 +17,10 @@
  * *first error* (the caller's file:line, the node's name, then the op's own message naming the
  * argument and dims) and returns a failed handle. Every builder accepts failed handles and
  * passes failure on without crashing; ndx_graph_status reports the first error and a session
- * refuses a graph that has one. Builders are macros that record __FILE__ and __LINE__.
+ * refuses a graph that has one. Builders and scope functions are macros that record __FILE__
+ * and __LINE__. The message is never cut to make room for the location: when the whole does not
+ * fit ndx_error's buffer, the file is shortened to its last component, then the file and the
+ * node's name lose their beginnings ("...ed/GatherNd").
  *
  * Shapes are inferred at build time by the ops' own infer functions (ndx.h), on partial shapes.
  * Where inputs are constants the graph goes further: a node whose inputs are all constants is
@@ -56,15 +59,24 @@ typedef struct ndx_scope {
 NDX_API ndx_graph *ndx_graph_new(void);
 NDX_API void ndx_graph_free(ndx_graph *g);
 
+/* Longest full node name ("embed/inner/GatherNd_3"), prefix included, in bytes. TensorFlow has
+ * no limit; ndx has this one so that every graph it saves can be read back (the text reader
+ * holds a name in a buffer of this size). A longer name is a build error that names the limit. */
+#define NDX_GRAPH_NAME_MAX 4096
+
 /* The root scope: names have no prefix. */
 NDX_API ndx_scope ndx_graph_root(ndx_graph *g);
 /* A scope whose nodes are named "<prefix><name>/<Op>". `name` must match TensorFlow's rule for
- * node names, [A-Za-z0-9.][A-Za-z0-9_.-]*; a name already used in the parent is made unique as
- * TensorFlow does ("embed", "embed_1"). A bad name is the graph's first error. */
-NDX_API ndx_scope ndx_scope_sub(ndx_scope s, const char *name);
+ * node names, [A-Za-z0-9.][A-Za-z0-9_.-]* (any length, up to NDX_GRAPH_NAME_MAX for the full
+ * name); a name already used in the parent is made unique as TensorFlow does ("embed",
+ * "embed_1"). A bad name is the graph's first error, at the caller's file:line (a macro, like
+ * the builders). */
+#define ndx_scope_sub(s, name) ndx_scope_sub_at(__FILE__, __LINE__, (s), (name))
+NDX_API ndx_scope ndx_scope_sub_at(const char *file, int line, ndx_scope s, const char *name);
 /* The same scope, but the next node built with it is named exactly "<prefix><name>" instead of
  * "<prefix><Op>[_k]" (TensorFlow's WithOpName). A name already taken is a build error. */
-NDX_API ndx_scope ndx_scope_named(ndx_scope s, const char *name);
+#define ndx_scope_named(s, name) ndx_scope_named_at(__FILE__, __LINE__, (s), (name))
+NDX_API ndx_scope ndx_scope_named_at(const char *file, int line, ndx_scope s, const char *name);
 
 /* NDX_OK, or the graph's first error (copied into err). */
 NDX_API ndx_status ndx_graph_status(const ndx_graph *g, ndx_error *err);
@@ -186,6 +198,12 @@ NDX_API ndx_output ndx_op_tensor_scatter_nd_at(const char *file, int line, ndx_s
 #define ndx_op_tensor_scatter_nd_sub(s, t, i, u, a) ndx_op_tensor_scatter_nd(s, NDX_SCATTER_SUB, t, i, u, a)
 #define ndx_op_tensor_scatter_nd_min(s, t, i, u, a) ndx_op_tensor_scatter_nd(s, NDX_SCATTER_MIN, t, i, u, a)
 #define ndx_op_tensor_scatter_nd_max(s, t, i, u, a) ndx_op_tensor_scatter_nd(s, NDX_SCATTER_MAX, t, i, u, a)
+
+/* Counts of variadic nodes: n of dynamic_stitch and sparse_concat and num_partitions of
+ * dynamic_partition are from 1 to NDX_GRAPH_MAX_ARITY, the most that keeps every input and output
+ * of a node countable by an int (sparse_concat takes 3 inputs per sparse input); TensorFlow's
+ * limit is its int attribute. */
+#define NDX_GRAPH_MAX_ARITY (0x7fffffff / 3)
 
 /* dynamic_stitch and parallel_dynamic_stitch (DynamicStitch, ParallelDynamicStitch) over n
  * index tensors and n data tensors. Constant indices give the exact output rows. */

@@ -306,6 +306,125 @@ static void constant_indices_checked(void **state) {
     }
 }
 
+/* A builder called from a file with a long path keeps the op's whole message: the one the op's
+ * own infer function gives for the same specs. The location gives way instead. */
+static void messages_never_cut(void **state) {
+    (void)state;
+    char file[200];
+    memset(file, 'd', sizeof file);
+    memcpy(file + 130, "/some/deep/dir/program_file.c", 30); /* 160 bytes in all */
+    ndx_spec ps = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(4, 3));
+    ndx_spec is = ndx_spec_make(NDX_INT32, 3, SHAPE(2, 2, 3));
+    ndx_spec out;
+    ndx_error want, err;
+    assert_int_equal(ndx_gather_nd_infer(&ps, &is, 2, &out, &want), NDX_E_INVALID_ARGUMENT);
+    assert_true(strlen(want.message) > 100);
+    char longer[201];
+    memset(longer, 'x', 200);
+    longer[200] = '\0';
+    const char *scopes[4] = {NULL, "embed", "a_rather_long_scope_name_for_the_embedding_lookup_of_"
+                                            "the_model_that_goes_on_and_on_and_on", longer};
+    for (int k = 0; k < 4; k++) {
+        ndx_graph *g = ndx_graph_new();
+        ndx_scope s = ndx_graph_root(g);
+        if (scopes[k]) s = ndx_scope_sub(s, scopes[k]);
+        ndx_output p = ndx_op_placeholder(s, &ps), i = ndx_op_placeholder(s, &is);
+        ndx_gather_nd_attrs attrs = {2, NDX_BAD_INDICES_ERROR};
+        assert_false(ndx_output_ok(ndx_op_gather_nd_at(file, 77, s, p, i, &attrs)));
+        assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT, want.message);
+        /* the message is the error's end, whole; the location before it is shortened */
+        size_t len = strlen(err.message), wl = strlen(want.message);
+        assert_string_equal(err.message + len - wl, want.message);
+        assert_non_null(strstr(err.message, "program_file.c:77: "));
+        assert_null(strstr(err.message, "dddd"));
+        if (k == 1) assert_non_null(strstr(err.message, ":77: embed/GatherNd: "));
+        if (k == 3) { /* the scope's name gives up its beginning */
+            assert_non_null(strstr(err.message, "program_file.c:77: ...xxx"));
+            assert_non_null(strstr(err.message, "xxx/GatherNd: gather_nd: "));
+        }
+        ndx_graph_free(g);
+    }
+}
+
+/* Bad scope names are errors at the caller's line, like the builders'. */
+static void scope_errors_name_the_caller(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    int line = __LINE__ + 1;
+    ndx_scope sub = ndx_scope_sub(ndx_scope_sub(ndx_graph_root(g), "embed"), "a b");
+    ndx_output x = ndx_op_const_int(sub, NDX_INT32, 1);
+    assert_false(ndx_output_ok(x));
+    ndx_error err;
+    char want[160];
+    snprintf(want, sizeof want, "test_graph_build.c:%d: embed/: ndx_scope_sub: \"a b\" is not a "
+             "valid name", line);
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT, want);
+    ndx_graph_free(g);
+    g = ndx_graph_new();
+    line = __LINE__ + 1;
+    ndx_scope named = ndx_scope_named(ndx_graph_root(g), "_y");
+    assert_false(ndx_output_ok(ndx_op_const_int(named, NDX_INT32, 1)));
+    snprintf(want, sizeof want, "test_graph_build.c:%d: ndx_scope_named: \"_y\" is not a valid "
+             "name", line);
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT, want);
+    ndx_graph_free(g);
+}
+
+/* Names of any length up to NDX_GRAPH_NAME_MAX bytes in all; counts up to NDX_GRAPH_MAX_ARITY;
+ * past them, errors that name the limit. */
+static void limits(void **state) {
+    (void)state;
+    size_t max = NDX_GRAPH_NAME_MAX;
+    char *name = malloc(max + 2);
+    assert_non_null(name);
+    memset(name, 'a', max + 1);
+    name[150] = '\0';
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_scope_sub(ndx_graph_root(g), name); /* 150 characters: TensorFlow's rule */
+    ndx_output one = ndx_op_const_int(ndx_scope_named(s, name), NDX_INT32, 1);
+    ndx_error err;
+    assert_ok(ndx_graph_status(g, &err), &err);
+    assert_int_equal(strlen(name_of(one)), 301);
+    ndx_graph_free(g);
+    name[150] = 'a';
+    for (int over = 0; over < 2; over++) {
+        name[max + (size_t)over] = '\0';
+        g = ndx_graph_new();
+        one = ndx_op_const_int(ndx_scope_named(ndx_graph_root(g), name), NDX_INT32, 1);
+        if (!over) {
+            assert_ok(ndx_graph_status(g, &err), &err);
+            assert_int_equal(strlen(name_of(one)), max);
+        } else {
+            assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                         "is 4097 bytes, longer than 4096 (the limit of a node's full name)");
+        }
+        ndx_graph_free(g);
+        name[max + (size_t)over] = 'a';
+    }
+    free(name);
+    /* more than 65,536 partitions and stitch inputs */
+    enum { N = 70000 };
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    ndx_spec xs = ndx_spec_make(NDX_INT32, 1, SHAPE(U));
+    ndx_output x = ndx_op_placeholder(s, &xs);
+    ndx_output *parts = malloc(N * sizeof *parts), *ids = malloc(N * sizeof *ids);
+    assert_non_null(parts);
+    assert_non_null(ids);
+    ndx_op_dynamic_partition(s, x, x, N, parts);
+    for (int i = 0; i < N; i++) ids[i] = x;
+    ndx_output y = ndx_op_dynamic_stitch(s, N, ids, parts);
+    assert_ok(ndx_graph_status(g, &err), &err);
+    assert_true(ndx_output_ok(parts[N - 1]) && ndx_output_ok(y));
+    ndx_op_dynamic_partition(s, x, x, NDX_GRAPH_MAX_ARITY + 1, NULL);
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "num_partitions = 715827883 is not in [1, 715827882] (715827882: the most a "
+                 "node can have");
+    free(parts);
+    free(ids);
+    ndx_graph_free(g);
+}
+
 /* After ndx_graph_finish no builder may add a node. */
 static void finished_graph_is_frozen(void **state) {
     (void)state;
@@ -329,6 +448,9 @@ int main(void) {
         cmocka_unit_test(folding),
         cmocka_unit_test(constant_indices_checked),
         cmocka_unit_test(finished_graph_is_frozen),
+        cmocka_unit_test(messages_never_cut),
+        cmocka_unit_test(scope_errors_name_the_caller),
+        cmocka_unit_test(limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

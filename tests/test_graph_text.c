@@ -234,7 +234,7 @@ static void malformed_table(void **state) {
         {"ndx-graph 1\nx = Placeholder() : int32[2]\ny = Cast(x) to=int33\n", "expected a dtype"},
         {"ndx-graph 1\nx = Placeholder() : int32[2]\ny = Cast(x) to=int8 to=int8\n", "given twice"},
         {"ndx-graph 1\nx = Placeholder() : int32[2, 1]\ny = GatherNd(x, x) bad_indices=maybe\n",
-         "bad_indices is error or ignore"},
+         "bad_indices is error, ignore or zero"},
         {"ndx-graph 1\nx = Placeholder() : int32[9223372036854775807, 2]\n", "too large"},
         {"ndx-graph 1\nx = Placeholder() : int32[-1]\n", "a dim must be an integer"},
         {"ndx-graph 1\nx = Placeholder() : int32[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]\n",
@@ -282,6 +282,102 @@ static void malformed_table(void **state) {
 }
 
 /* The .npz beside a graph: a missing member, one of the wrong shape, a missing archive. */
+/* The bad-index policy's names: error and ignore, and the CLI's zero (gathers) and skip
+ * (scatters) for ignore; the canonical text writes ignore. */
+static void bad_index_policy_names(void **state) {
+    (void)state;
+    const char *text = "ndx-graph 1\n"
+                       "p = Placeholder() : float32[4]\n"
+                       "i = Placeholder() : int32[2, 1]\n"
+                       "u = Placeholder() : float32[2]\n"
+                       "g = GatherNd(p, i) bad_indices=zero : float32[2]\n"
+                       "s = TensorScatterAdd(p, i, u) bad_indices=skip : float32[4]\n"
+                       "sh = Placeholder() : int32[1]\n"
+                       "n = ScatterNd(i, u, sh) bad_indices=skip\n"
+                       "e = GatherNd(p, i) bad_indices=error : float32[2]\n";
+    ndx_error err;
+    ndx_graph *g = ndx_graph_from_text(text, strlen(text), "policies", &err);
+    if (!g) fail_msg("%s", err.message);
+    char *canon;
+    size_t len;
+    assert_ok(ndx_graph_to_text(g, &canon, &len, &err), &err);
+    assert_non_null(strstr(canon, "g = GatherNd(p, i) bad_indices=ignore :"));
+    assert_non_null(strstr(canon, "s = TensorScatterAdd(p, i, u) bad_indices=ignore :"));
+    assert_non_null(strstr(canon, "n = ScatterNd(i, u, sh) bad_indices=ignore :"));
+    assert_non_null(strstr(canon, "e = GatherNd(p, i) :"));
+    free(canon);
+    ndx_graph_free(g);
+    /* each alias belongs to its family */
+    const char *wrong[2] = {"ndx-graph 1\np = Placeholder() : float32[4]\n"
+                            "i = Placeholder() : int32[2, 1]\ng = GatherNd(p, i) bad_indices=skip\n",
+                            "ndx-graph 1\np = Placeholder() : float32[4]\n"
+                            "i = Placeholder() : int32[2, 1]\n"
+                            "s = TensorScatterAdd(p, i, p) bad_indices=zero\n"};
+    const char *needle[2] = {"bad_indices is error, ignore or zero", "error, ignore or skip"};
+    for (int k = 0; k < 2; k++) {
+        assert_null(ndx_graph_from_text(wrong[k], strlen(wrong[k]), "policies", &err));
+        assert_non_null(strstr(err.message, needle[k]));
+    }
+}
+
+/* Limits that TensorFlow does not have are gone from the text form: a DynamicPartition of
+ * 70,000 outputs (more than 64 specs, more than 65,536 partitions) and a node name of 150
+ * characters round-trip; a name of NDX_GRAPH_NAME_MAX bytes is read and one byte more is
+ * refused naming the limit; a long source path never cuts the message. */
+static void text_limits(void **state) {
+    (void)state;
+    enum { PARTS = 70000 };
+    char *big = malloc(16 * (size_t)PARTS + 512), name[151];
+    assert_non_null(big);
+    size_t blen = (size_t)sprintf(big, "ndx-graph 1\nx = Placeholder() : int32[?]\n"
+                                       "y = DynamicPartition(x, x) num_partitions=%d :", PARTS);
+    for (int i = 0; i < PARTS; i++) blen += (size_t)sprintf(big + blen, "%s int32[?]", i ? "," : "");
+    memset(name, 'n', 150);
+    name[150] = '\0';
+    blen += (size_t)sprintf(big + blen, "\n%s = Identity(y:%d) : int32[?]\n", name, PARTS - 1);
+    ndx_error err;
+    ndx_graph *g = ndx_graph_from_text(big, blen, "limits", &err);
+    if (!g) fail_msg("%s", err.message);
+    ndx_operation last = ndx_graph_find(g, name);
+    assert_true(ndx_operation_ok(last));
+    char *canon;
+    size_t len;
+    assert_ok(ndx_graph_to_text(g, &canon, &len, &err), &err);
+    assert_int_equal(len, blen);
+    assert_memory_equal(canon, big, len);
+    free(canon);
+    ndx_graph_free(g);
+    free(big);
+    /* names at the limit and one byte past it */
+    size_t max = NDX_GRAPH_NAME_MAX;
+    char *text = malloc(max + 64);
+    assert_non_null(text);
+    for (int over = 0; over < 2; over++) {
+        memcpy(text, "ndx-graph 1\n", 12);
+        memset(text + 12, 'a', max + (size_t)over);
+        int n = 12 + (int)max + over;
+        n += sprintf(text + n, " = Placeholder() : int32[]\n");
+        g = ndx_graph_from_text(text, (size_t)n, "limits", &err);
+        if (!over) {
+            if (!g) fail_msg("%s", err.message);
+            ndx_graph_free(g);
+        } else {
+            assert_null(g);
+            assert_non_null(strstr(err.message, "longer than 4096 bytes (the limit of a node's "
+                                                "full name)"));
+        }
+    }
+    free(text);
+    /* a source named by a long path: the message is whole, the path shortened */
+    char source[300];
+    memset(source, 'd', sizeof source);
+    memcpy(source + 280, "/graph.txt", 11);
+    const char *bad = "ndx-graph 1\nx = Placeholder() : int32[2]\ny = Identity(zzz)\n";
+    assert_null(ndx_graph_from_text(bad, strlen(bad), source, &err));
+    assert_non_null(strstr(err.message, "graph.txt:3:14: no node named 'zzz' before this line (a "
+                                        "node is defined before it is used)"));
+}
+
 static void npz_members_checked(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
@@ -343,6 +439,8 @@ int main(void) {
         cmocka_unit_test(hand_written),
         cmocka_unit_test(malformed_table),
         cmocka_unit_test(npz_members_checked),
+        cmocka_unit_test(bad_index_policy_names),
+        cmocka_unit_test(text_limits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -68,7 +68,7 @@ static char *names_add(graph_names *t, const char *name) {
 char *graph_unique_name(ndx_graph *g, const char *base) {
     if (!graph_name_taken(g, base)) return names_add(&g->names, base);
     size_t slot = name_slot(&g->names, base);
-    char buf[GRAPH_NAME_MAX + 16];
+    char buf[GRAPH_NAME_MAX + 16]; /* base is at most GRAPH_NAME_MAX bytes */
     for (uint32_t k = g->names.next[slot];; k++) {
         snprintf(buf, sizeof buf, "%s_%u", base, k);
         if (!graph_name_taken(g, buf)) {
@@ -147,15 +147,66 @@ void graph_record_error(ndx_graph *g, const ndx_error *e) {
     }
 }
 
+/* The last `keep` bytes of s, as "..." and what fits of its end ("" when keep < 4). */
+static void put_tail(char *buf, size_t cap, const char *s, size_t keep) {
+    size_t len = strlen(s);
+    if (keep >= len)
+        snprintf(buf, cap, "%s", s);
+    else if (keep < 4)
+        snprintf(buf, cap, "%s", "");
+    else
+        snprintf(buf, cap, "...%s", s + len - (keep - 3));
+}
+
+static const char *last_component(const char *path) {
+    const char *slash = strrchr(path, '/'), *back = strrchr(path, '\\');
+    if (back > slash) slash = back;
+    return slash ? slash + 1 : path;
+}
+
+ndx_status graph_fail_where(ndx_error *err, ndx_status code, const char *file, const char *pos,
+                            const char *name, const char *msg) {
+    if (!file) file = "?";
+    if (!name) name = "";
+    size_t cap = NDX_ERROR_MESSAGE_SIZE - 1;
+    size_t fixed = strlen(pos) + 2 + (*name ? strlen(name) + 2 : 0) + strlen(msg);
+    if (fixed + strlen(file) > cap) file = last_component(file);
+    /* Still too long: the file and the name share what the message leaves, the name first. */
+    size_t room = strlen(pos) + 2 + strlen(msg) < cap ? cap - strlen(pos) - 2 - strlen(msg) : 0;
+    size_t nl = *name ? strlen(name) + 2 : 0, fl = strlen(file);
+    size_t nk = nl, fk = fl;
+    if (fk + nk > room) {
+        fk = fl < room / 3 ? fl : room / 3;
+        nk = nl < room - fk ? nl : room - fk;
+        fk = fl < room - nk ? fl : room - nk;
+    }
+    char f[NDX_ERROR_MESSAGE_SIZE], n[NDX_ERROR_MESSAGE_SIZE];
+    put_tail(f, sizeof f, file, fk);
+    put_tail(n, sizeof n, name, nk >= 2 ? nk - 2 : 0);
+    return ndx_fail(err, code, "%s%s: %s%s%s", f, pos, n, *n ? ": " : "", msg);
+}
+
+const char *graph_short_name(const char *name, char *buf, size_t cap) {
+    size_t len = strlen(name);
+    if (len < cap) return name;
+    size_t head = (cap - 4) / 2, tail = cap - 4 - head;
+    snprintf(buf, cap, "%.*s...%s", (int)head, name, name + len - tail);
+    return buf;
+}
+
 void graph_record(ndx_graph *g, ndx_status code, const char *file, int line, const char *name,
                   const char *msg) {
+    char pos[24];
+    snprintf(pos, sizeof pos, ":%d", line);
     ndx_error e;
-    ndx_fail(&e, code, "%s:%d: %s: %s", file ? file : "?", line, name, msg);
+    graph_fail_where(&e, code, file, pos, name, msg);
     graph_record_error(g, &e);
 }
 
 ndx_status graph_fail_at(ndx_error *err, ndx_status code, const graph_node *n, const char *what) {
-    return ndx_fail(err, code, "%s:%d: %s: %s", n->file, n->line, n->name, what);
+    char pos[24];
+    snprintf(pos, sizeof pos, ":%d", n->line);
+    return graph_fail_where(err, code, n->file, pos, n->name, what);
 }
 
 /* ---- the graph ---------------------------------------------------------------------------- */
@@ -246,9 +297,10 @@ ndx_scope ndx_graph_root(ndx_graph *g) {
     return s;
 }
 
-/* TensorFlow's rule for node names: [A-Za-z0-9.][A-Za-z0-9_.\-]* (one path component). */
+/* TensorFlow's rule for node names: [A-Za-z0-9.][A-Za-z0-9_.\-]* (one path component), of any
+ * length (the full name's limit, GRAPH_NAME_MAX, is checked where names are joined). */
 int graph_valid_name(const char *name) {
-    if (!name || !*name || strlen(name) > GRAPH_NAME_MAX / 2) return 0;
+    if (!name || !*name) return 0;
     for (const char *p = name; *p; p++) {
         char c = *p;
         int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -257,51 +309,63 @@ int graph_valid_name(const char *name) {
     return 1;
 }
 
-static void scope_error(ndx_scope s, const char *what, const char *name) {
-    char msg[NDX_ERROR_MESSAGE_SIZE];
-    snprintf(msg, sizeof msg, "%.80s: \"%.80s\" is not a valid name; names match "
-             "[A-Za-z0-9.][A-Za-z0-9_.-]*", what, name ? name : "(null)");
-    graph_record(s.graph, NDX_E_INVALID_ARGUMENT, "scope", 0, graph_string(s.graph, s.prefix),
+/* Records a scope's bad name (or a name too long) as the graph's first error, at the caller. */
+static void scope_error(ndx_scope s, const char *file, int line, const char *what,
+                        const char *name) {
+    char msg[NDX_ERROR_MESSAGE_SIZE], shown[64];
+    const char *quoted = name ? graph_short_name(name, shown, sizeof shown) : "(null)";
+    if (graph_valid_name(name))
+        snprintf(msg, sizeof msg, "%s: \"%s\" makes a full name longer than %d bytes (the "
+                 "limit of a node's full name, prefix included)", what, quoted, GRAPH_NAME_MAX);
+    else
+        snprintf(msg, sizeof msg, "%s: \"%s\" is not a valid name; names match "
+                 "[A-Za-z0-9.][A-Za-z0-9_.-]*", what, quoted);
+    graph_record(s.graph, NDX_E_INVALID_ARGUMENT, file, line, graph_string(s.graph, s.prefix),
                  msg);
 }
 
-ndx_scope ndx_scope_sub(ndx_scope s, const char *name) {
+static void scope_out_of_memory(ndx_scope s, const char *file, int line, const char *what) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "%s: out of memory", what);
+    graph_record(s.graph, NDX_E_NO_MEMORY, file, line, graph_string(s.graph, s.prefix), msg);
+}
+
+ndx_scope ndx_scope_sub_at(const char *file, int line, ndx_scope s, const char *name) {
     ndx_scope failed = {s.graph, 0, 0};
     if (!s.graph || s.graph->failed) return s;
-    if (!graph_valid_name(name)) {
-        scope_error(s, "ndx_scope_sub", name);
+    const char *prefix = graph_string(s.graph, s.prefix);
+    if (!graph_valid_name(name) || strlen(prefix) + strlen(name) + 1 > GRAPH_NAME_MAX) {
+        scope_error(s, file, line, "ndx_scope_sub", name);
         return failed;
     }
     char full[GRAPH_NAME_MAX + 2];
-    snprintf(full, sizeof full, "%s%s", graph_string(s.graph, s.prefix), name);
+    memcpy(full, prefix, strlen(prefix));
+    memcpy(full + strlen(prefix), name, strlen(name) + 1);
     char *unique = graph_unique_name(s.graph, full);
+    if (unique && strlen(unique) + 1 > GRAPH_NAME_MAX) { /* "embed_12" may be longer */
+        scope_error(s, file, line, "ndx_scope_sub", name);
+        return failed;
+    }
     if (unique) {
-        char prefix[GRAPH_NAME_MAX + 2];
-        snprintf(prefix, sizeof prefix, "%s/", unique);
-        uint32_t id = graph_intern(s.graph, prefix);
+        snprintf(full, sizeof full, "%s/", unique);
+        uint32_t id = graph_intern(s.graph, full);
         if (id) {
             ndx_scope sub = {s.graph, id, 0};
             return sub;
         }
     }
-    ndx_error e;
-    ndx_fail(&e, NDX_E_NO_MEMORY, "ndx_scope_sub: out of memory");
-    graph_record_error(s.graph, &e);
+    scope_out_of_memory(s, file, line, "ndx_scope_sub");
     return failed;
 }
 
-ndx_scope ndx_scope_named(ndx_scope s, const char *name) {
+ndx_scope ndx_scope_named_at(const char *file, int line, ndx_scope s, const char *name) {
     if (!s.graph || s.graph->failed) return s;
     if (!graph_valid_name(name)) {
-        scope_error(s, "ndx_scope_named", name);
+        scope_error(s, file, line, "ndx_scope_named", name);
         return s;
     }
     uint32_t id = graph_intern(s.graph, name);
-    if (!id) {
-        ndx_error e;
-        ndx_fail(&e, NDX_E_NO_MEMORY, "ndx_scope_named: out of memory");
-        graph_record_error(s.graph, &e);
-    }
+    if (!id) scope_out_of_memory(s, file, line, "ndx_scope_named");
     s.name = id;
     return s;
 }

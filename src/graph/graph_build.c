@@ -9,8 +9,6 @@
 
 /* Folding computes a node at build time only when its outputs fit in this much memory. */
 #define GRAPH_FOLD_MAX_BYTES ((size_t)16 << 20)
-/* Most inputs of a variadic node and most outputs of dynamic_partition. */
-#define GRAPH_MAX_ARITY (1 << 16)
 
 /* One builder call: where it was made, and the node it is making. */
 typedef struct build {
@@ -69,18 +67,26 @@ static int build_can_start(const build *b) {
  * "<prefix><Type>[_k]". NULL (with the error recorded) when it cannot be had. */
 static char *build_name(const build *b) {
     ndx_graph *g = b->s.graph;
-    char full[GRAPH_NAME_MAX + 2];
+    char full[GRAPH_NAME_MAX + 2], shown[64], msg[NDX_ERROR_MESSAGE_SIZE];
     const char *base = b->s.name ? graph_string(g, b->s.name) : b->type;
-    int n = snprintf(full, sizeof full, "%s%s", graph_string(g, b->s.prefix), base);
-    if (n < 0 || n > GRAPH_NAME_MAX) {
-        build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, "the node's full name is too long");
+    const char *prefix = graph_string(g, b->s.prefix);
+    if (strlen(prefix) + strlen(base) > GRAPH_NAME_MAX) {
+        char shown_prefix[64];
+        snprintf(msg, sizeof msg, "the node's full name (\"%s\" + \"%s\") is %zu bytes, longer "
+                 "than %d (the limit of a node's full name)",
+                 graph_short_name(prefix, shown_prefix, sizeof shown_prefix),
+                 graph_short_name(base, shown, sizeof shown), strlen(prefix) + strlen(base),
+                 GRAPH_NAME_MAX);
+        build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, msg);
         return NULL;
     }
+    memcpy(full, prefix, strlen(prefix));
+    memcpy(full + strlen(prefix), base, strlen(base) + 1);
     if (b->s.name) {
         char *name = graph_exact_name(g, full);
         if (!name) {
-            char msg[GRAPH_NAME_MAX + 64];
-            snprintf(msg, sizeof msg, "the name \"%s\" is already used in this graph", full);
+            snprintf(msg, sizeof msg, "the name \"%s\" is already used in this graph",
+                     graph_short_name(full, shown, sizeof shown));
             build_fail(b, NULL, NDX_E_INVALID_ARGUMENT,
                        graph_name_taken(g, full) ? msg : "out of memory");
         }
@@ -88,6 +94,13 @@ static char *build_name(const build *b) {
     }
     char *name = graph_unique_name(g, full);
     if (!name) build_fail(b, NULL, NDX_E_NO_MEMORY, "out of memory");
+    if (name && strlen(name) > GRAPH_NAME_MAX) { /* the suffix "_12" made it too long */
+        snprintf(msg, sizeof msg, "the node's full name \"%s\" is longer than %d bytes (the limit "
+                 "of a node's full name)", graph_short_name(name, shown, sizeof shown),
+                 GRAPH_NAME_MAX);
+        build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, msg);
+        return NULL;
+    }
     return name;
 }
 
@@ -244,13 +257,15 @@ static ndx_sparse_output build_sparse(build *b) {
     return ndx_operation_sparse_output(op);
 }
 
-/* A variadic builder's count n: 1 .. GRAPH_MAX_ARITY, with its arrays present. */
+/* A variadic builder's count n: 1 .. NDX_GRAPH_MAX_ARITY, with its arrays present. */
 static int build_count_ok(const build *b, const char *what, int n, int arrays_present) {
     if (!b->s.graph || b->s.graph->failed) return 0;
-    if (n >= 1 && n <= GRAPH_MAX_ARITY && arrays_present) return 1;
-    char msg[128];
-    if (n < 1 || n > GRAPH_MAX_ARITY)
-        snprintf(msg, sizeof msg, "%s = %d is not in [1, %d]", what, n, GRAPH_MAX_ARITY);
+    if (n >= 1 && n <= NDX_GRAPH_MAX_ARITY && arrays_present) return 1;
+    char msg[160];
+    if (n < 1 || n > NDX_GRAPH_MAX_ARITY)
+        snprintf(msg, sizeof msg, "%s = %d is not in [1, %d] (%d: the most a node can have, so "
+                 "that its inputs and outputs can be counted by an int)", what, n,
+                 NDX_GRAPH_MAX_ARITY, NDX_GRAPH_MAX_ARITY);
     else
         snprintf(msg, sizeof msg, "an input array is NULL");
     build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, msg);

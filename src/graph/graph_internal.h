@@ -90,7 +90,15 @@ int graph_max_outputs(const ndx_graph *g);
 /* 1 once ndx_graph_finish succeeded. */
 int graph_is_finished(const ndx_graph *g);
 
-/* "file:line: name: " + message, the form of every graph error. */
+/* "file:line: name: " + message, the form of every graph error (node n's file, line and name). */
 ndx_status graph_fail_at(ndx_error *err, ndx_status code, const graph_node *n, const char *what);
+/* "<file><pos>: <name>: <msg>" (pos ":12" or ":12:5"; no "<name>: " when name is ""), made to
+ * fit the error's buffer without ever cutting msg: the file is cut to its last path component,
+ * then the file and the name give up their beginnings ("...bed/GatherNd"). */
+ndx_status graph_fail_where(ndx_error *err, ndx_status code, const char *file, const char *pos,
+                            const char *name, const char *msg);
+/* name itself when it is shorter than cap, else its beginning and end around "..." in buf: a
+ * name quoted inside a message. */
+const char *graph_short_name(const char *name, char *buf, size_t cap);
 
 #endif /* NDX_GRAPH_INTERNAL_H */

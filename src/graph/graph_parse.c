@@ -11,7 +11,7 @@
 #include "ndx_io.h"
 
 /* Most inputs of one node (sparse_concat takes three per sparse input). */
-#define PARSE_MAX_INPUTS (3 * (1 << 16))
+#define PARSE_MAX_INPUTS (3 * NDX_GRAPH_MAX_ARITY)
 
 typedef struct parser {
     const char *end;        /* of the whole text */
@@ -37,8 +37,9 @@ static ndx_status fail_at(parser *ps, const char *at, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return ndx_fail(ps->err, NDX_E_FORMAT, "%s:%d:%d: %s", ps->source, ps->line,
-                    (int)(at - ps->line_start) + 1, msg);
+    char pos[48];
+    snprintf(pos, sizeof pos, ":%d:%d", ps->line, (int)(at - ps->line_start) + 1);
+    return graph_fail_where(ps->err, NDX_E_FORMAT, ps->source, pos, "", msg);
 }
 
 static void skip_ws(parser *ps) {
@@ -75,7 +76,7 @@ static size_t scan(parser *ps, int with_slash) {
     skip_ws(ps);
     const char *q = ps->p;
     while (q < ps->line_end && name_char(*q) && (with_slash || *q != '/') &&
-           (size_t)(q - ps->p) < GRAPH_NAME_MAX)
+           (size_t)(q - ps->p) <= GRAPH_NAME_MAX)
         q++;
     return (size_t)(q - ps->p);
 }
@@ -87,8 +88,9 @@ static ndx_status read_name(parser *ps, char *buf, const char *what) {
     size_t n = scan(ps, 1);
     at = ps->p;
     if (n == 0) return fail_at(ps, at, "expected %s", what);
-    if (n >= GRAPH_NAME_MAX) return fail_at(ps, at, "%s is longer than %d bytes", what,
-                                            GRAPH_NAME_MAX - 1);
+    if (n > GRAPH_NAME_MAX)
+        return fail_at(ps, at, "%s is longer than %d bytes (the limit of a node's full name)",
+                       what, GRAPH_NAME_MAX);
     memcpy(buf, at, n);
     buf[n] = '\0';
     ps->p += n;
@@ -98,9 +100,10 @@ static ndx_status read_name(parser *ps, char *buf, const char *what) {
         size_t len = slash ? (size_t)(slash - s) : strlen(s);
         memcpy(part, s, len);
         part[len] = '\0';
+        char shown[64];
         if (!graph_valid_name(part))
             return fail_at(ps, at, "\"%s\" is not a valid name: each part of a name matches "
-                           "[A-Za-z0-9.][A-Za-z0-9_.-]*", buf);
+                           "[A-Za-z0-9.][A-Za-z0-9_.-]*", graph_short_name(buf, shown, sizeof shown));
         if (!slash) break;
         s = slash + 1;
     }
@@ -285,9 +288,8 @@ typedef struct node_line {
     const char *op_at;
     ndx_output *inputs;
     int num_inputs, cap_inputs;
-    ndx_spec specs[64];
-    int num_specs;
-    int truncated_specs;
+    ndx_spec *specs;         /* one per output: as many as a DynamicPartition has */
+    int num_specs, cap_specs;
     /* attributes, with what was given */
     int64_t batch_dims, num_partitions, axis;
     int bad_ignore, expand;
@@ -352,14 +354,17 @@ static ndx_status read_inputs(parser *ps, node_line *nl) {
         const char *at = (skip_ws(ps), ps->p);
         NDX_TRY(read_name(ps, ref, "an input (a node's name)"));
         int64_t index = 0;
-        if (eat(ps, ':')) NDX_TRY(read_int(ps, 0, 1 << 20, &index, "an output index"));
+        if (eat(ps, ':'))
+            NDX_TRY(read_int(ps, 0, NDX_GRAPH_MAX_ARITY - 1, &index, "an output index"));
         ndx_operation op = ndx_graph_find(ps->g, ref);
+        char shown[64];
         if (!ndx_operation_ok(op))
             return fail_at(ps, at, "no node named '%s' before this line (a node is defined "
-                           "before it is used)", ref);
+                           "before it is used)", graph_short_name(ref, shown, sizeof shown));
         ndx_output out = ndx_operation_output(op, (int)index);
         if (!ndx_output_ok(out))
-            return fail_at(ps, at, "'%s' has no output %lld", ref, (long long)index);
+            return fail_at(ps, at, "'%s' has no output %lld",
+                           graph_short_name(ref, shown, sizeof shown), (long long)index);
         if (nl->num_inputs == PARSE_MAX_INPUTS)
             return fail_at(ps, at, "more than %d inputs", PARSE_MAX_INPUTS);
         if (nl->num_inputs == nl->cap_inputs) {
@@ -399,7 +404,8 @@ static ndx_status read_attr(parser *ps, const op_entry *e, node_line *nl) {
     const char *v = ps->p;
     switch (bit) {
     case A_BATCH: return read_int(ps, 0, NDX_MAX_RANK, &nl->batch_dims, "batch_dims");
-    case A_PARTS: return read_int(ps, 1, 1 << 16, &nl->num_partitions, "num_partitions");
+    case A_PARTS:
+        return read_int(ps, 1, NDX_GRAPH_MAX_ARITY, &nl->num_partitions, "num_partitions");
     case A_AXIS: return read_int(ps, -NDX_MAX_RANK, NDX_MAX_RANK, &nl->axis, "axis");
     case A_TO: return read_dtype(ps, &nl->to);
     case A_OUT: return read_dtype(ps, &nl->out_type);
@@ -432,13 +438,18 @@ static ndx_status read_attr(parser *ps, const op_entry *e, node_line *nl) {
     }
     default: { /* the two words: bad_indices=error|ignore, expand_nonconcat_dim=true|false */
         size_t w = scan(ps, 0);
-        int yes = bit == A_BAD ? (w == 6 && !strncmp(v, "ignore", 6))
+        /* The CLI's names of the policy are read too: zero (gathers) and skip (scatters) are
+         * ignore; the canonical text writes ignore. */
+        const char *alias = !strcmp(e->type, "GatherNd") ? "zero" : "skip";
+        int yes = bit == A_BAD ? (w == 6 && !strncmp(v, "ignore", 6)) ||
+                                     (w == 4 && !strncmp(v, alias, 4))
                                : (w == 4 && !strncmp(v, "true", 4));
         int no = bit == A_BAD ? (w == 5 && !strncmp(v, "error", 5))
                               : (w == 5 && !strncmp(v, "false", 5));
         if (!yes && !no)
-            return fail_at(ps, v, "%s is %s", key,
-                           bit == A_BAD ? "error or ignore" : "true or false");
+            return fail_at(ps, v, "%s is %s%s", key,
+                           bit == A_BAD ? "error, ignore or " : "true or false",
+                           bit == A_BAD ? alias : "");
         ps->p += w;
         if (bit == A_BAD) nl->bad_ignore = yes;
         else nl->expand = yes;
@@ -581,8 +592,10 @@ static ndx_status check_declared(parser *ps, const node_line *nl) {
 
 static ndx_status parse_node(parser *ps, node_line *nl) {
     NDX_TRY(read_name(ps, nl->name, "a node's name"));
+    char quoted[64];
     if (ndx_operation_ok(ndx_graph_find(ps->g, nl->name)))
-        return fail_at(ps, ps->line_start, "the name '%s' is already used", nl->name);
+        return fail_at(ps, ps->line_start, "the name '%s' is already used",
+                       graph_short_name(nl->name, quoted, sizeof quoted));
     NDX_TRY(expect(ps, '=', "after the node's name"));
     skip_ws(ps);
     nl->op_at = ps->p;
@@ -615,9 +628,16 @@ static ndx_status parse_node(parser *ps, node_line *nl) {
                                              : "to");
     if (eat(ps, ':')) {
         for (;;) {
-            if (nl->num_specs == (int)(sizeof nl->specs / sizeof nl->specs[0])) {
-                nl->truncated_specs = 1; /* checked against the outputs below */
+            if (nl->num_specs == NDX_GRAPH_MAX_ARITY)
                 return fail_at(ps, ps->p, "more than %d specs", nl->num_specs);
+            if (nl->num_specs == nl->cap_specs) {
+                int cap = nl->cap_specs < NDX_GRAPH_MAX_ARITY / 2 ? 2 * nl->cap_specs + 4
+                                                                  : NDX_GRAPH_MAX_ARITY;
+                ndx_spec *bigger = realloc(nl->specs, (size_t)cap * sizeof *bigger);
+                if (!bigger)
+                    return ndx_fail(ps->err, NDX_E_NO_MEMORY, "%s: out of memory", ps->source);
+                nl->specs = bigger;
+                nl->cap_specs = cap;
             }
             NDX_TRY(read_spec(ps, &nl->specs[nl->num_specs++]));
             if (!eat(ps, ',')) break;
@@ -699,16 +719,22 @@ ndx_graph *graph_parse(const char *text, size_t len, const char *source, const c
             break;
         }
         ndx_output *keep = nl->inputs;
-        int cap = nl->cap_inputs;
+        ndx_spec *keep_specs = nl->specs;
+        int cap = nl->cap_inputs, cap_specs = nl->cap_specs;
         memset(nl, 0, sizeof *nl);
         nl->inputs = keep;
         nl->cap_inputs = cap;
+        nl->specs = keep_specs;
+        nl->cap_specs = cap_specs;
         st = parse_node(&ps, nl);
     }
     if (st == NDX_OK && !version_seen)
         st = ndx_fail(ps.err, NDX_E_FORMAT, "%s: empty; a graph starts with '%s'", source,
                       GRAPH_TEXT_VERSION);
-    if (nl) free(nl->inputs);
+    if (nl) {
+        free(nl->inputs);
+        free(nl->specs);
+    }
     free(nl);
     if (st != NDX_OK) {
         ndx_graph_free(ps.g);

@@ -5,8 +5,9 @@
 
 #include "graph_internal.h"
 
-/* Longest full node name ("a/b/GatherNd_3"). */
-#define GRAPH_NAME_MAX 200
+/* Longest full node name (ndx_graph.h): builders refuse longer ones, and the text reader holds a
+ * name in a buffer of this size, so that every graph saved can be read. */
+#define GRAPH_NAME_MAX NDX_GRAPH_NAME_MAX
 
 /* Every full name in use (nodes and scopes share TensorFlow's one namespace): an open-addressing
  * set; per name the next suffix to try and the node that has it (0: a scope, or none yet). */
