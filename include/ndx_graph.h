@@ -26,7 +26,9 @@
  * Where inputs are constants the graph goes further: a node whose inputs are all constants is
  * computed at build time (folded; the result becomes a constant, up to 16 MiB per node),
  * constant indices are range-checked against whatever dims are known, and dynamic_partition
- * and dynamic_stitch get exact output shapes from constant partitions or indices.
+ * and dynamic_stitch get exact output shapes from constant partitions or indices. A folded node
+ * keeps its op and inputs: a run that feeds something it is computed from computes it again
+ * (see ndx_feed).
  *
  * Threads: a graph is built by one thread; ndx_graph_finish freezes it, and from then on any
  * number of sessions, in any threads, may share it. One session runs one call at a time.
@@ -118,7 +120,8 @@ NDX_API ndx_sparse_output ndx_operation_sparse_output(ndx_operation op);
  * handle). After folding it is exact. */
 NDX_API ndx_spec ndx_output_spec(ndx_output out);
 /* The value of an output known at build time (a const, or a folded node), or NULL. Owned by the
- * graph; read-only. */
+ * graph; read-only. A run that feeds the output, or what it is computed from, uses the fed
+ * value instead (ndx_feed). */
 NDX_API const ndx_tensor *ndx_output_constant(ndx_output out);
 
 /* Nodes in build order (which is an order in which they can run): count, i-th, by full name. */
@@ -328,9 +331,17 @@ NDX_API ndx_session *ndx_session_new(const ndx_graph *g, const ndx_session_optio
 /* Frees the session, its pool and its borrowed results. */
 NDX_API void ndx_session_free(ndx_session *s);
 
-/* A value given to a run for an output: a placeholder (which must be fed) or any other output
- * (then the nodes it depends on need not run). The data is read during the run only; it must
- * fit the output's spec. */
+/* A value given to a run for an output: a placeholder (which must be fed) or any other output,
+ * a Const, a folded node or a node computed at run time. As in TensorFlow, a fed output replaces
+ * its producer for that run: the nodes it depends on need not run, and every node computed from
+ * it, folded ones included, sees the fed value (a run of c = Const(2), y = c * 3 with c fed 5
+ * gives y = 15). The data is read during the run only. It must fit the output's spec, checked
+ * before any node runs (the error names the node): a Const's and a folded node's shapes are
+ * exact, so their feeds must have exactly that shape and dtype. Specs inferred from a constant's
+ * value (dynamic_partition's counts from constant partitions, dynamic_stitch's rows,
+ * scatter_nd's dims) describe the graph as built: when that constant is fed, the ops check
+ * their inputs at run time as always (a fed index is range-checked again), results may have
+ * other dims than those specs, and a feed of a node downstream must still fit its spec. */
 typedef struct ndx_feed {
     ndx_output output;
     ndx_tensor value;
@@ -355,9 +366,13 @@ typedef struct ndx_fetch {
 /* Runs the nodes the fetches need, given the feeds. Before any node runs, every feed is checked
  * against its output's spec and every placeholder needed must be fed. Results reach the fetches
  * only after every node succeeded: a run that fails leaves every fetch (and every caller buffer)
- * as it was, and its error names the node and the file:line of its builder. The plan for a set of
- * feeds and fetches is made on the first run with that set and kept; a later run with the same
- * set and the same shapes allocates nothing (with INTO or BORROW fetches). */
+ * as it was. Every error about a feed, a fetch or a node (a feed that does not fit, a feed
+ * given twice, a caller buffer that does not match, a fetch block the allocator refuses, a
+ * node that fails) names the node and the file:line of its builder; only errors about the call
+ * itself (a NULL session, counts without arrays, a failed or foreign handle, no memory for the
+ * plan) have no node to name. The plan for a set of feeds and fetches is made on the first run
+ * with that set and kept; a later run with the same set and the same shapes allocates nothing
+ * (with INTO or BORROW fetches) and computes no folded node again unless a feed requires it. */
 NDX_API ndx_status ndx_session_run(ndx_session *s, int num_feeds, const ndx_feed *feeds,
                                    int num_fetches, ndx_fetch *fetches, ndx_error *err);
 
@@ -380,8 +395,9 @@ NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
  *   AddV2 = AddV2(DynamicPartition:1, Const_1) : float32[?]
  *
  * NAME = Op(inputs) attributes : output specs. Inputs name earlier nodes (`name:k` for output k
- * > 0). Attributes: GatherNd batch_dims=N bad_indices=error|ignore; ScatterNd and
- * TensorScatter* bad_indices=...; DynamicPartition num_partitions=N; SparseConcat axis=N
+ * > 0). Attributes: GatherNd batch_dims=N bad_indices=error|ignore (zero is read as ignore);
+ * ScatterNd and TensorScatter* bad_indices=error|ignore (skip is read as ignore; the canonical
+ * text writes ignore); DynamicPartition num_partitions=N; SparseConcat axis=N
  * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Const
  * value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
  * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
@@ -398,8 +414,9 @@ NDX_API ndx_status ndx_graph_save(const ndx_graph *g, const char *path, ndx_erro
 /* Reads a graph saved by ndx_graph_save or written by hand, building its nodes with the
  * builders (so every shape is checked as in C; each node's file:line is the text's). Returns a
  * new graph (not finished), or NULL with err naming the file, line and column of the first
- * problem. Limits: 256 MiB of text, 1,000,000 nodes, 2^20 inline elements per constant, 1 GiB
- * per .npz member. */
+ * problem. Limits: 256 MiB of text, 1,000,000 nodes, names of NDX_GRAPH_NAME_MAX bytes,
+ * NDX_GRAPH_MAX_ARITY partitions or inputs per node, 2^20 inline elements per constant, 1 GiB
+ * per .npz member; each error names its limit. */
 NDX_API ndx_graph *ndx_graph_load(const char *path, ndx_error *err);
 /* The canonical text of g in a new NUL-terminated buffer (free it with free()); large
  * constants appear as value=@NAME. */
