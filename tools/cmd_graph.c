@@ -63,7 +63,7 @@ static void show(const ndx_graph *g) {
         ndx_node_info(op, &node, NULL);
         printf("%s = %s(", node.name, node.type);
         for (int k = 0; k < node.num_inputs; k++) {
-            char in[300];
+            char in[NDX_GRAPH_NAME_MAX + 16];
             printf("%s%s", k ? ", " : "", input_text(in, sizeof in, node.inputs[k]));
         }
         printf(") ->");
@@ -96,7 +96,7 @@ static void dot(const ndx_graph *g) {
         ndx_operation op = ndx_graph_node(g, i);
         ndx_node node;
         ndx_node_info(op, &node, NULL);
-        char label[1024];
+        char label[NDX_GRAPH_NAME_MAX + 1024]; /* the name whole; specs while they fit */
         int len = snprintf(label, sizeof label, "%s\n%s", node.name, node.type);
         for (int k = 0; k < node.num_outputs && len > 0 && (size_t)len < sizeof label; k++) {
             char s[NDX_DIMS_TEXT + 32];

@@ -42,7 +42,7 @@ enum { MAX_BINDINGS = 256 };
 
 typedef struct binding {
     const char *text; /* NAME=PATH as given */
-    char name[256];
+    char name[NDX_GRAPH_NAME_MAX + 16]; /* NAME or NAME:K */
     const char *path;
     ndx_output out[3]; /* a sparse fetch has three */
     int sparse;
@@ -88,14 +88,14 @@ static int ends_with(const char *s, const char *tail) {
 
 /* NAME or NAME:K to an output of g (a sparse fetch to .npz: the node's three outputs). */
 static int resolve(const ndx_graph *g, const char *graph_path, binding *b, int fetch) {
-    char name[256];
+    char name[sizeof b->name];
     snprintf(name, sizeof name, "%s", b->name);
     int index = 0;
     char *colon = strrchr(name, ':');
     if (colon) {
         char *end;
         long k = strtol(colon + 1, &end, 10);
-        if (*end || end == colon + 1 || k < 0 || k > 1 << 20)
+        if (*end || end == colon + 1 || k < 0 || k >= NDX_GRAPH_MAX_ARITY)
             return cli_error("%s: '%s' is not NAME or NAME:K", graph_path, b->name);
         *colon = '\0';
         index = (int)k;

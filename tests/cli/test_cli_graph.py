@@ -87,6 +87,28 @@ def test_sparse_fetch_and_intermediate_feed():
         check("only a sparse node" in error_of(p), p.stderr)
 
 
+def test_long_names_and_fed_constants():
+    """Names past the old 255-byte limit of --feed/--fetch work (the graph's limit is 4,096
+    bytes); a fed Const replaces its value in everything computed from it, folded or not."""
+    long_x, long_y = "x" * 400, "scope/" + "y" * 400
+    with Folder() as f:
+        g = write(f, "g.txt", "ndx-graph 1\n"
+                  f"{long_x} = Placeholder() : int32[2]\n"
+                  "c = Const() value=[2] : int32[]\n"
+                  "three = Const() value=[3] : int32[]\n"
+                  "y = Mul(c, three) : int32[]\n"
+                  f"{long_y} = Mul({long_x}, y) : int32[2]\n")
+        np.save(f.path("x.npy"), np.int32([1, -4]))
+        np.save(f.path("c.npy"), np.int32(5))
+        run("run", g, "--feed", f"{long_x}={f.path('x.npy')}", "--fetch",
+            f"{long_y}={f.path('out.npy')}")
+        check_same(np.load(f.path("out.npy")), np.int32([6, -24]), "built value of c")
+        run("run", g, "--feed", f"{long_x}={f.path('x.npy')}", "--feed", f"c={f.path('c.npy')}",
+            "--fetch", f"{long_y}={f.path('out.npy')}", "--fetch", f"y={f.path('y.npy')}")
+        check_same(np.load(f.path("out.npy")), np.int32([15, -60]), "c fed 5")
+        check_same(np.load(f.path("y.npy")), np.int32(15), "folded y with c fed 5")
+
+
 def test_all_or_nothing():
     graph = ("ndx-graph 1\n"
              "x = Placeholder() : int32[?]\n"
