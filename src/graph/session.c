@@ -49,12 +49,15 @@ static int64_t value_of(const ndx_graph *g, ndx_output o) {
     return graph_node_at(g, o.op.id)->first_value + o.index;
 }
 
+/* "name" or "name:k" for messages (a long name shortened in its middle, never cut). */
 static const char *output_name(const ndx_graph *g, ndx_output o, char *buf, size_t cap) {
     graph_node *n = graph_node_at(g, o.op.id);
+    char shown[64];
+    const char *name = graph_short_name(n->name, shown, sizeof shown);
     if (n->num_outputs == 1)
-        snprintf(buf, cap, "%s", n->name);
+        snprintf(buf, cap, "%s", name);
     else
-        snprintf(buf, cap, "%s:%d", n->name, o.index);
+        snprintf(buf, cap, "%s:%d", name, o.index);
     return buf;
 }
 
@@ -467,7 +470,8 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
     }
     if (st == NDX_OK) return NDX_OK;
     for (int k = 0; k < i; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
-    return i > 0 ? fail_for(s, fetches[i - 1].output, &e, err) : ndx_fail(err, e.code, "%s", e.message);
+    if (i == 0) return ndx_fail(err, e.code, "%s", e.message); /* no call: no fetch to name */
+    return fail_for(s, fetches[i - 1].output, &e, err);
 }
 
 /* Copies results to the fetches; nothing here can fail. */
