@@ -1,8 +1,8 @@
 """graphcross.py — one CLI op call as a one-node saved graph. cross_check(args) takes the
 arguments of an `ndx OP ...` call that succeeded, writes a graph with one node of that op and
-those attributes, runs it with `ndx run` three ways — the inputs as placeholders of their exact
-specs, as placeholders of unknown rank (strings of open width), and as constants in the graph —
-and checks every output equals the CLI's, bit for bit. `ndx run` writes strings as |S, so a
+those attributes, runs it with `ndx run` four ways — the inputs as placeholders of their exact
+specs, of their rank with every dim unknown, of unknown rank (strings of open width in both),
+and as constants in the graph — and checks every output equals the CLI's, bit for bit. `ndx run` writes strings as |S, so a
 result the CLI wrote as <U is compared by value (its UTF-8 bytes)."""
 
 import os
@@ -79,12 +79,15 @@ def dtype_text(a):
     return a.dtype.name
 
 
-def spec_text(a, exact):
-    """The text form's spec of array a: exact (width and dims) or open (unknown rank, width)."""
+def spec_text(a, way):
+    """The text form's spec of array a: 'exact' (width and dims), 'dims' (the rank, every dim
+    and a string's width unknown) or 'open' (unknown rank and width)."""
     a = np.asarray(a)
     dt = dtype_text(a)
-    if not exact:
+    if way == "open":
         return f"{dt}[*]"
+    if way == "dims":
+        return f"{dt}[{', '.join('?' for _ in a.shape)}]"
     width = f"({a.dtype.itemsize})" if a.dtype.kind in "SU" else ""
     return f"{dt}{width}[{', '.join(str(d) for d in a.shape)}]"
 
@@ -212,17 +215,19 @@ def describe(cmd, pos, opts):
 
 
 def graph_text(op, attrs, inputs, way, npz_members):
-    """The graph: inputs as placeholders (way 'exact' or 'open') or constants ('const')."""
+    """The graph: inputs as placeholders (way 'exact', 'dims' or 'open'; see spec_text) or
+    constants ('const')."""
     lines = ["ndx-graph 1"]
     for name, arr, _ in inputs:
         if way == "const":
             if inline_ok(arr):
-                lines.append(f"{name} = Const() value={value_text(arr)} : {spec_text(arr, True)}")
+                lines.append(f"{name} = Const() value={value_text(arr)} : "
+                             f"{spec_text(arr, 'exact')}")
             else:
                 npz_members[name] = as_ndx(arr)
-                lines.append(f"{name} = Const() value=@{name} : {spec_text(arr, True)}")
+                lines.append(f"{name} = Const() value=@{name} : {spec_text(arr, 'exact')}")
         else:
-            lines.append(f"{name} = Placeholder() : {spec_text(arr, way == 'exact')}")
+            lines.append(f"{name} = Placeholder() : {spec_text(arr, way)}")
     names = ", ".join(name for name, _, _ in inputs)
     lines.append(f"y = {op}({names}){''.join(' ' + a for a in attrs)}")
     return "\n".join(lines) + "\n"
@@ -291,7 +296,7 @@ def cross_check(ndx, args):
                 path = os.path.join(tmp, f"feed_{name}.npy")
                 np.save(path, arr, allow_pickle=False)
             feeds += ["--feed", f"{name}={path}"]
-        for way in ("exact", "open", "const"):
+        for way in ("exact", "dims", "open", "const"):
             members = {}
             text = graph_text(op, attrs, inputs, way, members)
             graph = os.path.join(tmp, f"{way}.txt")
