@@ -1,9 +1,9 @@
 """Every op call the CLI tests make that succeeds, again as a one-node saved graph through
 `ndx run` (graphcross.py): inputs as placeholders of exact specs, as placeholders of unknown
 dims or unknown rank with open string widths, and as constants; the outputs must equal the
-CLI's bit for bit. The CLI vectors are the op tests' own (test_cli_gather, _scatter, _stitch, _sparse,
-_sparse_convert), run here with their `run` wrapped; a few string cases of different widths are
-added below."""
+CLI's bit for bit. The CLI vectors are the op tests' own (test_cli_gather, _scatter, _stitch,
+_sparse, _sparse_convert), run here with their `run` wrapped; a few string cases of different
+widths are added below."""
 import importlib
 import os
 import sys
