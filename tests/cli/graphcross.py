@@ -2,8 +2,9 @@
 arguments of an `ndx OP ...` call that succeeded, writes a graph with one node of that op and
 those attributes, runs it with `ndx run` four ways — the inputs as placeholders of their exact
 specs, of their rank with every dim unknown, of unknown rank (strings of open width in both),
-and as constants in the graph — and checks every output equals the CLI's, bit for bit. `ndx run` writes strings as |S, so a
-result the CLI wrote as <U is compared by value (its UTF-8 bytes)."""
+and as constants in the graph — and checks every output equals the CLI's, bit for bit.
+`ndx run` writes strings as |S, so a result the CLI wrote as <U is compared by value (its UTF-8
+bytes)."""
 
 import os
 import shutil

@@ -58,7 +58,8 @@ for _module in _load_op_tests():
 def test_string_widths_differ():
     run = _run_and_cross_check
     with clitest.Folder() as f:
-        i0, i1 = f.save("i0.npy", np.array([0, 3], np.int32)), f.save("i1.npy", np.array([[1], [2]]))
+        i0 = f.save("i0.npy", np.array([0, 3], np.int32))
+        i1 = f.save("i1.npy", np.array([[1], [2]]))
         d0 = f.save("d0.npy", np.array([b"a", b"bc"], "S2"))
         d1 = f.save("d1.npy", np.array([[b"long!"], [b""]], "S5"))
         run("dynamic_stitch", "-o", f.path("s.npy"), i0, d0, i1, d1)
