@@ -5,6 +5,7 @@
  * A string placeholder may leave its width open; the width then comes from each run's feed.
  * The expected outputs are written out by hand from TensorFlow's semantics. */
 #include <stdio.h>
+#include <string.h>
 
 #include "contract.h"
 #include "ndx_graph.h"
@@ -123,6 +124,41 @@ static void stitch_of_open_widths(void **state) {
     assert_ok(ndx_session_run(s, 4, feeds, 1, &f, &err), &err);
     assert_strings(&f.value, 5, 3, "helloxyzzyw\0\0\0\0");
     ndx_session_free(s);
+    ndx_graph_free(g);
+}
+
+/* No memory for the widened strings: a clean failure naming the node, the caller's buffer
+ * untouched, and the next run with memory succeeds. */
+static void widening_without_memory(void **state) {
+    (void)state;
+    ndx_output i[2], d[2], y;
+    ndx_graph *g = stitch_graph(0, 0, i, d, &y);
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_session_options so = {1, 0, &a.base};
+    ndx_session *s = ndx_session_new(g, &so, &err);
+    assert_non_null(s);
+    int32_t i0[2] = {0, 2}, i1[1] = {1};
+    char d0[2][2] = {{'a', 'b'}, {'c', 0}}, d1[1][3] = {{'x', 'y', 'z'}};
+    ndx_feed feeds[4] = {{i[0], ndx_tensor_make(NDX_INT32, 1, SHAPE(2), i0)},
+                         {i[1], ndx_tensor_make(NDX_INT32, 1, SHAPE(1), i1)},
+                         {d[0], ndx_tensor_string(2, 1, SHAPE(2), d0)},
+                         {d[1], ndx_tensor_string(3, 1, SHAPE(1), d1)}};
+    char into[3][3];
+    memset(into, '#', sizeof into);
+    ndx_fetch f = {y, NDX_FETCH_INTO, ndx_tensor_string(3, 1, SHAPE(3), into)};
+    a.refuse = 1;
+    ndx_status st = ndx_session_run(s, 4, feeds, 1, &f, &err);
+    assert_int_not_equal(st, NDX_OK);
+    assert_non_null(strstr(err.message, "DynamicStitch"));
+    for (size_t k = 0; k < sizeof into; k++) assert_int_equal(((char *)into)[k], '#');
+    a.refuse = 0;
+    assert_ok(ndx_session_run(s, 4, feeds, 1, &f, &err), &err);
+    assert_memory_equal(into, "ab\0xyzc\0\0", 9);
+    ndx_session_free(s);
+    assert_int_equal(a.live, 0);
     ndx_graph_free(g);
 }
 
@@ -303,6 +339,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stitch_of_two_widths),
         cmocka_unit_test(stitch_of_open_widths),
+        cmocka_unit_test(widening_without_memory),
         cmocka_unit_test(stitch_of_known_and_open_width),
         cmocka_unit_test(stitch_folded),
         cmocka_unit_test(direct_stitch_names_the_width),
