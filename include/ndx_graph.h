@@ -163,7 +163,16 @@ NDX_API ndx_output ndx_op_const_float_at(const char *file, int line, ndx_scope s
                                          double value);
 
 /* placeholder: an input that every run must feed, with the dtype and partial shape of `spec`
- * (a string placeholder may leave its width unknown: itemsize 0). */
+ * (a string placeholder may leave its width open: itemsize 0; each run's feed then gives it,
+ * and may differ from run to run).
+ *
+ * Strings of different widths. TensorFlow's strings have no width, so where an op gives its
+ * inputs one type — dynamic_stitch's data, a tensor_scatter's tensor and updates, sparse_concat's
+ * values, sparse_to_dense's values and default_value — a graph takes strings of different
+ * widths: the output's width is the widest (open when any of theirs is), and at run time the
+ * narrower strings are widened, NUL-padded, into scratch from the session's allocator before the
+ * op runs. An open width is resolved in each run: a BORROW or ALLOCATE fetch gets the width the
+ * run produced, and an INTO fetch must have exactly that width. */
 #define ndx_op_placeholder(s, spec) ndx_op_placeholder_at(__FILE__, __LINE__, (s), (spec))
 NDX_API ndx_output ndx_op_placeholder_at(const char *file, int line, ndx_scope s,
                                          const ndx_spec *spec);
@@ -401,8 +410,8 @@ NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
  * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Const
  * value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
  * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
- * constants of more than 64 elements there). Specs: dtype, string(W) for a string width,
- * [d, ?, ...] with ? for an unknown dim, [*] for an unknown rank; a Placeholder's and a Const's
+ * constants of more than 64 elements there). Specs: dtype, string(W) for a string width
+ * (string alone: open, for a Placeholder), [d, ?, ...] with ? for an unknown dim, [*] for an unknown rank; a Placeholder's and a Const's
  * are required, other nodes' are checked against what the graph infers. '#' starts a comment.
  * DynamicStitch takes its n indices then its n data; SparseConcat every indices, then every
  * values, then every dense_shape. */

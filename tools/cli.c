@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "string_width.h"
+
 size_t cli_default_max_memory(void) {
     long pages = sysconf(_SC_PHYS_PAGES);
     long page_size = sysconf(_SC_PAGESIZE);
@@ -138,9 +140,7 @@ int cli_unify_strings(const cli_globals *g, const char *op, int n, cli_string_in
                              "memory than there is, or than --max-memory allows (%zu bytes)",
                              op, in[i].name, width, g->opt.max_memory);
         }
-        for (int64_t e = 0; e < count; e++)
-            memcpy(copy + (size_t)e * width, (const char *)t->data + (size_t)e * t->itemsize,
-                   t->itemsize);
+        ndx_strings_widen(copy, width, t);
         in[i].copy = copy;
         t->data = copy;
         t->itemsize = width;

@@ -70,15 +70,27 @@ const char *graph_binary_type(ndx_binary_op op);
 void graph_input_name(graph_kind kind, const graph_attrs *a, int i, char *buf, size_t cap);
 
 /* Infers a node's output specs from its input specs and constant inputs (consts[i] NULL when
- * input i is not known at build time): the op's infer function, plus what constants reveal. */
+ * input i is not known at build time): the op's infer function, plus what constants reveal
+ * (graph_infer_op, graph_ops.c). graph_infer (graph_widths.c) first gives the string inputs
+ * that share one type the widest of their widths (unknown when one is): TensorFlow's strings
+ * have no width, so they may differ. */
 ndx_status graph_infer(const graph_node *n, const ndx_spec *in, const ndx_tensor *const *consts,
                        ndx_spec *out, ndx_error *err);
+ndx_status graph_infer_op(const graph_node *n, const ndx_spec *in,
+                          const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err);
 
 /* Runs a node's op on complete inputs: outputs with data NULL are allocated through
  * opt->allocator (a session's pool, or ndx's own when folding); GRAPH_IDENTITY and
- * GRAPH_CONST are not kernels (sessions and folding treat them themselves). */
+ * GRAPH_CONST are not kernels (sessions and folding treat them themselves). graph_kernel
+ * (graph_widths.c) widens the narrower of the string inputs that share one type into scratch
+ * from opt->allocator, then runs graph_kernel_op (graph_ops.c), the op itself. */
 ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
                         ndx_tensor *out, ndx_error *err);
+ndx_status graph_kernel_op(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                           ndx_tensor *out, ndx_error *err);
+/* 1 when node n's output 0 may be its input 0 updated in place (a tensor_scatter whose
+ * tensor is at least as wide as its updates, which then need no widening of the tensor). */
+int graph_in_place_ok(const graph_node *n, const ndx_tensor *in);
 
 /* The node with id `id` (1-based), or NULL. */
 graph_node *graph_node_at(const ndx_graph *g, uint32_t id);

@@ -222,8 +222,8 @@ static ndx_status infer_sparse_to_dense(const graph_node *n, const ndx_spec *in,
     return NDX_OK;
 }
 
-ndx_status graph_infer(const graph_node *n, const ndx_spec *in, const ndx_tensor *const *consts,
-                       ndx_spec *out, ndx_error *err) {
+ndx_status graph_infer_op(const graph_node *n, const ndx_spec *in,
+                          const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
     const graph_attrs *a = &n->attrs;
     if (a->bad_indices != NDX_BAD_INDICES_ERROR && a->bad_indices != NDX_BAD_INDICES_IGNORE)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -313,8 +313,8 @@ static ndx_status run_sparse_concat(const graph_node *n, const ndx_tensor *in,
     return st;
 }
 
-ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
-                        ndx_tensor *out, ndx_error *err) {
+ndx_status graph_kernel_op(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                           ndx_tensor *out, ndx_error *err) {
     const graph_attrs *a = &n->attrs;
     ndx_sparse_tensor sp, result; /* sparse kinds only: other nodes have fewer outputs */
     int64_t dims[NDX_MAX_RANK];

@@ -1,6 +1,7 @@
 /* graph_text.c — the text form of a graph, written (one line per node in build order:
  * `NAME = Op(inputs) attrs : output specs`), and saved graphs as files: the text, plus an .npz
- * beside it for constants too large to write inline. Reading is graph_parse.c. */
+ * beside it for constants too large to write inline. Reading is graph_parse.c (with graph_lex.c,
+ * graph_parse_value.c and graph_parse_build.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>

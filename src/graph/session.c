@@ -382,7 +382,7 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, const graph_node *
         memset(s->out, 0, (size_t)n->num_outputs * sizeof *s->out);
         for (int i = 0; direct && i < p->num_fetches; i++)
             s->out[direct[i].output.index] = direct[i].value;
-        if (n->kind == GRAPH_TENSOR_SCATTER && !direct) {
+        if (!direct && graph_in_place_ok(n, s->in)) {
             int b = s->block[value_of(g, n->inputs[0])];
             if (b >= 0 && s->pool.blocks[b].refs == 1) {
                 s->out[0] = s->in[0];

@@ -75,8 +75,10 @@ static ndx_status check_data_spec(const char *op, const stitch_inputs *in, int m
         ndx_format_type(have, sizeof have, &dv);
         ndx_format_type(want, sizeof want, &d0v);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: data[%d] is %s but data[0] is %s; all data must share one dtype", op,
-                        m, have, want);
+                        "%s: data[%d] is %s but data[0] is %s; all data must share one %s", op,
+                        m, have, want,
+                        d.dtype == d0->dtype ? "string width (widen the narrower strings)"
+                                             : "dtype");
     }
     if (d.rank == NDX_UNKNOWN || ix.rank == NDX_UNKNOWN) return NDX_OK;
     int starts = d.rank >= ix.rank;
