@@ -85,14 +85,12 @@ PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
         return NULL;
     ndx_options opt;
     if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
-    if (!PyList_Check(inputs_obj) && !PyTuple_Check(inputs_obj)) {
-        PyErr_Format(PyExc_TypeError, "sparse_concat: sp_inputs must be a list of SparseTensor, not %.100s",
-                     Py_TYPE(inputs_obj)->tp_name);
-        return NULL;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(inputs_obj);
+    PyObject *inputs = py_items_of(inputs_obj, "sparse_concat", "sp_inputs", "SparseTensor");
+    if (!inputs) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(inputs);
     if (n < 1 || n > (1 << 20)) {
         py_invalid("sparse_concat: sp_inputs must hold at least one SparseTensor (it holds %zd)", n);
+        Py_DECREF(inputs);
         return NULL;
     }
     py_sparse *held = PyMem_Calloc((size_t)n, sizeof *held);
@@ -106,7 +104,7 @@ PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
     for (; converted < n; converted++) {
         char what[32];
         snprintf(what, sizeof what, "sp_inputs[%zd]", converted);
-        if (sparse_from(PySequence_Fast_GET_ITEM(inputs_obj, converted), "sparse_concat", what,
+        if (sparse_from(PyTuple_GET_ITEM(inputs, converted), "sparse_concat", what,
                         like, &held[converted]) < 0)
             goto done;
         views[converted] = sparse_view(&held[converted]);
@@ -126,6 +124,7 @@ PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
 done:
     for (Py_ssize_t i = 0; held && i < converted; i++) sparse_release(&held[i]);
     Py_XDECREF(like);
+    Py_DECREF(inputs);
     PyMem_Free(held);
     PyMem_Free(views);
     return result;
