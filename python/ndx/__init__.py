@@ -11,15 +11,11 @@ the wrong kind or a dtype the op does not take. A failed call changes nothing.
 """
 from . import _ndx
 from ._convert import BFloat16Array, _as_array, bfloat16
-from ._ndx import (
-    InvalidArgumentError,
-    OutOfMemoryError,
+from ._dense import (
     dynamic_partition,
     dynamic_stitch,
     gather_nd,
-    library_version,
     parallel_dynamic_stitch,
-    release_memory,
     scatter_nd,
     tensor_scatter_nd_add,
     tensor_scatter_nd_max,
@@ -27,6 +23,7 @@ from ._ndx import (
     tensor_scatter_nd_sub,
     tensor_scatter_nd_update,
 )
+from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, release_memory
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat

@@ -25,27 +25,30 @@ class BFloat16Array:
     array([3. , 1.5], dtype=float32)
     """
 
-    __slots__ = ("bits",)
+    __slots__ = ("_bits",)
 
     def __init__(self, values):
-        f = np.asarray(values, dtype=np.float32)
-        u = f.view(np.uint32)
-        # Round to nearest even, as TensorFlow's bfloat16 conversion does; NaNs stay quiet NaNs.
-        rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
-        bits = rounded.astype(np.uint16)
-        nan = np.isnan(f)
-        if nan.any():
-            bits[nan] = ((u[nan] >> np.uint32(16)) | np.uint32(0x0040)).astype(np.uint16)
-        self.bits = bits
+        from . import _ndx  # (the C module imports this file's helpers first)
+        f = np.asarray(values, dtype=np.float32, order="C")  # (0-d stays 0-d)
+        self._bits = _ndx._bfloat16_bits(f)  # the library's rounding: nearest even, NaN quiet
+
+    @property
+    def bits(self):
+        """The uint16 ndarray of bit patterns (assigning checks it is one)."""
+        return self._bits
+
+    @bits.setter
+    def bits(self, bits):
+        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint16:
+            raise TypeError(f"BFloat16Array.bits must be a uint16 ndarray, not "
+                            f"{getattr(bits, 'dtype', type(bits).__name__)}")
+        self._bits = bits
 
     @classmethod
     def from_bits(cls, bits):
         """Wraps a uint16 array of bfloat16 bit patterns (no copy)."""
-        bits = np.asarray(bits)
-        if bits.dtype != np.uint16:
-            raise TypeError(f"bfloat16 bits must be a uint16 array, not {bits.dtype}")
         obj = cls.__new__(cls)
-        obj.bits = bits
+        obj.bits = np.asarray(bits)
         return obj
 
     def to_float32(self):

@@ -51,6 +51,20 @@ static ndx_sparse_tensor sparse_view(const py_sparse *s) {
     return (ndx_sparse_tensor){s->indices.t, s->values.t, s->dense_shape.t};
 }
 
+PyObject *py_sparse_check(PyObject *self, PyObject *sp) {
+    py_sparse in;
+    if (sparse_from(sp, "SparseTensor", "SparseTensor", NULL, &in) < 0) return NULL;
+    ndx_sparse_tensor view = sparse_view(&in);
+    ndx_error err;
+    ndx_status status = ndx_sparse_check(&view, "SparseTensor", &err);
+    sparse_release(&in);
+    if (status != NDX_OK) {
+        py_raise(&err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* A new ndx.SparseTensor owning the three outputs the library allocated. */
 static PyObject *sparse_result(ndx_sparse_tensor *out) {
     PyObject *indices = py_array_from_output(&out->indices);
@@ -75,16 +89,17 @@ static PyObject *sparse_done(ndx_status status, ndx_error *err, ndx_sparse_tenso
     return sparse_result(out);
 }
 
-PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"axis", "sp_inputs", "expand_nonconcat_dim", "threads",
-                               "max_memory", NULL};
-    PyObject *inputs_obj, *threads = NULL, *budget = NULL;
-    int axis, expand = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO|p$OO:sparse_concat", keywords, &axis,
-                                     &inputs_obj, &expand, &threads, &budget))
-        return NULL;
+/* sparse_concat(axis, sp_inputs, expand_nonconcat_dim, threads, max_memory) */
+PyObject *py_sparse_concat(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    int64_t axis;
+    int expand;
+    if (py_arity(nargs, 5, "_sparse_concat") < 0 ||
+        py_int_argument(args[0], "sparse_concat", "axis", -NDX_MAX_RANK, NDX_MAX_RANK, &axis) < 0 ||
+        (expand = PyObject_IsTrue(args[2])) < 0 ||
+        py_options("sparse_concat", Py_None, NULL, args[3], args[4], &opt) < 0)
+        return NULL;
+    PyObject *inputs_obj = args[1];
     PyObject *inputs = py_items_of(inputs_obj, "sparse_concat", "sp_inputs", "SparseTensor");
     if (!inputs) return NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(inputs);
@@ -118,7 +133,7 @@ PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
     ndx_sparse_tensor out = {0};
     ndx_error err;
     ndx_status status;
-    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_concat(axis, (int)n, views, expand, &opt, &out, &err);
+    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_concat((int)axis, (int)n, views, expand, &opt, &out, &err);
     Py_END_ALLOW_THREADS
     result = sparse_done(status, &err, &out);
 done:
@@ -130,15 +145,14 @@ done:
     return result;
 }
 
-PyObject *py_sparse_reorder(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"sp_input", "threads", "max_memory", NULL};
-    PyObject *input_obj, *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:sparse_reorder", keywords, &input_obj,
-                                     &threads, &budget))
-        return NULL;
+/* sparse_reorder(sp_input, threads, max_memory) */
+PyObject *py_sparse_reorder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
     py_sparse in;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_arity(nargs, 3, "_sparse_reorder") < 0 ||
+        py_options("sparse_reorder", Py_None, NULL, args[1], args[2], &opt) < 0)
+        return NULL;
+    PyObject *input_obj = args[0];
     if (sparse_from(input_obj, "sparse_reorder", "sp_input", NULL, &in) < 0) return NULL;
     ndx_sparse_tensor view = sparse_view(&in), out = {0};
     ndx_error err;
@@ -149,16 +163,15 @@ PyObject *py_sparse_reorder(PyObject *self, PyObject *args, PyObject *kwargs) {
     return sparse_done(status, &err, &out);
 }
 
-PyObject *py_sparse_to_dense(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"sp_input", "default_value", "threads", "max_memory", NULL};
-    PyObject *input_obj, *default_obj = Py_None, *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:sparse_to_dense", keywords, &input_obj,
-                                     &default_obj, &threads, &budget))
-        return NULL;
+/* sparse_to_dense(sp_input, default_value, threads, max_memory) */
+PyObject *py_sparse_to_dense(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
     py_sparse in;
     py_tensor fill = {0};
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_arity(nargs, 4, "_sparse_to_dense") < 0 ||
+        py_options("sparse_to_dense", Py_None, NULL, args[2], args[3], &opt) < 0)
+        return NULL;
+    PyObject *input_obj = args[0], *default_obj = args[1];
     if (sparse_from(input_obj, "sparse_to_dense", "sp_input", NULL, &in) < 0) return NULL;
     PyObject *result = NULL;
     if (default_obj != Py_None) {
@@ -193,15 +206,14 @@ done:
     return result;
 }
 
-PyObject *py_sparse_from_dense(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"tensor", "threads", "max_memory", NULL};
-    PyObject *tensor_obj, *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:sparse_from_dense", keywords,
-                                     &tensor_obj, &threads, &budget))
-        return NULL;
+/* sparse_from_dense(tensor, threads, max_memory) */
+PyObject *py_sparse_from_dense(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
     py_tensor dense;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_arity(nargs, 3, "_sparse_from_dense") < 0 ||
+        py_options("from_dense", Py_None, NULL, args[1], args[2], &opt) < 0)
+        return NULL;
+    PyObject *tensor_obj = args[0];
     if (py_tensor_from(tensor_obj, "dense_to_sparse", "tensor", ROLE_VALUES, NULL, &dense) < 0)
         return NULL;
     ndx_sparse_tensor out = {0};

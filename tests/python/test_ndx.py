@@ -382,13 +382,21 @@ def test_memory_budget_raises_memory_error():
     assert isinstance(info.value, ndx.OutOfMemoryError)
 
 
-def test_out_must_not_overlap_other_inputs():
-    t = np.zeros(6)
-    with pytest.raises(ValueError):
-        ndx.tensor_scatter_nd_add(t, [[0]], t[:1], out=t)
-    with pytest.raises(ValueError):
-        ndx.tensor_scatter_nd_add(t[:4].copy(), [[0]], [1.0], out=np.zeros(8)[::2])
-    assert (t == 0).all()
+def test_out_sharing_memory_or_strided_is_written_right():
+    # An out that overlaps an input it is not, or that cannot be written in place, receives the
+    # result through a scratch copy: right, not refused, not dropped.
+    t = np.arange(6.0)
+    want = ref.ref_tensor_scatter("add", t, np.array([[0]]), t[:1].copy())
+    assert ndx.tensor_scatter_nd_add(t, [[0]], t[:1], out=t) is t
+    assert (t == want).all()
+    base = np.zeros(8)
+    strided = base[::2]
+    tensor = np.arange(4.0)
+    assert ndx.tensor_scatter_nd_add(tensor, [[1]], [5.0], out=strided) is strided
+    assert strided.tolist() == [0.0, 6.0, 2.0, 3.0] and (base[1::2] == 0).all()
+    swapped = np.zeros(4, ">f8")
+    ndx.tensor_scatter_nd_add(tensor, [[1]], [5.0], out=swapped)
+    assert swapped.tolist() == [0.0, 6.0, 2.0, 3.0]
 
 
 # ---- zero copies, DLPack, layouts ---------------------------------------------------------------
