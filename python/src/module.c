@@ -58,7 +58,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "ndx._ndx",
                                         "The C half of ndx: TensorFlow's index and sparse ops.",
-                                        -1, methods};
+                                        -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__ndx(void) {
     import_array();
