@@ -53,11 +53,19 @@ class BFloat16Array:
 
     def to_float32(self):
         """The values as a float32 array (exact: every bfloat16 is a float32)."""
-        return (self.bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        wide = self.bits.astype(np.uint32)
+        wide <<= np.uint32(16)  # (in place: a 0-d array stays an array)
+        return wide.view(np.float32)
 
     def __array__(self, dtype=None):
         values = self.to_float32()
         return values if dtype is None else values.astype(dtype)
+
+    def __float__(self):
+        # A 0-d BFloat16Array is a scalar: NumPy converts one inside a list with float().
+        if self.bits.ndim != 0:
+            raise TypeError("only a 0-d BFloat16Array converts to a Python float")
+        return float(self.to_float32())
 
     dtype = "bfloat16"
 
@@ -152,6 +160,10 @@ def _as_array(obj, like=None):
     if isinstance(obj, (np.ndarray, np.generic)):  # (np.float64 is also a Python float)
         a = np.asarray(obj)
     elif hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        device = obj.__dlpack_device__()
+        if not isinstance(device, tuple) or not device or device[0] not in (1, 3):  # CPU, pinned
+            raise TypeError(f"a {type(obj).__name__} on DLPack device {device!r}; ndx reads "
+                            f"CPU memory only (move it to the CPU first)")
         a = np.from_dlpack(obj)
     elif isinstance(obj, (list, tuple, int, float, complex, bool, str, bytes)):
         return _from_python(obj, like)

@@ -302,7 +302,8 @@ int py_int_argument(PyObject *obj, const char *op, const char *what, int64_t lo,
         Py_DECREF(value);
         return -1;
     }
-    if (overflow || v < lo || v > hi) {
+    if (overflow > 0 && hi == INT64_MAX) v = INT64_MAX; /* no upper bound: a count, taken as the most */
+    else if (overflow || v < lo || v > hi) {
         if (hi == INT64_MAX)
             PyErr_Format(ndx_py_invalid_argument, "%s: %s must be an integer >= %lld, not %S", op,
                          what, (long long)lo, value);

@@ -72,7 +72,8 @@ void py_invalid(const char *fmt, ...);
 
 /* An integer argument (a Python int or anything with __index__, such as NumPy's integer
  * scalars; not a bool) between lo and hi: TypeError, or InvalidArgumentError (a ValueError)
- * for a value out of range, naming `what` otherwise. */
+ * for a value out of range, naming `what` otherwise. With hi == INT64_MAX there is no upper
+ * bound: a larger value is taken as INT64_MAX. */
 int py_int_argument(PyObject *obj, const char *op, const char *what, int64_t lo, int64_t hi,
                     int64_t *out);
 
