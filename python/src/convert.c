@@ -1,4 +1,5 @@
 /* convert.c — Python objects to ndx views and library outputs to ndarrays (see convert.h). */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,7 +348,7 @@ int py_options(const char *op, PyObject *bad_indices, const char *alias, PyObjec
     int64_t n;
     if (threads != Py_None) {
         if (py_int_argument(threads, op, "threads", 0, INT64_MAX, &n) < 0) return -1;
-        opt->num_threads = n > NDX_PY_MAX_THREADS ? NDX_PY_MAX_THREADS : (int)n;
+        opt->num_threads = n > INT_MAX ? INT_MAX : (int)n; /* the library caps it further */
     }
     if (max_memory != Py_None) {
         if (py_int_argument(max_memory, op, "max_memory", 0, INT64_MAX, &n) < 0) return -1;

@@ -38,7 +38,8 @@ extern PyObject *ndx_py_out_of_memory;   /* ndx.OutOfMemoryError (a MemoryError)
 /* Converts `obj` for argument `what` of `op`. `like` is the dtype a list or scalar takes when
  * another argument fixed it (a numpy dtype, the string "bfloat16", or NULL for TensorFlow's
  * defaults). Returns 0, or -1 with a Python exception set (TypeError for a dtype or kind the
- * role does not take). */
+ * role does not take; what converting the object raised, as "op: what: message", for an object
+ * that could not be converted). */
 int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role, PyObject *like,
                    py_tensor *out);
 /* An out= argument as a view the library writes: an ndarray (or BFloat16Array) of a dtype ndx
@@ -61,14 +62,11 @@ int py_is_array(PyObject *obj);
  * and returns NULL with an exception set. */
 PyObject *py_array_from_output(ndx_tensor *t);
 
-/* Raises the Python exception for a failed library call (the message unchanged). */
+/* Raises the Python exception for a failed library call: the library's message, and for a budget
+ * error a pointer to max_memory. */
 void py_raise(const ndx_error *err);
 /* Raises InvalidArgumentError with a formatted message. */
 void py_invalid(const char *fmt, ...);
-
-/* The most threads a call is given: a larger count is taken as this many (the library uses at
- * most 256 workers). */
-#define NDX_PY_MAX_THREADS 256
 
 /* An integer argument (a Python int or anything with __index__, such as NumPy's integer
  * scalars; not a bool) between lo and hi: TypeError, or InvalidArgumentError (a ValueError)
@@ -79,14 +77,15 @@ int py_int_argument(PyObject *obj, const char *op, const char *what, int64_t lo,
 
 /* ndx's keywords, None for the default: bad_indices ("error", "ignore" or the op's `alias` for
  * ignore: "zero" for gathers, "skip" for scatters; pass Py_None for ops without it), threads
- * (0: every core; any larger count than NDX_PY_MAX_THREADS means that many) and max_memory
+ * (0: every core; any count, which the library caps at its most workers) and max_memory
  * (bytes; 0 or None: no limit). Errors name the op and the argument. */
 int py_options(const char *op, PyObject *bad_indices, const char *alias, PyObject *threads,
                PyObject *max_memory, ndx_options *opt);
 
 /* Bytes a view covers (its shape was taken from a NumPy array, so the product fits). */
 size_t py_bytes(const ndx_tensor *t);
-/* Byte ranges of two views overlap (used to refuse an out= that is also another input). */
+/* Byte ranges of two views overlap (an out= that shares memory with an input it is not gets the
+ * result through scratch). */
 int py_overlaps(const ndx_tensor *a, const ndx_tensor *b);
 
 #endif
