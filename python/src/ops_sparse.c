@@ -25,10 +25,12 @@ static int sparse_from(PyObject *obj, const char *op, const char *what, PyObject
     static const char *const attrs[3] = {"indices", "values", "dense_shape"};
     for (int i = 0; i < 3; i++) {
         parts[i] = PyObject_GetAttrString(obj, attrs[i]);
-        if (!parts[i]) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "%s: %s must be a SparseTensor, not %.100s", op, what,
-                         Py_TYPE(obj)->tp_name);
+        if (!parts[i]) { /* a missing part says what is wrong; a part that raised, its error */
+            if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "%s: %s must be a SparseTensor, not %.100s", op,
+                             what, Py_TYPE(obj)->tp_name);
+            }
             for (int j = 0; j < i; j++) Py_DECREF(parts[j]);
             return -1;
         }

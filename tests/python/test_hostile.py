@@ -601,3 +601,26 @@ def test_bfloat16_rounds_as_the_library():
     up = (rest > 0x8000) | ((rest == 0x8000) & (lower & 1 == 1))
     want = ((lower + up) & 0xFFFF).astype(np.uint16)
     assert (ndx.bfloat16(f).bits == want).all()
+
+
+def test_errors_raised_by_the_callers_objects_pass_through():
+    class IndexRaises:
+        def __index__(self):
+            raise RuntimeError("broken __index__")
+
+    class PartRaises:
+        indices = np.array([[0]])
+        dense_shape = np.array([2])
+
+        @property
+        def values(self):
+            raise RuntimeError("broken values")
+
+    with pytest.raises(RuntimeError, match="broken __index__"):
+        ndx.gather_nd(PARAMS, [[1]], batch_dims=IndexRaises())
+    with pytest.raises(RuntimeError, match="broken __index__"):
+        ndx.gather_nd(PARAMS, [[1]], threads=IndexRaises())
+    with pytest.raises(RuntimeError, match="broken values"):  # (was a TypeError hiding it)
+        ndx.sparse.to_dense(PartRaises())
+    with pytest.raises(RuntimeError, match="broken __array__"):
+        ndx.gather_nd(ArrayRaises(), [[1]])
