@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import threading
 
 import numpy as np
 import pytest
@@ -86,16 +85,24 @@ print(c.indices.tolist(), c.values.tolist(), c.dense_shape.tolist())
 
 
 # ---- item 6: an index array changed by another thread while calls run -------------------------
+# Run in a child interpreter: reading an index after checking it would fault, and a fault must
+# fail these tests only, not end the run.
+
+CONCURRENT_SETUP = """
+import threading
+import numpy as np, ndx
+
+def gather_rows(params, rows):
+    return np.array([params[int(r)] for r in rows], dtype=params.dtype).reshape(
+        (len(rows),) + params.shape[1:])
 
 def mutate_while(target, states, calls):
-    """Runs calls() while a thread keeps writing each of `states` into `target` in turn."""
+    # Runs calls() while a thread keeps writing each of `states` into `target` in turn.
     stop = threading.Event()
-
     def writer():
         while not stop.is_set():
             for s in states:
                 target[...] = s
-
     t = threading.Thread(target=writer)
     t.start()
     try:
@@ -103,66 +110,81 @@ def mutate_while(target, states, calls):
     finally:
         stop.set()
         t.join()
+"""
 
 
 @pytest.mark.parametrize("bad_indices", ["error", "ignore"])
 def test_gather_while_another_thread_rewrites_indices(bad_indices):
-    rng = np.random.default_rng(3)
-    params = rng.standard_normal((1000, 4)).astype(np.float32)
-    good = rng.integers(0, 1000, (4096, 1))
-    bad = good.copy()
-    bad[::7] = 10**12  # far out of range: reading it unchecked would fault
-    indices = good.copy()
-    want = gather_rows(params, good[:, 0])
-    outcomes = {"ok": 0, "refused": 0}
+    out = run_child(CONCURRENT_SETUP + f"""
+bad_indices = {bad_indices!r}
+rng = np.random.default_rng(3)
+params = rng.standard_normal((1000, 4)).astype(np.float32)
+good = rng.integers(0, 1000, (4096, 1))
+bad = good.copy()
+bad[::7] = 10**12  # far out of range: reading it unchecked would fault
+indices = good.copy()
+want = gather_rows(params, good[:, 0])
+outcomes = dict(ok=0, refused=0)
 
-    def calls():
-        for _ in range(150):
-            try:
-                got = ndx.gather_nd(params, indices, bad_indices=bad_indices)
-            except ndx.InvalidArgumentError as e:
-                assert bad_indices == "error" and "indices" in str(e)
-                outcomes["refused"] += 1
-                continue
-            outcomes["ok"] += 1
-            # Each row is the row of the good index, or zeros for the bad one (ignore).
-            zero = (got == 0).all(axis=1)
-            assert ((got == want).all(axis=1) | (zero if bad_indices == "ignore" else False)).all()
+def calls():
+    for _ in range(400):
+        try:
+            got = ndx.gather_nd(params, indices, bad_indices=bad_indices)
+        except ndx.InvalidArgumentError as e:
+            assert bad_indices == "error" and "indices" in str(e)
+            outcomes["refused"] += 1
+            continue
+        outcomes["ok"] += 1
+        # Each row is the row of the good index, or zeros for the bad one (ignore).
+        right = (got == want).all(axis=1)
+        if bad_indices == "ignore":
+            right |= (got == 0).all(axis=1)
+        assert right.all(), np.flatnonzero(~right)[:5]
 
-    mutate_while(indices, [bad, good], calls)
-    assert outcomes["ok"] + outcomes["refused"] == 150
+mutate_while(indices, [bad, good], calls)
+print(outcomes["ok"] + outcomes["refused"])
+""")
+    assert out.split() == ["400"]
 
 
 def test_scatter_while_another_thread_rewrites_indices():
-    rng = np.random.default_rng(4)
-    tensor = rng.standard_normal((5000, 2))
-    good = rng.permutation(5000)[:3000].reshape(-1, 1)
-    bad = good.copy()
-    bad[::5] = -(10**12)
-    updates = rng.standard_normal((3000, 2))
-    indices = good.copy()
-    applied = tensor.copy()
-    for r, u in zip(good[:, 0], updates):
-        applied[r] += u
+    out = run_child(CONCURRENT_SETUP + """
+rng = np.random.default_rng(4)
+tensor = rng.standard_normal((5000, 2))
+good = rng.permutation(5000)[:3000].reshape(-1, 1)
+bad = good.copy()
+bad[::5] = -(10**12)
+updates = rng.standard_normal((3000, 2))
+indices = good.copy()
+applied = tensor.copy()
+for r, u in zip(good[:, 0], updates):
+    applied[r] += u
+rows = good[:, 0]
+rest = np.ones(len(tensor), bool)
+rest[rows] = False
+done = 0
 
-    def calls():
-        for k in range(100):
-            out = np.full_like(tensor, 7.0)
-            skip = "skip" if k % 2 else "error"
-            try:
-                assert ndx.tensor_scatter_nd_add(tensor, indices, updates, out=out,
-                                                 bad_indices=skip) is out
-            except ndx.InvalidArgumentError:
-                assert skip == "error" and (out == 7.0).all()  # refused: out untouched
-                continue
-            # Each target row got its update or (skipped as bad) not; other rows are tensor's.
-            rows = good[:, 0]
-            assert (np.isclose(out[rows], applied[rows]) | (out[rows] == tensor[rows])).all()
-            rest = np.ones(len(tensor), bool)
-            rest[rows] = False
-            assert (out[rest] == tensor[rest]).all()
+def calls():
+    global done
+    for k in range(100):
+        out = np.full_like(tensor, 7.0)
+        mode = "skip" if k % 2 else "error"
+        try:
+            assert ndx.tensor_scatter_nd_add(tensor, indices, updates, out=out,
+                                             bad_indices=mode) is out
+        except ndx.InvalidArgumentError:
+            assert mode == "error" and (out == 7.0).all()  # refused: out untouched
+            done += 1
+            continue
+        # Each target row got its update or (skipped as bad) not; other rows are tensor's.
+        assert (np.isclose(out[rows], applied[rows]) | (out[rows] == tensor[rows])).all()
+        assert (out[rest] == tensor[rest]).all()
+        done += 1
 
-    mutate_while(indices, [bad, good], calls)
+mutate_while(indices, [bad, good], calls)
+print(done)
+""")
+    assert out.split() == ["100"]
 
 
 # ---- every integer argument: huge, negative, of the wrong kind --------------------------------
