@@ -187,6 +187,45 @@ print(done)
     assert out.split() == ["100"]
 
 
+def test_stitch_and_partition_while_another_thread_rewrites_indices():
+    out = run_child(CONCURRENT_SETUP + """
+rng = np.random.default_rng(5)
+n = 6000
+good = rng.permutation(n)
+bad = good.copy()
+bad[::11] = -5  # negative: refused when read, out of bounds when written unread
+indices = good.copy()
+data = rng.standard_normal((n, 2))
+want = np.empty_like(data)
+want[good] = data  # a permutation: the stitch is the inverse scatter
+ids_good = rng.integers(0, 3, n)
+ids_bad = ids_good.copy()
+ids_bad[::13] = 7  # num_partitions is 3
+ids = ids_good.copy()
+want_parts = [data[ids_good == p] for p in range(3)]
+done = 0
+
+def calls():
+    global done
+    for k in range(200):
+        try:
+            got = ndx.dynamic_stitch([indices], [data])
+            assert got.shape == want.shape and (got == want).all()
+        except ndx.InvalidArgumentError as e:
+            assert "indices" in str(e)
+        try:
+            parts = ndx.dynamic_partition(data, ids, 3)
+            assert all(g.shape == w.shape and (g == w).all() for g, w in zip(parts, want_parts))
+        except ndx.InvalidArgumentError as e:
+            assert "partitions" in str(e)
+        done += 1
+
+mutate_while(indices, [bad, good], lambda: mutate_while(ids, [ids_bad, ids_good], calls))
+print(done)
+""")
+    assert out.split() == ["200"]
+
+
 # ---- every integer argument: huge, negative, of the wrong kind --------------------------------
 
 PARAMS = np.arange(12.0).reshape(4, 3)
