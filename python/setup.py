@@ -1,15 +1,55 @@
 """Builds ndx._ndx: the module's C sources and libndx's core and ops, compiled together
-(no installed libndx needed). Install with `pip install --no-build-isolation ./python`."""
+(no installed libndx needed). Install with `pip install --no-build-isolation ./python`.
+
+libndx is compiled with the flags cmake/libndx_flags.txt defines, the file CMakeLists.txt reads
+too (warnings, and the memcpy strategy when the compiler takes it), plus what CMake's Release
+build adds (-O3 -DNDEBUG), C11 with GNU extensions, OpenMP and hidden visibility."""
 import glob
 import os
+import shlex
+import tempfile
 
 import numpy
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.relpath(os.path.join(here, ".."), here)
 library = sorted(glob.glob(os.path.join(root, "src", "core", "*.c")) +
                  glob.glob(os.path.join(root, "src", "ops", "*.c")))
+
+
+def libndx_flags():
+    """The "name: flags" lines of cmake/libndx_flags.txt, as {name: [flag, ...]}."""
+    flags = {}
+    with open(os.path.join(here, root, "cmake", "libndx_flags.txt")) as f:
+        for line in f:
+            name, sep, value = line.partition(":")
+            if sep and not line.startswith("#") and name.isalpha():
+                flags[name] = shlex.split(value)
+    return flags
+
+
+FLAGS = libndx_flags()
+
+
+class BuildExt(build_ext):
+    """Adds the stringop flags when this compiler takes them, as CMake's check does."""
+
+    def build_extensions(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            probe = os.path.join(tmp, "probe.c")
+            with open(probe, "w") as f:
+                f.write("int main(void) { return 0; }\n")
+            try:
+                self.compiler.compile([probe], output_dir=tmp, extra_postargs=FLAGS["stringop"])
+                taken = FLAGS["stringop"]
+            except Exception:  # (a CompileError: this compiler has no such option)
+                taken = []
+        for ext in self.extensions:
+            ext.extra_compile_args += taken
+        super().build_extensions()
+
 
 extension = Extension(
     "ndx._ndx",
@@ -17,10 +57,9 @@ extension = Extension(
     include_dirs=[os.path.join(root, "include"), os.path.join(root, "src", "core"),
                   os.path.join(root, "src", "ops"), "src", numpy.get_include()],
     define_macros=[("NDEBUG", None)],
-    extra_compile_args=["-std=gnu11", "-O3", "-fopenmp", "-fvisibility=hidden",
-                        "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+    extra_compile_args=["-std=gnu11", "-O3", "-fopenmp", "-fvisibility=hidden"] + FLAGS["warnings"],
     extra_link_args=["-fopenmp", "-lm"],
 )
 
-setup(ext_modules=[extension], packages=["ndx"],
+setup(ext_modules=[extension], packages=["ndx"], cmdclass={"build_ext": BuildExt},
       package_data={"ndx": ["*.pyi", "py.typed"]})

@@ -76,6 +76,17 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, const args_option *
     return CLI_CONTINUE;
 }
 
+int cli_bad_indices(const cli_command *cmd, const char *text, const char *alias, ndx_options *opt) {
+    if (!text) return CLI_CONTINUE;
+    if (strcmp(text, "error") == 0) opt->bad_indices = NDX_BAD_INDICES_ERROR;
+    else if (strcmp(text, "ignore") == 0 || strcmp(text, alias) == 0)
+        opt->bad_indices = NDX_BAD_INDICES_IGNORE;
+    else
+        return cli_usage_error(cmd, "--bad-indices takes 'error', 'ignore' or '%s', not '%s'",
+                               alias, text);
+    return CLI_CONTINUE;
+}
+
 int cli_load_npy(const cli_globals *g, const char *path, ndx_array *a) {
     ndx_error err = {0};
     memset(a, 0, sizeof *a);

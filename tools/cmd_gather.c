@@ -6,10 +6,10 @@
 
 static const cli_command gather_cmd = {
     "gather_nd",
-    "ndx gather_nd PARAMS INDICES -o OUT [--batch-dims B] [--bad-indices error|zero]"
+    "ndx gather_nd PARAMS INDICES -o OUT [--batch-dims B] [--bad-indices error|ignore|zero]"
     " [--threads T] [--max-memory SIZE]",
-    "usage: ndx gather_nd PARAMS INDICES -o OUT [--batch-dims B] [--bad-indices error|zero]\n"
-    "                     [--threads T] [--max-memory SIZE]\n"
+    "usage: ndx gather_nd PARAMS INDICES -o OUT [--batch-dims B]\n"
+    "                     [--bad-indices error|ignore|zero] [--threads T] [--max-memory SIZE]\n"
     "\n"
     "TensorFlow's tf.gather_nd. The last dimension of INDICES, the index depth D, names a slice\n"
     "of PARAMS: D equal to the rank of PARAMS gathers elements, a smaller D gathers slices.\n"
@@ -19,8 +19,7 @@ static const cli_command gather_cmd = {
     "  INDICES              .npy file of int16, int32 or int64 indices\n"
     "  -o, --output OUT     .npy file to write (same dtype as PARAMS)\n"
     "  --batch-dims B       number of leading dimensions PARAMS and INDICES share (default 0)\n"
-    "  --bad-indices MODE   error (default): an index out of range fails, as TensorFlow on CPU;\n"
-    "                       zero: that output slice is zeros, as TensorFlow on GPU\n" CLI_GLOBAL_HELP
+    CLI_BAD_INDICES_HELP("zero", "that output slice is zeros") CLI_GLOBAL_HELP
     "\n"
     "Example:\n"
     "  python3 -c \"import numpy as np; np.save('p.npy', np.array([['a','b'],['c','d']]))\"\n"
@@ -48,13 +47,8 @@ int ndx_cmd_gather_nd(int argc, char **argv) {
     int batch_dims = 0;
     if (batch_text && !args_parse_int(batch_text, &batch_dims))
         return cli_usage_error(&gather_cmd, "--batch-dims takes an integer, not '%s'", batch_text);
-    if (bad_text) {
-        if (strcmp(bad_text, "zero") == 0)
-            g.opt.bad_indices = NDX_BAD_INDICES_IGNORE;
-        else if (strcmp(bad_text, "error") != 0)
-            return cli_usage_error(&gather_cmd, "--bad-indices takes 'error' or 'zero', not '%s'",
-                                   bad_text);
-    }
+    rc = cli_bad_indices(&gather_cmd, bad_text, "zero", &g.opt);
+    if (rc != CLI_CONTINUE) return rc;
 
     ndx_array params = {0}, indices = {0};
     ndx_tensor out = {0};

@@ -27,8 +27,8 @@ static const cli_command scatter_cmd = {
     "  ndx scatter_nd i.npy u.npy --shape 8 -o out.npy   # out.npy: [ 0 11  0 10  9  0  0 12]\n"};
 
 static const char tensor_scatter_help_format[] =
-    "usage: ndx tensor_scatter_nd_%s TENSOR INDICES UPDATES -o OUT [--bad-indices error|skip]\n"
-    "                      [--threads T] [--max-memory SIZE]\n"
+    "usage: ndx tensor_scatter_nd_%s TENSOR INDICES UPDATES -o OUT\n"
+    "                      [--bad-indices error|ignore|skip] [--threads T] [--max-memory SIZE]\n"
     "\n"
     "TensorFlow's tf.tensor_scatter_nd_%s: OUT is a copy of TENSOR where each slice that an\n"
     "index row names becomes %s. Repeated indices apply one after another, in order.\n"
@@ -38,8 +38,7 @@ static const char tensor_scatter_help_format[] =
     "  UPDATES              .npy file of shape INDICES.shape[:-1] + TENSOR.shape[D:], same dtype\n"
     "  -o, --output OUT     .npy file to write (OUT may be TENSOR itself: it is replaced only\n"
     "                       when the new file is complete)\n"
-    "  --bad-indices MODE   error (default): an index out of range fails, as TensorFlow on CPU;\n"
-    "                       skip: that update is ignored, as TensorFlow on GPU\n" CLI_GLOBAL_HELP
+    CLI_BAD_INDICES_HELP("skip", "that update is skipped") CLI_GLOBAL_HELP
     "\n"
     "Example:\n"
     "  python3 -c \"import numpy as np; np.save('t.npy', np.ones(8, np.int32))\"\n"
@@ -117,7 +116,7 @@ int ndx_cmd_tensor_scatter_nd(int argc, char **argv) {
 
     char usage[200], help[sizeof tensor_scatter_help_format + 256];
     snprintf(usage, sizeof usage,
-             "ndx %s TENSOR INDICES UPDATES -o OUT [--bad-indices error|skip] [--threads T]"
+             "ndx %s TENSOR INDICES UPDATES -o OUT [--bad-indices error|ignore|skip] [--threads T]"
              " [--max-memory SIZE]",
              argv[0]);
     snprintf(help, sizeof help, tensor_scatter_help_format, kind->suffix, kind->suffix,
@@ -139,13 +138,8 @@ int ndx_cmd_tensor_scatter_nd(int argc, char **argv) {
         return cli_usage_error(&cmd, "%s takes 3 files, TENSOR, INDICES and UPDATES, not %d",
                                argv[0], npos);
     if (!out_path) return cli_usage_error(&cmd, "missing the output: -o OUT");
-    if (bad_text) {
-        if (strcmp(bad_text, "skip") == 0)
-            g.opt.bad_indices = NDX_BAD_INDICES_IGNORE;
-        else if (strcmp(bad_text, "error") != 0)
-            return cli_usage_error(&cmd, "--bad-indices takes 'error' or 'skip', not '%s'",
-                                   bad_text);
-    }
+    rc = cli_bad_indices(&cmd, bad_text, "skip", &g.opt);
+    if (rc != CLI_CONTINUE) return rc;
 
     ndx_array tensor = {0}, indices = {0}, updates = {0};
     ndx_tensor out = {0};

@@ -25,36 +25,47 @@ class BFloat16Array:
     array([3. , 1.5], dtype=float32)
     """
 
-    __slots__ = ("bits",)
+    __slots__ = ("_bits",)
 
     def __init__(self, values):
-        f = np.asarray(values, dtype=np.float32)
-        u = f.view(np.uint32)
-        # Round to nearest even, as TensorFlow's bfloat16 conversion does; NaNs stay quiet NaNs.
-        rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
-        bits = rounded.astype(np.uint16)
-        nan = np.isnan(f)
-        if nan.any():
-            bits[nan] = ((u[nan] >> np.uint32(16)) | np.uint32(0x0040)).astype(np.uint16)
-        self.bits = bits
+        from . import _ndx  # (the C module imports this file's helpers first)
+        f = np.asarray(values, dtype=np.float32, order="C")  # (0-d stays 0-d)
+        self._bits = _ndx._bfloat16_bits(f)  # the library's rounding: nearest even, NaN quiet
+
+    @property
+    def bits(self):
+        """The uint16 ndarray of bit patterns (assigning checks it is one)."""
+        return self._bits
+
+    @bits.setter
+    def bits(self, bits):
+        if not isinstance(bits, np.ndarray) or bits.dtype != np.uint16:
+            raise TypeError(f"BFloat16Array.bits must be a uint16 ndarray, not "
+                            f"{getattr(bits, 'dtype', type(bits).__name__)}")
+        self._bits = bits
 
     @classmethod
     def from_bits(cls, bits):
         """Wraps a uint16 array of bfloat16 bit patterns (no copy)."""
-        bits = np.asarray(bits)
-        if bits.dtype != np.uint16:
-            raise TypeError(f"bfloat16 bits must be a uint16 array, not {bits.dtype}")
         obj = cls.__new__(cls)
-        obj.bits = bits
+        obj.bits = np.asarray(bits)
         return obj
 
     def to_float32(self):
         """The values as a float32 array (exact: every bfloat16 is a float32)."""
-        return (self.bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        wide = self.bits.astype(np.uint32)
+        wide <<= np.uint32(16)  # (in place: a 0-d array stays an array)
+        return wide.view(np.float32)
 
     def __array__(self, dtype=None):
         values = self.to_float32()
         return values if dtype is None else values.astype(dtype)
+
+    def __float__(self):
+        # A 0-d BFloat16Array is a scalar: NumPy converts one inside a list with float().
+        if self.bits.ndim != 0:
+            raise TypeError("only a 0-d BFloat16Array converts to a Python float")
+        return float(self.to_float32())
 
     dtype = "bfloat16"
 
@@ -149,6 +160,10 @@ def _as_array(obj, like=None):
     if isinstance(obj, (np.ndarray, np.generic)):  # (np.float64 is also a Python float)
         a = np.asarray(obj)
     elif hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        device = obj.__dlpack_device__()
+        if not isinstance(device, tuple) or not device or device[0] not in (1, 3):  # CPU, pinned
+            raise TypeError(f"a {type(obj).__name__} on DLPack device {device!r}; ndx reads "
+                            f"CPU memory only (move it to the CPU first)")
         a = np.from_dlpack(obj)
     elif isinstance(obj, (list, tuple, int, float, complex, bool, str, bytes)):
         return _from_python(obj, like)

@@ -1,6 +1,7 @@
 """ndx.SparseTensor: TensorFlow's COO sparse tensor, three NumPy arrays."""
 import numpy as np
 
+from . import _ndx
 from ._convert import BFloat16Array, _as_array
 
 __all__ = ["SparseTensor"]
@@ -17,6 +18,9 @@ class SparseTensor:
     """A sparse tensor as TensorFlow's tf.sparse.SparseTensor: `indices` (int64, [N, rank]), the
     `values` at those indices ([N], any dtype) and the `dense_shape` (int64, [rank]).
 
+    Parts that do not fit together (shapes, counts, an index outside dense_shape) raise
+    InvalidArgumentError, a ValueError as TensorFlow's constructor raises.
+
     >>> st = ndx.SparseTensor(indices=[[0, 0], [1, 2]], values=[1, 2], dense_shape=[3, 4])
     >>> st.shape
     (3, 4)
@@ -32,16 +36,8 @@ class SparseTensor:
         indices = _int64_array(indices, "indices")
         values = _as_array(values)
         dense_shape = _int64_array(dense_shape, "dense_shape")
-        if indices.ndim != 2 or values.ndim != 1 or dense_shape.ndim != 1:
-            raise ValueError(
-                f"SparseTensor: indices must be a matrix, values and dense_shape vectors; got "
-                f"shapes {indices.shape}, {values.shape} and {dense_shape.shape}")
-        if indices.shape[0] != values.shape[0] or indices.shape[1] != dense_shape.shape[0]:
-            raise ValueError(
-                f"SparseTensor: indices of shape {indices.shape} need {indices.shape[0]} values "
-                f"(got {values.shape[0]}) and a dense_shape of {indices.shape[1]} dims "
-                f"(got {dense_shape.shape[0]})")
         self.indices, self.values, self.dense_shape = indices, values, dense_shape
+        _ndx._sparse_check(self)  # InvalidArgumentError (a ValueError) for inconsistent parts
 
     @classmethod
     def _from_parts(cls, indices, values, dense_shape):

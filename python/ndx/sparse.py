@@ -8,11 +8,12 @@ from ._sparse_tensor import SparseTensor
 __all__ = ["SparseTensor", "concat", "reorder", "to_dense", "from_dense"]
 
 
-def concat(axis, sp_inputs, expand_nonconcat_dim=False, name=None, *, threads=None,
-           max_memory=None):
+def concat(axis, sp_inputs, expand_nonconcat_dims=False, name=None, *,
+           expand_nonconcat_dim=None, threads=None, max_memory=None):
     """Concatenates a list of SparseTensor along `axis` (TensorFlow's tf.sparse.concat).
 
-    The concatenation is of the dense meanings. Without expand_nonconcat_dim the other
+    TensorFlow 2's signature; `expand_nonconcat_dim` (TensorFlow 1's spelling) is taken too, as a
+    keyword. The concatenation is of the dense meanings. Without expand_nonconcat_dims the other
     dimensions must match; with it each becomes the largest of the inputs'. The result is in
     canonical (row-major) order. `axis` may be negative.
 
@@ -22,12 +23,13 @@ def concat(axis, sp_inputs, expand_nonconcat_dim=False, name=None, *, threads=No
     >>> c.indices.tolist(), c.values.tolist(), c.dense_shape.tolist()
     ([[0, 2], [0, 4], [0, 5], [1, 0], [1, 1]], [b'a', b'd', b'e', b'b', b'c'], [2, 7])
     >>> a = ndx.SparseTensor([[0, 2], [1, 0], [2, 1]], [b"a", b"b", b"c"], [3, 3])
-    >>> c = ndx.sparse.concat(1, [a, b], expand_nonconcat_dim=True)
+    >>> c = ndx.sparse.concat(1, [a, b], expand_nonconcat_dims=True)
     >>> c.indices.tolist(), c.values.tolist(), c.dense_shape.tolist()
     ([[0, 2], [0, 4], [0, 5], [1, 0], [2, 1]], [b'a', b'd', b'e', b'b', b'c'], [3, 7])
     """
-    return _ndx._sparse_concat(axis, sp_inputs, expand_nonconcat_dim, threads=threads,
-                               max_memory=max_memory)
+    if expand_nonconcat_dim is not None:
+        expand_nonconcat_dims = expand_nonconcat_dim
+    return _ndx._sparse_concat(axis, sp_inputs, expand_nonconcat_dims, threads, max_memory)
 
 
 def reorder(sp_input, name=None, *, threads=None, max_memory=None):
@@ -38,7 +40,7 @@ def reorder(sp_input, name=None, *, threads=None, max_memory=None):
     >>> r.indices.tolist(), r.values.tolist()
     ([[0, 3], [1, 0]], [8, 7])
     """
-    return _ndx._sparse_reorder(sp_input, threads=threads, max_memory=max_memory)
+    return _ndx._sparse_reorder(sp_input, threads, max_memory)
 
 
 def to_dense(sp_input, default_value=None, validate_indices=True, name=None, *, threads=None,
@@ -55,7 +57,7 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None, *, 
            [-1., -1.],
            [ 6., -1.]], dtype=float32)
     """
-    return _ndx._sparse_to_dense(sp_input, default_value, threads=threads, max_memory=max_memory)
+    return _ndx._sparse_to_dense(sp_input, default_value, threads, max_memory)
 
 
 def from_dense(tensor, name=None, *, threads=None, max_memory=None):
@@ -66,7 +68,7 @@ def from_dense(tensor, name=None, *, threads=None, max_memory=None):
     >>> st.indices.tolist(), st.values.tolist(), st.dense_shape.tolist()
     ([[0, 1], [1, 0]], [3, 4], [2, 2])
     """
-    return _ndx._sparse_from_dense(tensor, threads=threads, max_memory=max_memory)
+    return _ndx._sparse_from_dense(tensor, threads, max_memory)
 
 
 def sparse_concat(axis, sp_inputs, name=None, expand_nonconcat_dim=False, concat_dim=None,

@@ -2,9 +2,9 @@ from typing import Any, Optional, Sequence
 
 from ._sparse_tensor import SparseTensor as SparseTensor
 
-def concat(axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dim: bool = False,
-           name: Optional[str] = None, *, threads: Optional[int] = None,
-           max_memory: Optional[int] = None) -> SparseTensor: ...
+def concat(axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dims: bool = False,
+           name: Optional[str] = None, *, expand_nonconcat_dim: Optional[bool] = None,
+           threads: Optional[int] = None, max_memory: Optional[int] = None) -> SparseTensor: ...
 def reorder(sp_input: SparseTensor, name: Optional[str] = None, *, threads: Optional[int] = None,
             max_memory: Optional[int] = None) -> SparseTensor: ...
 def to_dense(sp_input: SparseTensor, default_value: Any = None, validate_indices: bool = True,

@@ -59,18 +59,25 @@ void py_release_list(py_tensor *list, int n) {
     PyMem_Free(list);
 }
 
-int py_convert_list(PyObject *seq, const char *op, const char *what, py_role role,
+PyObject *py_items_of(PyObject *seq, const char *op, const char *what, const char *kind) {
+    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a list of %s, not %.100s", op, what, kind,
+                     Py_TYPE(seq)->tp_name);
+        return NULL;
+    }
+    return PySequence_Tuple(seq); /* a tuple is returned as it is, a list copied */
+}
+
+int py_convert_list(PyObject *seq_obj, const char *op, const char *what, py_role role,
                     py_tensor **out, int *n) {
     *out = NULL;
     *n = 0;
-    if (!PyList_Check(seq) && !PyTuple_Check(seq)) {
-        PyErr_Format(PyExc_TypeError, "%s: %s must be a list of tensors, not %.100s", op, what,
-                     Py_TYPE(seq)->tp_name);
-        return -1;
-    }
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject *seq = py_items_of(seq_obj, op, what, "tensors");
+    if (!seq) return -1;
+    Py_ssize_t count = PyTuple_GET_SIZE(seq);
     if (count < 1 || count > (1 << 24)) {
         py_invalid("%s: %s must hold at least one tensor (it holds %zd)", op, what, count);
+        Py_DECREF(seq);
         return -1;
     }
     py_tensor *list = PyMem_Calloc((size_t)count, sizeof *list);
@@ -78,6 +85,7 @@ int py_convert_list(PyObject *seq, const char *op, const char *what, py_role rol
     if (!list || !names) {
         PyMem_Free(list);
         PyMem_Free(names);
+        Py_DECREF(seq);
         PyErr_NoMemory();
         return -1;
     }
@@ -91,7 +99,7 @@ int py_convert_list(PyObject *seq, const char *op, const char *what, py_role rol
             sprintf(names[i], "%s[%zd]", what, i);
         }
     }
-    PyObject *const *items = PySequence_Fast_ITEMS(seq);
+    PyObject *const *items = PySequence_Fast_ITEMS(seq); /* (a tuple) */
     if (ok && role == ROLE_VALUES) {
         ok = py_convert_group(items, (const char *const *)names, (int)count, op, list) == 0;
     } else {
@@ -105,6 +113,7 @@ int py_convert_list(PyObject *seq, const char *op, const char *what, py_role rol
     }
     for (Py_ssize_t i = 0; i < count; i++) PyMem_Free(names[i]);
     PyMem_Free(names);
+    Py_DECREF(seq);
     if (!ok) {
         PyMem_Free(list); /* its tensors are released already */
         return -1;

@@ -17,6 +17,12 @@ int py_convert_group(PyObject *const *objs, const char *const *whats, int n, con
  * each narrower array). */
 int py_widen_strings(py_tensor *ts, size_t stride, int n);
 
+/* The items of a list or tuple argument as a tuple that holds them (a new reference): a list is
+ * copied, so code run while its items are converted (an __array__, a property) cannot free
+ * them by changing the list. TypeError naming `what` and the `kind` of items it must hold for
+ * anything else. */
+PyObject *py_items_of(PyObject *seq, const char *op, const char *what, const char *kind);
+
 /* A Python list or tuple of tensors: `*out` is a PyMem array of `*n` converted tensors (free
  * with py_release_list). Values share one dtype (as py_convert_group); indices must be
  * integers. An empty sequence is an error naming `what`. */

@@ -1,4 +1,5 @@
 /* convert.c — Python objects to ndx views and library outputs to ndarrays (see convert.h). */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +72,15 @@ static PyArrayObject *readable_array(PyObject *obj, PyObject *like, int *bfloat1
         if (!bits) return NULL;
         held = obj = bits;
         *bfloat16 = 1;
+        if (!PyArray_Check(bits) || PyArray_TYPE((PyArrayObject *)bits) != NPY_UINT16) {
+            PyErr_Format(PyExc_TypeError, "a BFloat16Array's bits must be a uint16 ndarray, "
+                         "not %.100s", Py_TYPE(bits)->tp_name);
+            Py_DECREF(held);
+            return NULL;
+        }
     }
     if (!PyArray_Check(obj)) {
-        PyErr_Format(PyExc_TypeError, "ndx: cannot use a %.100s as a tensor", Py_TYPE(obj)->tp_name);
+        PyErr_Format(PyExc_TypeError, "cannot use a %.100s as a tensor", Py_TYPE(obj)->tp_name);
         Py_XDECREF(held);
         return NULL;
     }
@@ -84,7 +91,7 @@ static PyArrayObject *readable_array(PyObject *obj, PyObject *like, int *bfloat1
     }
     if (dtype_of_descr(PyArray_DESCR(a)) == NDX_DTYPE_COUNT) {
         PyObject *name = PyObject_Str((PyObject *)PyArray_DESCR(a));
-        PyErr_Format(PyExc_TypeError, "ndx: arrays of dtype %S are not supported", name);
+        PyErr_Format(PyExc_TypeError, "arrays of dtype %S are not supported", name);
         Py_XDECREF(name);
         Py_XDECREF(held);
         return NULL;
@@ -96,15 +103,95 @@ static PyArrayObject *readable_array(PyObject *obj, PyObject *like, int *bfloat1
     return (PyArrayObject *)copy;
 }
 
+int py_output_view(PyObject *obj, const char *op, const char *what, py_tensor *view,
+                   PyArrayObject **target) {
+    memset(view, 0, sizeof *view);
+    *target = NULL;
+    PyObject *array = obj;
+    int bfloat16 = PyObject_TypeCheck(obj, (PyTypeObject *)ndx_py_bfloat16_type);
+    if (bfloat16 && !(array = PyObject_GetAttrString(obj, "bits"))) return -1;
+    if (!bfloat16) Py_INCREF(array);
+    if (!PyArray_Check(array) || (bfloat16 && PyArray_TYPE((PyArrayObject *)array) != NPY_UINT16)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a numpy array or an ndx.BFloat16Array (of "
+                     "uint16 bits), not %.100s", op, what, Py_TYPE(bfloat16 ? array : obj)->tp_name);
+        Py_DECREF(array);
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)array;
+    if (dtype_of_descr(PyArray_DESCR(a)) == NDX_DTYPE_COUNT) {
+        PyObject *name = PyObject_Str((PyObject *)PyArray_DESCR(a));
+        PyErr_Format(PyExc_TypeError, "%s: %s has dtype %S, which ndx cannot write; give an array "
+                     "of a dtype ndx has (bytes 'S' for strings) or out=None", op, what, name);
+        Py_XDECREF(name);
+        Py_DECREF(array);
+        return -1;
+    }
+    if (!PyArray_ISWRITEABLE(a)) {
+        PyErr_Format(PyExc_ValueError, "%s: %s is read-only", op, what);
+        Py_DECREF(array);
+        return -1;
+    }
+    if (!usable_in_place(a)) { /* written through a C-contiguous, native-order array */
+        PyArray_Descr *native = PyArray_DescrNewByteorder(PyArray_DESCR(a), NPY_NATIVE);
+        PyObject *scratch = native ? PyArray_NewLikeArray(a, NPY_CORDER, native, 0) : NULL;
+        if (!scratch) {
+            Py_DECREF(array);
+            return -1;
+        }
+        *target = a; /* the reference moves to the caller */
+        array = scratch;
+    }
+    int status = py_tensor_from(array, op, what, ROLE_VALUES, NULL, view);
+    Py_DECREF(array);
+    if (status < 0) {
+        Py_CLEAR(*target);
+        return -1;
+    }
+    if (bfloat16) view->t.dtype = NDX_BFLOAT16, view->bfloat16 = 1;
+    return 0;
+}
+
 static const char *dtype_text(const py_tensor *t) {
     return t->bfloat16 ? "bfloat16" : ndx_dtype_name(t->t.dtype);
+}
+
+/* Puts "op: what: " before the message of the exception being raised, when it is one of the
+ * plain kinds conversion raises (a caller's own exception classes pass through unchanged). */
+static void name_argument(const char *op, const char *what) {
+    PyObject *kinds[] = {PyExc_TypeError, PyExc_ValueError, PyExc_MemoryError, PyExc_OverflowError};
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    int plain = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) plain |= type == kinds[i];
+    PyObject *text = plain && value ? PyObject_Str(value) : NULL;
+    if (!text) {
+        PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+        return;
+    }
+    if (PyUnicode_GetLength(text) == 0) PyErr_Format(type, "%s: %s: %s", op, what,
+                                                     type == PyExc_MemoryError ? "out of memory converting it" : "cannot convert it");
+    else PyErr_Format(type, "%s: %s: %U", op, what, text);
+    Py_DECREF(text);
+    PyObject *type2, *value2, *tb2;
+    PyErr_Fetch(&type2, &value2, &tb2);
+    PyErr_NormalizeException(&type2, &value2, &tb2);
+    if (value2) PyException_SetCause(value2, value); /* steals value */
+    else Py_XDECREF(value);
+    Py_DECREF(type);
+    Py_XDECREF(tb);
+    PyErr_Restore(type2, value2, tb2);
 }
 
 int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role, PyObject *like,
                    py_tensor *out) {
     memset(out, 0, sizeof *out);
     PyArrayObject *a = readable_array(obj, like, &out->bfloat16);
-    if (!a) return -1;
+    if (!a) {
+        name_argument(op, what);
+        return -1;
+    }
     out->array = (PyObject *)a;
     int rank = PyArray_NDIM(a);
     if (rank > NDX_MAX_RANK) {
@@ -187,7 +274,9 @@ void py_raise(const ndx_error *err) {
     PyObject *type = ndx_py_invalid_argument;
     if (err->code == NDX_E_NO_MEMORY || err->code == NDX_E_MEMORY_BUDGET) type = ndx_py_out_of_memory;
     else if (err->code == NDX_E_UNSUPPORTED) type = PyExc_TypeError;
-    PyErr_SetString(type, err->message);
+    /* The library speaks of its budget; in Python that is the max_memory argument. */
+    if (err->code == NDX_E_MEMORY_BUDGET) PyErr_Format(type, "%s (see max_memory)", err->message);
+    else PyErr_SetString(type, err->message);
 }
 
 void py_invalid(const char *fmt, ...) {
@@ -199,40 +288,71 @@ void py_invalid(const char *fmt, ...) {
     PyErr_SetString(ndx_py_invalid_argument, message);
 }
 
-int py_options(PyObject *bad_indices, PyObject *threads, PyObject *max_memory, ndx_options *opt) {
+int py_int_argument(PyObject *obj, const char *op, const char *what, int64_t lo, int64_t hi,
+                    int64_t *out) {
+    if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be an integer, not %.100s", op, what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    PyObject *value = PyNumber_Index(obj); /* Python ints and NumPy's integer scalars */
+    if (!value) return -1;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (v == -1 && !overflow && PyErr_Occurred()) {
+        Py_DECREF(value);
+        return -1;
+    }
+    if (overflow > 0 && hi == INT64_MAX) v = INT64_MAX; /* no upper bound: a count, taken as the most */
+    else if (overflow || v < lo || v > hi) {
+        if (hi == INT64_MAX)
+            PyErr_Format(ndx_py_invalid_argument, "%s: %s must be an integer >= %lld, not %S", op,
+                         what, (long long)lo, value);
+        else
+            PyErr_Format(ndx_py_invalid_argument, "%s: %s must be between %lld and %lld, not %S",
+                         op, what, (long long)lo, (long long)hi, value);
+        Py_DECREF(value);
+        return -1;
+    }
+    Py_DECREF(value);
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* bad_indices: "error", "ignore", or the op's own word for ignoring (`alias`: "zero" for
+ * gathers, "skip" for scatters). */
+static int bad_indices_argument(PyObject *obj, const char *op, const char *alias,
+                                ndx_bad_indices *out) {
+    if (PyUnicode_Check(obj)) {
+        if (PyUnicode_CompareWithASCIIString(obj, "error") == 0) {
+            *out = NDX_BAD_INDICES_ERROR;
+            return 0;
+        }
+        if (PyUnicode_CompareWithASCIIString(obj, "ignore") == 0 ||
+            PyUnicode_CompareWithASCIIString(obj, alias) == 0) {
+            *out = NDX_BAD_INDICES_IGNORE;
+            return 0;
+        }
+    }
+    PyErr_Format(PyUnicode_Check(obj) ? PyExc_ValueError : PyExc_TypeError,
+                 "%s: bad_indices must be \"error\", \"ignore\" or \"%s\" (the same as \"ignore\" "
+                 "here), not %R", op, alias, obj);
+    return -1;
+}
+
+int py_options(const char *op, PyObject *bad_indices, const char *alias, PyObject *threads,
+               PyObject *max_memory, ndx_options *opt) {
     memset(opt, 0, sizeof *opt);
-    if (bad_indices && bad_indices != Py_None) {
-        if (!PyUnicode_Check(bad_indices)) {
-            PyErr_SetString(PyExc_TypeError, "bad_indices must be \"error\" or \"ignore\"");
-            return -1;
-        }
-        if (PyUnicode_CompareWithASCIIString(bad_indices, "ignore") == 0) {
-            opt->bad_indices = NDX_BAD_INDICES_IGNORE;
-        } else if (PyUnicode_CompareWithASCIIString(bad_indices, "error") != 0) {
-            PyErr_Format(PyExc_ValueError, "bad_indices must be \"error\" or \"ignore\", not %R",
-                         bad_indices);
-            return -1;
-        }
+    if (bad_indices != Py_None && bad_indices_argument(bad_indices, op, alias, &opt->bad_indices) < 0)
+        return -1;
+    int64_t n;
+    if (threads != Py_None) {
+        if (py_int_argument(threads, op, "threads", 0, INT64_MAX, &n) < 0) return -1;
+        opt->num_threads = n > INT_MAX ? INT_MAX : (int)n; /* the library caps it further */
     }
-    if (threads && threads != Py_None) {
-        long n = PyLong_AsLong(threads);
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (n < 0 || n > 1 << 20) {
-            PyErr_Format(PyExc_ValueError, "threads must be 0 (every core) or a positive count, not %ld", n);
-            return -1;
-        }
-        opt->num_threads = (int)n;
-    }
-    if (max_memory && max_memory != Py_None) {
-        unsigned long long n = PyLong_AsUnsignedLongLong(max_memory);
-        if (n == (unsigned long long)-1 && PyErr_Occurred()) {
-            if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-                PyErr_Clear();
-                PyErr_SetString(PyExc_ValueError, "max_memory must be a byte count >= 0");
-            }
-            return -1;
-        }
-        opt->max_memory = (size_t)n;
+    if (max_memory != Py_None) {
+        if (py_int_argument(max_memory, op, "max_memory", 0, INT64_MAX, &n) < 0) return -1;
+        opt->max_memory = (uint64_t)n > SIZE_MAX ? SIZE_MAX : (size_t)n;
     }
     return 0;
 }

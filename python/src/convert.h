@@ -38,9 +38,17 @@ extern PyObject *ndx_py_out_of_memory;   /* ndx.OutOfMemoryError (a MemoryError)
 /* Converts `obj` for argument `what` of `op`. `like` is the dtype a list or scalar takes when
  * another argument fixed it (a numpy dtype, the string "bfloat16", or NULL for TensorFlow's
  * defaults). Returns 0, or -1 with a Python exception set (TypeError for a dtype or kind the
- * role does not take). */
+ * role does not take; what converting the object raised, as "op: what: message", for an object
+ * that could not be converted). */
 int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role, PyObject *like,
                    py_tensor *out);
+/* An out= argument as a view the library writes: an ndarray (or BFloat16Array) of a dtype ndx
+ * has, writable. One ndx can write in place is the view itself (*target NULL); any other layout
+ * (strided, misaligned, byte-swapped) gets a C-contiguous scratch array as the view and
+ * *target = the array (a new reference) to copy it into after the call succeeded. TypeError
+ * for what is not such an array or holds a dtype ndx has not, ValueError for a read-only one. */
+int py_output_view(PyObject *obj, const char *op, const char *what, py_tensor *view,
+                   PyArrayObject **target);
 /* What a list or scalar argument converted next to `t` should become: its dtype, or "bfloat16".
  * A new reference. */
 PyObject *py_tensor_like(const py_tensor *t);
@@ -54,17 +62,30 @@ int py_is_array(PyObject *obj);
  * and returns NULL with an exception set. */
 PyObject *py_array_from_output(ndx_tensor *t);
 
-/* Raises the Python exception for a failed library call (the message unchanged). */
+/* Raises the Python exception for a failed library call: the library's message, and for a budget
+ * error a pointer to max_memory. */
 void py_raise(const ndx_error *err);
 /* Raises InvalidArgumentError with a formatted message. */
 void py_invalid(const char *fmt, ...);
 
-/* The keyword options every op takes: bad_indices ("error" / "ignore"), threads, max_memory. */
-int py_options(PyObject *bad_indices, PyObject *threads, PyObject *max_memory, ndx_options *opt);
+/* An integer argument (a Python int or anything with __index__, such as NumPy's integer
+ * scalars; not a bool) between lo and hi: TypeError, or InvalidArgumentError (a ValueError)
+ * for a value out of range, naming `what` otherwise. With hi == INT64_MAX there is no upper
+ * bound: a larger value is taken as INT64_MAX. */
+int py_int_argument(PyObject *obj, const char *op, const char *what, int64_t lo, int64_t hi,
+                    int64_t *out);
+
+/* ndx's keywords, None for the default: bad_indices ("error", "ignore" or the op's `alias` for
+ * ignore: "zero" for gathers, "skip" for scatters; pass Py_None for ops without it), threads
+ * (0: every core; any count, which the library caps at its most workers) and max_memory
+ * (bytes; 0 or None: no limit). Errors name the op and the argument. */
+int py_options(const char *op, PyObject *bad_indices, const char *alias, PyObject *threads,
+               PyObject *max_memory, ndx_options *opt);
 
 /* Bytes a view covers (its shape was taken from a NumPy array, so the product fits). */
 size_t py_bytes(const ndx_tensor *t);
-/* Byte ranges of two views overlap (used to refuse an out= that is also another input). */
+/* Byte ranges of two views overlap (an out= that shares memory with an input it is not gets the
+ * result through scratch). */
 int py_overlaps(const ndx_tensor *a, const ndx_tensor *b);
 
 #endif

@@ -1,8 +1,8 @@
-/* module.c — the ndx._ndx extension module: its functions, its exceptions, and the hook by which
+/* module.c — the ndx._ndx extension module: its private op functions (ndx/_dense.py and
+ * ndx/sparse.py give them their public signatures), its exceptions, and the hook by which
  * ndx/__init__.py hands over the Python-level helpers the converters call. */
 #define NDX_PY_MODULE_C
 #include "ops.h"
-#include "docs.h"
 
 /* _register(as_array, BFloat16Array, SparseTensor): called once by ndx/__init__.py. */
 static PyObject *py_register(PyObject *self, PyObject *args) {
@@ -29,23 +29,24 @@ static PyObject *py_library_version(PyObject *self, PyObject *unused) {
     return PyUnicode_FromString(ndx_version());
 }
 
-#define OP(name, doc) {#name, (PyCFunction)(void (*)(void))py_##name, METH_VARARGS | METH_KEYWORDS, doc}
-#define PRIVATE_OP(name) {"_" #name, (PyCFunction)(void (*)(void))py_##name, METH_VARARGS | METH_KEYWORDS, NULL}
+#define OP(name) {"_" #name, (PyCFunction)(void (*)(void))py_##name, METH_FASTCALL, NULL}
 static PyMethodDef methods[] = {
-    OP(gather_nd, gather_nd_doc),
-    OP(scatter_nd, scatter_nd_doc),
-    OP(tensor_scatter_nd_update, tensor_scatter_nd_update_doc),
-    OP(tensor_scatter_nd_add, tensor_scatter_nd_add_doc),
-    OP(tensor_scatter_nd_sub, tensor_scatter_nd_sub_doc),
-    OP(tensor_scatter_nd_min, tensor_scatter_nd_min_doc),
-    OP(tensor_scatter_nd_max, tensor_scatter_nd_max_doc),
-    OP(dynamic_stitch, dynamic_stitch_doc),
-    OP(parallel_dynamic_stitch, parallel_dynamic_stitch_doc),
-    OP(dynamic_partition, dynamic_partition_doc),
-    PRIVATE_OP(sparse_concat),
-    PRIVATE_OP(sparse_reorder),
-    PRIVATE_OP(sparse_to_dense),
-    PRIVATE_OP(sparse_from_dense),
+    OP(gather_nd),
+    OP(scatter_nd),
+    OP(tensor_scatter_nd_update),
+    OP(tensor_scatter_nd_add),
+    OP(tensor_scatter_nd_sub),
+    OP(tensor_scatter_nd_min),
+    OP(tensor_scatter_nd_max),
+    OP(dynamic_stitch),
+    OP(parallel_dynamic_stitch),
+    OP(dynamic_partition),
+    OP(sparse_concat),
+    OP(sparse_reorder),
+    OP(sparse_to_dense),
+    OP(sparse_from_dense),
+    {"_sparse_check", py_sparse_check, METH_O, NULL},
+    {"_bfloat16_bits", py_bfloat16_bits, METH_O, NULL},
     {"_register", py_register, METH_VARARGS, NULL},
     {"release_memory", py_release_memory, METH_NOARGS,
      "release_memory()\n--\n\nGives back to the system the large blocks (4 MiB and more) ndx keeps from "
@@ -57,7 +58,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "ndx._ndx",
                                         "The C half of ndx: TensorFlow's index and sparse ops.",
-                                        -1, methods};
+                                        -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__ndx(void) {
     import_array();

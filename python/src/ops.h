@@ -1,10 +1,12 @@
-/* ops.h — the module's functions (METH_VARARGS | METH_KEYWORDS), one per library op. */
+/* ops.h — the module's private functions, one per library op. Each takes its arguments by
+ * position only, all of them, as ndx/_dense.py and ndx/sparse.py pass them: the signatures,
+ * defaults and docstrings users see are written once, in Python. */
 #ifndef NDX_PY_OPS_H
 #define NDX_PY_OPS_H
 
 #include "args.h"
 
-#define NDX_PY_OP(name) PyObject *py_##name(PyObject *self, PyObject *args, PyObject *kwargs)
+#define NDX_PY_OP(name) PyObject *py_##name(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 NDX_PY_OP(gather_nd);
 NDX_PY_OP(scatter_nd);
 NDX_PY_OP(tensor_scatter_nd_update);
@@ -15,11 +17,18 @@ NDX_PY_OP(tensor_scatter_nd_max);
 NDX_PY_OP(dynamic_stitch);
 NDX_PY_OP(parallel_dynamic_stitch);
 NDX_PY_OP(dynamic_partition);
-/* The sparse ops; ndx/sparse.py gives them TensorFlow's signatures. */
 NDX_PY_OP(sparse_concat);
 NDX_PY_OP(sparse_reorder);
 NDX_PY_OP(sparse_to_dense);
 NDX_PY_OP(sparse_from_dense);
+
+/* _bfloat16_bits(float32 array) -> uint16 array (METH_O; see bfloat16.c). */
+PyObject *py_bfloat16_bits(PyObject *self, PyObject *values);
+/* _sparse_check(sp): ndx_sparse_check on a SparseTensor's three parts (METH_O). */
+PyObject *py_sparse_check(PyObject *self, PyObject *sp);
+
+/* 0 when a private function got the `want` arguments it takes, else -1 with a TypeError. */
+int py_arity(Py_ssize_t nargs, Py_ssize_t want, const char *name);
 
 /* Set at import: ndx.SparseTensor, whose _from_parts(indices, values, dense_shape) builds one
  * from arrays without checking them again. */

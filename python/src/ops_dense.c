@@ -1,25 +1,28 @@
 /* ops_dense.c — gather_nd, scatter_nd, the tensor_scatter_nd family, dynamic_stitch and
- * dynamic_partition: parse TensorFlow's arguments, convert, call the library, wrap the result. */
+ * dynamic_partition: convert the arguments ndx/_dense.py passes, call the library, wrap the
+ * result. */
+#include <stdio.h>
+
 #include "ops.h"
 
-PyObject *py_gather_nd(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"params", "indices", "batch_dims", "name", "bad_indices", "threads",
-                               "max_memory", NULL};
-    PyObject *params_obj, *indices_obj, *name = NULL, *bad = NULL, *threads = NULL, *budget = NULL;
-    int batch_dims = 0;
-    if (!kwargs && PyTuple_GET_SIZE(args) == 2) { /* the common call: no parser needed */
-        params_obj = PyTuple_GET_ITEM(args, 0);
-        indices_obj = PyTuple_GET_ITEM(args, 1);
-    } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|iO$OOO:gather_nd", keywords,
-                                            &params_obj, &indices_obj, &batch_dims, &name, &bad,
-                                            &threads, &budget)) {
-        return NULL;
-    }
+int py_arity(Py_ssize_t nargs, Py_ssize_t want, const char *name) {
+    if (nargs == want) return 0;
+    PyErr_Format(PyExc_TypeError, "ndx._ndx.%s takes %zd arguments (%zd given)", name, want, nargs);
+    return -1;
+}
+
+/* gather_nd(params, indices, batch_dims, bad_indices, threads, max_memory) */
+PyObject *py_gather_nd(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    const char *op = "gather_nd";
     ndx_options opt;
-    if (py_options(bad, threads, budget, &opt) < 0) return NULL;
+    int64_t batch_dims;
+    if (py_arity(nargs, 6, "_gather_nd") < 0 ||
+        py_int_argument(args[2], op, "batch_dims", 0, NDX_MAX_RANK, &batch_dims) < 0 ||
+        py_options(op, args[3], "zero", args[4], args[5], &opt) < 0)
+        return NULL;
     py_tensor params, indices;
-    if (py_tensor_from(params_obj, "gather_nd", "params", ROLE_VALUES, NULL, &params) < 0) return NULL;
-    if (py_tensor_from(indices_obj, "gather_nd", "indices", ROLE_INDICES, NULL, &indices) < 0) {
+    if (py_tensor_from(args[0], op, "params", ROLE_VALUES, NULL, &params) < 0) return NULL;
+    if (py_tensor_from(args[1], op, "indices", ROLE_INDICES, NULL, &indices) < 0) {
         py_tensor_release(&params);
         return NULL;
     }
@@ -27,7 +30,7 @@ PyObject *py_gather_nd(PyObject *self, PyObject *args, PyObject *kwargs) {
     ndx_error err;
     ndx_status status;
     NDX_PY_CALL(py_bytes(&indices.t) + py_bytes(&params.t) / 64, status,
-                ndx_gather_nd(&params.t, &indices.t, batch_dims, &opt, &out, &err));
+                ndx_gather_nd(&params.t, &indices.t, (int)batch_dims, &opt, &out, &err));
     py_tensor_release(&params);
     py_tensor_release(&indices);
     if (status != NDX_OK) {
@@ -37,10 +40,17 @@ PyObject *py_gather_nd(PyObject *self, PyObject *args, PyObject *kwargs) {
     return py_array_from_output(&out);
 }
 
-/* The shape argument of scatter_nd: a list or 1-D integer array, as int64 dims. */
+/* The shape argument of scatter_nd: a list or 1-D integer array, as int64 dims. An empty list
+ * is the shape of a scalar. */
 static int shape_argument(PyObject *obj, const char *op, int *rank, int64_t *dims) {
     py_tensor shape;
-    if (py_tensor_from(obj, op, "shape", ROLE_INDICES, NULL, &shape) < 0) return -1;
+    PyObject *like = NULL;
+    if (PySequence_Check(obj) && !PyArray_Check(obj) && PySequence_Size(obj) == 0)
+        like = (PyObject *)PyArray_DescrFromType(NPY_INT64); /* not TensorFlow's float32 */
+    PyErr_Clear();
+    int status = py_tensor_from(obj, op, "shape", ROLE_INDICES, like, &shape);
+    Py_XDECREF(like);
+    if (status < 0) return -1;
     if (shape.t.rank != 1 || shape.t.shape[0] > NDX_MAX_RANK) {
         char text[NDX_DIMS_TEXT];
         ndx_format_dims(text, sizeof text, shape.t.rank, shape.t.shape);
@@ -60,23 +70,19 @@ static int shape_argument(PyObject *obj, const char *op, int *rank, int64_t *dim
     return 0;
 }
 
-PyObject *py_scatter_nd(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"indices", "updates", "shape", "name", "bad_indices", "threads",
-                               "max_memory", NULL};
-    PyObject *indices_obj, *updates_obj, *shape_obj, *name = NULL, *bad = NULL, *threads = NULL,
-                                                     *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOO:scatter_nd", keywords, &indices_obj,
-                                     &updates_obj, &shape_obj, &name, &bad, &threads, &budget))
-        return NULL;
+/* scatter_nd(indices, updates, shape, bad_indices, threads, max_memory) */
+PyObject *py_scatter_nd(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    const char *op = "scatter_nd";
     ndx_options opt;
     int rank;
     int64_t dims[NDX_MAX_RANK];
-    if (py_options(bad, threads, budget, &opt) < 0) return NULL;
-    if (shape_argument(shape_obj, "scatter_nd", &rank, dims) < 0) return NULL;
-    py_tensor indices, updates;
-    if (py_tensor_from(indices_obj, "scatter_nd", "indices", ROLE_INDICES, NULL, &indices) < 0)
+    if (py_arity(nargs, 6, "_scatter_nd") < 0 ||
+        py_options(op, args[3], "skip", args[4], args[5], &opt) < 0 ||
+        shape_argument(args[2], op, &rank, dims) < 0)
         return NULL;
-    if (py_tensor_from(updates_obj, "scatter_nd", "updates", ROLE_VALUES, NULL, &updates) < 0) {
+    py_tensor indices, updates;
+    if (py_tensor_from(args[0], op, "indices", ROLE_INDICES, NULL, &indices) < 0) return NULL;
+    if (py_tensor_from(args[1], op, "updates", ROLE_VALUES, NULL, &updates) < 0) {
         py_tensor_release(&indices);
         return NULL;
     }
@@ -94,84 +100,77 @@ PyObject *py_scatter_nd(PyObject *self, PyObject *args, PyObject *kwargs) {
     return py_array_from_output(&out);
 }
 
-/* out= of the tensor_scatter family: a writable array ndx can write in place, or NULL. */
-static int out_argument(PyObject *obj, const char *op, py_tensor *out) {
-    PyObject *array = obj;
-    int bfloat16 = PyObject_TypeCheck(obj, (PyTypeObject *)ndx_py_bfloat16_type);
-    if (bfloat16 && !(array = PyObject_GetAttrString(obj, "bits"))) return -1;
-    if (!bfloat16) Py_INCREF(array);
-    if (!PyArray_Check(array)) {
-        PyErr_Format(PyExc_TypeError, "%s: out must be a numpy array, not %.100s", op,
-                     Py_TYPE(obj)->tp_name);
-        Py_DECREF(array);
-        return -1;
-    }
-    PyArrayObject *a = (PyArrayObject *)array;
-    if (!PyArray_ISWRITEABLE(a) || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) ||
-        !PyArray_ISNOTSWAPPED(a)) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: out must be a writable, C-contiguous, aligned array in native byte order",
-                     op);
-        Py_DECREF(array);
-        return -1;
-    }
-    int status = py_tensor_from(array, op, "out", ROLE_VALUES, NULL, out);
-    Py_DECREF(array);
-    if (status == 0 && bfloat16) out->t.dtype = NDX_BFLOAT16, out->bfloat16 = 1;
-    return status;
+/* "float64 [4]" or "|S5 [2]" for messages about out=. */
+static void describe(char *buf, size_t cap, const py_tensor *t) {
+    char dims[NDX_DIMS_TEXT];
+    ndx_format_dims(dims, sizeof dims, t->t.rank, t->t.shape);
+    if (t->t.dtype == NDX_STRING) snprintf(buf, cap, "|S%zu %s", t->t.itemsize, dims);
+    else snprintf(buf, cap, "%s %s", t->bfloat16 ? "bfloat16" : ndx_dtype_name(t->t.dtype), dims);
 }
 
-static PyObject *tensor_scatter(ndx_scatter_op op, const char *name_of_op, PyObject *args,
-                                PyObject *kwargs) {
-    static char *keywords[] = {"tensor", "indices", "updates", "name", "out", "bad_indices",
-                               "threads", "max_memory", NULL};
-    PyObject *tensor_obj, *indices_obj, *updates_obj, *name = NULL, *out_obj = NULL, *bad = NULL,
-                                                      *threads = NULL, *budget = NULL;
-    if (!kwargs && PyTuple_GET_SIZE(args) == 3) { /* the common call: no parser needed */
-        tensor_obj = PyTuple_GET_ITEM(args, 0);
-        indices_obj = PyTuple_GET_ITEM(args, 1);
-        updates_obj = PyTuple_GET_ITEM(args, 2);
-    } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O$OOOO", keywords, &tensor_obj,
-                                            &indices_obj, &updates_obj, &name, &out_obj, &bad,
-                                            &threads, &budget)) {
-        return NULL;
+/* The view out= gives the library: out itself when it can be written in place and shares no
+ * memory with an input (other than being `tensor`, the in-place update), else a scratch array
+ * copied into out once the call succeeded (*target). Refuses an out of the wrong dtype or shape. */
+static int out_argument(PyObject *obj, const char *op, const py_tensor *pair,
+                        const py_tensor *indices, py_tensor *view, PyArrayObject **target) {
+    if (py_output_view(obj, op, "out", view, target) < 0) return -1;
+    ndx_spec want = ndx_spec_of(&pair[0].t);
+    if (!ndx_spec_admits(&want, &view->t) || view->bfloat16 != pair[0].bfloat16) {
+        char have_text[NDX_DIMS_TEXT + 32], want_text[NDX_DIMS_TEXT + 32];
+        describe(have_text, sizeof have_text, view);
+        describe(want_text, sizeof want_text, &pair[0]);
+        py_invalid("%s: out is %s but the result is %s (the tensor's dtype and shape); pass "
+                   "out=None for a new array", op, have_text, want_text);
+        return -1;
     }
+    if (!*target && (py_overlaps(&view->t, &indices->t) || py_overlaps(&view->t, &pair[1].t) ||
+                     (view->t.data != pair[0].t.data && py_overlaps(&view->t, &pair[0].t)))) {
+        /* Written while the inputs it shares memory with are read: use scratch instead. */
+        PyArrayObject *a = (PyArrayObject *)view->array;
+        PyObject *scratch = PyArray_NewLikeArray(a, NPY_CORDER, NULL, 0);
+        if (!scratch) return -1;
+        Py_INCREF(a);
+        *target = a;
+        view->t.data = PyArray_DATA((PyArrayObject *)scratch);
+        Py_SETREF(view->array, scratch);
+    }
+    return 0;
+}
+
+/* tensor_scatter_nd_<op>(tensor, indices, updates, out, bad_indices, threads, max_memory) */
+static PyObject *tensor_scatter(ndx_scatter_op which, const char *op, PyObject *const *args,
+                                Py_ssize_t nargs) {
     ndx_options opt;
-    if (py_options(bad, threads, budget, &opt) < 0) return NULL;
-    if (out_obj == Py_None) out_obj = NULL;
-    PyObject *values[2] = {tensor_obj, updates_obj};
+    if (py_arity(nargs, 7, op) < 0 || py_options(op, args[4], "skip", args[5], args[6], &opt) < 0)
+        return NULL;
+    PyObject *out_obj = args[3] == Py_None ? NULL : args[3];
+    PyObject *values[2] = {args[0], args[2]};
     static const char *const value_names[2] = {"tensor", "updates"};
     py_tensor pair[2], indices, out = {0};
-    if (py_tensor_from(indices_obj, name_of_op, "indices", ROLE_INDICES, NULL, &indices) < 0)
-        return NULL;
-    if (py_convert_group(values, value_names, 2, name_of_op, pair) < 0) {
+    PyArrayObject *target = NULL;
+    if (py_tensor_from(args[1], op, "indices", ROLE_INDICES, NULL, &indices) < 0) return NULL;
+    if (py_convert_group(values, value_names, 2, op, pair) < 0) {
         py_tensor_release(&indices);
         return NULL;
     }
     PyObject *result = NULL;
-    if (out_obj && out_argument(out_obj, name_of_op, &out) < 0) goto done;
-    if (out_obj && (py_overlaps(&out.t, &indices.t) || py_overlaps(&out.t, &pair[1].t) ||
-                    (out.t.data != pair[0].t.data && py_overlaps(&out.t, &pair[0].t)))) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: out shares memory with indices or updates, or overlaps tensor without "
-                     "being it", name_of_op);
-        goto done;
-    }
+    if (out_obj && out_argument(out_obj, op, pair, &indices, &out, &target) < 0) goto done;
     ndx_tensor result_view = out_obj ? out.t : (ndx_tensor){0};
     ndx_error err;
     ndx_status status;
     NDX_PY_CALL(py_bytes(&indices.t) + py_bytes(&pair[1].t), status,
-                ndx_tensor_scatter_nd(op, &pair[0].t, &indices.t, &pair[1].t, &opt, &result_view,
-                                      &err));
+                ndx_tensor_scatter_nd(which, &pair[0].t, &indices.t, &pair[1].t, &opt,
+                                      &result_view, &err));
     if (status != NDX_OK) {
         py_raise(&err);
-    } else if (out_obj) {
+    } else if (!out_obj) {
+        result = py_array_from_output(&result_view);
+    } else if (!target || PyArray_CopyInto(target, (PyArrayObject *)out.array) == 0) {
         Py_INCREF(out_obj);
         result = out_obj;
-    } else {
-        result = py_array_from_output(&result_view);
     }
 done:
+    Py_XDECREF(target);
     py_tensor_release(&out);
     py_tensor_release(&indices);
     py_tensor_release(&pair[0]);
@@ -180,8 +179,9 @@ done:
 }
 
 #define TENSOR_SCATTER(suffix, OP)                                                                 \
-    PyObject *py_tensor_scatter_nd_##suffix(PyObject *self, PyObject *args, PyObject *kwargs) {    \
-        return tensor_scatter(OP, "tensor_scatter_nd_" #suffix, args, kwargs);                     \
+    PyObject *py_tensor_scatter_nd_##suffix(PyObject *self, PyObject *const *args,                 \
+                                            Py_ssize_t nargs) {                                    \
+        return tensor_scatter(OP, "tensor_scatter_nd_" #suffix, args, nargs);                      \
     }
 TENSOR_SCATTER(update, NDX_SCATTER_UPDATE)
 TENSOR_SCATTER(add, NDX_SCATTER_ADD)
@@ -189,25 +189,17 @@ TENSOR_SCATTER(sub, NDX_SCATTER_SUB)
 TENSOR_SCATTER(min, NDX_SCATTER_MIN)
 TENSOR_SCATTER(max, NDX_SCATTER_MAX)
 
-/* Both stitches: the same arguments, one library call or the other. */
-static PyObject *stitch(int parallel, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"indices", "data", "name", "threads", "max_memory", NULL};
+/* Both stitches: (indices, data, threads, max_memory), one library call or the other. */
+static PyObject *stitch(int parallel, PyObject *const *args, Py_ssize_t nargs) {
     const char *op = parallel ? "parallel_dynamic_stitch" : "dynamic_stitch";
-    PyObject *indices_obj, *data_obj, *name = NULL, *threads = NULL, *budget = NULL;
-    if (!kwargs && PyTuple_GET_SIZE(args) == 2) { /* the common call: no parser needed */
-        indices_obj = PyTuple_GET_ITEM(args, 0);
-        data_obj = PyTuple_GET_ITEM(args, 1);
-    } else if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$OO", keywords, &indices_obj,
-                                            &data_obj, &name, &threads, &budget)) {
-        return NULL;
-    }
     ndx_options opt;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_arity(nargs, 4, op) < 0 || py_options(op, Py_None, NULL, args[2], args[3], &opt) < 0)
+        return NULL;
     py_tensor *indices = NULL, *data = NULL;
     int n_indices = 0, n_data = 0;
     PyObject *result = NULL;
-    if (py_convert_list(indices_obj, op, "indices", ROLE_INDICES, &indices, &n_indices) < 0 ||
-        py_convert_list(data_obj, op, "data", ROLE_VALUES, &data, &n_data) < 0)
+    if (py_convert_list(args[0], op, "indices", ROLE_INDICES, &indices, &n_indices) < 0 ||
+        py_convert_list(args[1], op, "data", ROLE_VALUES, &data, &n_data) < 0)
         goto done;
     if (n_indices != n_data) {
         py_invalid("%s: indices holds %d tensors but data holds %d", op, n_indices, n_data);
@@ -246,35 +238,26 @@ done:
     return result;
 }
 
-PyObject *py_dynamic_stitch(PyObject *self, PyObject *args, PyObject *kwargs) {
-    return stitch(0, args, kwargs);
+PyObject *py_dynamic_stitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return stitch(0, args, nargs);
 }
 
-PyObject *py_parallel_dynamic_stitch(PyObject *self, PyObject *args, PyObject *kwargs) {
-    return stitch(1, args, kwargs);
+PyObject *py_parallel_dynamic_stitch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return stitch(1, args, nargs);
 }
 
-PyObject *py_dynamic_partition(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"data", "partitions", "num_partitions", "name", "threads",
-                               "max_memory", NULL};
-    PyObject *data_obj, *partitions_obj, *name = NULL, *threads = NULL, *budget = NULL;
-    int num_partitions;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOi|O$OO:dynamic_partition", keywords,
-                                     &data_obj, &partitions_obj, &num_partitions, &name, &threads,
-                                     &budget))
-        return NULL;
+/* dynamic_partition(data, partitions, num_partitions, threads, max_memory) */
+PyObject *py_dynamic_partition(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    const char *op = "dynamic_partition";
     ndx_options opt;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
-    if (num_partitions < 1 || num_partitions > (1 << 24)) {
-        py_invalid("dynamic_partition: num_partitions must be at least 1 (and at most 2^24), not %d",
-                   num_partitions);
+    int64_t num_partitions;
+    if (py_arity(nargs, 5, op) < 0 ||
+        py_int_argument(args[2], op, "num_partitions", 1, 1 << 24, &num_partitions) < 0 ||
+        py_options(op, Py_None, NULL, args[3], args[4], &opt) < 0)
         return NULL;
-    }
     py_tensor data, partitions;
-    if (py_tensor_from(data_obj, "dynamic_partition", "data", ROLE_VALUES, NULL, &data) < 0)
-        return NULL;
-    if (py_tensor_from(partitions_obj, "dynamic_partition", "partitions", ROLE_INDICES, NULL,
-                       &partitions) < 0) {
+    if (py_tensor_from(args[0], op, "data", ROLE_VALUES, NULL, &data) < 0) return NULL;
+    if (py_tensor_from(args[1], op, "partitions", ROLE_INDICES, NULL, &partitions) < 0) {
         py_tensor_release(&data);
         return NULL;
     }
@@ -287,16 +270,17 @@ PyObject *py_dynamic_partition(PyObject *self, PyObject *args, PyObject *kwargs)
     ndx_error err;
     ndx_status status;
     NDX_PY_CALL(py_bytes(&data.t), status,
-                ndx_dynamic_partition(&data.t, &partitions.t, num_partitions, &opt, outs, &err));
+                ndx_dynamic_partition(&data.t, &partitions.t, (int)num_partitions, &opt, outs,
+                                      &err));
     if (status != NDX_OK) {
         py_raise(&err);
         goto done;
     }
-    result = PyList_New(num_partitions);
-    for (int p = 0; p < num_partitions; p++) {
+    result = PyList_New((Py_ssize_t)num_partitions);
+    for (int p = 0; p < (int)num_partitions; p++) {
         PyObject *array = result ? py_array_from_output(&outs[p]) : NULL;
         if (!array) {
-            for (int q = p; q < num_partitions; q++) ndx_tensor_free(&outs[q]);
+            for (int q = p; q < (int)num_partitions; q++) ndx_tensor_free(&outs[q]);
             Py_CLEAR(result);
             break;
         }

@@ -25,10 +25,12 @@ static int sparse_from(PyObject *obj, const char *op, const char *what, PyObject
     static const char *const attrs[3] = {"indices", "values", "dense_shape"};
     for (int i = 0; i < 3; i++) {
         parts[i] = PyObject_GetAttrString(obj, attrs[i]);
-        if (!parts[i]) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_TypeError, "%s: %s must be a SparseTensor, not %.100s", op, what,
-                         Py_TYPE(obj)->tp_name);
+        if (!parts[i]) { /* a missing part says what is wrong; a part that raised, its error */
+            if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "%s: %s must be a SparseTensor, not %.100s", op,
+                             what, Py_TYPE(obj)->tp_name);
+            }
             for (int j = 0; j < i; j++) Py_DECREF(parts[j]);
             return -1;
         }
@@ -49,6 +51,20 @@ static int sparse_from(PyObject *obj, const char *op, const char *what, PyObject
 
 static ndx_sparse_tensor sparse_view(const py_sparse *s) {
     return (ndx_sparse_tensor){s->indices.t, s->values.t, s->dense_shape.t};
+}
+
+PyObject *py_sparse_check(PyObject *self, PyObject *sp) {
+    py_sparse in;
+    if (sparse_from(sp, "SparseTensor", "SparseTensor", NULL, &in) < 0) return NULL;
+    ndx_sparse_tensor view = sparse_view(&in);
+    ndx_error err;
+    ndx_status status = ndx_sparse_check(&view, "SparseTensor", &err);
+    sparse_release(&in);
+    if (status != NDX_OK) {
+        py_raise(&err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 /* A new ndx.SparseTensor owning the three outputs the library allocated. */
@@ -75,24 +91,23 @@ static PyObject *sparse_done(ndx_status status, ndx_error *err, ndx_sparse_tenso
     return sparse_result(out);
 }
 
-PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"axis", "sp_inputs", "expand_nonconcat_dim", "threads",
-                               "max_memory", NULL};
-    PyObject *inputs_obj, *threads = NULL, *budget = NULL;
-    int axis, expand = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iO|p$OO:sparse_concat", keywords, &axis,
-                                     &inputs_obj, &expand, &threads, &budget))
-        return NULL;
+/* sparse_concat(axis, sp_inputs, expand_nonconcat_dim, threads, max_memory) */
+PyObject *py_sparse_concat(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
-    if (!PyList_Check(inputs_obj) && !PyTuple_Check(inputs_obj)) {
-        PyErr_Format(PyExc_TypeError, "sparse_concat: sp_inputs must be a list of SparseTensor, not %.100s",
-                     Py_TYPE(inputs_obj)->tp_name);
+    int64_t axis;
+    int expand;
+    if (py_arity(nargs, 5, "_sparse_concat") < 0 ||
+        py_int_argument(args[0], "sparse_concat", "axis", -NDX_MAX_RANK, NDX_MAX_RANK, &axis) < 0 ||
+        (expand = PyObject_IsTrue(args[2])) < 0 ||
+        py_options("sparse_concat", Py_None, NULL, args[3], args[4], &opt) < 0)
         return NULL;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(inputs_obj);
+    PyObject *inputs_obj = args[1];
+    PyObject *inputs = py_items_of(inputs_obj, "sparse_concat", "sp_inputs", "SparseTensor");
+    if (!inputs) return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(inputs);
     if (n < 1 || n > (1 << 20)) {
         py_invalid("sparse_concat: sp_inputs must hold at least one SparseTensor (it holds %zd)", n);
+        Py_DECREF(inputs);
         return NULL;
     }
     py_sparse *held = PyMem_Calloc((size_t)n, sizeof *held);
@@ -106,7 +121,7 @@ PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
     for (; converted < n; converted++) {
         char what[32];
         snprintf(what, sizeof what, "sp_inputs[%zd]", converted);
-        if (sparse_from(PySequence_Fast_GET_ITEM(inputs_obj, converted), "sparse_concat", what,
+        if (sparse_from(PyTuple_GET_ITEM(inputs, converted), "sparse_concat", what,
                         like, &held[converted]) < 0)
             goto done;
         views[converted] = sparse_view(&held[converted]);
@@ -120,26 +135,26 @@ PyObject *py_sparse_concat(PyObject *self, PyObject *args, PyObject *kwargs) {
     ndx_sparse_tensor out = {0};
     ndx_error err;
     ndx_status status;
-    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_concat(axis, (int)n, views, expand, &opt, &out, &err);
+    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_concat((int)axis, (int)n, views, expand, &opt, &out, &err);
     Py_END_ALLOW_THREADS
     result = sparse_done(status, &err, &out);
 done:
     for (Py_ssize_t i = 0; held && i < converted; i++) sparse_release(&held[i]);
     Py_XDECREF(like);
+    Py_DECREF(inputs);
     PyMem_Free(held);
     PyMem_Free(views);
     return result;
 }
 
-PyObject *py_sparse_reorder(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"sp_input", "threads", "max_memory", NULL};
-    PyObject *input_obj, *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:sparse_reorder", keywords, &input_obj,
-                                     &threads, &budget))
-        return NULL;
+/* sparse_reorder(sp_input, threads, max_memory) */
+PyObject *py_sparse_reorder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
     py_sparse in;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_arity(nargs, 3, "_sparse_reorder") < 0 ||
+        py_options("sparse_reorder", Py_None, NULL, args[1], args[2], &opt) < 0)
+        return NULL;
+    PyObject *input_obj = args[0];
     if (sparse_from(input_obj, "sparse_reorder", "sp_input", NULL, &in) < 0) return NULL;
     ndx_sparse_tensor view = sparse_view(&in), out = {0};
     ndx_error err;
@@ -150,16 +165,15 @@ PyObject *py_sparse_reorder(PyObject *self, PyObject *args, PyObject *kwargs) {
     return sparse_done(status, &err, &out);
 }
 
-PyObject *py_sparse_to_dense(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"sp_input", "default_value", "threads", "max_memory", NULL};
-    PyObject *input_obj, *default_obj = Py_None, *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$OO:sparse_to_dense", keywords, &input_obj,
-                                     &default_obj, &threads, &budget))
-        return NULL;
+/* sparse_to_dense(sp_input, default_value, threads, max_memory) */
+PyObject *py_sparse_to_dense(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
     py_sparse in;
     py_tensor fill = {0};
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_arity(nargs, 4, "_sparse_to_dense") < 0 ||
+        py_options("sparse_to_dense", Py_None, NULL, args[2], args[3], &opt) < 0)
+        return NULL;
+    PyObject *input_obj = args[0], *default_obj = args[1];
     if (sparse_from(input_obj, "sparse_to_dense", "sp_input", NULL, &in) < 0) return NULL;
     PyObject *result = NULL;
     if (default_obj != Py_None) {
@@ -194,15 +208,14 @@ done:
     return result;
 }
 
-PyObject *py_sparse_from_dense(PyObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"tensor", "threads", "max_memory", NULL};
-    PyObject *tensor_obj, *threads = NULL, *budget = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$OO:sparse_from_dense", keywords,
-                                     &tensor_obj, &threads, &budget))
-        return NULL;
+/* sparse_from_dense(tensor, threads, max_memory) */
+PyObject *py_sparse_from_dense(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     ndx_options opt;
     py_tensor dense;
-    if (py_options(NULL, threads, budget, &opt) < 0) return NULL;
+    if (py_arity(nargs, 3, "_sparse_from_dense") < 0 ||
+        py_options("from_dense", Py_None, NULL, args[1], args[2], &opt) < 0)
+        return NULL;
+    PyObject *tensor_obj = args[0];
     if (py_tensor_from(tensor_obj, "dense_to_sparse", "tensor", ROLE_VALUES, NULL, &dense) < 0)
         return NULL;
     ndx_sparse_tensor out = {0};

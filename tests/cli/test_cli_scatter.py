@@ -84,9 +84,10 @@ def test_bad_indices_error_and_skip():
             p = tensor_scatter(f, op, tensor, indices, updates, expect=1)
             check("7" in error_of(p), f"the error should name the index: {p.stderr!r}")
             check(not os.path.exists(f.path("out.npy")), "a failed scatter wrote its output")
-            got = tensor_scatter(f, op, tensor, indices, updates, "--bad-indices", "skip")
-            check_same(got, ref_tensor_scatter(op, tensor, indices, updates, skip_bad=True),
-                       f"{op} skip mode")
+            for mode in ("skip", "ignore"):  # one vocabulary with Python's bad_indices=
+                got = tensor_scatter(f, op, tensor, indices, updates, "--bad-indices", mode)
+                check_same(got, ref_tensor_scatter(op, tensor, indices, updates, skip_bad=True),
+                           f"{op} {mode} mode")
             os.remove(f.path("out.npy"))
 
 

@@ -382,13 +382,21 @@ def test_memory_budget_raises_memory_error():
     assert isinstance(info.value, ndx.OutOfMemoryError)
 
 
-def test_out_must_not_overlap_other_inputs():
-    t = np.zeros(6)
-    with pytest.raises(ValueError):
-        ndx.tensor_scatter_nd_add(t, [[0]], t[:1], out=t)
-    with pytest.raises(ValueError):
-        ndx.tensor_scatter_nd_add(t[:4].copy(), [[0]], [1.0], out=np.zeros(8)[::2])
-    assert (t == 0).all()
+def test_out_sharing_memory_or_strided_is_written_right():
+    # An out that overlaps an input it is not, or that cannot be written in place, receives the
+    # result through a scratch copy: right, not refused, not dropped.
+    t = np.arange(6.0)
+    want = ref.ref_tensor_scatter("add", t, np.array([[0]]), t[:1].copy())
+    assert ndx.tensor_scatter_nd_add(t, [[0]], t[:1], out=t) is t
+    assert (t == want).all()
+    base = np.zeros(8)
+    strided = base[::2]
+    tensor = np.arange(4.0)
+    assert ndx.tensor_scatter_nd_add(tensor, [[1]], [5.0], out=strided) is strided
+    assert strided.tolist() == [0.0, 6.0, 2.0, 3.0] and (base[1::2] == 0).all()
+    swapped = np.zeros(4, ">f8")
+    ndx.tensor_scatter_nd_add(tensor, [[1]], [5.0], out=swapped)
+    assert swapped.tolist() == [0.0, 6.0, 2.0, 3.0]
 
 
 # ---- zero copies, DLPack, layouts ---------------------------------------------------------------
@@ -526,3 +534,49 @@ def test_stubs_cover_the_public_names():
     declared |= {a.asname for n in ast.walk(stub) if isinstance(n, ast.ImportFrom) for a in n.names}
     assert set(ndx.__all__) <= declared, set(ndx.__all__) - declared
     assert os.path.exists(os.path.join(here, "py.typed"))
+
+
+def stub_functions(stub_name):
+    """The top-level functions a stub file declares, by name."""
+    import ast
+    with open(os.path.join(os.path.dirname(ndx.__file__), stub_name)) as f:
+        tree = ast.parse(f.read())
+    return {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def stub_parameters(fn):
+    """(name, kind, default) of a stub function's parameters, as inspect names kinds."""
+    import ast
+    import inspect
+    a = fn.args
+    out = []
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    for k, (arg, d) in enumerate(zip(positional, defaults)):
+        kind = inspect.Parameter.POSITIONAL_ONLY if k < len(a.posonlyargs) else \
+            inspect.Parameter.POSITIONAL_OR_KEYWORD
+        out.append((arg.arg, kind, inspect.Parameter.empty if d is None else ast.literal_eval(d)))
+    for arg, d in zip(a.kwonlyargs, a.kw_defaults):
+        out.append((arg.arg, inspect.Parameter.KEYWORD_ONLY,
+                    inspect.Parameter.empty if d is None else ast.literal_eval(d)))
+    return out
+
+
+def test_stubs_match_the_runtime_signatures():
+    # The signatures are written once, in Python; each function's stub (in the .pyi of the
+    # module that defines it) must give the same names, kinds and defaults, so they cannot drift.
+    import inspect
+    checked = 0
+    for module in (ndx, ndx.sparse):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not callable(obj) or isinstance(obj, type):
+                continue
+            home = obj.__module__.rpartition(".")[2]
+            declared = stub_functions("__init__.pyi" if home in ("ndx", "_ndx") else home + ".pyi")
+            assert name in declared, f"{obj.__module__}.{name} has no stub"
+            runtime = [(p.name, p.kind, p.default)
+                       for p in inspect.signature(obj).parameters.values()]
+            assert runtime == stub_parameters(declared[name]), name
+            checked += 1
+    assert checked >= 17
