@@ -31,8 +31,14 @@
  * - Outputs: if `out->data` is NULL the op allocates the output itself (free it with
  *   ndx_tensor_free); otherwise `out` must describe exactly the shape the shape function gives
  *   (dtype, itemsize, rank and shape are compared) and `data` must hold that many bytes.
- * - No global state. Every function is safe to call from several threads at once on distinct
- *   outputs. Inputs are never modified (except by the in-place scatter).
+ * - Every function is safe to call from several threads at once on distinct outputs. Inputs are
+ *   never modified (except by the in-place scatter). What a call needs comes in through its
+ *   arguments and ndx_options; the one thing that lives in the process is the cache of large
+ *   blocks behind ndx's default allocator (see ndx_release_memory): at most 16 blocks and
+ *   min(1 GiB, physical memory / 8) bytes, shared by every thread behind one mutex, filled by
+ *   ndx_tensor_free and by the ops' own scratch, emptied by ndx_release_memory. It changes no
+ *   result; a caller that passes its own allocator never touches it. (The number of online cores
+ *   and the machine's memory are also read once and kept.)
  * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids.
  * - Sizes are int64_t element counts; every product and sum is checked for overflow.
  */
@@ -55,10 +61,13 @@ extern "C" {
 #define NDX_API
 #endif
 
+/* The one version number of ndx: CMake, the library's ndx_version() and the Python package all
+ * read these three lines. */
 #define NDX_VERSION_MAJOR 0
 #define NDX_VERSION_MINOR 1
 #define NDX_VERSION_PATCH 0
-/* "0.1.0": the version of the library actually linked. */
+/* "MAJOR.MINOR.PATCH" of the library actually linked (compare with the macros above to tell the
+ * header a program was built with from the library it runs with). */
 NDX_API const char *ndx_version(void);
 
 /* Highest tensor rank ndx handles (TensorFlow allows up to 254 in shapes but its kernels stop at
@@ -235,8 +244,14 @@ typedef struct ndx_allocator {
     void *user;
 } ndx_allocator;
 
-/* Options for every op. A NULL pointer, or a zero-initialised struct, means the defaults, so
- * fields added later never change what an existing caller gets. */
+/* Options for every op. A NULL pointer, or a zero-initialised struct, means the defaults.
+ * How it may change: a later version may add fields, always at the end and always with 0 meaning
+ * the old behaviour, so source that zero-initialises the struct (`ndx_options o = {0};` or
+ * designated initialisers) keeps its meaning when rebuilt. It is not binary compatible across
+ * such a change: a program must be rebuilt against the new ndx.h. So that an old binary never
+ * runs against a library reading a longer struct, the shared library's soname carries the major
+ * and minor version while the major is 0 (libndx.so.0.1), and fields are added only in a new
+ * minor version. */
 typedef struct ndx_options {
     int num_threads;             /* 0: every online core; 1: only the calling thread; n: at most n */
     ndx_bad_indices bad_indices; /* default NDX_BAD_INDICES_ERROR */

@@ -2,12 +2,22 @@
 (no installed libndx needed). Install with `pip install --no-build-isolation ./python`."""
 import glob
 import os
+import re
 
 import numpy
 from setuptools import Extension, setup
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.relpath(os.path.join(here, ".."), here)
+
+
+def ndx_version():
+    """MAJOR.MINOR.PATCH from the NDX_VERSION_* macros of include/ndx.h (the one version number)."""
+    with open(os.path.join(here, "..", "include", "ndx.h")) as header:
+        parts = dict(re.findall(r"^#define NDX_VERSION_(MAJOR|MINOR|PATCH) (\d+)$", header.read(), re.M))
+    return "{MAJOR}.{MINOR}.{PATCH}".format(**parts)
+
+
 library = sorted(glob.glob(os.path.join(root, "src", "core", "*.c")) +
                  glob.glob(os.path.join(root, "src", "ops", "*.c")))
 
@@ -22,5 +32,5 @@ extension = Extension(
     extra_link_args=["-fopenmp", "-lm"],
 )
 
-setup(ext_modules=[extension], packages=["ndx"],
+setup(version=ndx_version(), ext_modules=[extension], packages=["ndx"],
       package_data={"ndx": ["*.pyi", "py.typed"]})
