@@ -11,7 +11,8 @@
  *      op.
  *   5. The ops: gather_nd; scatter_nd and tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
- *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse.
+ *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; and for layers built
+ *      on ndx, memory taken under an op's options and policy.
  *
  * Conventions shared by every op
  * ------------------------------
@@ -175,8 +176,9 @@ NDX_API ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64
 /* Number of elements (1 for a scalar), or -1 if the view is malformed or the count overflows. */
 NDX_API int64_t ndx_tensor_count(const ndx_tensor *t);
 
-/* Frees memory that an op allocated for `t` (when it was passed with data == NULL) and sets
- * data to NULL. Accepts NULL and views whose data is NULL. Never call it on caller-owned data. */
+/* Frees memory that an op allocated for `t` (when it was passed with data == NULL), or that
+ * ndx_block_alloc took from ndx's own allocator (no opt->allocator), and sets data to NULL.
+ * Accepts NULL and views whose data is NULL. Never call it on caller-owned data. */
 NDX_API void ndx_tensor_free(ndx_tensor *t);
 
 /* Large blocks (4 MiB and more) that ndx_tensor_free and the ops give back to the default
@@ -477,6 +479,28 @@ NDX_API ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse
                                      ndx_error *err);
 NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5e. For libraries built on ndx                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A layer that calls ndx ops (libndx_mpi, a runtime) can take its own memory under the same
+ * options and the same policy as the ops, so that `opt->allocator` and `opt->max_memory` cover
+ * its blocks too and its outputs can be freed as ndx's are.
+ *
+ * ndx_block_alloc takes `bytes` (64-byte aligned) from opt->allocator, or from ndx's own
+ * allocator when there is none (opt NULL included; large blocks are huge-page aligned and come
+ * from the block cache), exactly as an op would. `*used` counts what the caller's call has taken
+ * so far (start it at 0): the block is refused with NDX_E_MEMORY_BUDGET when *used + bytes would
+ * pass opt->max_memory, and *used grows by bytes when it is taken. On failure (also
+ * NDX_E_NO_MEMORY, or NDX_E_INVALID_ARGUMENT for malformed options) *block is NULL and err holds
+ * "<op>: <what> needs N bytes, ...", `op` and `what` as the caller names them. bytes == 0 gives
+ * *block = NULL and NDX_OK. err is written only on failure. */
+NDX_API ndx_status ndx_block_alloc(const ndx_options *opt, const char *op, const char *what,
+                                   size_t bytes, size_t *used, void **block, ndx_error *err);
+/* Gives back a block of ndx_block_alloc through the allocator it came from (opt->allocator, or
+ * ndx's own; pass the same opt). NULL is fine. */
+NDX_API void ndx_block_free(const ndx_options *opt, void *block);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 6. Helpers for callers that print tensors and messages                                      */
