@@ -87,7 +87,8 @@ typedef enum ndx_status {
     NDX_E_OVERFLOW,         /* a size that does not fit in int64_t / size_t                   */
     NDX_E_NO_MEMORY,        /* an allocation failed                                           */
     NDX_E_MEMORY_BUDGET,    /* the call would allocate more than ndx_options.max_memory       */
-    NDX_E_IO,               /* reading or writing a file failed (CLI and io layer only)       */
+    NDX_E_IO,               /* reading or writing a file failed (CLI and io layer), or an MPI
+                               call failed (libndx_mpi)                                       */
     NDX_E_FORMAT            /* a file is malformed or of an unsupported kind (io layer only)  */
 } ndx_status;
 

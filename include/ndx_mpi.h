@@ -20,7 +20,16 @@
  *   lowest rank's error is the one reported.
  * - Errors are ndx's: an ndx_status and an ndx_error (see ndx.h); `err` may be NULL.
  * - Threads within a rank come from ndx_options (NULL: the defaults), as for every ndx op.
- * - The library duplicates the communicator, so its messages never meet the caller's.
+ *   opt->allocator and opt->max_memory cover every block a lookup or update takes on a rank:
+ *   the exchange's scratch, the result it allocates and the scratch of the ndx ops it runs (each
+ *   gets what is left of the budget). Nothing is kept between calls.
+ * - The library duplicates the communicator, so its messages never meet the caller's, and sets
+ *   MPI_ERRORS_RETURN on its duplicate: every MPI call's code is read, and a failing one is
+ *   NDX_E_IO, "ndx_mpi_lookup: MPI_Alltoallv failed on rank 1: <MPI's text>", on every rank that
+ *   can still be told (the following agreement reports it). A failure inside the exchange may
+ *   leave an update applied on some shards and not others: MPI gives no way back from a broken
+ *   communicator. (ndx_mpi_table_create's first calls use the caller's communicator, under the
+ *   caller's error handler.)
  * - MPI must be initialised (MPI_Init or MPI_Init_thread) before any collective call. Only
  *   standard MPI-3 calls are used; any MPI_THREAD level suffices as long as one thread per rank
  *   makes the calls.
@@ -118,8 +127,9 @@ typedef struct ndx_mpi_stats {
  * this rank's ids. ids: int32 or int64, any shape (ids.rank + row_rank <= NDX_MAX_RANK), any
  * count. Every id must lie in [0, num_rows) on every rank, else every rank fails with
  * NDX_E_OUT_OF_RANGE: "ndx_mpi_lookup: ids[3] = 17 on rank 2 is outside [0, 10)". `out` as in
- * ndx.h: data == NULL makes the library allocate it (free with ndx_tensor_free, or with
- * opt->allocator when one is set); otherwise it must have exactly the result's dtype and shape.
+ * ndx.h: data == NULL makes the library allocate it as ndx ops do (free with ndx_tensor_free, or
+ * with opt->allocator when one is set); otherwise it must have exactly the result's dtype and
+ * shape.
  * Each distinct id is sent to its owner once per call. Only an out-of-memory inside ndx on some
  * rank after the exchange (reported on every rank) can leave `out` partly written. */
 NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,

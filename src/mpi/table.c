@@ -79,8 +79,11 @@ static ndx_status check_same(ndx_mpi_table *t, ndx_status local, ndx_dtype dtype
     mine[DESC_ROW_RANK] = row_rank;
     for (int i = 0; local == NDX_OK && i < row_rank; i++) mine[DESC_SHAPE + i] = row_shape[i];
     memcpy(root, mine, sizeof root);
-    MPI_Bcast(root, DESC_LEN, MPI_INT64_T, 0, comm);
-    if (local != NDX_OK || memcmp(root, mine, sizeof root) == 0) return local;
+    ndx_error spare;
+    ndx_status s = mpi_checked(MPI_Bcast(root, DESC_LEN, MPI_INT64_T, 0, comm), OP, t->rank,
+                               "MPI_Bcast", local == NDX_OK ? err : &spare);
+    if (local != NDX_OK || s != NDX_OK || memcmp(root, mine, sizeof root) == 0)
+        return local != NDX_OK ? local : s;
     char have[160], want[160];
     describe(have, sizeof have, mine);
     describe(want, sizeof want, root);
@@ -88,13 +91,44 @@ static ndx_status check_same(ndx_mpi_table *t, ndx_status local, ndx_dtype dtype
                     t->rank, have, want);
 }
 
+/* This rank's MPI objects: the duplicated communicator, whose errors come back as codes, and the
+ * row datatype. Collective (MPI_Comm_dup): every rank calls it, whatever it found so far. */
+static ndx_status make_mpi_objects(ndx_mpi_table *t, MPI_Comm comm, ndx_status local,
+                                   ndx_error *err) {
+    ndx_error spare;
+    ndx_error *e = local == NDX_OK ? err : &spare;
+    ndx_status s = mpi_checked(MPI_Comm_dup(comm, &t->comm), OP, t->rank, "MPI_Comm_dup", e);
+    if (s != NDX_OK) t->comm = MPI_COMM_NULL;
+    if (s == NDX_OK)
+        s = mpi_checked(MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN), OP, t->rank,
+                        "MPI_Comm_set_errhandler", e);
+    if (local != NDX_OK) return local;
+    if (s == NDX_OK && t->row_bytes > 0) {
+        s = mpi_checked(MPI_Type_contiguous((int)t->row_bytes, MPI_BYTE, &t->row_type), OP,
+                        t->rank, "MPI_Type_contiguous", err);
+        if (s == NDX_OK)
+            s = mpi_checked(MPI_Type_commit(&t->row_type), OP, t->rank, "MPI_Type_commit", err);
+    }
+    return s;
+}
+
+/* Frees what the table holds. MPI_Type_free and MPI_Comm_free can only fail on objects this
+ * library made and never handed out; there is nobody to tell (ndx_mpi_table_free returns
+ * nothing), so their codes are read and dropped. */
+static void table_destroy(ndx_mpi_table *t) {
+    if (t->row_type != MPI_DATATYPE_NULL) (void)MPI_Type_free(&t->row_type);
+    if (t->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&t->comm);
+    if (t->owns_shard) ndx_block_free(NULL, t->shard);
+    free(t);
+}
+
 ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows, int row_rank,
                                 const int64_t *row_shape, ndx_mpi_strategy strategy,
                                 void *shard_memory, ndx_mpi_table **table, ndx_error *err) {
     ndx_error e = {NDX_OK, ""};
     int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    if (initialized) MPI_Finalized(&finalized);
+    if (MPI_Initialized(&initialized) != MPI_SUCCESS) initialized = 0;
+    if (initialized && MPI_Finalized(&finalized) != MPI_SUCCESS) finalized = 1;
     if (!table || !initialized || finalized) {
         if (table) *table = NULL;
         return mpi_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -103,45 +137,45 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
     *table = NULL;
     ndx_mpi_table *t = calloc(1, sizeof *t);
     if (!t) return mpi_fail(err, NDX_E_NO_MEMORY, OP ": cannot allocate the table");
-    MPI_Comm_rank(comm, &t->rank);
-    MPI_Comm_size(comm, &t->size);
     t->comm = MPI_COMM_NULL;
     t->row_type = MPI_DATATYPE_NULL;
-
-    ndx_status s = check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e);
-    s = check_same(t, s, dtype, num_rows, row_rank, row_shape, strategy, comm, &e);
-    if (s == NDX_OK) {
-        t->owns_shard = shard_memory == NULL;
-        t->shard = shard_memory;
-        size_t bytes = mpi_rows_bytes(t, t->shard_rows);
-        if (t->owns_shard && !(t->shard = mpi_alloc(bytes, OP, "the shard", &e)))
-            s = e.code;
-        else if (t->owns_shard)
-            memset(t->shard, 0, bytes);
-    }
-    s = mpi_agree(comm, t->rank, s, &e);
+    /* A communicator that cannot even say its rank and size cannot agree on anything: this
+     * rank's failure alone. */
+    ndx_status s = mpi_checked(MPI_Comm_rank(comm, &t->rank), OP, -1, "MPI_Comm_rank", &e);
+    if (s == NDX_OK) s = mpi_checked(MPI_Comm_size(comm, &t->size), OP, t->rank, "MPI_Comm_size", &e);
     if (s != NDX_OK) {
-        if (t->owns_shard) free(t->shard);
         free(t);
         if (err) *err = e;
         return s;
     }
-    MPI_Comm_dup(comm, &t->comm);
-    if (t->row_bytes > 0) {
-        MPI_Type_contiguous((int)t->row_bytes, MPI_BYTE, &t->row_type);
-        MPI_Type_commit(&t->row_type);
+
+    s = check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e);
+    s = make_mpi_objects(t, comm, s, &e);
+    s = check_same(t, s, dtype, num_rows, row_rank, row_shape, strategy, comm, &e);
+    if (s == NDX_OK) {
+        t->owns_shard = shard_memory == NULL;
+        t->shard = shard_memory;
+        if (t->owns_shard) {
+            char where[64];
+            snprintf(where, sizeof where, OP " on rank %d", t->rank);
+            /* At least a byte: the shard's view is never NULL, even with no bytes. */
+            size_t bytes = mpi_rows_bytes(t, t->shard_rows);
+            s = ndx_block_alloc(NULL, where, "the shard", bytes ? bytes : 1, NULL, &t->shard, &e);
+            if (s == NDX_OK) memset(t->shard, 0, bytes);
+        }
+    }
+    s = mpi_agree(comm, t->rank, OP, s, &e);
+    if (s != NDX_OK) {
+        table_destroy(t);
+        if (err) *err = e;
+        return s;
     }
     *table = t;
     return NDX_OK;
 }
 
 void ndx_mpi_table_free(ndx_mpi_table *t) {
-    if (!t) return;
-    if (t->row_type != MPI_DATATYPE_NULL) MPI_Type_free(&t->row_type);
-    MPI_Comm_free(&t->comm);
-    for (int i = 0; i < MPI_BUFFERS; i++) free(t->buffer[i]);
-    if (t->owns_shard) free(t->shard);
-    free(t);
+    if (t) table_destroy(t);
 }
 
 ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *t) {
