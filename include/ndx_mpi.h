@@ -13,11 +13,22 @@
  * Conventions
  * -----------
  * - Collective functions (create, free, lookup, update) must be called by every rank of the
- *   table's communicator, in the same order. They agree on failure before moving any data:
- *   when any rank finds a bad argument (an id outside [0, num_rows), a dtype or shape that does
- *   not match the table, ...), every rank returns the same status and the same message, which
- *   names the rank at fault; no rank hangs and no shard changes. When several ranks fail, the
- *   lowest rank's error is the one reported.
+ *   table's communicator, in the same order, each rank with its handle of the same table. They
+ *   agree before moving any data, in one MPI_Allreduce:
+ *   - on what every rank must pass alike: which call (a lookup never meets an update) and the
+ *     update's op; at creation the dtype, strategy, num_rows, row_rank and row_shape. A
+ *     disagreement is NDX_E_INVALID_ARGUMENT on every rank, naming the argument, the lowest rank
+ *     whose arguments differ from rank 0's and both values: "ndx_mpi_update: the ranks disagree
+ *     on op: rank 2 passed sub but rank 0 passed add". It is reported before any rank's own
+ *     error.
+ *   - on failure: when any rank finds a bad argument (an id outside [0, num_rows), a dtype or
+ *     shape that does not match the table, a memory budget too small, ...), every rank returns
+ *     the same status and the same message, which names the rank at fault. When several ranks
+ *     fail, the lowest rank's error is the one reported.
+ *   Either way no rank hangs and no shard changes. (A NULL table fails on its rank alone: there
+ *   is no communicator to agree on.)
+ * - ids outside [0, num_rows) always fail, as TensorFlow's embedding_lookup on CPU:
+ *   opt->bad_indices must be NDX_BAD_INDICES_ERROR (IGNORE is NDX_E_UNSUPPORTED).
  * - Errors are ndx's: an ndx_status and an ndx_error (see ndx.h); `err` may be NULL.
  * - Threads within a rank come from ndx_options (NULL: the defaults), as for every ndx op.
  *   opt->allocator and opt->max_memory cover every block a lookup or update takes on a rank:
@@ -70,7 +81,8 @@ typedef struct ndx_mpi_table ndx_mpi_table;
 
 /* Collective: creates the table on `comm`. Every rank must pass the same dtype, row shape
  * (row_rank dims, 0 for scalar rows; row_rank + 1 <= NDX_MAX_RANK), num_rows and strategy; a
- * mismatch is NDX_E_INVALID_ARGUMENT on every rank. dtype: any numeric dtype (integers,
+ * mismatch is NDX_E_INVALID_ARGUMENT on every rank, naming the argument ("the ranks disagree on
+ * num_rows: rank 1 passed 11 but rank 0 passed 10"). dtype: any numeric dtype (integers,
  * float16, bfloat16, float32, float64, complex64, complex128); bool and string are
  * NDX_E_UNSUPPORTED. `shard_memory` is this rank's shard, [ndx_mpi_shard_rows(...), row_shape]
  * row-major, owned by the caller and kept for the table's life; NULL: the library allocates a

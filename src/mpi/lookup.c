@@ -70,7 +70,7 @@ static void lookup_stats(const mpi_collective *k, ndx_mpi_stats *st) {
     st->bytes_caused_without_dedupe = k->route.remote_all * unit;
 }
 
-static const mpi_kind lookup_kind = {"ndx_mpi_lookup", lookup_prepare, lookup_serve, lookup_stats};
+static const mpi_kind lookup_kind = {"ndx_mpi_lookup", MPI_CALL_LOOKUP, 0, lookup_prepare, lookup_serve, lookup_stats};
 
 ndx_status ndx_mpi_lookup(ndx_mpi_table *t, const ndx_tensor *ids, const ndx_options *opt,
                           ndx_tensor *out, ndx_mpi_stats *stats, ndx_error *err) {

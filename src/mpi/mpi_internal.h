@@ -36,11 +36,29 @@ MPI_HIDDEN ndx_status mpi_fail(ndx_error *err, ndx_status code, const char *fmt,
  * "<op>: <function> failed on rank <rank>: <MPI's error string>". */
 MPI_HIDDEN ndx_status mpi_checked(int rc, const char *op, int rank, const char *function,
                                   ndx_error *err);
-/* Collective: every rank passes its own outcome; all return the lowest failing rank's status
- * and copy its message into err (NDX_OK everywhere when no rank failed). A failing MPI call here
- * is this rank's NDX_E_IO. */
-MPI_HIDDEN ndx_status mpi_agree(MPI_Comm comm, int rank, const char *op, ndx_status local,
-                                ndx_error *err);
+
+/* agree.c: what every rank of a collective call must pass alike (the call itself, the op, a
+ * table's description), agreed in the same reduction that agrees on failure. */
+#define MPI_SHARED_MAX (4 + NDX_MAX_RANK)
+typedef struct mpi_shared {
+    int count;                      /* values in use: the same on every rank at the same point */
+    int first_is_call;              /* value[0] tells which collective a rank called, so a
+                                       disagreement on it is not prefixed by one call's name */
+    int64_t value[MPI_SHARED_MAX];
+    /* Writes value[field]'s argument name ("op") and its value as a message shows them. */
+    void (*name)(char *buf, size_t cap, int field);
+    void (*show)(char *buf, size_t cap, int field, int64_t value);
+} mpi_shared;
+
+/* Collective: every rank passes its own outcome and (or NULL, the same on every rank) what all
+ * ranks must share. One MPI_Allreduce of [failing rank, each value, its complement] finds both
+ * failures and disagreements; only then do the ranks say more. A disagreement is reported first
+ * (NDX_E_INVALID_ARGUMENT, naming the argument, the lowest rank whose values differ from rank
+ * 0's and both values); else the lowest failing rank's status and message. NDX_OK everywhere
+ * when every rank succeeded with the same shared values. A failing MPI call here is this rank's
+ * NDX_E_IO. */
+MPI_HIDDEN ndx_status mpi_agree(MPI_Comm comm, int rank, const char *op, const mpi_shared *shared,
+                                ndx_status local, ndx_error *err);
 
 /* call.c: one collective call on one rank. Every block it takes comes from ndx_block_alloc
  * under the caller's options (opt->allocator, opt->max_memory counted across the call's blocks)
@@ -54,6 +72,7 @@ typedef struct mpi_call {
     size_t used;         /* bytes taken, counted against opt->max_memory */
     void *blocks[MPI_CALL_BLOCKS];
     int num_blocks;
+    mpi_shared shared;   /* what every rank must pass alike, agreed at the first agreement */
     ndx_status status;   /* the first failure on this rank, or NDX_OK */
     ndx_error *err;      /* where that failure is described */
     ndx_error spare;     /* where later failures go, so the first is kept */
@@ -133,8 +152,11 @@ MPI_HIDDEN ndx_status mpi_exchange_rows(mpi_call *c, const mpi_exchange *x, int 
  * take its receive buffers, the kind's own step runs at the owners (taking part in every MPI call
  * even after a local failure), and a last agreement reports any failure everywhere. */
 typedef struct mpi_collective mpi_collective;
+enum { MPI_CALL_LOOKUP = 1, MPI_CALL_UPDATE = 2 };
 typedef struct mpi_kind {
     const char *op;
+    int id;       /* MPI_CALL_*: agreed with the op, so a lookup never meets an update */
+    int takes_op; /* the op is the caller's (update); else it is agreed as -1 */
     /* This rank's own work before the first agreement; fills ids/n, route (and route.slot),
      * the exchange, and `rows` as the kind needs. */
     ndx_status (*prepare)(mpi_collective *k);

@@ -9,15 +9,41 @@
 
 #define OP "ndx_mpi_table_create"
 
-/* What every rank must pass alike, flattened for one MPI_Bcast from rank 0. */
+/* What every rank must pass alike, agreed with the outcome in one reduction (agree.c). */
 enum { DESC_DTYPE, DESC_STRATEGY, DESC_NUM_ROWS, DESC_ROW_RANK, DESC_SHAPE, DESC_LEN = DESC_SHAPE + NDX_MAX_RANK };
 
-static void describe(char *buf, size_t cap, const int64_t *d) {
-    char dims[NDX_DIMS_TEXT];
-    int rank = d[DESC_ROW_RANK] < 0 || d[DESC_ROW_RANK] >= NDX_MAX_RANK ? 0 : (int)d[DESC_ROW_RANK];
-    ndx_format_dims(dims, sizeof dims, rank, d + DESC_SHAPE);
-    snprintf(buf, cap, "%s rows %s x %lld (\"%s\")", ndx_dtype_name((ndx_dtype)d[DESC_DTYPE]), dims,
-             (long long)d[DESC_NUM_ROWS], ndx_mpi_strategy_name((ndx_mpi_strategy)d[DESC_STRATEGY]));
+static void desc_name(char *buf, size_t cap, int field) {
+    static const char *const names[] = {"dtype", "strategy", "num_rows", "row_rank"};
+    if (field < DESC_SHAPE)
+        snprintf(buf, cap, "%s", names[field]);
+    else
+        snprintf(buf, cap, "row_shape[%d]", field - DESC_SHAPE);
+}
+
+static void desc_show(char *buf, size_t cap, int field, int64_t value) {
+    if (field == DESC_DTYPE && ndx_dtype_is_valid((ndx_dtype)value))
+        snprintf(buf, cap, "%s", ndx_dtype_name((ndx_dtype)value));
+    else if (field == DESC_STRATEGY && (value == NDX_MPI_MOD || value == NDX_MPI_DIV))
+        snprintf(buf, cap, "\"%s\"", ndx_mpi_strategy_name((ndx_mpi_strategy)value));
+    else
+        snprintf(buf, cap, "%lld", (long long)value);
+}
+
+/* This rank's description (row_shape only as far as row_rank is valid and row_shape there). */
+static mpi_shared describe(ndx_dtype dtype, int64_t num_rows, int row_rank,
+                           const int64_t *row_shape, ndx_mpi_strategy strategy) {
+    mpi_shared d;
+    memset(&d, 0, sizeof d);
+    d.count = DESC_LEN;
+    d.name = desc_name;
+    d.show = desc_show;
+    d.value[DESC_DTYPE] = dtype;
+    d.value[DESC_STRATEGY] = strategy;
+    d.value[DESC_NUM_ROWS] = num_rows;
+    d.value[DESC_ROW_RANK] = row_rank;
+    for (int i = 0; row_shape && row_rank <= NDX_MAX_RANK && i < row_rank; i++)
+        d.value[DESC_SHAPE + i] = row_shape[i];
+    return d;
 }
 
 /* Everything this rank can check alone, filling the table's sizes. */
@@ -65,30 +91,6 @@ static ndx_status check_local(ndx_mpi_table *t, ndx_dtype dtype, int64_t num_row
     if (mpi_rows_bytes(t, t->shard_rows) == SIZE_MAX)
         return mpi_fail(err, NDX_E_OVERFLOW, OP ": the shard's size overflows on rank %d", t->rank);
     return NDX_OK;
-}
-
-/* Compares this rank's description with rank 0's (every rank takes part in the broadcast, even
- * one that already failed, so the collective sequence stays the same everywhere). */
-static ndx_status check_same(ndx_mpi_table *t, ndx_status local, ndx_dtype dtype,
-                             int64_t num_rows, int row_rank, const int64_t *row_shape,
-                             ndx_mpi_strategy strategy, MPI_Comm comm, ndx_error *err) {
-    int64_t mine[DESC_LEN] = {0}, root[DESC_LEN];
-    mine[DESC_DTYPE] = dtype;
-    mine[DESC_STRATEGY] = strategy;
-    mine[DESC_NUM_ROWS] = num_rows;
-    mine[DESC_ROW_RANK] = row_rank;
-    for (int i = 0; local == NDX_OK && i < row_rank; i++) mine[DESC_SHAPE + i] = row_shape[i];
-    memcpy(root, mine, sizeof root);
-    ndx_error spare;
-    ndx_status s = mpi_checked(MPI_Bcast(root, DESC_LEN, MPI_INT64_T, 0, comm), OP, t->rank,
-                               "MPI_Bcast", local == NDX_OK ? err : &spare);
-    if (local != NDX_OK || s != NDX_OK || memcmp(root, mine, sizeof root) == 0)
-        return local != NDX_OK ? local : s;
-    char have[160], want[160];
-    describe(have, sizeof have, mine);
-    describe(want, sizeof want, root);
-    return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": rank %d passed %s but rank 0 passed %s",
-                    t->rank, have, want);
 }
 
 /* This rank's MPI objects: the duplicated communicator, whose errors come back as codes, and the
@@ -151,7 +153,6 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
 
     s = check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e);
     s = make_mpi_objects(t, comm, s, &e);
-    s = check_same(t, s, dtype, num_rows, row_rank, row_shape, strategy, comm, &e);
     if (s == NDX_OK) {
         t->owns_shard = shard_memory == NULL;
         t->shard = shard_memory;
@@ -164,7 +165,8 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
             if (s == NDX_OK) memset(t->shard, 0, bytes);
         }
     }
-    s = mpi_agree(comm, t->rank, OP, s, &e);
+    mpi_shared desc = describe(dtype, num_rows, row_rank, row_shape, strategy);
+    s = mpi_agree(comm, t->rank, OP, &desc, s, &e);
     if (s != NDX_OK) {
         table_destroy(t);
         if (err) *err = e;

@@ -497,6 +497,94 @@ static void test_bad_input(void) {
           "strings refused: '%s'", err.message);
 }
 
+/* ---- what every rank must share is agreed before data moves ---------------------------------- */
+static void test_arguments_agreed(void) {
+    const int64_t dims[1] = {3};
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_INT64, 12, 1, dims, NDX_MPI_MOD, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    for (int64_t i = 0; i < ndx_tensor_count(&shard); i++) ((int64_t *)shard.data)[i] = rank_ * 1000 + i;
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    int64_t ids[4] = {0, 3, 7, 11}, n = 4, ushape[2] = {4, 3};
+    int64_t rows[12];
+    for (int i = 0; i < 12; i++) rows[i] = i + 1;
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+    ndx_tensor up = ndx_tensor_make(NDX_INT64, 2, ushape, rows);
+    int last = size_ - 1;
+    char want[NDX_ERROR_MESSAGE_SIZE];
+    ndx_status st;
+
+    if (size_ >= 2) {
+        /* The last rank subtracts while the others add: no single scatter gives that table. */
+        st = ndx_mpi_update(t, rank_ == last ? NDX_SCATTER_SUB : NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        snprintf(want, sizeof want, "ndx_mpi_update: the ranks disagree on op: rank %d passed sub but rank 0 passed add", last);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strcmp(err.message, want) == 0, "ops differ: %d '%s'", st, err.message);
+        CHECK(unchanged(t, before, bytes), "an update with disagreeing ops changed a shard");
+        /* An op that is no op on one rank: the disagreement is reported (naming the value). */
+        st = ndx_mpi_update(t, rank_ == last ? (ndx_scatter_op)99 : NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        snprintf(want, sizeof want, "rank %d passed 99 (not an op)", last);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, want), "op 99 on one rank: %d '%s'", st, err.message);
+        CHECK(unchanged(t, before, bytes), "an update with an op 99 changed a shard");
+        /* One rank looks up while the others update. */
+        ndx_tensor out = {.data = NULL};
+        if (rank_ == last)
+            st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+        else
+            st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        snprintf(want, sizeof want, "libndx_mpi: the ranks disagree on the call: rank %d passed ndx_mpi_lookup "
+                 "but rank 0 passed ndx_mpi_update", last);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strcmp(err.message, want) == 0, "calls differ: %d '%s'", st, err.message);
+        CHECK(out.data == NULL, "no output from a lookup that met an update");
+        CHECK(unchanged(t, before, bytes), "an update that met a lookup changed a shard");
+        /* A disagreement wins over a rank's own error: rank 0 has a bad id, the last rank a
+         * different op. */
+        int64_t bad_ids[4] = {0, 3, 7, rank_ == 0 ? 12 : 11};
+        ndx_tensor bad = ndx_tensor_make(NDX_INT64, 1, &n, bad_ids);
+        st = ndx_mpi_update(t, rank_ == last ? NDX_SCATTER_MAX : NDX_SCATTER_ADD, &bad, &up, NULL, NULL, &err);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, "disagree on op"), "both wrong: %d '%s'", st, err.message);
+    }
+    /* The bad-index policy: tables always refuse ids out of range, so IGNORE is refused (on one
+     * rank: every rank fails, naming it). */
+    ndx_options ignore = {.bad_indices = rank_ == last ? NDX_BAD_INDICES_IGNORE : NDX_BAD_INDICES_ERROR};
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &ignore, NULL, &err);
+    snprintf(want, sizeof want, "ndx_mpi_update: opt->bad_indices on rank %d is NDX_BAD_INDICES_IGNORE", last);
+    CHECK(st == NDX_E_UNSUPPORTED && strstr(err.message, want), "ignore policy: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    /* The same op everywhere still works. */
+    CHECK(ndx_mpi_update(t, NDX_SCATTER_SUB, &idv, &up, NULL, NULL, &err) == NDX_OK, "sub: %s", err.message);
+    free(before);
+    ndx_mpi_table_free(t);
+
+    /* Creation: the argument that differs is named, with both values. */
+    static const char *const what[5] = {"num_rows: rank 1 passed 11 but rank 0 passed 10",
+                                        "dtype: rank 1 passed int32 but rank 0 passed float32",
+                                        "row_shape[1]: rank 1 passed 4 but rank 0 passed 2",
+                                        "strategy: rank 1 passed \"div\" but rank 0 passed \"mod\"",
+                                        "row_rank: rank 1 passed 1 but rank 0 passed 2"};
+    for (int kind = 0; kind < 5 && size_ >= 2; kind++) {
+        int64_t rs[2] = {3, 2}, rows_n = 10;
+        ndx_dtype dt = NDX_FLOAT32;
+        ndx_mpi_strategy strat = NDX_MPI_MOD;
+        int rrank = 2;
+        if (rank_ == 1) {
+            if (kind == 0) rows_n = 11;
+            if (kind == 1) dt = NDX_INT32;
+            if (kind == 2) rs[1] = 4;
+            if (kind == 3) strat = NDX_MPI_DIV;
+            if (kind == 4) rrank = 1;
+        }
+        ndx_mpi_table *bt = (ndx_mpi_table *)&err;
+        st = ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, rs, strat, NULL, &bt, &err);
+        snprintf(want, sizeof want, "ndx_mpi_table_create: the ranks disagree on %s", what[kind]);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && bt == NULL && strcmp(err.message, want) == 0,
+              "create differs %d: %d '%s'", kind, st, err.message);
+    }
+}
+
 /* ---- reproducibility: the same float update twice from the same start is the same bits, and
  * equal to one process's scatter, so also the same at every rank count ---------------------- */
 static void test_reproducible(void) {
@@ -774,6 +862,7 @@ int main(int argc, char **argv) {
     test_layout();
     test_all_cases();
     test_bad_input();
+    test_arguments_agreed();
     test_reproducible();
     test_update_without_scratch();
     test_memory_goes_through_options();
