@@ -6,8 +6,9 @@
  *   NDX_MPI_MOD: row r lives on rank r % P as local row r / P;
  *   NDX_MPI_DIV: contiguous blocks; the first num_rows % P ranks hold one row more than the
  *                others (TensorFlow's embedding_lookup partition_strategy="div").
- * Lookup and update are collective: every rank passes its own ids (int32 or int64, any shape,
- * any count including zero); ids are partitioned by owner, sent once per destination
+ * Lookup and update are collective: every rank passes its own ids (int32 or int64, as
+ * TensorFlow's embedding_lookup takes them: int16, which ndx's own ops accept, is refused; any
+ * shape, any count including zero); ids are partitioned by owner, sent once per destination
  * (deduplicated), gathered on the owners with ndx_gather_nd, sent back and put in order.
  *
  * Conventions

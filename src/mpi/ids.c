@@ -17,9 +17,11 @@ int64_t mpi_ids_count(mpi_call *c, const ndx_tensor *ids) {
     snprintf(what, sizeof what, "%s: ids on rank %d", c->op, t->rank);
     int64_t count;
     if (mpi_call_note(c, ndx_tensor_check(ids, what, &count, NULL, err)) != NDX_OK) return -1;
-    if (ids->dtype != NDX_INT16 && ids->dtype != NDX_INT32 && ids->dtype != NDX_INT64) {
+    /* int32 or int64, as TensorFlow's embedding_lookup and its resource gathers and scatters
+     * take them (ndx's own ops also take int16; a table does not). */
+    if (ids->dtype != NDX_INT32 && ids->dtype != NDX_INT64) {
         mpi_call_note(c, mpi_fail(err, NDX_E_INVALID_ARGUMENT,
-                                  "%s: ids on rank %d are %s, not int16, int32 or int64", c->op,
+                                  "%s: ids on rank %d are %s; a table takes int32 or int64 ids", c->op,
                                   t->rank, ndx_dtype_name(ids->dtype)));
         return -1;
     }
@@ -40,11 +42,7 @@ int64_t mpi_ids_count(mpi_call *c, const ndx_tensor *ids) {
 }
 
 static int64_t id_at(const ndx_tensor *ids, int64_t i) {
-    switch (ids->dtype) {
-    case NDX_INT16: return ((const int16_t *)ids->data)[i];
-    case NDX_INT32: return ((const int32_t *)ids->data)[i];
-    default: return ((const int64_t *)ids->data)[i];
-    }
+    return ids->dtype == NDX_INT32 ? ((const int32_t *)ids->data)[i] : ((const int64_t *)ids->data)[i];
 }
 
 ndx_status mpi_ids_read(mpi_call *c, const ndx_tensor *ids, int64_t *out) {

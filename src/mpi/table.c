@@ -85,8 +85,9 @@ static ndx_status check_local(ndx_mpi_table *t, ndx_dtype dtype, int64_t num_row
     if (__builtin_mul_overflow((size_t)t->row_elems, t->itemsize, &t->row_bytes) ||
         t->row_bytes > INT_MAX)
         return mpi_fail(err, NDX_E_OVERFLOW,
-                        OP ": a row of %lld %s elements is more bytes than one MPI element can "
-                        "hold (INT_MAX)", (long long)t->row_elems, ndx_dtype_name(dtype));
+                        OP ": a row of %lld %s elements on rank %d is more bytes than one MPI "
+                        "element can hold (INT_MAX)", (long long)t->row_elems,
+                        ndx_dtype_name(dtype), t->rank);
     t->shard_rows = ndx_mpi_shard_rows(strategy, num_rows, t->size, t->rank);
     if (mpi_rows_bytes(t, t->shard_rows) == SIZE_MAX)
         return mpi_fail(err, NDX_E_OVERFLOW, OP ": the shard's size overflows on rank %d", t->rank);
@@ -117,11 +118,11 @@ static ndx_status make_mpi_objects(ndx_mpi_table *t, MPI_Comm comm, ndx_status l
 /* Frees what the table holds. MPI_Type_free and MPI_Comm_free can only fail on objects this
  * library made and never handed out; there is nobody to tell (ndx_mpi_table_free returns
  * nothing), so their codes are read and dropped. */
-static void table_destroy(ndx_mpi_table *t) {
+static void table_destroy(ndx_mpi_table *t, int on_heap) {
     if (t->row_type != MPI_DATATYPE_NULL) (void)MPI_Type_free(&t->row_type);
     if (t->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&t->comm);
     if (t->owns_shard) ndx_block_free(NULL, t->shard);
-    free(t);
+    if (on_heap) free(t);
 }
 
 ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows, int row_rank,
@@ -137,8 +138,14 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
                         !table ? OP ": table is NULL" : OP ": MPI is not initialised");
     }
     *table = NULL;
-    ndx_mpi_table *t = calloc(1, sizeof *t);
-    if (!t) return mpi_fail(err, NDX_E_NO_MEMORY, OP ": cannot allocate the table");
+    /* A rank that cannot allocate the table still takes part in the collective calls below (on
+     * a table on its stack), so that the others hear of it instead of waiting. */
+    ndx_mpi_table *t = calloc(1, sizeof *t), on_stack;
+    int on_heap = t != NULL;
+    if (!on_heap) {
+        memset(&on_stack, 0, sizeof on_stack);
+        t = &on_stack;
+    }
     t->comm = MPI_COMM_NULL;
     t->row_type = MPI_DATATYPE_NULL;
     /* A communicator that cannot even say its rank and size cannot agree on anything: this
@@ -146,12 +153,13 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
     ndx_status s = mpi_checked(MPI_Comm_rank(comm, &t->rank), OP, -1, "MPI_Comm_rank", &e);
     if (s == NDX_OK) s = mpi_checked(MPI_Comm_size(comm, &t->size), OP, t->rank, "MPI_Comm_size", &e);
     if (s != NDX_OK) {
-        free(t);
+        if (on_heap) free(t);
         if (err) *err = e;
         return s;
     }
 
-    s = check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e);
+    s = on_heap ? check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e)
+                : mpi_fail(&e, NDX_E_NO_MEMORY, OP ": cannot allocate the table on rank %d", t->rank);
     s = make_mpi_objects(t, comm, s, &e);
     if (s == NDX_OK) {
         t->owns_shard = shard_memory == NULL;
@@ -168,7 +176,7 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
     mpi_shared desc = describe(dtype, num_rows, row_rank, row_shape, strategy);
     s = mpi_agree(comm, t->rank, OP, &desc, s, &e);
     if (s != NDX_OK) {
-        table_destroy(t);
+        table_destroy(t, on_heap);
         if (err) *err = e;
         return s;
     }
@@ -177,7 +185,7 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
 }
 
 void ndx_mpi_table_free(ndx_mpi_table *t) {
-    if (t) table_destroy(t);
+    if (t) table_destroy(t, 1);
 }
 
 ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *t) {

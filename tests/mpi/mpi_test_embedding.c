@@ -585,6 +585,80 @@ static void test_arguments_agreed(void) {
     }
 }
 
+/* ---- every agreed error names the rank at fault ------------------------------------------- */
+static void release_block(void *user, void *block);
+static void *refuse_all(void *user, size_t bytes, size_t alignment) {
+    (void)user, (void)bytes, (void)alignment;
+    return NULL;
+}
+
+static void test_errors_name_rank(void) {
+    const int64_t dims[1] = {3};
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, 12, 1, dims, NDX_MPI_DIV, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    int last = size_ - 1;
+    char on_last[32];
+    snprintf(on_last, sizeof on_last, "on rank %d", last);
+    int64_t ids[2] = {1, 10}, n = 2, ushape[2] = {2, 3};
+    float rows[6] = {1, 2, 3, 4, 5, 6};
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+    ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, rows);
+    ndx_status st;
+
+    /* An op that is no op, on every rank: ndx's own message, prefixed with the rank at fault. */
+    st = ndx_mpi_update(t, (ndx_scatter_op)99, &idv, &up, NULL, NULL, &err);
+    CHECK(st != NDX_OK && strstr(err.message, "ndx_mpi_update on rank 0: "), "op 99: %d '%s'", st, err.message);
+    /* A refusing allocator on the last rank. */
+    ndx_allocator none = {refuse_all, release_block, NULL};
+    ndx_options starved = {.allocator = rank_ == last ? &none : NULL};
+    ndx_tensor out = {.data = NULL};
+    st = ndx_mpi_lookup(t, &idv, &starved, &out, NULL, &err);
+    CHECK(st == NDX_E_NO_MEMORY && strstr(err.message, on_last), "refusing allocator: %d '%s'", st, err.message);
+    CHECK(out.data == NULL, "no output from a refused lookup");
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &starved, NULL, &err);
+    CHECK(st == NDX_E_NO_MEMORY && strstr(err.message, on_last), "refusing allocator: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    /* An allocator without a release function on the last rank: ndx's check, with the rank. */
+    ndx_allocator half = {refuse_all, NULL, NULL};
+    ndx_options malformed = {.allocator = rank_ == last ? &half : NULL};
+    st = ndx_mpi_lookup(t, &idv, &malformed, &out, NULL, &err);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, on_last) && strstr(err.message, "opt->allocator"),
+          "malformed allocator: %d '%s'", st, err.message);
+    /* An out view that differs from the result only in its itemsize says so. */
+    float o[12];
+    int64_t oshape[2] = {2, 3};
+    ndx_tensor view = ndx_tensor_make(NDX_FLOAT32, 2, oshape, o);
+    if (rank_ == last) view.itemsize = 8;
+    st = ndx_mpi_lookup(t, &idv, NULL, &view, NULL, &err);
+    char want[NDX_ERROR_MESSAGE_SIZE];
+    snprintf(want, sizeof want, "ndx_mpi_lookup: out on rank %d is float32 [2, 3] with itemsize 8 (not 4) but the "
+             "result is float32 [2, 3]", last);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, want), "itemsize: %d '%s'", st, err.message);
+    /* int16 ids on the last rank: a table takes int32 or int64, as TensorFlow's embedding_lookup. */
+    int16_t ids16[2] = {1, 10};
+    ndx_tensor idv16 = ndx_tensor_make(NDX_INT16, 1, &n, ids16);
+    st = ndx_mpi_lookup(t, rank_ == last ? &idv16 : &idv, NULL, &out, NULL, &err);
+    snprintf(want, sizeof want, "ndx_mpi_lookup: ids on rank %d are int16; a table takes int32 or int64 ids", last);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strcmp(err.message, want) == 0, "int16 ids: %d '%s'", st, err.message);
+    CHECK(out.data == NULL, "no output from a refused lookup");
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, rank_ == last ? &idv16 : &idv, &up, NULL, NULL, &err);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, "int16"), "int16 update: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    free(before);
+    ndx_mpi_table_free(t);
+
+    /* Creation: a row too large for one MPI element, named with the rank. */
+    int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 10};
+    ndx_mpi_table *bt = (ndx_mpi_table *)&err;
+    st = ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, 4, 2, huge, NDX_MPI_MOD, NULL, &bt, &err);
+    CHECK(st == NDX_E_OVERFLOW && bt == NULL && strstr(err.message, "on rank 0"), "huge row: %d '%s'", st, err.message);
+}
+
 /* ---- reproducibility: the same float update twice from the same start is the same bits, and
  * equal to one process's scatter, so also the same at every rank count ---------------------- */
 static void test_reproducible(void) {
@@ -863,6 +937,7 @@ int main(int argc, char **argv) {
     test_all_cases();
     test_bad_input();
     test_arguments_agreed();
+    test_errors_name_rank();
     test_reproducible();
     test_update_without_scratch();
     test_memory_goes_through_options();
