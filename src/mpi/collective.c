@@ -1,7 +1,8 @@
 /* collective.c — the one skeleton of ndx_mpi_lookup and ndx_mpi_update:
  *
  *   prepare (this rank alone: checks, ids, routing, packing, buffers)
- *   → agree (also on which call and which op: every rank must pass the same) → counts (MPI_Alltoall), receive buffers → agree
+ *   → agree (also on which call and which op: every rank must pass the same)
+ *   → counts (MPI_Alltoall), receive buffers → agree
  *   → ids to their owners (MPI_Alltoallv) → the kind's step at the owners → agree.
  *
  * Everything that can fail on one rank because of its arguments or its memory happens before the
@@ -16,6 +17,7 @@
 
 /* The two values every rank of a lookup or update must pass alike: which call, and the op. */
 enum { SHARED_CALL, SHARED_OP, SHARED_COUNT };
+#define NO_OP INT64_MIN /* a lookup's op: no ndx_scatter_op (an int) has this value */
 
 static void shared_name(char *buf, size_t cap, int field) {
     snprintf(buf, cap, "%s", field == SHARED_CALL ? "the call" : "op");
@@ -24,7 +26,7 @@ static void shared_name(char *buf, size_t cap, int field) {
 static void shared_show(char *buf, size_t cap, int field, int64_t value) {
     if (field == SHARED_CALL)
         snprintf(buf, cap, "%s", value == MPI_CALL_LOOKUP ? "ndx_mpi_lookup" : "ndx_mpi_update");
-    else if (value == -1)
+    else if (value == NO_OP)
         snprintf(buf, cap, "none");
     else if (value >= NDX_SCATTER_UPDATE && value <= NDX_SCATTER_MAX)
         snprintf(buf, cap, "%s", ndx_scatter_op_name((ndx_scatter_op)value));
@@ -56,7 +58,7 @@ ndx_status mpi_collective_run(ndx_mpi_table *t, const mpi_kind *kind, mpi_collec
     c->shared.count = SHARED_COUNT;
     c->shared.first_is_call = 1;
     c->shared.value[SHARED_CALL] = kind->id;
-    c->shared.value[SHARED_OP] = kind->takes_op ? (int64_t)k->op : -1;
+    c->shared.value[SHARED_OP] = kind->takes_op ? (int64_t)k->op : NO_OP;
     c->shared.name = shared_name;
     c->shared.show = shared_show;
     double t0 = MPI_Wtime();

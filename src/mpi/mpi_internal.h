@@ -156,7 +156,7 @@ enum { MPI_CALL_LOOKUP = 1, MPI_CALL_UPDATE = 2 };
 typedef struct mpi_kind {
     const char *op;
     int id;       /* MPI_CALL_*: agreed with the op, so a lookup never meets an update */
-    int takes_op; /* the op is the caller's (update); else it is agreed as -1 */
+    int takes_op; /* the op is the caller's (update); else a value no op has is agreed */
     /* This rank's own work before the first agreement; fills ids/n, route (and route.slot),
      * the exchange, and `rows` as the kind needs. */
     ndx_status (*prepare)(mpi_collective *k);
