@@ -143,8 +143,9 @@ typedef struct ndx_mpi_stats {
  * ndx.h: data == NULL makes the library allocate it as ndx ops do (free with ndx_tensor_free, or
  * with opt->allocator when one is set); otherwise it must have exactly the result's dtype and
  * shape.
- * Each distinct id is sent to its owner once per call. Only an out-of-memory inside ndx on some
- * rank after the exchange (reported on every rank) can leave `out` partly written. */
+ * Each distinct id is sent to its owner once per call. Only a failure after the exchange (an
+ * out-of-memory inside ndx or a failing MPI call on some rank, reported on every rank) can leave
+ * a caller's `out` partly written; an `out` the library would allocate is then not returned. */
 NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
                                   const ndx_options *opt, ndx_tensor *out, ndx_mpi_stats *stats,
                                   ndx_error *err);
@@ -154,8 +155,10 @@ NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
  * floats). The result is that of one ndx_tensor_scatter_nd over the whole table with every
  * rank's ids and updates concatenated in rank order: each owner applies what it receives by
  * source rank, then position, so float results are bitwise reproducible and the same at any rank
- * count, and integers wrap exactly as in one process. Bad ids and mismatched arguments fail on
- * every rank before any shard changes (as for lookup). Once the rows are exchanged every owner
+ * count, and integers wrap exactly as in one process. Bad ids, mismatched arguments and an op
+ * that differs between ranks fail on every rank before any shard changes (as for lookup); so
+ * do a memory budget or an allocator that cannot cover the exchange. Once the rows are
+ * exchanged every owner
  * applies them: if the scatter cannot get scratch memory it applies them again without any
  * (ndx's in-place scatter allocates nothing on its direct path), so no shard is left behind. */
 NDX_API ndx_status ndx_mpi_update(ndx_mpi_table *table, ndx_scatter_op op, const ndx_tensor *ids,
