@@ -11,7 +11,8 @@
  *      op.
  *   5. The ops: gather_nd; scatter_nd and tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
- *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse.
+ *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; and for layers built
+ *      on ndx, memory taken under an op's options and policy.
  *
  * Conventions shared by every op
  * ------------------------------
@@ -31,8 +32,14 @@
  * - Outputs: if `out->data` is NULL the op allocates the output itself (free it with
  *   ndx_tensor_free); otherwise `out` must describe exactly the shape the shape function gives
  *   (dtype, itemsize, rank and shape are compared) and `data` must hold that many bytes.
- * - No global state. Every function is safe to call from several threads at once on distinct
- *   outputs. Inputs are never modified (except by the in-place scatter).
+ * - Every function is safe to call from several threads at once on distinct outputs. Inputs are
+ *   never modified (except by the in-place scatter). What a call needs comes in through its
+ *   arguments and ndx_options; the one thing that lives in the process is the cache of large
+ *   blocks behind ndx's default allocator (see ndx_release_memory): at most 16 blocks and
+ *   min(1 GiB, physical memory / 8) bytes, shared by every thread behind one mutex, filled by
+ *   ndx_tensor_free and by the ops' own scratch, emptied by ndx_release_memory. It changes no
+ *   result; a caller that passes its own allocator never touches it. (The number of online cores
+ *   and the machine's memory are also read once and kept.)
  * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids.
  * - Sizes are int64_t element counts; every product and sum is checked for overflow.
  */
@@ -55,10 +62,13 @@ extern "C" {
 #define NDX_API
 #endif
 
+/* The one version number of ndx: CMake, the library's ndx_version() and the Python package all
+ * read these three lines. */
 #define NDX_VERSION_MAJOR 0
 #define NDX_VERSION_MINOR 1
 #define NDX_VERSION_PATCH 0
-/* "0.1.0": the version of the library actually linked. */
+/* "MAJOR.MINOR.PATCH" of the library actually linked (compare with the macros above to tell the
+ * header a program was built with from the library it runs with). */
 NDX_API const char *ndx_version(void);
 
 /* Highest tensor rank ndx handles (TensorFlow allows up to 254 in shapes but its kernels stop at
@@ -77,7 +87,8 @@ typedef enum ndx_status {
     NDX_E_OVERFLOW,         /* a size that does not fit in int64_t / size_t                   */
     NDX_E_NO_MEMORY,        /* an allocation failed                                           */
     NDX_E_MEMORY_BUDGET,    /* the call would allocate more than ndx_options.max_memory       */
-    NDX_E_IO,               /* reading or writing a file failed (CLI and io layer only)       */
+    NDX_E_IO,               /* reading or writing a file failed (CLI and io layer), or an MPI
+                               call failed (libndx_mpi)                                       */
     NDX_E_FORMAT            /* a file is malformed or of an unsupported kind (io layer only)  */
 } ndx_status;
 
@@ -166,8 +177,9 @@ NDX_API ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64
 /* Number of elements (1 for a scalar), or -1 if the view is malformed or the count overflows. */
 NDX_API int64_t ndx_tensor_count(const ndx_tensor *t);
 
-/* Frees memory that an op allocated for `t` (when it was passed with data == NULL) and sets
- * data to NULL. Accepts NULL and views whose data is NULL. Never call it on caller-owned data. */
+/* Frees memory that an op allocated for `t` (when it was passed with data == NULL), or that
+ * ndx_block_alloc took from ndx's own allocator (no opt->allocator), and sets data to NULL.
+ * Accepts NULL and views whose data is NULL. Never call it on caller-owned data. */
 NDX_API void ndx_tensor_free(ndx_tensor *t);
 
 /* Large blocks (4 MiB and more) that ndx_tensor_free and the ops give back to the default
@@ -235,8 +247,14 @@ typedef struct ndx_allocator {
     void *user;
 } ndx_allocator;
 
-/* Options for every op. A NULL pointer, or a zero-initialised struct, means the defaults, so
- * fields added later never change what an existing caller gets. */
+/* Options for every op. A NULL pointer, or a zero-initialised struct, means the defaults.
+ * How it may change: a later version may add fields, always at the end and always with 0 meaning
+ * the old behaviour, so source that zero-initialises the struct (`ndx_options o = {0};` or
+ * designated initialisers) keeps its meaning when rebuilt. It is not binary compatible across
+ * such a change: a program must be rebuilt against the new ndx.h. So that an old binary never
+ * runs against a library reading a longer struct, the shared library's soname carries the major
+ * and minor version while the major is 0 (libndx.so.0.1), and fields are added only in a new
+ * minor version. */
 typedef struct ndx_options {
     int num_threads;             /* 0: every online core; 1: only the calling thread; n: at most n */
     ndx_bad_indices bad_indices; /* default NDX_BAD_INDICES_ERROR */
@@ -462,6 +480,28 @@ NDX_API ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse
                                      ndx_error *err);
 NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5e. For libraries built on ndx                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A layer that calls ndx ops (libndx_mpi, a runtime) can take its own memory under the same
+ * options and the same policy as the ops, so that `opt->allocator` and `opt->max_memory` cover
+ * its blocks too and its outputs can be freed as ndx's are.
+ *
+ * ndx_block_alloc takes `bytes` (64-byte aligned) from opt->allocator, or from ndx's own
+ * allocator when there is none (opt NULL included; large blocks are huge-page aligned and come
+ * from the block cache), exactly as an op would. `*used` counts what the caller's call has taken
+ * so far (start it at 0): the block is refused with NDX_E_MEMORY_BUDGET when *used + bytes would
+ * pass opt->max_memory, and *used grows by bytes when it is taken. On failure (also
+ * NDX_E_NO_MEMORY, or NDX_E_INVALID_ARGUMENT for malformed options) *block is NULL and err holds
+ * "<op>: <what> needs N bytes, ...", `op` and `what` as the caller names them. bytes == 0 gives
+ * *block = NULL and NDX_OK. err is written only on failure. */
+NDX_API ndx_status ndx_block_alloc(const ndx_options *opt, const char *op, const char *what,
+                                   size_t bytes, size_t *used, void **block, ndx_error *err);
+/* Gives back a block of ndx_block_alloc through the allocator it came from (opt->allocator, or
+ * ndx's own; pass the same opt). NULL is fine. */
+NDX_API void ndx_block_free(const ndx_options *opt, void *block);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 6. Helpers for callers that print tensors and messages                                      */

@@ -6,21 +6,42 @@
  *   NDX_MPI_MOD: row r lives on rank r % P as local row r / P;
  *   NDX_MPI_DIV: contiguous blocks; the first num_rows % P ranks hold one row more than the
  *                others (TensorFlow's embedding_lookup partition_strategy="div").
- * Lookup and update are collective: every rank passes its own ids (int32 or int64, any shape,
- * any count including zero); ids are partitioned by owner, sent once per destination
+ * Lookup and update are collective: every rank passes its own ids (int32 or int64, as
+ * TensorFlow's embedding_lookup takes them: int16, which ndx's own ops accept, is refused; any
+ * shape, any count including zero); ids are partitioned by owner, sent once per destination
  * (deduplicated), gathered on the owners with ndx_gather_nd, sent back and put in order.
  *
  * Conventions
  * -----------
  * - Collective functions (create, free, lookup, update) must be called by every rank of the
- *   table's communicator, in the same order. They agree on failure before moving any data:
- *   when any rank finds a bad argument (an id outside [0, num_rows), a dtype or shape that does
- *   not match the table, ...), every rank returns the same status and the same message, which
- *   names the rank at fault; no rank hangs and no shard changes. When several ranks fail, the
- *   lowest rank's error is the one reported.
+ *   table's communicator, in the same order, each rank with its handle of the same table. They
+ *   agree before moving any data, in one MPI_Allreduce:
+ *   - on what every rank must pass alike: which call (a lookup never meets an update) and the
+ *     update's op; at creation the dtype, strategy, num_rows, row_rank and row_shape. A
+ *     disagreement is NDX_E_INVALID_ARGUMENT on every rank, naming the argument, the lowest rank
+ *     whose arguments differ from rank 0's and both values: "ndx_mpi_update: the ranks disagree
+ *     on op: rank 2 passed sub but rank 0 passed add". It is reported before any rank's own
+ *     error.
+ *   - on failure: when any rank finds a bad argument (an id outside [0, num_rows), a dtype or
+ *     shape that does not match the table, a memory budget too small, ...), every rank returns
+ *     the same status and the same message, which names the rank at fault. When several ranks
+ *     fail, the lowest rank's error is the one reported.
+ *   Either way no rank hangs and no shard changes. (A NULL table fails on its rank alone: there
+ *   is no communicator to agree on.)
+ * - ids outside [0, num_rows) always fail, as TensorFlow's embedding_lookup on CPU:
+ *   opt->bad_indices must be NDX_BAD_INDICES_ERROR (IGNORE is NDX_E_UNSUPPORTED).
  * - Errors are ndx's: an ndx_status and an ndx_error (see ndx.h); `err` may be NULL.
  * - Threads within a rank come from ndx_options (NULL: the defaults), as for every ndx op.
- * - The library duplicates the communicator, so its messages never meet the caller's.
+ *   opt->allocator and opt->max_memory cover every block a lookup or update takes on a rank:
+ *   the exchange's scratch, the result it allocates and the scratch of the ndx ops it runs (each
+ *   gets what is left of the budget). Nothing is kept between calls.
+ * - The library duplicates the communicator, so its messages never meet the caller's, and sets
+ *   MPI_ERRORS_RETURN on its duplicate: every MPI call's code is read, and a failing one is
+ *   NDX_E_IO, "ndx_mpi_lookup: MPI_Alltoallv failed on rank 1: <MPI's text>", on every rank that
+ *   can still be told (the following agreement reports it). A failure inside the exchange may
+ *   leave an update applied on some shards and not others: MPI gives no way back from a broken
+ *   communicator. (ndx_mpi_table_create's first calls use the caller's communicator, under the
+ *   caller's error handler.)
  * - MPI must be initialised (MPI_Init or MPI_Init_thread) before any collective call. Only
  *   standard MPI-3 calls are used; any MPI_THREAD level suffices as long as one thread per rank
  *   makes the calls.
@@ -61,7 +82,8 @@ typedef struct ndx_mpi_table ndx_mpi_table;
 
 /* Collective: creates the table on `comm`. Every rank must pass the same dtype, row shape
  * (row_rank dims, 0 for scalar rows; row_rank + 1 <= NDX_MAX_RANK), num_rows and strategy; a
- * mismatch is NDX_E_INVALID_ARGUMENT on every rank. dtype: any numeric dtype (integers,
+ * mismatch is NDX_E_INVALID_ARGUMENT on every rank, naming the argument ("the ranks disagree on
+ * num_rows: rank 1 passed 11 but rank 0 passed 10"). dtype: any numeric dtype (integers,
  * float16, bfloat16, float32, float64, complex64, complex128); bool and string are
  * NDX_E_UNSUPPORTED. `shard_memory` is this rank's shard, [ndx_mpi_shard_rows(...), row_shape]
  * row-major, owned by the caller and kept for the table's life; NULL: the library allocates a
@@ -118,10 +140,12 @@ typedef struct ndx_mpi_stats {
  * this rank's ids. ids: int32 or int64, any shape (ids.rank + row_rank <= NDX_MAX_RANK), any
  * count. Every id must lie in [0, num_rows) on every rank, else every rank fails with
  * NDX_E_OUT_OF_RANGE: "ndx_mpi_lookup: ids[3] = 17 on rank 2 is outside [0, 10)". `out` as in
- * ndx.h: data == NULL makes the library allocate it (free with ndx_tensor_free, or with
- * opt->allocator when one is set); otherwise it must have exactly the result's dtype and shape.
- * Each distinct id is sent to its owner once per call. Only an out-of-memory inside ndx on some
- * rank after the exchange (reported on every rank) can leave `out` partly written. */
+ * ndx.h: data == NULL makes the library allocate it as ndx ops do (free with ndx_tensor_free, or
+ * with opt->allocator when one is set); otherwise it must have exactly the result's dtype and
+ * shape.
+ * Each distinct id is sent to its owner once per call. Only a failure after the exchange (an
+ * out-of-memory inside ndx or a failing MPI call on some rank, reported on every rank) can leave
+ * a caller's `out` partly written; an `out` the library would allocate is then not returned. */
 NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
                                   const ndx_options *opt, ndx_tensor *out, ndx_mpi_stats *stats,
                                   ndx_error *err);
@@ -131,8 +155,10 @@ NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
  * floats). The result is that of one ndx_tensor_scatter_nd over the whole table with every
  * rank's ids and updates concatenated in rank order: each owner applies what it receives by
  * source rank, then position, so float results are bitwise reproducible and the same at any rank
- * count, and integers wrap exactly as in one process. Bad ids and mismatched arguments fail on
- * every rank before any shard changes (as for lookup). Once the rows are exchanged every owner
+ * count, and integers wrap exactly as in one process. Bad ids, mismatched arguments and an op
+ * that differs between ranks fail on every rank before any shard changes (as for lookup); so
+ * do a memory budget or an allocator that cannot cover the exchange. Once the rows are
+ * exchanged every owner
  * applies them: if the scatter cannot get scratch memory it applies them again without any
  * (ndx's in-place scatter allocates nothing on its direct path), so no shard is left behind. */
 NDX_API ndx_status ndx_mpi_update(ndx_mpi_table *table, ndx_scatter_op op, const ndx_tensor *ids,

@@ -6,6 +6,7 @@ too (warnings, and the memcpy strategy when the compiler takes it), plus what CM
 build adds (-O3 -DNDEBUG), C11 with GNU extensions, OpenMP and hidden visibility."""
 import glob
 import os
+import re
 import shlex
 import tempfile
 
@@ -15,6 +16,15 @@ from setuptools.command.build_ext import build_ext
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.relpath(os.path.join(here, ".."), here)
+
+
+def ndx_version():
+    """MAJOR.MINOR.PATCH from the NDX_VERSION_* macros of include/ndx.h (the one version number)."""
+    with open(os.path.join(here, "..", "include", "ndx.h")) as header:
+        parts = dict(re.findall(r"^#define NDX_VERSION_(MAJOR|MINOR|PATCH) (\d+)$", header.read(), re.M))
+    return "{MAJOR}.{MINOR}.{PATCH}".format(**parts)
+
+
 library = sorted(glob.glob(os.path.join(root, "src", "core", "*.c")) +
                  glob.glob(os.path.join(root, "src", "ops", "*.c")))
 
@@ -61,5 +71,6 @@ extension = Extension(
     extra_link_args=["-fopenmp", "-lm"],
 )
 
-setup(ext_modules=[extension], packages=["ndx"], cmdclass={"build_ext": BuildExt},
+setup(version=ndx_version(), ext_modules=[extension], packages=["ndx"],
+      cmdclass={"build_ext": BuildExt},
       package_data={"ndx": ["*.pyi", "py.typed"]})

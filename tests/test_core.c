@@ -204,6 +204,19 @@ static void large_blocks_are_kept_for_reuse(void **state) {
     free(rows);
 }
 
+/* An output view that differs from the result only in its itemsize says so. */
+static void output_mismatch_names_itemsize(void **state) {
+    (void)state;
+    int64_t shape[2] = {4, 3};
+    float data[12];
+    ndx_tensor want = ndx_tensor_make(NDX_FLOAT32, 2, shape, NULL);
+    ndx_tensor out = ndx_tensor_make(NDX_FLOAT32, 2, shape, data);
+    out.itemsize = 8;
+    ndx_error err;
+    assert_fails(ndx_output_matches("gather_nd", &want, &out, "out", &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "out is float32(itemsize 8) [4, 3] but the result is float32 [4, 3]");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dtype_table),
@@ -213,6 +226,7 @@ int main(void) {
         cmocka_unit_test(budget_caps_allocation),
         cmocka_unit_test(large_blocks_are_kept_for_reuse),
         cmocka_unit_test(format_dims),
+        cmocka_unit_test(output_mismatch_names_itemsize),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

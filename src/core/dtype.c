@@ -47,6 +47,8 @@ ndx_dtype_kind ndx_dtype_kind_of(ndx_dtype dtype) {
 void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t) {
     if (t->dtype == NDX_STRING)
         snprintf(buf, cap, "string(%zu)", t->itemsize);
+    else if (t->itemsize != ndx_dtype_size(t->dtype)) /* a malformed view: say what is odd */
+        snprintf(buf, cap, "%s(itemsize %zu)", ndx_dtype_name(t->dtype), t->itemsize);
     else
         snprintf(buf, cap, "%s", ndx_dtype_name(t->dtype));
 }

@@ -3,7 +3,12 @@
 
 #include "core.h"
 
-const char *ndx_version(void) { return "0.1.0"; }
+#define NDX_TEXT_(x) #x
+#define NDX_TEXT(x) NDX_TEXT_(x)
+
+const char *ndx_version(void) {
+    return NDX_TEXT(NDX_VERSION_MAJOR) "." NDX_TEXT(NDX_VERSION_MINOR) "." NDX_TEXT(NDX_VERSION_PATCH);
+}
 
 const char *ndx_status_name(ndx_status status) {
     switch (status) {

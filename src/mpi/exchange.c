@@ -1,17 +1,10 @@
 /* exchange.c — the MPI traffic of a lookup or an update: counts with MPI_Alltoall, then ids and
  * rows with MPI_Alltoallv. Rows travel as one contiguous MPI datatype of the row's bytes, so
- * counts are rows and a large row never overflows an int byte count. */
+ * counts are rows and a large row never overflows an int byte count. Every return code is
+ * checked; a failure is recorded in the call (and agreed by the caller afterwards). */
 #include <limits.h>
-#include <stdlib.h>
 
 #include "mpi_internal.h"
-
-void mpi_exchange_free(mpi_exchange *x) {
-    free(x->send_displs);
-    free(x->recv_counts);
-    free(x->recv_displs);
-    x->send_displs = x->recv_counts = x->recv_displs = NULL;
-}
 
 /* Prefix sums as MPI displacements; 0 when a total exceeds INT_MAX, which MPI cannot address. */
 static int displacements(int size, const int *counts, int *displs, int64_t *total) {
@@ -25,46 +18,49 @@ static int displacements(int size, const int *counts, int *displs, int64_t *tota
     return 1;
 }
 
-ndx_status mpi_exchange_init(const ndx_mpi_table *t, const char *op, int *send_counts,
-                             mpi_exchange *x, ndx_error *err) {
-    size_t n = (size_t)t->size;
+ndx_status mpi_exchange_init(mpi_call *c, int *send_counts, mpi_exchange *x) {
+    size_t n = (size_t)c->t->size;
+    int *arrays = mpi_take(c, 3 * n * sizeof(int), "the exchange's counts");
+    if (!arrays) return c->status;
     x->send_counts = send_counts;
-    x->send_displs = malloc(n * sizeof(int));
-    x->recv_counts = malloc(n * sizeof(int));
-    x->recv_displs = malloc(n * sizeof(int));
+    x->send_displs = arrays;
+    x->recv_counts = arrays + n;
+    x->recv_displs = arrays + 2 * n;
     x->received = 0;
-    if (x->send_displs && x->recv_counts && x->recv_displs) return NDX_OK;
-    mpi_exchange_free(x);
-    return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the exchange's counts", op);
-}
-
-ndx_status mpi_exchange_counts(const ndx_mpi_table *t, const char *op, mpi_exchange *x,
-                               ndx_error *err) {
-    MPI_Alltoall(x->send_counts, 1, MPI_INT, x->recv_counts, 1, MPI_INT, t->comm);
-    int64_t sent;
-    if (!displacements(t->size, x->send_counts, x->send_displs, &sent))
-        return mpi_fail(err, NDX_E_OVERFLOW, "%s: rank %d would send more than INT_MAX ids", op,
-                        t->rank);
-    if (!displacements(t->size, x->recv_counts, x->recv_displs, &x->received))
-        return mpi_fail(err, NDX_E_OVERFLOW,
-                        "%s: rank %d would receive more than INT_MAX ids (split the batch)", op,
-                        t->rank);
     return NDX_OK;
 }
 
-void mpi_exchange_ids(const ndx_mpi_table *t, const mpi_exchange *x, const int64_t *send,
-                      int64_t *recv) {
-    MPI_Alltoallv(send, x->send_counts, x->send_displs, MPI_INT64_T, recv, x->recv_counts,
-                  x->recv_displs, MPI_INT64_T, t->comm);
+ndx_status mpi_exchange_counts(mpi_call *c, mpi_exchange *x) {
+    const ndx_mpi_table *t = c->t;
+    ndx_error *err = mpi_call_err(c);
+    int rc = MPI_Alltoall(x->send_counts, 1, MPI_INT, x->recv_counts, 1, MPI_INT, t->comm);
+    if (mpi_call_note(c, mpi_checked(rc, c->op, t->rank, "MPI_Alltoall", err)) != NDX_OK)
+        return c->status;
+    int64_t sent;
+    if (!displacements(t->size, x->send_counts, x->send_displs, &sent))
+        return mpi_call_note(c, mpi_fail(err, NDX_E_OVERFLOW,
+                                         "%s: rank %d would send more than INT_MAX ids", c->op, t->rank));
+    if (!displacements(t->size, x->recv_counts, x->recv_displs, &x->received))
+        return mpi_call_note(c, mpi_fail(err, NDX_E_OVERFLOW,
+                                         "%s: rank %d would receive more than INT_MAX ids (split the batch)",
+                                         c->op, t->rank));
+    return NDX_OK;
 }
 
-void mpi_exchange_rows(const ndx_mpi_table *t, const mpi_exchange *x, int back, const void *send,
-                       void *recv) {
-    if (t->row_bytes == 0) return; /* every rank knows: rows of no bytes never travel */
-    if (back)
-        MPI_Alltoallv(send, x->recv_counts, x->recv_displs, t->row_type, recv, x->send_counts,
-                      x->send_displs, t->row_type, t->comm);
-    else
-        MPI_Alltoallv(send, x->send_counts, x->send_displs, t->row_type, recv, x->recv_counts,
-                      x->recv_displs, t->row_type, t->comm);
+ndx_status mpi_exchange_ids(mpi_call *c, const mpi_exchange *x, const int64_t *send,
+                            int64_t *recv) {
+    int rc = MPI_Alltoallv(send, x->send_counts, x->send_displs, MPI_INT64_T, recv, x->recv_counts,
+                           x->recv_displs, MPI_INT64_T, c->t->comm);
+    return mpi_call_note(c, mpi_checked(rc, c->op, c->t->rank, "MPI_Alltoallv", mpi_call_err(c)));
+}
+
+ndx_status mpi_exchange_rows(mpi_call *c, const mpi_exchange *x, int back, const void *send,
+                             void *recv) {
+    const ndx_mpi_table *t = c->t;
+    if (t->row_bytes == 0) return c->status; /* every rank knows: rows of no bytes never travel */
+    int rc = back ? MPI_Alltoallv(send, x->recv_counts, x->recv_displs, t->row_type, recv,
+                                  x->send_counts, x->send_displs, t->row_type, t->comm)
+                  : MPI_Alltoallv(send, x->send_counts, x->send_displs, t->row_type, recv,
+                                  x->recv_counts, x->recv_displs, t->row_type, t->comm);
+    return mpi_call_note(c, mpi_checked(rc, c->op, t->rank, "MPI_Alltoallv", mpi_call_err(c)));
 }

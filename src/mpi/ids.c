@@ -1,57 +1,60 @@
-/* ids.c — the checks every rank makes on its own ids before the collective agreement: a
- * well-formed int16/int32/int64 view whose values all name rows of the table. */
+/* ids.c — the checks every rank makes on its own ids before the collective agreement (a
+ * well-formed int32 or int64 view whose values all name rows of the table), and the views the
+ * steps build over ids and rows. */
 #include <stdio.h>
 #include <string.h>
 
 #include "mpi_internal.h"
 
-int64_t mpi_ids_count(const char *op, const ndx_mpi_table *t, const ndx_tensor *ids,
-                      ndx_error *err) {
+int64_t mpi_ids_count(mpi_call *c, const ndx_tensor *ids) {
+    const ndx_mpi_table *t = c->t;
+    ndx_error *err = mpi_call_err(c);
     if (!ids) {
-        mpi_fail(err, NDX_E_INVALID_ARGUMENT, "%s: ids on rank %d is NULL", op, t->rank);
+        mpi_call_note(c, mpi_fail(err, NDX_E_INVALID_ARGUMENT, "%s: ids on rank %d is NULL", c->op, t->rank));
         return -1;
     }
     char what[64];
-    snprintf(what, sizeof what, "%s: ids on rank %d", op, t->rank);
+    snprintf(what, sizeof what, "%s: ids on rank %d", c->op, t->rank);
     int64_t count;
-    if (ndx_tensor_check(ids, what, &count, NULL, err) != NDX_OK) return -1;
-    if (ids->dtype != NDX_INT16 && ids->dtype != NDX_INT32 && ids->dtype != NDX_INT64) {
-        mpi_fail(err, NDX_E_INVALID_ARGUMENT, "%s: ids on rank %d are %s, not int16, int32 or int64",
-                 op, t->rank, ndx_dtype_name(ids->dtype));
+    if (mpi_call_note(c, ndx_tensor_check(ids, what, &count, NULL, err)) != NDX_OK) return -1;
+    /* int32 or int64, as TensorFlow's embedding_lookup and its resource gathers and scatters
+     * take them (ndx's own ops also take int16; a table does not). */
+    if (ids->dtype != NDX_INT32 && ids->dtype != NDX_INT64) {
+        mpi_call_note(c, mpi_fail(err, NDX_E_INVALID_ARGUMENT,
+                                  "%s: ids on rank %d are %s; a table takes int32 or int64 ids", c->op,
+                                  t->rank, ndx_dtype_name(ids->dtype)));
         return -1;
     }
     /* The routing keeps four int64 per id (keys and positions, twice): checking that product
      * here makes every size derived from the count below it safe. */
     if ((uint64_t)count > SIZE_MAX / (4 * sizeof(int64_t))) {
-        mpi_fail(err, NDX_E_OVERFLOW, "%s: %lld ids on rank %d are too many to route", op,
-                 (long long)count, t->rank);
+        mpi_call_note(c, mpi_fail(err, NDX_E_OVERFLOW, "%s: %lld ids on rank %d are too many to route",
+                                  c->op, (long long)count, t->rank));
         return -1;
     }
     if (ids->rank + t->row_rank > NDX_MAX_RANK) {
-        mpi_fail(err, NDX_E_INVALID_ARGUMENT,
-                 "%s: ids of rank %d on rank %d with rows of rank %d exceed rank %d", op, ids->rank,
-                 t->rank, t->row_rank, NDX_MAX_RANK);
+        mpi_call_note(c, mpi_fail(err, NDX_E_INVALID_ARGUMENT,
+                                  "%s: ids of rank %d on rank %d with rows of rank %d exceed rank %d",
+                                  c->op, ids->rank, t->rank, t->row_rank, NDX_MAX_RANK));
         return -1;
     }
     return count;
 }
 
 static int64_t id_at(const ndx_tensor *ids, int64_t i) {
-    switch (ids->dtype) {
-    case NDX_INT16: return ((const int16_t *)ids->data)[i];
-    case NDX_INT32: return ((const int32_t *)ids->data)[i];
-    default: return ((const int64_t *)ids->data)[i];
-    }
+    return ids->dtype == NDX_INT32 ? ((const int32_t *)ids->data)[i] : ((const int64_t *)ids->data)[i];
 }
 
-ndx_status mpi_ids_read(const char *op, const ndx_mpi_table *t, const ndx_tensor *ids,
-                        int64_t *out, ndx_error *err) {
+ndx_status mpi_ids_read(mpi_call *c, const ndx_tensor *ids, int64_t *out) {
+    const ndx_mpi_table *t = c->t;
     int64_t n = ndx_tensor_count(ids);
     for (int64_t i = 0; i < n; i++) {
         int64_t id = id_at(ids, i);
         if (id < 0 || id >= t->num_rows)
-            return mpi_fail(err, NDX_E_OUT_OF_RANGE, "%s: ids[%lld] = %lld on rank %d is outside [0, %lld)",
-                            op, (long long)i, (long long)id, t->rank, (long long)t->num_rows);
+            return mpi_call_note(c, mpi_fail(mpi_call_err(c), NDX_E_OUT_OF_RANGE,
+                                             "%s: ids[%lld] = %lld on rank %d is outside [0, %lld)",
+                                             c->op, (long long)i, (long long)id, t->rank,
+                                             (long long)t->num_rows));
         out[i] = id;
     }
     return NDX_OK;
@@ -74,4 +77,10 @@ ndx_tensor mpi_block_view(const ndx_mpi_table *t, int64_t rows, void *data) {
 ndx_tensor mpi_index_view(int64_t count, int64_t *data) {
     int64_t shape[2] = {count, 1};
     return ndx_tensor_make(NDX_INT64, 2, shape, data);
+}
+
+size_t mpi_rows_bytes(const ndx_mpi_table *t, int64_t rows) {
+    size_t bytes;
+    if (rows < 0 || __builtin_mul_overflow((size_t)rows, t->row_bytes, &bytes)) return SIZE_MAX;
+    return bytes;
 }

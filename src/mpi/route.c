@@ -6,39 +6,30 @@
  * them). Updates keep every id, grouped by owner and otherwise in their order, because each
  * update must be applied, in a fixed order. */
 #include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "mpi_internal.h"
 
-void mpi_route_free(mpi_route *r) {
-    free(r->send_counts);
-    memset(r, 0, sizeof *r);
-}
-
-static ndx_status route_alloc(ndx_mpi_table *t, int64_t n, const char *op, mpi_route *r,
-                              ndx_error *err) {
+/* The route's arrays, from the call's memory. */
+static ndx_status route_alloc(mpi_call *c, int64_t n, mpi_route *r) {
     memset(r, 0, sizeof *r);
     r->n = n;
     size_t bytes = (size_t)n * sizeof(int64_t); /* n was checked against SIZE_MAX / 32 (ids.c) */
-    if (!(r->send_counts = calloc((size_t)t->size, sizeof *r->send_counts)))
-        return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the counts", op);
-    if (!(r->send_rows = mpi_buffer(t, BUF_SEND_ROWS, bytes, op, "the ids to send", err)) ||
-        !(r->slot = mpi_buffer(t, BUF_SLOT, bytes, op, "the order of the ids", err))) {
-        mpi_route_free(r);
-        return err ? err->code : NDX_E_NO_MEMORY;
-    }
+    if (!(r->send_counts = mpi_take(c, (size_t)c->t->size * sizeof *r->send_counts, "the counts")) ||
+        !(r->send_rows = mpi_take(c, bytes, "the ids to send")) ||
+        !(r->slot = mpi_take(c, bytes, "the order of the ids")))
+        return c->status;
+    memset(r->send_counts, 0, (size_t)c->t->size * sizeof *r->send_counts);
     return NDX_OK;
 }
 
 /* Per-owner counts arrive as int64; MPI counts them in int. */
-static ndx_status route_counts(const ndx_mpi_table *t, const char *op, const int64_t *counts,
-                               mpi_route *r, ndx_error *err) {
+static ndx_status route_counts(mpi_call *c, const int64_t *counts, mpi_route *r) {
     if (r->sent > INT_MAX)
-        return mpi_fail(err, NDX_E_OVERFLOW,
-                        "%s: rank %d would send %lld ids in one call, more than MPI counts (INT_MAX)",
-                        op, t->rank, (long long)r->sent);
-    for (int o = 0; o < t->size; o++) r->send_counts[o] = (int)counts[o];
+        return mpi_call_note(c, mpi_fail(mpi_call_err(c), NDX_E_OVERFLOW,
+                                         "%s: rank %d would send %lld ids in one call, more than MPI "
+                                         "counts (INT_MAX)", c->op, c->t->rank, (long long)r->sent));
+    for (int o = 0; o < c->t->size; o++) r->send_counts[o] = (int)counts[o];
     return NDX_OK;
 }
 
@@ -68,19 +59,13 @@ static void radix_sort(int64_t n, int64_t max_key, int64_t *key, int64_t *pos, i
     }
 }
 
-ndx_status mpi_route_unique(ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi_route *r,
-                            ndx_error *err) {
-    const char *op = "ndx_mpi_lookup";
-    ndx_status s = route_alloc(t, n, op, r, err);
-    if (s != NDX_OK) return s;
-    int64_t *counts = calloc((size_t)t->size, sizeof *counts);
-    int64_t *work = mpi_buffer(t, BUF_SORT, (size_t)n * 4 * sizeof(int64_t), op, "sorting the ids", err);
-    if (!counts || !work) {
-        free(counts);
-        mpi_route_free(r);
-        return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the sort of %lld ids", op,
-                        (long long)n);
-    }
+ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_route *r) {
+    const ndx_mpi_table *t = c->t;
+    if (route_alloc(c, n, r) != NDX_OK) return c->status;
+    int64_t *counts = mpi_take(c, (size_t)t->size * sizeof *counts, "the counts by owner");
+    int64_t *work = mpi_take(c, (size_t)n * 4 * sizeof(int64_t), "sorting the ids");
+    if (!counts || !work) return c->status;
+    memset(counts, 0, (size_t)t->size * sizeof *counts);
     int64_t *key = work, *pos = work + n, *key2 = work + 2 * n, *pos2 = work + 3 * n;
     /* "div" keeps owners in global row order, so the id is the key; "mod" orders by owner first:
      * owner * (longest shard) + local row, below num_rows + P (checked at creation). */
@@ -118,46 +103,28 @@ ndx_status mpi_route_unique(ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi
         r->slot[pos[j]] = unique;
     }
     r->sent = unique + 1;
-    s = route_counts(t, op, counts, r, err);
-    free(counts);
-    if (s != NDX_OK) mpi_route_free(r);
-    return s;
+    return route_counts(c, counts, r);
 }
 
-ndx_status mpi_route_stable(ndx_mpi_table *t, const int64_t *ids, int64_t n, mpi_route *r,
-                            ndx_error *err) {
-    const char *op = "ndx_mpi_update";
-    ndx_status s = route_alloc(t, n, op, r, err);
-    if (s != NDX_OK) return s;
-    int64_t *start = calloc((size_t)t->size + 1, sizeof *start);
-    int *owner = mpi_buffer(t, BUF_SORT, (size_t)n * sizeof *owner, op, "the owners of the ids", err);
-    if (!start || !owner) {
-        free(start);
-        mpi_route_free(r);
-        return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the owners of %lld ids", op,
-                        (long long)n);
-    }
+ndx_status mpi_route_stable(mpi_call *c, const int64_t *ids, int64_t n, mpi_route *r) {
+    const ndx_mpi_table *t = c->t;
+    if (route_alloc(c, n, r) != NDX_OK) return c->status;
+    int64_t *start = mpi_take(c, ((size_t)t->size + 1) * sizeof *start, "the owners' counts");
+    int64_t *next = mpi_take(c, (size_t)t->size * sizeof *next, "the owners' offsets");
+    int *owner = mpi_take(c, (size_t)n * sizeof *owner, "the owners of the ids");
+    if (!start || !next || !owner) return c->status;
+    memset(start, 0, ((size_t)t->size + 1) * sizeof *start);
     int64_t *local = r->slot; /* borrowed until the counting sort below places the positions */
     for (int64_t i = 0; i < n; i++) {
         ndx_mpi_row_owner(t->strategy, t->num_rows, t->size, ids[i], &owner[i], &local[i]);
         start[owner[i] + 1]++;
     }
     int64_t *counts = start + 1;
-    int64_t *next = calloc((size_t)t->size, sizeof *next);
-    if (!next) {
-        free(start);
-        mpi_route_free(r);
-        return mpi_fail(err, NDX_E_NO_MEMORY, "%s: cannot allocate the owners' offsets", op);
-    }
     for (int o = 0; o < t->size; o++) next[o] = (o ? next[o - 1] + counts[o - 1] : 0);
     for (int64_t i = 0; i < n; i++) r->send_rows[next[owner[i]]++] = local[i];
     for (int o = 0; o < t->size; o++) next[o] -= counts[o];
     for (int64_t i = 0; i < n; i++) r->slot[next[owner[i]]++] = i; /* local[] is consumed */
     r->sent = n;
     r->remote_all = r->remote_ids = n - counts[t->rank];
-    s = route_counts(t, op, counts, r, err);
-    free(next);
-    free(start);
-    if (s != NDX_OK) mpi_route_free(r);
-    return s;
+    return route_counts(c, counts, r);
 }

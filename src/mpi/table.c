@@ -9,15 +9,41 @@
 
 #define OP "ndx_mpi_table_create"
 
-/* What every rank must pass alike, flattened for one MPI_Bcast from rank 0. */
+/* What every rank must pass alike, agreed with the outcome in one reduction (agree.c). */
 enum { DESC_DTYPE, DESC_STRATEGY, DESC_NUM_ROWS, DESC_ROW_RANK, DESC_SHAPE, DESC_LEN = DESC_SHAPE + NDX_MAX_RANK };
 
-static void describe(char *buf, size_t cap, const int64_t *d) {
-    char dims[NDX_DIMS_TEXT];
-    int rank = d[DESC_ROW_RANK] < 0 || d[DESC_ROW_RANK] >= NDX_MAX_RANK ? 0 : (int)d[DESC_ROW_RANK];
-    ndx_format_dims(dims, sizeof dims, rank, d + DESC_SHAPE);
-    snprintf(buf, cap, "%s rows %s x %lld (\"%s\")", ndx_dtype_name((ndx_dtype)d[DESC_DTYPE]), dims,
-             (long long)d[DESC_NUM_ROWS], ndx_mpi_strategy_name((ndx_mpi_strategy)d[DESC_STRATEGY]));
+static void desc_name(char *buf, size_t cap, int field) {
+    static const char *const names[] = {"dtype", "strategy", "num_rows", "row_rank"};
+    if (field < DESC_SHAPE)
+        snprintf(buf, cap, "%s", names[field]);
+    else
+        snprintf(buf, cap, "row_shape[%d]", field - DESC_SHAPE);
+}
+
+static void desc_show(char *buf, size_t cap, int field, int64_t value) {
+    if (field == DESC_DTYPE && ndx_dtype_is_valid((ndx_dtype)value))
+        snprintf(buf, cap, "%s", ndx_dtype_name((ndx_dtype)value));
+    else if (field == DESC_STRATEGY && (value == NDX_MPI_MOD || value == NDX_MPI_DIV))
+        snprintf(buf, cap, "\"%s\"", ndx_mpi_strategy_name((ndx_mpi_strategy)value));
+    else
+        snprintf(buf, cap, "%lld", (long long)value);
+}
+
+/* This rank's description (row_shape only as far as row_rank is valid and row_shape there). */
+static mpi_shared describe(ndx_dtype dtype, int64_t num_rows, int row_rank,
+                           const int64_t *row_shape, ndx_mpi_strategy strategy) {
+    mpi_shared d;
+    memset(&d, 0, sizeof d);
+    d.count = DESC_LEN;
+    d.name = desc_name;
+    d.show = desc_show;
+    d.value[DESC_DTYPE] = dtype;
+    d.value[DESC_STRATEGY] = strategy;
+    d.value[DESC_NUM_ROWS] = num_rows;
+    d.value[DESC_ROW_RANK] = row_rank;
+    for (int i = 0; row_shape && row_rank <= NDX_MAX_RANK && i < row_rank; i++)
+        d.value[DESC_SHAPE + i] = row_shape[i];
+    return d;
 }
 
 /* Everything this rank can check alone, filling the table's sizes. */
@@ -59,33 +85,44 @@ static ndx_status check_local(ndx_mpi_table *t, ndx_dtype dtype, int64_t num_row
     if (__builtin_mul_overflow((size_t)t->row_elems, t->itemsize, &t->row_bytes) ||
         t->row_bytes > INT_MAX)
         return mpi_fail(err, NDX_E_OVERFLOW,
-                        OP ": a row of %lld %s elements is more bytes than one MPI element can "
-                        "hold (INT_MAX)", (long long)t->row_elems, ndx_dtype_name(dtype));
+                        OP ": a row of %lld %s elements on rank %d is more bytes than one MPI "
+                        "element can hold (INT_MAX)", (long long)t->row_elems,
+                        ndx_dtype_name(dtype), t->rank);
     t->shard_rows = ndx_mpi_shard_rows(strategy, num_rows, t->size, t->rank);
     if (mpi_rows_bytes(t, t->shard_rows) == SIZE_MAX)
         return mpi_fail(err, NDX_E_OVERFLOW, OP ": the shard's size overflows on rank %d", t->rank);
     return NDX_OK;
 }
 
-/* Compares this rank's description with rank 0's (every rank takes part in the broadcast, even
- * one that already failed, so the collective sequence stays the same everywhere). */
-static ndx_status check_same(ndx_mpi_table *t, ndx_status local, ndx_dtype dtype,
-                             int64_t num_rows, int row_rank, const int64_t *row_shape,
-                             ndx_mpi_strategy strategy, MPI_Comm comm, ndx_error *err) {
-    int64_t mine[DESC_LEN] = {0}, root[DESC_LEN];
-    mine[DESC_DTYPE] = dtype;
-    mine[DESC_STRATEGY] = strategy;
-    mine[DESC_NUM_ROWS] = num_rows;
-    mine[DESC_ROW_RANK] = row_rank;
-    for (int i = 0; local == NDX_OK && i < row_rank; i++) mine[DESC_SHAPE + i] = row_shape[i];
-    memcpy(root, mine, sizeof root);
-    MPI_Bcast(root, DESC_LEN, MPI_INT64_T, 0, comm);
-    if (local != NDX_OK || memcmp(root, mine, sizeof root) == 0) return local;
-    char have[160], want[160];
-    describe(have, sizeof have, mine);
-    describe(want, sizeof want, root);
-    return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": rank %d passed %s but rank 0 passed %s",
-                    t->rank, have, want);
+/* This rank's MPI objects: the duplicated communicator, whose errors come back as codes, and the
+ * row datatype. Collective (MPI_Comm_dup): every rank calls it, whatever it found so far. */
+static ndx_status make_mpi_objects(ndx_mpi_table *t, MPI_Comm comm, ndx_status local,
+                                   ndx_error *err) {
+    ndx_error spare;
+    ndx_error *e = local == NDX_OK ? err : &spare;
+    ndx_status s = mpi_checked(MPI_Comm_dup(comm, &t->comm), OP, t->rank, "MPI_Comm_dup", e);
+    if (s != NDX_OK) t->comm = MPI_COMM_NULL;
+    if (s == NDX_OK)
+        s = mpi_checked(MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN), OP, t->rank,
+                        "MPI_Comm_set_errhandler", e);
+    if (local != NDX_OK) return local;
+    if (s == NDX_OK && t->row_bytes > 0) {
+        s = mpi_checked(MPI_Type_contiguous((int)t->row_bytes, MPI_BYTE, &t->row_type), OP,
+                        t->rank, "MPI_Type_contiguous", err);
+        if (s == NDX_OK)
+            s = mpi_checked(MPI_Type_commit(&t->row_type), OP, t->rank, "MPI_Type_commit", err);
+    }
+    return s;
+}
+
+/* Frees what the table holds. MPI_Type_free and MPI_Comm_free can only fail on objects this
+ * library made and never handed out; there is nobody to tell (ndx_mpi_table_free returns
+ * nothing), so their codes are read and dropped. */
+static void table_destroy(ndx_mpi_table *t, int on_heap) {
+    if (t->row_type != MPI_DATATYPE_NULL) (void)MPI_Type_free(&t->row_type);
+    if (t->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&t->comm);
+    if (t->owns_shard) ndx_block_free(NULL, t->shard);
+    if (on_heap) free(t);
 }
 
 ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows, int row_rank,
@@ -93,55 +130,62 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
                                 void *shard_memory, ndx_mpi_table **table, ndx_error *err) {
     ndx_error e = {NDX_OK, ""};
     int initialized = 0, finalized = 0;
-    MPI_Initialized(&initialized);
-    if (initialized) MPI_Finalized(&finalized);
+    if (MPI_Initialized(&initialized) != MPI_SUCCESS) initialized = 0;
+    if (initialized && MPI_Finalized(&finalized) != MPI_SUCCESS) finalized = 1;
     if (!table || !initialized || finalized) {
         if (table) *table = NULL;
         return mpi_fail(err, NDX_E_INVALID_ARGUMENT,
                         !table ? OP ": table is NULL" : OP ": MPI is not initialised");
     }
     *table = NULL;
-    ndx_mpi_table *t = calloc(1, sizeof *t);
-    if (!t) return mpi_fail(err, NDX_E_NO_MEMORY, OP ": cannot allocate the table");
-    MPI_Comm_rank(comm, &t->rank);
-    MPI_Comm_size(comm, &t->size);
+    /* A rank that cannot allocate the table still takes part in the collective calls below (on
+     * a table on its stack), so that the others hear of it instead of waiting. */
+    ndx_mpi_table *t = calloc(1, sizeof *t), on_stack;
+    int on_heap = t != NULL;
+    if (!on_heap) {
+        memset(&on_stack, 0, sizeof on_stack);
+        t = &on_stack;
+    }
     t->comm = MPI_COMM_NULL;
     t->row_type = MPI_DATATYPE_NULL;
-
-    ndx_status s = check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e);
-    s = check_same(t, s, dtype, num_rows, row_rank, row_shape, strategy, comm, &e);
-    if (s == NDX_OK) {
-        t->owns_shard = shard_memory == NULL;
-        t->shard = shard_memory;
-        size_t bytes = mpi_rows_bytes(t, t->shard_rows);
-        if (t->owns_shard && !(t->shard = mpi_alloc(bytes, OP, "the shard", &e)))
-            s = e.code;
-        else if (t->owns_shard)
-            memset(t->shard, 0, bytes);
-    }
-    s = mpi_agree(comm, t->rank, s, &e);
+    /* A communicator that cannot even say its rank and size cannot agree on anything: this
+     * rank's failure alone. */
+    ndx_status s = mpi_checked(MPI_Comm_rank(comm, &t->rank), OP, -1, "MPI_Comm_rank", &e);
+    if (s == NDX_OK) s = mpi_checked(MPI_Comm_size(comm, &t->size), OP, t->rank, "MPI_Comm_size", &e);
     if (s != NDX_OK) {
-        if (t->owns_shard) free(t->shard);
-        free(t);
+        if (on_heap) free(t);
         if (err) *err = e;
         return s;
     }
-    MPI_Comm_dup(comm, &t->comm);
-    if (t->row_bytes > 0) {
-        MPI_Type_contiguous((int)t->row_bytes, MPI_BYTE, &t->row_type);
-        MPI_Type_commit(&t->row_type);
+
+    s = on_heap ? check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e)
+                : mpi_fail(&e, NDX_E_NO_MEMORY, OP ": cannot allocate the table on rank %d", t->rank);
+    s = make_mpi_objects(t, comm, s, &e);
+    if (s == NDX_OK) {
+        t->owns_shard = shard_memory == NULL;
+        t->shard = shard_memory;
+        if (t->owns_shard) {
+            char where[64];
+            snprintf(where, sizeof where, OP " on rank %d", t->rank);
+            /* At least a byte: the shard's view is never NULL, even with no bytes. */
+            size_t bytes = mpi_rows_bytes(t, t->shard_rows);
+            s = ndx_block_alloc(NULL, where, "the shard", bytes ? bytes : 1, NULL, &t->shard, &e);
+            if (s == NDX_OK) memset(t->shard, 0, bytes);
+        }
+    }
+    mpi_shared desc = describe(dtype, num_rows, row_rank, row_shape, strategy);
+    s = mpi_agree(comm, t->rank, OP, &desc, s, &e);
+    if (s != NDX_OK) {
+        table_destroy(t, on_heap);
+        if (err) *err = e;
+        return s;
     }
     *table = t;
     return NDX_OK;
 }
 
 void ndx_mpi_table_free(ndx_mpi_table *t) {
-    if (!t) return;
-    if (t->row_type != MPI_DATATYPE_NULL) MPI_Type_free(&t->row_type);
-    MPI_Comm_free(&t->comm);
-    for (int i = 0; i < MPI_BUFFERS; i++) free(t->buffer[i]);
-    if (t->owns_shard) free(t->shard);
-    free(t);
+    if (t) table_destroy(t, 1);
 }
 
 ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *t) {

@@ -497,6 +497,168 @@ static void test_bad_input(void) {
           "strings refused: '%s'", err.message);
 }
 
+/* ---- what every rank must share is agreed before data moves ---------------------------------- */
+static void test_arguments_agreed(void) {
+    const int64_t dims[1] = {3};
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_INT64, 12, 1, dims, NDX_MPI_MOD, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    for (int64_t i = 0; i < ndx_tensor_count(&shard); i++) ((int64_t *)shard.data)[i] = rank_ * 1000 + i;
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    int64_t ids[4] = {0, 3, 7, 11}, n = 4, ushape[2] = {4, 3};
+    int64_t rows[12];
+    for (int i = 0; i < 12; i++) rows[i] = i + 1;
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+    ndx_tensor up = ndx_tensor_make(NDX_INT64, 2, ushape, rows);
+    int last = size_ - 1;
+    char want[NDX_ERROR_MESSAGE_SIZE];
+    ndx_status st;
+
+    if (size_ >= 2) {
+        /* The last rank subtracts while the others add: no single scatter gives that table. */
+        st = ndx_mpi_update(t, rank_ == last ? NDX_SCATTER_SUB : NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        snprintf(want, sizeof want, "ndx_mpi_update: the ranks disagree on op: rank %d passed sub but rank 0 passed add", last);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strcmp(err.message, want) == 0, "ops differ: %d '%s'", st, err.message);
+        CHECK(unchanged(t, before, bytes), "an update with disagreeing ops changed a shard");
+        /* An op that is no op on one rank: the disagreement is reported (naming the value). */
+        st = ndx_mpi_update(t, rank_ == last ? (ndx_scatter_op)99 : NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        snprintf(want, sizeof want, "rank %d passed 99 (not an op)", last);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, want), "op 99 on one rank: %d '%s'", st, err.message);
+        CHECK(unchanged(t, before, bytes), "an update with an op 99 changed a shard");
+        /* One rank looks up while the others update. */
+        ndx_tensor out = {.data = NULL};
+        if (rank_ == last)
+            st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+        else
+            st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+        snprintf(want, sizeof want, "libndx_mpi: the ranks disagree on the call: rank %d passed ndx_mpi_lookup "
+                 "but rank 0 passed ndx_mpi_update", last);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strcmp(err.message, want) == 0, "calls differ: %d '%s'", st, err.message);
+        CHECK(out.data == NULL, "no output from a lookup that met an update");
+        CHECK(unchanged(t, before, bytes), "an update that met a lookup changed a shard");
+        /* A disagreement wins over a rank's own error: rank 0 has a bad id, the last rank a
+         * different op. */
+        int64_t bad_ids[4] = {0, 3, 7, rank_ == 0 ? 12 : 11};
+        ndx_tensor bad = ndx_tensor_make(NDX_INT64, 1, &n, bad_ids);
+        st = ndx_mpi_update(t, rank_ == last ? NDX_SCATTER_MAX : NDX_SCATTER_ADD, &bad, &up, NULL, NULL, &err);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, "disagree on op"), "both wrong: %d '%s'", st, err.message);
+    }
+    /* The bad-index policy: tables always refuse ids out of range, so IGNORE is refused (on one
+     * rank: every rank fails, naming it). */
+    ndx_options ignore = {.bad_indices = rank_ == last ? NDX_BAD_INDICES_IGNORE : NDX_BAD_INDICES_ERROR};
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &ignore, NULL, &err);
+    snprintf(want, sizeof want, "ndx_mpi_update: opt->bad_indices on rank %d is NDX_BAD_INDICES_IGNORE", last);
+    CHECK(st == NDX_E_UNSUPPORTED && strstr(err.message, want), "ignore policy: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    /* The same op everywhere still works. */
+    CHECK(ndx_mpi_update(t, NDX_SCATTER_SUB, &idv, &up, NULL, NULL, &err) == NDX_OK, "sub: %s", err.message);
+    free(before);
+    ndx_mpi_table_free(t);
+
+    /* Creation: the argument that differs is named, with both values. */
+    static const char *const what[5] = {"num_rows: rank 1 passed 11 but rank 0 passed 10",
+                                        "dtype: rank 1 passed int32 but rank 0 passed float32",
+                                        "row_shape[1]: rank 1 passed 4 but rank 0 passed 2",
+                                        "strategy: rank 1 passed \"div\" but rank 0 passed \"mod\"",
+                                        "row_rank: rank 1 passed 1 but rank 0 passed 2"};
+    for (int kind = 0; kind < 5 && size_ >= 2; kind++) {
+        int64_t rs[2] = {3, 2}, rows_n = 10;
+        ndx_dtype dt = NDX_FLOAT32;
+        ndx_mpi_strategy strat = NDX_MPI_MOD;
+        int rrank = 2;
+        if (rank_ == 1) {
+            if (kind == 0) rows_n = 11;
+            if (kind == 1) dt = NDX_INT32;
+            if (kind == 2) rs[1] = 4;
+            if (kind == 3) strat = NDX_MPI_DIV;
+            if (kind == 4) rrank = 1;
+        }
+        ndx_mpi_table *bt = (ndx_mpi_table *)&err;
+        st = ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, rs, strat, NULL, &bt, &err);
+        snprintf(want, sizeof want, "ndx_mpi_table_create: the ranks disagree on %s", what[kind]);
+        CHECK(st == NDX_E_INVALID_ARGUMENT && bt == NULL && strcmp(err.message, want) == 0,
+              "create differs %d: %d '%s'", kind, st, err.message);
+    }
+}
+
+/* ---- every agreed error names the rank at fault ------------------------------------------- */
+static void release_block(void *user, void *block);
+static void *refuse_all(void *user, size_t bytes, size_t alignment) {
+    (void)user, (void)bytes, (void)alignment;
+    return NULL;
+}
+
+static void test_errors_name_rank(void) {
+    const int64_t dims[1] = {3};
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, 12, 1, dims, NDX_MPI_DIV, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    int last = size_ - 1;
+    char on_last[32];
+    snprintf(on_last, sizeof on_last, "on rank %d", last);
+    int64_t ids[2] = {1, 10}, n = 2, ushape[2] = {2, 3};
+    float rows[6] = {1, 2, 3, 4, 5, 6};
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+    ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, rows);
+    ndx_status st;
+
+    /* An op that is no op, on every rank: ndx's own message, prefixed with the rank at fault. */
+    st = ndx_mpi_update(t, (ndx_scatter_op)99, &idv, &up, NULL, NULL, &err);
+    CHECK(st != NDX_OK && strstr(err.message, "ndx_mpi_update on rank 0: "), "op 99: %d '%s'", st, err.message);
+    /* A refusing allocator on the last rank. */
+    ndx_allocator none = {refuse_all, release_block, NULL};
+    ndx_options starved = {.allocator = rank_ == last ? &none : NULL};
+    ndx_tensor out = {.data = NULL};
+    st = ndx_mpi_lookup(t, &idv, &starved, &out, NULL, &err);
+    CHECK(st == NDX_E_NO_MEMORY && strstr(err.message, on_last), "refusing allocator: %d '%s'", st, err.message);
+    CHECK(out.data == NULL, "no output from a refused lookup");
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &starved, NULL, &err);
+    CHECK(st == NDX_E_NO_MEMORY && strstr(err.message, on_last), "refusing allocator: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    /* An allocator without a release function on the last rank: ndx's check, with the rank. */
+    ndx_allocator half = {refuse_all, NULL, NULL};
+    ndx_options malformed = {.allocator = rank_ == last ? &half : NULL};
+    st = ndx_mpi_lookup(t, &idv, &malformed, &out, NULL, &err);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, on_last) && strstr(err.message, "opt->allocator"),
+          "malformed allocator: %d '%s'", st, err.message);
+    /* An out view that differs from the result only in its itemsize says so. */
+    float o[12];
+    int64_t oshape[2] = {2, 3};
+    ndx_tensor view = ndx_tensor_make(NDX_FLOAT32, 2, oshape, o);
+    if (rank_ == last) view.itemsize = 8;
+    st = ndx_mpi_lookup(t, &idv, NULL, &view, NULL, &err);
+    char want[NDX_ERROR_MESSAGE_SIZE];
+    snprintf(want, sizeof want, "ndx_mpi_lookup: out on rank %d is float32 [2, 3] with itemsize 8 (not 4) but the "
+             "result is float32 [2, 3]", last);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, want), "itemsize: %d '%s'", st, err.message);
+    /* int16 ids on the last rank: a table takes int32 or int64, as TensorFlow's embedding_lookup. */
+    int16_t ids16[2] = {1, 10};
+    ndx_tensor idv16 = ndx_tensor_make(NDX_INT16, 1, &n, ids16);
+    st = ndx_mpi_lookup(t, rank_ == last ? &idv16 : &idv, NULL, &out, NULL, &err);
+    snprintf(want, sizeof want, "ndx_mpi_lookup: ids on rank %d are int16; a table takes int32 or int64 ids", last);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strcmp(err.message, want) == 0, "int16 ids: %d '%s'", st, err.message);
+    CHECK(out.data == NULL, "no output from a refused lookup");
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, rank_ == last ? &idv16 : &idv, &up, NULL, NULL, &err);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && strstr(err.message, "int16"), "int16 update: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    free(before);
+    ndx_mpi_table_free(t);
+
+    /* Creation: a row too large for one MPI element, named with the rank. */
+    int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 10};
+    ndx_mpi_table *bt = (ndx_mpi_table *)&err;
+    st = ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, 4, 2, huge, NDX_MPI_MOD, NULL, &bt, &err);
+    CHECK(st == NDX_E_OVERFLOW && bt == NULL && strstr(err.message, "on rank 0"), "huge row: %d '%s'", st, err.message);
+}
+
 /* ---- reproducibility: the same float update twice from the same start is the same bits, and
  * equal to one process's scatter, so also the same at every rank count ---------------------- */
 static void test_reproducible(void) {
@@ -550,12 +712,44 @@ static void test_reproducible(void) {
     }
 }
 
-/* ---- an update whose scatter gets no scratch still lands, with the same bits ---------------- */
-static void *refuse(void *user, size_t bytes, size_t alignment) {
-    (void)user, (void)bytes, (void)alignment;
-    return NULL;
+/* ---- MPI calls watched through the profiling interface ---------------------------------------
+ * The test defines MPI_Alltoall and MPI_Alltoallv itself (MPI's standard profiling hook: the
+ * real ones are PMPI_*), so it can count them and make one fail on one rank after doing its work,
+ * as a failing network would report. */
+static long alltoallv_calls;  /* MPI_Alltoallv calls made on this rank so far */
+static int fail_alltoall;     /* 1: the next MPI_Alltoall on this rank reports MPI_ERR_OTHER */
+static long fail_alltoallv_at; /* >0: MPI_Alltoallv call number N on this rank reports one */
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+    int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (fail_alltoall) {
+        fail_alltoall = 0;
+        return MPI_ERR_OTHER;
+    }
+    return rc;
 }
-static void release_nothing(void *user, void *block) { (void)user, (void)block; }
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                            recvtype, comm);
+    if (++alltoallv_calls == fail_alltoallv_at) return MPI_ERR_OTHER;
+    return rc;
+}
+
+/* ---- an update whose scatter gets no scratch still lands, with the same bits ---------------- */
+/* An allocator that serves the exchange and refuses once the rows have crossed (the update's
+ * second MPI_Alltoallv): only the owners' scatter finds no memory. */
+static long refuse_from_call;
+static void *refuse_after_exchange(void *user, size_t bytes, size_t alignment) {
+    (void)user;
+    if (alltoallv_calls >= refuse_from_call) return NULL;
+    void *p = NULL;
+    return posix_memalign(&p, alignment, bytes) == 0 ? p : NULL;
+}
+static void release_block(void *user, void *block) { (void)user, free(block); }
 
 static void test_update_without_scratch(void) {
     /* 40,000 rows of 32 bytes per rank: enough for ndx's bucketed scatter, which needs scratch. */
@@ -577,11 +771,14 @@ static void test_update_without_scratch(void) {
     ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
     ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, grads);
     ndx_options normal = {.num_threads = 2};
-    ndx_allocator none = {refuse, release_nothing, NULL};
-    ndx_options starved = {.num_threads = 2, .allocator = &none};
+    ndx_allocator late = {refuse_after_exchange, release_block, NULL};
+    ndx_options starved = {.num_threads = 2, .allocator = &late};
     CHECK(ndx_mpi_update(a, NDX_SCATTER_ADD, &idv, &up, &normal, NULL, &err) == NDX_OK, "update: %s", err.message);
+    refuse_from_call = alltoallv_calls + 2; /* the ids, then the rows */
     CHECK(ndx_mpi_update(b, NDX_SCATTER_ADD, &idv, &up, &starved, NULL, &err) == NDX_OK,
           "update with no scratch: %s", err.message);
+    CHECK(alltoallv_calls == refuse_from_call, "the update made %ld MPI_Alltoallv calls, not 2",
+          alltoallv_calls - refuse_from_call + 2);
     void *want = NULL;
     size_t bytes = 0;
     snapshot(a, &want, &bytes);
@@ -591,6 +788,114 @@ static void test_update_without_scratch(void) {
     free(grads);
     ndx_mpi_table_free(a);
     ndx_mpi_table_free(b);
+}
+
+/* ---- every block through opt->allocator, counted against max_memory ------------------------- */
+typedef struct counter {
+    long live_blocks, blocks;
+    size_t bytes;
+} counter;
+static void *counting_allocate(void *user, size_t bytes, size_t alignment) {
+    counter *c = user;
+    void *p = NULL;
+    if (posix_memalign(&p, alignment, bytes) != 0) return NULL;
+    c->live_blocks++, c->blocks++, c->bytes += bytes;
+    return p;
+}
+static void counting_release(void *user, void *block) {
+    counter *c = user;
+    c->live_blocks--;
+    free(block);
+}
+
+static void test_memory_goes_through_options(void) {
+    const int64_t dims[1] = {4}, num_rows = 40;
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, num_rows, 1, dims, NDX_MPI_MOD, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    int64_t ids[16], n = 16, ushape[2] = {16, 4};
+    for (int i = 0; i < 16; i++) ids[i] = (i * 7 + rank_) % num_rows;
+    float rows[64];
+    for (int i = 0; i < 64; i++) rows[i] = (float)i;
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+    ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, ushape, rows);
+    const size_t result_bytes = 16 * 4 * sizeof(float);
+
+    /* A counting allocator sees the exchange's scratch, not only the result; every block but
+     * the result goes back. */
+    counter c = {0};
+    ndx_allocator counting = {counting_allocate, counting_release, &c};
+    ndx_options opt = {.num_threads = 1, .allocator = &counting};
+    ndx_tensor out = {.data = NULL};
+    CHECK(ndx_mpi_lookup(t, &idv, &opt, &out, NULL, &err) == NDX_OK, "counted lookup: %s", err.message);
+    CHECK(c.bytes > result_bytes + n * sizeof(int64_t), "the lookup's allocator saw %zu bytes in %ld blocks: "
+          "the exchange's scratch bypassed it", c.bytes, c.blocks);
+    CHECK(c.live_blocks == 1, "%ld blocks still live after the lookup (want the result only)", c.live_blocks);
+    for (int i = 0; i < 16; i++)
+        CHECK(((float *)out.data)[i * 4] == 0.0f, "a zeroed table looks up zeros");
+    counting.release(counting.user, out.data);
+    c = (counter){0};
+    CHECK(ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &opt, NULL, &err) == NDX_OK, "counted update: %s", err.message);
+    CHECK(c.bytes >= result_bytes + n * sizeof(int64_t), "the update's allocator saw %zu bytes", c.bytes);
+    CHECK(c.live_blocks == 0, "%ld blocks still live after the update", c.live_blocks);
+
+    /* max_memory on the last rank that fits the result but not the exchange: refused everywhere
+     * before anything moves, naming that rank. */
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    int bad = size_ - 1;
+    ndx_options tight = {.num_threads = 1, .max_memory = rank_ == bad ? result_bytes : 0};
+    out = (ndx_tensor){.data = NULL};
+    ndx_status st = ndx_mpi_lookup(t, &idv, &tight, &out, NULL, &err);
+    char want[64];
+    snprintf(want, sizeof want, "on rank %d", bad);
+    CHECK(st == NDX_E_MEMORY_BUDGET && strstr(err.message, want), "lookup over max_memory: %d '%s'", st, err.message);
+    CHECK(out.data == NULL, "no output on a refused lookup");
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &tight, NULL, &err);
+    CHECK(st == NDX_E_MEMORY_BUDGET && strstr(err.message, want), "update over max_memory: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
+    free(before);
+    ndx_mpi_table_free(t);
+}
+
+/* ---- MPI's return codes are read: a failing exchange is an error on every rank -------------- */
+static void test_mpi_failures_reported(void) {
+    const int64_t dims[1] = {2};
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_INT32, 12, 1, dims, NDX_MPI_DIV, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    int64_t ids[3] = {0, 5, 11}, n = 3, ushape[2] = {3, 2};
+    int32_t rows[6] = {1, 2, 3, 4, 5, 6};
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids);
+    ndx_tensor up = ndx_tensor_make(NDX_INT32, 2, ushape, rows);
+    int bad = size_ - 1;
+    char want[96];
+    snprintf(want, sizeof want, "MPI_Alltoallv failed on rank %d", bad);
+    /* The rows coming back (the lookup's second MPI_Alltoallv) fail on the last rank. */
+    if (rank_ == bad) fail_alltoallv_at = alltoallv_calls + 2;
+    ndx_tensor out = {.data = NULL};
+    ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+    CHECK(st == NDX_E_IO && strstr(err.message, want), "lookup with a failing exchange: %d '%s'", st, err.message);
+    CHECK(out.data == NULL, "no output from a failed lookup");
+    fail_alltoallv_at = 0;
+    /* The counts (MPI_Alltoall) fail on the last rank: agreed before any row moves. */
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    fail_alltoall = rank_ == bad;
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+    snprintf(want, sizeof want, "MPI_Alltoall failed on rank %d", bad);
+    CHECK(st == NDX_E_IO && strstr(err.message, want), "update with failing counts: %d '%s'", st, err.message);
+    CHECK(unchanged(t, before, bytes), "an update whose counts failed changed a shard");
+    fail_alltoall = 0;
+    /* And the table still works afterwards. */
+    CHECK(ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err) == NDX_OK, "lookup after: %s", err.message);
+    ndx_tensor_free(&out);
+    free(before);
+    ndx_mpi_table_free(t);
 }
 
 /* ---- dedupe: a skewed batch sends each hot row once ----------------------------------------- */
@@ -631,8 +936,12 @@ int main(int argc, char **argv) {
     test_layout();
     test_all_cases();
     test_bad_input();
+    test_arguments_agreed();
+    test_errors_name_rank();
     test_reproducible();
     test_update_without_scratch();
+    test_memory_goes_through_options();
+    test_mpi_failures_reported();
     test_dedupe_traffic();
     long total_failures = 0, total_checks = 0;
     MPI_Allreduce(&failures, &total_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
