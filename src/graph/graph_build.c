@@ -472,7 +472,7 @@ ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, ndx_scop
 
 ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
                             ndx_output x, ndx_output y) {
-    if ((unsigned)kind > (unsigned)(GRAPH_NOT_EQUAL - GRAPH_ADD)) {
+    if ((unsigned)kind > (unsigned)(GRAPH_MINIMUM - GRAPH_ADD)) {
         build b = build_of(s, file, line, GRAPH_ADD);
         b.type = "Binary";
         if (build_can_start(&b))
@@ -506,4 +506,36 @@ ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x
     graph_attrs a = {0};
     a.dtype = (int)dtype;
     return build_dense(file, line, s, GRAPH_SHAPE, &a, 1, &x);
+}
+
+ndx_output ndx_op_unary_at(const char *file, int line, ndx_scope s, ndx_unary_kind kind,
+                           ndx_output x) {
+    if ((unsigned)kind > (unsigned)(GRAPH_ONES_LIKE - GRAPH_NEG)) {
+        build b = build_of(s, file, line, GRAPH_NEG);
+        b.type = "Unary";
+        if (build_can_start(&b))
+            build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "kind is not an ndx_unary_kind");
+        return first_output(s, 0);
+    }
+    return build_dense(file, line, s, (graph_kind)(GRAPH_NEG + (int)kind), NULL, 1, &x);
+}
+
+ndx_output ndx_op_fill_at(const char *file, int line, ndx_scope s, ndx_output dims,
+                          ndx_output value) {
+    ndx_output in[2] = {dims, value};
+    return build_dense(file, line, s, GRAPH_FILL, NULL, 2, in);
+}
+
+ndx_output ndx_op_reshape_at(const char *file, int line, ndx_scope s, ndx_output tensor,
+                             ndx_output shape) {
+    ndx_output in[2] = {tensor, shape};
+    return build_dense(file, line, s, GRAPH_RESHAPE, NULL, 2, in);
+}
+
+ndx_output ndx_op_reduce_sum_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                ndx_output axes, int keep_dims) {
+    graph_attrs a = {0};
+    a.keep_dims = keep_dims != 0;
+    ndx_output in[2] = {input, axes};
+    return build_dense(file, line, s, GRAPH_SUM, &a, 2, in);
 }

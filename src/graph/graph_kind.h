@@ -11,7 +11,8 @@
 #include "ndx_graph.h"
 
 /* Every kind of node: one TensorFlow op type each. The tensor_scatter kinds follow
- * ndx_scatter_op's order and the binary kinds ndx_binary_op's (a descriptor's `variant`). */
+ * ndx_scatter_op's order, the binary kinds ndx_binary_op's and the unary kinds ndx_unary_op's (a
+ * descriptor's `variant`). */
 typedef enum graph_kind {
     GRAPH_CONST = 0,
     GRAPH_PLACEHOLDER,
@@ -37,10 +38,19 @@ typedef enum graph_kind {
     GRAPH_FLOOR_MOD,
     GRAPH_EQUAL,
     GRAPH_NOT_EQUAL,
+    GRAPH_REAL_DIV,
+    GRAPH_MAXIMUM,
+    GRAPH_MINIMUM,
+    GRAPH_NEG,
+    GRAPH_ZEROS_LIKE,
+    GRAPH_ONES_LIKE,
     GRAPH_CAST,
     GRAPH_RANGE,
     GRAPH_SIZE,
     GRAPH_SHAPE,
+    GRAPH_FILL,
+    GRAPH_RESHAPE,
+    GRAPH_SUM,
     GRAPH_KIND_COUNT
 } graph_kind;
 
@@ -53,6 +63,7 @@ typedef struct graph_attrs {
     int axis;        /* sparse_concat */
     int expand;      /* sparse_concat: expand_nonconcat_dim */
     int dtype;       /* cast: to; size, shape: out_type (an ndx_dtype) */
+    int keep_dims;   /* sum */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
@@ -152,7 +163,8 @@ graph_kind graph_kind_named(const char *type);
  * "'indices[2]'", "'inputs[1].values'". */
 void graph_input_name(graph_kind kind, int num_inputs, int i, char *buf, size_t cap);
 
-/* The descriptors, by family (graph_kinds_index.c, graph_kinds_sparse.c, graph_kinds_glue.c). */
+/* The descriptors, by family (graph_kinds_index.c, graph_kinds_sparse.c, graph_kinds_glue.c,
+ * graph_kinds_shape.c). */
 extern const graph_kind_desc graph_kind_const, graph_kind_placeholder, graph_kind_identity,
     graph_kind_gather_nd, graph_kind_scatter_nd, graph_kind_tensor_scatter_update,
     graph_kind_tensor_scatter_add, graph_kind_tensor_scatter_sub, graph_kind_tensor_scatter_min,
@@ -160,6 +172,8 @@ extern const graph_kind_desc graph_kind_const, graph_kind_placeholder, graph_kin
     graph_kind_partition, graph_kind_sparse_concat, graph_kind_sparse_reorder,
     graph_kind_sparse_to_dense, graph_kind_dense_to_sparse, graph_kind_add, graph_kind_sub,
     graph_kind_mul, graph_kind_floor_div, graph_kind_floor_mod, graph_kind_equal,
-    graph_kind_not_equal, graph_kind_cast, graph_kind_range, graph_kind_size, graph_kind_shape;
+    graph_kind_not_equal, graph_kind_real_div, graph_kind_maximum, graph_kind_minimum,
+    graph_kind_neg, graph_kind_zeros_like, graph_kind_ones_like, graph_kind_cast, graph_kind_range,
+    graph_kind_size, graph_kind_shape, graph_kind_fill, graph_kind_reshape, graph_kind_sum;
 
 #endif /* NDX_GRAPH_KIND_H */

@@ -53,6 +53,33 @@ const graph_kind_desc graph_kind_floor_mod =
 const graph_kind_desc graph_kind_equal = BINARY(GRAPH_EQUAL, "Equal", NDX_BINARY_EQUAL);
 const graph_kind_desc graph_kind_not_equal =
     BINARY(GRAPH_NOT_EQUAL, "NotEqual", NDX_BINARY_NOT_EQUAL);
+const graph_kind_desc graph_kind_real_div =
+    BINARY(GRAPH_REAL_DIV, "RealDiv", NDX_BINARY_REAL_DIV);
+const graph_kind_desc graph_kind_maximum = BINARY(GRAPH_MAXIMUM, "Maximum", NDX_BINARY_MAXIMUM);
+const graph_kind_desc graph_kind_minimum = BINARY(GRAPH_MINIMUM, "Minimum", NDX_BINARY_MINIMUM);
+
+/* ---- the unary ops ------------------------------------------------------------------------ */
+
+static ndx_status infer_unary(const graph_node *n, const ndx_spec *in,
+                              const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
+    (void)consts;
+    return ndx_unary_infer((ndx_unary_op)graph_variant(n), &in[0], out, err);
+}
+
+static ndx_status run_unary(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                            ndx_tensor *out, ndx_error *err) {
+    return ndx_unary((ndx_unary_op)graph_variant(n), &in[0], opt, out, err);
+}
+
+#define UNARY(KIND, TYPE, OP, FLAGS)                                                            \
+    {.kind = KIND, .type = TYPE, .variant = OP, .min_inputs = 1, .max_inputs = 1,               \
+     .inputs = x_input, .outputs = 1, .flags = FLAGS, .infer = infer_unary, .run = run_unary}
+const graph_kind_desc graph_kind_neg = UNARY(GRAPH_NEG, "Neg", NDX_UNARY_NEG, 0);
+/* zeros_like and ones_like read only x's dtype and shape: they fold once the shape is known. */
+const graph_kind_desc graph_kind_zeros_like =
+    UNARY(GRAPH_ZEROS_LIKE, "ZerosLike", NDX_UNARY_ZEROS_LIKE, GRAPH_KIND_SHAPE_ONLY);
+const graph_kind_desc graph_kind_ones_like =
+    UNARY(GRAPH_ONES_LIKE, "OnesLike", NDX_UNARY_ONES_LIKE, GRAPH_KIND_SHAPE_ONLY);
 
 /* ---- cast, range, size, shape ------------------------------------------------------------- */
 
