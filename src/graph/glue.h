@@ -26,7 +26,7 @@
  *   REAL_DIV: floats and complex (TF's RealDiv: x / y, IEEE: a zero divisor gives inf or nan;
  *     complex divided as C's complex division, which C++'s std::complex shares).
  *   MAXIMUM, MINIMUM: integers and floats (TF's Maximum / Minimum: a NaN operand gives NaN,
- *     otherwise y < x ? x : y and y < x ? y : x, Eigen's choice between +0 and -0).
+ *     otherwise std::max and std::min, which give x when x and y are equal, +0 and -0 too).
  * Other dtypes: NDX_E_UNSUPPORTED. */
 typedef enum ndx_binary_op {
     NDX_BINARY_ADD = 0,

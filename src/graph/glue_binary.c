@@ -108,8 +108,9 @@ typedef struct binary_job {
 /* Unsigned: floor division is plain division. */
 #define UNSIGNED_FLOOR_DIV(T, a, b) ((T)((a) / (b)))
 #define UNSIGNED_FLOOR_MOD(T, a, b) ((T)((a) % (b)))
-/* Eigen's maximum and minimum (TF's Maximum / Minimum); floats propagate NaN first. */
-#define MAX_OF(a, b) ((b) < (a) ? (a) : (b))
+/* Eigen's maximum and minimum (TF's Maximum / Minimum: std::max and std::min, x when the two
+ * are equal, as between +0 and -0); floats propagate NaN first. */
+#define MAX_OF(a, b) ((a) < (b) ? (b) : (a))
 #define MIN_OF(a, b) ((b) < (a) ? (b) : (a))
 #define FMAX_OF(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : MAX_OF(a, b))
 #define FMIN_OF(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : MIN_OF(a, b))
