@@ -9,22 +9,11 @@
 #include "ndx_test.h"
 
 #include "graph_kind.h"
+#include "graph_support.h"
 #include "ndx_graph.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
-
-static void spec_dims_are(ndx_output o, const char *want) {
-    char dims[NDX_DIMS_TEXT];
-    ndx_spec spec = ndx_output_spec(o);
-    ndx_format_spec_dims(dims, sizeof dims, &spec);
-    assert_string_equal(dims, want);
-}
-
-static ndx_output const_i32(ndx_scope s, int rank, const int64_t *shape, const int32_t *values) {
-    ndx_tensor t = ndx_tensor_make(NDX_INT32, rank, shape, (void *)values);
-    return ndx_op_const(s, &t);
-}
 
 static ndx_output const_f32(ndx_scope s, int rank, const int64_t *shape, const float *values) {
     ndx_tensor t = ndx_tensor_make(NDX_FLOAT32, rank, shape, (void *)values);
@@ -90,27 +79,27 @@ static void shapes_fold_and_run(void **state) {
     ndx_spec xs = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(U, 3));
     ndx_output x = ndx_op_placeholder(r, &xs);
     /* reshape: a constant shape with -1 left unknown beside an unknown dim */
-    ndx_output flat = ndx_op_reshape(r, x, const_i32(r, 1, SHAPE(1), (int32_t[]){-1}));
-    spec_dims_are(flat, "[?]");
-    ndx_output rows = ndx_op_reshape(r, x, const_i32(r, 1, SHAPE(2), (int32_t[]){-1, 3}));
-    spec_dims_are(rows, "[?, 3]");
+    ndx_output flat = ndx_op_reshape(r, x, test_const_i32(r, 1, SHAPE(1), (int32_t[]){-1}));
+    test_dims_are(flat, "[?]");
+    ndx_output rows = ndx_op_reshape(r, x, test_const_i32(r, 1, SHAPE(2), (int32_t[]){-1, 3}));
+    test_dims_are(rows, "[?, 3]");
     /* a shape that is not constant: its length still gives the rank */
     ndx_spec ss = ndx_spec_make(NDX_INT64, 1, SHAPE(4));
     ndx_output shape_in = ndx_op_placeholder(r, &ss);
-    spec_dims_are(ndx_op_reshape(r, x, shape_in), "[?, ?, ?, ?]");
+    test_dims_are(ndx_op_reshape(r, x, shape_in), "[?, ?, ?, ?]");
     /* reduce_sum: constant axes, negative ones and keep_dims */
-    ndx_output axis1 = const_i32(r, 0, NULL, (int32_t[]){-1});
-    spec_dims_are(ndx_op_reduce_sum(r, x, axis1, 0), "[?]");
-    spec_dims_are(ndx_op_reduce_sum(r, x, axis1, 1), "[?, 1]");
+    ndx_output axis1 = test_const_i32(r, 0, NULL, (int32_t[]){-1});
+    test_dims_are(ndx_op_reduce_sum(r, x, axis1, 0), "[?]");
+    test_dims_are(ndx_op_reduce_sum(r, x, axis1, 1), "[?, 1]");
     /* axes not constant: the rank is known from their count, or kept */
     ndx_spec as = ndx_spec_make(NDX_INT32, 1, SHAPE(1));
     ndx_output axes_in = ndx_op_placeholder(r, &as);
-    spec_dims_are(ndx_op_reduce_sum(r, x, axes_in, 0), "[?]");
-    spec_dims_are(ndx_op_reduce_sum(r, x, axes_in, 1), "[?, ?]");
+    test_dims_are(ndx_op_reduce_sum(r, x, axes_in, 0), "[?]");
+    test_dims_are(ndx_op_reduce_sum(r, x, axes_in, 1), "[?, ?]");
     /* fill: constant dims are exact */
-    ndx_output filled = ndx_op_fill(r, const_i32(r, 1, SHAPE(2), (int32_t[]){2, 2}),
+    ndx_output filled = ndx_op_fill(r, test_const_i32(r, 1, SHAPE(2), (int32_t[]){2, 2}),
                                     ndx_op_const_float(r, NDX_FLOAT32, 1.5));
-    spec_dims_are(filled, "[2, 2]");
+    test_dims_are(filled, "[2, 2]");
     assert_non_null(ndx_output_constant(filled)); /* folded */
     /* zeros_like / ones_like of a known shape fold without reading the placeholder */
     ndx_spec ks = ndx_spec_make(NDX_INT32, 1, SHAPE(3));
@@ -134,10 +123,10 @@ static void shapes_fold_and_run(void **state) {
     float *nv = n->data;
     assert_true(nv[0] == -1 && nv[1] == 2 && isnan(nv[2]));
     /* run: reduce_sum over the fed rows, then a fed constant recomputes what depends on it */
-    ndx_output total = ndx_op_reduce_sum(r, x, const_i32(r, 1, SHAPE(0), NULL), 0);
-    spec_dims_are(total, "[?, 3]"); /* no axes: the input itself */
-    ndx_output col = ndx_op_reduce_sum(r, rows, const_i32(r, 1, SHAPE(1), (int32_t[]){0}), 1);
-    spec_dims_are(col, "[1, 3]");
+    ndx_output total = ndx_op_reduce_sum(r, x, test_const_i32(r, 1, SHAPE(0), NULL), 0);
+    test_dims_are(total, "[?, 3]"); /* no axes: the input itself */
+    ndx_output col = ndx_op_reduce_sum(r, rows, test_const_i32(r, 1, SHAPE(1), (int32_t[]){0}), 1);
+    test_dims_are(col, "[1, 3]");
     ndx_error err;
     assert_ok(ndx_graph_finish(g, &err), &err);
     float xv[6] = {1, 2, 3, 10, 20, 30};
@@ -172,19 +161,19 @@ static void build_errors_name_node_and_line(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope r = ndx_graph_root(g);
-        ndx_output x = const_i32(r, 2, SHAPE(2, 3), (int32_t[]){1, 2, 3, 4, 5, 6});
+        ndx_output x = test_const_i32(r, 2, SHAPE(2, 3), (int32_t[]){1, 2, 3, 4, 5, 6});
         ndx_output out;
         int line = __LINE__ + 2 + cases[c].which;
         switch (cases[c].which) {
-        case 0: out = ndx_op_reshape(r, x, const_i32(r, 1, SHAPE(2), (int32_t[]){2, 2})); break;
-        case 1: out = ndx_op_reshape(r, x, const_i32(r, 1, SHAPE(2), (int32_t[]){-1, -1})); break;
-        case 2: out = ndx_op_reduce_sum(r, x, const_i32(r, 1, SHAPE(2), (int32_t[]){1, -1}), 0); break;
-        case 3: out = ndx_op_reduce_sum(r, x, const_i32(r, 1, SHAPE(1), (int32_t[]){2}), 0); break;
-        case 4: out = ndx_op_fill(r, const_i32(r, 1, SHAPE(2), (int32_t[]){2, -1}), ndx_op_const_int(r, NDX_INT32, 0)); break;
+        case 0: out = ndx_op_reshape(r, x, test_const_i32(r, 1, SHAPE(2), (int32_t[]){2, 2})); break;
+        case 1: out = ndx_op_reshape(r, x, test_const_i32(r, 1, SHAPE(2), (int32_t[]){-1, -1})); break;
+        case 2: out = ndx_op_reduce_sum(r, x, test_const_i32(r, 1, SHAPE(2), (int32_t[]){1, -1}), 0); break;
+        case 3: out = ndx_op_reduce_sum(r, x, test_const_i32(r, 1, SHAPE(1), (int32_t[]){2}), 0); break;
+        case 4: out = ndx_op_fill(r, test_const_i32(r, 1, SHAPE(2), (int32_t[]){2, -1}), ndx_op_const_int(r, NDX_INT32, 0)); break;
         case 5: out = ndx_op_div(r, x, x); break;
         case 6: out = ndx_op_neg(r, ndx_op_cast(r, x, NDX_UINT8)); break;
-        case 7: out = ndx_op_fill(r, const_i32(r, 1, SHAPE(1), (int32_t[]){2}), x); break;
-        default: out = ndx_op_reduce_sum(r, ndx_op_cast(r, x, NDX_BOOL), const_i32(r, 0, NULL, (int32_t[]){0}), 0); break;
+        case 7: out = ndx_op_fill(r, test_const_i32(r, 1, SHAPE(1), (int32_t[]){2}), x); break;
+        default: out = ndx_op_reduce_sum(r, ndx_op_cast(r, x, NDX_BOOL), test_const_i32(r, 0, NULL, (int32_t[]){0}), 0); break;
         }
         assert_false(ndx_output_ok(out));
         ndx_error err;

@@ -33,6 +33,15 @@ typedef struct unary_job {
     unsigned char one[16]; /* ones_like: the element 1 */
 } unary_job;
 
+/* Negates the n parts of one element (1: a real, 2: a complex) of type T, src to dst. */
+#define NEGATE_PARTS(T, n)                                                                      \
+    do {                                                                                        \
+        T v[2];                                                                                 \
+        memcpy(v, src, (n) * sizeof *v);                                                        \
+        for (int i = 0; i < (n); i++) v[i] = -v[i];                                             \
+        memcpy(dst, v, (n) * sizeof *v);                                                        \
+    } while (0)
+
 /* -v of one element: integers in two's complement, floats and both halves of a complex by C's
  * negation (float16 and bfloat16: their sign bit). */
 static void negate(ndx_dtype dt, const unsigned char *src, unsigned char *dst) {
@@ -43,23 +52,10 @@ static void negate(ndx_dtype dt, const unsigned char *src, unsigned char *dst) {
     case NDX_INT64: { uint64_t v; memcpy(&v, src, 8); v = 0u - v; memcpy(dst, &v, 8); return; }
     case NDX_FLOAT16:
     case NDX_BFLOAT16: { uint16_t v; memcpy(&v, src, 2); v ^= 0x8000u; memcpy(dst, &v, 2); return; }
-    case NDX_FLOAT32:
-    case NDX_COMPLEX64: {
-        float v[2];
-        size_t n = dt == NDX_FLOAT32 ? 1 : 2;
-        memcpy(v, src, n * sizeof *v);
-        for (size_t i = 0; i < n; i++) v[i] = -v[i];
-        memcpy(dst, v, n * sizeof *v);
-        return;
-    }
-    default: { /* float64, complex128 */
-        double v[2];
-        size_t n = dt == NDX_FLOAT64 ? 1 : 2;
-        memcpy(v, src, n * sizeof *v);
-        for (size_t i = 0; i < n; i++) v[i] = -v[i];
-        memcpy(dst, v, n * sizeof *v);
-        return;
-    }
+    case NDX_FLOAT32: NEGATE_PARTS(float, 1); return;
+    case NDX_COMPLEX64: NEGATE_PARTS(float, 2); return;
+    case NDX_FLOAT64: NEGATE_PARTS(double, 1); return;
+    default: NEGATE_PARTS(double, 2); return; /* complex128 */
     }
 }
 
