@@ -7,6 +7,8 @@
 #ifndef NDX_GRAPH_KIND_H
 #define NDX_GRAPH_KIND_H
 
+#include <stddef.h>
+
 #include "glue.h"
 #include "ndx_graph.h"
 
