@@ -1,5 +1,6 @@
 /* graph_build.c — the builders: each checks its handles, names the node, infers its output specs
- * (graph_ops.c) and, when every input is known at build time, computes it (folding). A failure
+ * (its kind's descriptor, graph_kind.h) and, when every input is known at build time, computes
+ * it (folding). All of them build through graph_build, as the text reader does. A failure
  * becomes the graph's first error and a failed handle; a builder given a failed handle, or called
  * on a failed graph, returns a failed handle and changes nothing. */
 #include <stdio.h>

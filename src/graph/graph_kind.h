@@ -147,8 +147,9 @@ typedef struct graph_kind_desc {
     const char *count_name;    /* the builder's name of n or num_partitions ("n"), or NULL */
     int outputs;               /* a count, or GRAPH_OUTPUTS_COUNT */
     unsigned flags;
-    /* String inputs that share one type (graph_widths.c): from input `width_first` (-1: attrs
-       .count), every `width_step`-th, two of them (-1 first: count of them), 0 step: none. */
+    /* String inputs that share one type (graph_widths.c): from input width_first every
+       width_step-th to the last input; width_first -1: attrs.count of them from input
+       attrs.count (a grouped kind's second part); width_step 0: none. */
     int width_first, width_step;
     int num_attrs;
     graph_attr_def attrs[GRAPH_MAX_ATTRS];
