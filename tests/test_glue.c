@@ -619,6 +619,17 @@ static void reduce_sum_refusals(void **state) {
     ndx_tensor Z = i32(0, NULL, &zero);
     assert_ok(ndx_reduce_sum(&X, &Z, 0, NULL, &O, &err), &err);
     assert_memory_equal(o, ((int32_t[]){5, 7, 9}), sizeof o);
+    /* complex sums both parts; bool and strings are refused */
+    double c[8] = {1, 2, 3, -1, 0.5, 0, -4, 8}, co[4];
+    ndx_tensor C = ndx_tensor_make(NDX_COMPLEX128, 2, SHAPE(2, 2), c);
+    ndx_tensor CO = ndx_tensor_make(NDX_COMPLEX128, 1, SHAPE(2), co);
+    int32_t last = -1;
+    ndx_tensor L = i32(0, NULL, &last);
+    assert_ok(ndx_reduce_sum(&C, &L, 0, NULL, &CO, &err), &err);
+    assert_memory_equal(co, ((double[]){4, 1, -3.5, 8}), sizeof co);
+    ndx_tensor B = ndx_tensor_make(NDX_BOOL, 1, SHAPE(2), x);
+    assert_fails(ndx_reduce_sum(&B, &Z, 0, NULL, &O, &err), &err, NDX_E_UNSUPPORTED,
+                 "reduce_sum: dtype bool is not supported");
 }
 
 int main(void) {

@@ -101,6 +101,10 @@ static void shapes_fold_and_run(void **state) {
                                     ndx_op_const_float(r, NDX_FLOAT32, 1.5));
     test_dims_are(filled, "[2, 2]");
     assert_non_null(ndx_output_constant(filled)); /* folded */
+    /* dims not constant: only their count is known */
+    ndx_spec ds = ndx_spec_make(NDX_INT32, 1, SHAPE(2));
+    test_dims_are(ndx_op_fill(r, ndx_op_placeholder(r, &ds), ndx_op_const_int(r, NDX_INT8, 3)),
+                  "[?, ?]");
     /* zeros_like / ones_like of a known shape fold without reading the placeholder */
     ndx_spec ks = ndx_spec_make(NDX_INT32, 1, SHAPE(3));
     ndx_output k = ndx_op_placeholder(r, &ks);
