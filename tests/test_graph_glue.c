@@ -190,6 +190,36 @@ static void build_errors_name_node_and_line(void **state) {
     }
 }
 
+/* Attribute values outside the schema's words, and kinds outside the public enums, fail at the
+ * builder's line and name the node. */
+static void bad_attribute_values(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_scope_sub(ndx_graph_root(g), "embed");
+    ndx_output x = test_const_i32(s, 2, SHAPE(2, 1), (int32_t[]){1, 0});
+    ndx_gather_nd_attrs a = {0, (ndx_bad_indices)7};
+    assert_false(ndx_output_ok(ndx_op_gather_nd(s, x, x, &a)));
+    ndx_error err;
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "embed/GatherNd: bad_indices = 7 is neither NDX_BAD_INDICES_ERROR nor "
+                 "NDX_BAD_INDICES_IGNORE");
+    ndx_graph_free(g);
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    x = test_const_i32(s, 0, NULL, (int32_t[]){1});
+    assert_false(ndx_output_ok(ndx_op_unary(s, (ndx_unary_kind)3, x)));
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "Unary: kind is not an ndx_unary_kind");
+    ndx_graph_free(g);
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    x = test_const_i32(s, 0, NULL, (int32_t[]){1});
+    assert_false(ndx_output_ok(ndx_op_binary(s, (ndx_binary_kind)10, x, x)));
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "Binary: kind is not an ndx_binary_kind");
+    ndx_graph_free(g);
+}
+
 /* Threads do not change a sum's bits: each output element is summed in one order. */
 static void reduce_sum_same_bits_at_any_thread_count(void **state) {
     (void)state;
@@ -277,6 +307,7 @@ int main(void) {
         cmocka_unit_test(every_kind_name_is_read),
         cmocka_unit_test(shapes_fold_and_run),
         cmocka_unit_test(build_errors_name_node_and_line),
+        cmocka_unit_test(bad_attribute_values),
         cmocka_unit_test(reduce_sum_same_bits_at_any_thread_count),
         cmocka_unit_test(text_round_trip),
     };

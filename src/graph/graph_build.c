@@ -209,6 +209,19 @@ static ndx_status infer_node(ndx_graph *g, graph_node *n, ndx_error *err) {
     return st;
 }
 
+/* The attribute values no kind runs with: bad-index policies other than error and ignore. */
+static ndx_status check_attrs(const graph_node *n, ndx_error *err) {
+    const graph_kind_desc *d = graph_desc(n->kind);
+    for (int i = 0; i < d->num_attrs; i++) {
+        const graph_attr_def *a = &d->attrs[i];
+        int v = *(const int *)((const char *)&n->attrs + a->offset);
+        if (a->type == GRAPH_ATTR_POLICY && v != NDX_BAD_INDICES_ERROR && v != NDX_BAD_INDICES_IGNORE)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "bad_indices = %d is neither "
+                            "NDX_BAD_INDICES_ERROR nor NDX_BAD_INDICES_IGNORE", v);
+    }
+    return NDX_OK;
+}
+
 /* Builds the node that `b` describes; its id, or 0 with the graph's first error set. `value`
  * is a Const's value, `spec` a Placeholder's. */
 static uint32_t build_node(const build *b, const ndx_tensor *value, const ndx_spec *spec) {
@@ -236,7 +249,8 @@ static uint32_t build_node(const build *b, const ndx_tensor *value, const ndx_sp
                   : ndx_fail(&e, NDX_E_INVALID_ARGUMENT, "placeholder: spec is NULL");
         if (st == NDX_OK) n->specs[0] = *spec;
     } else {
-        st = infer_node(g, n, &e);
+        st = check_attrs(n, &e);
+        if (st == NDX_OK) st = infer_node(g, n, &e);
     }
     if (st == NDX_OK && !graph_append(g, n)) st = ndx_fail(&e, NDX_E_NO_MEMORY, "out of memory");
     if (st != NDX_OK) {
@@ -263,24 +277,6 @@ static int build_count_ok(const build *b, int n, int arrays_present) {
     return 0;
 }
 
-/* The attributes' values that no kind can run with (policies other than error and ignore). */
-static int build_attrs_ok(const build *b) {
-    const graph_kind_desc *d = graph_desc(b->kind);
-    for (int i = 0; i < d->num_attrs; i++) {
-        const graph_attr_def *a = &d->attrs[i];
-        if (a->type != GRAPH_ATTR_POLICY) continue;
-        int v = *(const int *)((const char *)&b->attrs + a->offset);
-        if (v == NDX_BAD_INDICES_ERROR || v == NDX_BAD_INDICES_IGNORE) continue;
-        if (!build_can_start(b)) return 0;
-        char msg[160];
-        snprintf(msg, sizeof msg, "bad_indices = %d is neither NDX_BAD_INDICES_ERROR nor "
-                 "NDX_BAD_INDICES_IGNORE", v);
-        build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, msg);
-        return 0;
-    }
-    return 1;
-}
-
 uint32_t graph_build(const char *file, int line, ndx_scope s, graph_kind kind,
                      const graph_attrs *attrs, int num_inputs, const ndx_output *inputs) {
     const graph_kind_desc *d = graph_desc(kind);
@@ -291,7 +287,6 @@ uint32_t graph_build(const char *file, int line, ndx_scope s, graph_kind kind,
     if (d->group) b.attrs.count = num_inputs / d->group;
     if (d->count_name && !build_count_ok(&b, b.attrs.count, 1)) return 0;
     b.num_outputs = d->outputs == GRAPH_OUTPUTS_COUNT ? b.attrs.count : d->outputs;
-    if (!build_attrs_ok(&b)) return 0;
     return build_node(&b, NULL, NULL);
 }
 
