@@ -37,6 +37,11 @@ static void kind_table_complete(void **state) {
         assert_true(d->outputs >= 1 || d->outputs == GRAPH_OUTPUTS_COUNT);
         if (!source) assert_non_null(d->inputs);
         assert_null(d->gradient); /* the gradient layer fills these in */
+        /* the runs of kinds the builders reach by offset run their variant */
+        if (k >= GRAPH_ADD && k <= GRAPH_MINIMUM) assert_int_equal(d->variant, k - GRAPH_ADD);
+        if (k >= GRAPH_NEG && k <= GRAPH_ONES_LIKE) assert_int_equal(d->variant, k - GRAPH_NEG);
+        if (k >= GRAPH_TENSOR_SCATTER_UPDATE && k <= GRAPH_TENSOR_SCATTER_MAX)
+            assert_int_equal(d->variant, k - GRAPH_TENSOR_SCATTER_UPDATE);
     }
     assert_int_equal(graph_kind_named("NoSuchOp"), GRAPH_KIND_COUNT);
 }

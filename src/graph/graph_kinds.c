@@ -48,6 +48,12 @@ static const graph_kind_desc *const kinds[] = {
 static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,
               "one descriptor per graph_kind, in its order");
 
+/* The builders map the public enums onto these runs of kinds by offset. */
+static_assert(GRAPH_MINIMUM - GRAPH_ADD + 1 == NDX_BINARY_COUNT, "a binary kind per ndx_binary_op");
+static_assert(GRAPH_ONES_LIKE - GRAPH_NEG + 1 == NDX_UNARY_COUNT, "a unary kind per ndx_unary_op");
+static_assert(GRAPH_TENSOR_SCATTER_MAX - GRAPH_TENSOR_SCATTER_UPDATE == NDX_SCATTER_MAX,
+              "a tensor_scatter kind per ndx_scatter_op");
+
 const graph_kind_desc *graph_desc(graph_kind kind) { return kinds[kind]; }
 
 graph_kind graph_kind_named(const char *type) {
