@@ -8,8 +8,9 @@
  *   2. Handles: an ndx_operation is one node, an ndx_output one of its results; an output is
  *      what the next builder takes as input (TensorFlow's Output / Input).
  *   3. Builders: one typed function per op of ndx.h, plus const, placeholder, identity and the
- *      few glue ops that programs of these ops need (equal, not_equal, cast, add, sub, mul,
- *      floor_div, floor_mod, range, size, shape).
+ *      glue ops that programs of these ops and their gradients need (equal, not_equal, cast,
+ *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, neg, zeros_like, ones_like,
+ *      fill, reshape, reduce_sum, range, size, shape).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *
@@ -257,7 +258,10 @@ NDX_API ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, 
 /* Glue. Elementwise ops take two operands of one dtype whose shapes are equal, or one of which
  * is a scalar. add, sub, mul: numeric dtypes (integers wrap); floor_div, floor_mod: integers and
  * floats, TensorFlow's FloorDiv / FloorMod (an integer division by zero fails the run);
- * equal, not_equal: any dtype, bool result. */
+ * equal, not_equal: any dtype, bool result; div: floats and complex, TensorFlow's RealDiv (IEEE
+ * division; there is no integer div); maximum, minimum: integers and floats, TensorFlow's
+ * Maximum / Minimum (a NaN operand gives NaN). float16 and bfloat16 are computed in float and
+ * rounded to nearest even. */
 typedef enum ndx_binary_kind {
     NDX_OP_ADD = 0,
     NDX_OP_SUB,
@@ -265,7 +269,10 @@ typedef enum ndx_binary_kind {
     NDX_OP_FLOOR_DIV,
     NDX_OP_FLOOR_MOD,
     NDX_OP_EQUAL,
-    NDX_OP_NOT_EQUAL
+    NDX_OP_NOT_EQUAL,
+    NDX_OP_DIV,
+    NDX_OP_MAXIMUM,
+    NDX_OP_MINIMUM
 } ndx_binary_kind;
 #define ndx_op_binary(s, kind, a, b) ndx_op_binary_at(__FILE__, __LINE__, (s), (kind), (a), (b))
 NDX_API ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
@@ -277,6 +284,43 @@ NDX_API ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx
 #define ndx_op_floor_mod(s, a, b) ndx_op_binary(s, NDX_OP_FLOOR_MOD, a, b)
 #define ndx_op_equal(s, a, b) ndx_op_binary(s, NDX_OP_EQUAL, a, b)
 #define ndx_op_not_equal(s, a, b) ndx_op_binary(s, NDX_OP_NOT_EQUAL, a, b)
+#define ndx_op_div(s, a, b) ndx_op_binary(s, NDX_OP_DIV, a, b)
+#define ndx_op_maximum(s, a, b) ndx_op_binary(s, NDX_OP_MAXIMUM, a, b)
+#define ndx_op_minimum(s, a, b) ndx_op_binary(s, NDX_OP_MINIMUM, a, b)
+
+/* neg (Neg): signed integers (wrapping), floats, complex. zeros_like, ones_like (ZerosLike,
+ * OnesLike): x's dtype (any but strings; ones of bool are true) and shape; x's values are never
+ * read, so they are constants at build time whenever x's shape is known. */
+typedef enum ndx_unary_kind { NDX_OP_NEG = 0, NDX_OP_ZEROS_LIKE, NDX_OP_ONES_LIKE } ndx_unary_kind;
+#define ndx_op_unary(s, kind, x) ndx_op_unary_at(__FILE__, __LINE__, (s), (kind), (x))
+NDX_API ndx_output ndx_op_unary_at(const char *file, int line, ndx_scope s, ndx_unary_kind kind,
+                                   ndx_output x);
+#define ndx_op_neg(s, x) ndx_op_unary(s, NDX_OP_NEG, x)
+#define ndx_op_zeros_like(s, x) ndx_op_unary(s, NDX_OP_ZEROS_LIKE, x)
+#define ndx_op_ones_like(s, x) ndx_op_unary(s, NDX_OP_ONES_LIKE, x)
+
+/* fill (Fill): a tensor of shape `dims` (an int32 or int64 vector, dims >= 0) whose every element
+ * is the scalar `value` (any dtype). Exact dims at build time when dims is a constant. */
+#define ndx_op_fill(s, dims, value) ndx_op_fill_at(__FILE__, __LINE__, (s), (dims), (value))
+NDX_API ndx_output ndx_op_fill_at(const char *file, int line, ndx_scope s, ndx_output dims,
+                                  ndx_output value);
+
+/* reshape (Reshape): tensor's elements in row-major order, in shape `shape` (an int32 or int64
+ * vector; at most one dim -1, the one the element count determines), as tf.reshape. */
+#define ndx_op_reshape(s, tensor, shape) \
+    ndx_op_reshape_at(__FILE__, __LINE__, (s), (tensor), (shape))
+NDX_API ndx_output ndx_op_reshape_at(const char *file, int line, ndx_scope s, ndx_output tensor,
+                                     ndx_output shape);
+
+/* reduce_sum (Sum): input summed over `axes` (an int32 or int64 scalar or vector; negative axes
+ * count from the end; an axis given twice is an error; no axes: input itself); the reduced dims
+ * are dropped, or kept as 1 with keep_dims. Numeric dtypes: integers wrap; float16, bfloat16
+ * and float32 are summed in float. Each element is summed in one fixed order (row-major), so
+ * results are the same bits at any thread count. */
+#define ndx_op_reduce_sum(s, input, axes, keep_dims) \
+    ndx_op_reduce_sum_at(__FILE__, __LINE__, (s), (input), (axes), (keep_dims))
+NDX_API ndx_output ndx_op_reduce_sum_at(const char *file, int line, ndx_scope s,
+                                        ndx_output input, ndx_output axes, int keep_dims);
 
 /* cast (Cast) to `dtype`: any dtype but strings to any dtype but strings. Float to integer
  * truncates toward zero; NaN gives 0 and values out of range saturate (defined, unlike C). */
@@ -407,7 +451,8 @@ NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
  * > 0). Attributes: GatherNd batch_dims=N bad_indices=error|ignore (zero is read as ignore);
  * ScatterNd and TensorScatter* bad_indices=error|ignore (skip is read as ignore; the canonical
  * text writes ignore); DynamicPartition num_partitions=N; SparseConcat axis=N
- * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Const
+ * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Sum
+ * keep_dims=true|false; Const
  * value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
  * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
  * constants of more than 64 elements there). Specs: dtype, string(W) for a string width

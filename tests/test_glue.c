@@ -1,5 +1,6 @@
 /* test_glue.c — the glue ops the graph layer builds programs with (add, sub, mul, floor_div,
- * floor_mod, equal, not_equal, cast, range, size, shape): TensorFlow's documented values, plain
+ * floor_mod, equal, not_equal, div, maximum, minimum, neg, zeros_like, ones_like, cast, fill,
+ * reshape, reduce_sum, range, size, shape): TensorFlow's documented values, plain
  * per-element references on random inputs of every dtype, scalar broadcast, and every refusal
  * leaving the caller's output untouched. */
 #include <math.h>
@@ -337,6 +338,300 @@ static void size_shape_and_infer(void **state) {
                  NDX_E_INVALID_ARGUMENT, "add: x has shape [4, ?] and y has shape [5, ?]");
 }
 
+/* div, maximum, minimum and neg against plain references on random values (division by zero
+ * and NaN included for floats), y a broadcast scalar half the time. */
+static void div_max_min_neg_against_reference(void **state) {
+    (void)state;
+    test_rng r = {11};
+    const ndx_dtype dts[] = {NDX_INT8,    NDX_INT32,    NDX_INT64,   NDX_UINT8,  NDX_UINT64,
+                             NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64};
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        ndx_dtype dt = dts[k];
+        int is_float = ndx_dtype_kind_of(dt) == NDX_KIND_FLOAT;
+        for (int scalar = 0; scalar < 2; scalar++) {
+            int64_t n = rng_range(&r, 1, 200);
+            ndx_tensor x = test_tensor_v(dt, 0, 1, n);
+            ndx_tensor y = scalar ? test_tensor(dt, 0, 0, NULL) : test_tensor_v(dt, 0, 1, n);
+            ndx_tensor src = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(n), NULL);
+            double vals[200];
+            src.data = vals;
+            ndx_error err;
+            for (int side = 0; side < 2; side++) {
+                ndx_tensor *t = side ? &y : &x;
+                int64_t m = test_count(t);
+                for (int64_t i = 0; i < m; i++)
+                    vals[i] = rng_below(&r, 10) == 0 && is_float ? (rng_below(&r, 2) ? NAN : 0.0)
+                                                                 : (double)rng_range(&r, -9, 9) / (is_float ? 4 : 1);
+                src.shape[0] = m;
+                src.rank = t->rank == 0 ? 0 : 1;
+                assert_ok(ndx_cast(&src, dt, NULL, t, &err), &err);
+            }
+            const ndx_binary_op ops[3] = {NDX_BINARY_REAL_DIV, NDX_BINARY_MAXIMUM, NDX_BINARY_MINIMUM};
+            for (int o = 0; o < 3; o++) {
+                ndx_tensor out = {0};
+                ndx_status st = ndx_binary(ops[o], &x, &y, NULL, &out, &err);
+                if (ops[o] == NDX_BINARY_REAL_DIV && !is_float) {
+                    assert_fails(st, &err, NDX_E_UNSUPPORTED, "div: dtype");
+                    continue;
+                }
+                assert_ok(st, &err);
+                for (int64_t i = 0; i < n; i++) {
+                    double a = as_double(dt, (unsigned char *)x.data + i * x.itemsize);
+                    double b = as_double(dt, (unsigned char *)y.data + (scalar ? 0 : i) * y.itemsize);
+                    double want = o == 0 ? a / b
+                                  : isnan(a) || isnan(b) ? NAN
+                                  : o == 1 ? (a > b ? a : b) : (a < b ? a : b);
+                    want = reference_round(dt, want);
+                    double got = as_double(dt, (unsigned char *)out.data + i * out.itemsize);
+                    assert_true(got == want || (isnan(got) && isnan(want)));
+                }
+                ndx_tensor_free(&out);
+            }
+            ndx_tensor neg = {0};
+            ndx_status st = ndx_unary(NDX_UNARY_NEG, &x, NULL, &neg, &err);
+            if (ndx_dtype_kind_of(dt) == NDX_KIND_UNSIGNED) {
+                assert_fails(st, &err, NDX_E_UNSUPPORTED, "neg: dtype");
+            } else {
+                assert_ok(st, &err);
+                for (int64_t i = 0; i < n; i++) {
+                    double a = as_double(dt, (unsigned char *)x.data + i * x.itemsize);
+                    double got = as_double(dt, (unsigned char *)neg.data + i * neg.itemsize);
+                    assert_true(got == reference_round(dt, -a) || (isnan(got) && isnan(a)));
+                }
+                ndx_tensor_free(&neg);
+            }
+            test_tensor_free(&x);
+            test_tensor_free(&y);
+        }
+    }
+}
+
+/* TensorFlow's documented edges: -0 and +0 as Eigen picks them, INT_MIN negated, complex
+ * division as C's. */
+static void div_max_min_neg_edges(void **state) {
+    (void)state;
+    float x[2] = {0.0f, -0.0f}, y[2] = {-0.0f, 0.0f}, o[2];
+    ndx_tensor X = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), x);
+    ndx_tensor Y = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), y);
+    ndx_tensor O = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), o);
+    ndx_error err;
+    assert_ok(ndx_binary(NDX_BINARY_MAXIMUM, &X, &Y, NULL, &O, &err), &err);
+    assert_true(!signbit(o[0]) && signbit(o[1])); /* std::max: x when equal */
+    assert_ok(ndx_binary(NDX_BINARY_MINIMUM, &X, &Y, NULL, &O, &err), &err);
+    assert_true(!signbit(o[0]) && signbit(o[1])); /* std::min: x when equal */
+    assert_ok(ndx_unary(NDX_UNARY_NEG, &X, NULL, &O, &err), &err);
+    assert_true(signbit(o[0]) && !signbit(o[1]));
+    int32_t i[2] = {INT32_MIN, 5}, io[2];
+    ndx_tensor I = i32(1, SHAPE(2), i), IO = i32(1, SHAPE(2), io);
+    assert_ok(ndx_unary(NDX_UNARY_NEG, &I, NULL, &IO, &err), &err);
+    assert_true(io[0] == INT32_MIN && io[1] == -5);
+    double c[4] = {1, 2, 3, -4}, co[2]; /* (1+2i) / (3-4i) = (-5+10i)/25 */
+    ndx_tensor C = ndx_tensor_make(NDX_COMPLEX128, 0, NULL, c);
+    ndx_tensor D = ndx_tensor_make(NDX_COMPLEX128, 0, NULL, c + 2);
+    ndx_tensor CO = ndx_tensor_make(NDX_COMPLEX128, 0, NULL, co);
+    assert_ok(ndx_binary(NDX_BINARY_REAL_DIV, &C, &D, NULL, &CO, &err), &err);
+    assert_true(fabs(co[0] + 0.2) < 1e-15 && fabs(co[1] - 0.4) < 1e-15);
+    test_guard g = test_guard_take(&CO);
+    assert_fails(ndx_binary(NDX_BINARY_MAXIMUM, &C, &D, NULL, &CO, &err), &err, NDX_E_UNSUPPORTED,
+                 "maximum: dtype complex128 is not supported");
+    assert_untouched(&g, &CO);
+}
+
+/* zeros_like and ones_like of every dtype but strings: each element 0 or 1 as the dtype holds
+ * it; x's data is never read. */
+static void zeros_ones_like_every_dtype(void **state) {
+    (void)state;
+    for (int d = 0; d < NDX_DTYPE_COUNT; d++) {
+        ndx_dtype dt = (ndx_dtype)d;
+        ndx_tensor x = ndx_tensor_make(dt, 2, SHAPE(2, 3), NULL);
+        if (dt == NDX_STRING) x.itemsize = 4;
+        for (int one = 0; one < 2; one++) {
+            ndx_tensor out = {0};
+            ndx_error err;
+            ndx_status st = ndx_unary(one ? NDX_UNARY_ONES_LIKE : NDX_UNARY_ZEROS_LIKE, &x, NULL,
+                                      &out, &err);
+            if (dt == NDX_STRING) {
+                assert_fails(st, &err, NDX_E_UNSUPPORTED, "dtype string is not supported");
+                continue;
+            }
+            assert_ok(st, &err);
+            assert_int_equal(out.rank, 2);
+            for (int64_t i = 0; i < 6; i++) {
+                const unsigned char *e = (const unsigned char *)out.data + i * out.itemsize;
+                if (ndx_dtype_kind_of(dt) == NDX_KIND_COMPLEX) {
+                    size_t half = out.itemsize / 2; /* the real part, then 0 */
+                    double re = half == 4 ? *(const float *)e : *(const double *)e;
+                    double im = half == 4 ? *(const float *)(e + 4) : *(const double *)(e + 8);
+                    assert_true(re == one && im == 0);
+                } else {
+                    assert_true(as_double(dt, e) == one);
+                }
+            }
+            ndx_tensor_free(&out);
+        }
+    }
+}
+
+static void fill_and_reshape(void **state) {
+    (void)state;
+    int32_t dims[2] = {2, 3}, seven = 7, out[6];
+    ndx_tensor D = i32(1, SHAPE(2), dims), V = i32(0, NULL, &seven), O = i32(2, SHAPE(2, 3), out);
+    ndx_error err;
+    assert_ok(ndx_fill(&D, &V, NULL, &O, &err), &err);
+    for (int i = 0; i < 6; i++) assert_int_equal(out[i], 7);
+    /* strings fill at their width */
+    ndx_tensor S = test_strings(3, 0, NULL, (const char *const[]){"abc"}), SO = {0};
+    assert_ok(ndx_fill(&D, &S, NULL, &SO, &err), &err);
+    assert_int_equal(SO.itemsize, 3);
+    assert_memory_equal((char *)SO.data + 15, "abc", 3);
+    ndx_tensor_free(&SO);
+    test_tensor_free(&S);
+    /* reshape: -1 takes what the count leaves; the elements keep their order */
+    int32_t x[6] = {1, 2, 3, 4, 5, 6}, shape[3] = {3, -1, 1}, y[6];
+    ndx_tensor X = i32(1, SHAPE(6), x), SH = i32(1, SHAPE(3), shape), Y = {0};
+    assert_ok(ndx_reshape(&X, &SH, NULL, &Y, &err), &err);
+    assert_true(Y.rank == 3 && Y.shape[0] == 3 && Y.shape[1] == 2 && Y.shape[2] == 1);
+    assert_memory_equal(Y.data, x, sizeof x);
+    ndx_tensor_free(&Y);
+    /* refusals write nothing */
+    ndx_tensor YO = i32(2, SHAPE(2, 3), y);
+    test_guard g = test_guard_fill(&YO, 0x5a);
+    struct { int32_t s[2]; const char *msg; } bad[] = {
+        {{4, -1}, "reshape: tensor has 6 elements, not a multiple of the 4"},
+        {{-1, -1}, "reshape: only one dim of shape may be -1, not both shape[0] and shape[1]"},
+        {{2, -3}, "reshape: shape[1] = -3 is negative (only -1 may be)"},
+        {{2, 2}, "reshape: tensor has 6 elements, but shape asks for 4"},
+    };
+    for (int i = 0; i < 4; i++) {
+        ndx_tensor B = i32(1, SHAPE(2), bad[i].s);
+        assert_fails(ndx_reshape(&X, &B, NULL, &YO, &err), &err, NDX_E_INVALID_ARGUMENT, bad[i].msg);
+        assert_untouched(&g, &YO);
+        g = test_guard_take(&YO);
+    }
+    ndx_tensor E = ndx_tensor_make(NDX_INT32, 2, SHAPE(0, 3), x);
+    int32_t zs[2] = {0, -1};
+    ndx_tensor Z = i32(1, SHAPE(2), zs);
+    assert_fails(ndx_reshape(&E, &Z, NULL, &YO, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "cannot infer the -1 dim of shape when its other dims hold 0 elements");
+    int32_t neg[2] = {2, -1};
+    ndx_tensor N = i32(1, SHAPE(2), neg);
+    assert_fails(ndx_fill(&N, &V, NULL, &YO, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "fill: dims[1] = -1 is negative");
+    ndx_tensor F = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), x);
+    assert_fails(ndx_fill(&F, &V, NULL, &YO, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "fill: dims must be int32 or int64, not float32");
+    assert_untouched(&g, &YO);
+}
+
+/* reduce_sum against a plain reference that walks the input once in row-major order and adds
+ * each element into its output (summing in the same compute type: float for float16, bfloat16
+ * and float32, double for float64, wrapping int64 for integers), over random shapes, axes
+ * (negative ones, any order) and keep_dims. */
+static void reduce_sum_against_reference(void **state) {
+    (void)state;
+    test_rng r = {5};
+    const ndx_dtype dts[] = {NDX_INT8, NDX_INT32, NDX_UINT16, NDX_INT64, NDX_FLOAT16,
+                             NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64};
+    for (int round = 0; round < 300; round++) {
+        ndx_dtype dt = dts[rng_below(&r, sizeof dts / sizeof dts[0])];
+        int rank = (int)rng_range(&r, 0, 4);
+        int64_t shape[4], count = 1;
+        for (int d = 0; d < rank; d++) count *= shape[d] = rng_range(&r, 0, 5);
+        int is_float = ndx_dtype_kind_of(dt) == NDX_KIND_FLOAT;
+        double vals[625];
+        for (int64_t i = 0; i < count; i++)
+            vals[i] = (double)rng_range(&r, -100, 100) / (is_float ? 8 : 1);
+        ndx_tensor src = ndx_tensor_make(NDX_FLOAT64, rank, shape, vals), x = {0};
+        ndx_error err;
+        assert_ok(ndx_cast(&src, dt, NULL, &x, &err), &err);
+        /* a random subset of the dims, in random order, half of them negative */
+        int64_t axes[4];
+        int naxes = 0, reduced[4] = {0};
+        for (int d = 0; d < rank; d++) {
+            if (rng_below(&r, 2)) continue;
+            reduced[d] = 1;
+            axes[naxes++] = rng_below(&r, 2) ? d - rank : d;
+        }
+        for (int i = naxes - 1; i > 0; i--) {
+            int j = (int)rng_below(&r, i + 1);
+            int64_t t = axes[i]; axes[i] = axes[j]; axes[j] = t;
+        }
+        int keep = (int)rng_below(&r, 2);
+        ndx_tensor A = ndx_tensor_make(NDX_INT64, 1, SHAPE(naxes), axes), out = {0};
+        ndx_options opt = test_options((int)rng_range(&r, 1, 3), NDX_BAD_INDICES_ERROR);
+        assert_ok(ndx_reduce_sum(&x, &A, keep, &opt, &out, &err), &err);
+        /* the reference */
+        int64_t per_out = 1, n_out;
+        int out_rank = 0;
+        for (int d = 0; d < rank; d++) {
+            if (reduced[d]) per_out *= shape[d];
+            if (!reduced[d] || keep) assert_int_equal(out.shape[out_rank++], reduced[d] ? 1 : shape[d]);
+        }
+        assert_int_equal(out.rank, out_rank);
+        n_out = test_count(&out);
+        double dacc[625] = {0};
+        float facc[625] = {0};
+        int64_t iacc[625] = {0};
+        for (int64_t i = 0; i < count; i++) {
+            int64_t rest = i, o = 0, scale = 1;
+            for (int d = rank - 1; d >= 0; d--) {
+                int64_t c = rest % shape[d];
+                rest /= shape[d];
+                if (reduced[d]) continue;
+                o += c * scale;
+                scale *= shape[d];
+            }
+            double v = as_double(dt, (unsigned char *)x.data + i * x.itemsize);
+            if (!is_float) iacc[o] = (int64_t)((uint64_t)iacc[o] + (uint64_t)(int64_t)v);
+            else if (dt == NDX_FLOAT64) dacc[o] += v;
+            else facc[o] += (float)v;
+        }
+        for (int64_t o = 0; o < n_out; o++) {
+            double want = !is_float ? reference_round(dt, (double)iacc[o])
+                          : dt == NDX_FLOAT64 ? dacc[o] : reference_round(dt, facc[o]);
+            if (per_out == 1) want = as_double(dt, (unsigned char *)x.data + o * x.itemsize);
+            double got = as_double(dt, (unsigned char *)out.data + o * out.itemsize);
+            assert_true(got == want);
+        }
+        ndx_tensor_free(&out);
+        test_tensor_free(&x);
+    }
+}
+
+/* Axes TensorFlow refuses; the output stays as it was. */
+static void reduce_sum_refusals(void **state) {
+    (void)state;
+    int32_t x[6] = {1, 2, 3, 4, 5, 6}, o[3];
+    ndx_tensor X = i32(2, SHAPE(2, 3), x), O = i32(1, SHAPE(3), o);
+    test_guard g = test_guard_fill(&O, 0x33);
+    ndx_error err;
+    int32_t dup[2] = {0, -2}, far = 2;
+    ndx_tensor D = i32(1, SHAPE(2), dup), F = i32(0, NULL, &far);
+    assert_fails(ndx_reduce_sum(&X, &D, 0, NULL, &O, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "reduce_sum: axes names dim 0 twice (axes[1] = -2)");
+    assert_fails(ndx_reduce_sum(&X, &F, 0, NULL, &O, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "reduce_sum: axes[0] = 2 is out of range for an input of rank 2 (from -2 to 1)");
+    ndx_tensor M = i32(2, SHAPE(1, 2), dup);
+    assert_fails(ndx_reduce_sum(&X, &M, 0, NULL, &O, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "reduce_sum: axes must be a scalar or a vector, but has shape [1, 2]");
+    assert_untouched(&g, &O);
+    int32_t zero = 0;
+    ndx_tensor Z = i32(0, NULL, &zero);
+    assert_ok(ndx_reduce_sum(&X, &Z, 0, NULL, &O, &err), &err);
+    assert_memory_equal(o, ((int32_t[]){5, 7, 9}), sizeof o);
+    /* complex sums both parts; bool and strings are refused */
+    double c[8] = {1, 2, 3, -1, 0.5, 0, -4, 8}, co[4];
+    ndx_tensor C = ndx_tensor_make(NDX_COMPLEX128, 2, SHAPE(2, 2), c);
+    ndx_tensor CO = ndx_tensor_make(NDX_COMPLEX128, 1, SHAPE(2), co);
+    int32_t last = -1;
+    ndx_tensor L = i32(0, NULL, &last);
+    assert_ok(ndx_reduce_sum(&C, &L, 0, NULL, &CO, &err), &err);
+    assert_memory_equal(co, ((double[]){4, 1, -3.5, 8}), sizeof co);
+    ndx_tensor B = ndx_tensor_make(NDX_BOOL, 1, SHAPE(2), x);
+    assert_fails(ndx_reduce_sum(&B, &Z, 0, NULL, &O, &err), &err, NDX_E_UNSUPPORTED,
+                 "reduce_sum: dtype bool is not supported");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(floor_div_mod_documented),
@@ -346,6 +641,12 @@ int main(void) {
         cmocka_unit_test(cast_edges),
         cmocka_unit_test(range_documented),
         cmocka_unit_test(size_shape_and_infer),
+        cmocka_unit_test(div_max_min_neg_against_reference),
+        cmocka_unit_test(div_max_min_neg_edges),
+        cmocka_unit_test(zeros_ones_like_every_dtype),
+        cmocka_unit_test(fill_and_reshape),
+        cmocka_unit_test(reduce_sum_against_reference),
+        cmocka_unit_test(reduce_sum_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 
 #include "ndx_test.h"
 
+#include "graph_support.h"
 #include "ndx_graph.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
@@ -16,25 +17,13 @@ static const char *name_of(ndx_output o) {
     return node.name;
 }
 
-static void spec_dims_are(ndx_output o, const char *want) {
-    char dims[NDX_DIMS_TEXT];
-    ndx_spec spec = ndx_output_spec(o);
-    ndx_format_spec_dims(dims, sizeof dims, &spec);
-    assert_string_equal(dims, want);
-}
-
-static ndx_output const_i32(ndx_scope s, int rank, const int64_t *shape, const int32_t *values) {
-    ndx_tensor t = ndx_tensor_make(NDX_INT32, rank, shape, (void *)values);
-    return ndx_op_const(s, &t);
-}
-
 static void names_unique_per_scope(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
     ndx_scope root = ndx_graph_root(g);
     ndx_spec ps = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(4, 3));
     ndx_output params = ndx_op_placeholder(root, &ps);
-    ndx_output idx = const_i32(root, 2, SHAPE(1, 1), (int32_t[]){2});
+    ndx_output idx = test_const_i32(root, 2, SHAPE(1, 1), (int32_t[]){2});
     ndx_output a = ndx_op_gather_nd(root, params, idx, NULL);
     ndx_output b = ndx_op_gather_nd(root, params, idx, NULL);
     ndx_scope embed = ndx_scope_sub(root, "embed");
@@ -165,7 +154,7 @@ static void inference_and_node_info(void **state) {
     ndx_output indices = ndx_op_placeholder(s, &is);
     int line = __LINE__ + 1;
     ndx_output rows = ndx_op_gather_nd(s, params, indices, NULL);
-    spec_dims_are(rows, "[?, 5, 7]");
+    test_dims_are(rows, "[?, 5, 7]");
     ndx_node node;
     ndx_error err;
     assert_ok(ndx_node_info(rows.op, &node, &err), &err);
@@ -182,12 +171,12 @@ static void inference_and_node_info(void **state) {
     ndx_spec ts = ndx_spec_make(NDX_FLOAT32, U, NULL);
     ndx_output t = ndx_op_placeholder(s, &ts);
     ndx_output upd = ndx_op_tensor_scatter_nd_add(s, t, indices, rows, NULL);
-    spec_dims_are(upd, "[?, 5, 7]");
+    test_dims_are(upd, "[?, 5, 7]");
     assert_ok(ndx_node_info(upd.op, &node, &err), &err);
     assert_string_equal(node.type, "TensorScatterAdd");
     /* glue: size and shape of a partly known tensor; shape is known in length only */
-    spec_dims_are(ndx_op_shape(s, params, NDX_INT32), "[3]");
-    spec_dims_are(ndx_op_size(s, params, NDX_INT64), "[]");
+    test_dims_are(ndx_op_shape(s, params, NDX_INT32), "[3]");
+    test_dims_are(ndx_op_size(s, params, NDX_INT64), "[]");
     assert_null(ndx_output_constant(ndx_op_size(s, params, NDX_INT64)));
     /* a dtype the op refuses, named at build time */
     ndx_output f = ndx_op_placeholder(s, &ps);
@@ -202,12 +191,12 @@ static void folding(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
-    ndx_output x = const_i32(s, 1, SHAPE(6), (int32_t[]){10, 11, 12, 13, 14, 15});
-    ndx_output ids = const_i32(s, 1, SHAPE(6), (int32_t[]){1, 0, 1, 1, 0, 1});
+    ndx_output x = test_const_i32(s, 1, SHAPE(6), (int32_t[]){10, 11, 12, 13, 14, 15});
+    ndx_output ids = test_const_i32(s, 1, SHAPE(6), (int32_t[]){1, 0, 1, 1, 0, 1});
     ndx_output parts[2];
     ndx_op_dynamic_partition(s, x, ids, 2, parts);
-    spec_dims_are(parts[0], "[2]");
-    spec_dims_are(parts[1], "[4]");
+    test_dims_are(parts[0], "[2]");
+    test_dims_are(parts[1], "[4]");
     const ndx_tensor *p1 = ndx_output_constant(parts[1]);
     assert_non_null(p1);
     const int32_t want[4] = {10, 12, 13, 15};
@@ -231,15 +220,15 @@ static void folding(void **state) {
     ndx_spec any = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(6, U));
     ndx_output data = ndx_op_placeholder(s, &any);
     ndx_op_dynamic_partition(s, data, ids, 2, parts);
-    spec_dims_are(parts[0], "[2, ?]");
-    spec_dims_are(parts[1], "[4, ?]");
+    test_dims_are(parts[0], "[2, ?]");
+    test_dims_are(parts[1], "[4, ?]");
     /* dynamic_stitch from constant indices, data unknown: exact rows */
-    ndx_output sidx[2] = {const_i32(s, 1, SHAPE(2), (int32_t[]){1, 4}),
-                          const_i32(s, 1, SHAPE(1), (int32_t[]){2})};
+    ndx_output sidx[2] = {test_const_i32(s, 1, SHAPE(2), (int32_t[]){1, 4}),
+                          test_const_i32(s, 1, SHAPE(1), (int32_t[]){2})};
     ndx_spec ds0 = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(2, U)), ds1 = ds0;
     ds1.shape[0] = 1;
     ndx_output sdata[2] = {ndx_op_placeholder(s, &ds0), ndx_op_placeholder(s, &ds1)};
-    spec_dims_are(ndx_op_dynamic_stitch(s, 2, sidx, sdata), "[5, ?]");
+    test_dims_are(ndx_op_dynamic_stitch(s, 2, sidx, sdata), "[5, ?]");
     ndx_error err;
     assert_ok(ndx_graph_status(g, &err), &err);
     ndx_graph_free(g);
@@ -254,7 +243,7 @@ static void constant_indices_checked(void **state) {
         ndx_scope s = ndx_graph_root(g);
         ndx_spec ps = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(4, U));
         ndx_output params = ndx_op_placeholder(s, &ps);
-        ndx_output idx = const_i32(s, 2, SHAPE(2, 2), (int32_t[]){1, 7, 5, 2});
+        ndx_output idx = test_const_i32(s, 2, SHAPE(2, 2), (int32_t[]){1, 7, 5, 2});
         assert_false(ndx_output_ok(ndx_op_gather_nd(s, params, idx, NULL)));
         assert_fails(ndx_graph_status(g, &err), &err, NDX_E_OUT_OF_RANGE,
                      "GatherNd: gather_nd: indices[1] = [5, 2] is out of range for params of "
@@ -265,7 +254,7 @@ static void constant_indices_checked(void **state) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
         ndx_spec ps = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(4, U));
-        ndx_output idx = const_i32(s, 2, SHAPE(1, 2), (int32_t[]){9, 0});
+        ndx_output idx = test_const_i32(s, 2, SHAPE(1, 2), (int32_t[]){9, 0});
         ndx_gather_nd_attrs ignore = {0, NDX_BAD_INDICES_IGNORE};
         assert_true(ndx_output_ok(ndx_op_gather_nd(s, ndx_op_placeholder(s, &ps), idx, &ignore)));
         ndx_graph_free(g);
@@ -275,7 +264,7 @@ static void constant_indices_checked(void **state) {
         ndx_scope s = ndx_graph_root(g);
         ndx_spec ts = ndx_spec_make(NDX_INT32, 1, SHAPE(8));
         ndx_spec us = ndx_spec_make(NDX_INT32, 1, SHAPE(2));
-        ndx_output idx = const_i32(s, 2, SHAPE(2, 1), (int32_t[]){4, -1});
+        ndx_output idx = test_const_i32(s, 2, SHAPE(2, 1), (int32_t[]){4, -1});
         ndx_output upd = ndx_op_tensor_scatter_nd_add(s, ndx_op_placeholder(s, &ts), idx,
                                                       ndx_op_placeholder(s, &us), NULL);
         assert_false(ndx_output_ok(upd));
@@ -287,7 +276,7 @@ static void constant_indices_checked(void **state) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
         ndx_spec ds = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(3));
-        ndx_output ids = const_i32(s, 1, SHAPE(3), (int32_t[]){0, 2, 1});
+        ndx_output ids = test_const_i32(s, 1, SHAPE(3), (int32_t[]){0, 2, 1});
         ndx_op_dynamic_partition(s, ndx_op_placeholder(s, &ds), ids, 2, NULL);
         assert_fails(ndx_graph_status(g, &err), &err, NDX_E_OUT_OF_RANGE,
                      "dynamic_partition: partitions[1] = 2 is not in [0, 2)");
@@ -297,7 +286,7 @@ static void constant_indices_checked(void **state) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
         ndx_spec ds = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(2));
-        ndx_output ids = const_i32(s, 1, SHAPE(2), (int32_t[]){0, -3});
+        ndx_output ids = test_const_i32(s, 1, SHAPE(2), (int32_t[]){0, -3});
         ndx_output data = ndx_op_placeholder(s, &ds);
         ndx_op_dynamic_stitch(s, 1, &ids, &data);
         assert_fails(ndx_graph_status(g, &err), &err, NDX_E_OUT_OF_RANGE,

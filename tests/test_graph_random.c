@@ -2,14 +2,17 @@
  * or a placeholder with a random partial spec; when the graph builds, a run on the real inputs
  * succeeds exactly when the direct calls of the same ops do, with the same bits and outputs that
  * the inferred specs admit; when it does not build, the direct calls fail too (every build-time
- * error is a run-time error). Inputs are often malformed on purpose. */
+ * error is a run-time error). Inputs are often malformed on purpose. The index and sparse
+ * programs come first, then the glue ops the gradients build with (reshape, reduce_sum, neg,
+ * maximum, zeros_like, fill). */
 #include <stdio.h>
 
 #include "contract.h"
 #include "glue.h"
 #include "ndx_graph.h"
 
-enum { ITERATIONS = 1500, MAX_FEEDS = 8, MAX_OUTS = 8 };
+/* ITERATIONS trials of the index and sparse programs, then GLUE_ITERATIONS of the glue one. */
+enum { ITERATIONS = 1500, GLUE_ITERATIONS = 500, MAX_FEEDS = 8, MAX_OUTS = 8 };
 
 typedef struct trial {
     test_rng *r;
@@ -162,6 +165,60 @@ static void sparse_program(trial *t) {
     ndx_sparse_free(&s2);
 }
 
+/* An int32 vector of these values (freed with the trial). */
+static ndx_tensor int_vector(trial *t, int n, const int64_t *v) {
+    ndx_tensor x = tensor_of(t, NDX_INT32, 1, (int64_t[]){n});
+    for (int i = 0; i < n; i++) test_set_index(&x, i, v[i]);
+    return x;
+}
+
+/* reshape -> reduce_sum -> neg and maximum(s, zeros_like(s)), and a fill: shapes, -1 dims and
+ * axes mostly right, now and then wrong (a count that does not match, an axis out of range or
+ * given twice, a negative dim). */
+static void glue_program(trial *t) {
+    ndx_dtype dt = rng_below(t->r, 2) ? NDX_FLOAT32 : NDX_INT32;
+    ndx_tensor x = random_shape_tensor(t, dt, 0, 3);
+    int64_t count = test_count(&x), dims[3];
+    int rank;
+    switch (rng_below(t->r, 4)) {
+    case 0: rank = 1; dims[0] = -1; break;
+    case 1: rank = 2; dims[0] = 1; dims[1] = rng_below(t->r, 8) ? count : count + 1; break;
+    case 2: rank = 2; dims[0] = -1; dims[1] = x.rank ? x.shape[x.rank - 1] : 1; break;
+    default:
+        rank = (int)rng_range(t->r, 0, 3);
+        for (int i = 0; i < rank; i++) dims[i] = rng_range(t->r, -1, 3);
+        break;
+    }
+    ndx_tensor shape = int_vector(t, rank, dims);
+    int64_t axes_v[3];
+    int naxes = (int)rng_range(t->r, 0, rank < 2 ? rank : 2);
+    for (int i = 0; i < naxes; i++) axes_v[i] = rng_range(t->r, -rank - (rng_below(t->r, 10) == 0), rank - 1);
+    ndx_tensor axes = int_vector(t, naxes, axes_v);
+    int keep = (int)rng_below(t->r, 2);
+    int64_t fill_v[2] = {rng_range(t->r, -1, 3), rng_range(t->r, 0, 3)};
+    ndx_tensor fdims = int_vector(t, 2, fill_v);
+    ndx_tensor value = tensor_of(t, dt, 0, NULL);
+    ndx_output r = ndx_op_reshape(t->s, input(t, &x), input(t, &shape));
+    ndx_output sum = ndx_op_reduce_sum(t->s, r, input(t, &axes), keep);
+    t->fetch[t->num_fetch++] = r;
+    t->fetch[t->num_fetch++] = sum;
+    t->fetch[t->num_fetch++] = ndx_op_neg(t->s, sum);
+    t->fetch[t->num_fetch++] = ndx_op_maximum(t->s, sum, ndx_op_zeros_like(t->s, sum));
+    t->fetch[t->num_fetch++] = ndx_op_fill(t->s, input(t, &fdims), input(t, &value));
+    /* the same by direct calls */
+    ndx_tensor out[6] = {{0}};
+    ndx_status st = ndx_reshape(&x, &shape, NULL, &out[0], NULL);
+    if (st == NDX_OK) st = ndx_reduce_sum(&out[0], &axes, keep, NULL, &out[1], NULL);
+    if (st == NDX_OK) st = ndx_unary(NDX_UNARY_NEG, &out[1], NULL, &out[2], NULL);
+    if (st == NDX_OK) st = ndx_unary(NDX_UNARY_ZEROS_LIKE, &out[1], NULL, &out[5], NULL);
+    if (st == NDX_OK) st = ndx_binary(NDX_BINARY_MAXIMUM, &out[1], &out[5], NULL, &out[3], NULL);
+    if (st == NDX_OK) st = ndx_fill(&fdims, &value, NULL, &out[4], NULL);
+    direct_result(t, st, 5, out);
+    if (st != NDX_OK)
+        for (int i = 0; i < 5; i++) ndx_tensor_free(&out[i]);
+    ndx_tensor_free(&out[5]);
+}
+
 /* ---- the property ------------------------------------------------------------------------- */
 
 static int outcomes[3]; /* refused at build time, failed at run time, ran */
@@ -212,13 +269,14 @@ static void random_graphs(void **state) {
     (void)state;
     test_rng r = {20261125};
     int built = 0;
-    for (int it = 0; it < ITERATIONS; it++) {
+    for (int it = 0; it < ITERATIONS + GLUE_ITERATIONS; it++) {
         trial t;
         memset(&t, 0, sizeof t);
         t.r = &r;
         t.g = ndx_graph_new();
         t.s = ndx_graph_root(t.g);
-        switch (it % 4) {
+        switch (it >= ITERATIONS ? 4 : it % 4) {
+        case 4: glue_program(&t); break;
         case 0: gather_program(&t); break;
         case 1: scatter_program(&t); break;
         case 2: partition_program(&t); break;

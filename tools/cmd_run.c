@@ -107,13 +107,12 @@ static int resolve(const ndx_graph *g, const char *graph_path, binding *b, int f
     ndx_node_info(op, &node, NULL);
     b->sparse = fetch && ends_with(b->path, ".npz");
     if (b->sparse) {
-        int sparse_op = !strcmp(node.type, "SparseConcat") || !strcmp(node.type, "SparseReorder") ||
-                        !strcmp(node.type, "DenseToSparse");
-        if (!sparse_op || colon)
+        /* The graph layer knows which kinds give a sparse tensor. */
+        ndx_sparse_output sp = ndx_operation_sparse_output(op);
+        if (!ndx_output_ok(sp.indices) || colon)
             return cli_error("%s: only a sparse node (SparseConcat, SparseReorder, "
                              "DenseToSparse) named without :K is fetched to a .npz, not '%s'",
                              graph_path, b->name);
-        ndx_sparse_output sp = ndx_operation_sparse_output(op);
         b->out[0] = sp.indices;
         b->out[1] = sp.values;
         b->out[2] = sp.dense_shape;

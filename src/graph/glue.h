@@ -9,6 +9,9 @@
 
 #include "ndx.h"
 
+/* Elements per worker below which a glue op's loop stays on one thread. */
+#define GLUE_GRAIN ((int64_t)1 << 16)
+
 /* Elementwise binary ops with TensorFlow's names and semantics. Both operands share one dtype;
  * their shapes are equal, or one of them is a scalar (rank 0) that is broadcast.
  *   ADD, SUB, MUL: every numeric dtype (integers wrap; float16/bfloat16 computed in float and
@@ -20,6 +23,10 @@
  *     INT_MIN / -1 wraps to INT_MIN and its remainder is 0. Floats: floor(a / b) and
  *     a - floor(a / b) * b computed as TF does (fmod, then + b when the signs differ).
  *   EQUAL, NOT_EQUAL: every dtype including bool and strings (same width); output bool.
+ *   REAL_DIV: floats and complex (TF's RealDiv: x / y, IEEE: a zero divisor gives inf or nan;
+ *     complex divided as C's complex division, which C++'s std::complex shares).
+ *   MAXIMUM, MINIMUM: integers and floats (TF's Maximum / Minimum: a NaN operand gives NaN,
+ *     otherwise std::max and std::min, which give x when x and y are equal, +0 and -0 too).
  * Other dtypes: NDX_E_UNSUPPORTED. */
 typedef enum ndx_binary_op {
     NDX_BINARY_ADD = 0,
@@ -29,10 +36,14 @@ typedef enum ndx_binary_op {
     NDX_BINARY_FLOOR_MOD,
     NDX_BINARY_EQUAL,
     NDX_BINARY_NOT_EQUAL,
+    NDX_BINARY_REAL_DIV,
+    NDX_BINARY_MAXIMUM,
+    NDX_BINARY_MINIMUM,
     NDX_BINARY_COUNT
 } ndx_binary_op;
 
-/* "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal". */
+/* "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal", "div", "maximum",
+ * "minimum". */
 const char *ndx_binary_op_name(ndx_binary_op op);
 
 ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *a, const ndx_spec *b, ndx_spec *out,
@@ -68,5 +79,59 @@ ndx_status ndx_size(const ndx_tensor *x, ndx_dtype out_dtype, const ndx_options 
 ndx_status ndx_shape_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out, ndx_error *err);
 ndx_status ndx_shape_of(const ndx_tensor *x, ndx_dtype out_dtype, const ndx_options *opt,
                         ndx_tensor *out, ndx_error *err);
+
+/* Elementwise ops of one tensor (TensorFlow's Neg, ZerosLike, OnesLike); the output has x's
+ * dtype and shape.
+ *   NEG: signed integers (wrapping: -INT_MIN is INT_MIN), floats (the sign flips, NaN's too),
+ *     complex.
+ *   ZEROS_LIKE, ONES_LIKE: every dtype but strings (ones_like of bool is true); x's data is never
+ *     read.
+ * Other dtypes: NDX_E_UNSUPPORTED. */
+typedef enum ndx_unary_op {
+    NDX_UNARY_NEG = 0,
+    NDX_UNARY_ZEROS_LIKE,
+    NDX_UNARY_ONES_LIKE,
+    NDX_UNARY_COUNT
+} ndx_unary_op;
+
+/* "neg", "zeros_like", "ones_like". */
+const char *ndx_unary_op_name(ndx_unary_op op);
+ndx_status ndx_unary_infer(ndx_unary_op op, const ndx_spec *x, ndx_spec *out, ndx_error *err);
+ndx_status ndx_unary(ndx_unary_op op, const ndx_tensor *x, const ndx_options *opt,
+                     ndx_tensor *out, ndx_error *err);
+
+/* An argument of dims or axes (fill's dims, reshape's shape, reduce_sum's axes): int32 or int64,
+ * a vector (or, with scalar_ok, a scalar: one element). *len: its element count, or NDX_UNKNOWN.
+ * The error names "op: what" (glue_fill.c). */
+ndx_status glue_check_int_arg(const char *op, const char *what, const ndx_spec *s, int scalar_ok,
+                              int64_t *len, ndx_error *err);
+
+/* fill(dims, value) (TF's Fill): a tensor of shape `dims` (a vector of int32 or int64, each
+ * >= 0) whose every element is the scalar `value` (any dtype, strings too). Infer: `dims` is
+ * NULL when its value is not known (the rank is still its length when that is known). */
+ndx_status ndx_fill_infer(const ndx_spec *dims_spec, const ndx_tensor *dims,
+                          const ndx_spec *value, ndx_spec *out, ndx_error *err);
+ndx_status ndx_fill(const ndx_tensor *dims, const ndx_tensor *value, const ndx_options *opt,
+                    ndx_tensor *out, ndx_error *err);
+
+/* reshape(tensor, shape) (TF's Reshape): tensor's elements, in row-major order, in a tensor of
+ * shape `shape` (a vector of int32 or int64; dims >= 0 except at most one -1, which takes what
+ * the element count leaves). Infer: `shape` NULL when its value is not known. */
+ndx_status ndx_reshape_infer(const ndx_spec *tensor, const ndx_spec *shape_spec,
+                             const ndx_tensor *shape, ndx_spec *out, ndx_error *err);
+ndx_status ndx_reshape(const ndx_tensor *tensor, const ndx_tensor *shape, const ndx_options *opt,
+                       ndx_tensor *out, ndx_error *err);
+
+/* reduce_sum(input, axes, keep_dims) (TF's Sum): the sum of input over the dims `axes` names (an
+ * int32 or int64 scalar or vector; -rank <= axis < rank; no axis twice; none: input itself),
+ * those dims dropped, or kept as 1 with keep_dims. Numeric dtypes (integers wrap; float16 and
+ * bfloat16 summed in float, float32 in float, rounded once at the end). Each output element is
+ * summed in one fixed order (the reduced elements in row-major order), so a result is the same
+ * bits at any thread count. Infer: `axes` NULL when its value is not known. */
+ndx_status ndx_reduce_sum_infer(const ndx_spec *input, const ndx_spec *axes_spec,
+                                const ndx_tensor *axes, int keep_dims, ndx_spec *out,
+                                ndx_error *err);
+ndx_status ndx_reduce_sum(const ndx_tensor *input, const ndx_tensor *axes, int keep_dims,
+                          const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
 #endif /* NDX_GLUE_H */

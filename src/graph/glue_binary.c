@@ -1,5 +1,7 @@
-/* glue_binary.c — elementwise add, sub, mul, floor_div, floor_mod, equal and not_equal of two
+/* glue_binary.c — elementwise add, sub, mul, floor_div, floor_mod, equal, not_equal, div,
+ * maximum and minimum of two
  * tensors of one dtype, equal in shape or one of them a scalar (see glue.h). */
+#include <complex.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -7,12 +9,10 @@
 #include "core.h"
 #include "half.h"
 
-/* Elements per worker below which a loop stays on one thread. */
-#define GLUE_GRAIN ((int64_t)1 << 16)
-
 const char *ndx_binary_op_name(ndx_binary_op op) {
     static const char *const names[NDX_BINARY_COUNT] = {
-        "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal"};
+        "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal", "div", "maximum",
+        "minimum"};
     return (unsigned)op < NDX_BINARY_COUNT ? names[op] : "binary";
 }
 
@@ -25,6 +25,7 @@ static int supports(ndx_binary_op op, ndx_dtype dtype) {
     ndx_dtype_kind k = ndx_dtype_kind_of(dtype);
     if (is_compare(op)) return 1;
     if (k == NDX_KIND_BOOL || k == NDX_KIND_STRING) return 0;
+    if (op == NDX_BINARY_REAL_DIV) return k == NDX_KIND_FLOAT || k == NDX_KIND_COMPLEX;
     return k != NDX_KIND_COMPLEX || op == NDX_BINARY_ADD || op == NDX_BINARY_SUB ||
            op == NDX_BINARY_MUL;
 }
@@ -107,6 +108,12 @@ typedef struct binary_job {
 /* Unsigned: floor division is plain division. */
 #define UNSIGNED_FLOOR_DIV(T, a, b) ((T)((a) / (b)))
 #define UNSIGNED_FLOOR_MOD(T, a, b) ((T)((a) % (b)))
+/* Eigen's maximum and minimum (TF's Maximum / Minimum: std::max and std::min, x when the two
+ * are equal, as between +0 and -0); floats propagate NaN first. */
+#define MAX_OF(a, b) ((a) < (b) ? (b) : (a))
+#define MIN_OF(a, b) ((b) < (a) ? (b) : (a))
+#define FMAX_OF(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : MAX_OF(a, b))
+#define FMIN_OF(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : MIN_OF(a, b))
 
 static double float_floor_mod(double a, double b) {
     double m = fmod(a, b);
@@ -139,6 +146,8 @@ static float float_floor_modf(float a, float b) {
     case NDX_BINARY_FLOOR_DIV: LOOP(T, T, DIV(T, a, b)); break;                               \
     case NDX_BINARY_FLOOR_MOD: LOOP(T, T, MOD(T, a, b)); break;                               \
     case NDX_BINARY_EQUAL: LOOP(T, uint8_t, a == b); break;                                   \
+    case NDX_BINARY_MAXIMUM: LOOP(T, T, MAX_OF(a, b)); break;                                 \
+    case NDX_BINARY_MINIMUM: LOOP(T, T, MIN_OF(a, b)); break;                                 \
     default: LOOP(T, uint8_t, a != b); break;                                                 \
     }
 
@@ -151,6 +160,9 @@ static float float_floor_modf(float a, float b) {
     case NDX_BINARY_FLOOR_DIV: LOOP(T, T, FROM(FLOOR((C)TO(a) / (C)TO(b)))); break;           \
     case NDX_BINARY_FLOOR_MOD: LOOP(T, T, FROM(FMOD((C)TO(a), (C)TO(b)))); break;             \
     case NDX_BINARY_EQUAL: LOOP(T, uint8_t, TO(a) == TO(b)); break;                           \
+    case NDX_BINARY_REAL_DIV: LOOP(T, T, FROM((C)TO(a) / (C)TO(b))); break;                   \
+    case NDX_BINARY_MAXIMUM: LOOP(T, T, FROM(FMAX_OF((C)TO(a), (C)TO(b)))); break;            \
+    case NDX_BINARY_MINIMUM: LOOP(T, T, FROM(FMIN_OF((C)TO(a), (C)TO(b)))); break;            \
     default: LOOP(T, uint8_t, TO(a) != TO(b)); break;                                         \
     }
 
@@ -159,13 +171,25 @@ static float float_floor_modf(float a, float b) {
 typedef struct c64 { float re, im; } c64;
 typedef struct c128 { double re, im; } c128;
 
-#define COMPLEX_OPS(T)                                                                        \
+/* Complex division as C (and C++'s std::complex, which TF's RealDiv uses) computes it. */
+static c64 c64_div(c64 a, c64 b) {
+    float _Complex q = (a.re + a.im * _Complex_I) / (b.re + b.im * _Complex_I);
+    return (c64){crealf(q), cimagf(q)};
+}
+
+static c128 c128_div(c128 a, c128 b) {
+    double _Complex q = (a.re + a.im * _Complex_I) / (b.re + b.im * _Complex_I);
+    return (c128){creal(q), cimag(q)};
+}
+
+#define COMPLEX_OPS(T, DIV)                                                                   \
     switch (j->op) {                                                                          \
     case NDX_BINARY_ADD: LOOP(T, T, ((T){a.re + b.re, a.im + b.im})); break;                 \
     case NDX_BINARY_SUB: LOOP(T, T, ((T){a.re - b.re, a.im - b.im})); break;                 \
     case NDX_BINARY_MUL:                                                                      \
         LOOP(T, T, ((T){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}));             \
         break;                                                                                \
+    case NDX_BINARY_REAL_DIV: LOOP(T, T, DIV(a, b)); break;                                   \
     case NDX_BINARY_EQUAL: LOOP(T, uint8_t, a.re == b.re && a.im == b.im); break;             \
     default: LOOP(T, uint8_t, a.re != b.re || a.im != b.im); break;                           \
     }
@@ -204,8 +228,8 @@ static void binary_range(void *ctx, int64_t begin, int64_t end, int worker) {
         break;
     case NDX_FLOAT32: FLOAT_OPS(float, float, SAME, SAME, floorf, float_floor_modf); break;
     case NDX_FLOAT64: FLOAT_OPS(double, double, SAME, SAME, floor, float_floor_mod); break;
-    case NDX_COMPLEX64: COMPLEX_OPS(c64); break;
-    case NDX_COMPLEX128: COMPLEX_OPS(c128); break;
+    case NDX_COMPLEX64: COMPLEX_OPS(c64, c64_div); break;
+    case NDX_COMPLEX128: COMPLEX_OPS(c128, c128_div); break;
     default: /* strings: equal / not_equal */
         for (int64_t i = begin; i < end; i++) {
             int eq = strings_equal(j->x + (size_t)i * j->x_step, j->x_size,

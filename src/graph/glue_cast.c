@@ -5,8 +5,6 @@
 #include "glue.h"
 #include "half.h"
 
-#define GLUE_GRAIN ((int64_t)1 << 16)
-
 /* One element, widened: integers exactly (signed or unsigned), floats as double, complex as
  * two doubles. */
 typedef struct wide {

@@ -403,9 +403,7 @@ ndx_output ndx_operation_output(ndx_operation op, int index) {
 
 ndx_sparse_output ndx_operation_sparse_output(ndx_operation op) {
     graph_node *n = graph_node_at(op.graph, op.id);
-    int sparse = n && n->num_outputs == 3 &&
-                 (n->kind == GRAPH_SPARSE_CONCAT || n->kind == GRAPH_SPARSE_REORDER ||
-                  n->kind == GRAPH_DENSE_TO_SPARSE);
+    int sparse = n && n->num_outputs == 3 && (graph_desc(n->kind)->flags & GRAPH_KIND_SPARSE_OUT);
     if (!sparse) op.id = 0;
     ndx_sparse_output sp = {ndx_operation_output(op, 0), ndx_operation_output(op, 1),
                             ndx_operation_output(op, 2)};

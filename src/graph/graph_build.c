@@ -1,5 +1,6 @@
 /* graph_build.c — the builders: each checks its handles, names the node, infers its output specs
- * (graph_ops.c) and, when every input is known at build time, computes it (folding). A failure
+ * (its kind's descriptor, graph_kind.h) and, when every input is known at build time, computes
+ * it (folding). All of them build through graph_build, as the text reader does. A failure
  * becomes the graph's first error and a failed handle; a builder given a failed handle, or called
  * on a failed graph, returns a failed handle and changes nothing. */
 #include <stdio.h>
@@ -30,6 +31,7 @@ static build build_of(ndx_scope s, const char *file, int line, graph_kind kind) 
     b.file = file ? file : "?";
     b.line = line;
     b.kind = kind;
+    b.type = graph_desc(kind)->type;
     b.num_outputs = 1;
     return b;
 }
@@ -52,7 +54,7 @@ static int build_can_start(const build *b) {
         ndx_output in = b->inputs[i];
         if (in.op.graph == g && ndx_output_ok(in)) continue;
         char what[64], msg[160];
-        graph_input_name(b->kind, &b->attrs, i, what, sizeof what);
+        graph_input_name(b->kind, b->num_inputs, i, what, sizeof what);
         snprintf(msg, sizeof msg, "input %s %s", what,
                  in.op.graph && in.op.graph != g && ndx_output_ok(in)
                      ? "comes from another graph"
@@ -161,9 +163,11 @@ static ndx_status fold(graph_node *n, const ndx_tensor *in, ndx_error *err) {
     return NDX_OK;
 }
 
-/* size and shape need only their input's shape: known dims are as good as a constant. */
+/* size, shape and the like need only their input's shape: known dims are as good as a
+ * constant. */
 static int folds_from_spec(const graph_node *n, const ndx_spec *in) {
-    if ((n->kind != GRAPH_SIZE && n->kind != GRAPH_SHAPE) || in[0].rank == NDX_UNKNOWN) return 0;
+    if (!(graph_desc(n->kind)->flags & GRAPH_KIND_SHAPE_ONLY) || in[0].rank == NDX_UNKNOWN)
+        return 0;
     for (int i = 0; i < in[0].rank; i++)
         if (!ndx_dim_known(in[0].shape[i])) return 0;
     return 1;
@@ -193,7 +197,7 @@ static ndx_status infer_node(ndx_graph *g, graph_node *n, ndx_error *err) {
     }
     ndx_status st = graph_infer(n, specs, consts, n->specs, err);
     if (st == NDX_OK && folds_from_spec(n, specs)) {
-        /* A view with the right shape; size and shape never read its data. */
+        /* A view with the right shape; these kinds never read its data. */
         static unsigned char unread;
         values[0] = ndx_view_of_spec(&specs[0]);
         if (values[0].itemsize == 0) values[0].itemsize = 1;
@@ -203,6 +207,19 @@ static ndx_status infer_node(ndx_graph *g, graph_node *n, ndx_error *err) {
     if (st == NDX_OK && all_known) st = fold(n, values, err);
     free(heap);
     return st;
+}
+
+/* The attribute values no kind runs with: bad-index policies other than error and ignore. */
+static ndx_status check_attrs(const graph_node *n, ndx_error *err) {
+    const graph_kind_desc *d = graph_desc(n->kind);
+    for (int i = 0; i < d->num_attrs; i++) {
+        const graph_attr_def *a = &d->attrs[i];
+        int v = *(const int *)((const char *)&n->attrs + a->offset);
+        if (a->type == GRAPH_ATTR_POLICY && v != NDX_BAD_INDICES_ERROR && v != NDX_BAD_INDICES_IGNORE)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "bad_indices = %d is neither "
+                            "NDX_BAD_INDICES_ERROR nor NDX_BAD_INDICES_IGNORE", v);
+    }
+    return NDX_OK;
 }
 
 /* Builds the node that `b` describes; its id, or 0 with the graph's first error set. `value`
@@ -232,7 +249,8 @@ static uint32_t build_node(const build *b, const ndx_tensor *value, const ndx_sp
                   : ndx_fail(&e, NDX_E_INVALID_ARGUMENT, "placeholder: spec is NULL");
         if (st == NDX_OK) n->specs[0] = *spec;
     } else {
-        st = infer_node(g, n, &e);
+        st = check_attrs(n, &e);
+        if (st == NDX_OK) st = infer_node(g, n, &e);
     }
     if (st == NDX_OK && !graph_append(g, n)) st = ndx_fail(&e, NDX_E_NO_MEMORY, "out of memory");
     if (st != NDX_OK) {
@@ -244,61 +262,88 @@ static uint32_t build_node(const build *b, const ndx_tensor *value, const ndx_sp
     return g->count;
 }
 
-static ndx_output output_of(const build *b, uint32_t id, int index) {
-    ndx_output out = {{b->s.graph, id}, id ? index : 0};
-    return out;
-}
-
-static ndx_output build_one(const build *b) { return output_of(b, build_node(b, NULL, NULL), 0); }
-
-static ndx_sparse_output build_sparse(build *b) {
-    b->num_outputs = 3;
-    ndx_operation op = {b->s.graph, build_node(b, NULL, NULL)};
-    return ndx_operation_sparse_output(op);
-}
-
-/* A variadic builder's count n: 1 .. NDX_GRAPH_MAX_ARITY, with its arrays present. */
-static int build_count_ok(const build *b, const char *what, int n, int arrays_present) {
+/* A variadic kind's count (n, num_partitions): 1 .. NDX_GRAPH_MAX_ARITY, its arrays present. */
+static int build_count_ok(const build *b, int n, int arrays_present) {
     if (!b->s.graph || b->s.graph->failed) return 0;
     if (n >= 1 && n <= NDX_GRAPH_MAX_ARITY && arrays_present) return 1;
     char msg[160];
     if (n < 1 || n > NDX_GRAPH_MAX_ARITY)
         snprintf(msg, sizeof msg, "%s = %d is not in [1, %d] (%d: the most a node can have, so "
-                 "that its inputs and outputs can be counted by an int)", what, n,
-                 NDX_GRAPH_MAX_ARITY, NDX_GRAPH_MAX_ARITY);
+                 "that its inputs and outputs can be counted by an int)",
+                 graph_desc(b->kind)->count_name, n, NDX_GRAPH_MAX_ARITY, NDX_GRAPH_MAX_ARITY);
     else
         snprintf(msg, sizeof msg, "an input array is NULL");
     build_fail(b, NULL, NDX_E_INVALID_ARGUMENT, msg);
     return 0;
 }
 
+uint32_t graph_build(const char *file, int line, ndx_scope s, graph_kind kind,
+                     const graph_attrs *attrs, int num_inputs, const ndx_output *inputs) {
+    const graph_kind_desc *d = graph_desc(kind);
+    build b = build_of(s, file, line, kind);
+    if (attrs) b.attrs = *attrs;
+    b.num_inputs = num_inputs;
+    b.inputs = inputs;
+    if (d->group) b.attrs.count = num_inputs / d->group;
+    if (d->count_name && !build_count_ok(&b, b.attrs.count, 1)) return 0;
+    b.num_outputs = d->outputs == GRAPH_OUTPUTS_COUNT ? b.attrs.count : d->outputs;
+    return build_node(&b, NULL, NULL);
+}
+
+static ndx_output first_output(ndx_scope s, uint32_t id) {
+    ndx_output out = {{s.graph, id}, 0};
+    return out;
+}
+
+/* A node of `kind` with one output, or a sparse one, from these inputs. */
+static ndx_output build_dense(const char *file, int line, ndx_scope s, graph_kind kind,
+                              const graph_attrs *attrs, int num_inputs, const ndx_output *inputs) {
+    return first_output(s, graph_build(file, line, s, kind, attrs, num_inputs, inputs));
+}
+
+static ndx_sparse_output build_sparse(const char *file, int line, ndx_scope s, graph_kind kind,
+                                      const graph_attrs *attrs, int num_inputs,
+                                      const ndx_output *inputs) {
+    ndx_operation op = {s.graph, graph_build(file, line, s, kind, attrs, num_inputs, inputs)};
+    return ndx_operation_sparse_output(op);
+}
+
+/* A variadic builder's n: 1 .. NDX_GRAPH_MAX_ARITY, with its arrays present; then its inputs,
+ * `group` * n of them, in a new array (NULL with the error recorded). */
+static ndx_output *variadic_inputs(const char *file, int line, ndx_scope s, graph_kind kind,
+                                   int n, int arrays_present) {
+    build b = build_of(s, file, line, kind);
+    if (!build_count_ok(&b, n, arrays_present)) return NULL;
+    ndx_output *in = malloc((size_t)graph_desc(kind)->group * (size_t)n * sizeof *in);
+    if (!in) build_fail(&b, NULL, NDX_E_NO_MEMORY, "out of memory");
+    return in;
+}
+
 /* ---- the builders ------------------------------------------------------------------------- */
 
 ndx_output ndx_op_const_at(const char *file, int line, ndx_scope s, const ndx_tensor *value) {
     build b = build_of(s, file, line, GRAPH_CONST);
-    b.type = "Const";
     if (!value) {
         if (build_can_start(&b)) build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "value is NULL");
-        return output_of(&b, 0, 0);
+        return first_output(s, 0);
     }
-    return output_of(&b, build_node(&b, value, NULL), 0);
+    return first_output(s, build_node(&b, value, NULL));
 }
 
 /* A scalar constant converted from `src` (int64 or float64) by cast. */
 static ndx_output const_scalar(const char *file, int line, ndx_scope s, ndx_dtype dtype,
                                const ndx_tensor *src) {
     build b = build_of(s, file, line, GRAPH_CONST);
-    b.type = "Const";
-    if (!build_can_start(&b)) return output_of(&b, 0, 0);
+    if (!build_can_start(&b)) return first_output(s, 0);
     uint64_t bytes[2] = {0, 0}; /* the widest scalar: complex128 */
     ndx_tensor value = ndx_tensor_make(dtype, 0, NULL, bytes);
     ndx_options one = {1, NDX_BAD_INDICES_ERROR, 0, NULL};
     ndx_error e;
     if (ndx_cast(src, dtype, &one, &value, &e) != NDX_OK) {
         build_fail(&b, NULL, e.code, e.message);
-        return output_of(&b, 0, 0);
+        return first_output(s, 0);
     }
-    return output_of(&b, build_node(&b, &value, NULL), 0);
+    return first_output(s, build_node(&b, &value, NULL));
 }
 
 ndx_output ndx_op_const_int_at(const char *file, int line, ndx_scope s, ndx_dtype dtype,
@@ -315,74 +360,59 @@ ndx_output ndx_op_const_float_at(const char *file, int line, ndx_scope s, ndx_dt
 
 ndx_output ndx_op_placeholder_at(const char *file, int line, ndx_scope s, const ndx_spec *spec) {
     build b = build_of(s, file, line, GRAPH_PLACEHOLDER);
-    b.type = "Placeholder";
-    return output_of(&b, build_node(&b, NULL, spec), 0);
+    return first_output(s, build_node(&b, NULL, spec));
 }
 
 ndx_output ndx_op_identity_at(const char *file, int line, ndx_scope s, ndx_output x) {
-    build b = build_of(s, file, line, GRAPH_IDENTITY);
-    b.type = "Identity";
-    b.num_inputs = 1;
-    b.inputs = &x;
-    return build_one(&b);
+    return build_dense(file, line, s, GRAPH_IDENTITY, NULL, 1, &x);
 }
 
 ndx_output ndx_op_gather_nd_at(const char *file, int line, ndx_scope s, ndx_output params,
                                ndx_output indices, const ndx_gather_nd_attrs *attrs) {
-    build b = build_of(s, file, line, GRAPH_GATHER_ND);
-    b.type = "GatherNd";
+    graph_attrs a = {0};
     if (attrs) {
-        b.attrs.batch_dims = attrs->batch_dims;
-        b.attrs.bad_indices = attrs->bad_indices;
+        a.batch_dims = attrs->batch_dims;
+        a.bad_indices = (int)attrs->bad_indices;
     }
     ndx_output in[2] = {params, indices};
-    b.num_inputs = 2;
-    b.inputs = in;
-    return build_one(&b);
+    return build_dense(file, line, s, GRAPH_GATHER_ND, &a, 2, in);
 }
 
 ndx_output ndx_op_scatter_nd_at(const char *file, int line, ndx_scope s, ndx_output indices,
                                 ndx_output updates, ndx_output shape,
                                 const ndx_scatter_attrs *attrs) {
-    build b = build_of(s, file, line, GRAPH_SCATTER_ND);
-    b.type = "ScatterNd";
-    if (attrs) b.attrs.bad_indices = attrs->bad_indices;
+    graph_attrs a = {0};
+    if (attrs) a.bad_indices = (int)attrs->bad_indices;
     ndx_output in[3] = {indices, updates, shape};
-    b.num_inputs = 3;
-    b.inputs = in;
-    return build_one(&b);
+    return build_dense(file, line, s, GRAPH_SCATTER_ND, &a, 3, in);
 }
 
 ndx_output ndx_op_tensor_scatter_nd_at(const char *file, int line, ndx_scope s, ndx_scatter_op op,
                                        ndx_output tensor, ndx_output indices, ndx_output updates,
                                        const ndx_scatter_attrs *attrs) {
-    build b = build_of(s, file, line, GRAPH_TENSOR_SCATTER);
-    b.attrs.scatter_op = op;
-    b.type = graph_scatter_type(op);
-    if (attrs) b.attrs.bad_indices = attrs->bad_indices;
+    if ((unsigned)op > (unsigned)(GRAPH_TENSOR_SCATTER_MAX - GRAPH_TENSOR_SCATTER_UPDATE)) {
+        build b = build_of(s, file, line, GRAPH_TENSOR_SCATTER_UPDATE);
+        b.type = "TensorScatter";
+        char msg[64];
+        snprintf(msg, sizeof msg, "tensor_scatter_nd: op %d is not an ndx_scatter_op", (int)op);
+        if (build_can_start(&b)) build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, msg);
+        return first_output(s, 0);
+    }
+    graph_attrs a = {0};
+    if (attrs) a.bad_indices = (int)attrs->bad_indices;
     ndx_output in[3] = {tensor, indices, updates};
-    b.num_inputs = 3;
-    b.inputs = in;
-    return build_one(&b);
+    return build_dense(file, line, s, (graph_kind)(GRAPH_TENSOR_SCATTER_UPDATE + (int)op), &a, 3,
+                       in);
 }
 
 ndx_output ndx_op_dynamic_stitch_at(const char *file, int line, ndx_scope s, int parallel, int n,
                                     const ndx_output *indices, const ndx_output *data) {
-    build b = build_of(s, file, line, GRAPH_STITCH);
-    b.type = parallel ? "ParallelDynamicStitch" : "DynamicStitch";
-    b.attrs.parallel = parallel != 0;
-    b.attrs.count = n;
-    if (!build_count_ok(&b, "n", n, indices && data)) return output_of(&b, 0, 0);
-    ndx_output *in = malloc(2 * (size_t)n * sizeof *in);
-    if (!in) {
-        build_fail(&b, NULL, NDX_E_NO_MEMORY, "out of memory");
-        return output_of(&b, 0, 0);
-    }
+    graph_kind kind = parallel ? GRAPH_PARALLEL_STITCH : GRAPH_STITCH;
+    ndx_output *in = variadic_inputs(file, line, s, kind, n, indices && data);
+    if (!in) return first_output(s, 0);
     memcpy(in, indices, (size_t)n * sizeof *in);
     memcpy(in + n, data, (size_t)n * sizeof *in);
-    b.num_inputs = 2 * n;
-    b.inputs = in;
-    ndx_output out = build_one(&b);
+    ndx_output out = build_dense(file, line, s, kind, NULL, 2 * n, in);
     free(in);
     return out;
 }
@@ -390,15 +420,10 @@ ndx_output ndx_op_dynamic_stitch_at(const char *file, int line, ndx_scope s, int
 ndx_operation ndx_op_dynamic_partition_at(const char *file, int line, ndx_scope s,
                                           ndx_output data, ndx_output partitions,
                                           int num_partitions, ndx_output *outs) {
-    build b = build_of(s, file, line, GRAPH_PARTITION);
-    b.type = "DynamicPartition";
-    b.attrs.count = num_partitions;
+    graph_attrs a = {0};
+    a.count = num_partitions;
     ndx_output in[2] = {data, partitions};
-    b.num_inputs = 2;
-    b.inputs = in;
-    b.num_outputs = num_partitions;
-    ndx_operation op = {s.graph, 0};
-    if (build_count_ok(&b, "num_partitions", num_partitions, 1)) op.id = build_node(&b, NULL, NULL);
+    ndx_operation op = {s.graph, graph_build(file, line, s, GRAPH_PARTITION, &a, 2, in)};
     for (int i = 0; outs && i < num_partitions; i++) outs[i] = ndx_operation_output(op, i);
     return op;
 }
@@ -406,116 +431,107 @@ ndx_operation ndx_op_dynamic_partition_at(const char *file, int line, ndx_scope 
 ndx_sparse_output ndx_op_sparse_concat_at(const char *file, int line, ndx_scope s, int axis, int n,
                                           const ndx_sparse_output *inputs,
                                           int expand_nonconcat_dim) {
-    build b = build_of(s, file, line, GRAPH_SPARSE_CONCAT);
-    b.type = "SparseConcat";
-    b.attrs.axis = axis;
-    b.attrs.count = n;
-    b.attrs.expand = expand_nonconcat_dim != 0;
-    ndx_sparse_output failed = {output_of(&b, 0, 0), output_of(&b, 0, 0), output_of(&b, 0, 0)};
-    if (!build_count_ok(&b, "n", n, inputs != NULL)) return failed;
+    ndx_sparse_output failed = {first_output(s, 0), first_output(s, 0), first_output(s, 0)};
+    ndx_output *in = variadic_inputs(file, line, s, GRAPH_SPARSE_CONCAT, n, inputs != NULL);
+    if (!in) return failed;
     /* TensorFlow's order: every indices, then every values, then every shape. */
-    ndx_output *in = malloc(3 * (size_t)n * sizeof *in);
-    if (!in) {
-        build_fail(&b, NULL, NDX_E_NO_MEMORY, "out of memory");
-        return failed;
-    }
     for (int i = 0; i < n; i++) {
         in[i] = inputs[i].indices;
         in[n + i] = inputs[i].values;
         in[2 * n + i] = inputs[i].dense_shape;
     }
-    b.num_inputs = 3 * n;
-    b.inputs = in;
-    ndx_sparse_output out = build_sparse(&b);
+    graph_attrs a = {0};
+    a.axis = axis;
+    a.expand = expand_nonconcat_dim != 0;
+    ndx_sparse_output out = build_sparse(file, line, s, GRAPH_SPARSE_CONCAT, &a, 3 * n, in);
     free(in);
     return out;
 }
 
 ndx_sparse_output ndx_op_sparse_reorder_at(const char *file, int line, ndx_scope s,
                                            ndx_sparse_output sp) {
-    build b = build_of(s, file, line, GRAPH_SPARSE_REORDER);
-    b.type = "SparseReorder";
     ndx_output in[3] = {sp.indices, sp.values, sp.dense_shape};
-    b.num_inputs = 3;
-    b.inputs = in;
-    return build_sparse(&b);
+    return build_sparse(file, line, s, GRAPH_SPARSE_REORDER, NULL, 3, in);
 }
 
 ndx_output ndx_op_sparse_to_dense_at(const char *file, int line, ndx_scope s,
                                      ndx_sparse_output sp, const ndx_output *default_value) {
-    build b = build_of(s, file, line, GRAPH_SPARSE_TO_DENSE);
-    b.type = "SparseToDense";
     ndx_output in[4] = {sp.indices, sp.values, sp.dense_shape, {{NULL, 0}, 0}};
-    b.num_inputs = 3;
-    if (default_value) {
-        in[3] = *default_value;
-        b.num_inputs = 4;
-        b.attrs.has_default = 1;
-    }
-    b.inputs = in;
-    return build_one(&b);
+    if (default_value) in[3] = *default_value;
+    return build_dense(file, line, s, GRAPH_SPARSE_TO_DENSE, NULL, default_value ? 4 : 3, in);
 }
 
 ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, ndx_scope s,
                                             ndx_output x) {
-    build b = build_of(s, file, line, GRAPH_DENSE_TO_SPARSE);
-    b.type = "DenseToSparse";
-    b.num_inputs = 1;
-    b.inputs = &x;
-    return build_sparse(&b);
+    return build_sparse(file, line, s, GRAPH_DENSE_TO_SPARSE, NULL, 1, &x);
 }
 
 ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
                             ndx_output x, ndx_output y) {
-    build b = build_of(s, file, line, GRAPH_BINARY);
-    b.attrs.binary = (ndx_binary_op)kind;
-    b.type = graph_binary_type(b.attrs.binary);
-    if (!b.type) {
+    if ((unsigned)kind > (unsigned)(GRAPH_MINIMUM - GRAPH_ADD)) {
+        build b = build_of(s, file, line, GRAPH_ADD);
         b.type = "Binary";
         if (build_can_start(&b))
             build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "kind is not an ndx_binary_kind");
-        return output_of(&b, 0, 0);
+        return first_output(s, 0);
     }
     ndx_output in[2] = {x, y};
-    b.num_inputs = 2;
-    b.inputs = in;
-    return build_one(&b);
+    return build_dense(file, line, s, (graph_kind)(GRAPH_ADD + (int)kind), NULL, 2, in);
 }
 
 ndx_output ndx_op_cast_at(const char *file, int line, ndx_scope s, ndx_output x, ndx_dtype dtype) {
-    build b = build_of(s, file, line, GRAPH_CAST);
-    b.type = "Cast";
-    b.attrs.dtype = dtype;
-    b.num_inputs = 1;
-    b.inputs = &x;
-    return build_one(&b);
+    graph_attrs a = {0};
+    a.dtype = (int)dtype;
+    return build_dense(file, line, s, GRAPH_CAST, &a, 1, &x);
 }
 
 ndx_output ndx_op_range_at(const char *file, int line, ndx_scope s, ndx_output start,
                            ndx_output limit, ndx_output delta) {
-    build b = build_of(s, file, line, GRAPH_RANGE);
-    b.type = "Range";
     ndx_output in[3] = {start, limit, delta};
-    b.num_inputs = 3;
-    b.inputs = in;
-    return build_one(&b);
-}
-
-static ndx_output build_shape_op(const char *file, int line, ndx_scope s, graph_kind kind,
-                                 ndx_output x, ndx_dtype dtype) {
-    build b = build_of(s, file, line, kind);
-    b.type = kind == GRAPH_SIZE ? "Size" : "Shape";
-    b.attrs.dtype = dtype;
-    b.num_inputs = 1;
-    b.inputs = &x;
-    return build_one(&b);
+    return build_dense(file, line, s, GRAPH_RANGE, NULL, 3, in);
 }
 
 ndx_output ndx_op_size_at(const char *file, int line, ndx_scope s, ndx_output x, ndx_dtype dtype) {
-    return build_shape_op(file, line, s, GRAPH_SIZE, x, dtype);
+    graph_attrs a = {0};
+    a.dtype = (int)dtype;
+    return build_dense(file, line, s, GRAPH_SIZE, &a, 1, &x);
 }
 
 ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x,
                            ndx_dtype dtype) {
-    return build_shape_op(file, line, s, GRAPH_SHAPE, x, dtype);
+    graph_attrs a = {0};
+    a.dtype = (int)dtype;
+    return build_dense(file, line, s, GRAPH_SHAPE, &a, 1, &x);
+}
+
+ndx_output ndx_op_unary_at(const char *file, int line, ndx_scope s, ndx_unary_kind kind,
+                           ndx_output x) {
+    if ((unsigned)kind > (unsigned)(GRAPH_ONES_LIKE - GRAPH_NEG)) {
+        build b = build_of(s, file, line, GRAPH_NEG);
+        b.type = "Unary";
+        if (build_can_start(&b))
+            build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "kind is not an ndx_unary_kind");
+        return first_output(s, 0);
+    }
+    return build_dense(file, line, s, (graph_kind)(GRAPH_NEG + (int)kind), NULL, 1, &x);
+}
+
+ndx_output ndx_op_fill_at(const char *file, int line, ndx_scope s, ndx_output dims,
+                          ndx_output value) {
+    ndx_output in[2] = {dims, value};
+    return build_dense(file, line, s, GRAPH_FILL, NULL, 2, in);
+}
+
+ndx_output ndx_op_reshape_at(const char *file, int line, ndx_scope s, ndx_output tensor,
+                             ndx_output shape) {
+    ndx_output in[2] = {tensor, shape};
+    return build_dense(file, line, s, GRAPH_RESHAPE, NULL, 2, in);
+}
+
+ndx_output ndx_op_reduce_sum_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                ndx_output axes, int keep_dims) {
+    graph_attrs a = {0};
+    a.keep_dims = keep_dims != 0;
+    ndx_output in[2] = {input, axes};
+    return build_dense(file, line, s, GRAPH_SUM, &a, 2, in);
 }

@@ -10,43 +10,6 @@
 
 /* ---- one node ------------------------------------------------------------------------------ */
 
-static const op_entry ops[] = {
-    {"Const", 0, 0, A_VALUE, A_VALUE},
-    {"Placeholder", 0, 0, 0, 0},
-    {"Identity", 1, 0, 0, 0},
-    {"GatherNd", 2, 0, A_BATCH | A_BAD, 0},
-    {"ScatterNd", 3, 0, A_BAD, 0},
-    {"TensorScatterUpdate", 3, 0, A_BAD, 0},
-    {"TensorScatterAdd", 3, 0, A_BAD, 0},
-    {"TensorScatterSub", 3, 0, A_BAD, 0},
-    {"TensorScatterMin", 3, 0, A_BAD, 0},
-    {"TensorScatterMax", 3, 0, A_BAD, 0},
-    {"DynamicStitch", -1, 2, 0, 0},
-    {"ParallelDynamicStitch", -1, 2, 0, 0},
-    {"DynamicPartition", 2, 0, A_PARTS, A_PARTS},
-    {"SparseConcat", -1, 3, A_AXIS | A_EXPAND, A_AXIS},
-    {"SparseReorder", 3, 0, 0, 0},
-    {"SparseToDense", -2, 0, 0, 0}, /* 3 or 4 */
-    {"DenseToSparse", 1, 0, 0, 0},
-    {"AddV2", 2, 0, 0, 0},
-    {"Sub", 2, 0, 0, 0},
-    {"Mul", 2, 0, 0, 0},
-    {"FloorDiv", 2, 0, 0, 0},
-    {"FloorMod", 2, 0, 0, 0},
-    {"Equal", 2, 0, 0, 0},
-    {"NotEqual", 2, 0, 0, 0},
-    {"Cast", 1, 0, A_TO, A_TO},
-    {"Range", 3, 0, 0, 0},
-    {"Size", 1, 0, A_OUT, 0},
-    {"Shape", 1, 0, A_OUT, 0},
-};
-
-static const op_entry *find_op(const char *type) {
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (strcmp(ops[i].type, type) == 0) return &ops[i];
-    return NULL;
-}
-
 static ndx_status read_inputs(parser *ps, node_line *nl) {
     NDX_TRY(gp_expect(ps, '(', "after the op"));
     if (gp_eat(ps, ')')) return NDX_OK;
@@ -81,7 +44,57 @@ static ndx_status read_inputs(parser *ps, node_line *nl) {
     }
 }
 
-static ndx_status read_attr(parser *ps, const op_entry *e, node_line *nl) {
+/* Skips a Const's value, read once the spec is known: to the end of its brackets, or of its
+ * word (@NAME). */
+static ndx_status skip_value(parser *ps, node_line *nl) {
+    const char *v = ps->p;
+    nl->value_at = v;
+    int depth = 0, quoted = 0;
+    while (ps->p < ps->line_end) {
+        char c = *ps->p;
+        if (quoted) {
+            if (c == '\\') ps->p++;
+            else if (c == '"') quoted = 0;
+        } else if (c == '"') {
+            quoted = 1;
+        } else if (c == '[') {
+            depth++;
+        } else if (c == ']') {
+            if (--depth == 0) {
+                ps->p++;
+                break;
+            }
+        } else if (depth == 0 && (c == ' ' || c == '\t')) {
+            break;
+        }
+        ps->p++;
+    }
+    if (ps->p > ps->line_end) ps->p = ps->line_end;
+    if (quoted) return gp_fail_at(ps, v, "a string in the value is not closed");
+    return NDX_OK;
+}
+
+/* One of two words (or the alias of the first) at the cursor into *v: 1 for `yes` or `alias`,
+ * 0 for `no`. */
+static ndx_status read_word(parser *ps, const graph_attr_def *a, int *v) {
+    const char *at = ps->p;
+    size_t w = gp_scan(ps, 0);
+    int policy = a->type == GRAPH_ATTR_POLICY;
+    const char *yes = policy ? "ignore" : "true", *no = policy ? "error" : "false";
+    int is_yes = (w == strlen(yes) && !strncmp(at, yes, w)) ||
+                 (a->alias && w == strlen(a->alias) && !strncmp(at, a->alias, w));
+    int is_no = w == strlen(no) && !strncmp(at, no, w);
+    if (!is_yes && !is_no)
+        return gp_fail_at(ps, at, "%s is %s%s", a->name, policy ? "error, ignore or " : "true or false",
+                          policy && a->alias ? a->alias : "");
+    ps->p += w;
+    *v = is_yes;
+    return NDX_OK;
+}
+
+/* One attribute `key=value` of the kind's schema. */
+static ndx_status read_attr(parser *ps, node_line *nl) {
+    const graph_kind_desc *d = graph_desc(nl->kind);
     const char *at = (gp_skip_ws(ps), ps->p);
     size_t n = gp_scan(ps, 0);
     char key[32];
@@ -89,73 +102,28 @@ static ndx_status read_attr(parser *ps, const op_entry *e, node_line *nl) {
     memcpy(key, at, n);
     key[n] = '\0';
     ps->p += n;
-    static const struct { const char *key; unsigned bit; } keys[] = {
-        {"batch_dims", A_BATCH}, {"bad_indices", A_BAD},   {"num_partitions", A_PARTS},
-        {"axis", A_AXIS},        {"expand_nonconcat_dim", A_EXPAND}, {"to", A_TO},
-        {"out_type", A_OUT},     {"value", A_VALUE}};
-    unsigned bit = 0;
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (strcmp(keys[i].key, key) == 0) bit = keys[i].bit;
-    if (!bit || !(e->attrs & bit))
-        return gp_fail_at(ps, at, "%s takes no attribute '%s'", e->type, key);
-    if (nl->given & bit) return gp_fail_at(ps, at, "attribute '%s' is given twice", key);
-    nl->given |= bit;
+    int i = 0;
+    while (i < d->num_attrs && strcmp(d->attrs[i].name, key) != 0) i++;
+    if (i == d->num_attrs) return gp_fail_at(ps, at, "%s takes no attribute '%s'", d->type, key);
+    if (nl->given & (1u << i)) return gp_fail_at(ps, at, "attribute '%s' is given twice", key);
+    nl->given |= 1u << i;
     NDX_TRY(gp_expect(ps, '=', "after the attribute's name"));
     gp_skip_ws(ps);
-    const char *v = ps->p;
-    switch (bit) {
-    case A_BATCH: return gp_read_int(ps, 0, NDX_MAX_RANK, &nl->batch_dims, "batch_dims");
-    case A_PARTS:
-        return gp_read_int(ps, 1, NDX_GRAPH_MAX_ARITY, &nl->num_partitions, "num_partitions");
-    case A_AXIS: return gp_read_int(ps, -NDX_MAX_RANK, NDX_MAX_RANK, &nl->axis, "axis");
-    case A_TO: return gp_read_dtype(ps, &nl->to);
-    case A_OUT: return gp_read_dtype(ps, &nl->out_type);
-    case A_VALUE: {
-        /* Read once the spec is known: skip to the end of the value now. */
-        nl->value_at = v;
-        int depth = 0, quoted = 0;
-        while (ps->p < ps->line_end) {
-            char c = *ps->p;
-            if (quoted) {
-                if (c == '\\') ps->p++;
-                else if (c == '"') quoted = 0;
-            } else if (c == '"') {
-                quoted = 1;
-            } else if (c == '[') {
-                depth++;
-            } else if (c == ']') {
-                if (--depth == 0) {
-                    ps->p++;
-                    break;
-                }
-            } else if (depth == 0 && (c == ' ' || c == '\t')) {
-                break;
-            }
-            ps->p++;
-        }
-        if (ps->p > ps->line_end) ps->p = ps->line_end;
-        if (quoted) return gp_fail_at(ps, v, "a string in the value is not closed");
+    const graph_attr_def *a = &d->attrs[i];
+    int *field = (int *)((char *)&nl->attrs + a->offset);
+    int64_t v;
+    ndx_dtype dt;
+    switch (a->type) {
+    case GRAPH_ATTR_VALUE: return skip_value(ps, nl);
+    case GRAPH_ATTR_INT:
+        NDX_TRY(gp_read_int(ps, a->lo, a->hi, &v, a->name));
+        *field = (int)v;
         return NDX_OK;
-    }
-    default: { /* the two words: bad_indices=error|ignore, expand_nonconcat_dim=true|false */
-        size_t w = gp_scan(ps, 0);
-        /* The CLI's names of the policy are read too: zero (gathers) and skip (scatters) are
-         * ignore; the canonical text writes ignore. */
-        const char *alias = !strcmp(e->type, "GatherNd") ? "zero" : "skip";
-        int yes = bit == A_BAD ? (w == 6 && !strncmp(v, "ignore", 6)) ||
-                                     (w == 4 && !strncmp(v, alias, 4))
-                               : (w == 4 && !strncmp(v, "true", 4));
-        int no = bit == A_BAD ? (w == 5 && !strncmp(v, "error", 5))
-                              : (w == 5 && !strncmp(v, "false", 5));
-        if (!yes && !no)
-            return gp_fail_at(ps, v, "%s is %s%s", key,
-                              bit == A_BAD ? "error, ignore or " : "true or false",
-                              bit == A_BAD ? alias : "");
-        ps->p += w;
-        if (bit == A_BAD) nl->bad_ignore = yes;
-        else nl->expand = yes;
+    case GRAPH_ATTR_DTYPE:
+        NDX_TRY(gp_read_dtype(ps, &dt));
+        *field = (int)dt;
         return NDX_OK;
-    }
+    default: return read_word(ps, a, field);
     }
 }
 
@@ -188,6 +156,18 @@ static ndx_status check_declared(parser *ps, const node_line *nl) {
     return NDX_OK;
 }
 
+/* k inputs for a node of kind d: as many as it takes, or `group` times its count. */
+static ndx_status check_arity(parser *ps, const char *at, const graph_kind_desc *d, int k) {
+    int ok = d->group ? k > 0 && k % d->group == 0 : k >= d->min_inputs && k <= d->max_inputs;
+    if (ok) return NDX_OK;
+    char want[32];
+    if (d->group == 2) snprintf(want, sizeof want, "an even number of");
+    else if (d->group) snprintf(want, sizeof want, "a multiple of %d", d->group);
+    else if (d->min_inputs == d->max_inputs) snprintf(want, sizeof want, "%d", d->min_inputs);
+    else snprintf(want, sizeof want, "%d or %d", d->min_inputs, d->max_inputs);
+    return gp_fail_at(ps, at, "%s takes %s inputs, not %d", d->type, want, k);
+}
+
 static ndx_status parse_node(parser *ps, node_line *nl) {
     NDX_TRY(gp_read_name(ps, nl->name, "a node's name"));
     char quoted[64];
@@ -202,28 +182,19 @@ static ndx_status parse_node(parser *ps, node_line *nl) {
     memcpy(nl->op, nl->op_at, n);
     nl->op[n] = '\0';
     ps->p += n;
-    const op_entry *e = find_op(nl->op);
-    if (!e) return gp_fail_at(ps, nl->op_at, "unknown op '%s'", nl->op);
+    nl->kind = graph_kind_named(nl->op);
+    if (nl->kind == GRAPH_KIND_COUNT) return gp_fail_at(ps, nl->op_at, "unknown op '%s'", nl->op);
+    const graph_kind_desc *d = graph_desc(nl->kind);
     NDX_TRY(read_inputs(ps, nl));
-    int k = nl->num_inputs;
-    int arity_ok = e->arity >= 0 ? k == e->arity
-                   : e->arity == -2 ? (k == 3 || k == 4)
-                                    : (k > 0 && k % e->group == 0);
-    if (!arity_ok) {
-        char want[32];
-        if (e->arity >= 0) snprintf(want, sizeof want, "%d", e->arity);
-        else snprintf(want, sizeof want, "%s", e->arity == -2 ? "3 or 4"
-                                               : e->group == 2 ? "an even number of"
-                                                               : "a multiple of 3");
-        return gp_fail_at(ps, nl->op_at, "%s takes %s inputs, not %d", e->type, want, k);
-    }
-    while (!gp_at_end(ps) && *ps->p != ':') NDX_TRY(read_attr(ps, e, nl));
-    if ((e->needed & nl->given) != e->needed)
-        return gp_fail_at(ps, nl->op_at, "%s needs the attribute %s", e->type,
-                          e->needed & A_VALUE   ? "value"
-                          : e->needed & A_PARTS ? "num_partitions"
-                          : e->needed & A_AXIS  ? "axis"
-                                             : "to");
+    NDX_TRY(check_arity(ps, nl->op_at, d, nl->num_inputs));
+    for (int i = 0; i < d->num_attrs; i++)
+        if (d->attrs[i].type != GRAPH_ATTR_VALUE)
+            *(int *)((char *)&nl->attrs + d->attrs[i].offset) = d->attrs[i].def;
+    while (!gp_at_end(ps) && *ps->p != ':') NDX_TRY(read_attr(ps, nl));
+    for (int i = 0; i < d->num_attrs; i++)
+        if ((d->attrs[i].flags & GRAPH_ATTR_REQUIRED) && !(nl->given & (1u << i)))
+            return gp_fail_at(ps, nl->op_at, "%s needs the attribute %s", d->type,
+                              d->attrs[i].name);
     if (gp_eat(ps, ':')) {
         for (;;) {
             if (nl->num_specs == NDX_GRAPH_MAX_ARITY)
@@ -245,14 +216,14 @@ static ndx_status parse_node(parser *ps, node_line *nl) {
         int shown = ps->line_end - ps->p < 20 ? (int)(ps->line_end - ps->p) : 20;
         return gp_fail_at(ps, ps->p, "unexpected text '%.*s'", shown, ps->p);
     }
-    if (!strcmp(e->type, "Placeholder") && nl->num_specs != 1)
+    if (nl->kind == GRAPH_PLACEHOLDER && nl->num_specs != 1)
         return gp_fail_at(ps, nl->op_at, "a Placeholder declares one spec: its dtype and shape");
-    if (!strcmp(e->type, "Const")) {
+    if (nl->kind == GRAPH_CONST) {
         if (nl->num_specs != 1)
             return gp_fail_at(ps, nl->op_at, "a Const declares one spec: its dtype and shape");
         return gp_build_const(ps, nl);
     }
-    NDX_TRY(gp_build_line(ps, e, nl));
+    NDX_TRY(gp_build_line(ps, nl));
     return check_declared(ps, nl);
 }
 

@@ -65,27 +65,14 @@ typedef struct node_line {
     int num_inputs, cap_inputs;
     ndx_spec *specs;         /* one per output: as many as a DynamicPartition has */
     int num_specs, cap_specs;
-    /* attributes, with what was given */
-    int64_t batch_dims, num_partitions, axis;
-    int bad_ignore, expand;
-    ndx_dtype to, out_type;
-    unsigned given;          /* bit per attribute */
+    graph_kind kind;
+    graph_attrs attrs;       /* the schema's defaults, then what the line gives */
+    unsigned given;          /* bit i: the kind's attribute i was given */
     const char *value_at;    /* value=: where it starts; NULL when absent */
 } node_line;
 
-enum { A_BATCH = 1, A_BAD = 2, A_PARTS = 4, A_AXIS = 8, A_EXPAND = 16, A_TO = 32, A_OUT = 64,
-       A_VALUE = 128 };
-
-typedef struct op_entry {
-    const char *type;
-    int arity;        /* -1: a multiple of `group` */
-    int group;
-    unsigned attrs;   /* allowed */
-    unsigned needed;  /* required */
-} op_entry;
-
-/* Builds the node a line describes through the builders of ndx_graph.h (graph_parse_build.c). */
-ndx_status gp_build_line(parser *ps, const op_entry *e, node_line *nl);
+/* Builds the node a line describes as the builders of ndx_graph.h do (graph_parse_build.c). */
+ndx_status gp_build_line(parser *ps, node_line *nl);
 /* A Const: its value from the line or the .npz, of its one complete declared spec
  * (graph_parse_value.c). */
 ndx_status gp_build_const(parser *ps, node_line *nl);

@@ -52,6 +52,12 @@ void graph_record_error(ndx_graph *g, const ndx_error *e);
 void graph_record(ndx_graph *g, ndx_status code, const char *file, int line, const char *name,
                   const char *msg);
 
+/* Builds a node of `kind` with these attributes (NULL: all 0; a grouped kind's count is
+ * num_inputs / group) and inputs, as every builder does: its id, or 0 with the graph's first
+ * error set (graph_build.c). The builders of ndx_graph.h and the text reader both build here. */
+uint32_t graph_build(const char *file, int line, ndx_scope s, graph_kind kind,
+                     const graph_attrs *attrs, int num_inputs, const ndx_output *inputs);
+
 /* Appends a finished node (it gets id count + 1); 0 when memory runs out. */
 int graph_append(ndx_graph *g, graph_node *n);
 void graph_free_node(graph_node *n);

@@ -14,34 +14,29 @@ static void write_ref(text_buf *b, const ndx_graph *g, ndx_output o) {
     if (o.index) tb_printf(b, ":%d", o.index);
 }
 
-/* Attributes that differ from their defaults, and the ones that have none, in a fixed order. */
+/* The attributes of n's kind's schema, in its order: those that differ from their defaults and
+ * those always written. */
 static void write_attrs(text_buf *b, const graph_node *n) {
-    const graph_attrs *a = &n->attrs;
-    switch (n->kind) {
-    case GRAPH_CONST:
-        tb_put(b, " value=", 7);
-        if (graph_value_inline(&n->values[0]))
-            graph_format_value(b, &n->values[0]);
-        else
-            tb_printf(b, "@%s", n->name);
-        break;
-    case GRAPH_GATHER_ND:
-        if (a->batch_dims) tb_printf(b, " batch_dims=%d", a->batch_dims);
-        /* then the bad-index policy, as the scatters */
-        /* fall through */
-    case GRAPH_SCATTER_ND:
-    case GRAPH_TENSOR_SCATTER:
-        if (a->bad_indices == NDX_BAD_INDICES_IGNORE) tb_put(b, " bad_indices=ignore", 19);
-        break;
-    case GRAPH_PARTITION: tb_printf(b, " num_partitions=%d", a->count); break;
-    case GRAPH_SPARSE_CONCAT:
-        tb_printf(b, " axis=%d", a->axis);
-        if (a->expand) tb_put(b, " expand_nonconcat_dim=true", 26);
-        break;
-    case GRAPH_CAST: tb_printf(b, " to=%s", ndx_dtype_name(a->dtype)); break;
-    case GRAPH_SIZE:
-    case GRAPH_SHAPE: tb_printf(b, " out_type=%s", ndx_dtype_name(a->dtype)); break;
-    default: break;
+    const graph_kind_desc *d = graph_desc(n->kind);
+    for (int i = 0; i < d->num_attrs; i++) {
+        const graph_attr_def *a = &d->attrs[i];
+        if (a->type == GRAPH_ATTR_VALUE) {
+            tb_printf(b, " %s=", a->name);
+            if (graph_value_inline(&n->values[0]))
+                graph_format_value(b, &n->values[0]);
+            else
+                tb_printf(b, "@%s", n->name);
+            continue;
+        }
+        int v = *(const int *)((const char *)&n->attrs + a->offset);
+        if (v == a->def && !(a->flags & GRAPH_ATTR_ALWAYS)) continue;
+        tb_printf(b, " %s=", a->name);
+        switch (a->type) {
+        case GRAPH_ATTR_INT: tb_printf(b, "%d", v); break;
+        case GRAPH_ATTR_BOOL: tb_printf(b, "%s", v ? "true" : "false"); break;
+        case GRAPH_ATTR_POLICY: tb_printf(b, "%s", v ? "ignore" : "error"); break;
+        default: tb_printf(b, "%s", ndx_dtype_name((ndx_dtype)v)); break;
+        }
     }
 }
 

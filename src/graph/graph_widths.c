@@ -15,26 +15,38 @@ typedef struct width_group {
     int first, count, step;
 } width_group;
 
+/* The group its kind's descriptor names: from width_first (-1: attrs.count, then `count` of
+ * them), every width_step-th input. */
 static width_group group_of(const graph_node *n) {
+    const graph_kind_desc *d = graph_desc(n->kind);
     width_group w = {0, 0, 1};
-    switch (n->kind) {
-    case GRAPH_STITCH: /* indices[0..count), then data[0..count) */
-    case GRAPH_SPARSE_CONCAT: /* indices[], then values[], then dense_shape[] */
+    if (d->width_step == 0) return w;
+    w.step = d->width_step;
+    if (d->width_first < 0) {
         w.first = n->attrs.count;
         w.count = n->attrs.count;
-        break;
-    case GRAPH_TENSOR_SCATTER: /* tensor, indices, updates */
-        w.count = 2;
-        w.step = 2;
-        break;
-    case GRAPH_SPARSE_TO_DENSE: /* indices, values, dense_shape[, default_value] */
-        w.first = 1;
-        w.count = n->attrs.has_default ? 2 : 0;
-        w.step = 2;
-        break;
-    default: break;
+    } else {
+        w.first = d->width_first;
+        w.count = n->num_inputs > w.first ? (n->num_inputs - w.first + w.step - 1) / w.step : 0;
     }
     return w;
+}
+
+/* The node's kind's own infer function and kernel. */
+static ndx_status infer_op(const graph_node *n, const ndx_spec *in, const ndx_tensor *const *consts,
+                           ndx_spec *out, ndx_error *err) {
+    graph_infer_fn infer = graph_desc(n->kind)->infer;
+    if (!infer) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "graph: %s has no inputs to infer from",
+                                graph_type_name(n));
+    return infer(n, in, consts, out, err);
+}
+
+static ndx_status kernel_op(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                            ndx_tensor *out, ndx_error *err) {
+    graph_run_fn run = graph_desc(n->kind)->run;
+    if (!run) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "graph: %s is not run by a kernel",
+                              graph_type_name(n));
+    return run(n, in, opt, out, err);
 }
 
 /* Input i's dtype and width, from specs or from tensors (the other is NULL). */
@@ -69,7 +81,7 @@ ndx_status graph_infer(const graph_node *n, const ndx_spec *in, const ndx_tensor
     width_group w = group_of(n);
     int mixed;
     size_t width = common_width(w, in, NULL, &mixed);
-    if (!mixed) return graph_infer_op(n, in, consts, out, err);
+    if (!mixed) return infer_op(n, in, consts, out, err);
     /* The op's infer on the inputs as they will be: every string of the group at `width`. */
     ndx_spec local[8], *same = local;
     if (n->num_inputs > 8 && !(same = malloc((size_t)n->num_inputs * sizeof *same)))
@@ -79,7 +91,7 @@ ndx_status graph_infer(const graph_node *n, const ndx_spec *in, const ndx_tensor
         ndx_spec *s = &same[w.first + k * w.step];
         if (s->dtype == NDX_STRING) s->itemsize = width;
     }
-    ndx_status st = graph_infer_op(n, same, consts, out, err);
+    ndx_status st = infer_op(n, same, consts, out, err);
     if (same != local) free(same);
     return st;
 }
@@ -89,7 +101,7 @@ ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_opt
     width_group w = group_of(n);
     int mixed;
     size_t width = common_width(w, NULL, in, &mixed);
-    if (!mixed || width == 0) return graph_kernel_op(n, in, opt, out, err);
+    if (!mixed || width == 0) return kernel_op(n, in, opt, out, err);
     /* One scratch block: a copy of the inputs' views, then the widened strings. */
     const char *op = graph_type_name(n);
     size_t bytes = (size_t)n->num_inputs * sizeof(ndx_tensor);
@@ -99,7 +111,7 @@ ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_opt
         size_t more;
         if (t->dtype != NDX_STRING || t->itemsize == width) continue;
         if (ndx_tensor_check(t, op, &count, NULL, NULL) != NDX_OK)
-            return graph_kernel_op(n, in, opt, out, err); /* the op says what is wrong */
+            return kernel_op(n, in, opt, out, err); /* the op says what is wrong */
         if (!ndx_bytes_of(count, width, &more) || more > SIZE_MAX - bytes)
             return ndx_fail(err, NDX_E_OVERFLOW,
                             "%s: widening the strings of input %d to %zu bytes each overflows "
@@ -121,12 +133,12 @@ ndx_status graph_kernel(const graph_node *n, const ndx_tensor *in, const ndx_opt
         t->itemsize = width;
         at += (size_t)ndx_tensor_count(t) * width;
     }
-    ndx_status st = graph_kernel_op(n, wide, opt, out, err);
+    ndx_status st = kernel_op(n, wide, opt, out, err);
     ndx_call_release(&c, block);
     return st;
 }
 
 int graph_in_place_ok(const graph_node *n, const ndx_tensor *in) {
-    return n->kind == GRAPH_TENSOR_SCATTER &&
+    return (graph_desc(n->kind)->flags & GRAPH_KIND_IN_PLACE) &&
            (in[0].dtype != NDX_STRING || in[0].itemsize >= in[2].itemsize);
 }

@@ -1,0 +1,79 @@
+/* graph_kinds.c — the table of descriptors, one per kind in graph_kind's order, and what is
+ * looked up in it: a kind by its TensorFlow type name, the names of a kind's inputs. */
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_kind.h"
+
+static const graph_kind_desc *const kinds[] = {
+    &graph_kind_const,
+    &graph_kind_placeholder,
+    &graph_kind_identity,
+    &graph_kind_gather_nd,
+    &graph_kind_scatter_nd,
+    &graph_kind_tensor_scatter_update,
+    &graph_kind_tensor_scatter_add,
+    &graph_kind_tensor_scatter_sub,
+    &graph_kind_tensor_scatter_min,
+    &graph_kind_tensor_scatter_max,
+    &graph_kind_stitch,
+    &graph_kind_parallel_stitch,
+    &graph_kind_partition,
+    &graph_kind_sparse_concat,
+    &graph_kind_sparse_reorder,
+    &graph_kind_sparse_to_dense,
+    &graph_kind_dense_to_sparse,
+    &graph_kind_add,
+    &graph_kind_sub,
+    &graph_kind_mul,
+    &graph_kind_floor_div,
+    &graph_kind_floor_mod,
+    &graph_kind_equal,
+    &graph_kind_not_equal,
+    &graph_kind_real_div,
+    &graph_kind_maximum,
+    &graph_kind_minimum,
+    &graph_kind_neg,
+    &graph_kind_zeros_like,
+    &graph_kind_ones_like,
+    &graph_kind_cast,
+    &graph_kind_range,
+    &graph_kind_size,
+    &graph_kind_shape,
+    &graph_kind_fill,
+    &graph_kind_reshape,
+    &graph_kind_sum,
+};
+static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,
+              "one descriptor per graph_kind, in its order");
+
+/* The builders map the public enums onto these runs of kinds by offset. */
+static_assert(GRAPH_MINIMUM - GRAPH_ADD + 1 == NDX_BINARY_COUNT, "a binary kind per ndx_binary_op");
+static_assert(GRAPH_ONES_LIKE - GRAPH_NEG + 1 == NDX_UNARY_COUNT, "a unary kind per ndx_unary_op");
+static_assert(GRAPH_TENSOR_SCATTER_MAX - GRAPH_TENSOR_SCATTER_UPDATE == NDX_SCATTER_MAX,
+              "a tensor_scatter kind per ndx_scatter_op");
+
+const graph_kind_desc *graph_desc(graph_kind kind) { return kinds[kind]; }
+
+graph_kind graph_kind_named(const char *type) {
+    for (int k = 0; k < GRAPH_KIND_COUNT; k++)
+        if (strcmp(kinds[k]->type, type) == 0) return (graph_kind)k;
+    return GRAPH_KIND_COUNT;
+}
+
+void graph_input_name(graph_kind kind, int num_inputs, int i, char *buf, size_t cap) {
+    const graph_kind_desc *d = kinds[kind];
+    if (!d->inputs) {
+        snprintf(buf, cap, "'x'");
+    } else if (d->group == 0) {
+        snprintf(buf, cap, "'%s'", d->inputs[i < d->max_inputs ? i : 0]);
+    } else {
+        int n = num_inputs / d->group > 0 ? num_inputs / d->group : 1;
+        int part = i / n < d->group ? i / n : d->group - 1;
+        if (d->grouped_parts)
+            snprintf(buf, cap, "'inputs[%d].%s'", i % n, d->inputs[part]);
+        else
+            snprintf(buf, cap, "'%s[%d]'", d->inputs[part], i % n);
+    }
+}

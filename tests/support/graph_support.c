@@ -1,0 +1,16 @@
+/* graph_support.c — see graph_support.h. */
+#include "graph_support.h"
+
+#include "ndx_test.h"
+
+void test_dims_are(ndx_output o, const char *want) {
+    char dims[NDX_DIMS_TEXT];
+    ndx_spec spec = ndx_output_spec(o);
+    ndx_format_spec_dims(dims, sizeof dims, &spec);
+    assert_string_equal(dims, want);
+}
+
+ndx_output test_const_i32(ndx_scope s, int rank, const int64_t *shape, const int32_t *values) {
+    ndx_tensor t = ndx_tensor_make(NDX_INT32, rank, shape, (void *)values);
+    return ndx_op_const(s, &t);
+}
