@@ -470,7 +470,8 @@ static ndx_status call_partition(void *ctx, const ndx_options *opt, ndx_error *e
         int64_t total = 0;
         for (int q = 0; q < PARTS; q++) total += outs[q].shape[0];
         if (total != p->rows)
-            FAIL("partition_shape: %lld rows counted of %lld", (long long)total, (long long)p->rows);
+            FAIL("partition_shape: %lld rows counted of %lld", (long long)total,
+                 (long long)p->rows);
         return NDX_OK;
     }
     ndx_status st = ndx_dynamic_partition(&p->data, &p->ids, PARTS, opt, outs, err);
@@ -547,9 +548,9 @@ static void check_sparse_result(const ndx_sparse_tensor *out, int strict) {
                 FAIL("sparse result: entry %lld, coordinate %lld = %lld is outside [0, %lld)",
                          (long long)i, (long long)d, (long long)idx[i * R + d], (long long)dims[d]);
         if (i == 0) continue;
+        const int64_t *row = idx + i * R, *prev = row - R;
         int cmp = 0;
-        for (int64_t d = 0; d < R && !cmp; d++)
-            cmp = idx[i * R + d] < idx[(i - 1) * R + d] ? -1 : idx[i * R + d] > idx[(i - 1) * R + d];
+        for (int64_t d = 0; d < R && !cmp; d++) cmp = row[d] < prev[d] ? -1 : row[d] > prev[d];
         if (cmp < 0 || (strict && cmp == 0))
             FAIL("sparse result: entry %lld is out of canonical order", (long long)i);
     }

@@ -95,8 +95,9 @@ ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q) 
 
 /* Pass 2: copy the rows of chunk [b, e) to where their partitions' cursors point, by the copies
  * pass 1 made of the ids it checked. Inlined with constant rb and `store`, so each row size and
- * kind of store gets its own loop. Rows of whole cache lines into large outputs go with streaming stores: each
- * output fills sequentially, so every line is written whole and never read first. Measured on P1
+ * kind of store gets its own loop. Rows of whole cache lines into large outputs go with
+ * streaming stores: each output fills sequentially, so every line is written whole and never
+ * read first. Measured on P1
  * (64-byte rows, 8 outputs, AMD EPYC): 18.5 -> 12.4 ms on one thread, 14.2 -> 10.6 on two. (On
  * Intel Xeon they were no faster; with rows that are not whole lines they are several times
  * slower anywhere.) */

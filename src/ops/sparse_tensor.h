@@ -76,9 +76,10 @@ ndx_status ndx_sparse_check_all(const ndx_sparse_tensor *sp, int n, const char *
 /* The scratch ndx_sparse_open_all needs for views checked by ndx_sparse_check_all. */
 size_t ndx_sparse_open_bytes(const ndx_sparse_tensor *sp, const ndx_sparse_view *v, int n,
                              int threads);
-/* Reads every index of sp[0..n) once (copying into `scratch`, of ndx_sparse_open_bytes bytes), checks
- * that every coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the first entry that does
- * not, in the first input that has one) and sets each view's idx, sorted and strict. */
+/* Reads every index of sp[0..n) once, copying it into `scratch` (of ndx_sparse_open_bytes
+ * bytes), checks that every copied coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the
+ * first entry that does not, in the first input that has one) and sets each view's idx (the
+ * copy), sorted and strict. */
 ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
                                int threads, ndx_sparse_view *v, void *scratch, ndx_error *err);
 
