@@ -66,9 +66,9 @@ static int row_outside(const int64_t *row, int R, const int64_t *dims) {
 }
 
 /* Copies rows [b, e) (b < e) of rank R from src (index dtype dt) into dst, widened to int64, and
- * scans the copies (dt and R are constants where the caller inlines this, so the loops unroll and
- * the accumulators live in registers). Each value is read once; only what was stored is checked.
- * The loop carries no branch:
+ * scans the copies (dt and R are constants where the caller inlines this). Each value is read
+ * once, into a block in L1, which is scanned and then written to dst: only what was checked is
+ * stored. The scan of a block carries no branch and vectorizes:
  *   - bounds: the largest coordinate seen per dimension, as unsigned (a negative one is huge),
  *     is compared with dense_shape once at the end;
  *   - order: inside dense_shape a row's row-major offset orders it as its coordinates do, and
@@ -78,40 +78,57 @@ static int row_outside(const int64_t *row, int R, const int64_t *dims) {
  *     row fails the call anyway. Row b is compared with row b - 1 (another chunk's) afterwards.
  * Only when some coordinate is out of range are the copied rows scanned again to find the first.
  * A large copy (`stream`, a constant) goes out with non-temporal stores: it is read again only
- * after the scan, and a cached store would first read every line of it. The row before stays in
- * registers, so the scan never reads what it streamed. */
-NDX_ALWAYS_INLINE void put_index(int64_t *to, int64_t c, int stream) {
+ * after the scan, and a cached store would first read every line of it. */
+#define SCAN_BLOCK 256 /* rows per block: 4 KiB at rank 2 */
+
+/* Writes n int64 from the block to dst: with 16-byte non-temporal stores when `stream` (8-byte
+ * ones only for an unaligned first or a last word: those alone are slow), else cached. */
+NDX_ALWAYS_INLINE void put_block(int64_t *dst, const int64_t *blk, int64_t n, int stream) {
 #if NDX_HAVE_STREAMING
     if (stream) {
-        _mm_stream_si64((long long *)(void *)to, (long long)c);
+        int64_t k = 0;
+        if ((uintptr_t)dst & 15) {
+            _mm_stream_si64((long long *)(void *)dst, (long long)blk[0]);
+            k = 1;
+        }
+        for (; k + 2 <= n; k += 2)
+            _mm_stream_si128((__m128i *)(void *)(dst + k),
+                             _mm_loadu_si128((const __m128i *)(const void *)(blk + k)));
+        if (k < n) _mm_stream_si64((long long *)(void *)(dst + k), (long long)blk[k]);
         return;
     }
 #endif
     (void)stream;
-    *to = c;
+    memcpy(dst, blk, (size_t)n * sizeof *dst);
 }
 
 NDX_ALWAYS_INLINE void scan_rows(const void *src, ndx_dtype dt, int64_t *dst, int R,
                                  const int64_t *dims, const int64_t *strides, int64_t b,
                                  int64_t e, int stream, scan_result *res) {
-    uint64_t most[NDX_MAX_RANK], prev[NDX_MAX_RANK];
-    for (int d = 0; d < R; d++) {
-        int64_t c = ndx_read_index(src, dt, b * R + d);
-        put_index(dst + b * R + d, c, stream);
-        most[d] = prev[d] = (uint64_t)c;
-    }
+    /* The block, after one row: the last row of the block before. */
+    int64_t buf[(SCAN_BLOCK + 1) * NDX_MAX_RANK];
+    int64_t *blk = buf + R;
+    uint64_t most[NDX_MAX_RANK];
+    for (int d = 0; d < R; d++) most[d] = 0;
     uint64_t any = 0, least = UINT64_MAX;
-    for (int64_t i = b + 1; i < e; i++) {
-        uint64_t diff = 0;
-        for (int d = 0; d < R; d++) {
-            int64_t c = ndx_read_index(src, dt, i * R + d);
-            put_index(dst + i * R + d, c, stream);
-            diff += ((uint64_t)c - prev[d]) * (uint64_t)strides[d];
-            most[d] = (uint64_t)c > most[d] ? (uint64_t)c : most[d];
-            prev[d] = (uint64_t)c;
+    for (int64_t i0 = b; i0 < e; i0 += SCAN_BLOCK) {
+        int64_t n = e - i0 < SCAN_BLOCK ? e - i0 : SCAN_BLOCK;
+        for (int64_t k = 0; k < n * R; k++) blk[k] = ndx_read_index(src, dt, i0 * R + k);
+        for (int d = 0; d < R; d++) /* the first row, which the first block compares with none */
+            most[d] = (uint64_t)blk[d] > most[d] ? (uint64_t)blk[d] : most[d];
+        for (int64_t r = i0 == b ? 1 : 0; r < n; r++) {
+            const int64_t *row = blk + r * R, *prev = row - R;
+            uint64_t diff = 0;
+            for (int d = 0; d < R; d++) {
+                uint64_t c = (uint64_t)row[d];
+                diff += (c - (uint64_t)prev[d]) * (uint64_t)strides[d];
+                most[d] = c > most[d] ? c : most[d];
+            }
+            any |= diff;
+            least = diff < least ? diff : least;
         }
-        any |= diff;
-        least = diff < least ? diff : least;
+        put_block(dst + i0 * R, blk, n * R, stream);
+        for (int d = 0; d < R; d++) buf[d] = blk[(n - 1) * R + d];
     }
     ndx_slices_done(stream); /* the streamed copy is complete before anyone reads it */
     int bad = 0;
