@@ -209,7 +209,7 @@ static void plan_scratch_is_exact(void **state) {
     assert_ok(ndx_partition_plan(&c, &data, &ids, 4, 1, &p), &err);
     assert_true(p.scratch_bytes > 0);
     void *scratch = malloc(p.scratch_bytes);
-    assert_ok(ndx_partition_count(&p, scratch, &err), &err);
+    assert_ok(ndx_partition_count(&p, scratch, 0, &err), &err);
     ndx_tensor got[4];
     size_t total = 0;
     for (int q = 0; q < 4; q++) {

@@ -1220,7 +1220,8 @@ static void reorder_errors(void **state) {
     ((int64_t *)in.indices.data)[4] = 1;
 
     ndx_options tiny = {0};
-    tiny.max_memory = 40; /* less than the 48 bytes of tags for 3 entries */
+    /* the 48-byte copy of the indices fits, the 48 bytes of tags for 3 entries beside it not */
+    tiny.max_memory = 80;
     x = guard_new(NDX_UINT32, 0, 3, 2);
     assert_fails(ndx_sparse_reorder(&in, &tiny, &x.out, &err), &err, NDX_E_MEMORY_BUDGET,
                  "sparse_reorder: sort scratch needs");
@@ -1280,7 +1281,8 @@ static void dense_errors(void **state) {
     test_tensor_free(&wrong);
 
     ndx_options tiny = {0};
-    tiny.max_memory = 10;
+    tiny.max_memory = 80; /* the 64-byte copy of the indices and the 8-byte bitmap fit, the 24-byte
+                           * output beside the copy not */
     ndx_tensor o = sparse_empty_out().values;
     assert_fails(ndx_sparse_to_dense(&sp, NULL, &tiny, &o, &err), &err, NDX_E_MEMORY_BUDGET,
                  "sparse_to_dense: out needs 24 bytes");

@@ -90,7 +90,14 @@ ndx_status ndx_partition_plan(ndx_call *c, const ndx_tensor *data, const ndx_ten
     if (p->grain < num_partitions) p->grain = num_partitions;
     p->workers = ndx_parallel_workers(p->threads, p->rows, p->grain);
     p->stride = ((size_t)num_partitions + 7) & ~(size_t)7; /* workers never share a line */
-    p->scratch_bytes = (size_t)p->workers * p->stride * sizeof(part_slot); /* < 2^44 */
+    p->id_bytes = num_partitions <= 256 ? 1 : num_partitions <= 65536 ? 2 : 4;
+    p->ids_at = (size_t)p->workers * p->stride * sizeof(part_slot); /* < 2^44, whole lines */
+    /* Whole lines: the call keeps more after the scratch. */
+    size_t copies;
+    if (!ndx_bytes_of(p->rows, (size_t)p->id_bytes, &copies) ||
+        __builtin_add_overflow(p->ids_at, copies + 63, &p->scratch_bytes))
+        return ndx_fail(err, NDX_E_OVERFLOW, "%s: too many partition ids to copy", OP);
+    p->scratch_bytes &= ~(size_t)63;
     return NDX_OK;
 }
 
@@ -101,20 +108,14 @@ ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor 
     c.threads = 1;
     part_plan p;
     NDX_TRY(ndx_partition_plan(&c, data, partitions, num_partitions, outs != NULL, &p));
-    /* With one reader, the outputs' own shape[0] can be the counters: no scratch needed. */
-    for (int64_t i = 0; i < p.rows; i++) {
-        int64_t id = ndx_read_index(partitions->data, partitions->dtype, i);
-        if ((uint64_t)id < (uint64_t)num_partitions) continue;
-        char where[NDX_DIMS_TEXT] = "";
-        if (partitions->rank > 0)
-            ndx_format_position(where, sizeof where, partitions->rank, partitions->shape, i);
-        return ndx_fail(err, NDX_E_OUT_OF_RANGE, "%s: partitions%s = %lld is not in [0, %d)", OP,
-                        where, (long long)id, num_partitions);
-    }
-    for (int q = 0; q < num_partitions; q++) outs[q] = p.desc;
-    for (int64_t i = 0; i < p.rows; i++)
-        outs[ndx_read_index(partitions->data, partitions->dtype, i)].shape[0]++;
-    return NDX_OK;
+    /* The count's own pass (each id read once), without the copies of the ids. */
+    void *scratch;
+    NDX_TRY(ndx_call_acquire(&c, p.ids_at, 0, "the partition counts", &scratch));
+    ndx_status s = ndx_partition_count(&p, scratch, 1, err);
+    if (s == NDX_OK)
+        for (int q = 0; q < num_partitions; q++) outs[q] = ndx_partition_output(&p, scratch, q);
+    ndx_call_release(&c, scratch);
+    return s;
 }
 
 ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
@@ -132,7 +133,7 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
     NDX_TRY(ndx_call_acquire(&c, p.scratch_bytes + mine_bytes, 0, "the partition counts",
                              (void **)&scratch));
     void **mine = (void **)(scratch + p.scratch_bytes);
-    ndx_status s = ndx_partition_count(&p, scratch, err);
+    ndx_status s = ndx_partition_count(&p, scratch, 0, err);
     /* Check or allocate every output before writing any; on failure undo the allocations. */
     int q = 0;
     for (; s == NDX_OK && q < np; q++) {

@@ -233,8 +233,9 @@ static void scan_range(void *ctx, int64_t begin, int64_t end, int worker) {
 }
 
 /* The first element in (m, i) order that equals `value`, or with negative = 1 that is below
- * zero. Only error messages need a position, so this serial search runs only on failure. */
-static void find_first(const stitch_plan *p, int negative, int64_t value, int *pm, int64_t *pi) {
+ * zero; 0 when none does any more (another thread changed it since the scan). Only error
+ * messages need a position, so this serial search runs only on failure. */
+static int find_first(const stitch_plan *p, int negative, int64_t value, int *pm, int64_t *pi) {
     for (int m = 0; m < p->n; m++) {
         int64_t c = stitch_part_count(&p->indices[m]);
         for (int64_t i = 0; i < c; i++) {
@@ -242,21 +243,22 @@ static void find_first(const stitch_plan *p, int negative, int64_t value, int *p
             if (negative ? v < 0 : v == value) {
                 *pm = m;
                 *pi = i;
-                return;
+                return 1;
             }
         }
     }
     *pm = 0;
     *pi = 0;
+    return 0;
 }
 
 /* Describes the largest index for messages: "indices[2][0, 1] = 7". */
 static void format_largest(const stitch_plan *p, char *buf, size_t cap) {
     int m;
     int64_t i;
-    char where[NDX_DIMS_TEXT];
-    find_first(p, 0, p->max_index, &m, &i);
-    stitch_position(where, sizeof where, m, &p->indices[m], i);
+    char where[NDX_DIMS_TEXT] = "";
+    if (find_first(p, 0, p->max_index, &m, &i))
+        stitch_position(where, sizeof where, m, &p->indices[m], i);
     snprintf(buf, cap, "indices%s = %lld", where, (long long)p->max_index);
 }
 
@@ -278,8 +280,11 @@ static ndx_status scan_indices(stitch_plan *p, int threads, ndx_error *err) {
     if (all.min < 0) {
         int m;
         int64_t i;
-        find_first(p, 1, 0, &m, &i);
-        return ndx_stitch_fail_negative(p->op, m, &p->indices[m], i, err);
+        if (find_first(p, 1, 0, &m, &i))
+            return ndx_stitch_fail_negative(p->op, m, &p->indices[m], i, err);
+        return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                        "%s: indices = %lld is negative; indices must be >= 0", p->op,
+                        (long long)all.min);
     }
     p->max_index = all.max;
     p->sorted = !all.unsorted;

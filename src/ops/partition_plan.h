@@ -2,8 +2,10 @@
  * partition_run.c (counting and placing rows). Private to dynamic_partition.
  *
  * The outputs' sizes are partition counts, so one step sits between plan and run: the count,
- * which reads every id into the plan's scratch (per worker, per partition) and fails on the first
- * id out of range. The run then places the rows and cannot fail. */
+ * which reads every id once, counts it into the plan's scratch (per worker, per partition),
+ * keeps a copy of it there and fails on the first id out of range. The run then places the rows
+ * by the copies, never by the ids again (another thread may change them meanwhile, and the
+ * places must match the counts), and cannot fail. */
 #ifndef NDX_PARTITION_PLAN_H
 #define NDX_PARTITION_PLAN_H
 
@@ -27,19 +29,22 @@ typedef struct part_plan {
     int64_t grain;   /* least rows per worker */
     int workers;     /* of the count and the run (0: no rows) */
     size_t stride;   /* slots per worker: np rounded up to a cache line */
-    size_t scratch_bytes; /* workers * stride slots: exactly what count and run use */
+    int id_bytes;    /* bytes of each id's copy: 1, 2 or 4, the fewest that hold np - 1 */
+    size_t ids_at;   /* where the copies start in the scratch: after workers * stride slots */
+    size_t scratch_bytes; /* the slots and the copies: exactly what count and run use */
 } part_plan;
 
 /* Plan: checks the views and infers (every shape check; `have_outs`: the caller gave outputs);
  * sizes the scratch. Reads no id. */
 ndx_status ndx_partition_plan(ndx_call *c, const ndx_tensor *data, const ndx_tensor *partitions,
                               int num_partitions, int have_outs, part_plan *p);
-/* Count: checks every id against [0, np) and counts rows per worker and partition into the
- * scratch; fails naming the first bad id. */
 /* Fails for element i of partitions, an id outside [0, num_partitions). */
 ndx_status ndx_partition_fail_id(const ndx_tensor *partitions, int64_t i, int num_partitions,
                                  ndx_error *err);
-ndx_status ndx_partition_count(const part_plan *p, void *scratch, ndx_error *err);
+/* Count: checks every id against [0, np) and counts rows per worker and partition into the
+ * scratch, copying the ids there too unless `counts_only` (then only the first p->ids_at bytes
+ * of scratch are used); fails naming the first bad id. */
+ndx_status ndx_partition_count(const part_plan *p, void *scratch, int counts_only, ndx_error *err);
 /* The view of output q after the count (data NULL). */
 ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q);
 /* Run: places every row into outs[q].data (each of ndx_partition_output's size). Cannot fail. */

@@ -1,5 +1,7 @@
 /* partition_run.c — dynamic_partition's count and run. Workers take contiguous chunks of rows.
- * The count checks every id and counts rows per (chunk, partition). A prefix sum over the chunks
+ * The count reads every id once, checks it, counts rows per (chunk, partition) and keeps a copy
+ * of it (in 1, 2 or 4 bytes); the run places rows by those copies alone, so the places match
+ * the counts even if another thread changes the ids meanwhile. A prefix sum over the chunks
  * gives each chunk the first row it fills in every output, so the run copies all chunks at once
  * and every output still holds its rows in their original order, identical at any thread count. */
 #include <stdio.h>
@@ -10,32 +12,52 @@
 typedef struct {
     const part_plan *plan;
     part_slot *slots; /* one row of `stride` slots per worker */
+    void *ids;        /* the copies of the ids (NULL: the count keeps none) */
     size_t stride;
     int streaming; /* rows are whole cache lines into large, line-aligned outputs */
     int64_t bad[NDX_MAX_WORKERS];
 } part_job;
 
-/* Pass 1: count the rows of chunk [b, e) per partition, stopping at the first bad id. */
+/* Pass 1: counts the rows of chunk [b, e) per partition and copies their ids into `copy` (as
+ * U, unless copy is NULL); returns the first bad id's position, or -1. Inlined with constant dt
+ * and U. */
+#define COUNT_IDS(U)                                                                       \
+    do {                                                                                   \
+        U *to = copy;                                                                      \
+        for (int64_t i = b; i < e; i++) {                                                  \
+            int64_t id = ndx_read_index(ids, dt, i); /* read once: checked, counted, kept */ \
+            if ((uint64_t)id >= np) return i;                                              \
+            cnt[id].count++;                                                               \
+            if (to) to[i] = (U)id;                                                         \
+        }                                                                                  \
+    } while (0)
+
+NDX_ALWAYS_INLINE int64_t count_ids(const void *ids, ndx_dtype dt, void *copy, int id_bytes,
+                                    part_slot *cnt, uint64_t np, int64_t b, int64_t e) {
+    switch (id_bytes) {
+    case 1: COUNT_IDS(uint8_t); break;
+    case 2: COUNT_IDS(uint16_t); break;
+    default: COUNT_IDS(uint32_t); break;
+    }
+    return -1;
+}
+#undef COUNT_IDS
+
 static void count_range(void *ctx, int64_t b, int64_t e, int worker) {
     part_job *job = ctx;
     const part_plan *p = job->plan;
     part_slot *cnt = job->slots + (size_t)worker * job->stride;
     const uint64_t np = (uint64_t)p->np;
     for (int q = 0; q < p->np; q++) cnt[q].count = 0;
-    job->bad[worker] = -1;
-#define COUNT(T)                                                                           \
-    do {                                                                                   \
-        const T *id = p->partitions->data;                                                 \
-        for (int64_t i = b; i < e; i++) {                                                  \
-            if ((uint64_t)(int64_t)id[i] >= np) {                                          \
-                job->bad[worker] = i;                                                      \
-                return;                                                                    \
-            }                                                                              \
-            cnt[id[i]].count++;                                                            \
-        }                                                                                  \
-    } while (0)
-    NDX_INDEX_DISPATCH(p->partitions->dtype, COUNT);
-#undef COUNT
+    const void *ids = p->partitions->data;
+    int64_t bad;
+    if (p->partitions->dtype == NDX_INT64)
+        bad = count_ids(ids, NDX_INT64, job->ids, p->id_bytes, cnt, np, b, e);
+    else if (p->partitions->dtype == NDX_INT32)
+        bad = count_ids(ids, NDX_INT32, job->ids, p->id_bytes, cnt, np, b, e);
+    else
+        bad = count_ids(ids, NDX_INT16, job->ids, p->id_bytes, cnt, np, b, e);
+    job->bad[worker] = bad;
 }
 
 ndx_status ndx_partition_fail_id(const ndx_tensor *partitions, int64_t i, int num_partitions,
@@ -48,11 +70,13 @@ ndx_status ndx_partition_fail_id(const ndx_tensor *partitions, int64_t i, int nu
                     (long long)ndx_read_index(t->data, t->dtype, i), num_partitions);
 }
 
-ndx_status ndx_partition_count(const part_plan *p, void *scratch, ndx_error *err) {
+ndx_status ndx_partition_count(const part_plan *p, void *scratch, int counts_only,
+                                ndx_error *err) {
     if (p->workers == 0) return NDX_OK;
     part_job job;
     job.plan = p;
     job.slots = scratch;
+    job.ids = counts_only ? NULL : (unsigned char *)scratch + p->ids_at;
     job.stride = p->stride;
     ndx_parallel_for(p->threads, p->rows, p->grain, count_range, &job);
     for (int w = 0; w < p->workers; w++) {
@@ -69,10 +93,11 @@ ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q) 
     return want;
 }
 
-/* Pass 2: copy the rows of chunk [b, e) to where their partitions' cursors point. The ids were
- * all checked in pass 1. Inlined with constant rb and `store`, so each row size and kind of store
- * gets its own loop. Rows of whole cache lines into large outputs go with streaming stores: each
- * output fills sequentially, so every line is written whole and never read first. Measured on P1
+/* Pass 2: copy the rows of chunk [b, e) to where their partitions' cursors point, by the copies
+ * pass 1 made of the ids it checked. Inlined with constant rb and `store`, so each row size and
+ * kind of store gets its own loop. Rows of whole cache lines into large outputs go with
+ * streaming stores: each output fills sequentially, so every line is written whole and never
+ * read first. Measured on P1
  * (64-byte rows, 8 outputs, AMD EPYC): 18.5 -> 12.4 ms on one thread, 14.2 -> 10.6 on two. (On
  * Intel Xeon they were no faster; with rows that are not whole lines they are several times
  * slower anywhere.) */
@@ -80,9 +105,9 @@ static inline void copy_row(unsigned char *dst, const unsigned char *src, size_t
     memcpy(dst, src, rb);
 }
 
-#define PLACE(T)                                                                           \
+#define PLACE(U)                                                                           \
     do {                                                                                   \
-        const T *id = p->partitions->data;                                                 \
+        const U *id = ids;                                                                 \
         const unsigned char *src = (const unsigned char *)p->data->data + (size_t)b * rb;  \
         for (int64_t i = b; i < e; i++, src += rb) {                                       \
             part_slot *s = &at[id[i]];                                                     \
@@ -92,10 +117,14 @@ static inline void copy_row(unsigned char *dst, const unsigned char *src, size_t
         }                                                                                  \
     } while (0)
 
-NDX_ALWAYS_INLINE void place_rows(const part_plan *p, part_slot *at, int64_t b, int64_t e,
-                                  size_t rb,
+NDX_ALWAYS_INLINE void place_rows(const part_plan *p, const void *ids, part_slot *at, int64_t b,
+                                  int64_t e, size_t rb,
                                   void (*store)(unsigned char *, const unsigned char *, size_t)) {
-    NDX_INDEX_DISPATCH(p->partitions->dtype, PLACE);
+    switch (p->id_bytes) {
+    case 1: PLACE(uint8_t); break;
+    case 2: PLACE(uint16_t); break;
+    default: PLACE(uint32_t); break;
+    }
 }
 #undef PLACE
 
@@ -106,9 +135,9 @@ static void place_range(void *ctx, int64_t b, int64_t e, int worker) {
 #if NDX_HAVE_STREAMING
     if (job->streaming) { /* rows of whole lines */
         switch (p->row_bytes) {
-        case 64: place_rows(p, at, b, e, 64, ndx_stream_slice); break;
-        case 128: place_rows(p, at, b, e, 128, ndx_stream_slice); break;
-        default: place_rows(p, at, b, e, p->row_bytes, ndx_stream_slice); break;
+        case 64: place_rows(p, job->ids, at, b, e, 64, ndx_stream_slice); break;
+        case 128: place_rows(p, job->ids, at, b, e, 128, ndx_stream_slice); break;
+        default: place_rows(p, job->ids, at, b, e, p->row_bytes, ndx_stream_slice); break;
         }
         ndx_slices_done(1);
         return;
@@ -116,15 +145,15 @@ static void place_range(void *ctx, int64_t b, int64_t e, int worker) {
 #endif
     /* Row sizes common enough to get a copy the compiler unrolls. */
     switch (p->row_bytes) {
-    case 1: place_rows(p, at, b, e, 1, copy_row); break;
-    case 2: place_rows(p, at, b, e, 2, copy_row); break;
-    case 4: place_rows(p, at, b, e, 4, copy_row); break;
-    case 8: place_rows(p, at, b, e, 8, copy_row); break;
-    case 16: place_rows(p, at, b, e, 16, copy_row); break;
-    case 32: place_rows(p, at, b, e, 32, copy_row); break;
-    case 64: place_rows(p, at, b, e, 64, copy_row); break;
-    case 128: place_rows(p, at, b, e, 128, copy_row); break;
-    default: place_rows(p, at, b, e, p->row_bytes, copy_row); break;
+    case 1: place_rows(p, job->ids, at, b, e, 1, copy_row); break;
+    case 2: place_rows(p, job->ids, at, b, e, 2, copy_row); break;
+    case 4: place_rows(p, job->ids, at, b, e, 4, copy_row); break;
+    case 8: place_rows(p, job->ids, at, b, e, 8, copy_row); break;
+    case 16: place_rows(p, job->ids, at, b, e, 16, copy_row); break;
+    case 32: place_rows(p, job->ids, at, b, e, 32, copy_row); break;
+    case 64: place_rows(p, job->ids, at, b, e, 64, copy_row); break;
+    case 128: place_rows(p, job->ids, at, b, e, 128, copy_row); break;
+    default: place_rows(p, job->ids, at, b, e, p->row_bytes, copy_row); break;
     }
 }
 
@@ -132,6 +161,7 @@ void ndx_partition_run(const part_plan *p, void *scratch, ndx_tensor *outs) {
     part_job job;
     job.plan = p;
     job.slots = scratch;
+    job.ids = (unsigned char *)scratch + p->ids_at;
     job.stride = p->stride;
     job.streaming = NDX_HAVE_STREAMING && p->row_bytes % 64 == 0 &&
                     (size_t)p->rows * p->row_bytes >= NDX_STREAM_MIN_BYTES;

@@ -8,10 +8,13 @@
  *     block (uint32) followed by the update itself. One pass resolves and appends every row:
  *     each worker grows a chain of fixed-size chunks per block, so nothing is counted first.
  *   rows (wider slices): a bucket per owner, so each owner reads its update rows once, in
- *     increasing address order. An entry is (slice, row) as two int64. A first pass counts the
- *     rows per block (the owners' runs come from the counts), a second places them.
+ *     increasing address order. An entry is (slice, row) as two int64. A first pass resolves
+ *     every row once into a slot array and counts the rows per block (the owners' runs come from
+ *     the counts); a second places them from the slots, never from the indices again: another
+ *     thread may change an index between the passes, and the places must match the counts.
  * Every row was checked by the plan (or is to be skipped), so the passes only skip rows out of
- * range. The plan sizes everything here, so the run only carves the scratch it is given. */
+ * range (each index is checked again where it is read: it may have changed since the plan).
+ * The plan sizes everything here, so the run only carves the scratch it is given. */
 #include "scatter_nd_plan.h"
 
 #define MAX_COUNTERS ((int64_t)1 << 18) /* (worker, block) pairs */
@@ -25,7 +28,7 @@ typedef struct chain {
 } chain;
 
 enum { ELEMENTS_CHAINS, ELEMENTS_BLOCK_ROWS, ELEMENTS_POOL };
-enum { ROWS_COUNTERS, ROWS_ENTRIES };
+enum { ROWS_COUNTERS, ROWS_SLOTS, ROWS_ENTRIES };
 
 /* ---- planning ------------------------------------------------------------------------------ */
 
@@ -81,17 +84,20 @@ static int size_elements(scatter_plan *p, size_t *total) {
     return ok && add_part(total, pool);
 }
 
-/* Rows: the counters (zeroed by the run), then an entry for every row. */
+/* Rows: the counters (zeroed by the run), every row's slot, then an entry for every row. */
 static int size_rows(scatter_plan *p, size_t *total) {
     size_t counters = (size_t)p->blocks * (size_t)p->row_workers;
     size_t owner_counters = (size_t)p->owners * (size_t)p->row_workers;
     size_t words = counters + owner_counters + (size_t)p->owners + 1 + (size_t)p->blocks;
-    size_t entries;
+    size_t entries, slots;
     p->counters_bytes = words * sizeof(int64_t) + (size_t)p->blocks; /* + the owner of each block */
     p->parts[ROWS_COUNTERS] = 0;
     size_t at = 0;
-    if (!add_part(&at, p->counters_bytes) || !ndx_bytes_of(p->rows, p->stride, &entries))
+    if (!add_part(&at, p->counters_bytes) || !ndx_bytes_of(p->rows, p->stride, &entries) ||
+        !ndx_bytes_of(p->rows, sizeof(int64_t), &slots))
         return 0;
+    p->parts[ROWS_SLOTS] = at;
+    if (!add_part(&at, slots)) return 0;
     p->parts[ROWS_ENTRIES] = at;
     *total = at;
     return add_part(total, entries);
@@ -118,6 +124,7 @@ typedef struct bucket_job {
     unsigned char *pool;     /* elements: the chunks */
     int64_t *cursor;         /* rows: row_workers x blocks counts */
     int64_t *owner_cursor;   /* rows: row_workers x owners, next entry of each bucket */
+    int64_t *slots;          /* rows: the slice of every row, -1 for a row to skip */
     int64_t *start;          /* rows: owners + 1, first entry of each owner's bucket */
     unsigned char *owner_of; /* rows: the owner of each block */
     unsigned char *entries;  /* rows: the entries */
@@ -235,16 +242,18 @@ static void apply_blocks(const bucket_job *j, int owner) {
     }
 }
 
-/* Rows, pass 1: counts rows per (worker, block). */
+/* Rows, pass 1: resolves every row once into its slot and counts rows per (worker, block). */
 NDX_ALWAYS_INLINE void count_block_rows(const bucket_job *j, int64_t begin, int64_t end, int worker,
                                    ndx_dtype dt) {
     const scatter_plan *p = j->p;
     int64_t *counts = j->cursor + (int64_t)worker * p->blocks;
+    int64_t *slots = j->slots;
     const ndx_index_plan plan = p->index;
     const void *idx = p->indices;
     int shift = p->shift;
     for (int64_t r = begin; r < end; r++) {
         int64_t s = ndx_index_row(&plan, idx, dt, r);
+        slots[r] = s;
         if (s >= 0) counts[s >> shift]++;
     }
 }
@@ -256,31 +265,24 @@ static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
 #undef COUNT_STEP
 }
 
-/* Rows, pass 2: each worker places its rows at the positions reserved for it in its owners'
- * buckets, so every bucket holds its rows in index order. */
-NDX_ALWAYS_INLINE void place_owner_rows(const bucket_job *j, int64_t begin, int64_t end, int worker,
-                                   ndx_dtype dt) {
+/* Rows, pass 2: each worker places its rows, by the slots pass 1 counted, at the positions
+ * reserved for it in its owners' buckets, so every bucket holds its rows in index order. The
+ * workers split the rows as in pass 1 (same threads, count and grain). */
+static void place_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    const bucket_job *j = ctx;
     const scatter_plan *p = j->p;
     int64_t *cursor = j->owner_cursor + (int64_t)worker * p->owners;
-    const ndx_index_plan plan = p->index;
-    const void *idx = p->indices;
+    const int64_t *slots = j->slots;
     const unsigned char *owner_of = j->owner_of;
     unsigned char *entries = j->entries;
     int shift = p->shift;
     for (int64_t r = begin; r < end; r++) {
-        int64_t s = ndx_index_row(&plan, idx, dt, r);
+        int64_t s = slots[r];
         if (s < 0) continue;
         int64_t pair[2] = {s, r};
         memcpy(entries + (size_t)(cursor[owner_of[s >> shift]]++) * sizeof pair, pair,
                sizeof pair);
     }
-}
-
-static void place_fn(void *ctx, int64_t begin, int64_t end, int worker) {
-    const bucket_job *j = ctx;
-#define PLACE_STEP(T) place_owner_rows(j, begin, end, worker, INDEX_DTYPE_OF(T))
-    NDX_INDEX_DISPATCH(j->p->index_dtype, PLACE_STEP);
-#undef PLACE_STEP
 }
 
 /* Rows, applying: fill the owner's slices, then apply its rows in index order. */
@@ -342,6 +344,7 @@ static void run_rows(bucket_job *j, unsigned char *scratch) {
     j->start = j->owner_cursor + owner_counters;
     j->block_rows = j->start + p->owners + 1;
     j->owner_of = (unsigned char *)(j->block_rows + p->blocks);
+    j->slots = (int64_t *)(void *)(scratch + p->parts[ROWS_SLOTS]);
     j->entries = scratch + p->parts[ROWS_ENTRIES];
 
     ndx_parallel_for(p->threads, p->rows, SCATTER_ROW_GRAIN, count_fn, j);

@@ -146,6 +146,12 @@ ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx
     memset(p, 0, sizeof *p);
     p->op = "scatter_nd";
     p->target_name = "output";
+    /* The shape is read once, here: what is checked is what sizes the output. */
+    int64_t dims[NDX_MAX_RANK];
+    if (shape && rank > 0 && rank <= NDX_MAX_RANK) {
+        memcpy(dims, shape, (size_t)rank * sizeof *dims);
+        shape = dims;
+    }
     NDX_TRY(ndx_tensor_check(updates, "scatter_nd: updates", NULL, NULL, c->err));
     NDX_TRY(scatter_check_output_shape(rank, shape, updates->itemsize, 0, c->err));
     NDX_TRY(ndx_check_index_tensor(indices, p->op, "indices", NULL, c->err));

@@ -40,18 +40,25 @@ static void input_name(char *buf, size_t cap, int m) {
     snprintf(buf, cap, OP ": inputs[%d]", m);
 }
 
-/* Validates everything but index values and fills the plan. Reads dense_shape values only. */
-static ndx_status plan_concat(int axis, int n, const ndx_sparse_tensor *inputs, int expand,
-                              concat_plan *p, ndx_error *err) {
+static ndx_status check_count(int n, const ndx_sparse_tensor *inputs, ndx_error *err) {
     if (n < 1)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": n = %d; at least one input is needed",
                         n);
     if (!inputs) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": inputs is NULL");
+    return NDX_OK;
+}
+
+/* Validates everything but index values and fills the plan and the n views. Reads each
+ * dense_shape once, into its view: the plan's dims come from the same values that the index
+ * check and the merge use, whatever another thread writes into dense_shape meanwhile. */
+static ndx_status plan_concat(int axis, int n, const ndx_sparse_tensor *inputs, int expand,
+                              ndx_sparse_view *views, concat_plan *p, ndx_error *err) {
     for (int m = 0; m < n; m++) {
         char name[64];
         input_name(name, sizeof name, m);
         ndx_sparse_view v;
-        NDX_TRY(ndx_sparse_check_views(&inputs[m], name, &v, err));
+        NDX_TRY(ndx_sparse_check_views(&inputs[m], name, &views[m], err));
+        v = views[m];
         if (m == 0) {
             if (axis < -v.rank || axis >= v.rank)
                 return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -114,8 +121,13 @@ ndx_status ndx_sparse_concat_shape(int axis, int n, const ndx_sparse_tensor *inp
                                    ndx_error *err) {
     ndx_call b;
     NDX_TRY(ndx_call_begin(&b, OP, NULL, out, err));
+    NDX_TRY(check_count(n, inputs, err));
+    ndx_sparse_view *views;
+    NDX_TRY(ndx_call_acquire(&b, (size_t)n * sizeof *views, 0, "input views", (void **)&views));
     concat_plan p;
-    NDX_TRY(plan_concat(axis, n, inputs, expand_nonconcat_dim, &p, err));
+    ndx_status st = plan_concat(axis, n, inputs, expand_nonconcat_dim, views, &p, err);
+    ndx_call_release(&b, views);
+    NDX_TRY(st);
     ndx_sparse_describe(out, p.nnz, p.rank, p.dtype, p.itemsize);
     return NDX_OK;
 }
@@ -546,8 +558,8 @@ ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
                              ndx_sparse_tensor *out, ndx_error *err) {
     ndx_call b;
     NDX_TRY(ndx_call_begin(&b, OP, opt, out, err));
+    NDX_TRY(check_count(n, inputs, err));
     concat_plan p;
-    NDX_TRY(plan_concat(axis, n, inputs, expand_nonconcat_dim, &p, err));
     int threads = b.threads;
     ndx_sparse_view *views = NULL;
     void *check = NULL, *run = NULL;
@@ -556,7 +568,7 @@ ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
     ndx_carver count = {NULL, 0};
     ndx_status st = ndx_call_acquire(&b, (size_t)n * sizeof *views, 1, "input views",
                                      (void **)&views);
-    if (st == NDX_OK) st = ndx_sparse_check_all(inputs, n, OP, OP ": inputs", 1, views, err);
+    if (st == NDX_OK) st = plan_concat(axis, n, inputs, expand_nonconcat_dim, views, &p, err);
     if (st == NDX_OK)
         st = ndx_call_acquire(&b, ndx_sparse_open_bytes(inputs, views, n, threads), 0,
                               "index scratch", &check);

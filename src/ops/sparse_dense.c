@@ -6,7 +6,10 @@
  * Filling and scattering are split across threads; entries are distinct, so their writes are.
  *
  * dense_to_sparse: one pass counts the entries that are not zero per chunk, a second writes
- * each chunk's entries at its prefix offset, stepping the coordinates like an odometer. */
+ * each chunk's entries at its prefix offset, stepping the coordinates like an odometer. The
+ * second pass writes exactly the count of the first, whatever another thread changes in dense
+ * between them: it takes no element past its chunk's count, and takes every remaining element
+ * once only that many are left for the slots still empty. */
 #include <stdio.h>
 
 #include "sparse_plan.h"
@@ -124,7 +127,8 @@ typedef struct {
     int64_t count;
     zero_kind kind;
     int chunks;
-    int64_t found[NDX_SPARSE_MAX_CHUNKS + 1]; /* per chunk, then turned into output offsets */
+    int64_t found[NDX_SPARSE_MAX_CHUNKS + 1]; /* per chunk, then turned into output offsets
+                                                 (found[chunks]: the entry count) */
     int64_t *out_idx;
     unsigned char *out_values;
 } d2s_job;
@@ -148,7 +152,7 @@ static void d2s_write(void *ctx, int64_t w0, int64_t w1, int worker) {
     for (int64_t w = w0; w < w1; w++) {
         int64_t b = ndx_chunk_begin(job->count, job->chunks, (int)w);
         int64_t e = ndx_chunk_begin(job->count, job->chunks, (int)w + 1);
-        int64_t o = job->found[w];
+        int64_t o = job->found[w], last = job->found[w + 1];
         int64_t coord[NDX_MAX_RANK];
         int64_t rest = b;
         for (int d = R - 1; d >= 0; d--) {
@@ -157,7 +161,9 @@ static void d2s_write(void *ctx, int64_t w0, int64_t w1, int worker) {
         }
         for (int64_t i = b; i < e; i++) {
             const unsigned char *el = p + (size_t)i * size;
-            if (is_nonzero(el, job->kind, size)) {
+            /* Counted entries still to write, and elements left to give them: equal forces a
+             * take (an element that turned zero since the count stays an explicit entry). */
+            if ((is_nonzero(el, job->kind, size) && o < last) || e - i <= last - o) {
                 memcpy(job->out_idx + o * R, coord, (size_t)R * sizeof *coord);
                 ndx_copy_item(job->out_values + (size_t)o * size, el, size);
                 o++;
@@ -183,6 +189,7 @@ ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
         job.found[w] = nnz;
         nnz += c;
     }
+    job.found[job.chunks] = nnz;
     ndx_sparse_tensor want;
     ndx_sparse_describe(&want, nnz, dense->rank, dense->dtype, dense->itemsize);
     NDX_TRY(ndx_sparse_prepare(&want, out, &b, err));

@@ -1,8 +1,14 @@
-/* sparse_tensor.c — checking SparseTensors (shapes, then every index against dense_shape in one
- * pass that also finds whether the entries are in canonical order), ndx_sparse_check and
- * ndx_sparse_free, and output preparation for sparse results. */
+/* sparse_tensor.c — checking SparseTensors (shapes, then every index copied into scratch and
+ * checked against dense_shape in one pass that also finds whether the entries are in canonical
+ * order), ndx_sparse_check and ndx_sparse_free, and output preparation for sparse results.
+ *
+ * Every index is read from the caller's tensor exactly once, into the copy, and only the copy is
+ * checked and used: another thread may change the caller's indices during the call (C callers
+ * share memory, Python releases the GIL), and an index that addresses memory or lands in a
+ * result must be the value that was checked. */
 #include <stdio.h>
 
+#include "slice_copy.h"
 #include "sparse_tensor.h"
 
 /* ---- the three views -------------------------------------------------------------------- */
@@ -59,40 +65,78 @@ static int row_outside(const int64_t *row, int R, const int64_t *dims) {
     return 0;
 }
 
-/* Scans rows [b, e) (b < e) of rank R (a constant where the caller inlines it, so the loops
- * unroll and the accumulators live in registers). The loop carries no branch:
+/* Copies rows [b, e) (b < e) of rank R from src (index dtype dt) into dst, widened to int64, and
+ * scans the copies (dt and R are constants where the caller inlines this). Each value is read
+ * once, into a block in L1, which is scanned and then written to dst: only what was checked is
+ * stored. The scan of a block carries no branch and vectorizes:
  *   - bounds: the largest coordinate seen per dimension, as unsigned (a negative one is huge),
  *     is compared with dense_shape once at the end;
  *   - order: inside dense_shape a row's row-major offset orders it as its coordinates do, and
  *     the difference of two offsets fits in int64_t, so OR-ing the differences with the row
  *     before tells by its sign bit whether any row went down, and their unsigned minimum is 0
  *     when a row repeats. Differences of rows outside dense_shape are meaningless, but such a
- *     row fails the call anyway.
- * Only when some coordinate is out of range are the rows scanned again to find the first. */
-NDX_ALWAYS_INLINE void scan_rows(const int64_t *idx, int R,
-                                                            const int64_t *dims,
-                                                            const int64_t *strides, int64_t b,
-                                                            int64_t e, scan_result *res) {
-    uint64_t most[NDX_MAX_RANK];
-    for (int d = 0; d < R; d++) most[d] = (uint64_t)idx[b * R + d];
-    uint64_t any = 0, least = UINT64_MAX;
-    for (int64_t i = b > 0 ? b : 1; i < e; i++) {
-        const int64_t *row = idx + i * R, *prev = row - R;
-        uint64_t diff = 0;
-        for (int d = 0; d < R; d++) {
-            uint64_t c = (uint64_t)row[d];
-            diff += (c - (uint64_t)prev[d]) * (uint64_t)strides[d];
-            most[d] = c > most[d] ? c : most[d];
+ *     row fails the call anyway. Row b is compared with row b - 1 (another chunk's) afterwards.
+ * Only when some coordinate is out of range are the copied rows scanned again to find the first.
+ * A large copy (`stream`, a constant) goes out with non-temporal stores: it is read again only
+ * after the scan, and a cached store would first read every line of it. */
+#define SCAN_BLOCK 256 /* rows per block: 4 KiB at rank 2 */
+
+/* Writes n int64 from the block to dst: with 16-byte non-temporal stores when `stream` (8-byte
+ * ones only for an unaligned first or a last word: those alone are slow), else cached. */
+NDX_ALWAYS_INLINE void put_block(int64_t *dst, const int64_t *blk, int64_t n, int stream) {
+#if NDX_HAVE_STREAMING
+    if (stream) {
+        int64_t k = 0;
+        if ((uintptr_t)dst & 15) {
+            _mm_stream_si64((long long *)(void *)dst, (long long)blk[0]);
+            k = 1;
         }
-        any |= diff;
-        least = diff < least ? diff : least;
+        for (; k + 2 <= n; k += 2)
+            _mm_stream_si128((__m128i *)(void *)(dst + k),
+                             _mm_loadu_si128((const __m128i *)(const void *)(blk + k)));
+        if (k < n) _mm_stream_si64((long long *)(void *)(dst + k), (long long)blk[k]);
+        return;
     }
+#endif
+    (void)stream;
+    memcpy(dst, blk, (size_t)n * sizeof *dst);
+}
+
+NDX_ALWAYS_INLINE void scan_rows(const void *src, ndx_dtype dt, int64_t *dst, int R,
+                                 const int64_t *dims, const int64_t *strides, int64_t b,
+                                 int64_t e, int stream, scan_result *res) {
+    /* The block, after one row: the last row of the block before. */
+    int64_t buf[(SCAN_BLOCK + 1) * NDX_MAX_RANK];
+    int64_t *blk = buf + R;
+    uint64_t most[NDX_MAX_RANK];
+    for (int d = 0; d < R; d++) most[d] = 0;
+    uint64_t any = 0, least = UINT64_MAX;
+    for (int64_t i0 = b; i0 < e; i0 += SCAN_BLOCK) {
+        int64_t n = e - i0 < SCAN_BLOCK ? e - i0 : SCAN_BLOCK;
+        for (int64_t k = 0; k < n * R; k++) blk[k] = ndx_read_index(src, dt, i0 * R + k);
+        for (int d = 0; d < R; d++) /* the first row, which the first block compares with none */
+            most[d] = (uint64_t)blk[d] > most[d] ? (uint64_t)blk[d] : most[d];
+        for (int64_t r = i0 == b ? 1 : 0; r < n; r++) {
+            const int64_t *row = blk + r * R, *prev = row - R;
+            uint64_t diff = 0;
+            for (int d = 0; d < R; d++) {
+                uint64_t c = (uint64_t)row[d];
+                diff += (c - (uint64_t)prev[d]) * (uint64_t)strides[d];
+                most[d] = c > most[d] ? c : most[d];
+            }
+            any |= diff;
+            least = diff < least ? diff : least;
+        }
+        put_block(dst + i0 * R, blk, n * R, stream);
+        for (int d = 0; d < R; d++) buf[d] = blk[(n - 1) * R + d];
+    }
+    ndx_slices_done(stream); /* the streamed copy is complete before anyone reads it */
     int bad = 0;
     for (int d = 0; d < R; d++) bad |= most[d] >= (uint64_t)dims[d];
     res->first_bad = -1;
     if (bad) {
         for (int64_t i = b; i < e; i++) {
-            if (row_outside(idx + i * R, R, dims)) {
+            if (row_outside(dst + i * R, R, dims)) {
                 res->first_bad = i;
                 break;
             }
@@ -107,24 +151,44 @@ NDX_ALWAYS_INLINE void scan_rows(const int64_t *idx, int R,
  * of inputs; its result for input m is piece m + w (chunk w's first input is at least chunk
  * w - 1's last), so n + chunks pieces hold every result. */
 typedef struct {
+    const ndx_sparse_tensor *sp;
     const ndx_sparse_view *v;
     int n;
     int64_t total;
     int chunks;
+    int stream; /* the copies are large: non-temporal stores */
     scan_result *piece;
 } scan_job;
 
-NDX_MULTIVERSION static void scan_sparse_rows(const ndx_sparse_view *v, int64_t b, int64_t e,
-                                        scan_result *r) {
+#define SCAN_RANKS(DT, S)                                                                      \
+    switch (v->rank) {                                                                         \
+    case 1: scan_rows(src, DT, dst, 1, v->dims, strides, b, e, S, r); break;                   \
+    case 2: scan_rows(src, DT, dst, 2, v->dims, strides, b, e, S, r); break;                   \
+    case 3: scan_rows(src, DT, dst, 3, v->dims, strides, b, e, S, r); break;                   \
+    default: scan_rows(src, DT, dst, v->rank, v->dims, strides, b, e, S, r); break;            \
+    }
+
+NDX_MULTIVERSION static void scan_sparse_rows(const ndx_tensor *indices, const ndx_sparse_view *v,
+                                              int64_t b, int64_t e, int stream, scan_result *r) {
     int64_t strides[NDX_MAX_RANK];
     ndx_sparse_strides(v->rank, v->dims, strides);
-    switch (v->rank) {
-    case 1: scan_rows(v->idx, 1, v->dims, strides, b, e, r); break;
-    case 2: scan_rows(v->idx, 2, v->dims, strides, b, e, r); break;
-    case 3: scan_rows(v->idx, 3, v->dims, strides, b, e, r); break;
-    default: scan_rows(v->idx, v->rank, v->dims, strides, b, e, r); break;
+    const void *src = indices->data;
+    int64_t *dst = (int64_t *)v->idx; /* the copy in scratch */
+    if (stream) {
+        switch (indices->dtype) {
+        case NDX_INT64: SCAN_RANKS(NDX_INT64, 1); break;
+        case NDX_INT32: SCAN_RANKS(NDX_INT32, 1); break;
+        default: SCAN_RANKS(NDX_INT16, 1); break;
+        }
+    } else {
+        switch (indices->dtype) {
+        case NDX_INT64: SCAN_RANKS(NDX_INT64, 0); break;
+        case NDX_INT32: SCAN_RANKS(NDX_INT32, 0); break;
+        default: SCAN_RANKS(NDX_INT16, 0); break;
+        }
     }
 }
+#undef SCAN_RANKS
 
 static void scan_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
     (void)worker;
@@ -136,7 +200,9 @@ static void scan_chunk(void *ctx, int64_t w0, int64_t w1, int worker) {
         for (int m = 0; m < job->n && first < ge; first += job->v[m].nnz, m++) {
             int64_t b = gb > first ? gb - first : 0;
             int64_t e = ge - first < job->v[m].nnz ? ge - first : job->v[m].nnz;
-            if (b < e) scan_sparse_rows(&job->v[m], b, e, &job->piece[m + w]);
+            if (b < e)
+                scan_sparse_rows(&job->sp[m].indices, &job->v[m], b, e, job->stream,
+                                 &job->piece[m + w]);
         }
     }
 }
@@ -172,15 +238,14 @@ ndx_status ndx_sparse_check_all(const ndx_sparse_tensor *sp, int n, const char *
     return NDX_OK;
 }
 
-/* The scratch of ndx_sparse_open_all, in one order for counting and for carving: a widened
- * copy of every index tensor that is not int64, then the scan's per-piece results when there
- * are too many for the stack. With c->base NULL only c->used moves. */
+/* The scratch of ndx_sparse_open_all, in one order for counting and for carving: an int64 copy
+ * of every index tensor, then the scan's per-piece results when there are too many for the
+ * stack. With c->base NULL only c->used moves. */
 static void carve_open(ndx_carver *c, const ndx_sparse_tensor *sp, ndx_sparse_view *v, int n,
                        int threads, scan_result **heap, int *chunks, int64_t *total) {
     *total = 0;
     for (int m = 0; m < n; m++) {
         *total += v[m].nnz; /* ndx_sparse_check_all checked the sum */
-        if (sp[m].indices.dtype == NDX_INT64) continue;
         int64_t *w = ndx_carve(c, (size_t)(v[m].nnz * v[m].rank) * sizeof(int64_t));
         if (c->base) v[m].idx = w;
     }
@@ -201,20 +266,41 @@ size_t ndx_sparse_open_bytes(const ndx_sparse_tensor *sp, const ndx_sparse_view 
 
 /* Scans every index of v[0..n) in one parallel pass; fails naming the first bad entry of the
  * first input that has one, else sets each view's sorted and strict. */
-static ndx_status scan_all(ndx_sparse_view *v, int n, const char *what, int indexed,
-                           scan_result *heap, int chunks, int64_t total, ndx_error *err) {
+static ndx_status scan_all(const ndx_sparse_tensor *sp, ndx_sparse_view *v, int n,
+                           const char *what, int indexed, scan_result *heap, int chunks,
+                           int64_t total, ndx_error *err) {
     scan_job job;
+    job.sp = sp;
     job.v = v;
     job.n = n;
     job.total = total;
     for (int m = 0; m < n; m++) v[m].sorted = v[m].strict = 1;
     if (job.total == 0) return NDX_OK;
     job.chunks = chunks;
+    size_t copy_bytes = 0;
+    for (int m = 0; m < n; m++) copy_bytes += (size_t)(v[m].nnz * v[m].rank) * sizeof(int64_t);
+    job.stream = NDX_HAVE_STREAMING && copy_bytes >= NDX_STREAM_MIN_BYTES;
     scan_result local[SCAN_LOCAL_PIECES];
     size_t pieces = (size_t)n + (size_t)job.chunks;
     job.piece = heap ? heap : local;
     for (size_t k = 0; k < pieces; k++) job.piece[k] = (scan_result){-1, 0, 0};
     ndx_parallel_for(job.chunks, job.chunks, 1, scan_chunk, &job);
+    /* The rows where a chunk starts inside an input, against the row before (the copies are
+     * complete now): into that chunk's piece, as if it had scanned them. */
+    for (int w = 1; w < job.chunks; w++) {
+        int64_t g = ndx_chunk_begin(job.total, job.chunks, w), first = 0;
+        int m = 0;
+        while (m < n && first + v[m].nnz <= g) first += v[m++].nnz;
+        if (m == n || g == first) continue; /* the chunk starts an input */
+        int64_t i = g - first, strides[NDX_MAX_RANK];
+        ndx_sparse_strides(v[m].rank, v[m].dims, strides);
+        const int64_t *row = v[m].idx + i * v[m].rank, *prev = row - v[m].rank;
+        uint64_t diff = 0;
+        for (int d = 0; d < v[m].rank; d++)
+            diff += ((uint64_t)row[d] - (uint64_t)prev[d]) * (uint64_t)strides[d];
+        job.piece[m + w].down |= (int)(diff >> 63);
+        job.piece[m + w].same |= diff == 0;
+    }
 
     int64_t first = 0; /* global number of input m's first entry */
     int w = 0;         /* the first chunk that meets input m */
@@ -244,15 +330,8 @@ ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *w
     scan_result *heap;
     int chunks;
     int64_t total;
-    for (int m = 0; m < n; m++) v[m].idx = sp[m].indices.data; /* int64: read in place */
     carve_open(&c, sp, v, n, threads, &heap, &chunks, &total);
-    for (int m = 0; m < n; m++) {
-        if (sp[m].indices.dtype == NDX_INT64) continue;
-        int64_t *w = (int64_t *)v[m].idx, cells = v[m].nnz * v[m].rank;
-        for (int64_t i = 0; i < cells; i++)
-            w[i] = ndx_read_index(sp[m].indices.data, sp[m].indices.dtype, i);
-    }
-    return scan_all(v, n, what, indexed, heap, chunks, total, err);
+    return scan_all(sp, v, n, what, indexed, heap, chunks, total, err);
 }
 
 ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err) {

@@ -32,8 +32,9 @@ static inline void *ndx_carve(ndx_carver *c, size_t bytes) {
     return c->base ? c->base + at : NULL;
 }
 
-/* A checked SparseTensor seen as rows of int64 coordinates: the caller's indices when they are
- * int64, otherwise a widened copy in scratch. */
+/* A checked SparseTensor seen as rows of int64 coordinates: a copy of the caller's indices in
+ * scratch, whatever their dtype, so the values used are the values checked even when another
+ * thread changes the caller's indices during the call. */
 typedef struct ndx_sparse_view {
     const int64_t *idx;          /* [nnz, rank] */
     const unsigned char *values; /* [nnz] elements of itemsize bytes */
@@ -51,9 +52,10 @@ typedef struct ndx_sparse_view {
  * between plan and run that reads the indices into scratch:
  *   plan   ndx_sparse_check_all: the views' shapes and dense_shape values (no index read);
  *          ndx_sparse_open_bytes: the exact scratch of the index check;
- *   check  ndx_sparse_open_all: widens the indices into that scratch and checks every one
- *          against dense_shape, learning whether each input is in canonical order; what the
- *          run must sort depends on that, so the run's scratch is known from here on;
+ *   check  ndx_sparse_open_all: copies the indices into that scratch (reading each once) and
+ *          checks every copy against dense_shape, learning whether each input is in canonical
+ *          order; what the run must sort depends on that, so the run's scratch is known from
+ *          here on;
  *   run    moves entries, with scratch exactly as sized after the check. */
 
 /* The shape checks of a SparseTensor's three specs against each other (sparse_infer.c): sets
@@ -74,9 +76,10 @@ ndx_status ndx_sparse_check_all(const ndx_sparse_tensor *sp, int n, const char *
 /* The scratch ndx_sparse_open_all needs for views checked by ndx_sparse_check_all. */
 size_t ndx_sparse_open_bytes(const ndx_sparse_tensor *sp, const ndx_sparse_view *v, int n,
                              int threads);
-/* Reads every index of sp[0..n) (widening into `scratch`, of ndx_sparse_open_bytes bytes), checks
- * that every coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the first entry that does
- * not, in the first input that has one) and sets each view's idx, sorted and strict. */
+/* Reads every index of sp[0..n) once, copying it into `scratch` (of ndx_sparse_open_bytes
+ * bytes), checks that every copied coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the
+ * first entry that does not, in the first input that has one) and sets each view's idx (the
+ * copy), sorted and strict. */
 ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
                                int threads, ndx_sparse_view *v, void *scratch, ndx_error *err);
 

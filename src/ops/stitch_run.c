@@ -83,11 +83,14 @@ static int64_t lower_bound(const ndx_tensor *t, int64_t count, int64_t value) {
 }
 
 /* Finds the sources of output rows [s, e): each part's elements there are the next ones after
- * its cursor. Parts in order and elements in order, so the later (m, i) overwrites. */
+ * its cursor. Parts in order and elements in order, so the later (m, i) overwrites. Each index is
+ * read once and checked against [s, e) where it is used: another thread may have changed it since
+ * the plan found the parts sorted and in range (one now below s is skipped). */
 static void merge_block(const stitch_job *job, int64_t *cur, int64_t s, int64_t e,
                         const unsigned char **src) {
     const stitch_plan *p = job->plan;
     size_t rb = p->row_bytes;
+    const uint64_t span = (uint64_t)(e - s);
     memset(src, 0, (size_t)(e - s) * sizeof *src);
     for (int m = 0; m < p->n; m++) {
         const ndx_tensor *t = &p->indices[m];
@@ -96,7 +99,11 @@ static void merge_block(const stitch_job *job, int64_t *cur, int64_t s, int64_t 
 #define ADVANCE(T)                                                                         \
     do {                                                                                   \
         const T *v = t->data;                                                              \
-        for (; c < count && v[c] < e; c++) src[v[c] - s] = base + (size_t)c * rb;          \
+        for (; c < count; c++) {                                                           \
+            int64_t x = v[c];                                                              \
+            if (x >= e) break;                                                             \
+            if ((uint64_t)x - (uint64_t)s < span) src[x - s] = base + (size_t)c * rb;      \
+        }                                                                                  \
     } while (0)
         NDX_INDEX_DISPATCH(t->dtype, ADVANCE);
 #undef ADVANCE
@@ -124,8 +131,8 @@ NDX_ALWAYS_INLINE void mark_winners(const stitch_job *job, int64_t a, int64_t b,
     do {                                                                                   \
         const T *v = t->data;                                                              \
         for (int64_t i = 0; i < c; i++) {                                                  \
-            int64_t r = v[i];                                                              \
-            if ((uint64_t)(r - a) < span) {                                                \
+            int64_t r = v[i]; /* read once, checked where it is used */                    \
+            if ((uint64_t)r - (uint64_t)a < span) {                                        \
                 if (wide)                                                                  \
                     w64[r] = code | (uint64_t)i;                                           \
                 else                                                                       \

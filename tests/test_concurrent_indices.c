@@ -1,0 +1,718 @@
+/* test_concurrent_indices.c — every op that reads index-like values (indices, partition ids,
+ * dense_shape, the zeroness of dense values) is called again and again while another thread
+ * flips a few of those values between valid and invalid ones (-1, the dtype's minimum and
+ * maximum, one past the end) and other valid ones. Whatever the interleaving, a call must return
+ * NDX_OK or a clean error, must read and write only inside its tensors (ASan and valgrind watch),
+ * and an OK result must be a valid one (sparse entries inside dense_shape and in canonical
+ * order, partitions holding every row once, stitched rows that are data rows or zeros).
+ *
+ * The races on the flipped values are the point of the test, so it never runs under TSan.
+ * Every case runs for a short time (NDX_TEST_CONCURRENT_SECONDS, default 0.015 s per case, at
+ * least a few calls; under valgrind only the few calls), at 1 and 2 threads, with sizes chosen
+ * to take each path of each op (see the thresholds in src/ops). NDX_TEST_CONCURRENT_ONLY=text
+ * runs only the cases whose name holds the text; NDX_TEST_CONCURRENT_VERBOSE=1 prints counts. */
+#include "ndx_test.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+/* Big enough that a runaway allocation fails cleanly, small enough for the test machines. */
+#define BUDGET ((size_t)256 << 20)
+
+/* ---- memory: every block the ops take comes filled with garbage ---------------------------- */
+
+/* Scratch that a run trusts to have been written (bucket entries, cursors) shows up as wild
+ * addresses instead of as stale but harmless values from an earlier call. */
+static void *garbage_allocate(void *user, size_t bytes, size_t alignment) {
+    (void)user;
+    size_t size = (bytes + alignment - 1) / alignment * alignment;
+    void *p = aligned_alloc(alignment, size);
+    if (p) memset(p, 0xa5, size);
+    return p;
+}
+static void garbage_release(void *user, void *block) {
+    (void)user;
+    free(block);
+}
+static const ndx_allocator garbage = {garbage_allocate, garbage_release, NULL};
+
+/* Outputs the ops allocated (through `garbage`). */
+static void out_free(ndx_tensor *t) {
+    free(t->data);
+    t->data = NULL;
+}
+static void out_sparse_free(ndx_sparse_tensor *sp) {
+    out_free(&sp->indices);
+    out_free(&sp->values);
+    out_free(&sp->dense_shape);
+}
+
+/* ---- the flipping thread ------------------------------------------------------------------- */
+
+typedef struct flip {
+    void *data;  /* the array flipped: int16, int32 or int64 (or float32 for dense values) */
+    ndx_dtype dt;
+    int64_t at[4];
+    int n_at;
+    int64_t values[12]; /* written in turn at every position */
+    int n_values;
+    atomic_int stop;
+    pthread_t thread;
+} flip;
+
+static void store_value(void *data, ndx_dtype dt, int64_t i, int64_t v) {
+    switch (dt) {
+    case NDX_INT16: ((volatile int16_t *)data)[i] = (int16_t)v; break;
+    case NDX_INT32: ((volatile int32_t *)data)[i] = (int32_t)v; break;
+    case NDX_FLOAT32: ((volatile float *)data)[i] = (float)v; break;
+    default: ((volatile int64_t *)data)[i] = v; break;
+    }
+}
+
+static void *flip_main(void *arg) {
+    flip *f = arg;
+    /* A value lasts tens of microseconds: many changes within a call of a few milliseconds, and
+     * the op's own threads keep the cores (the test machines may have only two). */
+    struct timespec nap = {0, 10000};
+    for (uint64_t k = 0; !atomic_load_explicit(&f->stop, memory_order_relaxed); k++) {
+        int64_t v = f->values[k % (uint64_t)f->n_values];
+        for (int a = 0; a < f->n_at; a++) store_value(f->data, f->dt, f->at[a], v);
+        if (k % 4 == 3) nanosleep(&nap, NULL);
+        else
+            for (volatile int spin = 0; spin < 2000; spin++) continue;
+    }
+    for (int a = 0; a < f->n_at; a++) store_value(f->data, f->dt, f->at[a], f->values[0]);
+    return NULL;
+}
+
+static int64_t dtype_min(ndx_dtype dt) {
+    return dt == NDX_INT16 ? INT16_MIN : dt == NDX_INT32 ? INT32_MIN : INT64_MIN;
+}
+static int64_t dtype_max(ndx_dtype dt) {
+    return dt == NDX_INT16 ? INT16_MAX : dt == NDX_INT32 ? INT32_MAX : INT64_MAX;
+}
+
+/* Flips positions `at` of an index array among the valid values a, b, c and, a third of the
+ * time, -1, the dtype's maximum and minimum, and `past` (one past the end of the valid range). */
+static void flip_setup(flip *f, void *data, ndx_dtype dt, int n_at, const int64_t *at, int64_t a,
+                       int64_t b, int64_t c, int64_t past) {
+    memset(f, 0, sizeof *f);
+    f->data = data;
+    f->dt = dt;
+    f->n_at = n_at;
+    memcpy(f->at, at, (size_t)n_at * sizeof *at);
+    int64_t v[12] = {a, b, -1, c, a, dtype_max(dt), b, c, dtype_min(dt), a, b, past};
+    memcpy(f->values, v, sizeof v);
+    f->n_values = 12;
+}
+
+/* ---- the runner ---------------------------------------------------------------------------- */
+
+typedef ndx_status (*call_fn)(void *ctx, const ndx_options *opt, ndx_error *err);
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The flipper running now: stopped before a check fails, as failing leaves the case's frame. */
+static flip *running;
+
+static void stop_flipper(void) {
+    if (!running) return;
+    atomic_store(&running->stop, 1);
+    pthread_join(running->thread, NULL);
+    running = NULL;
+}
+
+#define FAIL(...)                                                                              \
+    do {                                                                                       \
+        stop_flipper();                                                                        \
+        fail_msg(__VA_ARGS__);                                                                 \
+    } while (0)
+
+static double case_seconds(void) {
+    const char *s = getenv("NDX_TEST_CONCURRENT_SECONDS");
+    if (s && *s) return atof(s);
+    return RUNNING_ON_VALGRIND ? 0.0 : 0.015;
+}
+
+static int status_is_clean_error(ndx_status s) {
+    return s == NDX_E_OUT_OF_RANGE || s == NDX_E_INVALID_ARGUMENT || s == NDX_E_OVERFLOW ||
+           s == NDX_E_MEMORY_BUDGET || s == NDX_E_NO_MEMORY;
+}
+
+/* Calls `call` (with 1 thread, then 2) while f flips; every result must be OK (the call checks
+ * what it returned) or a clean error with a message. */
+static void hammer(const char *name, flip *f, call_fn call, void *ctx) {
+    /* Enough calls that some get past the checks; under valgrind only a few. */
+    int min_calls = RUNNING_ON_VALGRIND ? 2 : 4, min_ok = RUNNING_ON_VALGRIND ? 0 : 2;
+    const char *only = getenv("NDX_TEST_CONCURRENT_ONLY"); /* run only cases naming this */
+    if (only && *only && !strstr(name, only)) return;
+    for (int threads = 1; threads <= 2; threads++) {
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+        opt.max_memory = BUDGET;
+        opt.allocator = &garbage;
+        atomic_store(&f->stop, 0);
+        assert_int_equal(pthread_create(&f->thread, NULL, flip_main, f), 0);
+        running = f;
+        double start = now_seconds(), budget = case_seconds();
+        int calls = 0, ok = 0;
+        for (;;) {
+            double spent = now_seconds() - start;
+            if (calls >= min_calls && spent >= budget && (ok >= min_ok || spent >= 10 * budget))
+                break;
+            ndx_error err;
+            memset(&err, 0, sizeof err);
+            ndx_status s = call(ctx, &opt, &err);
+            calls++;
+            if (s == NDX_OK)
+                ok++;
+            else if (!status_is_clean_error(s) || err.message[0] == '\0')
+                FAIL("%s (%d threads): status %s, \"%s\"", name, threads, ndx_status_name(s),
+                     err.message);
+        }
+        stop_flipper();
+        if (getenv("NDX_TEST_CONCURRENT_VERBOSE"))
+            print_message("%-44s %d thread(s): %6d calls, %6d ok, %.3f s\n", name, threads, calls,
+                          ok, now_seconds() - start);
+    }
+}
+
+static void fill_random(test_rng *r, ndx_tensor *t, int64_t n, int64_t mod) {
+    for (int64_t i = 0; i < n; i++) test_set_index(t, i, rng_below(r, mod));
+}
+
+/* ---- gather_nd ----------------------------------------------------------------------------- */
+
+typedef struct {
+    ndx_tensor params, indices, out;
+    int batch_dims;
+    ndx_bad_indices policy;
+} gather_case;
+
+static ndx_status call_gather(void *ctx, const ndx_options *opt, ndx_error *err) {
+    gather_case *g = ctx;
+    ndx_options o = *opt;
+    o.bad_indices = g->policy;
+    return ndx_gather_nd(&g->params, &g->indices, g->batch_dims, &o, &g->out, err);
+}
+
+static void run_gather(const char *name, ndx_dtype dt, int prank, const int64_t *pshape,
+                       int irank, const int64_t *ishape, int batch_dims, ndx_bad_indices policy) {
+    gather_case g;
+    memset(&g, 0, sizeof g);
+    g.batch_dims = batch_dims;
+    g.policy = policy;
+    g.params = test_tensor(NDX_FLOAT32, 0, prank, pshape);
+    g.indices = test_tensor(dt, 0, irank, ishape);
+    int depth = (int)ishape[irank - 1];
+    int64_t rows = test_count(&g.indices) / depth, dim = pshape[batch_dims];
+    test_rng r = {42};
+    fill_random(&r, &g.indices, rows * depth, dim);
+    ndx_error err;
+    ndx_options opt = test_options(1, policy);
+    g.out.data = NULL;
+    assert_ok(ndx_gather_nd(&g.params, &g.indices, batch_dims, &opt, &g.out, &err), &err);
+    int64_t at[2] = {0, rows * depth - 1};
+    flip f;
+    flip_setup(&f, g.indices.data, dt, 2, at, 0, dim - 1, dim / 2, dim);
+    hammer(name, &f, call_gather, &g);
+    ndx_tensor_free(&g.out);
+    test_tensor_free(&g.params);
+    test_tensor_free(&g.indices);
+}
+
+static void test_gather_nd(void **state) {
+    (void)state;
+    /* in-order copy of 64-byte slices, with errors and with bad rows zeroed */
+    run_gather("gather_nd rows int32", NDX_INT32, 2, (int64_t[]){4096, 16}, 2,
+               (int64_t[]){65536, 1}, 0, NDX_BAD_INDICES_ERROR);
+    run_gather("gather_nd rows int64 ignore", NDX_INT64, 2, (int64_t[]){4096, 16}, 2,
+               (int64_t[]){65536, 1}, 0, NDX_BAD_INDICES_IGNORE);
+    /* elements, depth 2 */
+    run_gather("gather_nd elements int16", NDX_INT16, 2, (int64_t[]){256, 256}, 2,
+               (int64_t[]){65536, 2}, 0, NDX_BAD_INDICES_ERROR);
+    /* few rows of large slices: copied in pieces */
+    run_gather("gather_nd pieces", NDX_INT64, 2, (int64_t[]){4, (int64_t)1 << 19}, 2,
+               (int64_t[]){2, 1}, 0, NDX_BAD_INDICES_ERROR);
+    /* batch dimensions */
+    run_gather("gather_nd batch_dims=1", NDX_INT32, 3, (int64_t[]){4, 1024, 16}, 3,
+               (int64_t[]){4, 4096, 1}, 1, NDX_BAD_INDICES_ERROR);
+}
+
+/* ---- scatters ------------------------------------------------------------------------------ */
+
+typedef struct {
+    ndx_tensor tensor, indices, updates, out;
+    ndx_scatter_op op;
+    int scatter_nd; /* scatter_nd (zero fill) instead of tensor_scatter_nd */
+    int in_place;
+    int shape_only; /* ndx_scatter_nd_shape */
+    ndx_bad_indices policy;
+} scatter_case;
+
+static ndx_status call_scatter(void *ctx, const ndx_options *opt, ndx_error *err) {
+    scatter_case *s = ctx;
+    ndx_options o = *opt;
+    o.bad_indices = s->policy;
+    if (s->shape_only) {
+        ndx_tensor shape;
+        return ndx_scatter_nd_shape(&s->indices, &s->updates, s->tensor.rank, s->tensor.shape,
+                                    &shape, err);
+    }
+    if (s->scatter_nd) {
+        ndx_tensor out = s->out;
+        if (s->tensor.dtype == NDX_STRING) out.data = NULL; /* its width depends on the values */
+        ndx_status st = ndx_scatter_nd(&s->indices, &s->updates, s->tensor.rank, s->tensor.shape,
+                                       &o, &out, err);
+        if (st == NDX_OK && s->tensor.dtype == NDX_STRING) out_free(&out);
+        return st;
+    }
+    ndx_tensor out = s->in_place ? s->tensor : s->out;
+    return ndx_tensor_scatter_nd(s->op, &s->tensor, &s->indices, &s->updates, &o, &out, err);
+}
+
+typedef struct {
+    const char *name;
+    ndx_dtype index_dtype, dtype;
+    int trank;
+    int64_t tshape[3];
+    int depth;
+    int64_t rows;
+} scatter_geometry;
+
+static void run_scatter(const scatter_geometry *g, ndx_scatter_op op, int scatter_nd,
+                        int in_place, int shape_only, ndx_bad_indices policy) {
+    scatter_case s;
+    memset(&s, 0, sizeof s);
+    s.op = op;
+    s.scatter_nd = scatter_nd;
+    s.in_place = in_place;
+    s.shape_only = shape_only;
+    s.policy = policy;
+    size_t width = g->dtype == NDX_STRING ? 3 : 0;
+    s.tensor = test_tensor(g->dtype, width, g->trank, g->tshape);
+    s.out = test_tensor(g->dtype, width, g->trank, g->tshape);
+    s.indices = test_tensor(g->index_dtype, 0, 2, (int64_t[]){g->rows, g->depth});
+    int64_t ushape[4] = {g->rows};
+    for (int k = g->depth; k < g->trank; k++) ushape[1 + k - g->depth] = g->tshape[k];
+    s.updates = test_tensor(g->dtype, width, 1 + g->trank - g->depth, ushape);
+    test_rng r = {7};
+    test_fill_random(&r, &s.updates);
+    test_fill_random(&r, &s.tensor);
+    for (int64_t i = 0; i < g->rows; i++)
+        for (int k = 0; k < g->depth; k++)
+            test_set_index(&s.indices, i * g->depth + k, rng_below(&r, g->tshape[k]));
+    int64_t last = g->rows * g->depth - 1, dim = g->tshape[g->depth - 1];
+    int64_t at[3] = {0, last / 2, last};
+    flip f;
+    flip_setup(&f, s.indices.data, g->index_dtype, 3, at, 0, dim - 1, dim / 2, dim);
+    char name[128];
+    snprintf(name, sizeof name, "%s %s%s%s%s", g->name,
+             shape_only ? "scatter_nd_shape" : scatter_nd ? "scatter_nd" : ndx_scatter_op_name(op),
+             in_place ? " in place" : "", policy == NDX_BAD_INDICES_IGNORE ? " ignore" : "",
+             g->dtype == NDX_STRING ? " strings" : "");
+    hammer(name, &f, call_scatter, &s);
+    test_tensor_free(&s.tensor);
+    test_tensor_free(&s.out);
+    test_tensor_free(&s.indices);
+    test_tensor_free(&s.updates);
+}
+
+/* Sizes that take each path (src/ops/scatter_nd.c, choose_path): */
+static const scatter_geometry direct = {"direct", NDX_INT32, NDX_FLOAT32, 2, {1024, 8}, 1, 4096};
+/* one thread, single elements into an output of 8 MiB */
+static const scatter_geometry elements1 = {"elements", NDX_INT32, NDX_FLOAT32, 1,
+                                           {(int64_t)1 << 21}, 1, 262144};
+/* two threads, single elements, 256 KiB of updates */
+static const scatter_geometry elements2 = {"elements depth 2", NDX_INT64, NDX_FLOAT32, 2,
+                                           {256, 256}, 2, 65536};
+/* 32-byte slices, 1 MiB of updates, two row workers: bucketed by owner */
+static const scatter_geometry by_rows = {"rows", NDX_INT16, NDX_FLOAT32, 2, {1024, 8}, 1, 32768};
+static const scatter_geometry rows_depth2 = {"rows depth 2", NDX_INT32, NDX_FLOAT32, 3,
+                                             {32, 32, 8}, 2, 32768};
+/* 256-byte slices, 2-byte indices: owners walk every row */
+static const scatter_geometry owned = {"owned", NDX_INT16, NDX_FLOAT32, 2, {64, 64}, 1, 4096};
+/* four slices of 4 KiB: columns */
+static const scatter_geometry columns = {"columns", NDX_INT64, NDX_FLOAT32, 2, {4, 1024}, 1, 256};
+static const scatter_geometry strings = {"strings", NDX_INT32, NDX_STRING, 2, {64, 4}, 1, 2048};
+
+static void test_scatter_paths(void **state) {
+    (void)state;
+    const scatter_geometry *all[] = {&direct, &elements1, &elements2, &by_rows,
+                                     &rows_depth2, &owned, &columns};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
+        run_scatter(all[k], NDX_SCATTER_ADD, 0, 0, 0, NDX_BAD_INDICES_ERROR);
+        run_scatter(all[k], NDX_SCATTER_ADD, 1, 0, 0, NDX_BAD_INDICES_ERROR);
+        run_scatter(all[k], NDX_SCATTER_UPDATE, 0, 1, 0, NDX_BAD_INDICES_ERROR);
+        run_scatter(all[k], NDX_SCATTER_MAX, 0, 0, 0, NDX_BAD_INDICES_IGNORE);
+    }
+}
+
+static void test_scatter_ops(void **state) {
+    (void)state;
+    const ndx_scatter_op ops[] = {NDX_SCATTER_UPDATE, NDX_SCATTER_SUB, NDX_SCATTER_MIN,
+                                  NDX_SCATTER_MAX};
+    for (size_t k = 0; k < sizeof ops / sizeof *ops; k++) {
+        run_scatter(&by_rows, ops[k], 0, 0, 0, NDX_BAD_INDICES_ERROR);
+        run_scatter(&direct, ops[k], 0, 0, 0, NDX_BAD_INDICES_ERROR);
+    }
+    run_scatter(&strings, NDX_SCATTER_ADD, 1, 0, 0, NDX_BAD_INDICES_ERROR);
+    run_scatter(&strings, NDX_SCATTER_ADD, 1, 0, 0, NDX_BAD_INDICES_IGNORE);
+    run_scatter(&strings, NDX_SCATTER_UPDATE, 0, 0, 0, NDX_BAD_INDICES_ERROR);
+    run_scatter(&strings, NDX_SCATTER_ADD, 1, 0, 1, NDX_BAD_INDICES_ERROR);
+    run_scatter(&by_rows, NDX_SCATTER_ADD, 1, 0, 1, NDX_BAD_INDICES_ERROR);
+}
+
+/* ---- dynamic_stitch ----------------------------------------------------------------------- */
+
+#define STITCH_W 16 /* floats per row: data row (m, i) holds 1 + m * 2^20 + i in every column */
+
+typedef struct {
+    ndx_tensor indices[2], data[2];
+    int parallel;
+    int shape_only;
+    int64_t per_part;
+} stitch_case;
+
+static ndx_status call_stitch(void *ctx, const ndx_options *opt, ndx_error *err) {
+    stitch_case *s = ctx;
+    ndx_tensor out = {0};
+    if (s->shape_only) return ndx_dynamic_stitch_shape(2, s->indices, s->data, &out, err);
+    ndx_status st = (s->parallel ? ndx_parallel_dynamic_stitch : ndx_dynamic_stitch)(
+        2, s->indices, s->data, opt, &out, err);
+    if (st != NDX_OK) return st;
+    /* Every output row is zeros or one whole data row. */
+    const float *o = out.data;
+    for (int64_t r = 0; r < out.shape[0]; r++) {
+        float v = o[r * STITCH_W];
+        int64_t code = (int64_t)v - 1, m = code >> 20, i = code & ((1 << 20) - 1);
+        if (v != 0.0f && (m < 0 || m > 1 || i >= s->per_part))
+            FAIL("stitch: output row %lld holds %g, no data row", (long long)r, v);
+        for (int c = 1; c < STITCH_W; c++)
+            if (o[r * STITCH_W + c] != v) FAIL("stitch: output row %lld is torn", (long long)r);
+    }
+    out_free(&out);
+    return NDX_OK;
+}
+
+static void run_stitch(const char *name, ndx_dtype dt, int sorted, int parallel, int shape_only) {
+    stitch_case s;
+    memset(&s, 0, sizeof s);
+    s.parallel = parallel;
+    s.shape_only = shape_only;
+    s.per_part = 8192;
+    int64_t rows = 2 * s.per_part;
+    test_rng r = {3};
+    for (int m = 0; m < 2; m++) {
+        s.indices[m] = test_tensor(dt, 0, 1, (int64_t[]){s.per_part});
+        s.data[m] = test_tensor(NDX_FLOAT32, 0, 2, (int64_t[]){s.per_part, STITCH_W});
+        float *d = s.data[m].data;
+        for (int64_t i = 0; i < s.per_part; i++) {
+            /* sorted: part 0 the even rows, part 1 the odd ones; else anywhere */
+            test_set_index(&s.indices[m], i, sorted ? 2 * i + m : rng_below(&r, rows));
+            for (int c = 0; c < STITCH_W; c++) d[i * STITCH_W + c] = (float)(1 + (m << 20) + i);
+        }
+    }
+    int64_t at[2] = {s.per_part / 3, s.per_part / 2};
+    flip f;
+    /* part 1 around its middle: valid values that keep it sorted, break its order, or lie
+     * below the rows a worker covers */
+    int64_t mid = 2 * (s.per_part / 3) + 1;
+    flip_setup(&f, s.indices[1].data, dt, 2, at, mid, 0, rows - 1, dtype_max(dt));
+    f.values[4] = 3; /* valid, far below its neighbours */
+    hammer(name, &f, call_stitch, &s);
+    for (int m = 0; m < 2; m++) {
+        test_tensor_free(&s.indices[m]);
+        test_tensor_free(&s.data[m]);
+    }
+}
+
+static void test_stitch(void **state) {
+    (void)state;
+    run_stitch("dynamic_stitch sorted int32", NDX_INT32, 1, 0, 0);
+    run_stitch("parallel_dynamic_stitch sorted int64", NDX_INT64, 1, 1, 0);
+    run_stitch("dynamic_stitch sorted int16", NDX_INT16, 1, 0, 0);
+    run_stitch("dynamic_stitch unsorted int64", NDX_INT64, 0, 0, 0);
+    run_stitch("parallel_dynamic_stitch unsorted int32", NDX_INT32, 0, 1, 0);
+    run_stitch("dynamic_stitch_shape", NDX_INT64, 1, 0, 1);
+}
+
+/* ---- dynamic_partition --------------------------------------------------------------------- */
+
+#define PARTS 8
+
+typedef struct {
+    ndx_tensor data, ids;
+    int shape_only;
+    int64_t rows, width;
+} partition_case;
+
+static ndx_status call_partition(void *ctx, const ndx_options *opt, ndx_error *err) {
+    partition_case *p = ctx;
+    ndx_tensor outs[PARTS];
+    memset(outs, 0, sizeof outs);
+    if (p->shape_only) {
+        ndx_status st = ndx_dynamic_partition_shape(&p->data, &p->ids, PARTS, outs, err);
+        if (st != NDX_OK) return st;
+        int64_t total = 0;
+        for (int q = 0; q < PARTS; q++) total += outs[q].shape[0];
+        if (total != p->rows)
+            FAIL("partition_shape: %lld rows counted of %lld", (long long)total,
+                 (long long)p->rows);
+        return NDX_OK;
+    }
+    ndx_status st = ndx_dynamic_partition(&p->data, &p->ids, PARTS, opt, outs, err);
+    if (st != NDX_OK) return st;
+    /* Every row exactly once, in order within each output (data row i holds i). */
+    int64_t total = 0;
+    for (int q = 0; q < PARTS; q++) {
+        const float *o = outs[q].data;
+        for (int64_t r = 0; r < outs[q].shape[0]; r++) {
+            float v = o[r * p->width];
+            if (v < 0 || v >= (float)p->rows || (r > 0 && !(v > o[(r - 1) * p->width])))
+                FAIL("partition: outs[%d] row %lld holds %g", q, (long long)r, v);
+        }
+        total += outs[q].shape[0];
+        out_free(&outs[q]);
+    }
+    if (total != p->rows)
+        FAIL("partition: %lld rows placed of %lld", (long long)total, (long long)p->rows);
+    return NDX_OK;
+}
+
+static void run_partition(const char *name, ndx_dtype dt, int64_t rows, int64_t width,
+                          int shape_only) {
+    partition_case p;
+    memset(&p, 0, sizeof p);
+    p.rows = rows;
+    p.width = width;
+    p.shape_only = shape_only;
+    p.data = test_tensor(NDX_FLOAT32, 0, 2, (int64_t[]){rows, width});
+    float *d = p.data.data;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t c = 0; c < width; c++) d[i * width + c] = (float)i;
+    p.ids = test_tensor(dt, 0, 1, (int64_t[]){rows});
+    test_rng r = {5};
+    fill_random(&r, &p.ids, rows, PARTS);
+    int64_t at[3] = {1, rows / 2, rows - 2};
+    flip f;
+    flip_setup(&f, p.ids.data, dt, 3, at, 0, PARTS - 1, 3, PARTS);
+    hammer(name, &f, call_partition, &p);
+    test_tensor_free(&p.data);
+    test_tensor_free(&p.ids);
+}
+
+static void test_partition(void **state) {
+    (void)state;
+    run_partition("dynamic_partition int32", NDX_INT32, 65536, 16, 0);
+    run_partition("dynamic_partition int16 narrow rows", NDX_INT16, 65536, 1, 0);
+    /* whole-line rows into outputs large enough for streaming stores */
+    run_partition("dynamic_partition int64 streaming", NDX_INT64, 131072, 16, 0);
+    run_partition("dynamic_partition_shape", NDX_INT64, 65536, 1, 1);
+}
+
+/* ---- sparse ops ---------------------------------------------------------------------------- */
+
+#define SPARSE_N 65536 /* entries: two chunks of work at 2 threads */
+#define SPARSE_D0 512
+#define SPARSE_D1 1024
+
+typedef enum { OP_REORDER, OP_TO_DENSE, OP_CONCAT0, OP_CONCAT1, OP_SHAPES } sparse_op;
+
+typedef struct {
+    ndx_sparse_tensor in[13];
+    int n;
+    sparse_op op;
+} sparse_case;
+
+/* An OK sparse result: every entry inside dense_shape, in canonical order. */
+static void check_sparse_result(const ndx_sparse_tensor *out, int strict) {
+    const int64_t *idx = out->indices.data, *dims = out->dense_shape.data;
+    int64_t n = out->indices.shape[0], R = out->indices.shape[1];
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t d = 0; d < R; d++)
+            if ((uint64_t)idx[i * R + d] >= (uint64_t)dims[d])
+                FAIL("sparse result: entry %lld, coordinate %lld = %lld is outside [0, %lld)",
+                         (long long)i, (long long)d, (long long)idx[i * R + d], (long long)dims[d]);
+        if (i == 0) continue;
+        const int64_t *row = idx + i * R, *prev = row - R;
+        int cmp = 0;
+        for (int64_t d = 0; d < R && !cmp; d++) cmp = row[d] < prev[d] ? -1 : row[d] > prev[d];
+        if (cmp < 0 || (strict && cmp == 0))
+            FAIL("sparse result: entry %lld is out of canonical order", (long long)i);
+    }
+}
+
+static ndx_status call_sparse(void *ctx, const ndx_options *opt, ndx_error *err) {
+    sparse_case *s = ctx;
+    ndx_sparse_tensor out;
+    memset(&out, 0, sizeof out);
+    ndx_status st;
+    switch (s->op) {
+    case OP_REORDER:
+        st = ndx_sparse_reorder(&s->in[0], opt, &out, err);
+        if (st == NDX_OK) check_sparse_result(&out, 0);
+        break;
+    case OP_TO_DENSE: {
+        ndx_tensor dense = {0}; /* allocated: its shape follows dense_shape */
+        st = ndx_sparse_to_dense(&s->in[0], NULL, opt, &dense, err);
+        if (st == NDX_OK) out_free(&dense);
+        return st;
+    }
+    case OP_SHAPES: {
+        ndx_tensor dense;
+        st = ndx_sparse_to_dense_shape(&s->in[0], &dense, err);
+        if (st == NDX_OK) st = ndx_sparse_reorder_shape(&s->in[0], &out, err);
+        if (st == NDX_OK) st = ndx_sparse_concat_shape(1, s->n, s->in, 1, &out, err);
+        return st;
+    }
+    default:
+        st = ndx_sparse_concat(s->op == OP_CONCAT0 ? 0 : 1, s->n, s->in, 1, opt, &out, err);
+        if (st == NDX_OK) check_sparse_result(&out, 0);
+        break;
+    }
+    if (st == NDX_OK) out_sparse_free(&out);
+    return st;
+}
+
+/* Distinct entries of [SPARSE_D0, SPARSE_D1], sorted or shuffled. */
+static ndx_sparse_tensor make_sparse(test_rng *r, ndx_dtype dt, int64_t n, int sorted) {
+    ndx_sparse_tensor sp;
+    sp.indices = test_tensor(dt, 0, 2, (int64_t[]){n, 2});
+    sp.values = test_tensor(NDX_FLOAT32, 0, 1, (int64_t[]){n});
+    sp.dense_shape = test_tensor(dt, 0, 1, (int64_t[]){2});
+    test_set_index(&sp.dense_shape, 0, SPARSE_D0);
+    test_set_index(&sp.dense_shape, 1, SPARSE_D1);
+    int64_t step = SPARSE_D0 * SPARSE_D1 / n;
+    int64_t *cells = malloc((size_t)n * sizeof *cells);
+    for (int64_t i = 0; i < n; i++) cells[i] = i * step + rng_below(r, step);
+    for (int64_t i = n - 1; !sorted && i > 0; i--) {
+        int64_t j = rng_below(r, i + 1), t = cells[i];
+        cells[i] = cells[j];
+        cells[j] = t;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        test_set_index(&sp.indices, 2 * i, cells[i] / SPARSE_D1);
+        test_set_index(&sp.indices, 2 * i + 1, cells[i] % SPARSE_D1);
+        ((float *)sp.values.data)[i] = 1.0f;
+    }
+    free(cells);
+    return sp;
+}
+
+/* Flips two entries' coordinates of in[0] (flip_shape 0), or in[0]'s dense_shape (1). */
+static void run_sparse(const char *name, sparse_op op, ndx_dtype dt, int n, int sorted,
+                       int flip_shape) {
+    sparse_case s;
+    memset(&s, 0, sizeof s);
+    s.op = op;
+    s.n = n;
+    test_rng r = {11};
+    int64_t each = n > 1 ? SPARSE_N / n : SPARSE_N;
+    for (int m = 0; m < n; m++) s.in[m] = make_sparse(&r, dt, each, sorted);
+    flip f;
+    if (flip_shape) {
+        int64_t at[1] = {1};
+        flip_setup(&f, s.in[0].dense_shape.data, dt, 1, at, SPARSE_D1, SPARSE_D1 / 4,
+                   SPARSE_D1 * 2, SPARSE_D1 / 2);
+    } else {
+        int64_t at[3] = {1, each, 2 * each - 1}; /* column of entry 0, row and column of others */
+        flip_setup(&f, s.in[0].indices.data, dt, 3, at, 0, SPARSE_D1 / 2 - 1, 5, SPARSE_D1);
+    }
+    hammer(name, &f, call_sparse, &s);
+    for (int m = 0; m < n; m++) test_sparse_free(&s.in[m]);
+}
+
+static void test_sparse(void **state) {
+    (void)state;
+    const ndx_dtype dts[3] = {NDX_INT64, NDX_INT32, NDX_INT16};
+    for (int k = 0; k < 3; k++) {
+        char name[96];
+        ndx_dtype dt = dts[k];
+        const char *dn = dt == NDX_INT64 ? "int64" : dt == NDX_INT32 ? "int32" : "int16";
+        for (int sorted = 0; sorted < 2; sorted++) {
+            const char *order = sorted ? "sorted" : "shuffled";
+            snprintf(name, sizeof name, "sparse_reorder %s %s", dn, order);
+            run_sparse(name, OP_REORDER, dt, 1, sorted, 0);
+            snprintf(name, sizeof name, "sparse_to_dense %s %s", dn, order);
+            run_sparse(name, OP_TO_DENSE, dt, 1, sorted, 0);
+            snprintf(name, sizeof name, "sparse_concat axis 1 %s %s", dn, order);
+            run_sparse(name, OP_CONCAT1, dt, 2, sorted, 0);
+            snprintf(name, sizeof name, "sparse_concat axis 0 %s %s", dn, order);
+            run_sparse(name, OP_CONCAT0, dt, 2, sorted, 0);
+        }
+        snprintf(name, sizeof name, "sparse_concat 13 inputs %s", dn);
+        run_sparse(name, OP_CONCAT1, dt, 13, 1, 0);
+        snprintf(name, sizeof name, "sparse_concat dense_shape %s", dn);
+        run_sparse(name, OP_CONCAT1, dt, 2, 1, 1);
+        snprintf(name, sizeof name, "sparse_concat axis 0 dense_shape %s", dn);
+        run_sparse(name, OP_CONCAT0, dt, 13, 1, 1);
+        snprintf(name, sizeof name, "sparse_reorder dense_shape %s", dn);
+        run_sparse(name, OP_REORDER, dt, 1, 0, 1);
+        snprintf(name, sizeof name, "sparse_to_dense dense_shape %s", dn);
+        run_sparse(name, OP_TO_DENSE, dt, 1, 1, 1);
+        snprintf(name, sizeof name, "sparse shape functions %s", dn);
+        run_sparse(name, OP_SHAPES, dt, 2, 0, 1);
+    }
+}
+
+/* ---- dense_to_sparse: values flip between zero and not ------------------------------------ */
+
+typedef struct {
+    ndx_tensor dense;
+} d2s_case;
+
+static ndx_status call_d2s(void *ctx, const ndx_options *opt, ndx_error *err) {
+    d2s_case *c = ctx;
+    ndx_sparse_tensor out;
+    memset(&out, 0, sizeof out);
+    ndx_status st = ndx_dense_to_sparse(&c->dense, opt, &out, err);
+    if (st != NDX_OK) return st;
+    check_sparse_result(&out, 1);
+    out_sparse_free(&out);
+    return NDX_OK;
+}
+
+static void test_dense_to_sparse(void **state) {
+    (void)state;
+    d2s_case c;
+    c.dense = test_tensor_v(NDX_FLOAT32, 0, 2, 512, 512);
+    float *d = c.dense.data;
+    for (int64_t i = 0; i < 512 * 512; i++) d[i] = (float)(i % 3 == 0);
+    /* elements near the chunk boundary at 2 threads and near the end */
+    int64_t at[4] = {512 * 256 - 2, 512 * 256 + 1, 512 * 512 - 2, 512 * 512 - 1};
+    flip f;
+    memset(&f, 0, sizeof f);
+    f.data = d;
+    f.dt = NDX_FLOAT32;
+    f.n_at = 4;
+    memcpy(f.at, at, sizeof at);
+    f.values[0] = 0;
+    f.values[1] = 1;
+    f.n_values = 2;
+    hammer("dense_to_sparse", &f, call_d2s, &c);
+    test_tensor_free(&c.dense);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gather_nd),       cmocka_unit_test(test_scatter_paths),
+        cmocka_unit_test(test_scatter_ops),     cmocka_unit_test(test_stitch),
+        cmocka_unit_test(test_partition),       cmocka_unit_test(test_sparse),
+        cmocka_unit_test(test_dense_to_sparse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
