@@ -120,7 +120,7 @@ static void apply_range(const apply_plan *p, int64_t r0, int64_t r1, int64_t c0,
                 entry[at] = next;
                 PREFETCH_ROW(p->var + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
                 if (p->accum) PREFETCH_ROW(p->accum + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
-                PREFETCH_ROW(p->grad + (size_t)next * rb + off, bytes, NDX_PREFETCH);
+                if (r1 - r0 != p->rows) PREFETCH_ROW(p->grad + (size_t)next * rb + off, bytes, NDX_PREFETCH);
             }
             next++;
         }

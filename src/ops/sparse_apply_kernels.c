@@ -4,16 +4,12 @@
  *
  * Every step rounds to the element type: float16 and bfloat16 compute each one in float and round
  * back (as Eigen's half types do, and ndx's scatter arithmetic); float, double and complex
- * compute in their own type. Contraction into fused multiply-adds is off in this file, so code
- * built for CPUs with FMA rounds exactly as the baseline code does (and as the tests' reference);
- * errno is not set by sqrt, so the loops vectorise. Loads and stores go
- * through memcpy: tensors need no alignment. */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off", "no-math-errno")
-#endif
-
+ * compute in their own type. CMakeLists.txt builds this file with -ffp-contract=off, so no
+ * multiply-add is fused whatever the target (the rounding stays the element type's, as in the
+ * tests' reference), and -fno-math-errno, so sqrt vectorises; each kernel is also built for
+ * AVX2 and AVX-512 (the same roundings, wider vectors: Adagrad's sqrt and division are
+ * compute-bound). Loads and stores go through
+ * memcpy: tensors need no alignment. */
 #include <complex.h>
 #include <math.h>
 
@@ -63,10 +59,30 @@ NATIVE(c128, cdouble)
 
 /* ---- the kernels, for tag (element size S, compute type C, scalar field F, square root SQRT) */
 
+/* The parameters of every row kernel (apply_row_fn), under one spelling. */
+#define ROW_PARAMS                                                                             \
+    unsigned char *restrict var, unsigned char *restrict accum,                                \
+        const unsigned char *restrict grad, int64_t n, const apply_consts *k
+
+/* One Adagrad kernel: accum += g * g when asked, then var -= STEP, where STEP divides the
+ * numerator t = lr * g by the rounded root (V1's forms) or root + epsilon (V2). */
+#define ADAGRAD_KERNEL(tag, S, C, F, SQRT, NAME, STEP)                                         \
+    NDX_MULTIVERSION static void apply_##tag##_##NAME(ROW_PARAMS) {                            \
+        const C lr = k->lr.F, eps = k->epsilon.F, one = 1;                                     \
+        const int slots = k->update_slots;                                                     \
+        (void)eps;                                                                             \
+        (void)one;                                                                             \
+        for (int64_t j = 0; j < n; j++) {                                                      \
+            C g = tag##_load(grad + j * S);                                                    \
+            if (slots) tag##_store(accum + j * S, tag##_load(accum + j * S) + tag##_round(g * g)); \
+            C t = tag##_round(lr * g);                                                         \
+            C root = tag##_round(SQRT(tag##_load(accum + j * S)));                             \
+            tag##_store(var + j * S, tag##_load(var + j * S) - tag##_round(STEP));             \
+        }                                                                                      \
+    }
+
 #define APPLY_KERNELS(tag, S, C, F, SQRT)                                                      \
-    static void tag##_sgd(unsigned char *restrict var, unsigned char *restrict accum, \
-                          const unsigned char *restrict grad, \
-                          int64_t n, const apply_consts *k) {                                  \
+    NDX_MULTIVERSION static void apply_##tag##_sgd(ROW_PARAMS) {                               \
         (void)accum;                                                                           \
         const C lr = k->lr.F;                                                                  \
         for (int64_t j = 0; j < n; j++) {                                                      \
@@ -74,48 +90,9 @@ NATIVE(c128, cdouble)
             tag##_store(var + j * S, tag##_load(var + j * S) - step);                          \
         }                                                                                      \
     }                                                                                          \
-    /* accum += g * g when asked; returns the step's numerator lr * g. */                      \
-    static inline C tag##_accumulate(unsigned char *accum, C g, C lr, int update_slots) {      \
-        if (update_slots) {                                                                    \
-            C a = tag##_load(accum);                                                           \
-            tag##_store(accum, a + tag##_round(g * g));                                        \
-        }                                                                                      \
-        return tag##_round(lr * g);                                                            \
-    }                                                                                          \
-    static void tag##_adagrad_v2(unsigned char *restrict var, unsigned char *restrict accum, \
-                                 const unsigned char *restrict grad, int64_t n, const apply_consts *k) { \
-        const C lr = k->lr.F, eps = k->epsilon.F;                                              \
-        const int slots = k->update_slots;                                                     \
-        for (int64_t j = 0; j < n; j++) {                                                      \
-            C t = tag##_accumulate(accum + j * S, tag##_load(grad + j * S), lr, slots);        \
-            C root = tag##_round(SQRT(tag##_load(accum + j * S)));                             \
-            C step = tag##_round(t / tag##_round(root + eps));                                 \
-            tag##_store(var + j * S, tag##_load(var + j * S) - step);                          \
-        }                                                                                      \
-    }                                                                                          \
-    static void tag##_adagrad_rsqrt(unsigned char *restrict var, unsigned char *restrict accum, \
-                                    const unsigned char *restrict grad, int64_t n,                      \
-                                    const apply_consts *k) {                                   \
-        const C lr = k->lr.F, one = 1;                                                         \
-        const int slots = k->update_slots;                                                     \
-        for (int64_t j = 0; j < n; j++) {                                                      \
-            C t = tag##_accumulate(accum + j * S, tag##_load(grad + j * S), lr, slots);        \
-            C root = tag##_round(SQRT(tag##_load(accum + j * S)));                             \
-            C step = tag##_round(t * tag##_round(one / root));                                 \
-            tag##_store(var + j * S, tag##_load(var + j * S) - step);                          \
-        }                                                                                      \
-    }                                                                                          \
-    static void tag##_adagrad_div(unsigned char *restrict var, unsigned char *restrict accum, \
-                                  const unsigned char *restrict grad, int64_t n, const apply_consts *k) { \
-        const C lr = k->lr.F;                                                                  \
-        const int slots = k->update_slots;                                                     \
-        for (int64_t j = 0; j < n; j++) {                                                      \
-            C t = tag##_accumulate(accum + j * S, tag##_load(grad + j * S), lr, slots);        \
-            C root = tag##_round(SQRT(tag##_load(accum + j * S)));                             \
-            C step = tag##_round(t / root);                                                    \
-            tag##_store(var + j * S, tag##_load(var + j * S) - step);                          \
-        }                                                                                      \
-    }
+    ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_v2, t / tag##_round(root + eps))                \
+    ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_rsqrt, t * tag##_round(one / root))             \
+    ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_div, t / root)
 
 APPLY_KERNELS(f16, 2, float, f, sqrtf)
 APPLY_KERNELS(bf16, 2, float, f, sqrtf)
@@ -127,10 +104,10 @@ APPLY_KERNELS(c128, 16, cdouble, cd, csqrt)
 /* ---- lookup ---------------------------------------------------------------------------------- */
 
 #define PICK(tag)                                                                              \
-    return kind == APPLY_SGD ? tag##_sgd                                                       \
-           : has_epsilon     ? tag##_adagrad_v2                                                \
-           : single          ? tag##_adagrad_div                                               \
-                             : tag##_adagrad_rsqrt
+    return kind == APPLY_SGD ? apply_##tag##_sgd                                               \
+           : has_epsilon     ? apply_##tag##_adagrad_v2                                        \
+           : single          ? apply_##tag##_adagrad_div                                       \
+                             : apply_##tag##_adagrad_rsqrt
 
 apply_row_fn sparse_apply_kernel(apply_kind kind, ndx_dtype dtype, int has_epsilon, int single) {
     switch (dtype) {
