@@ -804,6 +804,7 @@ static void indices_mutated_during_calls(void **state) {
     fl.stop = 1;
     pthread_join(th, NULL);
     assert_int_equal(ok + refused, 300);
+    assert_true(ok > 0); /* the skipping calls always succeed */
     /* Every value stays finite: nothing outside var and accum was read as a row of them. */
     for (int64_t i = 0; i < test_count(&var); i++) assert_true(isfinite(creal(get(&var, i))));
     test_tensor_free(&var);
