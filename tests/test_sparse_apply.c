@@ -17,7 +17,7 @@
 
 /* ---- elements of any supported dtype, as double (complex) ------------------------------------ */
 
-static const ndx_dtype apply_dtypes[] = {NDX_FLOAT16, NDX_FLOAT32, NDX_FLOAT64,
+static const ndx_dtype apply_dtypes[] = {NDX_FLOAT16,  NDX_FLOAT32,   NDX_FLOAT64,
                                          NDX_BFLOAT16, NDX_COMPLEX64, NDX_COMPLEX128};
 enum { APPLY_DTYPES = 6 };
 
@@ -57,8 +57,14 @@ static void put(ndx_tensor *t, int64_t i, double complex v) {
     float f[2] = {(float)creal(v), (float)cimag(v)};
     double d[2] = {creal(v), cimag(v)};
     switch (t->dtype) {
-    case NDX_FLOAT16: h = ndx_float_to_float16(f[0]); memcpy(p, &h, 2); break;
-    case NDX_BFLOAT16: h = ndx_float_to_bfloat16(f[0]); memcpy(p, &h, 2); break;
+    case NDX_FLOAT16:
+        h = ndx_float_to_float16(f[0]);
+        memcpy(p, &h, 2);
+        break;
+    case NDX_BFLOAT16:
+        h = ndx_float_to_bfloat16(f[0]);
+        memcpy(p, &h, 2);
+        break;
     case NDX_FLOAT32: memcpy(p, f, 4); break;
     case NDX_FLOAT64: memcpy(p, d, 8); break;
     case NDX_COMPLEX64: memcpy(p, f, 8); break;
@@ -69,7 +75,8 @@ static void put(ndx_tensor *t, int64_t i, double complex v) {
 
 /* Fails unless t still holds the bytes of `before` (a copy taken earlier). */
 static void assert_unchanged(const ndx_tensor *before, const ndx_tensor *t) {
-    if (memcmp(before->data, t->data, test_nbytes(t)) != 0) fail_msg("a failed call wrote to var or accum");
+    if (memcmp(before->data, t->data, test_nbytes(t)) != 0)
+        fail_msg("a failed call wrote to var or accum");
 }
 
 static ndx_tensor copy_of(const ndx_tensor *t) {
@@ -93,7 +100,8 @@ static void fill(test_rng *r, ndx_tensor *t, double lo, double hi) {
     for (int64_t i = 0; i < test_count(t); i++) put(t, i, random_value(r, t->dtype, lo, hi));
 }
 
-/* ---- the reference ----------------------------------------------------------------------------- */
+/* ---- the reference -----------------------------------------------------------------------------
+ */
 
 typedef enum { SGD, ADAGRAD_V1, ADAGRAD_V2 } kind;
 
@@ -160,7 +168,8 @@ static void reference(step s, ndx_tensor *var, ndx_tensor *accum, const ndx_tens
     }
 }
 
-/* ---- calling the op ----------------------------------------------------------------------------- */
+/* ---- calling the op -----------------------------------------------------------------------------
+ */
 
 static ndx_status apply(step s, const ndx_tensor *var, const ndx_tensor *accum,
                         const ndx_tensor *lr, const ndx_tensor *eps, const ndx_tensor *grad,
@@ -215,7 +224,8 @@ static const step every_step[] = {
     {SGD, 1}, {ADAGRAD_V1, 1}, {ADAGRAD_V1, 0}, {ADAGRAD_V2, 1}, {ADAGRAD_V2, 0}};
 enum { STEPS = 5 };
 
-/* ---- worked examples --------------------------------------------------------------------------- */
+/* ---- worked examples ---------------------------------------------------------------------------
+ */
 
 /* var [[1, 2], [3, 4], [5, 6]], indices [0, 2, 0], grad [[1, 1], [2, 2], [3, 3]], lr 0.5:
  *   entry 0, row 0: [1, 2] - 0.5 * [1, 1] = [0.5, 1.5]
@@ -273,7 +283,8 @@ static void worked_adagrad(void **state) {
     assert_memory_equal(a2, want_a, sizeof want_a);
 }
 
-/* ---- against the reference --------------------------------------------------------------------- */
+/* ---- against the reference ---------------------------------------------------------------------
+ */
 
 static void every_dtype_rank_and_index_dtype(void **state) {
     (void)state;
@@ -333,7 +344,8 @@ static void single_element_rows(void **state) {
     test_tensor_free(&lr);
 }
 
-/* ---- thread counts ----------------------------------------------------------------------------- */
+/* ---- thread counts -----------------------------------------------------------------------------
+ */
 
 /* Large enough for the owned path (many rows) and the columns path (3 rows of 2048): results at
  * 1, 2 and 3 threads are the same bytes, and the reference's. Half the entries crowd into a few
@@ -341,7 +353,10 @@ static void single_element_rows(void **state) {
 static void same_bits_at_any_thread_count(void **state) {
     (void)state;
     test_rng r = {13};
-    const struct { ndx_dtype dt; int64_t rows, cols, entries; } cases[] = {
+    const struct {
+        ndx_dtype dt;
+        int64_t rows, cols, entries;
+    } cases[] = {
         {NDX_FLOAT32, 4096, 64, 16384},
         {NDX_BFLOAT16, 2048, 96, 8192},
         {NDX_COMPLEX128, 1024, 16, 4096},
@@ -355,7 +370,8 @@ static void same_bits_at_any_thread_count(void **state) {
         ndx_tensor grad = test_tensor(dt, 0, 2, gshape);
         ndx_tensor idx = test_tensor(NDX_INT64, 0, 1, &cases[c].entries);
         for (int64_t i = 0; i < cases[c].entries; i++)
-            test_set_index(&idx, i, rng_below(&r, rng_below(&r, 2) && cases[c].rows > 7 ? 7 : cases[c].rows));
+            test_set_index(
+                &idx, i, rng_below(&r, rng_below(&r, 2) && cases[c].rows > 7 ? 7 : cases[c].rows));
         fill(&r, &var0, -4, 4);
         fill(&r, &accum0, 0.25, 4);
         fill(&r, &grad, -1, 1);
@@ -397,7 +413,8 @@ static void same_bits_at_any_thread_count(void **state) {
     }
 }
 
-/* ---- empty and skipped ------------------------------------------------------------------------- */
+/* ---- empty and skipped -------------------------------------------------------------------------
+ */
 
 static void empty_indices_change_nothing(void **state) {
     (void)state;
@@ -463,7 +480,8 @@ static void ignore_policy_skips_bad_entries(void **state) {
     test_tensor_free(&eps);
 }
 
-/* ---- errors ------------------------------------------------------------------------------------ */
+/* ---- errors ------------------------------------------------------------------------------------
+ */
 
 /* A valid Adagrad V2 call on float32 var [5, 3] with 4 entries, which each error case spoils. */
 typedef struct fixture {
@@ -509,8 +527,8 @@ static void expect_failure(fixture *f, int sgd_too, const ndx_options *opt, ndx_
         assert_unchanged(&gv, &f->var);
         assert_unchanged(&ga, &f->accum);
         if (!sgd_too) continue;
-        assert_fails(ndx_sparse_apply_sgd(&f->var, &f->lr, &f->grad, &f->idx, &o, &err), &err,
-                     want, needle);
+        assert_fails(ndx_sparse_apply_sgd(&f->var, &f->lr, &f->grad, &f->idx, &o, &err), &err, want,
+                     needle);
         assert_unchanged(&gv, &f->var);
     }
     test_tensor_free(&gv);
@@ -525,8 +543,7 @@ static void bad_indices_fail_and_write_nothing(void **state) {
     expect_failure(&f, 1, NULL, NDX_E_OUT_OF_RANGE,
                    "indices[2] = 5 is out of range for var of shape [5, 3]");
     test_set_index(&f.idx, 1, -1);
-    expect_failure(&f, 1, NULL, NDX_E_OUT_OF_RANGE,
-                   "indices[1] = -1 is negative");
+    expect_failure(&f, 1, NULL, NDX_E_OUT_OF_RANGE, "indices[1] = -1 is negative");
     free_fixture(&f);
     /* int32 indices, the bad one far into a long list (the parallel read names the first). */
     ndx_tensor var = test_tensor_v(NDX_FLOAT32, 0, 2, 100, 8);
@@ -544,7 +561,7 @@ static void bad_indices_fail_and_write_nothing(void **state) {
     /* A var with no rows takes no index. */
     fixture e = make_fixture(&r);
     e.var.shape[0] = e.accum.shape[0] = 0;
-    expect_failure(&e, 1, NULL, NDX_E_OUT_OF_RANGE, "for var of shape [0, 3]");
+    expect_failure(&e, 1, NULL, NDX_E_OUT_OF_RANGE, "for var of shape [0, 3] (no rows)");
     e.var.shape[0] = e.accum.shape[0] = 5;
     free_fixture(&e);
 }
@@ -563,7 +580,8 @@ static void shape_and_dtype_errors_write_nothing(void **state) {
 
     keep = f.accum;
     f.accum.dtype = NDX_INT32;
-    expect_failure(&f, 0, NULL, NDX_E_INVALID_ARGUMENT, "accum must have var's dtype float32, not int32");
+    expect_failure(&f, 0, NULL, NDX_E_INVALID_ARGUMENT,
+                   "accum must have var's dtype float32, not int32");
     f.accum = keep;
 
     keep = f.lr;
@@ -571,7 +589,8 @@ static void shape_and_dtype_errors_write_nothing(void **state) {
     expect_failure(&f, 1, NULL, NDX_E_INVALID_ARGUMENT, "lr must be a scalar, not of shape [1]");
     test_tensor_free(&f.lr);
     f.lr = scalar(NDX_FLOAT64, 0.5);
-    expect_failure(&f, 1, NULL, NDX_E_INVALID_ARGUMENT, "lr must have var's dtype float32, not float64");
+    expect_failure(&f, 1, NULL, NDX_E_INVALID_ARGUMENT,
+                   "lr must have var's dtype float32, not float64");
     test_tensor_free(&f.lr);
     f.lr = keep;
 
@@ -587,7 +606,8 @@ static void shape_and_dtype_errors_write_nothing(void **state) {
                    "indices must be int32 or int64 (TensorFlow's Tindices), not int16");
     test_tensor_free(&f.idx);
     f.idx = test_tensor_v(NDX_INT64, 0, 2, 4, 1);
-    expect_failure(&f, 1, NULL, NDX_E_INVALID_ARGUMENT, "indices must have rank 1, not shape [4, 1]");
+    expect_failure(&f, 1, NULL, NDX_E_INVALID_ARGUMENT,
+                   "indices must have rank 1, not shape [4, 1]");
     test_tensor_free(&f.idx);
     f.idx = keep;
 
@@ -642,11 +662,13 @@ static void shape_and_dtype_errors_write_nothing(void **state) {
     ndx_error err;
     assert_fails(ndx_sparse_apply_sgd(NULL, &f.lr, &f.grad, &f.idx, NULL, &err), &err,
                  NDX_E_INVALID_ARGUMENT, "sparse_apply_sgd: var is NULL");
-    assert_fails(ndx_sparse_apply_adagrad(&f.var, NULL, &f.lr, NULL, &f.grad, &f.idx, 1, NULL, &err),
-                 &err, NDX_E_INVALID_ARGUMENT, "sparse_apply_adagrad: accum is NULL");
+    assert_fails(
+        ndx_sparse_apply_adagrad(&f.var, NULL, &f.lr, NULL, &f.grad, &f.idx, 1, NULL, &err), &err,
+        NDX_E_INVALID_ARGUMENT, "sparse_apply_adagrad: accum is NULL");
     keep = f.grad;
     f.grad.data = NULL;
-    expect_failure(&f, 1, NULL, NDX_E_INVALID_ARGUMENT, "grad has 48 bytes of data but data is NULL");
+    expect_failure(&f, 1, NULL, NDX_E_INVALID_ARGUMENT,
+                   "grad has 48 bytes of data but data is NULL");
     f.grad = keep;
 
     /* Options: a bad policy value; a budget too small for the index scratch (32 bytes). */
@@ -658,7 +680,8 @@ static void shape_and_dtype_errors_write_nothing(void **state) {
 
     /* Adagrad refuses rows with no element (TensorFlow's "Inner dimension should be greater than
      * zero"); sgd takes them and checks the indices all the same. */
-    ndx_tensor zv = test_tensor_v(NDX_FLOAT32, 0, 2, 4, 0), za = test_tensor_v(NDX_FLOAT32, 0, 2, 4, 0);
+    ndx_tensor zv = test_tensor_v(NDX_FLOAT32, 0, 2, 4, 0),
+               za = test_tensor_v(NDX_FLOAT32, 0, 2, 4, 0);
     ndx_tensor zg = test_tensor_v(NDX_FLOAT32, 0, 2, 2, 0), zi = test_tensor_v(NDX_INT32, 0, 1, 2);
     ndx_tensor lr = scalar(NDX_FLOAT32, 0.5);
     test_set_index(&zi, 0, 3);
@@ -692,7 +715,8 @@ static void infer_on_partial_specs(void **state) {
     ndx_spec idx = spec(NDX_INT32, 1, (int64_t[]){U});
     ndx_spec out;
     ndx_error err;
-    assert_ok(ndx_sparse_apply_adagrad_infer(&var, &accum, &lr, &lr, &grad, &idx, &out, &err), &err);
+    assert_ok(ndx_sparse_apply_adagrad_infer(&var, &accum, &lr, &lr, &grad, &idx, &out, &err),
+              &err);
     assert_int_equal(out.rank, 2);
     assert_int_equal(out.shape[0], 100);
     assert_int_equal(out.shape[1], 8);
@@ -712,9 +736,10 @@ static void infer_on_partial_specs(void **state) {
                  NDX_E_INVALID_ARGUMENT,
                  "sparse_apply_sgd: grad has shape [3, 8] but var of shape [?, ?] and indices of "
                  "shape [4] need grad of shape [4, ?]");
-    ndx_spec v5 = spec(NDX_FLOAT32, 2, (int64_t[]){5, 3}), a5 = spec(NDX_FLOAT32, 2, (int64_t[]){5, 2});
-    assert_fails(ndx_sparse_apply_adagrad_infer(&v5, &a5, &lr, NULL, &grad, &idx, &out, &err),
-                 &err, NDX_E_INVALID_ARGUMENT, "accum has shape [5, 2] but var has shape [5, 3]");
+    ndx_spec v5 = spec(NDX_FLOAT32, 2, (int64_t[]){5, 3}),
+             a5 = spec(NDX_FLOAT32, 2, (int64_t[]){5, 2});
+    assert_fails(ndx_sparse_apply_adagrad_infer(&v5, &a5, &lr, NULL, &grad, &idx, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "accum has shape [5, 2] but var has shape [5, 3]");
     ndx_spec c = spec(NDX_COMPLEX64, 1, (int64_t[]){U}), s = spec(NDX_STRING, 1, (int64_t[]){U});
     assert_fails(ndx_sparse_apply_sgd_infer(&s, &lr, &grad, &idx, &out, &err), &err,
                  NDX_E_UNSUPPORTED, "var of dtype string is not supported");
@@ -739,8 +764,8 @@ static void infer_agrees_with_the_op(void **state) {
              e = ndx_spec_of(&f.eps), g = ndx_spec_of(&f.grad), i = ndx_spec_of(&f.idx);
     ndx_error e1, e2;
     ndx_status s1 = ndx_sparse_apply_adagrad_infer(&v, &a, &l, &e, &g, &i, NULL, &e1);
-    ndx_status s2 = ndx_sparse_apply_adagrad(&f.var, &f.accum, &f.lr, &f.eps, &f.grad, &f.idx, 1,
-                                             NULL, &e2);
+    ndx_status s2 =
+        ndx_sparse_apply_adagrad(&f.var, &f.accum, &f.lr, &f.eps, &f.grad, &f.idx, 1, NULL, &e2);
     assert_int_equal(s1, NDX_E_INVALID_ARGUMENT);
     assert_int_equal(s2, s1);
     assert_string_equal(e1.message, e2.message);
@@ -748,7 +773,8 @@ static void infer_agrees_with_the_op(void **state) {
     free_fixture(&f);
 }
 
-/* ---- indices changed by another thread ---------------------------------------------------------- */
+/* ---- indices changed by another thread ----------------------------------------------------------
+ */
 
 typedef struct flipper {
     int64_t *idx;
@@ -791,8 +817,8 @@ static void indices_mutated_during_calls(void **state) {
         ndx_options opt = test_options(1 + call % 3, call % 5 == 4 ? NDX_BAD_INDICES_IGNORE
                                                                    : NDX_BAD_INDICES_ERROR);
         ndx_error err;
-        ndx_status s = apply(every_step[call % STEPS], &var, &accum, &lr, &eps, &grad, &idx, &opt,
-                             &err);
+        ndx_status s =
+            apply(every_step[call % STEPS], &var, &accum, &lr, &eps, &grad, &idx, &opt, &err);
         if (s == NDX_OK) {
             ok++;
         } else {

@@ -24,7 +24,8 @@ typedef struct apply_data {
     int64_t *idx;
 } apply_data;
 
-/* ---- the naive loops -------------------------------------------------------------------------- */
+/* ---- the naive loops --------------------------------------------------------------------------
+ */
 
 /* One entry, written as plainly as a caller would, in the order TensorFlow's kernels compute. */
 static void naive_entry(int which, const apply_data *d, int64_t i) {
@@ -50,7 +51,8 @@ static void naive_parallel(int which, const apply_data *d, int threads) {
     for (int64_t i = 0; i < d->entries; i++) naive_entry(which, d, i);
 }
 
-/* ---- ndx ----------------------------------------------------------------------------------------- */
+/* ---- ndx
+ * ----------------------------------------------------------------------------------------- */
 
 static ndx_status run_ndx(int which, const apply_data *d, const ndx_options *opt, ndx_error *err) {
     float lr = LR, eps = EPSILON;
@@ -64,7 +66,8 @@ static ndx_status run_ndx(int which, const apply_data *d, const ndx_options *opt
     return ndx_sparse_apply_adagrad(&var, &accum, &lrt, &et, &grad, &idx, 1, opt, err);
 }
 
-/* ---- the workload ----------------------------------------------------------------------------- */
+/* ---- the workload -----------------------------------------------------------------------------
+ */
 
 static int compare_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;

@@ -84,23 +84,26 @@ static ndx_status read_indices(const ndx_call *c, const char *op, const ndx_tens
     for (int w = 0; w < workers; w++) {
         int64_t i = j.first_bad[w];
         if (i < 0) continue;
-        char shape[NDX_DIMS_TEXT];
+        char shape[NDX_DIMS_TEXT], rows[64];
         ndx_format_dims(shape, sizeof shape, var->rank, var->shape);
-        return ndx_fail(c->err, NDX_E_OUT_OF_RANGE,
-                        "%s: indices[%lld] = %lld %s for var of shape %s (rows 0 to %lld)", op,
-                        (long long)i, (long long)slots[i],
-                        slots[i] < 0 ? "is negative, which is out of range" : "is out of range",
-                        shape, (long long)var->shape[0] - 1);
+        if (var->shape[0] > 0)
+            snprintf(rows, sizeof rows, "rows 0 to %lld", (long long)var->shape[0] - 1);
+        else
+            snprintf(rows, sizeof rows, "no rows");
+        return ndx_fail(
+            c->err, NDX_E_OUT_OF_RANGE, "%s: indices[%lld] = %lld %s for var of shape %s (%s)", op,
+            (long long)i, (long long)slots[i],
+            slots[i] < 0 ? "is negative, which is out of range" : "is out of range", shape, rows);
     }
     return NDX_OK;
 }
 
 /* ---- the runs ------------------------------------------------------------------------------- */
 
-#define PREFETCH_ROW(p, bytes, PREFETCH)                                                       \
-    do {                                                                                       \
-        size_t n_ = (bytes) > PREFETCH_BYTES ? PREFETCH_BYTES : (bytes);                       \
-        for (size_t x_ = 0; x_ < n_; x_ += LINE) PREFETCH((p) + x_);                           \
+#define PREFETCH_ROW(p, bytes, PREFETCH)                                                           \
+    do {                                                                                           \
+        size_t n_ = (bytes) > PREFETCH_BYTES ? PREFETCH_BYTES : (bytes);                           \
+        for (size_t x_ = 0; x_ < n_; x_ += LINE) PREFETCH((p) + x_);                               \
     } while (0)
 
 /* Applies, in entry order, the entries whose row lies in [r0, r1) to columns [c0, c1) of that
@@ -120,7 +123,8 @@ static void apply_range(const apply_plan *p, int64_t r0, int64_t r1, int64_t c0,
                 entry[at] = next;
                 PREFETCH_ROW(p->var + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
                 if (p->accum) PREFETCH_ROW(p->accum + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
-                if (r1 - r0 != p->rows) PREFETCH_ROW(p->grad + (size_t)next * rb + off, bytes, NDX_PREFETCH);
+                if (r1 - r0 != p->rows)
+                    PREFETCH_ROW(p->grad + (size_t)next * rb + off, bytes, NDX_PREFETCH);
             }
             next++;
         }
@@ -183,8 +187,8 @@ typedef struct apply_args {
     const ndx_tensor *var, *accum, *lr, *epsilon, *grad, *indices;
 } apply_args;
 
-static ndx_status check_view(const char *op, const char *what, const ndx_tensor *t,
-                             size_t *nbytes, ndx_error *err) {
+static ndx_status check_view(const char *op, const char *what, const ndx_tensor *t, size_t *nbytes,
+                             ndx_error *err) {
     char name[64];
     snprintf(name, sizeof name, "%s: %s", op, what);
     return ndx_tensor_check(t, name, NULL, nbytes, err);
@@ -243,9 +247,12 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int update_s
     p.row_bytes = (size_t)p.inner * var->itemsize;
     p.threads = c.threads;
     if (p.entries == 0) return NDX_OK;
+    size_t scratch_bytes;
+    if (!ndx_bytes_of(p.entries, sizeof(int64_t), &scratch_bytes))
+        return ndx_fail(err, NDX_E_OVERFLOW, "%s: %lld indices need more scratch than fits", op,
+                        (long long)p.entries);
     void *scratch;
-    NDX_TRY(ndx_call_acquire(&c, (size_t)p.entries * sizeof(int64_t), 0, "index scratch",
-                             &scratch));
+    NDX_TRY(ndx_call_acquire(&c, scratch_bytes, 0, "index scratch", &scratch));
     p.slots = scratch;
     ndx_status s = read_indices(&c, op, a->indices, var, p.entries, scratch);
     if (s == NDX_OK && p.inner > 0) {
@@ -261,9 +268,8 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int update_s
     return s;
 }
 
-ndx_status ndx_sparse_apply_sgd(const ndx_tensor *var, const ndx_tensor *lr,
-                                const ndx_tensor *grad, const ndx_tensor *indices,
-                                const ndx_options *opt, ndx_error *err) {
+ndx_status ndx_sparse_apply_sgd(const ndx_tensor *var, const ndx_tensor *lr, const ndx_tensor *grad,
+                                const ndx_tensor *indices, const ndx_options *opt, ndx_error *err) {
     apply_args a = {var, NULL, lr, NULL, grad, indices};
     return sparse_apply("sparse_apply_sgd", &a, 0, opt, err);
 }

@@ -56,9 +56,9 @@ apply_scalar sparse_apply_read_scalar(ndx_dtype dtype, const void *p);
 /* ---- the run (sparse_apply.c) -------------------------------------------------------------- */
 
 typedef enum apply_path {
-    APPLY_SERIAL,  /* the calling thread walks the entries in order */
-    APPLY_OWNED,   /* each worker owns a range of var's rows, walks every entry, applies its own */
-    APPLY_COLUMNS  /* few rows: each worker owns a range of columns of every row */
+    APPLY_SERIAL, /* the calling thread walks the entries in order */
+    APPLY_OWNED,  /* each worker owns a range of var's rows, walks every entry, applies its own */
+    APPLY_COLUMNS /* few rows: each worker owns a range of columns of every row */
 } apply_path;
 
 typedef struct apply_plan {

@@ -33,8 +33,8 @@ static ndx_status check_same_dtype(const char *op, const char *what, const ndx_s
                     what, ndx_dtype_name(want), ndx_dtype_name(s->dtype));
 }
 
-static ndx_status check_scalar(const char *op, const char *what, const ndx_spec *s,
-                               ndx_dtype want, ndx_error *err) {
+static ndx_status check_scalar(const char *op, const char *what, const ndx_spec *s, ndx_dtype want,
+                               ndx_error *err) {
     NDX_TRY(check_same_dtype(op, what, s, want, err));
     if (s->rank == NDX_UNKNOWN || s->rank == 0) return NDX_OK;
     char dims[NDX_DIMS_TEXT];
@@ -44,8 +44,7 @@ static ndx_status check_scalar(const char *op, const char *what, const ndx_spec 
 }
 
 /* accum must be var's shape; `m` (var as known so far) takes the dims accum tells. */
-static ndx_status merge_accum(const char *op, ndx_spec *m, const ndx_spec *accum,
-                              ndx_error *err) {
+static ndx_status merge_accum(const char *op, ndx_spec *m, const ndx_spec *accum, ndx_error *err) {
     if (accum->rank == NDX_UNKNOWN) return NDX_OK;
     if (m->rank == NDX_UNKNOWN) {
         ndx_dtype dt = m->dtype;
@@ -56,14 +55,15 @@ static ndx_status merge_accum(const char *op, ndx_spec *m, const ndx_spec *accum
         return NDX_OK;
     }
     int same = m->rank == accum->rank;
-    for (int d = 0; same && d < m->rank; d++) same = !ndx_dims_conflict(m->shape[d], accum->shape[d]);
+    for (int d = 0; same && d < m->rank; d++)
+        same = !ndx_dims_conflict(m->shape[d], accum->shape[d]);
     if (!same) {
         char a[NDX_DIMS_TEXT], v[NDX_DIMS_TEXT];
         ndx_format_spec_dims(a, sizeof a, accum);
         ndx_format_spec_dims(v, sizeof v, m);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: accum has shape %s but var has shape %s: they must be the same", op,
-                        a, v);
+                        "%s: accum has shape %s but var has shape %s: they must be the same", op, a,
+                        v);
     }
     for (int d = 0; d < m->rank; d++)
         if (!ndx_dim_known(m->shape[d])) m->shape[d] = accum->shape[d];
@@ -84,7 +84,8 @@ static ndx_status merge_grad(const char *op, ndx_spec *m, const ndx_spec *grad,
         }
     } else {
         int same = grad->rank == m->rank && !ndx_dims_conflict(grad->shape[0], entries);
-        for (int d = 1; same && d < m->rank; d++) same = !ndx_dims_conflict(grad->shape[d], m->shape[d]);
+        for (int d = 1; same && d < m->rank; d++)
+            same = !ndx_dims_conflict(grad->shape[d], m->shape[d]);
         if (same) {
             for (int d = 1; d < m->rank; d++)
                 if (!ndx_dim_known(m->shape[d])) m->shape[d] = grad->shape[d];
@@ -140,8 +141,8 @@ ndx_status sparse_apply_check(const char *op, apply_kind kind, const ndx_spec *v
     if (indices->rank != NDX_UNKNOWN && indices->rank != 1) {
         char dims[NDX_DIMS_TEXT];
         ndx_format_spec_dims(dims, sizeof dims, indices);
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: indices must have rank 1, not shape %s", op, dims);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: indices must have rank 1, not shape %s",
+                        op, dims);
     }
     NDX_TRY(check_same_dtype(op, "grad", grad, var->dtype, err));
     NDX_TRY(merge_grad(op, &m, grad, indices, err));
@@ -160,9 +161,8 @@ ndx_status sparse_apply_check(const char *op, apply_kind kind, const ndx_spec *v
     return NDX_OK;
 }
 
-ndx_status ndx_sparse_apply_sgd_infer(const ndx_spec *var, const ndx_spec *lr,
-                                      const ndx_spec *grad, const ndx_spec *indices,
-                                      ndx_spec *out, ndx_error *err) {
+ndx_status ndx_sparse_apply_sgd_infer(const ndx_spec *var, const ndx_spec *lr, const ndx_spec *grad,
+                                      const ndx_spec *indices, ndx_spec *out, ndx_error *err) {
     ndx_error_clear(err);
     return sparse_apply_check("sparse_apply_sgd", APPLY_SGD, var, NULL, lr, NULL, grad, indices,
                               out, err);
@@ -173,6 +173,6 @@ ndx_status ndx_sparse_apply_adagrad_infer(const ndx_spec *var, const ndx_spec *a
                                           const ndx_spec *grad, const ndx_spec *indices,
                                           ndx_spec *out, ndx_error *err) {
     ndx_error_clear(err);
-    return sparse_apply_check("sparse_apply_adagrad", APPLY_ADAGRAD, var, accum, lr, epsilon,
-                              grad, indices, out, err);
+    return sparse_apply_check("sparse_apply_adagrad", APPLY_ADAGRAD, var, accum, lr, epsilon, grad,
+                              indices, out, err);
 }

@@ -1,6 +1,7 @@
 /* sparse_apply_kernels.c — one row of an optimizer step, per dtype: sgd's var -= lr * g and
- * Adagrad's accum += g * g; var -= lr * g / (sqrt(accum) + epsilon) (V2), lr * g * (1 / sqrt(accum))
- * (V1), lr * g / sqrt(accum) (V1 with one element per row), each operation in TensorFlow's order.
+ * Adagrad's accum += g * g; var -= lr * g / (sqrt(accum) + epsilon) (V2), lr * g * (1 /
+ * sqrt(accum)) (V1), lr * g / sqrt(accum) (V1 with one element per row), each operation in
+ * TensorFlow's order.
  *
  * Every step rounds to the element type: float16 and bfloat16 compute each one in float and round
  * back (as Eigen's half types do, and ndx's scatter arithmetic); float, double and complex
@@ -44,13 +45,13 @@ static inline void bf16_store(unsigned char *p, float x) {
 }
 
 /* The native types round by themselves. */
-#define NATIVE(tag, T)                                                                         \
-    static inline T tag##_round(T x) { return x; }                                             \
-    static inline T tag##_load(const unsigned char *p) {                                       \
-        T x;                                                                                   \
-        memcpy(&x, p, sizeof x);                                                               \
-        return x;                                                                              \
-    }                                                                                          \
+#define NATIVE(tag, T)                                                                             \
+    static inline T tag##_round(T x) { return x; }                                                 \
+    static inline T tag##_load(const unsigned char *p) {                                           \
+        T x;                                                                                       \
+        memcpy(&x, p, sizeof x);                                                                   \
+        return x;                                                                                  \
+    }                                                                                              \
     static inline void tag##_store(unsigned char *p, T x) { memcpy(p, &x, sizeof x); }
 NATIVE(f32, float)
 NATIVE(f64, double)
@@ -60,38 +61,38 @@ NATIVE(c128, cdouble)
 /* ---- the kernels, for tag (element size S, compute type C, scalar field F, square root SQRT) */
 
 /* The parameters of every row kernel (apply_row_fn), under one spelling. */
-#define ROW_PARAMS                                                                             \
-    unsigned char *restrict var, unsigned char *restrict accum,                                \
+#define ROW_PARAMS                                                                                 \
+    unsigned char *restrict var, unsigned char *restrict accum,                                    \
         const unsigned char *restrict grad, int64_t n, const apply_consts *k
 
 /* One Adagrad kernel: accum += g * g when asked, then var -= STEP, where STEP divides the
  * numerator t = lr * g by the rounded root (V1's forms) or root + epsilon (V2). */
-#define ADAGRAD_KERNEL(tag, S, C, F, SQRT, NAME, STEP)                                         \
-    NDX_MULTIVERSION static void apply_##tag##_##NAME(ROW_PARAMS) {                            \
-        const C lr = k->lr.F, eps = k->epsilon.F, one = 1;                                     \
-        const int slots = k->update_slots;                                                     \
-        (void)eps;                                                                             \
-        (void)one;                                                                             \
-        for (int64_t j = 0; j < n; j++) {                                                      \
-            C g = tag##_load(grad + j * S);                                                    \
+#define ADAGRAD_KERNEL(tag, S, C, F, SQRT, NAME, STEP)                                             \
+    NDX_MULTIVERSION static void apply_##tag##_##NAME(ROW_PARAMS) {                                \
+        const C lr = k->lr.F, eps = k->epsilon.F, one = 1;                                         \
+        const int slots = k->update_slots;                                                         \
+        (void)eps;                                                                                 \
+        (void)one;                                                                                 \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            C g = tag##_load(grad + j * S);                                                        \
             if (slots) tag##_store(accum + j * S, tag##_load(accum + j * S) + tag##_round(g * g)); \
-            C t = tag##_round(lr * g);                                                         \
-            C root = tag##_round(SQRT(tag##_load(accum + j * S)));                             \
-            tag##_store(var + j * S, tag##_load(var + j * S) - tag##_round(STEP));             \
-        }                                                                                      \
+            C t = tag##_round(lr * g);                                                             \
+            C root = tag##_round(SQRT(tag##_load(accum + j * S)));                                 \
+            tag##_store(var + j * S, tag##_load(var + j * S) - tag##_round(STEP));                 \
+        }                                                                                          \
     }
 
-#define APPLY_KERNELS(tag, S, C, F, SQRT)                                                      \
-    NDX_MULTIVERSION static void apply_##tag##_sgd(ROW_PARAMS) {                               \
-        (void)accum;                                                                           \
-        const C lr = k->lr.F;                                                                  \
-        for (int64_t j = 0; j < n; j++) {                                                      \
-            C step = tag##_round(lr * tag##_load(grad + j * S));                               \
-            tag##_store(var + j * S, tag##_load(var + j * S) - step);                          \
-        }                                                                                      \
-    }                                                                                          \
-    ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_v2, t / tag##_round(root + eps))                \
-    ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_rsqrt, t * tag##_round(one / root))             \
+#define APPLY_KERNELS(tag, S, C, F, SQRT)                                                          \
+    NDX_MULTIVERSION static void apply_##tag##_sgd(ROW_PARAMS) {                                   \
+        (void)accum;                                                                               \
+        const C lr = k->lr.F;                                                                      \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            C step = tag##_round(lr * tag##_load(grad + j * S));                                   \
+            tag##_store(var + j * S, tag##_load(var + j * S) - step);                              \
+        }                                                                                          \
+    }                                                                                              \
+    ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_v2, t / tag##_round(root + eps))                    \
+    ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_rsqrt, t *tag##_round(one / root))                  \
     ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_div, t / root)
 
 APPLY_KERNELS(f16, 2, float, f, sqrtf)
@@ -103,10 +104,10 @@ APPLY_KERNELS(c128, 16, cdouble, cd, csqrt)
 
 /* ---- lookup ---------------------------------------------------------------------------------- */
 
-#define PICK(tag)                                                                              \
-    return kind == APPLY_SGD ? apply_##tag##_sgd                                               \
-           : has_epsilon     ? apply_##tag##_adagrad_v2                                        \
-           : single          ? apply_##tag##_adagrad_div                                       \
+#define PICK(tag)                                                                                  \
+    return kind == APPLY_SGD ? apply_##tag##_sgd                                                   \
+           : has_epsilon     ? apply_##tag##_adagrad_v2                                            \
+           : single          ? apply_##tag##_adagrad_div                                           \
                              : apply_##tag##_adagrad_rsqrt
 
 apply_row_fn sparse_apply_kernel(apply_kind kind, ndx_dtype dtype, int has_epsilon, int single) {
