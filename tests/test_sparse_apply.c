@@ -6,9 +6,10 @@
  * innocuous), compared bitwise; complex dtypes computed in complex double, compared within a
  * tolerance. Also: worked examples, every dtype and index dtype, ranks 1 to 3, duplicates, empty
  * indices, bitwise equality at 1, 2 and 3 threads on inputs large enough for the parallel paths,
- * every error path leaving var and accum unchanged, the skip policy, infer on partial specs, and
- * indices mutated by another thread during calls. */
-#include "ndx_test.h"
+ * every error path leaving var and accum unchanged, the skip policy, infer on partial specs and
+ * against the op on random (often malformed) inputs, the memory the call takes, and indices
+ * mutated by another thread during calls. */
+#include "contract.h"
 
 #include <complex.h>
 #include <math.h>
@@ -701,10 +702,6 @@ static void shape_and_dtype_errors_write_nothing(void **state) {
 
 /* ---- infer ----------------------------------------------------------------------------------- */
 
-static ndx_spec spec(ndx_dtype dt, int rank, const int64_t *shape) {
-    return ndx_spec_make(dt, rank, shape);
-}
-
 static void infer_on_partial_specs(void **state) {
     (void)state;
     const int64_t U = NDX_UNKNOWN;
@@ -770,6 +767,142 @@ static void infer_agrees_with_the_op(void **state) {
     assert_int_equal(s2, s1);
     assert_string_equal(e1.message, e2.message);
     f.grad.shape[0] = 4;
+    free_fixture(&f);
+}
+
+/* ---- infer against the op on random inputs, many malformed ------------------------------------
+ */
+
+static ndx_dtype some_other_dtype(test_rng *r, ndx_dtype dt) {
+    ndx_dtype o = rng_below(r, 2) ? NDX_INT32 : apply_dtypes[rng_below(r, APPLY_DTYPES)];
+    return o == dt ? NDX_FLOAT64 + (dt == NDX_FLOAT64) : o;
+}
+
+static void fill_any(test_rng *r, ndx_tensor *t, double lo, double hi) {
+    int ok = 0;
+    for (int d = 0; d < APPLY_DTYPES; d++) ok |= t->dtype == apply_dtypes[d];
+    if (ok)
+        fill(r, t, lo, hi);
+    else
+        test_fill_random(r, t);
+}
+
+/* Perturbs one dim of `dims` (rank n) now and then. */
+static void maybe_spoil(test_rng *r, int n, int64_t *dims) {
+    if (n > 0 && rng_below(r, 8) == 0) dims[rng_below(r, n)] += rng_range(r, 1, 2);
+}
+
+static void infer_agrees_on_random_inputs(void **state) {
+    (void)state;
+    test_rng r = {20};
+    int ran = 0, refused = 0, refused_early = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        int adagrad = trial % 2, v2 = adagrad && rng_below(&r, 2);
+        ndx_dtype dt = rng_below(&r, 12) == 0 ? some_other_dtype(&r, NDX_FLOAT32)
+                                              : apply_dtypes[rng_below(&r, APPLY_DTYPES)];
+        int rank = rng_below(&r, 10) == 0 ? 0 : (int)rng_range(&r, 1, 3);
+        int64_t dims[4] = {rng_range(&r, 0, 5), rng_range(&r, 0, 3), rng_range(&r, 1, 3), 2};
+        if (rng_below(&r, 6)) dims[1] = rng_range(&r, 1, 3); /* zero inner dims now and then */
+        int64_t adims[4], gdims[4], n = rng_range(&r, 0, 6);
+        memcpy(adims, dims, sizeof dims);
+        maybe_spoil(&r, rank, adims);
+        gdims[0] = n;
+        for (int d = 1; d < 4; d++) gdims[d] = dims[d];
+        int grank = rng_below(&r, 10) == 0 ? rank + (int)rng_range(&r, -1, 1) : rank;
+        if (grank < 0) grank = 0;
+        maybe_spoil(&r, grank, gdims);
+        ndx_tensor var = test_tensor(dt, 0, rank, dims);
+        ndx_tensor accum =
+            test_tensor(rng_below(&r, 12) ? dt : some_other_dtype(&r, dt), 0, rank, adims);
+        ndx_tensor grad =
+            test_tensor(rng_below(&r, 12) ? dt : some_other_dtype(&r, dt), 0, grank, gdims);
+        ndx_dtype lt = rng_below(&r, 12) ? dt : some_other_dtype(&r, dt);
+        ndx_tensor lr =
+            rng_below(&r, 12) ? test_tensor(lt, 0, 0, NULL) : test_tensor_v(lt, 0, 1, 1);
+        ndx_tensor eps = test_tensor(rng_below(&r, 12) ? dt : some_other_dtype(&r, dt), 0, 0, NULL);
+        ndx_dtype it = rng_below(&r, 12) == 0 ? NDX_INT16
+                       : rng_below(&r, 2)     ? NDX_INT32
+                                              : NDX_INT64;
+        ndx_tensor idx = rng_below(&r, 12) ? test_tensor(it, 0, 1, &n)
+                                           : test_tensor(it, 0, 2, (int64_t[]){n, 1});
+        int64_t rows = rank > 0 ? dims[0] : 1;
+        if (rng_below(&r, 4) == 0 || rows == 0)
+            test_fill_indices(&r, &idx, -1, rows);
+        else
+            test_fill_indices(&r, &idx, 0, rows - 1);
+        fill_any(&r, &var, -2, 2);
+        fill_any(&r, &accum, 0.5, 2);
+        fill_any(&r, &grad, -1, 1);
+        fill_any(&r, &lr, 0.1, 0.5);
+        fill_any(&r, &eps, 0.1, 0.5);
+        test_inference full = {0}, partial = {0};
+        ndx_spec sv = ndx_spec_of(&var), sa = ndx_spec_of(&accum), sl = ndx_spec_of(&lr),
+                 se = ndx_spec_of(&eps), sg = ndx_spec_of(&grad), si = ndx_spec_of(&idx);
+        ndx_spec pv = test_partial_spec(&r, &var, 1), pa = test_partial_spec(&r, &accum, 1),
+                 pl = test_partial_spec(&r, &lr, 1), pe = test_partial_spec(&r, &eps, 1),
+                 pg = test_partial_spec(&r, &grad, 1), pi = test_partial_spec(&r, &idx, 1);
+        ndx_tensor before_var = copy_of(&var), before_accum = copy_of(&accum);
+        ndx_options opt = test_options((int)rng_range(&r, 1, 3), NDX_BAD_INDICES_ERROR);
+        ndx_error err;
+        ndx_status s;
+        if (adagrad) {
+            full.status = ndx_sparse_apply_adagrad_infer(&sv, &sa, &sl, v2 ? &se : NULL, &sg, &si,
+                                                         &full.specs[0], &full.err);
+            partial.status = ndx_sparse_apply_adagrad_infer(&pv, &pa, &pl, v2 ? &pe : NULL, &pg,
+                                                            &pi, &partial.specs[0], &partial.err);
+            s = ndx_sparse_apply_adagrad(&var, &accum, &lr, v2 ? &eps : NULL, &grad, &idx, 1, &opt,
+                                         &err);
+        } else {
+            full.status = ndx_sparse_apply_sgd_infer(&sv, &sl, &sg, &si, &full.specs[0], &full.err);
+            partial.status =
+                ndx_sparse_apply_sgd_infer(&pv, &pl, &pg, &pi, &partial.specs[0], &partial.err);
+            s = ndx_sparse_apply_sgd(&var, &lr, &grad, &idx, &opt, &err);
+        }
+        assert_infer_agrees(&partial, &full, s, &err, 1, &var);
+        ran += s == NDX_OK;
+        refused += s != NDX_OK;
+        refused_early += partial.status != NDX_OK;
+        if (s != NDX_OK) {
+            assert_unchanged(&before_var, &var);
+            assert_unchanged(&before_accum, &accum);
+        }
+        test_tensor_free(&before_var);
+        test_tensor_free(&before_accum);
+        test_tensor_free(&var);
+        test_tensor_free(&accum);
+        test_tensor_free(&grad);
+        test_tensor_free(&lr);
+        test_tensor_free(&eps);
+        test_tensor_free(&idx);
+    }
+    /* The inputs are neither all good nor all bad, and partial specs refuse some already. */
+    assert_true(ran > 300 && refused > 300 && refused_early > 100);
+}
+
+/* ---- memory ------------------------------------------------------------------------------------
+ */
+
+/* One call takes exactly its index scratch (8 bytes per entry) from the caller's allocator and
+ * gives it back; an allocator that refuses fails the call cleanly, before any write. */
+static void memory_is_the_index_scratch(void **state) {
+    (void)state;
+    test_rng r = {21};
+    fixture f = make_fixture(&r);
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options opt = {.num_threads = 2, .allocator = &a.base};
+    ndx_error err;
+    assert_ok(
+        ndx_sparse_apply_adagrad(&f.var, &f.accum, &f.lr, &f.eps, &f.grad, &f.idx, 1, &opt, &err),
+        &err);
+    assert_int_equal(a.calls, 1);
+    assert_int_equal(a.live, 0);
+    assert_true(a.bytes >= 4 * sizeof(int64_t) && a.bytes < 4 * sizeof(int64_t) + 64);
+    ndx_options budget = {.max_memory = 4 * sizeof(int64_t)};
+    assert_ok(ndx_sparse_apply_sgd(&f.var, &f.lr, &f.grad, &f.idx, &budget, &err), &err);
+    a.refuse = 1;
+    expect_failure(&f, 1, &opt, NDX_E_NO_MEMORY, "index scratch");
+    assert_int_equal(a.live, 0);
     free_fixture(&f);
 }
 
@@ -855,6 +988,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(shape_and_dtype_errors_write_nothing),
         cmocka_unit_test(infer_on_partial_specs),
         cmocka_unit_test(infer_agrees_with_the_op),
+        cmocka_unit_test(infer_agrees_on_random_inputs),
+        cmocka_unit_test(memory_is_the_index_scratch),
         cmocka_unit_test(indices_mutated_during_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
