@@ -29,7 +29,7 @@
 /* Least bytes of every row worth a column worker of its own. */
 #define COLUMN_BYTES 256
 /* Index entries per worker when reading them. */
-#define READ_GRAIN ((int64_t)1 << 14)
+#define READ_GRAIN ((int64_t)1 << 17)
 #define READ_BLOCK 1024
 _Static_assert((AHEAD & (AHEAD - 1)) == 0, "the ring needs a power of two");
 
