@@ -469,7 +469,9 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
 
 /* The optimizer steps a sparse gradient (TensorFlow's IndexedSlices: row numbers `indices` and
  * rows `grad`, as the gradient of a gather gives) makes on a table `var` [N, ...]. Both update
- * `var` (and Adagrad's `accum`) in place: their views are const, their data is written.
+ * `var` (and Adagrad's `accum`) in place: their views are const, their data is written. They
+ * are named after TensorFlow's SparseApply<Optimizer> kernels, "sgd" for plain gradient descent,
+ * which has no such kernel.
  *
  * ndx_sparse_apply_sgd(var, lr, grad, indices) — plain gradient descent on the named rows:
  *   for i in order:  var[indices[i], ...] -= lr * grad[i, ...]
@@ -505,8 +507,9 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
  *   rows); small updates run on the calling thread.
  * - Every index is read once, into scratch of 8 bytes per index (charged to opt->max_memory),
  *   and checked there before anything is written: an index outside [0, N) fails the call with
- *   NDX_E_OUT_OF_RANGE and var and accum unchanged (unless opt->bad_indices is
- *   NDX_BAD_INDICES_IGNORE: that entry is skipped). Indices changed by another thread during the
+ *   NDX_E_OUT_OF_RANGE and var and accum unchanged ("sparse_apply_sgd: indices[2] = 7 is out of
+ *   range for var of shape [5, 2] (rows 0 to 4)"), unless opt->bad_indices is
+ *   NDX_BAD_INDICES_IGNORE: that entry is then skipped. Indices changed by another thread during the
  *   call cannot make it write outside var and accum.
  * - grad, accum and var may not share memory with one another (NDX_E_INVALID_ARGUMENT): the
  *   result would depend on the thread count. lr, epsilon and indices may alias anything.
