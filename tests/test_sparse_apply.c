@@ -542,7 +542,7 @@ static void bad_indices_fail_and_write_nothing(void **state) {
     fixture f = make_fixture(&r);
     test_set_index(&f.idx, 2, 5);
     expect_failure(&f, 1, NULL, NDX_E_OUT_OF_RANGE,
-                   "indices[2] = 5 is out of range for var of shape [5, 3]");
+                   "indices[2] = 5 is out of range for var of shape [5, 3] (rows 0 to 4)");
     test_set_index(&f.idx, 1, -1);
     expect_failure(&f, 1, NULL, NDX_E_OUT_OF_RANGE, "indices[1] = -1 is negative");
     free_fixture(&f);
