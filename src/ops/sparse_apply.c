@@ -107,8 +107,9 @@ static ndx_status read_indices(const ndx_call *c, const char *op, const ndx_tens
     } while (0)
 
 /* Applies, in entry order, the entries whose row lies in [r0, r1) to columns [c0, c1) of that
- * row. The next AHEAD such entries are found early and their rows (var, accum, grad) prefetched:
- * rows land anywhere in a large var, and an owner's grad rows skip about. */
+ * row. The next AHEAD such entries are found early and their rows of var and accum prefetched
+ * (they land anywhere in a large var), and their grad rows too when only some entries fall in the
+ * range (an owner's grad rows skip about; read in order, the hardware finds them itself). */
 static void apply_range(const apply_plan *p, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     size_t off = (size_t)c0 * p->itemsize, bytes = (size_t)(c1 - c0) * p->itemsize;
     size_t rb = p->row_bytes;
