@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ndx_dtype it = fz_chance(&f, 7, 8) ? (fz_chance(&f, 1, 2) ? NDX_INT32 : NDX_INT64)
                                        : fz_index_dtype(&f);
     int64_t is[2] = {n, 1};
-    c.idx = fz_tensor(&f, it, ndx_dtype_size(it), fz_chance(&f, 1, 32) ? 2 : 1, is);
+    c.idx = fz_tensor(&f, it, fz_itemsize(&f, it), fz_chance(&f, 1, 32) ? 2 : 1, is);
     int64_t rows = rank > 0 ? vs[0] : 0;
     int bad_index = 0;
     ndx_dtype_kind ik = ndx_dtype_kind_of(it);
