@@ -464,7 +464,7 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
                                ndx_sparse_tensor *out, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
-/* 5e. Sparse apply: in-place training updates from a sparse gradient                          */
+/* 5f. Sparse apply: in-place training updates from a sparse gradient                          */
 /* ------------------------------------------------------------------------------------------ */
 
 /* The optimizer steps a sparse gradient (TensorFlow's IndexedSlices: row numbers `indices` and
