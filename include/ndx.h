@@ -11,8 +11,10 @@
  *      op.
  *   5. The ops: gather_nd; scatter_nd and tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
- *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; and for layers built
- *      on ndx, memory taken under an op's options and policy.
+ *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; the sparse apply
+ *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
+ *      sparse_apply_adagrad); and for layers built on ndx, memory taken under an op's options
+ *      and policy.
  *
  * Conventions shared by every op
  * ------------------------------
@@ -40,7 +42,8 @@
  *   ndx_tensor_free and by the ops' own scratch, emptied by ndx_release_memory. It changes no
  *   result; a caller that passes its own allocator never touches it. (The number of online cores
  *   and the machine's memory are also read once and kept.)
- * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids.
+ * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids,
+ *   except the sparse apply ops, which take TensorFlow's int32 and int64.
  * - Sizes are int64_t element counts; every product and sum is checked for overflow.
  */
 #ifndef NDX_H
@@ -482,7 +485,77 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
                                ndx_sparse_tensor *out, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
-/* 5e. For libraries built on ndx                                                              */
+/* 5e. Sparse apply: in-place training updates from a sparse gradient                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The optimizer steps a sparse gradient (TensorFlow's IndexedSlices: row numbers `indices` and
+ * rows `grad`, as the gradient of a gather gives) makes on a table `var` [N, ...]. Both update
+ * `var` (and Adagrad's `accum`) in place: their views are const, their data is written. They
+ * are named after TensorFlow's SparseApply<Optimizer> kernels, "sgd" for plain gradient descent,
+ * which has no such kernel.
+ *
+ * ndx_sparse_apply_sgd(var, lr, grad, indices) — plain gradient descent on the named rows:
+ *   for i in order:  var[indices[i], ...] -= lr * grad[i, ...]
+ * TensorFlow has no sparse gradient-descent kernel: its optimizers (tf.compat.v1
+ * GradientDescentOptimizer, Keras SGD without momentum) apply a sparse gradient as
+ * ResourceScatterAdd(var, indices, -grad * lr), which gives these values (x + -(g * lr) is
+ * x - lr * g exactly; float16 and bfloat16 round the product, then the difference).
+ *
+ * ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, update_slots) — TensorFlow's
+ * ResourceSparseApplyAdagrad (epsilon NULL) and ResourceSparseApplyAdagradV2 (epsilon given):
+ *   for i in order, with r = indices[i]:
+ *     if update_slots:  accum[r, ...] += grad[i, ...] * grad[i, ...]
+ *     V2:               var[r, ...] -= lr * grad[i, ...] / (sqrt(accum[r, ...]) + epsilon)
+ *     V1:               var[r, ...] -= lr * grad[i, ...] * (1 / sqrt(accum[r, ...]))
+ *                       (rows of one element, as in a rank-1 var: ... / sqrt(accum[r]))
+ * each product, quotient and sqrt in that order, as TensorFlow's CPU kernel writes them
+ * (TensorFlow's vectorised rsqrt may differ from 1 / sqrt in the last bit). TensorFlow's default
+ * is update_slots = 1; 0 leaves accum as it is.
+ *
+ * Rules shared by both:
+ * - Dtypes (TensorFlow's CPU registrations): float16, bfloat16, float32, float64, complex64 and
+ *   complex128; others are NDX_E_UNSUPPORTED. float16 and bfloat16 compute each step in float
+ *   and round back, as every ndx arithmetic op does; complex numbers use C's complex arithmetic
+ *   and csqrt (so accum += grad * grad is a complex square, as in TensorFlow).
+ * - var has rank >= 1; accum has var's dtype and shape; lr and epsilon are scalars (rank 0) of
+ *   var's dtype, read once; indices has rank 1 and dtype int32 or int64 (TensorFlow's Tindices:
+ *   unlike ndx's other ops, int16 is refused); grad has var's dtype and rank and shape
+ *   [len(indices)] + var.shape[1:]. Adagrad also refuses a var with no element per row
+ *   (a zero dim after the first), as TensorFlow does; sgd accepts it.
+ * - Duplicate indices apply one after another in index order, so the result is bitwise the same
+ *   at any thread count (TensorFlow's Adagrad kernel races its threads on duplicates; this is
+ *   its one-thread result). Threads own ranges of var's rows (or of columns when var has few
+ *   rows); small updates run on the calling thread.
+ * - Every index is read once, into scratch of 8 bytes per index (charged to opt->max_memory),
+ *   and checked there before anything is written: an index outside [0, N) fails the call with
+ *   NDX_E_OUT_OF_RANGE and var and accum unchanged ("sparse_apply_sgd: indices[2] = 7 is out of
+ *   range for var of shape [5, 2] (rows 0 to 4)"), unless opt->bad_indices is
+ *   NDX_BAD_INDICES_IGNORE: that entry is then skipped. Indices changed by another thread during the
+ *   call cannot make it write outside var and accum.
+ * - grad, accum and var may not share memory with one another (NDX_E_INVALID_ARGUMENT): the
+ *   result would depend on the thread count. lr, epsilon and indices may alias anything.
+ * - No shape function: nothing is allocated for the caller. */
+/* Infer: checks what the specs show and gives out (may be NULL) = the spec of the updated var,
+ * with the dims grad and accum reveal where var's are unknown. */
+NDX_API ndx_status ndx_sparse_apply_sgd_infer(const ndx_spec *var, const ndx_spec *lr,
+                                              const ndx_spec *grad, const ndx_spec *indices,
+                                              ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_apply_sgd(const ndx_tensor *var, const ndx_tensor *lr,
+                                        const ndx_tensor *grad, const ndx_tensor *indices,
+                                        const ndx_options *opt, ndx_error *err);
+/* epsilon NULL: Adagrad (V1); a scalar: AdagradV2. */
+NDX_API ndx_status ndx_sparse_apply_adagrad_infer(const ndx_spec *var, const ndx_spec *accum,
+                                                  const ndx_spec *lr, const ndx_spec *epsilon,
+                                                  const ndx_spec *grad, const ndx_spec *indices,
+                                                  ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_apply_adagrad(const ndx_tensor *var, const ndx_tensor *accum,
+                                            const ndx_tensor *lr, const ndx_tensor *epsilon,
+                                            const ndx_tensor *grad, const ndx_tensor *indices,
+                                            int update_slots, const ndx_options *opt,
+                                            ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5f. For libraries built on ndx                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
 /* A layer that calls ndx ops (libndx_mpi, a runtime) can take its own memory under the same

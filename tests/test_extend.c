@@ -1,4 +1,4 @@
-/* test_extend.c — the memory API for layers built on ndx (ndx.h, 5e): ndx_block_alloc takes
+/* test_extend.c — the memory API for layers built on ndx (ndx.h, 5f): ndx_block_alloc takes
  * blocks under an op's options (the caller's allocator, the memory budget counted across the
  * blocks of one call) and ndx_block_free gives them back the way they came; a block from ndx's
  * own allocator may be freed with ndx_tensor_free, as the header promises. */

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "bench_apply.h"
 #include "bench_graph.h"
 #include "bench_workloads.h"
 #include "cli.h"
@@ -50,9 +51,16 @@ static const cli_command bench_cmd = {
     "  N3  graph: seed 003's program on 6 elements (8 nodes run), against direct calls\n"
     "  N20 graph: a chain of 20 gather_nd nodes on [8, 4] floats, against direct calls\n"
     "  L10K saved graphs: reading the text of a 10,000-node graph (ndx_graph_from_text)\n"
+    "  A1  sparse_apply_sgd: 65536 rows of 64 float32 into a [1000000, 64] table, in place\n"
+    "  A2  sparse_apply_adagrad (V2): the same, with its accumulator\n"
     "\n"
     "N3 and N20 print: NAME graph_us=G direct_us=D nodes=K overhead_per_node_us=(G-D)/K.\n"
     "L10K prints: L10K load_s=S nodes=10000 text_bytes=B us_per_node=U.\n"
+    "A1 and A2 print: NAME median_s=S naive_serial_s=N naive_parallel_s=P GBps=B threads=T\n"
+    "serial_vs_ndx=N/S same_as_naive=yes|no, where the naive loops are a caller's plain loop on\n"
+    "one thread and the same split over the entries on T threads (as TensorFlow's CPU kernel\n"
+    "splits them: duplicates race), and same_as_naive compares one step of ndx with the serial\n"
+    "loop's, bitwise. A1 and A2 are not part of 'all'.\n"
     "With --graph every other workload also runs as a one-node graph (a session fed the same\n"
     "inputs, fetching into the same outputs), timed alternately with the direct call, and adds\n"
     "graph_median_s=S graph_vs_direct=S/median_s to its line.\n"
@@ -118,7 +126,7 @@ typedef struct bench_settings {
     int graph;
 } bench_settings;
 
-enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, LOAD_10K, ALL_WORKLOADS };
+enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, LOAD_10K, APPLY_A1, APPLY_A2, ALL_WORKLOADS };
 
 /* Times reading a saved graph of 10,000 nodes. 0, or CLI_FAILED after printing why. */
 static int bench_load(const bench_settings *st) {
@@ -131,6 +139,26 @@ static int bench_load(const bench_settings *st) {
            seconds * 1e6 / 10000);
     fflush(stdout);
     return 0;
+}
+
+/* Times an optimizer step against the naive loops. 0, or CLI_FAILED after printing why. */
+static int bench_apply_one(const bench_settings *st, int id) {
+    const char *name = id == APPLY_A1 ? "A1" : "A2";
+    bench_apply_result r;
+    ndx_error err = {0};
+    if (!st->quiet) {
+        fprintf(stderr, "ndx bench: %s: building a [%.0f, 64] table%s\n", name,
+                1e6 * st->scale, st->scale != 1.0 ? " (scaled)" : "");
+        fflush(stderr);
+    }
+    if (bench_apply(id - APPLY_A1, st->scale, st->seed, st->threads, st->repeat, &r, &err) != NDX_OK)
+        return cli_error("bench %s: %s", name, err.message);
+    printf("%s median_s=%.6f naive_serial_s=%.6f naive_parallel_s=%.6f GBps=%.2f threads=%d "
+           "serial_vs_ndx=%.2f same_as_naive=%s\n",
+           name, r.ndx_s, r.serial_s, r.parallel_s, r.ndx_s > 0 ? r.bytes / r.ndx_s / 1e9 : 0.0,
+           st->threads, r.ndx_s > 0 ? r.serial_s / r.ndx_s : 0.0, r.same ? "yes" : "no");
+    fflush(stdout);
+    return r.same ? 0 : cli_error("bench %s: ndx and the naive loop disagree", name);
 }
 
 /* Times a small graph against direct calls. 0, or CLI_FAILED after printing why. */
@@ -259,7 +287,7 @@ int ndx_cmd_bench(int argc, char **argv) {
 
     if (npos == 0)
         return cli_usage_error(&bench_cmd,
-                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K) or "
+                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2) or "
                                "'all'");
     int chosen[ALL_WORKLOADS] = {0}, order[ALL_WORKLOADS], n = 0;
     for (int i = 0; i < npos; i++) {
@@ -268,16 +296,19 @@ int ndx_cmd_bench(int argc, char **argv) {
         if (!all && id < 0 && strcasecmp(pos[i], "N3") == 0) id = SMALL_N3;
         if (!all && id < 0 && strcasecmp(pos[i], "N20") == 0) id = SMALL_N20;
         if (!all && id < 0 && strcasecmp(pos[i], "L10K") == 0) id = LOAD_10K;
+        if (!all && id < 0 && strcasecmp(pos[i], "A1") == 0) id = APPLY_A1;
+        if (!all && id < 0 && strcasecmp(pos[i], "A2") == 0) id = APPLY_A2;
         if (id < 0)
             return cli_usage_error(
-                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K or all)",
+                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 or all)",
                 pos[i]);
         for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
             if (!chosen[k]) chosen[k] = 1, order[n++] = k;
     }
     int failed = 0;
     for (int i = 0; i < n; i++) {
-        int one = order[i] == LOAD_10K  ? bench_load(&st)
+        int one = order[i] >= APPLY_A1  ? bench_apply_one(&st, order[i])
+                  : order[i] == LOAD_10K ? bench_load(&st)
                   : order[i] >= SMALL_N3 ? bench_small(&st, order[i])
                                          : bench_one(&st, order[i], i + 1, n);
         if (one != 0) failed = 1;

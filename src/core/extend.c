@@ -1,4 +1,4 @@
-/* extend.c — the memory of layers built on ndx (ndx.h, 5e): one block at a time through the
+/* extend.c — the memory of layers built on ndx (ndx.h, 5f): one block at a time through the
  * same call context the ops use, so the options are validated, the allocator chosen and the
  * budget counted by one piece of code for the ops and for the layers above. */
 #include "core.h"

@@ -129,6 +129,19 @@ class Runs(unittest.TestCase):
         self.assertIsNone(m.group(8))  # no digest unless asked
         self.assertEqual(m.group(4), "2")
 
+    def test_optimizer_steps(self):
+        # A1 and A2 apply a sparse gradient in place and check one step bitwise against the naive
+        # serial loop (same_as_naive=yes, else the command fails); not part of 'all'
+        proc = ndx("A1", "a2", "--scale", str(SCALE), "--threads", "2", "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual([l.split()[0] for l in lines], ["A1", "A2"])
+        for line in lines:
+            m = re.fullmatch(r"A[12] median_s=\d+\.\d{6} naive_serial_s=\d+\.\d{6} "
+                             r"naive_parallel_s=\d+\.\d{6} GBps=\d+\.\d\d threads=2 "
+                             r"serial_vs_ndx=\d+\.\d\d same_as_naive=yes", line)
+            self.assertIsNotNone(m, line)
+
 
 if __name__ == "__main__":
     NDX = sys.argv.pop(1)

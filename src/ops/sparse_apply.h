@@ -1,0 +1,78 @@
+/* sparse_apply.h — what the sparse apply ops (sparse_apply_sgd, sparse_apply_adagrad) share:
+ * their shape checks on specs (sparse_apply_infer.c), the per-dtype row kernels
+ * (sparse_apply_kernels.c) and the plan the public calls (sparse_apply.c) build and run.
+ *
+ *   views checked -> infer checks on their specs -> indices read once into scratch and checked
+ *   there -> run (cannot fail; writes var and accum only)
+ *
+ * Private to the sparse apply ops. */
+#ifndef NDX_SPARSE_APPLY_H
+#define NDX_SPARSE_APPLY_H
+
+#include "core.h"
+
+typedef enum apply_kind { APPLY_SGD, APPLY_ADAGRAD } apply_kind;
+
+/* ---- checks on specs (sparse_apply_infer.c) ------------------------------------------------ */
+
+/* Every shape and dtype check of one op, in order, on specs (accum and epsilon NULL when the op
+ * has none); out (may be NULL) gets the updated var's spec. */
+ndx_status sparse_apply_check(const char *op, apply_kind kind, const ndx_spec *var,
+                              const ndx_spec *accum, const ndx_spec *lr, const ndx_spec *epsilon,
+                              const ndx_spec *grad, const ndx_spec *indices, ndx_spec *out,
+                              ndx_error *err);
+
+/* 1 for the dtypes both ops take (TensorFlow's float and complex types). */
+int sparse_apply_dtype_ok(ndx_dtype dtype);
+
+/* ---- kernels (sparse_apply_kernels.c) ------------------------------------------------------ */
+
+/* The scalars of one call, read once from the caller's lr and epsilon and held in the compute
+ * type (float for float16 and bfloat16). */
+typedef union apply_scalar {
+    float f;
+    double d;
+    float _Complex cf;
+    double _Complex cd;
+} apply_scalar;
+
+typedef struct apply_consts {
+    apply_scalar lr, epsilon;
+    int update_slots;
+} apply_consts;
+
+/* Applies one gradient row to one row of var (and accum): n elements, no alignment assumed.
+ * accum is NULL for sgd. */
+typedef void (*apply_row_fn)(unsigned char *var, unsigned char *accum, const unsigned char *grad,
+                             int64_t n, const apply_consts *k);
+
+/* The row kernel of `kind` on `dtype` (a dtype sparse_apply_dtype_ok accepts): for Adagrad,
+ * has_epsilon picks V2, and `single` (one element per row) V1's division form. */
+apply_row_fn sparse_apply_kernel(apply_kind kind, ndx_dtype dtype, int has_epsilon, int single);
+
+/* Reads a scalar of `dtype` at p (once) into the compute type. */
+apply_scalar sparse_apply_read_scalar(ndx_dtype dtype, const void *p);
+
+/* ---- the run (sparse_apply.c) -------------------------------------------------------------- */
+
+typedef enum apply_path {
+    APPLY_SERIAL, /* the calling thread walks the entries in order */
+    APPLY_OWNED,  /* each worker owns a range of var's rows, walks every entry, applies its own */
+    APPLY_COLUMNS /* few rows: each worker owns a range of columns of every row */
+} apply_path;
+
+typedef struct apply_plan {
+    unsigned char *var, *accum; /* accum NULL for sgd */
+    const unsigned char *grad;
+    const int64_t *slots; /* the checked row of every entry (scratch), -1: skipped */
+    int64_t entries;      /* len(indices) */
+    int64_t rows;         /* var.shape[0] */
+    int64_t inner;        /* elements per row */
+    size_t itemsize, row_bytes;
+    apply_row_fn row;
+    apply_consts consts;
+    int threads;
+    apply_path path;
+} apply_plan;
+
+#endif /* NDX_SPARSE_APPLY_H */
