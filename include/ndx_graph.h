@@ -481,6 +481,97 @@ NDX_API ndx_status ndx_graph_to_text(const ndx_graph *g, char **text, size_t *le
 NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char *source,
                                        ndx_error *err);
 
+/* ------------------------------------------------------------------------------------------ */
+/* 7. Variables and training steps                                                              */
+/* ------------------------------------------------------------------------------------------ */
+/* A Variable node (TensorFlow's resource variable: VarHandleOp and ReadVariableOp in one node)
+ * holds a tensor that lives in each session and persists from run to run. Its output is the
+ * variable's value at the start of the run. Update nodes (the optimizer steps, scatter-add,
+ * assign-add) change variables in place; they have no outputs, and a run runs them only when
+ * they are among its targets (ndx_session_run_targets).
+ *
+ * All or nothing. A run computes every other node first; then it checks every update it runs
+ * (dtypes, shapes and every index, with the messages the ops give), and only when all pass does
+ * it apply them, in build order. A run that fails anywhere (a feed, a node, a fetch, an update's
+ * check) leaves every variable, and every fetch, as it was. Every read of a variable in a run
+ * (a node's input, a fetch, an update's lr or grad computed from a variable) sees its value at
+ * the start of the run, whatever the run updates. The one failure after the checks is memory
+ * refused by the allocator while the updates run (their index scratch, on a run's first use of
+ * its plan); an update that fails so changes nothing, but the updates before it stay applied.
+ *
+ * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
+ * order, so the results are the same bits at any thread count. Each session keeps its own copy
+ * of every variable, made from the initial value when the session is created. */
+
+/* Variable: a variable of the dtype and (full, exact) shape of `init`, initialised to its
+ * value. init must be known when the graph is built: a Const (a copy of a caller's buffer:
+ * ndx_op_const), or a node computed from constants (ndx_op_fill of a constant dims and value, a
+ * cast of a Const, ...). Name it with ndx_scope_named: sessions read, write, save and load
+ * variables by their node's name. */
+#define ndx_op_variable(s, init) ndx_op_variable_at(__FILE__, __LINE__, (s), (init))
+NDX_API ndx_output ndx_op_variable_at(const char *file, int line, ndx_scope s, ndx_output init);
+
+/* The updates. `var` and `accum` must be outputs of Variable nodes (two different ones). The
+ * sparse steps take the gradient as IndexedSlices: rows `grad` and their row numbers `indices`,
+ * int32 or int64, a vector [n] or a matrix [n, 1] (which the builder reshapes to [n] with a
+ * Reshape node of its own).
+ *
+ * apply_sgd (ResourceSparseApplyGradientDescent): ndx_sparse_apply_sgd(var, lr, grad, indices).
+ * apply_adagrad (ResourceSparseApplyAdagrad, or ResourceSparseApplyAdagradV2 with an epsilon):
+ *   ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, update_slots).
+ * scatter_nd_add_variable (ResourceScatterNdAdd): var = tensor_scatter_nd_add(var, indices,
+ *   updates) in place, for a gradient in slices form of any index depth.
+ * assign_add_variable, assign_sub_variable (AssignAddVariableOp, AssignSubVariableOp):
+ *   var += value, var -= value, value of var's dtype and shape (a dense gradient step). */
+#define ndx_op_apply_sgd(s, var, lr, grad, indices) \
+    ndx_op_apply_sgd_at(__FILE__, __LINE__, (s), (var), (lr), (grad), (indices))
+NDX_API ndx_operation ndx_op_apply_sgd_at(const char *file, int line, ndx_scope s, ndx_output var,
+                                          ndx_output lr, ndx_output grad, ndx_output indices);
+#define ndx_op_apply_adagrad(s, var, accum, lr, epsilon, grad, indices, update_slots)            \
+    ndx_op_apply_adagrad_at(__FILE__, __LINE__, (s), (var), (accum), (lr), (epsilon), (grad),    \
+                            (indices), (update_slots))
+NDX_API ndx_operation ndx_op_apply_adagrad_at(const char *file, int line, ndx_scope s,
+                                              ndx_output var, ndx_output accum, ndx_output lr,
+                                              const ndx_output *epsilon, ndx_output grad,
+                                              ndx_output indices, int update_slots);
+#define ndx_op_scatter_nd_add_variable(s, var, indices, updates) \
+    ndx_op_scatter_nd_add_variable_at(__FILE__, __LINE__, (s), (var), (indices), (updates))
+NDX_API ndx_operation ndx_op_scatter_nd_add_variable_at(const char *file, int line, ndx_scope s,
+                                                        ndx_output var, ndx_output indices,
+                                                        ndx_output updates);
+#define ndx_op_assign_add_variable(s, var, value) \
+    ndx_op_assign_add_variable_at(__FILE__, __LINE__, (s), (var), (value), 0)
+#define ndx_op_assign_sub_variable(s, var, value) \
+    ndx_op_assign_add_variable_at(__FILE__, __LINE__, (s), (var), (value), 1)
+NDX_API ndx_operation ndx_op_assign_add_variable_at(const char *file, int line, ndx_scope s,
+                                                    ndx_output var, ndx_output value,
+                                                    int subtract);
+
+/* ndx_session_run with targets (TensorFlow's run(fetches, targets)): also runs the nodes
+ * `targets` names (updates, or any node) and what they need, without fetching anything from
+ * them. ndx_session_run is this with no targets. The plan is kept per set of feeds, fetches and
+ * targets. */
+NDX_API ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed *feeds,
+                                           int num_fetches, ndx_fetch *fetches, int num_targets,
+                                           const ndx_operation *targets, ndx_error *err);
+
+/* A session's variables, by Variable node (ndx_graph_find gives it from its name).
+ * read: copies the value into `into` (a view of the variable's exact dtype, itemsize and shape).
+ * write: replaces the value with `value` (checked the same way; nothing changes on failure).
+ * Errors name the node and the file:line of its builder. Not during a run of the session. */
+NDX_API ndx_status ndx_session_read_variable(ndx_session *s, ndx_operation var,
+                                             ndx_tensor *into, ndx_error *err);
+NDX_API ndx_status ndx_session_write_variable(ndx_session *s, ndx_operation var,
+                                              const ndx_tensor *value, ndx_error *err);
+/* Every variable of the session as an .npz written atomically at `path`, one member per
+ * variable named after its node (NAME.npy). */
+NDX_API ndx_status ndx_session_save_variables(const ndx_session *s, const char *path,
+                                              ndx_error *err);
+/* Reads every variable of the session from such an .npz: each must have its member, of its
+ * dtype and shape (else an error naming the variable and the file); members for no variable
+ * are not read. All or nothing: a load that fails changes no variable. */
+NDX_API ndx_status ndx_session_load_variables(ndx_session *s, const char *path, ndx_error *err);
+
 #ifdef __cplusplus
 }
 #endif

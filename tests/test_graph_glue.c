@@ -33,8 +33,12 @@ static void kind_table_complete(void **state) {
         assert_true(d->num_attrs >= 0 && d->num_attrs <= GRAPH_MAX_ATTRS);
         int source = k == GRAPH_CONST || k == GRAPH_PLACEHOLDER;
         assert_int_equal(d->infer == NULL, source);
-        assert_int_equal(d->run == NULL, source || k == GRAPH_IDENTITY);
-        assert_true(d->outputs >= 1 || d->outputs == GRAPH_OUTPUTS_COUNT);
+        assert_int_equal(d->run == NULL, source || k == GRAPH_IDENTITY || k == GRAPH_VARIABLE);
+        /* updates of variables have no outputs, and a check that runs before any of them */
+        int mutates = (d->flags & GRAPH_KIND_MUTATES) != 0;
+        assert_true(d->outputs >= 1 || d->outputs == GRAPH_OUTPUTS_COUNT || mutates);
+        assert_int_equal(d->check != NULL, mutates);
+        assert_int_equal(d->vars >= 1, mutates);
         if (!source) assert_non_null(d->inputs);
         assert_null(d->gradient); /* the gradient layer fills these in */
         /* the runs of kinds the builders reach by offset run their variant */

@@ -115,7 +115,7 @@ static graph_node *node_new(const build *b) {
     n->num_inputs = b->num_inputs;
     n->num_outputs = b->num_outputs;
     n->inputs = calloc((size_t)b->num_inputs + 1, sizeof *n->inputs);
-    n->specs = calloc((size_t)b->num_outputs, sizeof *n->specs);
+    n->specs = calloc((size_t)b->num_outputs + 1, sizeof *n->specs);
     uint32_t file = graph_intern(b->s.graph, b->file);
     if (!n->inputs || !n->specs || !file) {
         graph_free_node(n);
@@ -204,7 +204,8 @@ static ndx_status infer_node(ndx_graph *g, graph_node *n, ndx_error *err) {
         values[0].data = &unread;
         all_known = 1;
     }
-    if (st == NDX_OK && all_known) st = fold(n, values, err);
+    if (st == NDX_OK && all_known && !(graph_desc(n->kind)->flags & GRAPH_KIND_STATEFUL))
+        st = fold(n, values, err);
     free(heap);
     return st;
 }

@@ -53,6 +53,14 @@ typedef enum graph_kind {
     GRAPH_FILL,
     GRAPH_RESHAPE,
     GRAPH_SUM,
+    /* Variables and the nodes that update them (graph_kinds_state.c). */
+    GRAPH_VARIABLE,
+    GRAPH_APPLY_SGD,
+    GRAPH_APPLY_ADAGRAD,
+    GRAPH_APPLY_ADAGRAD_V2,
+    GRAPH_SCATTER_ADD_VAR,
+    GRAPH_ASSIGN_ADD_VAR,
+    GRAPH_ASSIGN_SUB_VAR,
     GRAPH_KIND_COUNT
 } graph_kind;
 
@@ -66,6 +74,7 @@ typedef struct graph_attrs {
     int expand;      /* sparse_concat: expand_nonconcat_dim */
     int dtype;       /* cast: to; size, shape: out_type (an ndx_dtype) */
     int keep_dims;   /* sum */
+    int update_slots; /* ResourceSparseApplyAdagrad(V2) */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
@@ -132,7 +141,11 @@ enum { GRAPH_OUTPUTS_COUNT = -1 /* attrs.count (dynamic_partition's num_partitio
 enum {
     GRAPH_KIND_SPARSE_OUT = 1, /* outputs 0..2 are a sparse tensor (indices, values, dense_shape) */
     GRAPH_KIND_IN_PLACE = 2,   /* output 0 may be input 0 updated in place (when not narrower) */
-    GRAPH_KIND_SHAPE_ONLY = 4  /* reads only input 0's dtype and shape: folds once it is known */
+    GRAPH_KIND_SHAPE_ONLY = 4, /* reads only input 0's dtype and shape: folds once it is known */
+    /* Variables and updates (graph_kinds_state.c). */
+    GRAPH_KIND_STATEFUL = 8,   /* never folded: a Variable's value lives in each session */
+    GRAPH_KIND_MUTATES = 16    /* updates variables in place (its `vars` leading inputs are
+                                  Variable nodes): no outputs, run last, after `check` */
 };
 
 typedef struct graph_kind_desc {
@@ -156,6 +169,11 @@ typedef struct graph_kind_desc {
     graph_infer_fn infer;      /* NULL: Const and Placeholder, which have no inputs */
     graph_run_fn run;          /* NULL: Const, Placeholder, Identity (sessions alias it) */
     graph_grad_fn gradient;    /* NULL: none yet */
+    /* GRAPH_KIND_MUTATES: how many leading inputs are variables, and the checks that run before
+       any variable changes (every dtype, shape and index `run` will see; `run` then cannot fail
+       but for memory). */
+    int vars;
+    graph_run_fn check;
 } graph_kind_desc;
 
 /* The descriptor of a kind (kind < GRAPH_KIND_COUNT). */
@@ -178,5 +196,8 @@ extern const graph_kind_desc graph_kind_const, graph_kind_placeholder, graph_kin
     graph_kind_not_equal, graph_kind_real_div, graph_kind_maximum, graph_kind_minimum,
     graph_kind_neg, graph_kind_zeros_like, graph_kind_ones_like, graph_kind_cast, graph_kind_range,
     graph_kind_size, graph_kind_shape, graph_kind_fill, graph_kind_reshape, graph_kind_sum;
+extern const graph_kind_desc graph_kind_variable, graph_kind_apply_sgd, graph_kind_apply_adagrad,
+    graph_kind_apply_adagrad_v2, graph_kind_scatter_add_var, graph_kind_assign_add_var,
+    graph_kind_assign_sub_var;
 
 #endif /* NDX_GRAPH_KIND_H */

@@ -44,6 +44,13 @@ static const graph_kind_desc *const kinds[] = {
     &graph_kind_fill,
     &graph_kind_reshape,
     &graph_kind_sum,
+    &graph_kind_variable,
+    &graph_kind_apply_sgd,
+    &graph_kind_apply_adagrad,
+    &graph_kind_apply_adagrad_v2,
+    &graph_kind_scatter_add_var,
+    &graph_kind_assign_add_var,
+    &graph_kind_assign_sub_var,
 };
 static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,
               "one descriptor per graph_kind, in its order");

@@ -51,7 +51,7 @@ void graph_write_text(const ndx_graph *g, text_buf *b) {
         }
         tb_put(b, ")", 1);
         write_attrs(b, n);
-        tb_put(b, " :", 2);
+        if (n->num_outputs) tb_put(b, " :", 2);
         for (int k = 0; k < n->num_outputs; k++) {
             tb_put(b, k ? ", " : " ", k ? 2 : 1);
             graph_format_spec(b, &n->specs[k]);

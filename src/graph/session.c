@@ -5,49 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "graph_internal.h"
-#include "pool.h"
-
-/* Plans kept per session (the oldest is dropped beyond this). */
-#define SESSION_MAX_PLANS 16
-
-/* Where a value comes from in one plan. */
-enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
-
-typedef struct run_plan {
-    int num_feeds, num_fetches;
-    ndx_output *keys;     /* the feeds' outputs, then the fetches' */
-    uint32_t *order;      /* nodes to run, in build order */
-    int num_order;
-    int *reads;           /* per value of the graph: readers in this plan (a fetch is one) */
-    unsigned char *from;  /* per value: VALUE_RUN, VALUE_FED or VALUE_CONST */
-    ndx_output *consts;   /* constant values the plan reads */
-    int num_consts;
-    ndx_tensor *fresh;    /* per fetch: the block made for an ALLOCATE fetch */
-    int direct;           /* every fetch is INTO, of the last node, read by nothing else: that
-                             node writes straight into the caller's buffers (a node that fails
-                             writes nothing, and nothing runs after it) */
-    pool_log log;
-    struct run_plan *next;
-} run_plan;
-
-struct ndx_session {
-    const ndx_graph *g;
-    int threads;
-    graph_pool pool;
-    int64_t num_values;
-    ndx_tensor *vals;  /* per value of the graph: its tensor in the current run */
-    int *block;        /* per value: its pool block, or -1 (a feed, a constant, no bytes) */
-    ndx_tensor *in, *out;
-    run_plan *plans;
-    int num_plans;
-    int *borrowed;     /* blocks held for the last run's borrowed fetches */
-    int num_borrowed, borrowed_cap;
-};
-
-static int64_t value_of(const ndx_graph *g, ndx_output o) {
-    return graph_node_at(g, o.op.id)->first_value + o.index;
-}
+#include "session.h"
 
 /* "name" or "name:k" for messages (a long name shortened in its middle, never cut). */
 static const char *output_name(const ndx_graph *g, ndx_output o, char *buf, size_t cap) {
@@ -97,6 +55,10 @@ ndx_session *ndx_session_new(const ndx_graph *g, const ndx_session_options *opt,
         ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_new: out of memory");
         return NULL;
     }
+    if (session_vars_init(s, err) != NDX_OK) {
+        ndx_session_free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -107,6 +69,8 @@ static void plan_free(run_plan *p) {
     free(p->from);
     free(p->consts);
     free(p->fresh);
+    free(p->updates);
+    free(p->update_in);
     pool_log_free(&p->log);
     free(p);
 }
@@ -119,6 +83,7 @@ void ndx_session_free(ndx_session *s) {
         s->plans = next;
     }
     pool_free(&s->pool);
+    session_vars_free(s);
     free(s->vals);
     free(s->block);
     free(s->in);
@@ -171,12 +136,25 @@ static ndx_status check_feed(const ndx_session *s, const ndx_feed *f, int i, ndx
 }
 
 static ndx_status check_args(const ndx_session *s, int num_feeds, const ndx_feed *feeds,
-                             int num_fetches, const ndx_fetch *fetches, ndx_error *err) {
+                             int num_fetches, const ndx_fetch *fetches, int num_targets,
+                             const ndx_operation *targets, ndx_error *err) {
     if (num_feeds < 0 || num_fetches < 0 || (num_feeds && !feeds) || (num_fetches && !fetches))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "ndx_session_run: num_feeds = %d and num_fetches = %d need arrays of "
                         "that size",
                         num_feeds, num_fetches);
+    if (num_targets < 0 || (num_targets && !targets))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "ndx_session_run: num_targets = %d needs an array of that size",
+                        num_targets);
+    for (int i = 0; i < num_targets; i++) {
+        ndx_output o = {targets[i], 0};
+        if (targets[i].graph != s->g || !ndx_operation_ok(targets[i]))
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_session_run: targets[%d] %s", i,
+                            ndx_operation_ok(targets[i]) ? "belongs to another graph"
+                                                         : "is a failed handle");
+        (void)o;
+    }
     ndx_error e;
     for (int i = 0; i < num_feeds; i++) {
         NDX_TRY(check_feed(s, &feeds[i], i, err));
@@ -213,13 +191,18 @@ static int same_output(ndx_output a, ndx_output b) {
 }
 
 static run_plan *find_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds,
-                           int num_fetches, const ndx_fetch *fetches) {
+                           int num_fetches, const ndx_fetch *fetches, int num_targets,
+                           const ndx_operation *targets) {
     for (run_plan *p = s->plans; p; p = p->next) {
-        if (p->num_feeds != num_feeds || p->num_fetches != num_fetches) continue;
+        if (p->num_feeds != num_feeds || p->num_fetches != num_fetches ||
+            p->num_targets != num_targets)
+            continue;
         int same = 1;
         for (int i = 0; same && i < num_feeds; i++) same = same_output(p->keys[i], feeds[i].output);
         for (int i = 0; same && i < num_fetches; i++)
             same = same_output(p->keys[num_feeds + i], fetches[i].output);
+        for (int i = 0; same && i < num_targets; i++)
+            same = p->keys[num_feeds + num_fetches + i].op.id == targets[i].id;
         if (same) return p;
     }
     return NULL;
@@ -251,6 +234,13 @@ static ndx_status mark_needed(const ndx_session *s, run_plan *p, const ndx_fetch
         int64_t v = value_of(g, fetches[i].output);
         if (p->from[v] == VALUE_RUN) needed[fetches[i].output.op.id] = 1;
     }
+    for (int i = 0; i < p->num_targets; i++) { /* a target runs unless all it gives is known */
+        uint32_t id = p->keys[p->num_feeds + p->num_fetches + i].op.id;
+        graph_node *n = graph_node_at(g, id);
+        for (int j = 0; j < n->num_outputs && !needed[id]; j++)
+            needed[id] = p->from[n->first_value + j] == VALUE_RUN;
+        if (n->num_outputs == 0) needed[id] = 1;
+    }
     for (uint32_t id = (uint32_t)ndx_graph_node_count(g); id >= 1; id--) {
         if (!needed[id]) continue;
         graph_node *n = graph_node_at(g, id);
@@ -268,21 +258,33 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
                           const unsigned char *needed) {
     const ndx_graph *g = s->g;
     uint32_t count = (uint32_t)ndx_graph_node_count(g);
-    int64_t reads_total = p->num_fetches;
+    int64_t reads_total = p->num_fetches, update_inputs = 0;
     for (uint32_t id = 1; id <= count; id++)
         if (needed[id]) {
-            p->num_order++;
-            reads_total += graph_node_at(g, id)->num_inputs;
+            graph_node *n = graph_node_at(g, id);
+            if (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES) {
+                p->num_updates++;
+                update_inputs += n->num_inputs;
+            } else {
+                p->num_order++;
+            }
+            reads_total += n->num_inputs;
         }
     p->order = malloc(((size_t)p->num_order + 1) * sizeof *p->order);
+    p->updates = malloc(((size_t)p->num_updates + 1) * sizeof *p->updates);
+    p->update_in = malloc(((size_t)update_inputs + 1) * sizeof *p->update_in);
     p->consts = malloc(((size_t)reads_total + 1) * sizeof *p->consts);
     p->fresh = malloc(((size_t)p->num_fetches + 1) * sizeof *p->fresh);
-    if (!p->order || !p->consts || !p->fresh) return NDX_E_NO_MEMORY;
-    int k = 0;
+    if (!p->order || !p->updates || !p->update_in || !p->consts || !p->fresh)
+        return NDX_E_NO_MEMORY;
+    int k = 0, u = 0;
     for (uint32_t id = 1; id <= count; id++) {
         if (!needed[id]) continue;
-        p->order[k++] = id;
         graph_node *n = graph_node_at(g, id);
+        if (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)
+            p->updates[u++] = id;
+        else
+            p->order[k++] = id;
         for (int i = 0; i < n->num_inputs; i++) {
             int64_t v = value_of(g, n->inputs[i]);
             if (p->from[v] == VALUE_CONST && p->reads[v] == 0)
@@ -296,7 +298,8 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
             p->consts[p->num_consts++] = fetches[i].output;
         p->reads[v]++;
     }
-    p->direct = p->num_order > 0 && p->num_fetches > 0;
+    /* Updates run after the fetches' values are final: no node writes to a caller. */
+    p->direct = p->num_order > 0 && p->num_fetches > 0 && p->num_updates == 0;
     for (int i = 0; i < p->num_fetches && p->direct; i++) {
         ndx_output o = fetches[i].output;
         int64_t v = value_of(g, o);
@@ -308,8 +311,8 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
 }
 
 static ndx_status make_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds,
-                            int num_fetches, const ndx_fetch *fetches, run_plan **out,
-                            ndx_error *err) {
+                            int num_fetches, const ndx_fetch *fetches, int num_targets,
+                            const ndx_operation *targets, run_plan **out, ndx_error *err) {
     const ndx_graph *g = s->g;
     size_t values = (size_t)s->num_values + 1;
     size_t nodes = (size_t)ndx_graph_node_count(g) + 1;
@@ -319,12 +322,17 @@ static ndx_status make_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds
     if (!p || !needed) goto done;
     p->num_feeds = num_feeds;
     p->num_fetches = num_fetches;
-    p->keys = malloc(((size_t)num_feeds + num_fetches + 1) * sizeof *p->keys);
+    p->num_targets = num_targets;
+    p->keys = malloc(((size_t)num_feeds + num_fetches + num_targets + 1) * sizeof *p->keys);
     p->reads = calloc(values, sizeof *p->reads);
     p->from = calloc(values, 1);
     if (!p->keys || !p->reads || !p->from) goto done;
     for (int i = 0; i < num_feeds; i++) p->keys[i] = feeds[i].output;
     for (int i = 0; i < num_fetches; i++) p->keys[num_feeds + i] = fetches[i].output;
+    for (int i = 0; i < num_targets; i++) {
+        ndx_output o = {targets[i], 0};
+        p->keys[num_feeds + num_fetches + i] = o;
+    }
     for (uint32_t id = 1; id < nodes; id++) {
         graph_node *n = graph_node_at(g, id);
         if (n->values)
@@ -368,9 +376,10 @@ done:
 
 /* Runs one node: its outputs come from the pool (a tensor_scatter whose tensor has no other
  * reader updates it in place); each output's block gets its readers; inputs are let go. */
-static ndx_status run_node(ndx_session *s, const run_plan *p, const graph_node *n,
+static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
                            const ndx_fetch *direct, ndx_error *err) {
     const ndx_graph *g = s->g;
+    const graph_node *n = graph_node_at(g, id);
     for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[value_of(g, n->inputs[i])];
     int64_t v0 = n->first_value;
     int in_place = -1;
@@ -378,6 +387,8 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, const graph_node *
     if (n->kind == GRAPH_IDENTITY) {
         s->out[0] = s->in[0];
         in_place = s->block[value_of(g, n->inputs[0])];
+    } else if (n->kind == GRAPH_VARIABLE) { /* its storage, as it is at the start of the run */
+        s->out[0] = s->vars[s->var_slot[id]];
     } else {
         memset(s->out, 0, (size_t)n->num_outputs * sizeof *s->out);
         for (int i = 0; direct && i < p->num_fetches; i++)
@@ -474,6 +485,15 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
     return fail_for(s, fetches[i - 1].output, &e, err);
 }
 
+/* Gives back the blocks prepare_fetches made for ALLOCATE fetches (a run failed after it). */
+static void drop_fresh(ndx_session *s, int num_fetches, ndx_tensor *fresh) {
+    ndx_call c;
+    ndx_options o = {0};
+    o.allocator = &s->pool.source;
+    ndx_call_init(&c, "ndx_session_run", &o, NULL);
+    for (int k = 0; k < num_fetches; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
+}
+
 /* Copies results to the fetches; nothing here can fail. */
 static void publish(ndx_session *s, int num_fetches, ndx_fetch *fetches, ndx_tensor *fresh) {
     for (int i = 0; i < num_fetches; i++) {
@@ -496,13 +516,21 @@ static void publish(ndx_session *s, int num_fetches, ndx_fetch *fetches, ndx_ten
 
 ndx_status ndx_session_run(ndx_session *s, int num_feeds, const ndx_feed *feeds, int num_fetches,
                            ndx_fetch *fetches, ndx_error *err) {
+    return ndx_session_run_targets(s, num_feeds, feeds, num_fetches, fetches, 0, NULL, err);
+}
+
+ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed *feeds,
+                                   int num_fetches, ndx_fetch *fetches, int num_targets,
+                                   const ndx_operation *targets, ndx_error *err) {
     ndx_error_clear(err);
     if (!s) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_session_run: session is NULL");
     release_borrowed(s, num_feeds > 0 ? num_feeds : 0, feeds);
-    ndx_status st = check_args(s, num_feeds, feeds, num_fetches, fetches, err);
+    ndx_status st =
+        check_args(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets, err);
     run_plan *p = NULL;
-    if (st == NDX_OK) p = find_plan(s, num_feeds, feeds, num_fetches, fetches);
-    if (st == NDX_OK && !p) st = make_plan(s, num_feeds, feeds, num_fetches, fetches, &p, err);
+    if (st == NDX_OK) p = find_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets);
+    if (st == NDX_OK && !p)
+        st = make_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets, &p, err);
     if (st != NDX_OK) {
         release_borrowed(s, 0, NULL);
         return st;
@@ -521,9 +549,13 @@ ndx_status ndx_session_run(ndx_session *s, int num_feeds, const ndx_feed *feeds,
     }
     pool_begin_run(&s->pool, &p->log);
     for (int k = 0; k < p->num_order && st == NDX_OK; k++)
-        st = run_node(s, p, graph_node_at(g, p->order[k]),
+        st = run_node(s, p, p->order[k],
                       p->direct && k == p->num_order - 1 ? fetches : NULL, err);
+    if (st == NDX_OK && (p->num_updates || s->num_vars))
+        st = session_check_updates(s, p, fetches, err);
     if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);
+    if (st == NDX_OK && p->num_updates && (st = session_run_updates(s, p, err)) != NDX_OK)
+        drop_fresh(s, num_fetches, p->fresh);
     if (st == NDX_OK) {
         release_borrowed(s, 0, NULL);
         publish(s, num_fetches, fetches, p->fresh);

@@ -1,0 +1,240 @@
+/* graph_kinds_state.c — variables and the nodes that update them in place: Variable (TensorFlow's
+ * VarHandleOp and ReadVariableOp in one node), the sparse optimizer steps
+ * ResourceSparseApplyGradientDescent and ResourceSparseApplyAdagrad(V2), ResourceScatterNdAdd
+ * (tensor_scatter_nd_add into the variable) and AssignAddVariableOp / AssignSubVariableOp.
+ *
+ * An update has no outputs. A session runs it after every other node of the run: first its
+ * `check` (every dtype, shape and index its `run` will see), for every update, and only when all
+ * of them pass, each `run`, which writes the variable (in[0], and in[1] for Adagrad's accum: the
+ * session's own storage). */
+#include <stdio.h>
+
+#include "graph_internal.h"
+#include "index.h"
+
+/* ---- Variable ----------------------------------------------------------------------------- */
+
+static ndx_status infer_variable(const graph_node *n, const ndx_spec *in,
+                                 const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
+    (void)n;
+    if (!consts[0])
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "variable: the initial value must be known when the graph is built (a "
+                        "Const, or a node computed from constants)");
+    *out = in[0];
+    return NDX_OK;
+}
+
+static const char *const variable_inputs[] = {"init"};
+const graph_kind_desc graph_kind_variable = {
+    .kind = GRAPH_VARIABLE, .type = "Variable", .min_inputs = 1, .max_inputs = 1,
+    .inputs = variable_inputs, .outputs = 1, .flags = GRAPH_KIND_STATEFUL,
+    .infer = infer_variable};
+
+/* ---- what every update checks -------------------------------------------------------------- */
+
+/* The first `vars` inputs of an update must be distinct Variable nodes' outputs. */
+static ndx_status check_var_inputs(const graph_node *n, ndx_error *err) {
+    const graph_kind_desc *d = graph_desc(n->kind);
+    for (int i = 0; i < d->vars; i++) {
+        const ndx_output in = n->inputs[i];
+        const graph_node *src = graph_node_at(in.op.graph, in.op.id);
+        if (src->kind != GRAPH_VARIABLE)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            "%s: input '%s' must be a Variable node's output, not a %s's",
+                            d->type, d->inputs[i], graph_type_name(src));
+        for (int j = 0; j < i; j++)
+            if (n->inputs[j].op.id == in.op.id)
+                return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                                "%s: '%s' and '%s' are the same variable", d->type,
+                                d->inputs[j], d->inputs[i]);
+    }
+    return NDX_OK;
+}
+
+/* Every row of `indices` (the last dim holds the coordinates) must lie in the first dims of
+ * var; the message the ops give at run time otherwise. */
+static ndx_status check_rows(const char *op, const ndx_tensor *indices, const ndx_tensor *var,
+                             int threads, ndx_error *err) {
+    int depth = (int)indices->shape[indices->rank - 1];
+    int64_t rows;
+    if (!ndx_dims_product(indices->rank - 1, indices->shape, &rows) || rows == 0 || depth == 0)
+        return NDX_OK;
+    ndx_index_plan plan;
+    ndx_index_plan_init(&plan, depth, var->shape);
+    int64_t bad = ndx_index_first_bad_row(&plan, indices->data, indices->dtype, rows, threads);
+    if (bad < 0) return NDX_OK;
+    return ndx_fail_bad_index_row(err, op, indices, bad, "var", var->rank, var->shape);
+}
+
+/* check_rows for indices of rank 1, one row number each. */
+static ndx_status check_row_numbers(const char *op, const ndx_tensor *indices,
+                                    const ndx_tensor *var, int threads, ndx_error *err) {
+    ndx_tensor rows = *indices;
+    rows.rank = 2;
+    rows.shape[1] = 1;
+    return check_rows(op, &rows, var, threads, err);
+}
+
+/* ---- the sparse optimizer steps ------------------------------------------------------------ */
+
+static ndx_status infer_apply_sgd(const graph_node *n, const ndx_spec *in,
+                                  const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
+    (void)consts;
+    (void)out;
+    NDX_TRY(check_var_inputs(n, err));
+    return ndx_sparse_apply_sgd_infer(&in[0], &in[1], &in[2], &in[3], NULL, err);
+}
+
+static ndx_status check_apply_sgd(const graph_node *n, const ndx_tensor *in,
+                                  const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)out;
+    ndx_spec s[4];
+    for (int i = 0; i < 4; i++) s[i] = ndx_spec_of(&in[i]);
+    NDX_TRY(infer_apply_sgd(n, s, NULL, NULL, err));
+    return check_row_numbers("sparse_apply_sgd", &in[3], &in[0], opt->num_threads, err);
+}
+
+static ndx_status run_apply_sgd(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                                ndx_tensor *out, ndx_error *err) {
+    (void)n;
+    (void)out;
+    return ndx_sparse_apply_sgd(&in[0], &in[1], &in[2], &in[3], opt, err);
+}
+
+static const char *const apply_sgd_inputs[] = {"var", "lr", "grad", "indices"};
+const graph_kind_desc graph_kind_apply_sgd = {
+    .kind = GRAPH_APPLY_SGD, .type = "ResourceSparseApplyGradientDescent", .min_inputs = 4,
+    .max_inputs = 4, .inputs = apply_sgd_inputs, .outputs = 0,
+    .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES, .infer = infer_apply_sgd,
+    .run = run_apply_sgd, .vars = 1, .check = check_apply_sgd};
+
+/* Adagrad's inputs: var, accum, lr, [epsilon], grad, indices (variant 1: V2, with epsilon). */
+static ndx_status infer_apply_adagrad(const graph_node *n, const ndx_spec *in,
+                                      const ndx_tensor *const *consts, ndx_spec *out,
+                                      ndx_error *err) {
+    (void)consts;
+    (void)out;
+    NDX_TRY(check_var_inputs(n, err));
+    int v2 = graph_variant(n);
+    return ndx_sparse_apply_adagrad_infer(&in[0], &in[1], &in[2], v2 ? &in[3] : NULL,
+                                          &in[3 + v2], &in[4 + v2], NULL, err);
+}
+
+static ndx_status check_apply_adagrad(const graph_node *n, const ndx_tensor *in,
+                                      const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)out;
+    ndx_spec s[6];
+    for (int i = 0; i < n->num_inputs; i++) s[i] = ndx_spec_of(&in[i]);
+    NDX_TRY(infer_apply_adagrad(n, s, NULL, NULL, err));
+    return check_row_numbers("sparse_apply_adagrad", &in[n->num_inputs - 1], &in[0],
+                             opt->num_threads, err);
+}
+
+static ndx_status run_apply_adagrad(const graph_node *n, const ndx_tensor *in,
+                                    const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)out;
+    int v2 = graph_variant(n);
+    return ndx_sparse_apply_adagrad(&in[0], &in[1], &in[2], v2 ? &in[3] : NULL, &in[3 + v2],
+                                    &in[4 + v2], n->attrs.update_slots, opt, err);
+}
+
+#define UPDATE_SLOTS                                                                          \
+    {"update_slots", GRAPH_ATTR_BOOL, offsetof(graph_attrs, update_slots), 1, 0, 1, 0, NULL}
+
+static const char *const apply_adagrad_inputs[] = {"var", "accum", "lr", "grad", "indices"};
+static const char *const apply_adagrad_v2_inputs[] = {"var",  "accum", "lr",
+                                                      "epsilon", "grad", "indices"};
+#define APPLY_ADAGRAD(KIND, TYPE, V2, INPUTS)                                                  \
+    {.kind = KIND, .type = TYPE, .variant = V2, .min_inputs = 5 + V2, .max_inputs = 5 + V2,    \
+     .inputs = INPUTS, .outputs = 0, .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES,        \
+     .num_attrs = 1, .attrs = {UPDATE_SLOTS}, .infer = infer_apply_adagrad,                   \
+     .run = run_apply_adagrad, .vars = 2, .check = check_apply_adagrad}
+const graph_kind_desc graph_kind_apply_adagrad = APPLY_ADAGRAD(
+    GRAPH_APPLY_ADAGRAD, "ResourceSparseApplyAdagrad", 0, apply_adagrad_inputs);
+const graph_kind_desc graph_kind_apply_adagrad_v2 = APPLY_ADAGRAD(
+    GRAPH_APPLY_ADAGRAD_V2, "ResourceSparseApplyAdagradV2", 1, apply_adagrad_v2_inputs);
+
+/* ---- ResourceScatterNdAdd ------------------------------------------------------------------ */
+
+static ndx_status infer_scatter_add_var(const graph_node *n, const ndx_spec *in,
+                                        const ndx_tensor *const *consts, ndx_spec *out,
+                                        ndx_error *err) {
+    (void)consts;
+    (void)out;
+    NDX_TRY(check_var_inputs(n, err));
+    ndx_spec result;
+    return ndx_tensor_scatter_nd_infer(NDX_SCATTER_ADD, &in[0], &in[1], &in[2], &result, err);
+}
+
+static ndx_status check_scatter_add_var(const graph_node *n, const ndx_tensor *in,
+                                        const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)out;
+    ndx_spec s[3];
+    for (int i = 0; i < 3; i++) s[i] = ndx_spec_of(&in[i]);
+    NDX_TRY(infer_scatter_add_var(n, s, NULL, NULL, err));
+    return check_rows("tensor_scatter_nd_add", &in[1], &in[0], opt->num_threads, err);
+}
+
+static ndx_status run_scatter_add_var(const graph_node *n, const ndx_tensor *in,
+                                      const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)n;
+    (void)out;
+    ndx_tensor var = in[0]; /* the output is the variable itself: updated in place */
+    return ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &in[0], &in[1], &in[2], opt, &var, err);
+}
+
+static const char *const scatter_add_var_inputs[] = {"var", "indices", "updates"};
+const graph_kind_desc graph_kind_scatter_add_var = {
+    .kind = GRAPH_SCATTER_ADD_VAR, .type = "ResourceScatterNdAdd", .min_inputs = 3,
+    .max_inputs = 3, .inputs = scatter_add_var_inputs, .outputs = 0,
+    .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES, .infer = infer_scatter_add_var,
+    .run = run_scatter_add_var, .vars = 1, .check = check_scatter_add_var};
+
+/* ---- AssignAddVariableOp, AssignSubVariableOp ----------------------------------------------- */
+
+static ndx_status infer_assign_var(const graph_node *n, const ndx_spec *in,
+                                   const ndx_tensor *const *consts, ndx_spec *out,
+                                   ndx_error *err) {
+    (void)consts;
+    (void)out;
+    NDX_TRY(check_var_inputs(n, err));
+    const char *op = graph_type_name(n);
+    ndx_spec result;
+    NDX_TRY(ndx_binary_infer((ndx_binary_op)graph_variant(n), &in[0], &in[1], &result, err));
+    if (in[1].rank == NDX_UNKNOWN) return NDX_OK;
+    int same = in[1].rank == in[0].rank;
+    for (int i = 0; same && i < in[0].rank; i++)
+        same = !ndx_dim_known(in[1].shape[i]) || in[1].shape[i] == in[0].shape[i];
+    if (same) return NDX_OK;
+    char want[NDX_DIMS_TEXT], got[NDX_DIMS_TEXT];
+    ndx_format_spec_dims(want, sizeof want, &in[0]);
+    ndx_format_spec_dims(got, sizeof got, &in[1]);
+    return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                    "%s: value has shape %s, but the variable has shape %s", op, got, want);
+}
+
+static ndx_status check_assign_var(const graph_node *n, const ndx_tensor *in,
+                                   const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)opt;
+    (void)out;
+    ndx_spec s[2] = {ndx_spec_of(&in[0]), ndx_spec_of(&in[1])};
+    return infer_assign_var(n, s, NULL, NULL, err);
+}
+
+static ndx_status run_assign_var(const graph_node *n, const ndx_tensor *in,
+                                 const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)out;
+    ndx_tensor var = in[0]; /* elementwise, into the variable itself */
+    return ndx_binary((ndx_binary_op)graph_variant(n), &in[0], &in[1], opt, &var, err);
+}
+
+static const char *const assign_var_inputs[] = {"var", "value"};
+#define ASSIGN_VAR(KIND, TYPE, OP)                                                              \
+    {.kind = KIND, .type = TYPE, .variant = OP, .min_inputs = 2, .max_inputs = 2,               \
+     .inputs = assign_var_inputs, .outputs = 0, .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES, \
+     .infer = infer_assign_var, .run = run_assign_var, .vars = 1, .check = check_assign_var}
+const graph_kind_desc graph_kind_assign_add_var =
+    ASSIGN_VAR(GRAPH_ASSIGN_ADD_VAR, "AssignAddVariableOp", NDX_BINARY_ADD);
+const graph_kind_desc graph_kind_assign_sub_var =
+    ASSIGN_VAR(GRAPH_ASSIGN_SUB_VAR, "AssignSubVariableOp", NDX_BINARY_SUB);

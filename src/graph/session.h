@@ -1,0 +1,75 @@
+/* session.h — the inside of a session, shared by session.c (plans and runs), session_vars.c
+ * (variables' storage and their API) and session_update.c (the updates at the end of a run).
+ * Private to the graph layer. */
+#ifndef NDX_GRAPH_SESSION_H
+#define NDX_GRAPH_SESSION_H
+
+#include "graph_internal.h"
+#include "pool.h"
+
+/* Plans kept per session (the oldest is dropped beyond this). */
+#define SESSION_MAX_PLANS 16
+
+/* Where a value comes from in one plan. */
+enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
+
+typedef struct run_plan {
+    int num_feeds, num_fetches, num_targets;
+    ndx_output *keys;     /* the feeds' outputs, then the fetches', then the targets' (index 0) */
+    uint32_t *order;      /* nodes to run, in build order, but the updates */
+    int num_order;
+    uint32_t *updates;    /* the updates (GRAPH_KIND_MUTATES) to run, in build order */
+    int num_updates;
+    ndx_tensor *update_in; /* their inputs, one after another (variables: the storage) */
+    int *reads;           /* per value of the graph: readers in this plan (a fetch is one) */
+    unsigned char *from;  /* per value: VALUE_RUN, VALUE_FED or VALUE_CONST */
+    ndx_output *consts;   /* constant values the plan reads */
+    int num_consts;
+    ndx_tensor *fresh;    /* per fetch: the block made for an ALLOCATE fetch */
+    int direct;           /* every fetch is INTO, of the last node, read by nothing else: that
+                             node writes straight into the caller's buffers (a node that fails
+                             writes nothing, and nothing runs after it) */
+    pool_log log;
+    struct run_plan *next;
+} run_plan;
+
+struct ndx_session {
+    const ndx_graph *g;
+    int threads;
+    graph_pool pool;
+    int64_t num_values;
+    ndx_tensor *vals;  /* per value of the graph: its tensor in the current run */
+    int *block;        /* per value: its pool block, or -1 (a feed, a constant, no bytes) */
+    ndx_tensor *in, *out;
+    run_plan *plans;
+    int num_plans;
+    int *borrowed;     /* blocks held for the last run's borrowed fetches */
+    int num_borrowed, borrowed_cap;
+    int num_vars;
+    ndx_tensor *vars;  /* each Variable node's value, in build order (session_vars.c) */
+    uint32_t *var_ids; /* their nodes */
+    int *var_slot;     /* per node: its index in vars, or -1 */
+};
+
+static inline int64_t value_of(const ndx_graph *g, ndx_output o) {
+    return graph_node_at(g, o.op.id)->first_value + o.index;
+}
+
+/* ---- variables (session_vars.c) ------------------------------------------------------------ */
+
+/* Makes each Variable's storage from its initial value; NDX_E_NO_MEMORY (err set) on failure. */
+ndx_status session_vars_init(ndx_session *s, ndx_error *err);
+void session_vars_free(ndx_session *s);
+/* 1 when [p, p + bytes) overlaps some variable's storage. */
+int session_in_vars(const ndx_session *s, const void *p, size_t bytes);
+
+/* ---- the updates at the end of a run (session_update.c) ------------------------------------ */
+
+/* Copies into the pool every value that a fetch or an update reads from a variable's storage,
+ * then checks every update of the plan: after it, nothing can fail but memory. */
+ndx_status session_check_updates(ndx_session *s, run_plan *p, const ndx_fetch *fetches,
+                                 ndx_error *err);
+/* Runs the plan's updates (checked), then lets their inputs go. */
+ndx_status session_run_updates(ndx_session *s, run_plan *p, ndx_error *err);
+
+#endif /* NDX_GRAPH_SESSION_H */

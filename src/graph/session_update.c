@@ -1,0 +1,93 @@
+/* session_update.c — the end of a run that updates variables. Every other node has run; now
+ * every value a fetch or an update reads out of a variable's storage is copied into the pool
+ * (so that it stays the start-of-run value), every update is checked, and only then are the
+ * updates run, in build order. A check that fails leaves every variable as it was. */
+#include <stdio.h>
+
+#include "session.h"
+
+/* Readers still to come of value v: its fetches and the updates' inputs past their variables. */
+static int readers_left(const ndx_session *s, const run_plan *p, const ndx_fetch *fetches,
+                        int64_t v) {
+    const ndx_graph *g = s->g;
+    int refs = 0;
+    for (int i = 0; i < p->num_fetches; i++) refs += value_of(g, fetches[i].output) == v;
+    for (int k = 0; k < p->num_updates; k++) {
+        const graph_node *n = graph_node_at(g, p->updates[k]);
+        for (int i = graph_desc(n->kind)->vars; i < n->num_inputs; i++)
+            refs += value_of(g, n->inputs[i]) == v;
+    }
+    return refs;
+}
+
+/* Copies value v into a pool block when it lies in a variable's storage. */
+static ndx_status copy_out_of_vars(ndx_session *s, const run_plan *p, const ndx_fetch *fetches,
+                                   ndx_output o, ndx_error *err) {
+    int64_t v = value_of(s->g, o);
+    ndx_tensor *t = &s->vals[v];
+    int64_t count = ndx_tensor_count(t);
+    size_t bytes = count > 0 ? (size_t)count * t->itemsize : 0;
+    if (bytes == 0 || !session_in_vars(s, t->data, bytes)) return NDX_OK;
+    void *copy = s->pool.as_allocator.allocate(s->pool.as_allocator.user, bytes, 64);
+    if (!copy)
+        return graph_fail_at(err, NDX_E_NO_MEMORY, graph_node_at(s->g, o.op.id),
+                             "no memory (or no room under max_memory) for a copy of a "
+                             "variable's value");
+    memcpy(copy, t->data, bytes);
+    t->data = copy;
+    s->block[v] = pool_find(&s->pool, copy);
+    pool_ref(&s->pool, s->block[v], readers_left(s, p, fetches, v));
+    return NDX_OK;
+}
+
+ndx_status session_check_updates(ndx_session *s, run_plan *p, const ndx_fetch *fetches,
+                                 ndx_error *err) {
+    const ndx_graph *g = s->g;
+    for (int i = 0; i < p->num_fetches; i++)
+        NDX_TRY(copy_out_of_vars(s, p, fetches, fetches[i].output, err));
+    ndx_tensor *in = p->update_in;
+    for (int k = 0; k < p->num_updates; k++) {
+        const graph_node *n = graph_node_at(g, p->updates[k]);
+        const graph_kind_desc *d = graph_desc(n->kind);
+        for (int i = 0; i < n->num_inputs; i++) {
+            if (i < d->vars) {
+                in[i] = s->vars[s->var_slot[n->inputs[i].op.id]];
+                continue;
+            }
+            NDX_TRY(copy_out_of_vars(s, p, fetches, n->inputs[i], err));
+            in[i] = s->vals[value_of(g, n->inputs[i])];
+        }
+        ndx_options o = {0};
+        o.num_threads = s->threads;
+        ndx_error e;
+        ndx_status st = d->check(n, in, &o, NULL, &e);
+        if (st != NDX_OK) return graph_fail_at(err, st, n, e.message);
+        in += n->num_inputs;
+    }
+    return NDX_OK;
+}
+
+ndx_status session_run_updates(ndx_session *s, run_plan *p, ndx_error *err) {
+    const ndx_graph *g = s->g;
+    ndx_options o = {0};
+    o.num_threads = s->threads;
+    o.allocator = &s->pool.as_allocator;
+    size_t limit = s->pool.limit; /* checked updates are not refused for max_memory */
+    s->pool.limit = 0;
+    const ndx_tensor *in = p->update_in;
+    ndx_status st = NDX_OK;
+    for (int k = 0; k < p->num_updates && st == NDX_OK; k++) {
+        const graph_node *n = graph_node_at(g, p->updates[k]);
+        ndx_error e;
+        st = graph_desc(n->kind)->run(n, in, &o, NULL, &e);
+        if (st != NDX_OK) st = graph_fail_at(err, st, n, e.message);
+        in += n->num_inputs;
+    }
+    s->pool.limit = limit;
+    for (int k = 0; k < p->num_updates && st == NDX_OK; k++) {
+        const graph_node *n = graph_node_at(g, p->updates[k]);
+        for (int i = graph_desc(n->kind)->vars; i < n->num_inputs; i++)
+            pool_unref(&s->pool, s->block[value_of(g, n->inputs[i])], 1);
+    }
+    return st;
+}
