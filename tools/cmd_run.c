@@ -14,9 +14,10 @@
 
 static const cli_command run_cmd = {
     "run",
-    "ndx run GRAPH --feed NAME=IN.npy ... --fetch NAME=OUT.npy ... [--threads T] "
-    "[--max-memory SIZE]",
-    "usage: ndx run GRAPH --feed NAME=IN.npy ... --fetch NAME=OUT.npy ... [--threads T]\n"
+    "ndx run GRAPH --feed NAME=IN.npy ... --fetch NAME=OUT.npy ... [--target NAME ...] "
+    "[--variables IN.npz] [--save-variables OUT.npz] [--threads T] [--max-memory SIZE]",
+    "usage: ndx run GRAPH --feed NAME=IN.npy ... --fetch NAME=OUT.npy ... [--target NAME ...]\n"
+    "               [--variables IN.npz] [--save-variables OUT.npz] [--threads T]\n"
     "               [--max-memory SIZE]\n"
     "\n"
     "Runs the saved graph GRAPH (its text form, with the .npz beside it when it has large\n"
@@ -29,7 +30,13 @@ static const cli_command run_cmd = {
     "changed. String results are written as byte strings (|S), as TensorFlow returns bytes.\n"
     "\n"
     "  --feed NAME=IN.npy     a value for NAME (repeat for each placeholder)\n"
-    "  --fetch NAME=OUT       write NAME's value (repeat for each result)\n" CLI_GLOBAL_HELP
+    "  --fetch NAME=OUT       write NAME's value (repeat for each result)\n"
+    "  --target NAME          also run node NAME, fetching nothing from it: an update of a\n"
+    "                         variable (ResourceSparseApplyGradientDescent, ...)\n"
+    "  --variables IN.npz     the graph's variables, read before the run (every Variable\n"
+    "                         node's member, of its dtype and shape)\n"
+    "  --save-variables OUT.npz  every variable after the run (only when it succeeded)\n"
+    CLI_GLOBAL_HELP
     "\n"
     "--max-memory caps what one run holds at once (and each file load).\n"
     "\n"
@@ -40,6 +47,13 @@ static const cli_command run_cmd = {
 
 enum { MAX_BINDINGS = 256 };
 
+/* What the options other than --feed and --fetch give: targets and variable files. */
+typedef struct run_extra {
+    const char *targets[MAX_BINDINGS];
+    int ntargets;
+    const char *load, *save;
+} run_extra;
+
 typedef struct binding {
     const char *text; /* NAME=PATH as given */
     char name[NDX_GRAPH_NAME_MAX + 16]; /* NAME or NAME:K */
@@ -48,12 +62,40 @@ typedef struct binding {
     int sparse;
 } binding;
 
-/* Takes every --feed / --fetch (repeatable, unlike the other options) out of argv. */
+/* Takes --target, --variables and --save-variables out of argv[*i] (1), or leaves it (0). */
+static int take_extra(int argc, char **argv, int *i, run_extra *x, int *rc) {
+    static const char *const names[] = {"--target", "--variables", "--save-variables"};
+    const char *a = argv[*i];
+    for (int k = 0; k < 3; k++) {
+        size_t len = strlen(names[k]);
+        if (strncmp(a, names[k], len) || (a[len] != '\0' && a[len] != '=')) continue;
+        const char *value = a[len] == '=' ? a + len + 1 : (*i + 1 < argc ? argv[++*i] : NULL);
+        *rc = CLI_CONTINUE;
+        if (!value || !*value)
+            *rc = cli_usage_error(&run_cmd, "%s needs %s", names[k], k ? "a FILE" : "a NAME");
+        else if (k == 0 && x->ntargets == MAX_BINDINGS)
+            *rc = cli_usage_error(&run_cmd, "more than %d of --target", MAX_BINDINGS);
+        else if (k == 0)
+            x->targets[x->ntargets++] = value;
+        else
+            *(k == 1 ? &x->load : &x->save) = value;
+        return 1;
+    }
+    return 0;
+}
+
+/* Takes every --feed / --fetch / --target (repeatable, unlike the other options) and the
+ * variable files out of argv. */
 static int take_bindings(int *argc, char **argv, binding *feeds, int *nfeed, binding *fetches,
-                         int *nfetch) {
+                         int *nfetch, run_extra *x) {
     int kept = 1;
     for (int i = 1; i < *argc; i++) {
         const char *a = argv[i];
+        int rc = CLI_CONTINUE;
+        if (take_extra(*argc, argv, &i, x, &rc)) {
+            if (rc != CLI_CONTINUE) return rc;
+            continue;
+        }
         int feed = !strncmp(a, "--feed", 6), fetch = !strncmp(a, "--fetch", 7);
         size_t len = feed ? 6 : 7;
         if ((!feed && !fetch) || (a[len] != '\0' && a[len] != '=')) {
@@ -173,7 +215,7 @@ typedef struct run_state {
 } run_state;
 
 static int run_graph(const cli_globals *gl, const char *graph_path, binding *feeds, int nfeed,
-                     binding *fetches, int nfetch, run_state *rs) {
+                     binding *fetches, int nfetch, const run_extra *x, run_state *rs) {
     ndx_error err = {0};
     rs->g = ndx_graph_load(graph_path, &err);
     if (!rs->g || ndx_graph_finish(rs->g, &err) != NDX_OK) return cli_fail(&err);
@@ -205,15 +247,29 @@ static int run_graph(const cli_globals *gl, const char *graph_path, binding *fee
             memset(&results[r].value, 0, sizeof results[r].value);
             r++;
         }
-    if (ndx_session_run(rs->s, nfeed, feed_list, nresults, results, &err) != NDX_OK)
+    ndx_operation targets[MAX_BINDINGS];
+    for (int i = 0; i < x->ntargets; i++) {
+        targets[i] = ndx_graph_find(rs->g, x->targets[i]);
+        if (!ndx_operation_ok(targets[i]))
+            return cli_error("%s: no node named '%s'", graph_path, x->targets[i]);
+    }
+    if (x->load && ndx_session_load_variables(rs->s, x->load, &err) != NDX_OK)
         return cli_fail(&err);
-    return write_all(nfetch, fetches, results);
+    if (ndx_session_run_targets(rs->s, nfeed, feed_list, nresults, results, x->ntargets, targets,
+                                &err) != NDX_OK)
+        return cli_fail(&err);
+    int rc = write_all(nfetch, fetches, results);
+    if (rc == 0 && x->save && ndx_session_save_variables(rs->s, x->save, &err) != NDX_OK)
+        rc = cli_fail(&err);
+    return rc;
 }
 
 int ndx_cmd_run(int argc, char **argv) {
     static binding feeds[MAX_BINDINGS], fetches[MAX_BINDINGS];
+    static run_extra extra;
     int nfeed = 0, nfetch = 0;
-    int rc = take_bindings(&argc, argv, feeds, &nfeed, fetches, &nfetch);
+    memset(&extra, 0, sizeof extra);
+    int rc = take_bindings(&argc, argv, feeds, &nfeed, fetches, &nfetch, &extra);
     if (rc != CLI_CONTINUE) return rc;
     cli_globals gl;
     const args_option opts[] = {CLI_GLOBAL_OPTIONS(gl)};
@@ -225,10 +281,11 @@ int ndx_cmd_run(int argc, char **argv) {
     if (npos != 1)
         return cli_usage_error(&run_cmd, npos ? "one GRAPH file, not %d" : "no GRAPH file given",
                                npos);
-    if (nfetch == 0) return cli_usage_error(&run_cmd, "nothing to fetch: give --fetch NAME=OUT");
+    if (nfetch == 0 && extra.ntargets == 0)
+        return cli_usage_error(&run_cmd, "nothing to fetch: give --fetch NAME=OUT or --target NAME");
     run_state *rs = calloc(1, sizeof *rs);
     if (!rs) return cli_error("run: out of memory");
-    rc = run_graph(&gl, pos[0], feeds, nfeed, fetches, nfetch, rs);
+    rc = run_graph(&gl, pos[0], feeds, nfeed, fetches, nfetch, &extra, rs);
     ndx_session_free(rs->s);
     for (int i = 0; i < rs->narrays; i++) ndx_array_free(&rs->arrays[i]);
     ndx_graph_free(rs->g);

@@ -76,6 +76,14 @@ static ndx_status check_row_numbers(const char *op, const ndx_tensor *indices,
     return check_rows(op, &rows, var, threads, err);
 }
 
+/* The kind's infer on the specs of the tensors an update is about to get: the same checks, now
+ * on complete shapes. */
+static ndx_status infer_on(const graph_node *n, const ndx_tensor *in, ndx_error *err) {
+    ndx_spec specs[6];
+    for (int i = 0; i < n->num_inputs; i++) specs[i] = ndx_spec_of(&in[i]);
+    return graph_desc(n->kind)->infer(n, specs, NULL, NULL, err);
+}
+
 /* ---- the sparse optimizer steps ------------------------------------------------------------ */
 
 static ndx_status infer_apply_sgd(const graph_node *n, const ndx_spec *in,
@@ -89,9 +97,7 @@ static ndx_status infer_apply_sgd(const graph_node *n, const ndx_spec *in,
 static ndx_status check_apply_sgd(const graph_node *n, const ndx_tensor *in,
                                   const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     (void)out;
-    ndx_spec s[4];
-    for (int i = 0; i < 4; i++) s[i] = ndx_spec_of(&in[i]);
-    NDX_TRY(infer_apply_sgd(n, s, NULL, NULL, err));
+    NDX_TRY(infer_on(n, in, err));
     return check_row_numbers("sparse_apply_sgd", &in[3], &in[0], opt->num_threads, err);
 }
 
@@ -124,9 +130,7 @@ static ndx_status infer_apply_adagrad(const graph_node *n, const ndx_spec *in,
 static ndx_status check_apply_adagrad(const graph_node *n, const ndx_tensor *in,
                                       const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     (void)out;
-    ndx_spec s[6];
-    for (int i = 0; i < n->num_inputs; i++) s[i] = ndx_spec_of(&in[i]);
-    NDX_TRY(infer_apply_adagrad(n, s, NULL, NULL, err));
+    NDX_TRY(infer_on(n, in, err));
     return check_row_numbers("sparse_apply_adagrad", &in[n->num_inputs - 1], &in[0],
                              opt->num_threads, err);
 }
@@ -170,9 +174,7 @@ static ndx_status infer_scatter_add_var(const graph_node *n, const ndx_spec *in,
 static ndx_status check_scatter_add_var(const graph_node *n, const ndx_tensor *in,
                                         const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     (void)out;
-    ndx_spec s[3];
-    for (int i = 0; i < 3; i++) s[i] = ndx_spec_of(&in[i]);
-    NDX_TRY(infer_scatter_add_var(n, s, NULL, NULL, err));
+    NDX_TRY(infer_on(n, in, err));
     return check_rows("tensor_scatter_nd_add", &in[1], &in[0], opt->num_threads, err);
 }
 
@@ -218,8 +220,7 @@ static ndx_status check_assign_var(const graph_node *n, const ndx_tensor *in,
                                    const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     (void)opt;
     (void)out;
-    ndx_spec s[2] = {ndx_spec_of(&in[0]), ndx_spec_of(&in[1])};
-    return infer_assign_var(n, s, NULL, NULL, err);
+    return infer_on(n, in, err);
 }
 
 static ndx_status run_assign_var(const graph_node *n, const ndx_tensor *in,

@@ -110,26 +110,26 @@ static ndx_status check_like(const ndx_session *s, ndx_operation var, const ndx_
     return graph_fail_at(err, st, graph_node_at(s->g, var.id), e.message);
 }
 
-ndx_status ndx_session_read_variable(ndx_session *s, ndx_operation var, ndx_tensor *into,
-                                     ndx_error *err) {
-    const char *op = "ndx_session_read_variable";
+/* Copies between variable `var` and t, checked first: into t (read), or from it (write). */
+static ndx_status transfer(ndx_session *s, ndx_operation var, const ndx_tensor *t, int write,
+                           ndx_error *err) {
+    const char *op = write ? "ndx_session_write_variable" : "ndx_session_read_variable";
     ndx_tensor *v = variable_of(s, var, op, err);
     if (!v) return err ? err->code : NDX_E_INVALID_ARGUMENT;
-    NDX_TRY(check_like(s, var, v, into, op, "into", err));
+    NDX_TRY(check_like(s, var, v, t, op, write ? "value" : "into", err));
     size_t bytes = bytes_of(v);
-    if (bytes) memmove(into->data, v->data, bytes);
+    if (bytes) memmove(write ? v->data : t->data, write ? t->data : v->data, bytes);
     return NDX_OK;
+}
+
+ndx_status ndx_session_read_variable(ndx_session *s, ndx_operation var, ndx_tensor *into,
+                                     ndx_error *err) {
+    return transfer(s, var, into, 0, err);
 }
 
 ndx_status ndx_session_write_variable(ndx_session *s, ndx_operation var, const ndx_tensor *value,
                                       ndx_error *err) {
-    const char *op = "ndx_session_write_variable";
-    ndx_tensor *v = variable_of(s, var, op, err);
-    if (!v) return err ? err->code : NDX_E_INVALID_ARGUMENT;
-    NDX_TRY(check_like(s, var, v, value, op, "value", err));
-    size_t bytes = bytes_of(v);
-    if (bytes) memmove(v->data, value->data, bytes);
-    return NDX_OK;
+    return transfer(s, var, value, 1, err);
 }
 
 ndx_status ndx_session_save_variables(const ndx_session *s, const char *path, ndx_error *err) {
