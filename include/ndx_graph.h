@@ -495,9 +495,10 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * it apply them, in build order. A run that fails anywhere (a feed, a node, a fetch, an update's
  * check) leaves every variable, and every fetch, as it was. Every read of a variable in a run
  * (a node's input, a fetch, an update's lr or grad computed from a variable) sees its value at
- * the start of the run, whatever the run updates. The one failure after the checks is memory
- * refused by the allocator while the updates run (their index scratch, on a run's first use of
- * its plan); an update that fails so changes nothing, but the updates before it stay applied.
+ * the start of the run, whatever the run updates. The updates' scratch (8 bytes per index of a
+ * sparse step) is reserved with the checks, under the run's max_memory, so once the checks
+ * pass nothing can fail: an allocator that refuses memory fails the run before any update.
+ * Naming an update twice among the targets runs it once.
  *
  * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
  * order, so the results are the same bits at any thread count. Each session keeps its own copy

@@ -618,6 +618,62 @@ static void repeated_runs_allocate_nothing(void **state) {
     ndx_graph_free(m.g);
 }
 
+/* The updates' scratch is reserved before any of them runs: an allocator that refuses it, or a
+ * max_memory that leaves no room, fails the run with every variable as it was. */
+static void memory_failures_change_nothing(void **state) {
+    (void)state;
+    float init[4 * 2] = {0, 1, 2, 3, 4, 5, 6, 7};
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output a = ndx_op_variable(s, const_of(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
+    ndx_output b = ndx_op_variable(s, const_of(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
+    ndx_output lr = ndx_op_const_float(s, NDX_FLOAT32, 1.0);
+    ndx_output grad = const_of(s, NDX_FLOAT32, 2, SHAPE(3, 2), (const float[]){1, 1, 1, 1, 1, 1});
+    ndx_output few = const_of(s, NDX_INT32, 1, SHAPE(1), (const int32_t[]){2});
+    ndx_output many = const_of(s, NDX_INT32, 1, SHAPE(3), (const int32_t[]){0, 1, 0});
+    ndx_operation steps[2] = {
+        ndx_op_apply_sgd(ndx_scope_named(s, "small"), a, lr,
+                         const_of(s, NDX_FLOAT32, 2, SHAPE(1, 2), (const float[]){1, 1}), few),
+        ndx_op_apply_sgd(ndx_scope_named(s, "large"), b, lr, grad, many)};
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    float got[8];
+    /* max_memory below the larger scratch (3 indices: 24 bytes) */
+    ndx_session_options tight = {1, 16, NULL};
+    ndx_session *sess = ndx_session_new(g, &tight, &err);
+    assert_non_null(sess);
+    assert_fails(ndx_session_run_targets(sess, 0, NULL, 0, NULL, 2, steps, &err), &err,
+                 NDX_E_MEMORY_BUDGET, "large");
+    read_var(sess, a.op, got, 2, SHAPE(4, 2));
+    assert_memory_equal(got, init, sizeof got);
+    ndx_session_free(sess);
+    /* an allocator that refuses, then gives, then refuses again (the plan then needs nothing) */
+    test_allocator refusing;
+    test_allocator_init(&refusing);
+    ndx_session_options opt = {1, 0, &refusing.base};
+    sess = ndx_session_new(g, &opt, &err);
+    assert_non_null(sess);
+    refusing.refuse = 1;
+    assert_fails(ndx_session_run_targets(sess, 0, NULL, 0, NULL, 2, steps, &err), &err,
+                 NDX_E_NO_MEMORY, "large");
+    read_var(sess, a.op, got, 2, SHAPE(4, 2));
+    assert_memory_equal(got, init, sizeof got);
+    read_var(sess, b.op, got, 2, SHAPE(4, 2));
+    assert_memory_equal(got, init, sizeof got);
+    refusing.refuse = 0;
+    assert_ok(ndx_session_run_targets(sess, 0, NULL, 0, NULL, 2, steps, &err), &err);
+    refusing.refuse = 1;
+    assert_ok(ndx_session_run_targets(sess, 0, NULL, 0, NULL, 2, steps, &err), &err);
+    const float want_a[8] = {0, 1, 2, 3, 2, 3, 6, 7}, want_b[8] = {-4, -3, 0, 1, 4, 5, 6, 7};
+    read_var(sess, a.op, got, 2, SHAPE(4, 2));
+    assert_memory_equal(got, want_a, sizeof got);
+    read_var(sess, b.op, got, 2, SHAPE(4, 2));
+    assert_memory_equal(got, want_b, sizeof got);
+    ndx_session_free(sess);
+    assert_int_equal(refusing.live, 0);
+    ndx_graph_free(g);
+}
+
 static int setup(void **state) {
     (void)state;
     return mkdtemp(dir) ? 0 : -1;
@@ -641,6 +697,7 @@ int main(void) {
         cmocka_unit_test(text_round_trip),
         cmocka_unit_test(same_bits_at_any_thread_count),
         cmocka_unit_test(repeated_runs_allocate_nothing),
+        cmocka_unit_test(memory_failures_change_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -86,6 +86,11 @@ static ndx_status infer_on(const graph_node *n, const ndx_tensor *in, ndx_error 
 
 /* ---- the sparse optimizer steps ------------------------------------------------------------ */
 
+/* ndx.h: each index is read once into scratch of 8 bytes (the indices are the last input). */
+static size_t apply_scratch(const graph_node *n, const ndx_tensor *in) {
+    return (size_t)in[n->num_inputs - 1].shape[0] * 8;
+}
+
 static ndx_status infer_apply_sgd(const graph_node *n, const ndx_spec *in,
                                   const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
     (void)consts;
@@ -113,7 +118,7 @@ const graph_kind_desc graph_kind_apply_sgd = {
     .kind = GRAPH_APPLY_SGD, .type = "ResourceSparseApplyGradientDescent", .min_inputs = 4,
     .max_inputs = 4, .inputs = apply_sgd_inputs, .outputs = 0,
     .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES, .infer = infer_apply_sgd,
-    .run = run_apply_sgd, .vars = 1, .check = check_apply_sgd};
+    .run = run_apply_sgd, .vars = 1, .check = check_apply_sgd, .scratch = apply_scratch};
 
 /* Adagrad's inputs: var, accum, lr, [epsilon], grad, indices (variant 1: V2, with epsilon). */
 static ndx_status infer_apply_adagrad(const graph_node *n, const ndx_spec *in,
@@ -153,7 +158,8 @@ static const char *const apply_adagrad_v2_inputs[] = {"var",  "accum", "lr",
     {.kind = KIND, .type = TYPE, .variant = V2, .min_inputs = 5 + V2, .max_inputs = 5 + V2,    \
      .inputs = INPUTS, .outputs = 0, .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES,        \
      .num_attrs = 1, .attrs = {UPDATE_SLOTS}, .infer = infer_apply_adagrad,                   \
-     .run = run_apply_adagrad, .vars = 2, .check = check_apply_adagrad}
+     .run = run_apply_adagrad, .vars = 2, .check = check_apply_adagrad,                      \
+     .scratch = apply_scratch}
 const graph_kind_desc graph_kind_apply_adagrad = APPLY_ADAGRAD(
     GRAPH_APPLY_ADAGRAD, "ResourceSparseApplyAdagrad", 0, apply_adagrad_inputs);
 const graph_kind_desc graph_kind_apply_adagrad_v2 = APPLY_ADAGRAD(

@@ -1,7 +1,11 @@
 /* session_update.c — the end of a run that updates variables. Every other node has run; now
  * every value a fetch or an update reads out of a variable's storage is copied into the pool
- * (so that it stays the start-of-run value), every update is checked, and only then are the
- * updates run, in build order. A check that fails leaves every variable as it was. */
+ * (so that it stays the start-of-run value), every update is checked, and the largest scratch
+ * any of them takes is reserved in the pool (under the run's max_memory). A check or a
+ * reservation that fails leaves every variable as it was. Only then are the updates run, in
+ * build order, each given as its budget the largest free block of the pool: their scratch comes
+ * from blocks the pool holds, never from the allocator, so they cannot fail (a scatter-add whose
+ * bucket scratch does not fit takes tensor_scatter's direct path, which needs none). */
 #include <stdio.h>
 
 #include "session.h"
@@ -40,6 +44,43 @@ static ndx_status copy_out_of_vars(ndx_session *s, const run_plan *p, const ndx_
     return NDX_OK;
 }
 
+/* Takes, then gives back to the pool, a block as large as the largest scratch of an update. */
+static ndx_status reserve_scratch(ndx_session *s, const run_plan *p, ndx_error *err) {
+    const ndx_tensor *in = p->update_in;
+    size_t most = 0;
+    const graph_node *largest = NULL;
+    for (int k = 0; k < p->num_updates; k++) {
+        const graph_node *n = graph_node_at(s->g, p->updates[k]);
+        const graph_kind_desc *d = graph_desc(n->kind);
+        size_t bytes = d->scratch ? d->scratch(n, in) : 0;
+        if (bytes > most) {
+            most = bytes;
+            largest = n;
+        }
+        in += n->num_inputs;
+    }
+    if (!largest) return NDX_OK;
+    ndx_allocator *a = &s->pool.as_allocator;
+    void *block = a->allocate(a->user, most, 64);
+    if (!block) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "no memory (or no room under max_memory) for the %zu bytes of "
+                 "scratch this update needs; no variable was changed", most);
+        return graph_fail_at(err, s->pool.limit ? NDX_E_MEMORY_BUDGET : NDX_E_NO_MEMORY, largest,
+                             msg);
+    }
+    a->release(a->user, block);
+    return NDX_OK;
+}
+
+/* The capacity of the pool's largest free block (at least 1: a budget of 0 means none). */
+static size_t largest_free_block(const graph_pool *pool) {
+    size_t most = 1;
+    for (int b = 0; b < pool->count; b++)
+        if (!pool->blocks[b].in_use && pool->blocks[b].cap > most) most = pool->blocks[b].cap;
+    return most;
+}
+
 ndx_status session_check_updates(ndx_session *s, run_plan *p, const ndx_fetch *fetches,
                                  ndx_error *err) {
     const ndx_graph *g = s->g;
@@ -64,7 +105,7 @@ ndx_status session_check_updates(ndx_session *s, run_plan *p, const ndx_fetch *f
         if (st != NDX_OK) return graph_fail_at(err, st, n, e.message);
         in += n->num_inputs;
     }
-    return NDX_OK;
+    return reserve_scratch(s, p, err);
 }
 
 ndx_status session_run_updates(ndx_session *s, run_plan *p, ndx_error *err) {
@@ -72,7 +113,8 @@ ndx_status session_run_updates(ndx_session *s, run_plan *p, ndx_error *err) {
     ndx_options o = {0};
     o.num_threads = s->threads;
     o.allocator = &s->pool.as_allocator;
-    size_t limit = s->pool.limit; /* checked updates are not refused for max_memory */
+    o.max_memory = largest_free_block(&s->pool);
+    size_t limit = s->pool.limit; /* the reservation was made under it */
     s->pool.limit = 0;
     const ndx_tensor *in = p->update_in;
     ndx_status st = NDX_OK;
