@@ -498,7 +498,13 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * the start of the run, whatever the run updates. The updates' scratch (8 bytes per index of a
  * sparse step) is reserved with the checks, under the run's max_memory, so once the checks
  * pass nothing can fail: an allocator that refuses memory fails the run before any update.
- * Naming an update twice among the targets runs it once.
+ * Naming an update twice among the targets runs it once. Feeding a Variable's output gives its
+ * readers in that run the fed value; updates still change the variable itself.
+ *
+ * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no
+ * outputs, so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
+ * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true); the other
+ * updates are ResourceScatterNdAdd, AssignAddVariableOp and AssignSubVariableOp.
  *
  * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
  * order, so the results are the same bits at any thread count. Each session keeps its own copy

@@ -66,7 +66,7 @@ static void show(const ndx_graph *g) {
             char in[NDX_GRAPH_NAME_MAX + 16];
             printf("%s%s", k ? ", " : "", input_text(in, sizeof in, node.inputs[k]));
         }
-        printf(") ->");
+        printf(node.num_outputs ? ") ->" : ")  (updates variables)");
         for (int k = 0; k < node.num_outputs; k++) {
             char s[NDX_DIMS_TEXT + 32];
             spec_text(s, sizeof s, &node.outputs[k]);
