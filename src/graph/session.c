@@ -1,7 +1,8 @@
-/* session.c — running a finished graph: feeds checked first, a plan per set of feeds and fetches
- * (only the nodes the fetches need, in build order, with each value's reader count), values held
- * in pool blocks until their last reader has run, and results published to the fetches only
- * after every node succeeded. */
+/* session.c — running a finished graph: feeds checked first, a plan per set of feeds, fetches
+ * and targets (only the nodes they need, in build order, with each value's reader count; updates
+ * of variables apart, for the end of the run), values held in pool blocks until their last
+ * reader has run, and results published to the fetches only after every node succeeded and
+ * every update was checked and applied (session_update.c). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -147,14 +148,11 @@ static ndx_status check_args(const ndx_session *s, int num_feeds, const ndx_feed
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "ndx_session_run: num_targets = %d needs an array of that size",
                         num_targets);
-    for (int i = 0; i < num_targets; i++) {
-        ndx_output o = {targets[i], 0};
+    for (int i = 0; i < num_targets; i++)
         if (targets[i].graph != s->g || !ndx_operation_ok(targets[i]))
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_session_run: targets[%d] %s", i,
                             ndx_operation_ok(targets[i]) ? "belongs to another graph"
                                                          : "is a failed handle");
-        (void)o;
-    }
     ndx_error e;
     for (int i = 0; i < num_feeds; i++) {
         NDX_TRY(check_feed(s, &feeds[i], i, err));
