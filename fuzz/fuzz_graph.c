@@ -1,8 +1,9 @@
 /* fuzz_graph.c — the saved-graph reader on fuzz bytes, read as the text form
  * (ndx_graph_from_text). A rejected text: a status and a one-line message naming its line, nothing
  * left to free. An accepted one: its canonical text reads back to the same canonical text, and a
- * session runs it (no feeds, all outputs of its last node fetched, under a memory cap), failing
- * cleanly or giving outputs that its inferred specs admit. */
+ * session runs it (no feeds, all outputs of its last node fetched, its first 8 updates of
+ * variables as targets, under a memory cap), failing cleanly or giving outputs that its inferred
+ * specs admit. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,14 @@ static void run_last_node(const ndx_graph *g) {
         fetch[i].mode = NDX_FETCH_BORROW;
         memset(&fetch[i].value, 0, sizeof fetch[i].value);
     }
-    if (ndx_session_run(s, 0, NULL, k, fetch, &err) == NDX_OK) {
+    ndx_operation targets[8]; /* updates of variables (no outputs) run as targets */
+    int t = 0;
+    for (int i = 0; i < n && t < 8; i++) {
+        ndx_node other;
+        ndx_node_info(ndx_graph_node(g, i), &other, NULL);
+        if (other.num_outputs == 0) targets[t++] = ndx_graph_node(g, i);
+    }
+    if (ndx_session_run_targets(s, 0, NULL, k, fetch, t, targets, &err) == NDX_OK) {
         for (int i = 0; i < k; i++) {
             ndx_spec spec = ndx_output_spec(fetch[i].output);
             FZ_CHECK(ndx_spec_admits(&spec, &fetch[i].value), "output %d breaks its spec", i);
