@@ -511,10 +511,14 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * of every variable, made from the initial value when the session is created. */
 
 /* Variable: a variable of the dtype and (full, exact) shape of `init`, initialised to its
- * value. init must be known when the graph is built: a Const (a copy of a caller's buffer:
- * ndx_op_const), or a node computed from constants (ndx_op_fill of a constant dims and value, a
- * cast of a Const, ...). Name it with ndx_scope_named: sessions read, write, save and load
- * variables by their node's name. */
+ * value. init must be computed from constants only (no placeholder, no variable) and have a
+ * shape known at build time: a Const (a copy of a caller's buffer: ndx_op_const), or nodes
+ * computed from constants (ndx_op_fill of a constant dims and value, a cast of a Const, ...).
+ * A value known at build time (a Const, a folded node) is copied into each new session; a larger
+ * one (past folding's 16 MiB) is computed once by each new session, straight into the variable,
+ * and the pool keeps nothing of it. The storage comes from the session's allocator and is not
+ * counted by max_memory (which is per run). Name the node with ndx_scope_named: sessions read,
+ * write, save and load variables by their node's name. */
 #define ndx_op_variable(s, init) ndx_op_variable_at(__FILE__, __LINE__, (s), (init))
 NDX_API ndx_output ndx_op_variable_at(const char *file, int line, ndx_scope s, ndx_output init);
 

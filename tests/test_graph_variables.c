@@ -459,8 +459,10 @@ static void build_errors(void **state) {
     ndx_spec spec = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(3));
     ndx_output x = ndx_op_placeholder(s, &spec);
     ndx_error err;
-    assert_false(ndx_output_ok(ndx_op_variable(s, x)));
-    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT, "known when the graph");
+    ndx_output twice = ndx_op_add(s, x, x);
+    assert_false(ndx_output_ok(ndx_op_variable(s, twice)));
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "computed from constants only, but it reads the Placeholder 'Placeholder'");
     ndx_graph_free(g);
 
     g = ndx_graph_new();
@@ -674,6 +676,35 @@ static void memory_failures_change_nothing(void **state) {
     ndx_graph_free(g);
 }
 
+/* An initial value too large to fold (an accumulator of 20 MiB at 0.1) is computed once, when
+ * the session is created, straight into the variable; the pool keeps nothing of it. */
+static void large_initial_value(void **state) {
+    (void)state;
+    enum { TALL = 1 << 20, FIVE = 5 };
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output init =
+        ndx_op_fill(s, const_of(s, NDX_INT64, 1, SHAPE(2), (const int64_t[]){TALL, FIVE}),
+                    ndx_op_const_float(s, NDX_FLOAT32, 0.1));
+    assert_null(ndx_output_constant(init)); /* past the 16 MiB of folding */
+    ndx_output acc = ndx_op_variable(s, init);
+    ndx_operation bump = ndx_op_scatter_nd_add_variable(
+        s, acc, const_of(s, NDX_INT32, 2, SHAPE(1, 2), (const int32_t[]){TALL - 1, 4}),
+        const_of(s, NDX_FLOAT32, 1, SHAPE(1), (const float[]){1.0f}));
+    ndx_session *sess = finish(g, NULL);
+    assert_int_equal(ndx_session_pool_bytes(sess), 0);
+    ndx_error err;
+    assert_ok(ndx_session_run_targets(sess, 0, NULL, 0, NULL, 1, &bump, &err), &err);
+    float *got = malloc((size_t)TALL * FIVE * sizeof *got);
+    read_var(sess, acc.op, got, 2, SHAPE(TALL, FIVE));
+    for (int64_t i = 0; i < (int64_t)TALL * FIVE - 1; i++)
+        if (got[i] != 0.1f) fail_msg("element %lld is %g", (long long)i, (double)got[i]);
+    assert_true(got[(int64_t)TALL * FIVE - 1] == 0.1f + 1.0f);
+    free(got);
+    ndx_session_free(sess);
+    ndx_graph_free(g);
+}
+
 static int setup(void **state) {
     (void)state;
     return mkdtemp(dir) ? 0 : -1;
@@ -698,6 +729,7 @@ int main(void) {
         cmocka_unit_test(same_bits_at_any_thread_count),
         cmocka_unit_test(repeated_runs_allocate_nothing),
         cmocka_unit_test(memory_failures_change_nothing),
+        cmocka_unit_test(large_initial_value),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

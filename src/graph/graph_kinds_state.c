@@ -8,19 +8,54 @@
  * of them pass, each `run`, which writes the variable (in[0], and in[1] for Adagrad's accum: the
  * session's own storage). */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "graph_internal.h"
 #include "index.h"
 
 /* ---- Variable ----------------------------------------------------------------------------- */
 
+/* 0 when `init` is computed from nothing but constants; else the id of a Placeholder or Variable
+ * it reads (nodes come in build order, so one sweep down from it finds every node it needs). */
+static uint32_t init_source(ndx_output init, ndx_error *err, int *no_memory) {
+    ndx_graph *g = init.op.graph;
+    unsigned char *needed = calloc((size_t)init.op.id + 1, 1);
+    *no_memory = needed == NULL;
+    if (!needed) {
+        ndx_fail(err, NDX_E_NO_MEMORY, "out of memory");
+        return 0;
+    }
+    uint32_t found = 0;
+    needed[init.op.id] = 1;
+    for (uint32_t id = init.op.id; id >= 1 && !found; id--) {
+        const graph_node *n = graph_node_at(g, id);
+        if (!needed[id] || n->values) continue;
+        if (n->kind == GRAPH_PLACEHOLDER || n->kind == GRAPH_VARIABLE) found = id;
+        for (int i = 0; i < n->num_inputs; i++) needed[n->inputs[i].op.id] = 1;
+    }
+    free(needed);
+    return found;
+}
+
 static ndx_status infer_variable(const graph_node *n, const ndx_spec *in,
                                  const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
-    (void)n;
-    if (!consts[0])
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "variable: the initial value must be known when the graph is built (a "
-                        "Const, or a node computed from constants)");
+    if (!consts[0]) {
+        int no_memory;
+        uint32_t source = init_source(n->inputs[0], err, &no_memory);
+        if (no_memory) return NDX_E_NO_MEMORY;
+        if (source)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            "variable: the initial value must be computed from constants only, "
+                            "but it reads the %s '%s'",
+                            graph_type_name(graph_node_at(n->inputs[0].op.graph, source)),
+                            graph_node_at(n->inputs[0].op.graph, source)->name);
+        int known = in[0].rank != NDX_UNKNOWN;
+        for (int i = 0; known && i < in[0].rank; i++) known = ndx_dim_known(in[0].shape[i]);
+        if (!known || (in[0].dtype == NDX_STRING && in[0].itemsize == 0))
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            "variable: the initial value's shape must be known when the graph "
+                            "is built");
+    }
     *out = in[0];
     return NDX_OK;
 }

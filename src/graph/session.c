@@ -76,13 +76,18 @@ static void plan_free(run_plan *p) {
     free(p);
 }
 
-void ndx_session_free(ndx_session *s) {
-    if (!s) return;
+void session_drop_plans(ndx_session *s) {
     while (s->plans) {
         run_plan *next = s->plans->next;
         plan_free(s->plans);
         s->plans = next;
     }
+    s->num_plans = 0;
+}
+
+void ndx_session_free(ndx_session *s) {
+    if (!s) return;
+    session_drop_plans(s);
     pool_free(&s->pool);
     session_vars_free(s);
     free(s->vals);

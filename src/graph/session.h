@@ -55,9 +55,13 @@ static inline int64_t value_of(const ndx_graph *g, ndx_output o) {
     return graph_node_at(g, o.op.id)->first_value + o.index;
 }
 
+/* Frees every plan of the session (session.c). */
+void session_drop_plans(ndx_session *s);
+
 /* ---- variables (session_vars.c) ------------------------------------------------------------ */
 
-/* Makes each Variable's storage from its initial value; NDX_E_NO_MEMORY (err set) on failure. */
+/* Makes each Variable's storage and gives it its initial value: copied from a constant, or
+ * computed by running the nodes that make it. Fails with err set. */
 ndx_status session_vars_init(ndx_session *s, ndx_error *err);
 void session_vars_free(ndx_session *s);
 /* 1 when [p, p + bytes) overlaps some variable's storage. */

@@ -12,6 +12,25 @@ static size_t bytes_of(const ndx_tensor *t) {
     return count > 0 ? (size_t)count * t->itemsize : 0;
 }
 
+/* Computes the initial values that were too large to fold, each run straight into its
+ * variable's storage; then the plans and pool blocks this took are given back. */
+static ndx_status compute_inits(ndx_session *s, ndx_error *err) {
+    ndx_status st = NDX_OK;
+    for (int i = 0; i < s->num_vars && st == NDX_OK; i++) {
+        const graph_node *n = graph_node_at(s->g, s->var_ids[i]);
+        if (graph_node_at(s->g, n->inputs[0].op.id)->values) continue;
+        ndx_fetch f = {n->inputs[0], NDX_FETCH_INTO, s->vars[i]};
+        ndx_error e;
+        st = ndx_session_run(s, 0, NULL, 1, &f, &e);
+        if (st != NDX_OK)
+            ndx_fail(err, st, "ndx_session_new: the initial value of variable '%.200s': %s",
+                     n->name, e.message);
+    }
+    session_drop_plans(s);
+    pool_trim(&s->pool);
+    return st;
+}
+
 ndx_status session_vars_init(ndx_session *s, ndx_error *err) {
     const ndx_graph *g = s->g;
     uint32_t count = (uint32_t)ndx_graph_node_count(g);
@@ -28,19 +47,23 @@ ndx_status session_vars_init(ndx_session *s, ndx_error *err) {
     for (uint32_t id = 1; id <= count; id++) {
         const graph_node *n = graph_node_at(g, id);
         if (n->kind != GRAPH_VARIABLE) continue;
-        const ndx_tensor *init = &graph_node_at(g, n->inputs[0].op.id)->values[n->inputs[0].index];
-        size_t bytes = bytes_of(init);
+        ndx_tensor shape = ndx_view_of_spec(&n->specs[0]); /* exact: checked at build time */
+        size_t bytes = bytes_of(&shape);
         void *mem = s->pool.source.allocate(s->pool.source.user, bytes ? bytes : 1, 64);
         if (!mem)
             return graph_fail_at(err, NDX_E_NO_MEMORY, n,
                                  "ndx_session_new: no memory for the variable's value");
-        if (bytes) memcpy(mem, init->data, bytes);
-        s->vars[s->num_vars] = *init;
+        const graph_node *src = graph_node_at(g, n->inputs[0].op.id);
+        if (src->values) { /* a constant, or folded: copied */
+            const ndx_tensor *init = &src->values[n->inputs[0].index];
+            if (bytes) memcpy(mem, init->data, bytes);
+        }
+        s->vars[s->num_vars] = ndx_view_of_spec(&n->specs[0]);
         s->vars[s->num_vars].data = mem;
         s->var_ids[s->num_vars] = id;
         s->var_slot[id] = s->num_vars++;
     }
-    return NDX_OK;
+    return compute_inits(s, err);
 }
 
 void session_vars_free(ndx_session *s) {
