@@ -606,8 +606,9 @@ static void repeated_runs_allocate_nothing(void **state) {
     ndx_feed feeds[2] = {{m.ids, ndx_tensor_make(NDX_INT32, 1, SHAPE(N), ids)},
                          {m.grad, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(N, COLS), gr)}};
     float rows[N * COLS];
-    ndx_fetch f[2] = {{m.rows, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(N, COLS), rows)},
-                      {m.table, NDX_FETCH_BORROW, {0}}};
+    ndx_fetch f[2] = {
+        {m.rows, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(N, COLS), rows)},
+        {m.table, NDX_FETCH_BORROW, {0}}};
     int calls = 0;
     for (int run = 0; run < 4; run++) {
         ndx_error err;

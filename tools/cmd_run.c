@@ -282,7 +282,8 @@ int ndx_cmd_run(int argc, char **argv) {
         return cli_usage_error(&run_cmd, npos ? "one GRAPH file, not %d" : "no GRAPH file given",
                                npos);
     if (nfetch == 0 && extra.ntargets == 0)
-        return cli_usage_error(&run_cmd, "nothing to fetch: give --fetch NAME=OUT or --target NAME");
+        return cli_usage_error(&run_cmd,
+                               "nothing to fetch: give --fetch NAME=OUT or --target NAME");
     run_state *rs = calloc(1, sizeof *rs);
     if (!rs) return cli_error("run: out of memory");
     rc = run_graph(&gl, pos[0], feeds, nfeed, fetches, nfetch, &extra, rs);

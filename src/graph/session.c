@@ -494,7 +494,8 @@ static void drop_fresh(ndx_session *s, int num_fetches, ndx_tensor *fresh) {
     ndx_options o = {0};
     o.allocator = &s->pool.source;
     ndx_call_init(&c, "ndx_session_run", &o, NULL);
-    for (int k = 0; k < num_fetches; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
+    for (int k = 0; k < num_fetches; k++)
+        ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
 }
 
 /* Copies results to the fetches; nothing here can fail. */
@@ -531,7 +532,8 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
     ndx_status st =
         check_args(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets, err);
     run_plan *p = NULL;
-    if (st == NDX_OK) p = find_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets);
+    if (st == NDX_OK)
+        p = find_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets);
     if (st == NDX_OK && !p)
         st = make_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets, &p, err);
     if (st != NDX_OK) {

@@ -43,7 +43,8 @@ ndx_status session_vars_init(ndx_session *s, ndx_error *err) {
     }
     s->vars = calloc((size_t)vars + 1, sizeof *s->vars);
     s->var_ids = calloc((size_t)vars + 1, sizeof *s->var_ids);
-    if (!s->vars || !s->var_ids) return ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_new: out of memory");
+    if (!s->vars || !s->var_ids)
+        return ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_new: out of memory");
     for (uint32_t id = 1; id <= count; id++) {
         const graph_node *n = graph_node_at(g, id);
         if (n->kind != GRAPH_VARIABLE) continue;
@@ -67,7 +68,8 @@ ndx_status session_vars_init(ndx_session *s, ndx_error *err) {
 }
 
 void session_vars_free(ndx_session *s) {
-    for (int i = 0; i < s->num_vars; i++) s->pool.source.release(s->pool.source.user, s->vars[i].data);
+    for (int i = 0; i < s->num_vars; i++)
+        s->pool.source.release(s->pool.source.user, s->vars[i].data);
     free(s->vars);
     free(s->var_ids);
     free(s->var_slot);
