@@ -579,8 +579,9 @@ NDX_API ndx_status ndx_session_write_variable(ndx_session *s, ndx_operation var,
 NDX_API ndx_status ndx_session_save_variables(const ndx_session *s, const char *path,
                                               ndx_error *err);
 /* Reads every variable of the session from such an .npz: each must have its member, of its
- * dtype and shape (else an error naming the variable and the file); members for no variable
- * are not read. All or nothing: a load that fails changes no variable. */
+ * dtype and shape (else an error naming the variable and the file), and every member must name
+ * a variable (else an error naming the member). All or nothing: a load that fails changes no
+ * variable. */
 NDX_API ndx_status ndx_session_load_variables(ndx_session *s, const char *path, ndx_error *err);
 
 #ifdef __cplusplus

@@ -440,6 +440,15 @@ static void read_write_save_load(void **state) {
     assert_fails(ndx_session_load_variables(sess3, path, &err), &err, NDX_E_FORMAT, "missing");
     read_var(sess3, keep.op, got, 2, SHAPE(ROWS, COLS));
     assert_memory_equal(got, other, sizeof got); /* "table" was read but not committed */
+    /* a member that names no variable: g2's file holds "table", g4 has only "weights" */
+    ndx_graph *g4 = ndx_graph_new();
+    ndx_scope s4 = ndx_graph_root(g4);
+    ndx_op_variable(ndx_scope_named(s4, "weights"), ndx_op_const_int(s4, NDX_INT32, 3));
+    ndx_session *sess4 = finish(g4, NULL);
+    assert_fails(ndx_session_load_variables(sess4, path2, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "member 'table.npy' names no Variable node of the graph");
+    ndx_session_free(sess4);
+    ndx_graph_free(g4);
     ndx_session_free(sess3);
     ndx_graph_free(g3);
     ndx_session_free(sess2);

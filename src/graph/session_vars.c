@@ -157,14 +157,26 @@ ndx_status ndx_session_write_variable(ndx_session *s, ndx_operation var, const n
     return transfer(s, var, value, 1, err);
 }
 
-ndx_status ndx_session_save_variables(const ndx_session *s, const char *path, ndx_error *err) {
+/* The variables' node names, in a new array (NULL with err set); `op` names the caller. */
+static const char **var_names(const ndx_session *s, const char *path, const char *op,
+                              ndx_error *err) {
     ndx_error_clear(err);
-    if (!s || !path)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_session_save_variables: %s is NULL",
-                        s ? "path" : "session");
+    if (!s || !path) {
+        ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: %s is NULL", op, s ? "path" : "session");
+        return NULL;
+    }
     const char **keys = malloc(((size_t)s->num_vars + 1) * sizeof *keys);
-    if (!keys) return ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_save_variables: out of memory");
+    if (!keys) {
+        ndx_fail(err, NDX_E_NO_MEMORY, "%s: out of memory", op);
+        return NULL;
+    }
     for (int i = 0; i < s->num_vars; i++) keys[i] = graph_node_at(s->g, s->var_ids[i])->name;
+    return keys;
+}
+
+ndx_status ndx_session_save_variables(const ndx_session *s, const char *path, ndx_error *err) {
+    const char **keys = var_names(s, path, "ndx_session_save_variables", err);
+    if (!keys) return err ? err->code : NDX_E_INVALID_ARGUMENT;
     ndx_file_out o;
     ndx_status st = ndx_file_out_open(&o, path, err);
     if (st == NDX_OK) st = ndx_npz_write_arrays(o.f, s->num_vars, keys, s->vars, 0, path, err);
@@ -190,11 +202,22 @@ static ndx_status load_one(const ndx_session *s, int i, const char *path, ndx_ar
     return check_like(s, var, &s->vars[i], &a->t, "ndx_session_load_variables", what, err);
 }
 
+/* Fails for a member of the file that is no variable of the session. */
+static ndx_status check_members(const ndx_session *s, const char *path, ndx_error *err) {
+    const char *op = "ndx_session_load_variables";
+    const char **keys = var_names(s, path, op, err);
+    if (!keys) return err ? err->code : NDX_E_INVALID_ARGUMENT;
+    char other[128];
+    ndx_status st = ndx_npz_other_member(path, s->num_vars, keys, other, sizeof other, err);
+    free(keys);
+    if (st == NDX_OK && other[0])
+        st = ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                      "%s: %s: member '%s' names no Variable node of the graph", op, path, other);
+    return st;
+}
+
 ndx_status ndx_session_load_variables(ndx_session *s, const char *path, ndx_error *err) {
-    ndx_error_clear(err);
-    if (!s || !path)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "ndx_session_load_variables: %s is NULL",
-                        s ? "path" : "session");
+    NDX_TRY(check_members(s, path, err));
     ndx_array *arrays = calloc((size_t)s->num_vars + 1, sizeof *arrays);
     if (!arrays) return ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_load_variables: out of memory");
     ndx_status st = NDX_OK;

@@ -196,6 +196,10 @@ ndx_status zip_open(zip_archive *z, const void *data, size_t len, const char *na
  * is absent and a name held twice is an error. */
 ndx_status zip_find(const zip_archive *z, const char *member, zip_entry *e, int *found,
                     ndx_error *err);
+/* Entry `index` of the central directory, read and checked at *pos (start at z->cd_offset), which
+ * moves on to the next entry. */
+ndx_status zip_entry_at(const zip_archive *z, uint64_t *pos, uint64_t index, zip_entry *e,
+                        ndx_error *err);
 
 /* A member being read: its local header checked against the directory, its bytes delivered
  * (inflated if need be) through `r`, their CRC-32 and count checked by zip_member_finish. */

@@ -67,6 +67,10 @@ ndx_status ndx_npz_write_arrays(FILE *f, int n, const char *const *keys, const n
  * members. */
 ndx_status ndx_npz_load_array(const char *path, const char *key, size_t max_bytes,
                               ndx_array *out, ndx_error *err);
+/* The first member of the .npz at `path` that is none of KEY.npy (or KEY) for the n keys, copied
+ * into `member` (cap bytes, NUL-terminated, cut if need be); "" when every member is one of them. */
+ndx_status ndx_npz_other_member(const char *path, int n, const char *const *keys, char *member,
+                                size_t cap, ndx_error *err);
 
 /* ---- writing files without ever losing the old one ---- */
 

@@ -278,3 +278,41 @@ ndx_status ndx_npz_load_array(const char *path, const char *key, size_t max_byte
     close_archive(&bytes, &b);
     return st;
 }
+
+/* 1 when the name (len bytes, not terminated) is KEY.npy or KEY for one of the keys. */
+static int names_a_key(const unsigned char *name, size_t len, int n, const char *const *keys) {
+    for (int k = 0; k < n; k++) {
+        size_t kl = strlen(keys[k]);
+        if (len < kl || memcmp(name, keys[k], kl) != 0) continue;
+        if (len == kl || (len == kl + 4 && memcmp(name + kl, ".npy", 4) == 0)) return 1;
+    }
+    return 0;
+}
+
+ndx_status ndx_npz_other_member(const char *path, int n, const char *const *keys, char *member,
+                                size_t cap, ndx_error *err) {
+    ndx_error_clear(err);
+    if (!path || !member || cap == 0 || (n > 0 && !keys))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npz: bad arguments");
+    member[0] = '\0';
+    ndx_call b;
+    NDX_TRY(ndx_call_init(&b, path, NULL, err));
+    archive_bytes bytes = {0};
+    ndx_status st = open_archive(path, &b, &bytes, err);
+    zip_archive z;
+    if (st == NDX_OK)
+        st = zip_open(&z, bytes.map ? (const unsigned char *)bytes.map : bytes.heap, bytes.len, path,
+                      err);
+    uint64_t pos = st == NDX_OK ? z.cd_offset : 0;
+    for (uint64_t i = 0; st == NDX_OK && i < z.entries; i++) {
+        zip_entry e;
+        st = zip_entry_at(&z, &pos, i, &e, err);
+        if (st != NDX_OK || names_a_key(e.name, e.name_len, n, keys)) continue;
+        size_t len = e.name_len < cap - 1 ? e.name_len : cap - 1;
+        memcpy(member, e.name, len);
+        member[len] = '\0';
+        break;
+    }
+    close_archive(&bytes, &b);
+    return st;
+}

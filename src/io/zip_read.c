@@ -142,6 +142,11 @@ static ndx_status read_central(const zip_archive *z, uint64_t *pos, uint64_t ind
     return NDX_OK;
 }
 
+ndx_status zip_entry_at(const zip_archive *z, uint64_t *pos, uint64_t index, zip_entry *e,
+                        ndx_error *err) {
+    return read_central(z, pos, index, e, err);
+}
+
 ndx_status zip_find(const zip_archive *z, const char *member, zip_entry *e, int *found,
                     ndx_error *err) {
     *found = 0;
