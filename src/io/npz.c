@@ -74,6 +74,13 @@ static void close_archive(archive_bytes *a, ndx_call *b) {
     memset(a, 0, sizeof *a);
 }
 
+/* The archive at path, read or mapped, with its end records and central directory found. */
+static ndx_status open_zip(const char *path, ndx_call *b, archive_bytes *a, zip_archive *z,
+                           ndx_error *err) {
+    NDX_TRY(open_archive(path, b, a, err));
+    return zip_open(z, a->map ? (const unsigned char *)a->map : a->heap, a->len, path, err);
+}
+
 /* Reads member KEY.npy (or KEY) as an array. */
 static ndx_status load_member(const zip_archive *z, const char *key, ndx_call *b, ndx_array *a,
                               ndx_error *err) {
@@ -189,11 +196,8 @@ ndx_status ndx_npz_load_sparse(const char *path, size_t max_bytes, ndx_sparse_ar
     ndx_call b;
     NDX_TRY(ndx_call_init(&b, path, &opt, err));
     archive_bytes bytes = {0};
-    ndx_status st = open_archive(path, &b, &bytes, err);
     zip_archive z;
-    if (st == NDX_OK)
-        st = zip_open(&z, bytes.map ? (const unsigned char *)bytes.map : bytes.heap, bytes.len, path,
-                      err);
+    ndx_status st = open_zip(path, &b, &bytes, &z, err);
     if (st == NDX_OK) st = load_sparse(&z, path, &b, out, err);
     close_archive(&bytes, &b);
     if (st != NDX_OK) ndx_sparse_array_free(out);
@@ -269,11 +273,8 @@ ndx_status ndx_npz_load_array(const char *path, const char *key, size_t max_byte
     ndx_call b;
     NDX_TRY(ndx_call_init(&b, path, &opt, err));
     archive_bytes bytes = {0};
-    ndx_status st = open_archive(path, &b, &bytes, err);
     zip_archive z;
-    if (st == NDX_OK)
-        st = zip_open(&z, bytes.map ? (const unsigned char *)bytes.map : bytes.heap, bytes.len, path,
-                      err);
+    ndx_status st = open_zip(path, &b, &bytes, &z, err);
     if (st == NDX_OK) st = load_member(&z, key, &b, out, err);
     close_archive(&bytes, &b);
     return st;
@@ -298,11 +299,8 @@ ndx_status ndx_npz_other_member(const char *path, int n, const char *const *keys
     ndx_call b;
     NDX_TRY(ndx_call_init(&b, path, NULL, err));
     archive_bytes bytes = {0};
-    ndx_status st = open_archive(path, &b, &bytes, err);
     zip_archive z;
-    if (st == NDX_OK)
-        st = zip_open(&z, bytes.map ? (const unsigned char *)bytes.map : bytes.heap, bytes.len, path,
-                      err);
+    ndx_status st = open_zip(path, &b, &bytes, &z, err);
     uint64_t pos = st == NDX_OK ? z.cd_offset : 0;
     for (uint64_t i = 0; st == NDX_OK && i < z.entries; i++) {
         zip_entry e;
