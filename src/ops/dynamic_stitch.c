@@ -37,6 +37,12 @@ ndx_status ndx_stitch_fail_negative(const char *op, int m, const ndx_tensor *ind
 }
 
 ndx_status ndx_stitch_fail_changed(const stitch_plan *p, int64_t element, ndx_error *err) {
+    if (element >= p->total)
+        return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                        "%s: the largest index, %lld, changed during the call: no index names "
+                        "output row %lld any more; another thread wrote the indices while the "
+                        "call read them",
+                        p->op, (long long)p->max_index, (long long)p->max_index);
     int m = 0;
     while (m + 1 < p->n && element >= stitch_part_count(&p->indices[m]))
         element -= stitch_part_count(&p->indices[m++]);

@@ -208,6 +208,9 @@ static void stitch_range(void *ctx, int64_t a, int64_t b, int worker) {
             merge_block(job, cur, s, e, src);
         else
             decode_block(job, s, e, src);
+        /* The plan sized the output by the largest index: if none names the last row now, it
+         * changed (no snapshot gives a row count with its last row unnamed). */
+        if (e == p->rows && !src[e - 1 - s]) ndx_changed_note(job->changed, p->total);
         emit_block(job->out + (size_t)s * p->row_bytes, src, e - s, p->row_bytes, job->stream);
     }
     ndx_slices_done(job->stream); /* streamed stores are visible before the worker ends */
