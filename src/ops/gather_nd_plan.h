@@ -104,7 +104,8 @@ void gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, voi
 void gather_nd_choose_path(gather_plan *p, int out_aligned, size_t room);
 
 /* The in-order, element and piece copies into p->out (gather_nd_copy.c). A row out of range
- * (possible only under NDX_BAD_INDICES_IGNORE) gives zeros. */
+ * (under NDX_BAD_INDICES_IGNORE, or changed by another thread since the plan) gives zeros and
+ * is noted in p->changed. */
 void gather_nd_copy(const gather_plan *p);
 
 #endif /* NDX_GATHER_ND_PLAN_H */
