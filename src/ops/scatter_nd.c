@@ -92,7 +92,8 @@ static ndx_status plan_path(const ndx_call *c, scatter_plan *p, const ndx_tensor
     size_t room = ndx_call_room(c), physical = ndx_physical_memory();
     room = room > out_bytes ? room - out_bytes : 0;
     if (physical && physical < room) room = physical;
-    if ((p->path == SCATTER_ELEMENTS || p->path == SCATTER_ROWS) && !scatter_buckets_plan(p, room)) {
+    int bucketed = p->path == SCATTER_ELEMENTS || p->path == SCATTER_ROWS;
+    if (bucketed && !scatter_buckets_plan(p, room)) {
         p->path = SCATTER_DIRECT;
         p->scratch_bytes = 0;
     }

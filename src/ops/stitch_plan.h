@@ -53,8 +53,9 @@ ndx_status ndx_stitch_fail_negative(const char *op, int m, const ndx_tensor *ind
 ndx_status ndx_stitch_fail_changed(const stitch_plan *p, int64_t element, ndx_error *err);
 /* Run: writes every row of out with p->scratch_bytes of scratch. Each index is read once and
  * checked again where it is used; one that changed since the plan so that no snapshot of the
- * indices gives the output is noted, and so is a last row no index names: returns the lowest such element's number over all parts
- * laid end to end (then the call fails), or -1. */
+ * indices gives the output is noted, and so is a last row no index names. Returns the lowest
+ * such element's number over all parts laid end to end (p->total for the last row; the call
+ * then fails), or -1. */
 int64_t ndx_stitch_run(const stitch_plan *p, void *out, void *scratch);
 
 #endif /* NDX_STITCH_PLAN_H */
