@@ -6,6 +6,11 @@
  * and an OK result must be a valid one (sparse entries inside dense_shape and in canonical
  * order, partitions holding every row once, stitched rows that are data rows or zeros).
  *
+ * The strict cases flip one or two values only between their good value and invalid ones. Then
+ * a valid result is exactly the one for the good indices, or (where bad rows are ignored) that
+ * with the flipped rows zeroed or skipped: an OK result must be one of these, byte for byte, and
+ * a failed call must leave an updated-in-place tensor (and a tensor_scatter_nd output) as it was.
+ *
  * The races on the flipped values are the point of the test, so it never runs under TSan.
  * Every case runs for a short time (NDX_TEST_CONCURRENT_SECONDS, default 0.015 s per case, at
  * least a few calls; under valgrind only the few calls), at 1 and 2 threads, with sizes chosen
@@ -93,6 +98,22 @@ static void *flip_main(void *arg) {
     }
     for (int a = 0; a < f->n_at; a++) store_value(f->data, f->dt, f->at[a], f->values[0]);
     return NULL;
+}
+
+static int64_t dtype_min(ndx_dtype dt);
+static int64_t dtype_max(ndx_dtype dt);
+
+/* Flips positions `at`, which hold `good`, between it and invalid values only. */
+static void flip_setup_strict(flip *f, void *data, ndx_dtype dt, int n_at, const int64_t *at,
+                              int64_t good, int64_t past) {
+    memset(f, 0, sizeof *f);
+    f->data = data;
+    f->dt = dt;
+    f->n_at = n_at;
+    memcpy(f->at, at, (size_t)n_at * sizeof *at);
+    int64_t v[8] = {good, -1, good, dtype_max(dt), good, dtype_min(dt), good, past};
+    memcpy(f->values, v, sizeof v);
+    f->n_values = 8;
 }
 
 static int64_t dtype_min(ndx_dtype dt) {
@@ -200,38 +221,76 @@ typedef struct {
     ndx_tensor params, indices, out;
     int batch_dims;
     ndx_bad_indices policy;
+    ndx_tensor want; /* strict: the result for the good indices (else data NULL) */
 } gather_case;
 
 static ndx_status call_gather(void *ctx, const ndx_options *opt, ndx_error *err) {
     gather_case *g = ctx;
     ndx_options o = *opt;
     o.bad_indices = g->policy;
-    return ndx_gather_nd(&g->params, &g->indices, g->batch_dims, &o, &g->out, err);
+    ndx_status st = ndx_gather_nd(&g->params, &g->indices, g->batch_dims, &o, &g->out, err);
+    if (st != NDX_OK || !g->want.data) return st;
+    /* The good result; ignoring bad rows, each row may instead be zeros. */
+    size_t bytes = test_nbytes(&g->out);
+    int64_t rows = test_count(&g->indices) / g->indices.shape[g->indices.rank - 1];
+    size_t row_bytes = rows ? bytes / (size_t)rows : 0;
+    const unsigned char *got = g->out.data, *want = g->want.data;
+    for (int64_t r = 0; r < rows; r++) {
+        const unsigned char *a = got + (size_t)r * row_bytes, *b = want + (size_t)r * row_bytes;
+        if (!memcmp(a, b, row_bytes)) continue;
+        int zero = g->policy == NDX_BAD_INDICES_IGNORE;
+        for (size_t k = 0; zero && k < row_bytes; k++) zero = a[k] == 0;
+        if (!zero)
+            FAIL("gather_nd: OK, but row %lld is neither the good index's row%s", (long long)r,
+                 g->policy == NDX_BAD_INDICES_IGNORE ? " nor zeros" : "");
+    }
+    return NDX_OK;
 }
 
-static void run_gather(const char *name, ndx_dtype dt, int prank, const int64_t *pshape,
-                       int irank, const int64_t *ishape, int batch_dims, ndx_bad_indices policy) {
+static void run_gather_case(const char *name, ndx_dtype dt, int prank, const int64_t *pshape,
+                            int irank, const int64_t *ishape, int batch_dims,
+                            ndx_bad_indices policy, int strict) {
     gather_case g;
     memset(&g, 0, sizeof g);
     g.batch_dims = batch_dims;
     g.policy = policy;
     g.params = test_tensor(NDX_FLOAT32, 0, prank, pshape);
+    test_rng r = {42};
+    test_fill_random(&r, &g.params);
     g.indices = test_tensor(dt, 0, irank, ishape);
     int depth = (int)ishape[irank - 1];
     int64_t rows = test_count(&g.indices) / depth, dim = pshape[batch_dims];
-    test_rng r = {42};
     fill_random(&r, &g.indices, rows * depth, dim);
+    int64_t at[2] = {0, rows * depth - 1};
+    flip f;
+    if (strict) {
+        /* Both flipped values start as the good value dim / 2 (valid for every coordinate). */
+        for (int a = 0; a < 2; a++) test_set_index(&g.indices, at[a], dim / 2);
+        flip_setup_strict(&f, g.indices.data, dt, 2, at, dim / 2, dim);
+    } else {
+        flip_setup(&f, g.indices.data, dt, 2, at, 0, dim - 1, dim / 2, dim);
+    }
     ndx_error err;
     ndx_options opt = test_options(1, policy);
     g.out.data = NULL;
     assert_ok(ndx_gather_nd(&g.params, &g.indices, batch_dims, &opt, &g.out, &err), &err);
-    int64_t at[2] = {0, rows * depth - 1};
-    flip f;
-    flip_setup(&f, g.indices.data, dt, 2, at, 0, dim - 1, dim / 2, dim);
+    if (strict) {
+        g.want = test_tensor(NDX_FLOAT32, 0, g.out.rank, g.out.shape);
+        memcpy(g.want.data, g.out.data, test_nbytes(&g.out));
+    }
     hammer(name, &f, call_gather, &g);
     ndx_tensor_free(&g.out);
+    if (strict) test_tensor_free(&g.want);
     test_tensor_free(&g.params);
     test_tensor_free(&g.indices);
+}
+
+static void run_gather(const char *name, ndx_dtype dt, int prank, const int64_t *pshape,
+                       int irank, const int64_t *ishape, int batch_dims, ndx_bad_indices policy) {
+    char strict_name[128];
+    snprintf(strict_name, sizeof strict_name, "%s strict", name);
+    run_gather_case(name, dt, prank, pshape, irank, ishape, batch_dims, policy, 0);
+    run_gather_case(strict_name, dt, prank, pshape, irank, ishape, batch_dims, policy, 1);
 }
 
 static void test_gather_nd(void **state) {
@@ -250,6 +309,11 @@ static void test_gather_nd(void **state) {
     /* batch dimensions */
     run_gather("gather_nd batch_dims=1", NDX_INT32, 3, (int64_t[]){4, 1024, 16}, 3,
                (int64_t[]){4, 4096, 1}, 1, NDX_BAD_INDICES_ERROR);
+    /* elements, ignoring bad rows; few large slices, ignoring bad rows (each row whole) */
+    run_gather("gather_nd elements int32 ignore", NDX_INT32, 2, (int64_t[]){256, 256}, 2,
+               (int64_t[]){65536, 2}, 0, NDX_BAD_INDICES_IGNORE);
+    run_gather("gather_nd pieces ignore", NDX_INT64, 2, (int64_t[]){4, (int64_t)1 << 19}, 2,
+               (int64_t[]){2, 1}, 0, NDX_BAD_INDICES_IGNORE);
 }
 
 /* ---- scatters ------------------------------------------------------------------------------ */
@@ -261,12 +325,37 @@ typedef struct {
     int in_place;
     int shape_only; /* ndx_scatter_nd_shape */
     ndx_bad_indices policy;
+    /* strict: the tensor as given, and the results with the flipped row applied and skipped */
+    ndx_tensor original, want, skipped;
 } scatter_case;
+
+static int same_tensor(const ndx_tensor *a, const ndx_tensor *b) {
+    return a->itemsize == b->itemsize && test_nbytes(a) == test_nbytes(b) &&
+           !memcmp(a->data, b->data, test_nbytes(a));
+}
+
+/* An OK strict result is the good one or, ignoring bad rows, the one without the flipped row; a
+ * failed tensor_scatter_nd leaves its output (the tensor itself when in place) as it was. */
+static void check_scatter(const scatter_case *s, ndx_status st, const ndx_tensor *got,
+                          const ndx_tensor *before) {
+    if (st != NDX_OK) {
+        if (!s->scatter_nd && !same_tensor(got, before))
+            FAIL("%s: failed (%s) after changing its output", ndx_scatter_op_name(s->op),
+                 ndx_status_name(st));
+        return;
+    }
+    if (same_tensor(got, &s->want)) return;
+    if (s->policy == NDX_BAD_INDICES_IGNORE && same_tensor(got, &s->skipped)) return;
+    FAIL("%s: OK, but the result is not the one for the good indices%s",
+         s->scatter_nd ? "scatter_nd" : ndx_scatter_op_name(s->op),
+         s->policy == NDX_BAD_INDICES_IGNORE ? " nor the one skipping the flipped row" : "");
+}
 
 static ndx_status call_scatter(void *ctx, const ndx_options *opt, ndx_error *err) {
     scatter_case *s = ctx;
     ndx_options o = *opt;
     o.bad_indices = s->policy;
+    int strict = s->want.data != NULL;
     if (s->shape_only) {
         ndx_tensor shape;
         return ndx_scatter_nd_shape(&s->indices, &s->updates, s->tensor.rank, s->tensor.shape,
@@ -277,11 +366,29 @@ static ndx_status call_scatter(void *ctx, const ndx_options *opt, ndx_error *err
         if (s->tensor.dtype == NDX_STRING) out.data = NULL; /* its width depends on the values */
         ndx_status st = ndx_scatter_nd(&s->indices, &s->updates, s->tensor.rank, s->tensor.shape,
                                        &o, &out, err);
+        if (strict) check_scatter(s, st, &out, NULL);
         if (st == NDX_OK && s->tensor.dtype == NDX_STRING) out_free(&out);
         return st;
     }
+    /* strict: the tensor as given before every call (in place), a known output otherwise */
+    if (strict && s->in_place) memcpy(s->tensor.data, s->original.data, test_nbytes(&s->tensor));
+    if (strict && !s->in_place) memset(s->out.data, 0xA5, test_nbytes(&s->out));
     ndx_tensor out = s->in_place ? s->tensor : s->out;
-    return ndx_tensor_scatter_nd(s->op, &s->tensor, &s->indices, &s->updates, &o, &out, err);
+    ndx_status st = ndx_tensor_scatter_nd(s->op, &s->tensor, &s->indices, &s->updates, &o, &out,
+                                          err);
+    if (strict) {
+        ndx_tensor before = s->in_place ? s->original : s->out;
+        if (!s->in_place && st != NDX_OK) {
+            /* compare with the 0xA5 bytes written above */
+            before = test_tensor(s->out.dtype, s->out.itemsize, s->out.rank, s->out.shape);
+            memset(before.data, 0xA5, test_nbytes(&before));
+            check_scatter(s, st, &out, &before);
+            test_tensor_free(&before);
+        } else {
+            check_scatter(s, st, &out, &before);
+        }
+    }
+    return st;
 }
 
 typedef struct {
@@ -293,8 +400,27 @@ typedef struct {
     int64_t rows;
 } scatter_geometry;
 
-static void run_scatter(const scatter_geometry *g, ndx_scatter_op op, int scatter_nd,
-                        int in_place, int shape_only, ndx_bad_indices policy) {
+/* The result of the case's op on its tensor as it is now, at one thread, into a new tensor. */
+static ndx_tensor scatter_reference(scatter_case *s, ndx_bad_indices policy) {
+    ndx_options opt = test_options(1, policy);
+    ndx_error err;
+    ndx_tensor out = {0};
+    if (s->scatter_nd)
+        assert_ok(ndx_scatter_nd(&s->indices, &s->updates, s->tensor.rank, s->tensor.shape, &opt,
+                                 &out, &err),
+                  &err);
+    else
+        assert_ok(ndx_tensor_scatter_nd(s->op, &s->tensor, &s->indices, &s->updates, &opt, &out,
+                                        &err),
+                  &err);
+    ndx_tensor copy = test_tensor(out.dtype, out.itemsize, out.rank, out.shape);
+    memcpy(copy.data, out.data, test_nbytes(&out));
+    ndx_tensor_free(&out);
+    return copy;
+}
+
+static void run_scatter_case(const scatter_geometry *g, ndx_scatter_op op, int scatter_nd,
+                             int in_place, int shape_only, ndx_bad_indices policy, int strict) {
     scatter_case s;
     memset(&s, 0, sizeof s);
     s.op = op;
@@ -318,17 +444,41 @@ static void run_scatter(const scatter_geometry *g, ndx_scatter_op op, int scatte
     int64_t last = g->rows * g->depth - 1, dim = g->tshape[g->depth - 1];
     int64_t at[3] = {0, last / 2, last};
     flip f;
-    flip_setup(&f, s.indices.data, g->index_dtype, 3, at, 0, dim - 1, dim / 2, dim);
+    if (strict) {
+        /* One row's last coordinate, between its good value and invalid ones. */
+        int64_t where = (g->rows / 2) * g->depth + g->depth - 1;
+        int64_t good = test_get_index(&s.indices, where);
+        s.original = test_tensor(g->dtype, width, g->trank, g->tshape);
+        memcpy(s.original.data, s.tensor.data, test_nbytes(&s.tensor));
+        s.want = scatter_reference(&s, NDX_BAD_INDICES_ERROR);
+        test_set_index(&s.indices, where, -1);
+        s.skipped = scatter_reference(&s, NDX_BAD_INDICES_IGNORE);
+        test_set_index(&s.indices, where, good);
+        flip_setup_strict(&f, s.indices.data, g->index_dtype, 1, &where, good, dim);
+    } else {
+        flip_setup(&f, s.indices.data, g->index_dtype, 3, at, 0, dim - 1, dim / 2, dim);
+    }
     char name[128];
-    snprintf(name, sizeof name, "%s %s%s%s%s", g->name,
+    snprintf(name, sizeof name, "%s %s%s%s%s%s", g->name,
              shape_only ? "scatter_nd_shape" : scatter_nd ? "scatter_nd" : ndx_scatter_op_name(op),
              in_place ? " in place" : "", policy == NDX_BAD_INDICES_IGNORE ? " ignore" : "",
-             g->dtype == NDX_STRING ? " strings" : "");
+             g->dtype == NDX_STRING ? " strings" : "", strict ? " strict" : "");
     hammer(name, &f, call_scatter, &s);
+    if (strict) {
+        test_tensor_free(&s.original);
+        test_tensor_free(&s.want);
+        test_tensor_free(&s.skipped);
+    }
     test_tensor_free(&s.tensor);
     test_tensor_free(&s.out);
     test_tensor_free(&s.indices);
     test_tensor_free(&s.updates);
+}
+
+static void run_scatter(const scatter_geometry *g, ndx_scatter_op op, int scatter_nd,
+                        int in_place, int shape_only, ndx_bad_indices policy) {
+    run_scatter_case(g, op, scatter_nd, in_place, shape_only, policy, 0);
+    if (!shape_only) run_scatter_case(g, op, scatter_nd, in_place, shape_only, policy, 1);
 }
 
 /* Sizes that take each path (src/ops/scatter_nd.c, choose_path): */
@@ -385,6 +535,7 @@ typedef struct {
     int parallel;
     int shape_only;
     int64_t per_part;
+    ndx_tensor want; /* strict: the result for the good indices (else data NULL) */
 } stitch_case;
 
 static ndx_status call_stitch(void *ctx, const ndx_options *opt, ndx_error *err) {
@@ -404,11 +555,16 @@ static ndx_status call_stitch(void *ctx, const ndx_options *opt, ndx_error *err)
         for (int c = 1; c < STITCH_W; c++)
             if (o[r * STITCH_W + c] != v) FAIL("stitch: output row %lld is torn", (long long)r);
     }
+    if (s->want.data && (out.shape[0] != s->want.shape[0] ||
+                         memcmp(out.data, s->want.data, test_nbytes(&s->want))))
+        FAIL("stitch: OK, but not the result for the good indices (%lld rows, want %lld)",
+             (long long)out.shape[0], (long long)s->want.shape[0]);
     out_free(&out);
     return NDX_OK;
 }
 
-static void run_stitch(const char *name, ndx_dtype dt, int sorted, int parallel, int shape_only) {
+static void run_stitch_case(const char *name, ndx_dtype dt, int sorted, int parallel,
+                            int shape_only, int strict) {
     stitch_case s;
     memset(&s, 0, sizeof s);
     s.parallel = parallel;
@@ -431,13 +587,35 @@ static void run_stitch(const char *name, ndx_dtype dt, int sorted, int parallel,
     /* part 1 around its middle: valid values that keep it sorted, break its order, or lie
      * below the rows a worker covers */
     int64_t mid = 2 * (s.per_part / 3) + 1;
-    flip_setup(&f, s.indices[1].data, dt, 2, at, mid, 0, rows - 1, dtype_max(dt));
-    f.values[4] = 3; /* valid, far below its neighbours */
+    if (strict) {
+        /* one index, between its value and invalid ones */
+        int64_t good = test_get_index(&s.indices[1], at[0]);
+        ndx_options opt = test_options(1, NDX_BAD_INDICES_ERROR);
+        ndx_error err;
+        ndx_tensor out = {0};
+        assert_ok(ndx_dynamic_stitch(2, s.indices, s.data, &opt, &out, &err), &err);
+        s.want = test_tensor(NDX_FLOAT32, 0, out.rank, out.shape);
+        memcpy(s.want.data, out.data, test_nbytes(&out));
+        ndx_tensor_free(&out);
+        flip_setup_strict(&f, s.indices[1].data, dt, 1, at, good, -5);
+        f.values[3] = -7; /* any index >= 0 is valid (it sizes the output): only negatives */
+    } else {
+        flip_setup(&f, s.indices[1].data, dt, 2, at, mid, 0, rows - 1, dtype_max(dt));
+        f.values[4] = 3; /* valid, far below its neighbours */
+    }
     hammer(name, &f, call_stitch, &s);
+    if (strict) test_tensor_free(&s.want);
     for (int m = 0; m < 2; m++) {
         test_tensor_free(&s.indices[m]);
         test_tensor_free(&s.data[m]);
     }
+}
+
+static void run_stitch(const char *name, ndx_dtype dt, int sorted, int parallel, int shape_only) {
+    char strict_name[128];
+    snprintf(strict_name, sizeof strict_name, "%s strict", name);
+    run_stitch_case(name, dt, sorted, parallel, shape_only, 0);
+    if (!shape_only) run_stitch_case(strict_name, dt, sorted, parallel, shape_only, 1);
 }
 
 static void test_stitch(void **state) {

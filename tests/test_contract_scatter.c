@@ -609,13 +609,23 @@ static void no_room_means_no_scratch(void **state) {
     assert_ok(plan_case(&c, &pc, &out, &p), &err);
     assert_int_equal(p.path, SCATTER_ELEMENTS);
     size_t scratch = p.scratch_bytes, out_bytes = test_nbytes(&pc.tensor);
-    /* One byte short once the output is allocated: direct. */
+    /* One byte short once the output is allocated: direct, with every row resolved into a slot
+     * array before the first write (the error policy), which fits. */
     ndx_options tight = {.num_threads = 2, .max_memory = out_bytes + scratch - 1};
     assert_ok(ndx_call_begin(&c, "test", &tight, &out, &err), &err);
     assert_ok(plan_case(&c, &pc, &out, &p), &err);
     assert_int_equal(p.path, SCATTER_DIRECT);
+    assert_int_equal(p.scratch_bytes, 70000 * sizeof(int64_t));
+    assert_true(p.slotted);
+    /* No room even for the slots: the direct path reads the indices as it goes. */
+    ndx_options none = {.num_threads = 2, .max_memory = out_bytes};
+    assert_ok(ndx_call_begin(&c, "test", &none, &out, &err), &err);
+    assert_ok(plan_case(&c, &pc, &out, &p), &err);
+    assert_int_equal(p.path, SCATTER_DIRECT);
     assert_int_equal(p.scratch_bytes, 0);
-    /* The same budget with the caller's output: room enough. */
+    assert_false(p.slotted);
+    /* The tight budget with the caller's output: room enough. */
+    assert_ok(ndx_call_begin(&c, "test", &tight, &out, &err), &err);
     assert_ok(plan_case(&c, &pc, &given, &p), &err);
     assert_int_equal(p.path, SCATTER_ELEMENTS);
     assert_int_equal(p.scratch_bytes, scratch);

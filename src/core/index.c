@@ -82,9 +82,10 @@ int64_t ndx_index_first_bad_row(const ndx_index_plan *p, const void *idx, ndx_dt
     return -1;
 }
 
-ndx_status ndx_fail_bad_index_row(ndx_error *err, const char *op, const ndx_tensor *indices,
-                                  int64_t row, const char *target_name, int target_rank,
-                                  const int64_t *target_shape) {
+/* The message of both failures: `changed` says the row passed the check earlier in the call. */
+static ndx_status fail_row(ndx_error *err, const char *op, const ndx_tensor *indices, int64_t row,
+                           const char *target_name, int target_rank, const int64_t *target_shape,
+                           int changed) {
     int depth = indices->rank > 0 ? (int)indices->shape[indices->rank - 1] : 1;
     int lead = indices->rank > 0 ? indices->rank - 1 : 0;
     int64_t coords[NDX_MAX_RANK];
@@ -102,10 +103,29 @@ ndx_status ndx_fail_bad_index_row(ndx_error *err, const char *op, const ndx_tens
     /* The graph layer checks constant indices against partial shapes: an unknown dim prints "?". */
     ndx_spec target = ndx_spec_make(NDX_INT64, target_rank, target_shape);
     ndx_format_spec_dims(shape, sizeof shape, &target);
+    if (changed)
+        /* "now": the value read for the message may differ again from the one that failed. */
+        return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                        "%s: indices%s changed during the call (now %s) and was out of range for "
+                        "%s of shape %s where it was used; another thread wrote the indices while "
+                        "the call read them",
+                        op, where, value, target_name, shape);
     /* "[1, 0]" -> "indices[1, 0]"; a rank-1 indices is one row and has no position. */
     return ndx_fail(err, NDX_E_OUT_OF_RANGE, "%s: indices%s = %s %s for %s of shape %s", op, where,
                     value,
                     negative ? "has a negative index, which is out of range"
                              : "is out of range",
                     target_name, shape);
+}
+
+ndx_status ndx_fail_bad_index_row(ndx_error *err, const char *op, const ndx_tensor *indices,
+                                  int64_t row, const char *target_name, int target_rank,
+                                  const int64_t *target_shape) {
+    return fail_row(err, op, indices, row, target_name, target_rank, target_shape, 0);
+}
+
+ndx_status ndx_fail_changed_index_row(ndx_error *err, const char *op, const ndx_tensor *indices,
+                                      int64_t row, const char *target_name, int target_rank,
+                                      const int64_t *target_shape) {
+    return fail_row(err, op, indices, row, target_name, target_rank, target_shape, 1);
 }

@@ -5,6 +5,8 @@
 #ifndef NDX_INDEX_H
 #define NDX_INDEX_H
 
+#include <stdatomic.h>
+
 #include "core.h"
 
 typedef struct ndx_index_plan {
@@ -45,5 +47,37 @@ int64_t ndx_index_first_bad_row(const ndx_index_plan *p, const void *idx, ndx_dt
 ndx_status ndx_fail_bad_index_row(ndx_error *err, const char *op, const ndx_tensor *indices,
                                   int64_t row, const char *target_name, int target_rank,
                                   const int64_t *target_shape);
+
+/* An index row found bad where it is used after the plan checked it: another thread changed it
+ * during the call. Workers note the row (the lowest one noted wins) and the call, once its
+ * parallel region is over, fails under NDX_BAD_INDICES_ERROR (or, for ops without that policy,
+ * always) instead of returning a result no snapshot of the indices gives. */
+typedef struct ndx_changed {
+    _Atomic int64_t row; /* INT64_MAX: none */
+} ndx_changed;
+
+static inline void ndx_changed_init(ndx_changed *c) { atomic_init(&c->row, INT64_MAX); }
+
+/* Rare (only under a race), so a compare-and-swap loop costs nothing on the usual path. */
+static inline void ndx_changed_note(ndx_changed *c, int64_t row) {
+    int64_t seen = atomic_load_explicit(&c->row, memory_order_relaxed);
+    while (row < seen && !atomic_compare_exchange_weak_explicit(&c->row, &seen, row,
+                                                                memory_order_relaxed,
+                                                                memory_order_relaxed))
+        continue;
+}
+
+/* The lowest row noted, or -1. */
+static inline int64_t ndx_changed_row(ndx_changed *c) {
+    int64_t r = atomic_load_explicit(&c->row, memory_order_relaxed);
+    return r == INT64_MAX ? -1 : r;
+}
+
+/* Fails with NDX_E_OUT_OF_RANGE for index row `row` that was in range when checked and is not
+ * where it was used: "gather_nd: indices[3] changed during the call (now [-5]) and is out of
+ * range for params of shape [4, 3]; ...". */
+ndx_status ndx_fail_changed_index_row(ndx_error *err, const char *op, const ndx_tensor *indices,
+                                      int64_t row, const char *target_name, int target_rank,
+                                      const int64_t *target_shape);
 
 #endif /* NDX_INDEX_H */

@@ -36,6 +36,28 @@ ndx_status ndx_stitch_fail_negative(const char *op, int m, const ndx_tensor *ind
                     (long long)ndx_read_index(indices->data, indices->dtype, i));
 }
 
+ndx_status ndx_stitch_fail_changed(const stitch_plan *p, int64_t element, ndx_error *err) {
+    if (element >= p->total)
+        return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                        "%s: the largest index, %lld, changed during the call: no index names "
+                        "output row %lld any more; another thread wrote the indices while the "
+                        "call read them",
+                        p->op, (long long)p->max_index, (long long)p->max_index);
+    int m = 0;
+    while (m + 1 < p->n && element >= stitch_part_count(&p->indices[m]))
+        element -= stitch_part_count(&p->indices[m++]);
+    char where[NDX_DIMS_TEXT];
+    stitch_position(where, sizeof where, m, &p->indices[m], element);
+    /* "now": the value read for the message may differ again from the one that failed. */
+    return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                    "%s: indices%s changed during the call (now %lld) and was outside the "
+                    "output's %lld rows (or out of order) where it was used; another thread "
+                    "wrote the indices while the call read them",
+                    p->op, where,
+                    (long long)ndx_read_index(p->indices[m].data, p->indices[m].dtype, element),
+                    (long long)p->rows);
+}
+
 /* ---- infer ----------------------------------------------------------------------------------- */
 
 /* The inputs as specs, whether the caller has specs or views (the plan infers from its views
@@ -413,8 +435,12 @@ static ndx_status stitch(const char *op, int n, const ndx_tensor *indices, const
         ndx_call_drop_output(&c, out, allocated);
         return s;
     }
-    ndx_stitch_run(&p, out->data, scratch);
+    int64_t changed = ndx_stitch_run(&p, out->data, scratch);
     ndx_call_release(&c, scratch);
+    if (changed >= 0) {
+        ndx_call_drop_output(&c, out, allocated);
+        return ndx_stitch_fail_changed(&p, changed, err);
+    }
     return NDX_OK;
 }
 

@@ -115,18 +115,24 @@ ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indic
 
 /* ---- plan -------------------------------------------------------------------------------- */
 
-ndx_status ndx_gather_nd_fail_row(const ndx_tensor *params, const ndx_tensor *indices,
-                                  int batch_dims, int64_t rows_per_batch, int64_t row,
-                                  ndx_error *err) {
+/* `changed`: the row passed the plan's check and failed where the run used it. */
+static ndx_status fail_row(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                           int64_t rows_per_batch, int64_t row, int changed, ndx_error *err) {
+    ndx_status (*fail)(ndx_error *, const char *, const ndx_tensor *, int64_t, const char *, int,
+                       const int64_t *) =
+        changed ? ndx_fail_changed_index_row : ndx_fail_bad_index_row;
     int b = batch_dims;
-    if (b == 0)
-        return ndx_fail_bad_index_row(err, OP, indices, row, "params", params->rank,
-                                      params->shape);
+    if (b == 0) return fail(err, OP, indices, row, "params", params->rank, params->shape);
     char dims[NDX_DIMS_TEXT], name[NDX_DIMS_TEXT + 8];
     ndx_format_position(dims, sizeof dims, b, params->shape, row / rows_per_batch);
     snprintf(name, sizeof name, "params%s", dims);
-    return ndx_fail_bad_index_row(err, OP, indices, row, name, params->rank - b,
-                                  params->shape + b);
+    return fail(err, OP, indices, row, name, params->rank - b, params->shape + b);
+}
+
+ndx_status ndx_gather_nd_fail_row(const ndx_tensor *params, const ndx_tensor *indices,
+                                  int batch_dims, int64_t rows_per_batch, int64_t row,
+                                  ndx_error *err) {
+    return fail_row(params, indices, batch_dims, rows_per_batch, row, 0, err);
 }
 
 /* 1 when the byte ranges [a, a + na) and [b, b + nb) share a byte. */
@@ -192,14 +198,18 @@ ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
 
 /* ---- run and the public op --------------------------------------------------------------- */
 
-void ndx_gather_nd_run(const gather_plan *plan, void *out, void *scratch) {
-    if (plan->rows == 0) return;
+int64_t ndx_gather_nd_run(const gather_plan *plan, void *out, void *scratch) {
+    if (plan->rows == 0) return -1;
     gather_plan p = *plan;
+    ndx_changed changed;
+    ndx_changed_init(&changed);
     p.out = out;
+    p.changed = &changed;
     if (p.by_source)
         gather_nd_copy_sorted(&p, p.threads, p.grain, scratch);
     else
         gather_nd_copy(&p);
+    return ndx_changed_row(&changed);
 }
 
 ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
@@ -216,7 +226,13 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
         ndx_call_drop_output(&c, out, allocated);
         return st;
     }
-    ndx_gather_nd_run(&p, out->data, scratch);
+    int64_t changed = ndx_gather_nd_run(&p, out->data, scratch);
     ndx_call_release(&c, scratch);
+    /* Under the ignore policy zeros are right for a row bad where it was used: it is bad in
+     * some snapshot of the indices. Under the error policy no snapshot gives the output. */
+    if (changed >= 0 && c.bad_indices == NDX_BAD_INDICES_ERROR) {
+        ndx_call_drop_output(&c, out, allocated);
+        return fail_row(params, indices, batch_dims, p.rows_per_batch, changed, 1, err);
+    }
     return NDX_OK;
 }

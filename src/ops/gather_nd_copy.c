@@ -56,10 +56,12 @@ NDX_ALWAYS_INLINE void elements_in(const gather_plan *p, ndx_dtype dt, int depth
             NDX_PREFETCH(params + (next >= 0 ? next : 0));
             *slot = next;
         }
-        if (o >= 0)
+        if (o >= 0) {
             memcpy(dst, params + o, size);
-        else
+        } else {
             memset(dst, 0, size);
+            if (p->changed) ndx_changed_note(p->changed, row + i);
+        }
     }
 }
 
@@ -103,6 +105,7 @@ typedef struct copy_job {
     int streaming;              /* write out with streaming stores */
     ndx_slice_gather_fn gather; /* the slice copy for out, chosen once */
     int64_t pieces;             /* few rows of large slices: pieces per slice */
+    const int64_t *offsets;     /* pieces: every row's offset, resolved once for all its pieces */
 } copy_job;
 
 static void copy_rows_in_order(void *ctx, int64_t begin, int64_t end, int worker) {
@@ -130,7 +133,9 @@ static void copy_rows_in_order(void *ctx, int64_t begin, int64_t end, int worker
 
 /* ---- few large slices ------------------------------------------------------------------ */
 
-/* Items are (row, piece) pairs, row-major, so each worker still writes one contiguous range. */
+/* Items are (row, piece) pairs, row-major, so each worker still writes one contiguous range.
+ * Every piece of a row copies from the one offset read for the row: reading the index again per
+ * piece could take pieces from different slices (or zeros) when another thread changes it. */
 static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const copy_job *job = ctx;
@@ -139,8 +144,7 @@ static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
         int64_t row = item / job->pieces;
         size_t lo = (size_t)(item % job->pieces) * PIECE_BYTES;
         size_t size = p->slice_bytes - lo < PIECE_BYTES ? p->slice_bytes - lo : PIECE_BYTES;
-        int64_t off;
-        gather_row_offsets(p, row, 1, &off);
+        int64_t off = job->offsets[row];
         if (off >= 0) off += (int64_t)lo;
         job->gather(p->out + (size_t)row * p->slice_bytes + lo, p->params, &off, 1, size);
     }
@@ -181,6 +185,10 @@ void gather_nd_copy(const gather_plan *p) {
      * remainder) starts at out plus a multiple of slice_bytes, so one choice fits them all. */
     job.gather = ndx_slice_gather_for(p->out, p->slice_bytes, job.streaming);
     if (p->pieces > 0) {
+        /* Fewer rows than FEW_ROWS_PER_THREAD per thread: their offsets fit on the stack. */
+        int64_t offsets[NDX_MAX_WORKERS * FEW_ROWS_PER_THREAD];
+        gather_row_offsets(p, 0, p->rows, offsets);
+        job.offsets = offsets;
         job.pieces = p->pieces;
         ndx_parallel_for(p->threads, p->rows * job.pieces, 1, copy_pieces, &job);
         return;

@@ -21,6 +21,7 @@ typedef struct gather_plan {
     ndx_index_plan index;   /* coordinate k must lie in params.shape[batch_dims + k] */
     int64_t byte_strides[NDX_MAX_RANK];
     unsigned char *out;     /* set by the run */
+    ndx_changed *changed;   /* set by the run: where rows bad at use are noted (or NULL) */
     /* Chosen by the plan: */
     ndx_tensor want;        /* the output's description (data NULL) */
     int threads;
@@ -44,8 +45,11 @@ ndx_status ndx_gather_nd_fail_row(const ndx_tensor *params, const ndx_tensor *in
                                   int batch_dims, int64_t rows_per_batch, int64_t row,
                                   ndx_error *err);
 /* Run: writes every byte of out (p->want's size) using exactly p->scratch_bytes of scratch
- * (64-byte aligned; NULL when 0). Cannot fail. */
-void ndx_gather_nd_run(const gather_plan *p, void *out, void *scratch);
+ * (64-byte aligned; NULL when 0). Every index row is read once and checked again where it is
+ * used (another thread may have changed it since the plan); a row out of range there gives
+ * zeros. Returns the lowest such row, or -1: under NDX_BAD_INDICES_ERROR the call then fails,
+ * since no snapshot of the indices gives that output. */
+int64_t ndx_gather_nd_run(const gather_plan *p, void *out, void *scratch);
 
 
 /* Where index rows point: copied out of the plan into the caller's locals, so a store through
@@ -79,8 +83,8 @@ NDX_ALWAYS_INLINE int64_t gather_row_offset(const gather_rows *g, ndx_dtype dt, 
     return ok ? (int64_t)o : -1;
 }
 
-/* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row
- * (gather_nd_offsets.c). */
+/* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row,
+ * which is noted in p->changed (gather_nd_offsets.c). */
 void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off);
 
 /* The by-source path (gather_nd_by_source.c). The plan takes it where it pays (Intel, a params
@@ -100,7 +104,8 @@ void gather_nd_copy_sorted(const gather_plan *p, int threads, int64_t grain, voi
 void gather_nd_choose_path(gather_plan *p, int out_aligned, size_t room);
 
 /* The in-order, element and piece copies into p->out (gather_nd_copy.c). A row out of range
- * (possible only under NDX_BAD_INDICES_IGNORE) gives zeros. */
+ * (under NDX_BAD_INDICES_IGNORE, or changed by another thread since the plan) gives zeros and
+ * is noted in p->changed. */
 void gather_nd_copy(const gather_plan *p);
 
 #endif /* NDX_GATHER_ND_PLAN_H */

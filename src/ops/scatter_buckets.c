@@ -13,7 +13,9 @@
  *     the counts); a second places them from the slots, never from the indices again: another
  *     thread may change an index between the passes, and the places must match the counts.
  * Every row was checked by the plan (or is to be skipped), so the passes only skip rows out of
- * range (each index is checked again where it is read: it may have changed since the plan).
+ * range (each index is checked again where it is read: it may have changed since the plan). Both
+ * flavors read the indices only before their first write to the output, so a strict call that
+ * finds a row bad there stops with the output untouched.
  * The plan sizes everything here, so the run only carves the scratch it is given. */
 #include "scatter_nd_plan.h"
 
@@ -128,6 +130,7 @@ typedef struct bucket_job {
     int64_t *start;          /* rows: owners + 1, first entry of each owner's bucket */
     unsigned char *owner_of; /* rows: the owner of each block */
     unsigned char *entries;  /* rows: the entries */
+    ndx_changed *bad;        /* rows found out of range by the pass over the rows */
     int64_t owner_first[NDX_MAX_WORKERS + 1]; /* blocks of owner o: [owner_first[o], [o+1]) */
 } bucket_job;
 
@@ -167,10 +170,13 @@ NDX_ALWAYS_INLINE void chain_range(const bucket_job *j, int64_t begin, int64_t e
     int64_t next_free = p->pool_first[worker], per_chunk = p->per_chunk;
     int64_t chunk_bytes = (int64_t)p->chunk_bytes;
     int shift = p->shift;
-    int64_t mask = ((int64_t)1 << shift) - 1;
+    int64_t mask = ((int64_t)1 << shift) - 1, first_bad = -1;
     for (int64_t r = begin; r < end; r++) {
         int64_t s = ndx_index_row(&plan, idx, dt, r);
-        if (s < 0) continue;
+        if (s < 0) {
+            if (first_bad < 0) first_bad = r;
+            continue;
+        }
         chain *c = &chains[s >> shift];
         if (c->fill == per_chunk) { /* the last chunk is full: link a fresh one */
             if (c->tail >= 0)
@@ -188,6 +194,7 @@ NDX_ALWAYS_INLINE void chain_range(const bucket_job *j, int64_t begin, int64_t e
         c->fill++;
         c->total++;
     }
+    if (first_bad >= 0) ndx_changed_note(j->bad, first_bad);
 }
 
 /* The entry width is a constant in each copy of chain_range. */
@@ -243,24 +250,11 @@ static void apply_blocks(const bucket_job *j, int owner) {
 }
 
 /* Rows, pass 1: resolves every row once into its slot and counts rows per (worker, block). */
-NDX_ALWAYS_INLINE void count_block_rows(const bucket_job *j, int64_t begin, int64_t end, int worker,
-                                   ndx_dtype dt) {
-    const scatter_plan *p = j->p;
-    int64_t *counts = j->cursor + (int64_t)worker * p->blocks;
-    int64_t *slots = j->slots;
-    const ndx_index_plan plan = p->index;
-    const void *idx = p->indices;
-    int shift = p->shift;
-    for (int64_t r = begin; r < end; r++) {
-        int64_t s = ndx_index_row(&plan, idx, dt, r);
-        slots[r] = s;
-        if (s >= 0) counts[s >> shift]++;
-    }
-}
-
 static void count_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     const bucket_job *j = ctx;
-#define COUNT_STEP(T) count_block_rows(j, begin, end, worker, INDEX_DTYPE_OF(T))
+    int64_t *counts = j->cursor + (int64_t)worker * j->p->blocks;
+#define COUNT_STEP(T)                                                                          \
+    scatter_resolve_rows(j->p, INDEX_DTYPE_OF(T), begin, end, j->slots, counts, j->bad)
     NDX_INDEX_DISPATCH(j->p->index_dtype, COUNT_STEP);
 #undef COUNT_STEP
 }
@@ -318,12 +312,14 @@ static void owners_fn(void *ctx, int64_t begin, int64_t end, int worker) {
 }
 
 /* Elements: chains of chunks, one pass over the rows, then the owners. */
-static void run_elements(bucket_job *j, unsigned char *scratch) {
+static int64_t run_elements(bucket_job *j, unsigned char *scratch) {
     const scatter_plan *p = j->p;
     j->chains = (chain *)(void *)(scratch + p->parts[ELEMENTS_CHAINS]);
     j->block_rows = (int64_t *)(void *)(scratch + p->parts[ELEMENTS_BLOCK_ROWS]);
     j->pool = scratch + p->parts[ELEMENTS_POOL];
     ndx_parallel_for(p->threads, p->rows, SCATTER_ROW_GRAIN, chain_fn, j);
+    int64_t bad = ndx_changed_row(j->bad);
+    if (bad >= 0 && p->strict) return bad;
     for (int64_t b = 0; b < p->blocks; b++) {
         j->block_rows[b] = 0;
         for (int w = 0; w < p->row_workers; w++)
@@ -331,10 +327,11 @@ static void run_elements(bucket_job *j, unsigned char *scratch) {
     }
     split_owners(j);
     ndx_parallel_for(p->threads, p->owners, 1, owners_fn, j);
+    return bad;
 }
 
 /* Rows: count, split, place, then the owners. */
-static void run_rows(bucket_job *j, unsigned char *scratch) {
+static int64_t run_rows(bucket_job *j, unsigned char *scratch) {
     const scatter_plan *p = j->p;
     size_t counters = (size_t)p->blocks * (size_t)p->row_workers;
     size_t owner_counters = (size_t)p->owners * (size_t)p->row_workers;
@@ -348,6 +345,8 @@ static void run_rows(bucket_job *j, unsigned char *scratch) {
     j->entries = scratch + p->parts[ROWS_ENTRIES];
 
     ndx_parallel_for(p->threads, p->rows, SCATTER_ROW_GRAIN, count_fn, j);
+    int64_t bad = ndx_changed_row(j->bad);
+    if (bad >= 0 && p->strict) return bad;
     for (int64_t b = 0; b < p->blocks; b++)
         for (int w = 0; w < p->row_workers; w++)
             j->block_rows[b] += j->cursor[(int64_t)w * p->blocks + b];
@@ -365,16 +364,17 @@ static void run_rows(bucket_job *j, unsigned char *scratch) {
     j->start[p->owners] = pos;
     ndx_parallel_for(p->threads, p->rows, SCATTER_ROW_GRAIN, place_fn, j);
     ndx_parallel_for(p->threads, p->owners, 1, owners_fn, j);
+    return bad;
 }
 
-void scatter_buckets_run(const scatter_plan *p, unsigned char *out, void *scratch) {
+int64_t scatter_buckets_run(const scatter_plan *p, unsigned char *out, void *scratch) {
     bucket_job j;
     memset(&j, 0, sizeof j);
+    ndx_changed bad;
+    ndx_changed_init(&bad);
+    j.bad = &bad;
     j.p = p;
     j.out = out;
     j.fills = p->zero_fill || out != p->source;
-    if (p->path == SCATTER_ROWS)
-        run_rows(&j, scratch);
-    else
-        run_elements(&j, scratch);
+    return p->path == SCATTER_ROWS ? run_rows(&j, scratch) : run_elements(&j, scratch);
 }

@@ -55,6 +55,27 @@ static scatter_path choose_path(const scatter_plan *p) {
     return SCATTER_DIRECT;
 }
 
+/* The slot array of the direct, columns and owned paths (scatter_nd_plan.h): the columns and
+ * owned paths always need it (their workers all read every row); the direct path when strict,
+ * so that no row bad where it is used is found after the first write. With no room for it, the
+ * columns and owned paths give way to the direct one, which keeps its slots on the stack when
+ * the rows are few and otherwise reads the indices as it goes: every budget still gives the
+ * same bytes, and only a call whose indices another thread changes may then fail after writing
+ * (ndx.h says so). */
+static void plan_slots(scatter_plan *p, size_t room) {
+    scatter_path path = p->path;
+    if (path != SCATTER_DIRECT && path != SCATTER_COLUMNS && path != SCATTER_OWNED) return;
+    p->slotted = path != SCATTER_DIRECT || p->strict;
+    if (!p->slotted || p->rows == 0 || p->slices == 0) return;
+    size_t bytes = (size_t)p->rows * sizeof(int64_t); /* rows index a valid tensor: no overflow */
+    if (bytes <= room) {
+        p->scratch_bytes = bytes;
+        return;
+    }
+    p->path = SCATTER_DIRECT;
+    p->slotted = p->strict && p->rows <= SCATTER_STACK_SLOTS;
+}
+
 /* The path and its scratch. A bucketed path needs scratch; when it does not fit in what the
  * budget leaves once the output is allocated (out NULL or out->data NULL), the direct path,
  * which needs none, writes the same bytes. */
@@ -67,15 +88,16 @@ static ndx_status plan_path(const ndx_call *c, scatter_plan *p, const ndx_tensor
         return NDX_OK;
     }
     p->path = choose_path(p);
-    if (p->path != SCATTER_ELEMENTS && p->path != SCATTER_ROWS) return NDX_OK;
     size_t out_bytes = out && out->data ? 0 : (size_t)p->slices * p->slice_bytes;
     size_t room = ndx_call_room(c), physical = ndx_physical_memory();
     room = room > out_bytes ? room - out_bytes : 0;
     if (physical && physical < room) room = physical;
-    if (!scatter_buckets_plan(p, room)) {
+    int bucketed = p->path == SCATTER_ELEMENTS || p->path == SCATTER_ROWS;
+    if (bucketed && !scatter_buckets_plan(p, room)) {
         p->path = SCATTER_DIRECT;
         p->scratch_bytes = 0;
     }
+    plan_slots(p, room);
     return NDX_OK;
 }
 
@@ -97,6 +119,8 @@ static ndx_status plan_rows(const ndx_call *c, scatter_plan *p, const ndx_tensor
     p->index_dtype = indices->dtype;
     p->updates = updates->data;
     p->threads = c->threads;
+    p->strict = c->bad_indices == NDX_BAD_INDICES_ERROR;
+    p->index_view = *indices;
     ndx_index_plan_init(&p->index, depth, w->shape);
     if (c->bad_indices == NDX_BAD_INDICES_ERROR) {
         int64_t bad = ndx_index_first_bad_row(&p->index, p->indices, p->index_dtype, p->rows,
@@ -167,16 +191,30 @@ ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx
 
 /* ---- the calls ------------------------------------------------------------------------------- */
 
+/* Fails for index row `row`, which the plan checked and the run found out of range. */
+static ndx_status fail_changed(const scatter_plan *p, int64_t row, ndx_error *err) {
+    return ndx_fail_changed_index_row(err, p->op, &p->index_view, row, p->target_name,
+                                      p->want.rank, p->want.shape);
+}
+
 /* Scratch (first: a string output's width depends on what it finds), output, run. */
 static ndx_status scatter_execute(ndx_call *c, scatter_plan *p, ndx_tensor *out) {
     void *scratch;
-    int allocated;
-    const char *what = p->path == SCATTER_STRINGS ? "string width scratch" : "scatter buckets";
+    int allocated = 0;
+    const char *what = p->path == SCATTER_STRINGS ? "string width scratch"
+                       : p->slotted               ? "the checked index rows"
+                                                  : "scatter buckets";
     NDX_TRY(ndx_call_acquire(c, p->scratch_bytes, 0, what, &scratch));
     ndx_status s = NDX_OK;
     if (p->path == SCATTER_STRINGS) s = ndx_scatter_nd_width(p, scratch, c->err);
     if (s == NDX_OK) s = ndx_call_output(c, &p->want, out, 0, "out", &allocated);
-    if (s == NDX_OK) ndx_scatter_nd_run(p, out, scratch);
+    if (s == NDX_OK) {
+        int64_t bad = ndx_scatter_nd_run(p, out, scratch);
+        if (bad >= 0 && p->strict) {
+            ndx_call_drop_output(c, out, allocated);
+            s = fail_changed(p, bad, c->err);
+        }
+    }
     ndx_call_release(c, scratch);
     return s;
 }

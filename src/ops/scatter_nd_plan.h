@@ -4,7 +4,13 @@
  *
  * A plan holds every decision of one call: shapes and dtypes checked, every index row checked
  * (unless bad rows are to be skipped), the path, and the exact scratch the run needs. The run
- * then cannot fail: it writes the output and the scratch it is given, nothing else. Results are
+ * writes the output and the scratch it is given, nothing else. It reads each index row once and
+ * checks it again where it is used: another thread may change it during the call. Under
+ * NDX_BAD_INDICES_ERROR a row bad there fails the call, and so that a failing call changes
+ * nothing, every path resolves all rows before its first write (into the slot array of the
+ * direct, columns, owned and rows paths, the chains of the elements path, the pairs of the
+ * strings path), except the direct path when the budget has no room for the slots (then a
+ * call may fail after writing: documented in ndx.h). Results are
  * the same bytes at any thread count because every output element has exactly one owner thread,
  * which applies the updates reaching it in index order: no atomics, no reductions.
  *
@@ -30,6 +36,7 @@
 #define SCATTER_ROW_GRAIN ((int64_t)1 << 14) /* index rows per worker of a pass over the rows */
 #define SCATTER_BLOCK_BYTES ((int64_t)1 << 19) /* a bucketed block: stays in L2 while updated */
 #define SCATTER_COLUMN_BYTES 256 /* least bytes of every slice worth a column thread of its own */
+#define SCATTER_STACK_SLOTS 512  /* slots the run keeps on its stack when the budget has no room */
 
 typedef enum scatter_path {
     SCATTER_DIRECT,   /* one thread walks the rows in order (small work, or no room for scratch) */
@@ -61,6 +68,14 @@ typedef struct scatter_plan {
     int threads;
     scatter_path path;
     size_t scratch_bytes; /* exactly what the run (and, for strings, the width) needs */
+    ndx_tensor index_view; /* the indices, for messages */
+    int strict;           /* NDX_BAD_INDICES_ERROR: a row bad where it is used fails the call */
+    /* Direct, columns, owned: every row resolved once into a slot array before the first write
+     * (the first `rows` int64 of the scratch, or the run's stack when rows <= SCATTER_STACK_SLOTS
+     * and the scratch has no room). Rows read by several workers must mean one thing to all of
+     * them, and a strict call must not write before it knows every row is good. */
+    int slotted;
+    int64_t string_pairs; /* strings: (slot, row) pairs the width resolved, which the run uses */
 
     /* The bucketed paths (scatter_buckets.c): the output is cut into blocks of 2^shift slices,
      * the blocks into runs of about equal work, one per owner thread. */
@@ -95,21 +110,50 @@ ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx
  * p->want.itemsize to the longest concatenation any destination receives (at least 1). Rows out
  * of range are left out. Fails only when the output of that width is too large to address. */
 ndx_status ndx_scatter_nd_width(scatter_plan *p, void *scratch, ndx_error *err);
-/* The scratch the width needs (0 when nothing can reach the output); 0 on overflow. */
+/* The scratch the width needs (0 when nothing can reach the output); 0 on overflow. The run uses
+ * what the width left in it: every good row, resolved once. */
 int scatter_width_scratch(const scatter_plan *p, size_t *bytes);
-void scatter_strings_run(const scatter_plan *p, unsigned char *out);
+void scatter_strings_run(const scatter_plan *p, unsigned char *out, const void *scratch);
 
 /* ---- running (scatter_run.c, scatter_buckets.c) ------------------------------------------- */
 
 /* Applies the planned scatter to out (described by p->want), using exactly p->scratch_bytes of
- * 64-byte aligned scratch (NULL when 0). Cannot fail; allocates nothing. */
-void ndx_scatter_nd_run(const scatter_plan *p, const ndx_tensor *out, void *scratch);
+ * 64-byte aligned scratch (NULL when 0); allocates nothing. Returns the lowest index row found
+ * out of range where it was used, or -1. Under p->strict the call must then fail: the run stopped
+ * before its first write, but on the unslotted direct path. */
+int64_t ndx_scatter_nd_run(const scatter_plan *p, const ndx_tensor *out, void *scratch);
+
+/* Resolves rows [begin, end) into slots (-1 for a row out of range), counting the good ones per
+ * block of 2^p->shift slices when `counts` is not NULL (the rows path); the first bad row is
+ * noted in `bad`. Inlined with a constant index dtype. */
+NDX_ALWAYS_INLINE void scatter_resolve_rows(const scatter_plan *p, ndx_dtype dt, int64_t begin,
+                                            int64_t end, int64_t *slots, int64_t *counts,
+                                            ndx_changed *bad) {
+    const ndx_index_plan plan = p->index; /* locals: the stores to slots may alias p */
+    const void *idx = p->indices;
+    int shift = p->shift;
+    int64_t first_bad = -1;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = ndx_index_row(&plan, idx, dt, r);
+        slots[r] = s;
+        if (s >= 0) {
+            if (counts) counts[s >> shift]++;
+        } else if (first_bad < 0) {
+            first_bad = r;
+        }
+    }
+    if (first_bad >= 0) ndx_changed_note(bad, first_bad);
+}
+
+/* The same over every row, on p->threads workers. */
+void scatter_resolve_all(const scatter_plan *p, int64_t *slots, ndx_changed *bad);
 
 /* Sizes the bucketed path chosen for p (SCATTER_ELEMENTS or SCATTER_ROWS: blocks, owners,
  * scratch parts): 1 when its scratch fits in `room` bytes, 0 when it does not (or a block would
  * hold more slices than an entry can name). */
 int scatter_buckets_plan(scatter_plan *p, size_t room);
-void scatter_buckets_run(const scatter_plan *p, unsigned char *out, void *scratch);
+/* Returns as ndx_scatter_nd_run; stops before writing out when strict and a row is bad. */
+int64_t scatter_buckets_run(const scatter_plan *p, unsigned char *out, void *scratch);
 
 /* Slices this small travel inside the entries of the elements path. */
 static inline int scatter_small_element(size_t slice_bytes) {

@@ -23,14 +23,21 @@ int scatter_width_scratch(const scatter_plan *p, size_t *bytes) {
 }
 
 /* The longest concatenation any destination element receives: rows sorted by destination (then
- * by row, so sorting is stable), each group's lengths summed column by column. */
-static size_t longest_concatenation(const scatter_plan *p, slot_row *pairs) {
+ * by row, so sorting is stable), each group's lengths summed column by column. The pairs stay in
+ * the scratch for the run, so each index row is read once; the lowest row out of range is in
+ * *bad (-1: none). */
+static size_t longest_concatenation(scatter_plan *p, slot_row *pairs, int64_t *bad) {
     size_t uw = p->itemsize, best = 0;
     int64_t n = 0;
+    *bad = -1;
     for (int64_t r = 0; r < p->rows; r++) {
         int64_t s = ndx_index_row(&p->index, p->indices, p->index_dtype, r);
-        if (s >= 0) pairs[n++] = (slot_row){s, r};
+        if (s >= 0)
+            pairs[n++] = (slot_row){s, r};
+        else if (*bad < 0)
+            *bad = r;
     }
+    p->string_pairs = n;
     qsort(pairs, (size_t)n, sizeof *pairs, by_slot_then_row);
     for (int64_t g = 0, h; g < n; g = h) {
         for (h = g; h < n && pairs[h].slot == pairs[g].slot; h++) continue;
@@ -46,7 +53,12 @@ static size_t longest_concatenation(const scatter_plan *p, slot_row *pairs) {
 }
 
 ndx_status ndx_scatter_nd_width(scatter_plan *p, void *scratch, ndx_error *err) {
-    size_t best = p->rows > 0 && p->slices > 0 ? longest_concatenation(p, scratch) : 0;
+    int64_t bad = -1;
+    p->string_pairs = 0;
+    size_t best = p->rows > 0 && p->slices > 0 ? longest_concatenation(p, scratch, &bad) : 0;
+    if (bad >= 0 && p->strict) /* the plan checked it: changed by another thread since */
+        return ndx_fail_changed_index_row(err, p->op, &p->index_view, bad, p->target_name,
+                                          p->want.rank, p->want.shape);
     size_t width = best > 0 ? best : 1, bytes;
     if (!ndx_bytes_of(ndx_tensor_count(&p->want), width, &bytes)) {
         char dims[NDX_DIMS_TEXT];
@@ -59,12 +71,13 @@ ndx_status ndx_scatter_nd_width(scatter_plan *p, void *scratch, ndx_error *err) 
     return NDX_OK;
 }
 
-void scatter_strings_run(const scatter_plan *p, unsigned char *out) {
+/* The pairs are in (destination, row) order: each destination gets its rows in index order. */
+void scatter_strings_run(const scatter_plan *p, unsigned char *out, const void *scratch) {
     size_t width = p->want.itemsize, uw = p->itemsize;
+    const slot_row *pairs = scratch;
     ndx_parallel_zero(out, (size_t)p->slices * (size_t)p->slice * width, p->threads);
-    for (int64_t r = 0; r < p->rows; r++) {
-        int64_t s = ndx_index_row(&p->index, p->indices, p->index_dtype, r);
-        if (s < 0) continue;
+    for (int64_t q = 0; q < p->string_pairs; q++) {
+        int64_t s = pairs[q].slot, r = pairs[q].row;
         ndx_string_append_run(out + (size_t)s * (size_t)p->slice * width, width,
                               p->updates + (size_t)r * (size_t)p->slice * uw, uw, p->slice);
     }

@@ -43,11 +43,19 @@ ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const 
 /* Refuses a call whose output (when `allocating`) and scratch exceed the budget or the machine,
  * naming the largest index, before anything is allocated. */
 ndx_status ndx_stitch_check_memory(const ndx_call *c, const stitch_plan *p, int allocating);
-/* Run: writes every row of out with p->scratch_bytes of scratch. Cannot fail. */
 /* Fails for the negative index at element i of indices[m] ("dynamic_stitch: indices[1][0] = -2
  * is negative; ..."); `op` is "dynamic_stitch" or "parallel_dynamic_stitch". */
 ndx_status ndx_stitch_fail_negative(const char *op, int m, const ndx_tensor *indices, int64_t i,
                                     ndx_error *err);
-void ndx_stitch_run(const stitch_plan *p, void *out, void *scratch);
+/* Fails for `element` (over all parts laid end to end), which the plan checked and the run found
+ * outside the output's rows (or out of order in a part the plan found sorted): another thread
+ * changed it. element == p->total: no index named the last row (the largest index changed). */
+ndx_status ndx_stitch_fail_changed(const stitch_plan *p, int64_t element, ndx_error *err);
+/* Run: writes every row of out with p->scratch_bytes of scratch. Each index is read once and
+ * checked again where it is used; one that changed since the plan so that no snapshot of the
+ * indices gives the output is noted, and so is a last row no index names. Returns the lowest
+ * such element's number over all parts laid end to end (p->total for the last row; the call
+ * then fails), or -1. */
+int64_t ndx_stitch_run(const stitch_plan *p, void *out, void *scratch);
 
 #endif /* NDX_STITCH_PLAN_H */

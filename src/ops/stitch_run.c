@@ -7,6 +7,7 @@
  * worker walks the parts block by block from a binary-searched start, reading only its share;
  * otherwise it reads every index and keeps a winner table over its rows (the plan's scratch).
  * Large outputs are written with non-temporal stores. */
+#include "index.h"
 #include "slice_copy.h"
 #include "stitch_plan.h"
 
@@ -23,6 +24,8 @@ typedef struct {
     void *codes;      /* otherwise: the winner of every output row, uint32_t or uint64_t */
     int wide;         /* codes are uint64_t */
     int shift;        /* a code is (m << shift) | i; all ones marks a row no index names */
+    ndx_changed *changed; /* indices found out of range (or out of order) where they are used,
+                             by their number over all parts laid end to end */
 } stitch_job;
 
 /* Writes one row: a copy of src, or zeros when src is NULL. */
@@ -69,12 +72,18 @@ static void emit_block(unsigned char *dst, const unsigned char *const *src, int6
 
 /* ---- merge mode: every indices[m] is sorted ---- */
 
-/* The first element of a sorted index tensor that is >= value. */
-static int64_t lower_bound(const ndx_tensor *t, int64_t count, int64_t value) {
+/* The first element of a sorted index tensor that is >= value. An element read outside the
+ * output's rows has changed since the plan (element `first` is the part's first, over all parts)
+ * and could mislead the search: it is noted. */
+static int64_t lower_bound(const stitch_job *job, const ndx_tensor *t, int64_t count,
+                           int64_t value, int64_t first) {
     int64_t lo = 0, hi = count;
+    uint64_t rows = (uint64_t)job->plan->rows;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (ndx_read_index(t->data, t->dtype, mid) < value)
+        int64_t x = ndx_read_index(t->data, t->dtype, mid);
+        if ((uint64_t)x >= rows) ndx_changed_note(job->changed, first + mid);
+        if (x < value)
             lo = mid + 1;
         else
             hi = mid;
@@ -85,14 +94,17 @@ static int64_t lower_bound(const ndx_tensor *t, int64_t count, int64_t value) {
 /* Finds the sources of output rows [s, e): each part's elements there are the next ones after
  * its cursor. Parts in order and elements in order, so the later (m, i) overwrites. Each index is
  * read once and checked against [s, e) where it is used: another thread may have changed it since
- * the plan found the parts sorted and in range (one now below s is skipped). */
+ * the plan found the parts sorted and in range. In a sorted part nothing after the cursor is
+ * below s, and nothing is past the output's rows: such an index is skipped and noted (it would
+ * end the walk or leave rows unwritten). */
 static void merge_block(const stitch_job *job, int64_t *cur, int64_t s, int64_t e,
                         const unsigned char **src) {
     const stitch_plan *p = job->plan;
     size_t rb = p->row_bytes;
     const uint64_t span = (uint64_t)(e - s);
     memset(src, 0, (size_t)(e - s) * sizeof *src);
-    for (int m = 0; m < p->n; m++) {
+    int64_t first = 0; /* number of part m's first element over all parts */
+    for (int m = 0; m < p->n; first += stitch_part_count(&p->indices[m]), m++) {
         const ndx_tensor *t = &p->indices[m];
         int64_t c = cur[m], count = stitch_part_count(t);
         const unsigned char *base = p->data[m].data;
@@ -101,8 +113,14 @@ static void merge_block(const stitch_job *job, int64_t *cur, int64_t s, int64_t 
         const T *v = t->data;                                                              \
         for (; c < count; c++) {                                                           \
             int64_t x = v[c];                                                              \
-            if (x >= e) break;                                                             \
-            if ((uint64_t)x - (uint64_t)s < span) src[x - s] = base + (size_t)c * rb;      \
+            if ((uint64_t)x - (uint64_t)s < span) {                                        \
+                src[x - s] = base + (size_t)c * rb;                                        \
+            } else if (x >= e && x < p->rows) {                                            \
+                break;                                                                     \
+            } else {                                                                       \
+                ndx_changed_note(job->changed, first + c);                                 \
+                if (x >= e) break;                                                         \
+            }                                                                              \
         }                                                                                  \
     } while (0)
         NDX_INDEX_DISPATCH(t->dtype, ADVANCE);
@@ -118,11 +136,12 @@ NDX_ALWAYS_INLINE void mark_winners(const stitch_job *job, int64_t a, int64_t b,
     const stitch_plan *p = job->plan;
     uint32_t *w32 = job->codes;
     uint64_t *w64 = job->codes;
-    uint64_t span = (uint64_t)(b - a);
+    uint64_t span = (uint64_t)(b - a), rows = (uint64_t)p->rows;
     if (wide)
         memset(w64 + a, 0xff, (size_t)(b - a) * sizeof *w64);
     else
         memset(w32 + a, 0xff, (size_t)(b - a) * sizeof *w32);
+    int64_t first = 0; /* number of part m's first element over all parts */
     for (int m = 0; m < p->n; m++) {
         const ndx_tensor *t = &p->indices[m];
         int64_t c = stitch_part_count(t);
@@ -137,11 +156,14 @@ NDX_ALWAYS_INLINE void mark_winners(const stitch_job *job, int64_t a, int64_t b,
                     w64[r] = code | (uint64_t)i;                                           \
                 else                                                                       \
                     w32[r] = (uint32_t)(code | (uint64_t)i);                               \
+            } else if ((uint64_t)r >= rows) { /* changed since the plan: no row holds it */ \
+                ndx_changed_note(job->changed, first + i);                                 \
             }                                                                              \
         }                                                                                  \
     } while (0)
         NDX_INDEX_DISPATCH(t->dtype, MARK);
 #undef MARK
+        first += c;
     }
 }
 
@@ -172,8 +194,9 @@ static void stitch_range(void *ctx, int64_t a, int64_t b, int worker) {
     int64_t *cur = NULL;
     if (job->merge) {
         cur = job->cursors + (size_t)worker * job->stride;
-        for (int m = 0; m < p->n; m++)
-            cur[m] = lower_bound(&p->indices[m], stitch_part_count(&p->indices[m]), a);
+        for (int64_t m = 0, first = 0; m < p->n; first += stitch_part_count(&p->indices[m]), m++)
+            cur[m] = lower_bound(job, &p->indices[m], stitch_part_count(&p->indices[m]), a,
+                                 first);
     } else if (job->wide) {
         mark_winners(job, a, b, 1);
     } else {
@@ -185,15 +208,21 @@ static void stitch_range(void *ctx, int64_t a, int64_t b, int worker) {
             merge_block(job, cur, s, e, src);
         else
             decode_block(job, s, e, src);
+        /* The plan sized the output by the largest index: if none names the last row now, it
+         * changed (no snapshot gives a row count with its last row unnamed). */
+        if (e == p->rows && !src[e - 1 - s]) ndx_changed_note(job->changed, p->total);
         emit_block(job->out + (size_t)s * p->row_bytes, src, e - s, p->row_bytes, job->stream);
     }
     ndx_slices_done(job->stream); /* streamed stores are visible before the worker ends */
 }
 
-void ndx_stitch_run(const stitch_plan *p, void *out, void *scratch) {
-    if (p->workers == 0) return;
+int64_t ndx_stitch_run(const stitch_plan *p, void *out, void *scratch) {
+    if (p->workers == 0) return -1;
     stitch_job job;
     memset(&job, 0, sizeof job);
+    ndx_changed changed;
+    ndx_changed_init(&changed);
+    job.changed = &changed;
     job.plan = p;
     job.merge = p->merge;
     job.stride = p->stride;
@@ -208,4 +237,5 @@ void ndx_stitch_run(const stitch_plan *p, void *out, void *scratch) {
     job.stream = NDX_HAVE_STREAMING && p->row_bytes % 16 == 0 &&
                  out_bytes >= NDX_STREAM_MIN_BYTES && (uintptr_t)job.out % 16 == 0;
     ndx_parallel_for(p->threads, p->rows, p->grain, stitch_range, &job);
+    return ndx_changed_row(&changed);
 }
