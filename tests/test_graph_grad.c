@@ -235,7 +235,7 @@ static void random_shapes_against_checker(void **state) {
         c.name = "random";
         c.complex_ok = 1;
         int64_t rows = rng_range(&r, 1, 5), cols = rng_range(&r, 0, 3), n = rng_range(&r, 0, 6);
-        if (cols == 0) n = 0; /* rows of an empty params cannot be gathered */
+        if (cols == 0 && trial % 4 != 3) n = 0; /* no rows of an empty tensor (as TensorFlow) */
         idx_t *ix = &c.idx[0];
         ix->rank = 2;
         ix->shape[0] = n;
@@ -268,7 +268,6 @@ static void random_shapes_against_checker(void **state) {
             c.idx[1].rank = 1;
             c.idx[1].shape[0] = n2;
             for (int64_t i = 0; i < n2; i++) c.idx[1].v[i] = rng_below(&r, rows);
-            if (cols == 0) cols = 1;
             c.xs[0] = (grad_check_x)X(2, n, cols);
             c.xs[1] = (grad_check_x)X(2, n2, cols);
             break;

@@ -84,7 +84,8 @@ ndx_status grad_scatter_nd(ndx_scope s, ndx_operation op, const graph_grad *dys,
     if (!grad_dtype_ok(ndx_output_spec(grad_in(&c, 1)).dtype)) return NDX_OK;
     ndx_gather_nd_attrs a = gather_policy(&c);
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
-    dxs[1] = grad_dense_of(G_GATHER(&c, dy, grad_in(&c, 0), &a));
+    dxs[1] = grad_dense_of(grad_known_empty(dy) ? G_ZEROS_LIKE(&c, grad_in(&c, 1))
+                                                : G_GATHER(&c, dy, grad_in(&c, 0), &a));
     return grad_status(&c);
 }
 
@@ -152,6 +153,11 @@ ndx_status grad_tensor_scatter(ndx_scope s, ndx_operation op, const graph_grad *
     if (kind == NDX_SCATTER_ADD && dys[0].form == GRAPH_GRAD_SLICES)
         dxs[0] = dys[0];
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    if (grad_known_empty(dy)) { /* nothing to gather from: the updates reached nothing */
+        dxs[0] = grad_dense_of(dy);
+        dxs[2] = grad_dense_of(G_ZEROS_LIKE(&c, updates));
+        return grad_status(&c);
+    }
     ndx_output gathered = G_GATHER(&c, dy, indices, &ga);
     switch (kind) {
     case NDX_SCATTER_ADD:
@@ -204,6 +210,10 @@ ndx_status grad_stitch(ndx_scope s, ndx_operation op, const graph_grad *dys, gra
         ndx_output at = G_RESHAPE(&c, grad_in(&c, m), col);
         ndx_output keep = G_CAST(&c, G_EQUAL(&c, G_GATHER(&c, won, at, NULL), flat[m]), NDX_INT64);
         ndx_output data = grad_in(&c, n + m);
+        if (grad_known_empty(dy)) {
+            dxs[n + m] = grad_dense_of(G_ZEROS_LIKE(&c, data));
+            continue;
+        }
         ndx_output g = grad_keep_rows(&c, G_GATHER(&c, dy, at, NULL), keep);
         dxs[n + m] = grad_dense_of(G_RESHAPE(&c, g, grad_shape(&c, data)));
     }

@@ -135,6 +135,13 @@ ndx_output grad_rows_shape(const grad_ctx *c, ndx_output rows, ndx_output x, int
     return grad_concat0(c, 2, parts);
 }
 
+int grad_known_empty(ndx_output x) {
+    ndx_spec sp = ndx_output_spec(x);
+    for (int i = 0; sp.rank != NDX_UNKNOWN && i < sp.rank; i++)
+        if (sp.shape[i] == 0) return 1;
+    return 0;
+}
+
 ndx_output grad_sum_all(const grad_ctx *c, ndx_output t) {
     ndx_spec sp = ndx_output_spec(t);
     ndx_output axes;
@@ -152,6 +159,7 @@ ndx_output grad_sum_all(const grad_ctx *c, ndx_output t) {
 ndx_output grad_keep_rows(const grad_ctx *c, ndx_output values, ndx_output keep) {
     /* Row r is read from position (r + 1) * keep[r] - 1: itself, or -1, which gather_nd with the
      * ignore policy reads as zeros. */
+    if (grad_known_empty(values)) return values;
     ndx_output one = grad_i64(c, 1);
     ndx_output rows = G_RANGE(c, grad_i64(c, 0), dim0(c, values), one);
     ndx_output at = G_SUB(c, G_MUL(c, G_ADD(c, rows, one), keep), one);

@@ -66,6 +66,9 @@ ndx_output grad_dims(const grad_ctx *c, ndx_output x, int first, int count);
 ndx_output grad_concat0(const grad_ctx *c, int n, const ndx_output *parts);
 /* [rows] + x.shape[k:], an int64 vector (rows an int64 scalar). */
 ndx_output grad_rows_shape(const grad_ctx *c, ndx_output rows, ndx_output x, int k);
+/* 1 when x is known at build time to have no elements (a dim 0): a gather from it of any row
+ * fails, as in TensorFlow, so gradients that would gather from it give zeros instead. */
+int grad_known_empty(ndx_output x);
 /* The sum of every element of t (a scalar). */
 ndx_output grad_sum_all(const grad_ctx *c, ndx_output t);
 /* Rows of values ([N] + tail) kept where keep (int64 [N], 0 or 1) is 1, zero elsewhere. */
