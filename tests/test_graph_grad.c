@@ -603,6 +603,7 @@ static void deterministic_and_saved(void **state) {
     assert_ok(ndx_graph_finish(back, &err), &err);
     ndx_feed feed2 = {{ndx_graph_find(back, "x"), 0}, feed.value};
     ndx_output d2 = {ndx_graph_find(back, "dx"), 0};
+    ndx_tensor_free(&r2);
     grad_run(back, 0, 1, &feed2, 1, &d2, &r2);
     assert_tensor_eq(&r1, &r2);
     ndx_tensor_free(&r0);
