@@ -43,7 +43,7 @@ static ndx_output batch_rows(const grad_ctx *c, ndx_output indices, const ndx_sp
     }
     ndx_output parts_at[2] = {grad_i64_vec(c, (int)nb, at_batch), grad_i64_vec(c, (int)ni, at_index)};
     ndx_output data[2] = {grad_i64_vec(c, (int)nb, coords),
-                          G_RESHAPE(c, G_CAST(c, indices, NDX_INT64), grad_i64_vec(c, 1, &ni))};
+                          G_RESHAPE(c, grad_int64(c, indices), grad_i64_vec(c, 1, &ni))};
     free(buf);
     ndx_output flat = G_STITCH(c, 0, 2, parts_at, data);
     return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){rows, width}));
@@ -61,18 +61,14 @@ ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, 
     int64_t depth = is.shape[is.rank - 1];
     int64_t rows = 1;
     for (int i = 0; i < is.rank - 1; i++) rows = ndx_dim_known(is.shape[i]) && rows >= 0 ? rows * is.shape[i] : -1;
-    if (rows < 0 && (batch > 0 || depth == 0))
+    if (rows < 0 && batch > 0)
         return grad_fail(&c, NDX_E_UNSUPPORTED,
-                         "with batch_dims > 0 or index depth 0, needs indices' shape known at "
-                         "build time");
-    ndx_output nrows = rows >= 0 ? grad_i64(&c, rows)
-                                 : G_BIN(&c, NDX_OP_FLOOR_DIV, grad_size(&c, indices),
-                                         grad_i64(&c, depth));
-    ndx_output at = batch == 0 ? G_RESHAPE(&c, G_CAST(&c, indices, NDX_INT64),
+                         "with batch_dims > 0, needs indices' shape known at build time");
+    ndx_output at = batch == 0 ? G_RESHAPE(&c, grad_int64(&c, indices),
                                            grad_i64_vec(&c, 2, (const int64_t[]){-1, depth}))
                                : batch_rows(&c, indices, &is, batch, rows, depth);
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
-    ndx_output values = G_RESHAPE(&c, dy, grad_rows_shape(&c, nrows, params, batch + (int)depth));
+    ndx_output values = G_RESHAPE(&c, dy, grad_rows_shape(&c, indices, params, batch + (int)depth));
     dxs[0] = grad_slices_of(at, values, grad_shape(&c, params));
     return grad_status(&c);
 }
@@ -89,29 +85,14 @@ ndx_status grad_scatter_nd(ndx_scope s, ndx_operation op, const graph_grad *dys,
     return grad_status(&c);
 }
 
-/* The rows [N] + tail of a gather by `indices` (shape [N..., depth]) flattened, and their count
- * N as a constant or a node. */
-static ndx_output flat_rows(const grad_ctx *c, ndx_output g, ndx_output indices, ndx_output like,
-                            int depth, ndx_output *rows) {
-    ndx_spec is = ndx_output_spec(indices);
-    *rows = depth > 0 ? G_BIN(c, NDX_OP_FLOOR_DIV, grad_size(c, indices), grad_i64(c, depth))
-                      : grad_i64(c, 0);
-    if (depth == 0) { /* N is the product of indices' leading dims */
-        int64_t n = 1;
-        for (int i = 0; i < is.rank - 1; i++) n *= is.shape[i];
-        *rows = grad_i64(c, n);
-    }
-    return G_RESHAPE(c, g, grad_rows_shape(c, *rows, like, depth));
-}
-
 /* tensor_scatter_nd_update: the updates' gradient only for the rows that won their slot (the
  * last of duplicates, as the op applies them), found by scattering row ids. */
 static ndx_output update_winners(const grad_ctx *c, ndx_output gathered, int depth) {
     ndx_output tensor = grad_in(c, 0), indices = grad_in(c, 1), updates = grad_in(c, 2);
     ndx_scatter_attrs sa = scatter_policy(c);
     ndx_gather_nd_attrs ga = gather_policy(c);
-    ndx_output rows;
-    ndx_output g = flat_rows(c, gathered, indices, tensor, depth, &rows);
+    ndx_output rows = grad_index_rows(c, indices);
+    ndx_output g = G_RESHAPE(c, gathered, grad_rows_shape(c, indices, tensor, depth));
     ndx_output one = grad_i64(c, 1);
     ndx_output ids = G_RANGE(c, grad_i64(c, 0), rows, one);
     ndx_output ishape = G_RESHAPE(c, ids, grad_dims(c, indices, 0, ndx_output_spec(indices).rank - 1));

@@ -80,6 +80,10 @@ ndx_output grad_dims(const grad_ctx *c, ndx_output x, int first, int count) {
     return G_GATHER(c, whole, at, NULL);
 }
 
+ndx_output grad_int64(const grad_ctx *c, ndx_output x) {
+    return ndx_output_spec(x).dtype == NDX_INT64 ? x : G_CAST(c, x, NDX_INT64);
+}
+
 ndx_output grad_shape(const grad_ctx *c, ndx_output x) {
     ndx_spec sp = ndx_output_spec(x);
     if (sp.rank != NDX_UNKNOWN && dims_known(&sp, 0, sp.rank)) return grad_i64_vec(c, sp.rank, sp.shape);
@@ -117,19 +121,41 @@ ndx_output grad_concat0(const grad_ctx *c, int n, const ndx_output *parts) {
     return out;
 }
 
-ndx_output grad_rows_shape(const grad_ctx *c, ndx_output rows, ndx_output x, int k) {
+ndx_output grad_index_rows(const grad_ctx *c, ndx_output indices) {
+    ndx_spec is = ndx_output_spec(indices);
+    int64_t rows = 1;
+    if (is.rank == NDX_UNKNOWN || !ndx_dim_known(is.shape[is.rank - 1])) {
+        grad_fail(c, NDX_E_UNSUPPORTED, "needs the index depth (indices' last dim) known at build "
+                  "time");
+        return indices;
+    }
+    for (int i = 0; i < is.rank - 1 && rows >= 0; i++)
+        rows = ndx_dim_known(is.shape[i]) ? rows * is.shape[i] : -1;
+    if (rows >= 0) return grad_i64(c, rows);
+    if (is.shape[is.rank - 1] == 0) {
+        grad_fail(c, NDX_E_UNSUPPORTED, "with index depth 0, needs indices' shape known at build "
+                  "time");
+        return indices;
+    }
+    return G_BIN(c, NDX_OP_FLOOR_DIV, grad_size(c, indices), grad_i64(c, is.shape[is.rank - 1]));
+}
+
+ndx_output grad_rows_shape(const grad_ctx *c, ndx_output indices, ndx_output x, int k) {
     ndx_spec sp = ndx_output_spec(x);
     if (sp.rank == NDX_UNKNOWN) {
         grad_fail(c, NDX_E_INVALID_ARGUMENT, "needs the rank of its input known at build time");
-        return rows;
+        return indices;
     }
-    const ndx_tensor *r = ndx_output_constant(rows);
-    if (r && dims_known(&sp, k, sp.rank - k)) {
-        int64_t dims[NDX_MAX_RANK + 1];
-        dims[0] = *(const int64_t *)r->data;
-        for (int i = k; i < sp.rank; i++) dims[1 + i - k] = sp.shape[i];
-        return grad_i64_vec(c, 1 + sp.rank - k, dims);
+    if (dims_known(&sp, k, sp.rank - k)) {
+        int64_t dims[NDX_MAX_RANK + 1], tail = 1;
+        for (int i = k; i < sp.rank; i++) tail *= dims[1 + i - k] = sp.shape[i];
+        const ndx_tensor *r = tail ? NULL : ndx_output_constant(grad_index_rows(c, indices));
+        if (tail || r) {
+            dims[0] = r ? *(const int64_t *)r->data : -1;
+            return grad_i64_vec(c, 1 + sp.rank - k, dims);
+        }
     }
+    ndx_output rows = grad_index_rows(c, indices);
     ndx_output parts[2] = {G_RESHAPE(c, rows, grad_i64_vec(c, 1, (const int64_t[]){1})),
                            grad_dims(c, x, k, sp.rank - k)};
     return grad_concat0(c, 2, parts);

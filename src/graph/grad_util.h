@@ -56,6 +56,8 @@ ndx_output grad_i64(const grad_ctx *c, int64_t v);
 ndx_output grad_i64_vec(const grad_ctx *c, int n, const int64_t *v);
 ndx_output grad_scalar(const grad_ctx *c, ndx_dtype dtype, double v);
 
+/* x as int64 (itself when it is). */
+ndx_output grad_int64(const grad_ctx *c, ndx_output x);
 /* x's shape as an int64 vector (a constant when its dims are known); x's element count and its
  * dim 0 as int64 scalars. */
 ndx_output grad_shape(const grad_ctx *c, ndx_output x);
@@ -64,8 +66,12 @@ ndx_output grad_size(const grad_ctx *c, ndx_output x);
 ndx_output grad_dims(const grad_ctx *c, ndx_output x, int first, int count);
 /* The concatenation of n tensors along dim 0 (a dynamic_stitch over consecutive ranges). */
 ndx_output grad_concat0(const grad_ctx *c, int n, const ndx_output *parts);
-/* [rows] + x.shape[k:], an int64 vector (rows an int64 scalar). */
-ndx_output grad_rows_shape(const grad_ctx *c, ndx_output rows, ndx_output x, int k);
+/* The number of index rows N of indices [N..., depth] as an int64 scalar (a constant when its
+ * leading dims are known). */
+ndx_output grad_index_rows(const grad_ctx *c, ndx_output indices);
+/* [N] + x.shape[k:] as an int64 vector, N = grad_index_rows(indices) (-1 when x.shape[k:] is
+ * known and not empty: reshape then finds N). */
+ndx_output grad_rows_shape(const grad_ctx *c, ndx_output indices, ndx_output x, int k);
 /* 1 when x is known at build time to have no elements (a dim 0): a gather from it of any row
  * fails, as in TensorFlow, so gradients that would gather from it give zeros instead. */
 int grad_known_empty(ndx_output x);
