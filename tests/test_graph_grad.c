@@ -243,19 +243,10 @@ static void random_shapes_against_checker(void **state) {
         for (int64_t i = 0; i < n; i++) ix->v[i] = rng_below(&r, rows);
         switch (trial % 4) {
         case 0:
-            c.op = OP_GATHER;
-            c.nx = 1;
-            c.xs[0] = (grad_check_x)X(2, rows, cols);
-            break;
         case 1:
-            c.op = OP_TS_ADD;
-            c.nx = 2;
-            c.xs[0] = (grad_check_x)X(2, rows, cols);
-            c.xs[1] = (grad_check_x)X(2, n, cols);
-            break;
-        case 2:
-            c.op = OP_TS_UPDATE;
-            c.nx = 2;
+        case 2: /* gather_nd of params, or a tensor_scatter of n update rows into it */
+            c.op = trial % 4 == 0 ? OP_GATHER : trial % 4 == 1 ? OP_TS_ADD : OP_TS_UPDATE;
+            c.nx = trial % 4 == 0 ? 1 : 2;
             c.xs[0] = (grad_check_x)X(2, rows, cols);
             c.xs[1] = (grad_check_x)X(2, n, cols);
             break;
@@ -374,28 +365,44 @@ static void min_max_ties(void **state) {
     }
 }
 
+/* A graph of y = gather_nd(p, indices, attrs) with a placeholder p and its gradient for dy:
+ * the gradient; *p is the placeholder. */
+typedef struct gather_case {
+    int prank, irank;
+    int64_t pshape[2], ishape[3];
+    const int32_t *ivals;
+    ndx_gather_nd_attrs attrs;
+    int64_t ny;
+    const float *dy;
+} gather_case;
+
+static ndx_gradient gather_grad(ndx_graph *g, const gather_case *k, ndx_output *p) {
+    ndx_scope s = ndx_graph_root(g);
+    *p = f32_placeholder(s, k->prank, k->pshape);
+    ndx_output y = ndx_op_gather_nd(s, *p, i32_const(s, k->irank, k->ishape, k->ivals), &k->attrs);
+    ndx_output dy = ndx_op_reshape(s, f32_const(s, 1, &k->ny, k->dy), ndx_op_shape(s, y, NDX_INT64));
+    ndx_gradient dx;
+    assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, p, &dx), NDX_OK);
+    assert_int_equal(dx.form, NDX_GRADIENT_SLICES);
+    return dx;
+}
+
 /* gather_nd(params [2, 3], indices [[[2], [0]], [[1], [1]]], batch_dims 1) = [[p02, p00],
  * [p11, p11]]: the slices carry rows [0, 2], [0, 0], [1, 1], [1, 1]; with dy = [[1, 2], [3, 4]]
  * the dense gradient is [[2, 0, 1], [0, 7, 0]]. */
 static void gather_batch_dims(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
-    ndx_scope s = ndx_graph_root(g);
-    ndx_output p = f32_placeholder(s, 2, SHAPE(2, 3));
-    ndx_output at = i32_const(s, 3, SHAPE(2, 2, 1), (const int32_t[]){2, 0, 1, 1});
-    ndx_gather_nd_attrs a = {1, NDX_BAD_INDICES_ERROR};
-    ndx_output y = ndx_op_gather_nd(s, p, at, &a);
-    ndx_output dy = f32_const(s, 2, SHAPE(2, 2), (const float[]){1, 2, 3, 4});
-    ndx_gradient dx;
-    assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &p, &dx), NDX_OK);
-    assert_int_equal(dx.form, NDX_GRADIENT_SLICES);
-    ndx_output rows = dx.indices;
+    gather_case k = {2, 3, {2, 3}, {2, 2, 1}, (const int32_t[]){2, 0, 1, 1},
+                     {1, NDX_BAD_INDICES_ERROR}, 4, (const float[]){1, 2, 3, 4}};
+    ndx_output p;
+    ndx_gradient dx = gather_grad(g, &k, &p);
     float pv[6] = {0}, got[6];
     ndx_feed feed = {p, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), pv)};
     dense_values(g, dx, 1, &feed, got, 6);
     assert_floats(got, (const float[]){2, 0, 1, 0, 7, 0}, 6);
     ndx_tensor r;
-    grad_run(g, 0, 1, &feed, 1, &rows, &r);
+    grad_run(g, 0, 1, &feed, 1, &dx.indices, &r);
     assert_int_equal(r.dtype, NDX_INT64);
     const int64_t want[8] = {0, 2, 0, 0, 1, 1, 1, 1};
     assert_memory_equal(r.data, want, sizeof want);
@@ -404,19 +411,16 @@ static void gather_batch_dims(void **state) {
 }
 
 /* gather_nd with the ignore policy: rows 5 and -1 of a [3] params read zeros, and their dy
- * reaches nothing: dy = [1, 2, 4, 8] on indices [[1], [5], [-1], [1]] gives [0, 9, 0]. */
+ * reaches nothing: dy = [1, 2, 4, 8] on indices [[1], [5], [-1], [1]] gives [0, 9, 0]; applied
+ * as p - 1 * gradient, [10, 11, 30]. */
 static void gather_ignore_zeros(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
+    gather_case k = {1, 2, {3}, {4, 1}, (const int32_t[]){1, 5, -1, 1},
+                     {0, NDX_BAD_INDICES_IGNORE}, 4, (const float[]){1, 2, 4, 8}};
+    ndx_output p;
+    ndx_gradient dx = gather_grad(g, &k, &p);
     ndx_scope s = ndx_graph_root(g);
-    ndx_output p = f32_placeholder(s, 1, SHAPE(3));
-    ndx_output at = i32_const(s, 2, SHAPE(4, 1), (const int32_t[]){1, 5, -1, 1});
-    ndx_gather_nd_attrs a = {0, NDX_BAD_INDICES_IGNORE};
-    ndx_output y = ndx_op_gather_nd(s, p, at, &a);
-    ndx_output dy = f32_const(s, 1, SHAPE(4), (const float[]){1, 2, 4, 8});
-    ndx_gradient dx;
-    assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &p, &dx), NDX_OK);
-    /* applied in place too: p - 1 * gradient */
     ndx_output moved = ndx_gradient_apply(s, p, dx, ndx_op_const_float(s, NDX_FLOAT32, -1));
     float pv[3] = {10, 20, 30}, got[3];
     ndx_feed feed = {p, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), pv)};
