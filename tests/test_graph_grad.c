@@ -638,7 +638,7 @@ static void build_errors(void **state) {
     ndx_gradient dx[2];
     int before = ndx_graph_node_count(g);
     assert_int_not_equal(ndx_graph_gradients(s, 1, &y, NULL, 1, &ids, dx), NDX_OK);
-    assert_graph_error(g, "ids: xs[0] is int32 (it is input 'indices' of 'GatherNd'", "integer");
+    assert_graph_error(g, "ids: xs[0] is int32 (it is input 'indices' of GatherNd 'GatherNd')", "integer");
     assert_int_equal(ndx_graph_node_count(g), before);
     assert_int_equal(dx[0].form, NDX_GRADIENT_NONE);
     ndx_graph_free(g);
@@ -701,6 +701,38 @@ static void build_errors(void **state) {
     ndx_graph_free(g);
 }
 
+/* x is one output of a node with several: the walk follows that output only, so a complex mul
+ * (no gradient) on the other output is not in the way; dy = [1, 2, 3] stitched from the parts
+ * [a, b] at rows [0, 2] and [c] at row [1] gives d part0 = [1, 3]. */
+static void x_is_one_output(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_spec cs = ndx_spec_make(NDX_COMPLEX64, 1, SHAPE(3));
+    ndx_output x = ndx_op_placeholder(s, &cs), parts[2];
+    ndx_op_dynamic_partition(s, x, i32_const(s, 1, SHAPE(3), (const int32_t[]){0, 1, 0}), 2, parts);
+    ndx_output sq = ndx_op_mul(s, parts[1], parts[1]);
+    ndx_output idx[2] = {i32_const(s, 1, SHAPE(2), (const int32_t[]){0, 2}),
+                         i32_const(s, 1, SHAPE(1), (const int32_t[]){1})};
+    ndx_output data[2] = {parts[0], sq};
+    ndx_output y = ndx_op_dynamic_stitch(s, 2, idx, data);
+    float dyv[6] = {1, 0, 2, 0, 3, 0};
+    ndx_tensor dyt = ndx_tensor_make(NDX_COMPLEX64, 1, SHAPE(3), dyv);
+    ndx_output dy = ndx_op_const(s, &dyt);
+    ndx_gradient dx;
+    assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &parts[0], &dx), NDX_OK);
+    ndx_output d = ndx_gradient_to_dense(s, dx);
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    float xv[6] = {0};
+    ndx_feed feed = {x, ndx_tensor_make(NDX_COMPLEX64, 1, SHAPE(3), xv)};
+    ndx_tensor r;
+    grad_run(g, 0, 1, &feed, 1, &d, &r);
+    assert_floats(r.data, (const float[]){1, 0, 3, 0}, 4);
+    ndx_tensor_free(&r);
+    ndx_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_op_against_checker),
@@ -713,6 +745,7 @@ int main(void) {
         cmocka_unit_test(slices_never_dense),
         cmocka_unit_test(deterministic_and_saved),
         cmocka_unit_test(build_errors),
+        cmocka_unit_test(x_is_one_output),
     };
     (void)float_dtypes;
     return cmocka_run_group_tests(tests, NULL, NULL);

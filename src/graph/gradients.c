@@ -42,7 +42,7 @@ static void consumer_of(const ndx_graph *g, ndx_output o, char *buf, size_t cap)
             if (n->inputs[i].op.id != o.op.id || n->inputs[i].index != o.index) continue;
             char what[64];
             graph_input_name(n->kind, n->num_inputs, i, what, sizeof what);
-            snprintf(buf, cap, " (it is input %s of '%s', %s)", what, n->name, graph_type_name(n));
+            snprintf(buf, cap, " (it is input %s of %s '%s')", what, graph_type_name(n), n->name);
             return;
         }
     }
@@ -115,15 +115,25 @@ static ndx_scope node_scope(const call *k, ndx_scope top, const graph_node *n) {
     return s;
 }
 
-/* Nodes between xs and ys: between[id] is 1 when id is reached from an x and reaches a y. */
-static void mark_between(const ndx_graph *g, uint32_t count, int ny, const ndx_output *ys, int nx,
-                         const ndx_output *xs, unsigned char *between) {
-    unsigned char *to_y = between + count + 1;
-    for (int j = 0; j < nx; j++) between[xs[j].op.id] = 1;
+/* What lies between xs and ys. from_x[v] is 1 for a value (an output, by its index among all
+ * outputs) computed from an x, or an x itself; walk[id] is 1 for a node that reads such a value
+ * and that some y depends on: the nodes whose gradients are needed. */
+typedef struct paths {
+    unsigned char *from_x; /* per value */
+    unsigned char *walk;   /* per node id; then to_y per node id */
+} paths;
+
+static int64_t value_of(ndx_output o) { return graph_node_at(o.op.graph, o.op.id)->first_value + o.index; }
+
+static void mark_paths(const ndx_graph *g, uint32_t count, int ny, const ndx_output *ys, int nx,
+                       const ndx_output *xs, paths *p) {
+    unsigned char *to_y = p->walk + count + 1;
+    for (int j = 0; j < nx; j++) p->from_x[value_of(xs[j])] = 1;
     for (uint32_t id = 1; id <= count; id++) {
         const graph_node *n = g->nodes[id - 1];
-        for (int i = 0; i < n->num_inputs && !between[id]; i++)
-            between[id] = between[n->inputs[i].op.id];
+        for (int i = 0; i < n->num_inputs && !p->walk[id]; i++)
+            p->walk[id] = p->from_x[value_of(n->inputs[i])];
+        for (int o = 0; p->walk[id] && o < n->num_outputs; o++) p->from_x[n->first_value + o] = 1;
     }
     for (int i = 0; i < ny; i++) to_y[ys[i].op.id] = 1;
     for (uint32_t id = count; id >= 1; id--) {
@@ -131,21 +141,20 @@ static void mark_between(const ndx_graph *g, uint32_t count, int ny, const ndx_o
         const graph_node *n = g->nodes[id - 1];
         for (int i = 0; i < n->num_inputs; i++) to_y[n->inputs[i].op.id] = 1;
     }
-    for (uint32_t id = 1; id <= count; id++) between[id] = between[id] && to_y[id];
+    for (uint32_t id = 1; id <= count; id++) p->walk[id] = p->walk[id] && to_y[id];
 }
 
 /* Walks the nodes between xs and ys from the last to the first; acc[v] is what output v has
  * received. */
-static ndx_status backprop(const call *k, ndx_scope top, uint32_t count,
-                           const unsigned char *between, graph_grad *acc) {
+static ndx_status backprop(const call *k, ndx_scope top, uint32_t count, const paths *p,
+                           graph_grad *acc) {
     for (uint32_t id = count; id >= 1; id--) {
         graph_node *n = k->g->nodes[id - 1];
-        if (!between[id] || n->kind == GRAPH_CONST || n->kind == GRAPH_PLACEHOLDER) continue;
+        if (!p->walk[id]) continue;
         const graph_grad *dys = &acc[n->first_value];
-        int any = 0, feeds = 0;
+        int any = 0;
         for (int o = 0; o < n->num_outputs; o++) any |= dys[o].form != GRAPH_GRAD_NONE;
-        for (int i = 0; i < n->num_inputs; i++) feeds |= between[n->inputs[i].op.id];
-        if (!any || !feeds) continue;
+        if (!any) continue;
         ndx_operation op = {k->g, id};
         ndx_scope s = node_scope(k, top, n);
         grad_ctx c = grad_ctx_of(s, op);
@@ -158,7 +167,7 @@ static ndx_status backprop(const call *k, ndx_scope top, uint32_t count,
         if (st == NDX_OK) st = grad_status(&c);
         for (int i = 0; st == NDX_OK && i < n->num_inputs; i++) {
             ndx_output in = n->inputs[i];
-            if (!between[in.op.id] || dxs[i].form == GRAPH_GRAD_NONE) continue;
+            if (!p->from_x[value_of(in)] || dxs[i].form == GRAPH_GRAD_NONE) continue;
             graph_node *src = graph_node_at(k->g, in.op.id);
             grad_ctx to = grad_ctx_of(node_scope(k, top, src), in.op);
             grad_accumulate(&to, &acc[src->first_value + in.index], &dxs[i]);
@@ -179,24 +188,26 @@ ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int n
     if (k.g->failed) return k.g->first.code;
     NDX_TRY(check_args(&k, ny, ys, dys, nx, xs, dxs));
     uint32_t count = k.g->count;
-    unsigned char *between = calloc(2 * ((size_t)count + 1), 1);
-    graph_grad *acc = calloc((size_t)k.g->values, sizeof *acc);
-    if (!between || !acc) {
-        free(between);
+    paths p = {calloc((size_t)k.g->values + 1, 1), calloc(2 * ((size_t)count + 1), 1)};
+    graph_grad *acc = calloc((size_t)k.g->values + 1, sizeof *acc);
+    if (!p.from_x || !p.walk || !acc) {
+        free(p.from_x);
+        free(p.walk);
         free(acc);
         return call_fail(&k, NULL, NDX_E_NO_MEMORY, "out of memory");
     }
-    mark_between(k.g, count, ny, ys, nx, xs, between);
+    mark_paths(k.g, count, ny, ys, nx, xs, &p);
     ndx_scope top = ndx_scope_sub_at(k.file, line, s, "gradients");
     for (int i = 0; i < ny && !k.g->failed; i++) {
         graph_node *y = node_of(ys[i]);
         grad_ctx c = grad_ctx_of(node_scope(&k, top, y), ys[i].op);
         graph_grad seed = grad_dense_of(dys ? dys[i] : G_ONES_LIKE(&c, ys[i]));
-        grad_accumulate(&c, &acc[y->first_value + ys[i].index], &seed);
+        grad_accumulate(&c, &acc[value_of(ys[i])], &seed);
     }
-    ndx_status st = k.g->failed ? k.g->first.code : backprop(&k, top, count, between, acc);
-    for (int j = 0; st == NDX_OK && j < nx; j++) dxs[j] = acc[node_of(xs[j])->first_value + xs[j].index];
-    free(between);
+    ndx_status st = k.g->failed ? k.g->first.code : backprop(&k, top, count, &p, acc);
+    for (int j = 0; st == NDX_OK && j < nx; j++) dxs[j] = acc[value_of(xs[j])];
+    free(p.from_x);
+    free(p.walk);
     free(acc);
     return st;
 }
