@@ -524,10 +524,15 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * complex64 or complex128; xs too (an integer x, such as indices, partitions or a shape, has no
  * gradient: asking for one is an error that names the op that uses it). Every y and x must be an
  * output of the scope's graph. Inputs that are integer (indices, partitions, shapes) get NONE
- * inside the backward pass. Each error is a build error of the graph (its first error, at the
- * caller's file:line, naming the node at fault); then nothing is added and dxs[] is left NONE.
- * Ops without a gradient on a path from an x to a y (floor_div, floor_mod, or a complex mul or
- * div: ndx has no conj) are errors naming the node.
+ * inside the backward pass. Each error is a build error of the graph (its first error, naming
+ * the node at fault), and dxs[] is left NONE: an error in the arguments (at the caller's
+ * file:line) adds nothing; an error met on the way back (an op on a path from an x to a y
+ * that has no gradient, such as a complex mul or div — ndx has no conj —, or a gradient that
+ * needs a shape the graph does not know at build time) names the forward node and its
+ * builder's file:line, and leaves the graph failed like any builder's error. What must be
+ * known at build time: gather_nd's and tensor_scatter_nd_update's index depth (gather_nd with
+ * batch_dims > 0: indices' whole shape), the rank of each operand of the elementwise ops, and
+ * reduce_sum's axes (constant) and input shape (at most 2^22 elements).
  *
  * Formulas (TensorFlow's, python/ops/array_grad.py, data_flow_grad.py, math_grad.py):
  *   gather_nd(p, i, b)          dp = SLICES(rows of i with their batch coordinates, dy)
@@ -550,7 +555,9 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   reshape                     reshape(dy, shape(x))
  *   reduce_sum                  dy broadcast over the reduced axes
  *   fill                        d value = sum(dy)
- *   zeros_like, ones_like, shape, size, range, equal, not_equal: NONE (not differentiable). */
+ *   floor_mod                   dy, -dy * floor_div(x, y)
+ *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div: NONE (not
+ *                               differentiable). */
 typedef enum ndx_gradient_form {
     NDX_GRADIENT_NONE = 0,
     NDX_GRADIENT_DENSE,
