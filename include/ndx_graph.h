@@ -527,8 +527,8 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * inside the backward pass. Each error is a build error of the graph (its first error, naming
  * the node at fault), and dxs[] is left NONE: an error in the arguments (at the caller's
  * file:line) adds nothing; an error met on the way back (an op on a path from an x to a y
- * that has no gradient, such as a complex mul or div — ndx has no conj —, or a gradient that
- * needs a shape the graph does not know at build time) names the forward node and its
+ * that has no gradient, or a gradient that needs what the graph does not know at build time)
+ * names the forward node and its
  * builder's file:line, and leaves the graph failed like any builder's error. What must be
  * known at build time: gather_nd's and tensor_scatter_nd_update's index depth (gather_nd with
  * batch_dims > 0: indices' whole shape), the rank of each operand of the elementwise ops, and
@@ -549,7 +549,9 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
  *   identity, add, sub, neg     dy, -dy (a scalar operand broadcast: its gradient summed)
- *   mul, div                    dy * y, dy * x; dy / y, -dy * x / y / y (floats)
+ *   mul, div                    dy * conj(y), conj(x) * dy; dy / conj(y), -dy * conj(x) /
+ *                               conj(y) / conj(y) (TensorFlow's convention for complex dtypes;
+ *                               conj is built from casts, as ndx has no conj op)
  *   maximum, minimum            dy where x won (x >= y for maximum, x <= y for minimum), else to y
  *   cast                        cast back (float and complex to float and complex), else NONE
  *   reshape                     reshape(dy, shape(x))

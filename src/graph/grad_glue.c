@@ -64,11 +64,13 @@ ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, gra
         dxs[1] = kind == NDX_BINARY_SUB ? negated(&c, &dys[0]) : dys[0];
         return grad_status(&c);
     }
-    if (grad_is_complex(dt) && kind != NDX_BINARY_ADD && kind != NDX_BINARY_SUB)
-        return grad_fail(&c, NDX_E_UNSUPPORTED,
-                         "complex operands have no gradient here (it needs conj, which ndx has "
-                         "no op for)");
     ndx_output dy = grad_dense(&c, &dys[0], out);
+    /* TensorFlow's convention for complex operands: the conjugates of x and y (no-ops for
+     * real dtypes; complex maximum, minimum and floor_mod are refused by the forward op). */
+    if (kind == NDX_BINARY_MUL || kind == NDX_BINARY_REAL_DIV) {
+        x = grad_conj(&c, x);
+        y = grad_conj(&c, y);
+    }
     switch (kind) {
     case NDX_BINARY_ADD:
         both(&c, dy, dy, dxs);

@@ -84,6 +84,24 @@ ndx_output grad_int64(const grad_ctx *c, ndx_output x) {
     return ndx_output_spec(x).dtype == NDX_INT64 ? x : G_CAST(c, x, NDX_INT64);
 }
 
+/* A complex scalar re + im i of dtype dt. */
+static ndx_output complex_scalar(const grad_ctx *c, ndx_dtype dt, double re, double im) {
+    double v128[2] = {re, im};
+    float v64[2] = {(float)re, (float)im};
+    ndx_tensor t = ndx_tensor_make(dt, 0, NULL, dt == NDX_COMPLEX64 ? (void *)v64 : (void *)v128);
+    return ndx_op_const_at(c->file, c->line, c->s, &t);
+}
+
+ndx_output grad_conj(const grad_ctx *c, ndx_output x) {
+    ndx_dtype dt = ndx_output_spec(x).dtype;
+    if (!grad_is_complex(dt)) return x;
+    /* re(x) - i im(x), where casting to a real dtype keeps the real part and im(x) = re(-i x) */
+    ndx_dtype real = dt == NDX_COMPLEX64 ? NDX_FLOAT32 : NDX_FLOAT64;
+    ndx_output re = G_CAST(c, G_CAST(c, x, real), dt);
+    ndx_output im = G_CAST(c, G_CAST(c, G_MUL(c, x, complex_scalar(c, dt, 0, -1)), real), dt);
+    return G_SUB(c, re, G_MUL(c, im, complex_scalar(c, dt, 0, 1)));
+}
+
 ndx_output grad_shape(const grad_ctx *c, ndx_output x) {
     ndx_spec sp = ndx_output_spec(x);
     if (sp.rank != NDX_UNKNOWN && dims_known(&sp, 0, sp.rank)) return grad_i64_vec(c, sp.rank, sp.shape);

@@ -58,6 +58,8 @@ ndx_output grad_scalar(const grad_ctx *c, ndx_dtype dtype, double v);
 
 /* x as int64 (itself when it is). */
 ndx_output grad_int64(const grad_ctx *c, ndx_output x);
+/* conj(x) for complex x (from casts: ndx has no conj op), x itself otherwise. */
+ndx_output grad_conj(const grad_ctx *c, ndx_output x);
 /* x's shape as an int64 vector (a constant when its dims are known); x's element count and its
  * dim 0 as int64 scalars. */
 ndx_output grad_shape(const grad_ctx *c, ndx_output x);

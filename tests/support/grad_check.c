@@ -155,7 +155,8 @@ double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const g
             project(&y1, r, &fm[0], &fm[1]);
             xv[e * parts] = keep;
             for (int c = 0; c < parts; c++) {
-                double num = (fp[c] - fm[c]) / (2 * h);
+                /* TensorFlow's convention: the conjugate of the complex derivative */
+                double num = (c ? -1 : 1) * (fp[c] - fm[c]) / (2 * h);
                 double t = theo.data ? ((const double *)theo.data)[e * parts + c] : 0;
                 double diff = fabs(num - t) / fmax(1.0, fabs(num));
                 if (isnan(diff)) diff = INFINITY;

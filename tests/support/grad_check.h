@@ -5,7 +5,9 @@
  * it compares one random projection of it: f(x) = sum(y * r) for a fixed random r, whose
  * gradient ndx computes with dys = r, against (f(x + h e) - f(x - h e)) / 2h for every element
  * e of every x. Complex inputs are perturbed along their real part (the ops are holomorphic in
- * x, so that derivative is the gradient). */
+ * x, so that is the complex derivative), and ndx's gradient is compared with its conjugate,
+ * TensorFlow's convention (grad(x * y) = dy * conj(y); for ops with real coefficients, gathers
+ * and scatters, the two agree). */
 #ifndef NDX_GRAD_CHECK_H
 #define NDX_GRAD_CHECK_H
 
