@@ -1,6 +1,6 @@
 /* test_graph_grad_random.c — random programs of ops (gathers, scatters, stitches, partitions,
- * elementwise glue) on two float inputs: ndx's gradients against the numeric checker
- * (grad_check.h), in float64 and float32, at 1 thread and at every thread. */
+ * elementwise glue) on two inputs: ndx's gradients against the numeric checker (grad_check.h),
+ * in float64, float32 and complex128, at 1 thread and at every thread. */
 #include <stdio.h>
 
 #include "ndx_test.h"
@@ -104,8 +104,8 @@ static void random_programs(void **state) {
         }
         grad_check_x xs[2] = {{2, {rng_range(&r, 1, 4), p.cols}, v0},
                               {2, {rng_range(&r, 1, 4), p.cols}, v1}};
-        const ndx_dtype dts[2] = {NDX_FLOAT64, NDX_FLOAT32};
-        for (int d = 0; d < 2; d++) {
+        const ndx_dtype dts[3] = {NDX_FLOAT64, NDX_FLOAT32, NDX_COMPLEX128};
+        for (int d = 0; d < 3; d++) {
             for (int threads = 0; threads < 2; threads++) {
                 double e = grad_check(build_program, &p, dts[d], 2, xs, p.seed, threads);
                 if (!(e <= grad_check_tolerance(dts[d])))
