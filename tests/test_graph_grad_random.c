@@ -15,7 +15,8 @@ typedef struct program {
 
 static ndx_output rows_const(ndx_scope s, test_rng *r, int64_t n, int64_t below, int depth2) {
     int64_t v[16];
-    for (int64_t i = 0; i < n; i++) v[i] = rng_below(r, below);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = rng_below(r, below);
     ndx_tensor t = ndx_tensor_make(NDX_INT64, depth2 ? 2 : 1, (const int64_t[]){n, 1}, v);
     return ndx_op_const(s, &t);
 }
@@ -42,8 +43,8 @@ static ndx_output build_program(ndx_scope s, ndx_dtype dt, const ndx_output *xs,
             out = ndx_op_gather_nd(s, pool[a], rows_const(s, &r, m, rows[a], 1), NULL);
             break;
         case 1: { /* scatter_nd pool[a]'s rows into m rows */
-            ndx_tensor shape = ndx_tensor_make(NDX_INT64, 1, (const int64_t[]){2},
-                                               (int64_t[]){m, p->cols});
+            ndx_tensor shape =
+                ndx_tensor_make(NDX_INT64, 1, (const int64_t[]){2}, (int64_t[]){m, p->cols});
             out = ndx_op_scatter_nd(s, rows_const(s, &r, rows[a], m, 1), pool[a],
                                     ndx_op_const(s, &shape), NULL);
             break;
@@ -57,7 +58,8 @@ static ndx_output build_program(ndx_scope s, ndx_dtype dt, const ndx_output *xs,
             break;
         }
         case 4: { /* stitch two tensors' rows into m rows, duplicates likely */
-            ndx_output idx[2] = {rows_const(s, &r, rows[a], m, 0), rows_const(s, &r, rows[b], m, 0)};
+            ndx_output idx[2] = {rows_const(s, &r, rows[a], m, 0),
+                                 rows_const(s, &r, rows[b], m, 0)};
             ndx_output data[2] = {pool[a], pool[b]};
             out = ndx_op_dynamic_stitch(s, 2, idx, data);
             out_rows = ndx_output_spec(out).shape[0];
@@ -73,7 +75,8 @@ static ndx_output build_program(ndx_scope s, ndx_dtype dt, const ndx_output *xs,
             break;
         }
         default: { /* elementwise with pool[a]'s rows regathered to pool[b]'s count */
-            ndx_output same = ndx_op_gather_nd(s, pool[a], rows_const(s, &r, rows[b], rows[a], 1), NULL);
+            ndx_output same =
+                ndx_op_gather_nd(s, pool[a], rows_const(s, &r, rows[b], rows[a], 1), NULL);
             switch (rng_below(&r, 4)) {
             case 0: out = ndx_op_add(s, same, pool[b]); break;
             case 1: out = ndx_op_sub(s, same, pool[b]); break;

@@ -72,15 +72,9 @@ ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, gra
         y = grad_conj(&c, y);
     }
     switch (kind) {
-    case NDX_BINARY_ADD:
-        both(&c, dy, dy, dxs);
-        break;
-    case NDX_BINARY_SUB:
-        both(&c, dy, G_NEG(&c, dy), dxs);
-        break;
-    case NDX_BINARY_MUL:
-        both(&c, G_MUL(&c, dy, y), G_MUL(&c, x, dy), dxs);
-        break;
+    case NDX_BINARY_ADD: both(&c, dy, dy, dxs); break;
+    case NDX_BINARY_SUB: both(&c, dy, G_NEG(&c, dy), dxs); break;
+    case NDX_BINARY_MUL: both(&c, G_MUL(&c, dy, y), G_MUL(&c, x, dy), dxs); break;
     case NDX_BINARY_REAL_DIV:
         both(&c, G_DIV(&c, dy, y), G_NEG(&c, G_DIV(&c, G_DIV(&c, G_MUL(&c, dy, x), y), y)), dxs);
         break;
@@ -96,8 +90,7 @@ ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, gra
         both(&c, gx, G_SUB(&c, dy, gx), dxs);
         break;
     }
-    default: /* floor_div, equal, not_equal: not differentiable */
-        break;
+    default: /* floor_div, equal, not_equal: not differentiable */ break;
     }
     return grad_status(&c);
 }
@@ -106,7 +99,8 @@ ndx_status grad_reshape(ndx_scope s, ndx_operation op, const graph_grad *dys, gr
     grad_ctx c = grad_ctx_of(s, op);
     ndx_output x = grad_in(&c, 0);
     if (!grad_dtype_ok(ndx_output_spec(x).dtype)) return NDX_OK;
-    dxs[0] = grad_dense_of(G_RESHAPE(&c, grad_dense(&c, &dys[0], grad_out(&c, 0)), grad_shape(&c, x)));
+    dxs[0] =
+        grad_dense_of(G_RESHAPE(&c, grad_dense(&c, &dys[0], grad_out(&c, 0)), grad_shape(&c, x)));
     return grad_status(&c);
 }
 
@@ -129,7 +123,8 @@ static ndx_output spread(const grad_ctx *c, ndx_output dy, const ndx_spec *x, co
     for (int i = 0; i < x->rank; i++)
         if (!reduced[i]) kshape[kept++] = x->shape[i];
     int64_t count = 1;
-    for (int i = 0; i < x->rank; i++) count *= x->shape[i];
+    for (int i = 0; i < x->rank; i++)
+        count *= x->shape[i];
     if (kept == 0) /* every axis: dy is one number */
         return G_MUL(c, G_ONES_LIKE(c, grad_in(c, 0)), G_RESHAPE(c, dy, grad_i64_vec(c, 0, NULL)));
     int64_t *coords = malloc((size_t)(count ? count : 1) * (size_t)kept * sizeof *coords);
@@ -162,7 +157,8 @@ ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_
     const ndx_tensor *axes = ndx_output_constant(grad_in(&c, 1));
     int64_t count = 1;
     int known = xs.rank != NDX_UNKNOWN && ndx_spec_is_complete(&xs);
-    for (int i = 0; known && i < xs.rank; i++) count *= xs.shape[i];
+    for (int i = 0; known && i < xs.rank; i++)
+        count *= xs.shape[i];
     if (!axes || !known || count > SUM_GRAD_MAX_ELEMENTS)
         return grad_fail(&c, NDX_E_UNSUPPORTED,
                          "needs constant axes and the input's shape known at build time (at most "

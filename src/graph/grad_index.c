@@ -31,17 +31,21 @@ static ndx_output batch_rows(const grad_ctx *c, ndx_output indices, const ndx_sp
     }
     int64_t *coords = buf, *at_batch = buf + nb, *at_index = buf + 2 * nb;
     int64_t per_batch = rows; /* index rows per batch coordinate combination */
-    for (int b = 0; b < batch; b++) per_batch /= is->shape[b] ? is->shape[b] : 1;
+    for (int b = 0; b < batch; b++)
+        per_batch /= is->shape[b] ? is->shape[b] : 1;
     for (int64_t r = 0; r < rows; r++) {
         int64_t rest = per_batch ? r / per_batch : 0;
         for (int b = batch - 1; b >= 0; b--) {
             coords[r * batch + b] = rest % is->shape[b];
             rest /= is->shape[b];
         }
-        for (int b = 0; b < batch; b++) at_batch[r * batch + b] = r * width + b;
-        for (int64_t k = 0; k < depth; k++) at_index[r * depth + k] = r * width + batch + k;
+        for (int b = 0; b < batch; b++)
+            at_batch[r * batch + b] = r * width + b;
+        for (int64_t k = 0; k < depth; k++)
+            at_index[r * depth + k] = r * width + batch + k;
     }
-    ndx_output parts_at[2] = {grad_i64_vec(c, (int)nb, at_batch), grad_i64_vec(c, (int)ni, at_index)};
+    ndx_output parts_at[2] = {grad_i64_vec(c, (int)nb, at_batch),
+                              grad_i64_vec(c, (int)ni, at_index)};
     ndx_output data[2] = {grad_i64_vec(c, (int)nb, coords),
                           G_RESHAPE(c, grad_int64(c, indices), grad_i64_vec(c, 1, &ni))};
     free(buf);
@@ -60,7 +64,8 @@ ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, 
                          "needs the index depth (indices' last dim) known at build time");
     int64_t depth = is.shape[is.rank - 1];
     int64_t rows = 1;
-    for (int i = 0; i < is.rank - 1; i++) rows = ndx_dim_known(is.shape[i]) && rows >= 0 ? rows * is.shape[i] : -1;
+    for (int i = 0; i < is.rank - 1; i++)
+        rows = ndx_dim_known(is.shape[i]) && rows >= 0 ? rows * is.shape[i] : -1;
     if (rows < 0 && batch > 0)
         return grad_fail(&c, NDX_E_UNSUPPORTED,
                          "with batch_dims > 0, needs indices' shape known at build time");
@@ -95,11 +100,12 @@ static ndx_output update_winners(const grad_ctx *c, ndx_output gathered, int dep
     ndx_output g = G_RESHAPE(c, gathered, grad_rows_shape(c, indices, tensor, depth));
     ndx_output one = grad_i64(c, 1);
     ndx_output ids = G_RANGE(c, grad_i64(c, 0), rows, one);
-    ndx_output ishape = G_RESHAPE(c, ids, grad_dims(c, indices, 0, ndx_output_spec(indices).rank - 1));
+    ndx_output ishape =
+        G_RESHAPE(c, ids, grad_dims(c, indices, 0, ndx_output_spec(indices).rank - 1));
     ndx_output slots = G_FILL(c, grad_dims(c, tensor, 0, depth), grad_i64(c, -1));
     ndx_output won = G_TSCATTER(c, NDX_SCATTER_UPDATE, slots, indices, ishape, &sa);
-    ndx_output winner = G_RESHAPE(c, G_GATHER(c, won, indices, &ga),
-                                  grad_i64_vec(c, 1, (const int64_t[]){-1}));
+    ndx_output winner =
+        G_RESHAPE(c, G_GATHER(c, won, indices, &ga), grad_i64_vec(c, 1, (const int64_t[]){-1}));
     ndx_output keep = G_CAST(c, G_EQUAL(c, winner, ids), NDX_INT64);
     return G_RESHAPE(c, grad_keep_rows(c, g, keep), grad_shape(c, updates));
 }
@@ -131,8 +137,7 @@ ndx_status grad_tensor_scatter(ndx_scope s, ndx_operation op, const graph_grad *
     ndx_scatter_op kind = (ndx_scatter_op)graph_variant(c.n);
     ndx_gather_nd_attrs ga = gather_policy(&c);
     ndx_scatter_attrs sa = scatter_policy(&c);
-    if (kind == NDX_SCATTER_ADD && dys[0].form == GRAPH_GRAD_SLICES)
-        dxs[0] = dys[0];
+    if (kind == NDX_SCATTER_ADD && dys[0].form == GRAPH_GRAD_SLICES) dxs[0] = dys[0];
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
     if (grad_known_empty(dy)) { /* nothing to gather from: the updates reached nothing */
         dxs[0] = grad_dense_of(dy);
@@ -153,8 +158,8 @@ ndx_status grad_tensor_scatter(ndx_scope s, ndx_operation op, const graph_grad *
         if (is.rank == NDX_UNKNOWN || !ndx_dim_known(is.shape[is.rank - 1]))
             return grad_fail(&c, NDX_E_UNSUPPORTED,
                              "needs the index depth (indices' last dim) known at build time");
-        dxs[0] = grad_dense_of(G_TSCATTER(&c, NDX_SCATTER_UPDATE, dy, indices,
-                                          G_ZEROS_LIKE(&c, updates), &sa));
+        dxs[0] = grad_dense_of(
+            G_TSCATTER(&c, NDX_SCATTER_UPDATE, dy, indices, G_ZEROS_LIKE(&c, updates), &sa));
         dxs[2] = grad_dense_of(update_winners(&c, gathered, (int)is.shape[is.rank - 1]));
         break;
     default:
@@ -213,10 +218,12 @@ ndx_status grad_partition(ndx_scope s, ndx_operation op, const graph_grad *dys, 
     if (!buf) return grad_fail(&c, NDX_E_NO_MEMORY, "out of memory");
     ndx_output *where = buf, *grads = buf + np;
     /* Where each partition's rows came from: partition the position ids like the data. */
-    ndx_output ids = G_RESHAPE(&c, G_RANGE(&c, grad_i64(&c, 0), grad_size(&c, parts), grad_i64(&c, 1)),
-                               grad_shape(&c, parts));
+    ndx_output ids =
+        G_RESHAPE(&c, G_RANGE(&c, grad_i64(&c, 0), grad_size(&c, parts), grad_i64(&c, 1)),
+                  grad_shape(&c, parts));
     ndx_op_dynamic_partition_at(c.file, c.line, c.s, ids, parts, np, where);
-    for (int k = 0; k < np; k++) grads[k] = grad_dense(&c, &dys[k], grad_out(&c, k));
+    for (int k = 0; k < np; k++)
+        grads[k] = grad_dense(&c, &dys[k], grad_out(&c, k));
     ndx_output back = ndx_op_dynamic_stitch_at(c.file, c.line, c.s, 1, np, where, grads);
     dxs[0] = grad_dense_of(G_RESHAPE(&c, back, grad_shape(&c, data)));
     free(buf);

@@ -24,8 +24,8 @@ ndx_status grad_sparse_permuted(ndx_scope s, ndx_operation op, const graph_grad 
         in[n + m] = G_RANGE(&c, off, end, one);
         off = end;
     }
-    ndx_operation moved = {c.s.graph, graph_build(c.file, c.line, c.s, c.n->kind, &c.n->attrs,
-                                                  c.n->num_inputs, in)};
+    ndx_operation moved = {
+        c.s.graph, graph_build(c.file, c.line, c.s, c.n->kind, &c.n->attrs, c.n->num_inputs, in)};
     ndx_output from = G_RESHAPE(&c, ndx_operation_output(moved, 1),
                                 grad_i64_vec(&c, 2, (const int64_t[]){-1, 1}));
     ndx_output dv = grad_dense(&c, &dys[1], grad_out(&c, 1));

@@ -72,7 +72,8 @@ ndx_output grad_dims(const grad_ctx *c, ndx_output x, int first, int count) {
     ndx_spec sp = ndx_output_spec(x);
     if (dims_known(&sp, first, count)) return grad_i64_vec(c, count, sp.shape + first);
     int64_t rows[NDX_MAX_RANK];
-    for (int i = 0; i < count; i++) rows[i] = first + i;
+    for (int i = 0; i < count; i++)
+        rows[i] = first + i;
     int64_t shape[2] = {count, 1};
     ndx_tensor t = ndx_tensor_make(NDX_INT64, 2, shape, rows);
     ndx_output at = ndx_op_const_at(c->file, c->line, c->s, &t);
@@ -104,7 +105,8 @@ ndx_output grad_conj(const grad_ctx *c, ndx_output x) {
 
 ndx_output grad_shape(const grad_ctx *c, ndx_output x) {
     ndx_spec sp = ndx_output_spec(x);
-    if (sp.rank != NDX_UNKNOWN && dims_known(&sp, 0, sp.rank)) return grad_i64_vec(c, sp.rank, sp.shape);
+    if (sp.rank != NDX_UNKNOWN && dims_known(&sp, 0, sp.rank))
+        return grad_i64_vec(c, sp.rank, sp.shape);
     return ndx_op_shape_at(c->file, c->line, c->s, x, NDX_INT64);
 }
 
@@ -143,7 +145,8 @@ ndx_output grad_index_rows(const grad_ctx *c, ndx_output indices) {
     ndx_spec is = ndx_output_spec(indices);
     int64_t rows = 1;
     if (is.rank == NDX_UNKNOWN || !ndx_dim_known(is.shape[is.rank - 1])) {
-        grad_fail(c, NDX_E_UNSUPPORTED, "needs the index depth (indices' last dim) known at build "
+        grad_fail(c, NDX_E_UNSUPPORTED,
+                  "needs the index depth (indices' last dim) known at build "
                   "time");
         return indices;
     }
@@ -151,7 +154,8 @@ ndx_output grad_index_rows(const grad_ctx *c, ndx_output indices) {
         rows = ndx_dim_known(is.shape[i]) ? rows * is.shape[i] : -1;
     if (rows >= 0) return grad_i64(c, rows);
     if (is.shape[is.rank - 1] == 0) {
-        grad_fail(c, NDX_E_UNSUPPORTED, "with index depth 0, needs indices' shape known at build "
+        grad_fail(c, NDX_E_UNSUPPORTED,
+                  "with index depth 0, needs indices' shape known at build "
                   "time");
         return indices;
     }
@@ -166,7 +170,8 @@ ndx_output grad_rows_shape(const grad_ctx *c, ndx_output indices, ndx_output x, 
     }
     if (dims_known(&sp, k, sp.rank - k)) {
         int64_t dims[NDX_MAX_RANK + 1], tail = 1;
-        for (int i = k; i < sp.rank; i++) tail *= dims[1 + i - k] = sp.shape[i];
+        for (int i = k; i < sp.rank; i++)
+            tail *= dims[1 + i - k] = sp.shape[i];
         const ndx_tensor *r = tail ? NULL : ndx_output_constant(grad_index_rows(c, indices));
         if (tail || r) {
             dims[0] = r ? *(const int64_t *)r->data : -1;
@@ -191,7 +196,8 @@ ndx_output grad_sum_all(const grad_ctx *c, ndx_output t) {
     ndx_output axes;
     if (sp.rank != NDX_UNKNOWN) {
         int64_t all[NDX_MAX_RANK];
-        for (int i = 0; i < sp.rank; i++) all[i] = i;
+        for (int i = 0; i < sp.rank; i++)
+            all[i] = i;
         axes = grad_i64_vec(c, sp.rank, all);
     } else {
         ndx_output rank = grad_size(c, ndx_op_shape_at(c->file, c->line, c->s, t, NDX_INT64));
@@ -264,8 +270,8 @@ void grad_accumulate(const grad_ctx *c, graph_grad *acc, const graph_grad *add) 
         int64_t ka = slices_depth(acc), kb = slices_depth(add);
         if (ka != NDX_UNKNOWN && ka == kb) {
             ndx_output idx[2] = {acc->indices, add->indices}, val[2] = {acc->values, add->values};
-            *acc = grad_slices_of(grad_concat0(c, 2, idx), grad_concat0(c, 2, val),
-                                  acc->dense_shape);
+            *acc =
+                grad_slices_of(grad_concat0(c, 2, idx), grad_concat0(c, 2, val), acc->dense_shape);
             return;
         }
     }
@@ -273,8 +279,8 @@ void grad_accumulate(const grad_ctx *c, graph_grad *acc, const graph_grad *add) 
     const graph_grad *other = dense == acc ? add : acc;
     if (other->form == GRAPH_GRAD_SLICES && dense->form == GRAPH_GRAD_DENSE) {
         ndx_scatter_attrs skip = {NDX_BAD_INDICES_IGNORE};
-        *acc = grad_dense_of(G_TSCATTER(c, NDX_SCATTER_ADD, dense->dense, other->indices,
-                                        other->values, &skip));
+        *acc = grad_dense_of(
+            G_TSCATTER(c, NDX_SCATTER_ADD, dense->dense, other->indices, other->values, &skip));
         return;
     }
     /* dense + dense, or slices of different depths: both dense. */

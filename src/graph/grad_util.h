@@ -9,10 +9,10 @@
 #include "graph_internal.h"
 
 typedef struct grad_ctx {
-    ndx_scope s;          /* where the gradient's nodes go */
-    const char *file;     /* the forward node's builder call */
+    ndx_scope s;      /* where the gradient's nodes go */
+    const char *file; /* the forward node's builder call */
     int line;
-    const graph_node *n;  /* the forward node */
+    const graph_node *n; /* the forward node */
     ndx_operation op;
 } grad_ctx;
 
@@ -41,15 +41,18 @@ int grad_is_complex(ndx_dtype dtype);
 #define G_ONES_LIKE(c, x) ndx_op_unary_at((c)->file, (c)->line, (c)->s, NDX_OP_ONES_LIKE, (x))
 #define G_CAST(c, x, dt) ndx_op_cast_at((c)->file, (c)->line, (c)->s, (x), (dt))
 #define G_RESHAPE(c, x, shape) ndx_op_reshape_at((c)->file, (c)->line, (c)->s, (x), (shape))
-#define G_GATHER(c, p, i, attrs) ndx_op_gather_nd_at((c)->file, (c)->line, (c)->s, (p), (i), (attrs))
-#define G_SCATTER(c, i, u, shape, attrs) \
+#define G_GATHER(c, p, i, attrs)                                                                   \
+    ndx_op_gather_nd_at((c)->file, (c)->line, (c)->s, (p), (i), (attrs))
+#define G_SCATTER(c, i, u, shape, attrs)                                                           \
     ndx_op_scatter_nd_at((c)->file, (c)->line, (c)->s, (i), (u), (shape), (attrs))
-#define G_TSCATTER(c, op, t, i, u, attrs) \
+#define G_TSCATTER(c, op, t, i, u, attrs)                                                          \
     ndx_op_tensor_scatter_nd_at((c)->file, (c)->line, (c)->s, (op), (t), (i), (u), (attrs))
 #define G_RANGE(c, a, b, d) ndx_op_range_at((c)->file, (c)->line, (c)->s, (a), (b), (d))
-#define G_STITCH(c, par, n, i, d) ndx_op_dynamic_stitch_at((c)->file, (c)->line, (c)->s, (par), (n), (i), (d))
+#define G_STITCH(c, par, n, i, d)                                                                  \
+    ndx_op_dynamic_stitch_at((c)->file, (c)->line, (c)->s, (par), (n), (i), (d))
 #define G_FILL(c, dims, v) ndx_op_fill_at((c)->file, (c)->line, (c)->s, (dims), (v))
-#define G_SUM(c, x, axes, keep) ndx_op_reduce_sum_at((c)->file, (c)->line, (c)->s, (x), (axes), (keep))
+#define G_SUM(c, x, axes, keep)                                                                    \
+    ndx_op_reduce_sum_at((c)->file, (c)->line, (c)->s, (x), (axes), (keep))
 
 /* Constants: an int64 scalar, an int64 vector, a scalar of `dtype`. */
 ndx_output grad_i64(const grad_ctx *c, int64_t v);

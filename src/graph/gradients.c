@@ -62,8 +62,10 @@ static ndx_status check_args(const call *k, int ny, const ndx_output *ys, const 
         NDX_TRY(check_handle(k, ys[i], what));
         ndx_spec y = ndx_output_spec(ys[i]);
         if (!grad_dtype_ok(y.dtype)) {
-            snprintf(msg, sizeof msg, "ys[%d] is %s: gradients flow only from float and complex "
-                     "outputs", i, ndx_dtype_name(y.dtype));
+            snprintf(msg, sizeof msg,
+                     "ys[%d] is %s: gradients flow only from float and complex "
+                     "outputs",
+                     i, ndx_dtype_name(y.dtype));
             return call_fail(k, node_of(ys[i])->name, NDX_E_INVALID_ARGUMENT, msg);
         }
         if (!dys) continue;
@@ -80,9 +82,11 @@ static ndx_status check_args(const call *k, int ny, const ndx_output *ys, const 
         if (!fits) {
             ndx_format_spec_dims(a, sizeof a, &d);
             ndx_format_spec_dims(b, sizeof b, &y);
-            snprintf(msg, sizeof msg, "dys[%d] ('%s') is %s %s, but ys[%d] is %s %s: each dy must "
-                     "have its y's dtype and shape", i, node_of(dys[i])->name,
-                     ndx_dtype_name(d.dtype), a, i, ndx_dtype_name(y.dtype), b);
+            snprintf(msg, sizeof msg,
+                     "dys[%d] ('%s') is %s %s, but ys[%d] is %s %s: each dy must "
+                     "have its y's dtype and shape",
+                     i, node_of(dys[i])->name, ndx_dtype_name(d.dtype), a, i,
+                     ndx_dtype_name(y.dtype), b);
             return call_fail(k, node_of(ys[i])->name, NDX_E_INVALID_ARGUMENT, msg);
         }
     }
@@ -93,8 +97,10 @@ static ndx_status check_args(const call *k, int ny, const ndx_output *ys, const 
         if (grad_dtype_ok(x.dtype)) continue;
         char use[NDX_ERROR_MESSAGE_SIZE / 2];
         consumer_of(k->g, xs[j], use, sizeof use);
-        snprintf(msg, sizeof msg, "xs[%d] is %s%s: there is no gradient with respect to an "
-                 "integer tensor (indices, partitions, shapes)", j, ndx_dtype_name(x.dtype), use);
+        snprintf(msg, sizeof msg,
+                 "xs[%d] is %s%s: there is no gradient with respect to an "
+                 "integer tensor (indices, partitions, shapes)",
+                 j, ndx_dtype_name(x.dtype), use);
         return call_fail(k, node_of(xs[j])->name, NDX_E_INVALID_ARGUMENT, msg);
     }
     return NDX_OK;
@@ -123,25 +129,32 @@ typedef struct paths {
     unsigned char *walk;   /* per node id; then to_y per node id */
 } paths;
 
-static int64_t value_of(ndx_output o) { return graph_node_at(o.op.graph, o.op.id)->first_value + o.index; }
+static int64_t value_of(ndx_output o) {
+    return graph_node_at(o.op.graph, o.op.id)->first_value + o.index;
+}
 
 static void mark_paths(const ndx_graph *g, uint32_t count, int ny, const ndx_output *ys, int nx,
                        const ndx_output *xs, paths *p) {
     unsigned char *to_y = p->walk + count + 1;
-    for (int j = 0; j < nx; j++) p->from_x[value_of(xs[j])] = 1;
+    for (int j = 0; j < nx; j++)
+        p->from_x[value_of(xs[j])] = 1;
     for (uint32_t id = 1; id <= count; id++) {
         const graph_node *n = g->nodes[id - 1];
         for (int i = 0; i < n->num_inputs && !p->walk[id]; i++)
             p->walk[id] = p->from_x[value_of(n->inputs[i])];
-        for (int o = 0; p->walk[id] && o < n->num_outputs; o++) p->from_x[n->first_value + o] = 1;
+        for (int o = 0; p->walk[id] && o < n->num_outputs; o++)
+            p->from_x[n->first_value + o] = 1;
     }
-    for (int i = 0; i < ny; i++) to_y[ys[i].op.id] = 1;
+    for (int i = 0; i < ny; i++)
+        to_y[ys[i].op.id] = 1;
     for (uint32_t id = count; id >= 1; id--) {
         if (!to_y[id]) continue;
         const graph_node *n = g->nodes[id - 1];
-        for (int i = 0; i < n->num_inputs; i++) to_y[n->inputs[i].op.id] = 1;
+        for (int i = 0; i < n->num_inputs; i++)
+            to_y[n->inputs[i].op.id] = 1;
     }
-    for (uint32_t id = 1; id <= count; id++) p->walk[id] = p->walk[id] && to_y[id];
+    for (uint32_t id = 1; id <= count; id++)
+        p->walk[id] = p->walk[id] && to_y[id];
 }
 
 /* Walks the nodes between xs and ys from the last to the first; acc[v] is what output v has
@@ -153,7 +166,8 @@ static ndx_status backprop(const call *k, ndx_scope top, uint32_t count, const p
         if (!p->walk[id]) continue;
         const graph_grad *dys = &acc[n->first_value];
         int any = 0;
-        for (int o = 0; o < n->num_outputs; o++) any |= dys[o].form != GRAPH_GRAD_NONE;
+        for (int o = 0; o < n->num_outputs; o++)
+            any |= dys[o].form != GRAPH_GRAD_NONE;
         if (!any) continue;
         ndx_operation op = {k->g, id};
         ndx_scope s = node_scope(k, top, n);
@@ -182,7 +196,8 @@ static ndx_status backprop(const call *k, ndx_scope top, uint32_t count, const p
 ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int ny,
                                   const ndx_output *ys, const ndx_output *dys, int nx,
                                   const ndx_output *xs, ndx_gradient *dxs) {
-    for (int j = 0; dxs && j < nx; j++) memset(&dxs[j], 0, sizeof dxs[j]);
+    for (int j = 0; dxs && j < nx; j++)
+        memset(&dxs[j], 0, sizeof dxs[j]);
     call k = {file ? file : "?", line, s, s.graph};
     if (!k.g) return NDX_E_NO_MEMORY;
     if (k.g->failed) return k.g->first.code;
@@ -205,7 +220,8 @@ ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int n
         grad_accumulate(&c, &acc[value_of(ys[i])], &seed);
     }
     ndx_status st = k.g->failed ? k.g->first.code : backprop(&k, top, count, &p, acc);
-    for (int j = 0; st == NDX_OK && j < nx; j++) dxs[j] = acc[value_of(xs[j])];
+    for (int j = 0; st == NDX_OK && j < nx; j++)
+        dxs[j] = acc[value_of(xs[j])];
     free(p.from_x);
     free(p.walk);
     free(acc);

@@ -46,7 +46,8 @@ void grad_run(const ndx_graph *g, int threads, int nfeeds, const ndx_feed *feeds
     ndx_status st = ndx_session_run(s, nfeeds, feeds, nf, f, &err);
     ndx_session_free(s);
     assert_ok(st, &err);
-    for (int i = 0; i < nf; i++) out[i] = f[i].value;
+    for (int i = 0; i < nf; i++)
+        out[i] = f[i].value;
 }
 
 /* sum(y * r) in double (re, im); frees y. */
@@ -96,13 +97,15 @@ double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const g
     ndx_output y64 = fn(ndx_graph_root(g64), wide, p64, user);
     assert_built(g64);
     ndx_feed feeds[8];
-    for (int j = 0; j < nx; j++) feeds[j] = (ndx_feed){p64[j], x64[j]};
+    for (int j = 0; j < nx; j++)
+        feeds[j] = (ndx_feed){p64[j], x64[j]};
     ndx_tensor y0;
     grad_run(g64, threads, nx, feeds, 1, &y64, &y0);
     int64_t ny = ndx_tensor_count(&y0);
     ndx_spec y_run = ndx_spec_of(&y0); /* y's exact shape (its spec may leave dims open) */
     double *r = malloc((size_t)(ny ? ny : 1) * sizeof *r);
-    for (int64_t i = 0; i < ny; i++) r[i] = (double)rng_range(&rng, -8, 8) / 4.0;
+    for (int64_t i = 0; i < ny; i++)
+        r[i] = (double)rng_range(&rng, -8, 8) / 4.0;
     ndx_tensor_free(&y0);
 
     /* The graph of dtype under test, with its gradients for dys = r. */
@@ -130,7 +133,8 @@ double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const g
     for (int j = 0; j < nx; j++)
         if (dx[j].form != NDX_GRADIENT_NONE) dense[nd++] = ndx_gradient_to_dense(root, dx[j]);
     assert_built(gd);
-    for (int j = 0; j < nx; j++) feeds[j] = (ndx_feed){pd[j], xdt[j]};
+    for (int j = 0; j < nx; j++)
+        feeds[j] = (ndx_feed){pd[j], xdt[j]};
     ndx_tensor got[8];
     grad_run(gd, threads, nx, feeds, nd, dense, got);
 
@@ -147,7 +151,8 @@ double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const g
             double keep = xv[e * parts], fp[2], fm[2];
             ndx_tensor y1;
             xv[e * parts] = keep + h;
-            for (int i = 0; i < nx; i++) feeds[i] = (ndx_feed){p64[i], x64[i]};
+            for (int i = 0; i < nx; i++)
+                feeds[i] = (ndx_feed){p64[i], x64[i]};
             grad_run(g64, threads, nx, feeds, 1, &y64, &y1);
             project(&y1, r, &fp[0], &fp[1]);
             xv[e * parts] = keep - h;

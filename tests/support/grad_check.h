@@ -15,8 +15,7 @@
 
 /* Builds the function under test in s, of dtype `dtype`, on the placeholders xs (nx of them);
  * returns y. Index tensors should be constants so that shapes are exact at build time. */
-typedef ndx_output (*grad_check_fn)(ndx_scope s, ndx_dtype dtype, const ndx_output *xs,
-                                    void *user);
+typedef ndx_output (*grad_check_fn)(ndx_scope s, ndx_dtype dtype, const ndx_output *xs, void *user);
 
 typedef struct grad_check_x {
     int rank;
