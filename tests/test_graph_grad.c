@@ -617,6 +617,46 @@ static void deterministic_and_saved(void **state) {
     ndx_graph_free(g);
 }
 
+/* Large enough that the ops split their work across threads: 20,000 gathered rows of 64 with
+ * duplicates, scattered back, multiplied; the gradients (slices accumulated, then densified)
+ * have the same bits at 1, 2 and every thread. */
+static void deterministic_large(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output x = f32_placeholder(s, 2, SHAPE(1000, 64));
+    ndx_spec is = ndx_spec_make(NDX_INT32, 2, SHAPE(20000, 1));
+    ndx_output ids = ndx_op_placeholder(s, &is), ids2 = ndx_op_placeholder(s, &is);
+    ndx_output rows = ndx_op_gather_nd(s, x, ids, NULL);
+    ndx_output ys[2] = {ndx_op_mul(s, rows, rows),
+                        ndx_op_tensor_scatter_nd_add(s, x, ids2, rows, NULL)};
+    ndx_gradient dx;
+    assert_int_equal(ndx_graph_gradients(s, 2, ys, NULL, 1, &x, &dx), NDX_OK);
+    ndx_output d = ndx_gradient_to_dense(s, dx);
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    test_rng r = {9};
+    float *xv = malloc(1000 * 64 * sizeof *xv);
+    int32_t *iv = malloc(2 * 20000 * sizeof *iv);
+    for (int i = 0; i < 1000 * 64; i++) xv[i] = (float)rng_range(&r, -1000, 1000) / 997.0f;
+    for (int i = 0; i < 2 * 20000; i++) iv[i] = (int32_t)rng_below(&r, 1000);
+    ndx_feed feeds[3] = {{x, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(1000, 64), xv)},
+                         {ids, ndx_tensor_make(NDX_INT32, 2, SHAPE(20000, 1), iv)},
+                         {ids2, ndx_tensor_make(NDX_INT32, 2, SHAPE(20000, 1), iv + 20000)}};
+    ndx_tensor one, two, all;
+    grad_run(g, 1, 3, feeds, 1, &d, &one);
+    grad_run(g, 2, 3, feeds, 1, &d, &two);
+    grad_run(g, 0, 3, feeds, 1, &d, &all);
+    assert_tensor_eq(&one, &two);
+    assert_tensor_eq(&one, &all);
+    ndx_tensor_free(&one);
+    ndx_tensor_free(&two);
+    ndx_tensor_free(&all);
+    free(xv);
+    free(iv);
+    ndx_graph_free(g);
+}
+
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 static void assert_graph_error(ndx_graph *g, const char *a, const char *b) {
@@ -775,6 +815,7 @@ int main(void) {
         cmocka_unit_test(partition_and_sparse_to_dense),
         cmocka_unit_test(slices_never_dense),
         cmocka_unit_test(deterministic_and_saved),
+        cmocka_unit_test(deterministic_large),
         cmocka_unit_test(build_errors),
         cmocka_unit_test(x_is_one_output),
         cmocka_unit_test(complex_mul_conj),
