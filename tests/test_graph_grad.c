@@ -309,24 +309,35 @@ static void assert_floats(const float *got, const float *want, int n) {
  * data[0][0] the winner's gradient, 1. */
 static void stitch_duplicates(void **state) {
     (void)state;
-    for (int parallel = 0; parallel < 2; parallel++) {
+    /* constant indices (exact shapes at build time), then indices and data of unknown length
+     * fed at run time (shapes found by the gradient's own shape and size nodes) */
+    for (int mode = 0; mode < 4; mode++) {
+        int parallel = mode & 1, fed = mode >> 1;
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
-        ndx_output idx[2] = {i32_const(s, 1, SHAPE(3), (const int32_t[]){0, 1, 0}),
-                             i32_const(s, 1, SHAPE(2), (const int32_t[]){1, 2})};
-        ndx_output data[2] = {f32_placeholder(s, 1, SHAPE(3)), f32_placeholder(s, 1, SHAPE(2))};
+        int32_t i0[3] = {0, 1, 0}, i1[2] = {1, 2};
+        ndx_spec open_i = ndx_spec_make(NDX_INT32, 1, SHAPE(NDX_UNKNOWN));
+        ndx_output idx[2] = {fed ? ndx_op_placeholder(s, &open_i) : i32_const(s, 1, SHAPE(3), i0),
+                             fed ? ndx_op_placeholder(s, &open_i) : i32_const(s, 1, SHAPE(2), i1)};
+        ndx_output data[2] = {f32_placeholder(s, 1, fed ? SHAPE(NDX_UNKNOWN) : SHAPE(3)),
+                              f32_placeholder(s, 1, fed ? SHAPE(NDX_UNKNOWN) : SHAPE(2))};
         ndx_output y = ndx_op_dynamic_stitch_at(__FILE__, __LINE__, s, parallel, 2, idx, data);
-        ndx_output dy = f32_const(s, 1, SHAPE(3), (const float[]){1, 2, 3});
+        ndx_output dy = fed ? f32_placeholder(s, 1, SHAPE(NDX_UNKNOWN))
+                            : f32_const(s, 1, SHAPE(3), (const float[]){1, 2, 3});
         ndx_gradient dx[2];
         assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 2, data, dx), NDX_OK);
         ndx_output d1 = ndx_gradient_to_dense(s, dx[1]);
-        float a[3] = {1, 2, 3}, b[2] = {4, 5}, got[3];
-        ndx_feed feeds[2] = {{data[0], ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), a)},
-                             {data[1], ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), b)}};
-        dense_values(g, dx[0], 2, feeds, got, 3);
+        float a[3] = {1, 2, 3}, b[2] = {4, 5}, dyv[3] = {1, 2, 3}, got[3];
+        ndx_feed feeds[5] = {{data[0], ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), a)},
+                             {data[1], ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), b)},
+                             {idx[0], ndx_tensor_make(NDX_INT32, 1, SHAPE(3), i0)},
+                             {idx[1], ndx_tensor_make(NDX_INT32, 1, SHAPE(2), i1)},
+                             {dy, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), dyv)}};
+        int nfeeds = fed ? 5 : 2;
+        dense_values(g, dx[0], nfeeds, feeds, got, 3);
         assert_floats(got, (const float[]){0, 0, 1}, 3);
         ndx_tensor t;
-        grad_run(g, 0, 2, feeds, 1, &d1, &t);
+        grad_run(g, 0, nfeeds, feeds, 1, &d1, &t);
         assert_floats(t.data, (const float[]){2, 3}, 2);
         ndx_tensor_free(&t);
         ndx_graph_free(g);
