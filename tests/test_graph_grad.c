@@ -785,7 +785,8 @@ static void complex_mul_conj(void **state) {
 
 /* x is one output of a node with several: the walk follows that output only, so a reduce_sum
  * over axes fed at run time (whose gradient cannot be built) on the other output is not in the
- * way. ys = {part0 * 3, sum(part1)} with dys of ones: d part0 = [3, 3]. */
+ * way. ys = {part0 * 3, sum(part1)} with dys of ones: d part0 = [3, 3]; x = [1, 2, 4] puts
+ * [1, 4] in part0, and a step of -0.5 gives [-0.5, 2.5]. */
 static void x_is_one_output(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
@@ -797,10 +798,16 @@ static void x_is_one_output(void **state) {
                         ndx_op_reduce_sum(s, parts[1], ndx_op_placeholder(s, &as), 0)};
     ndx_gradient dx;
     assert_int_equal(ndx_graph_gradients(s, 2, ys, NULL, 1, &parts[0], &dx), NDX_OK);
-    float xv[3] = {0}, got[2];
+    /* a dense gradient applied: part0 - 0.5 * [3, 3] */
+    ndx_output moved = ndx_gradient_apply(s, parts[0], dx, ndx_op_const_float(s, NDX_FLOAT32, -0.5));
+    float xv[3] = {1, 2, 4}, got[2];
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), xv)};
     dense_values(g, dx, 1, &feed, got, 2);
     assert_floats(got, (const float[]){3, 3}, 2);
+    ndx_tensor r;
+    grad_run(g, 0, 1, &feed, 1, &moved, &r);
+    assert_floats(r.data, (const float[]){-0.5f, 2.5f}, 2);
+    ndx_tensor_free(&r);
     ndx_graph_free(g);
 }
 
