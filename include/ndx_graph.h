@@ -514,10 +514,9 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * latest first), so the same graph gives the same bits. An op that needs a dense gradient
  * densifies slices with scatter_nd.
  *
- * Slices from a gather_nd with NDX_BAD_INDICES_IGNORE keep the rows that were skipped (their
- * indices are out of range); a consumer must skip them, as every scatter does with
- * NDX_BAD_INDICES_IGNORE: ndx_gradient_to_dense and ndx_gradient_apply do, and so do the
- * gradient's own nodes, so those rows get zero.
+ * A gather_nd with NDX_BAD_INDICES_IGNORE read zeros for the rows out of range, so their
+ * gradient is zero: in its slices each such row is row 0 (all coordinates 0) with zero values,
+ * so every index in the slices is in range and any consumer takes them.
  *
  * `dys` may be NULL: ones for every y. Each dys[i] must have ys[i]'s dtype and a shape that agrees
  * with ys[i]'s wherever both are known. ys must be float16, bfloat16, float32, float64,
@@ -535,7 +534,8 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * reduce_sum's axes (constant) and input shape (at most 2^22 elements).
  *
  * Formulas (TensorFlow's, python/ops/array_grad.py, data_flow_grad.py, math_grad.py):
- *   gather_nd(p, i, b)          dp = SLICES(rows of i with their batch coordinates, dy)
+ *   gather_nd(p, i, b)          dp = SLICES(rows of i with their batch coordinates, dy); with
+ *                               the ignore policy, rows out of range give row 0 and zeros
  *   scatter_nd(i, u, shape)     du = gather_nd(dy, i)
  *   tensor_scatter_nd_add       dt = dy, du = gather_nd(dy, i)      (sub: du = -gather_nd(dy, i))
  *   tensor_scatter_nd_update    dt = tensor_scatter_nd_update(dy, i, 0); du = gather_nd(dy, i)

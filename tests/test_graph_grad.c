@@ -174,6 +174,10 @@ static void every_op_against_checker(void **state) {
         {"gather_nd empty", OP_GATHER, 1, {X(2, 3, 2)}, {IDX2(0, 1, 0)}, .complex_ok = 1},
         {"gather_nd batch_dims 1", OP_GATHER, 1, {X(3, 2, 3, 2)},
          {IDX3(2, 2, 1, 2, 2, 0, 1)}, .batch_dims = 1, .complex_ok = 1},
+        {"gather_nd batch_dims ignore", OP_GATHER, 1, {X(3, 2, 3, 2)},
+         {IDX3(2, 2, 1, 2, 5, -1, 1)}, .batch_dims = 1, .policy = 1, .complex_ok = 1},
+        {"gather_nd elements ignore", OP_GATHER, 1, {X(2, 3, 2)},
+         {IDX2(3, 2, 0, 1, 2, 2, 3, 0)}, .policy = 1, .complex_ok = 1},
         {"gather_nd ignore", OP_GATHER, 1, {X(2, 3, 2)}, {IDX2(3, 1, 1, 7, -1)}, .policy = 1, .complex_ok = 1},
         {"scatter_nd", OP_SCATTER, 1, {X(2, 4, 2)}, {IDX2(4, 1, 1, 0, 1, 3), IDX1(2, 5, 2)}, .complex_ok = 1},
         {"tensor_scatter_nd_add", OP_TS_ADD, 2, {X(2, 3, 2), X(2, 3, 2)}, {IDX2(3, 1, 2, 0, 2)}, .complex_ok = 1},
@@ -423,7 +427,7 @@ static void gather_batch_dims(void **state) {
 
 /* gather_nd with the ignore policy: rows 5 and -1 of a [3] params read zeros, and their dy
  * reaches nothing: dy = [1, 2, 4, 8] on indices [[1], [5], [-1], [1]] gives [0, 9, 0]; applied
- * as p - 1 * gradient, [10, 11, 30]. */
+ * as p - 1 * gradient, [10, 11, 30]; the slices hold rows [1, 0, 0, 1] and values [1, 0, 0, 8]. */
 static void gather_ignore_zeros(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
@@ -437,10 +441,15 @@ static void gather_ignore_zeros(void **state) {
     ndx_feed feed = {p, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), pv)};
     dense_values(g, dx, 1, &feed, got, 3);
     assert_floats(got, (const float[]){0, 9, 0}, 3);
-    ndx_tensor r;
-    grad_run(g, 0, 1, &feed, 1, &moved, &r);
-    assert_floats(r.data, (const float[]){10, 11, 30}, 3);
-    ndx_tensor_free(&r);
+    ndx_tensor r[3];
+    ndx_output fetch[3] = {moved, dx.indices, dx.values};
+    grad_run(g, 0, 1, &feed, 3, fetch, r);
+    assert_floats(r[0].data, (const float[]){10, 11, 30}, 3);
+    /* the skipped rows are row 0 with zero values: any consumer can take the slices */
+    const int64_t rows[4] = {1, 0, 0, 1};
+    assert_memory_equal(r[1].data, rows, sizeof rows);
+    assert_floats(r[2].data, (const float[]){1, 0, 0, 8}, 4);
+    for (int i = 0; i < 3; i++) ndx_tensor_free(&r[i]);
     ndx_graph_free(g);
 }
 

@@ -53,6 +53,26 @@ static ndx_output batch_rows(const grad_ctx *c, ndx_output indices, const ndx_sp
     return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){rows, width}));
 }
 
+/* gather_nd with the ignore policy read zeros for rows out of range, so their gradient is zero:
+ * such a row becomes row 0 with zero values, which any consumer takes. A row is inside when
+ * floor_div(coordinate, dim) is 0 for each of its k coordinates (dims taken as at least 1). */
+static void zero_bad_rows(const grad_ctx *c, ndx_output params, int64_t k, ndx_output *at,
+                          ndx_output *values) {
+    ndx_output zero = grad_i64(c, 0), one = grad_i64(c, 1), depth = grad_i64(c, k);
+    ndx_output col = grad_i64_vec(c, 2, (const int64_t[]){-1, 1});
+    ndx_output wide = grad_i64_vec(c, 2, (const int64_t[]){-1, k});
+    ndx_output dims = G_BIN(c, NDX_OP_MAXIMUM, grad_dims(c, params, 0, (int)k), one);
+    ndx_output pos = G_RANGE(c, zero, grad_size(c, *at), one); /* over the N * k coordinates */
+    ndx_output dim_at = G_GATHER(c, dims, G_RESHAPE(c, G_BIN(c, NDX_OP_FLOOR_MOD, pos, depth), col),
+                                 NULL);
+    ndx_output inside = G_EQUAL(c, G_BIN(c, NDX_OP_FLOOR_DIV, *at, G_RESHAPE(c, dim_at, wide)), zero);
+    ndx_output count = G_SUM(c, G_CAST(c, inside, NDX_INT64), grad_i64_vec(c, 1, &(int64_t){1}), 0);
+    ndx_output keep = G_CAST(c, G_EQUAL(c, count, depth), NDX_INT64);
+    *values = grad_keep_rows(c, *values, keep);
+    ndx_output row_of = G_RESHAPE(c, G_BIN(c, NDX_OP_FLOOR_DIV, pos, depth), col);
+    *at = G_MUL(c, *at, G_RESHAPE(c, G_GATHER(c, keep, row_of, NULL), wide));
+}
+
 ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
     grad_ctx c = grad_ctx_of(s, op);
     ndx_output params = grad_in(&c, 0), indices = grad_in(&c, 1);
@@ -74,6 +94,8 @@ ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, 
                                : batch_rows(&c, indices, &is, batch, rows, depth);
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
     ndx_output values = G_RESHAPE(&c, dy, grad_rows_shape(&c, indices, params, batch + (int)depth));
+    if (c.n->attrs.bad_indices == NDX_BAD_INDICES_IGNORE && batch + depth > 0)
+        zero_bad_rows(&c, params, batch + depth, &at, &values);
     dxs[0] = grad_slices_of(at, values, grad_shape(&c, params));
     return grad_status(&c);
 }
