@@ -3,7 +3,9 @@
  * left to free. An accepted one: its canonical text reads back to the same canonical text, and a
  * session runs it (no feeds, all outputs of its last node fetched, its first 8 updates of
  * variables as targets, under a memory cap), failing cleanly or giving outputs that its inferred
- * specs admit. */
+ * specs admit. When the last node's first output is float or complex, its gradients with respect
+ * to the graph's float and complex constants are added first (ndx_graph_gradients) and fetched
+ * too: they build, or fail with a message. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,25 +14,53 @@
 #include "fuzz_input.h"
 #include "ndx_graph.h"
 
-static void run_last_node(const ndx_graph *g) {
-    int n = ndx_graph_node_count(g);
-    if (n == 0) return;
-    ndx_operation last = ndx_graph_node(g, n - 1);
+/* Adds the gradients of the last node's output 0 (when float or complex) with respect to up to
+ * 4 float or complex constants; their dense forms go to grads[] (the count is returned). */
+static int differentiate(ndx_graph *g, ndx_output *grads) {
+    int n = ndx_graph_node_count(g), nx = 0;
+    if (n == 0) return 0;
+    ndx_output y = ndx_operation_output(ndx_graph_node(g, n - 1), 0), xs[4];
+    ndx_dtype dt = ndx_output_spec(y).dtype;
+    if (ndx_dtype_kind_of(dt) != NDX_KIND_FLOAT && ndx_dtype_kind_of(dt) != NDX_KIND_COMPLEX)
+        return 0;
+    for (int i = 0; i < n - 1 && nx < 4; i++) {
+        ndx_output o = ndx_operation_output(ndx_graph_node(g, i), 0);
+        ndx_dtype_kind k = ndx_dtype_kind_of(ndx_output_spec(o).dtype);
+        if (ndx_output_constant(o) && (k == NDX_KIND_FLOAT || k == NDX_KIND_COMPLEX)) xs[nx++] = o;
+    }
+    ndx_gradient dx[4];
+    ndx_error err;
+    ndx_scope s = ndx_graph_root(g);
+    if (ndx_graph_gradients(s, 1, &y, NULL, nx, xs, dx) != NDX_OK) {
+        FZ_CHECK(ndx_graph_status(g, &err) != NDX_OK && err.message[0] != '\0',
+                 "a failed gradient without the graph's error");
+        return 0;
+    }
+    int k = 0;
+    for (int j = 0; j < nx; j++)
+        if (dx[j].form != NDX_GRADIENT_NONE) grads[k++] = ndx_gradient_to_dense(s, dx[j]);
+    return ndx_graph_status(g, &err) == NDX_OK ? k : 0;
+}
+
+static void run_last_node(const ndx_graph *g, ndx_operation last, int ngrads,
+                          const ndx_output *grads) {
+    if (!ndx_operation_ok(last)) return;
     ndx_node node;
     FZ_CHECK(ndx_node_info(last, &node, NULL) == NDX_OK, "node_info of a live node failed");
     ndx_session_options opt = {1, (size_t)16 << 20, NULL};
     ndx_error err;
     ndx_session *s = ndx_session_new(g, &opt, &err);
     FZ_CHECK(s != NULL, "a finished graph without errors got no session: %s", err.message);
-    ndx_fetch fetch[8];
+    ndx_fetch fetch[12];
     int k = node.num_outputs < 8 ? node.num_outputs : 8;
-    for (int i = 0; i < k; i++) {
-        fetch[i].output = ndx_operation_output(last, i);
+    for (int i = 0; i < k + ngrads; i++) {
+        fetch[i].output = i < k ? ndx_operation_output(last, i) : grads[i - k];
         fetch[i].mode = NDX_FETCH_BORROW;
         memset(&fetch[i].value, 0, sizeof fetch[i].value);
     }
+    k += ngrads;
     ndx_operation targets[8]; /* updates of variables (no outputs) run as targets */
-    int t = 0;
+    int t = 0, n = ndx_graph_node_count(g);
     for (int i = 0; i < n && t < 8; i++) {
         ndx_node other;
         ndx_node_info(ndx_graph_node(g, i), &other, NULL);
@@ -75,7 +105,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                  "the canonical text was refused: %s", err.message);
     }
     free(text);
-    if (ndx_graph_finish(g, &err) == NDX_OK) run_last_node(g);
+    int n = ndx_graph_node_count(g);
+    ndx_operation last = n ? ndx_graph_node(g, n - 1) : (ndx_operation){g, 0};
+    ndx_output grads[4];
+    int ngrads = differentiate(g, grads);
+    if (ndx_graph_finish(g, &err) == NDX_OK) run_last_node(g, last, ngrads, grads);
     ndx_graph_free(g);
     return 0;
 }

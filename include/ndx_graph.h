@@ -13,6 +13,8 @@
  *      fill, reshape, reduce_sum, range, size, shape).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
+ *   6. Saved graphs: the text form.
+ *   7. Gradients: the nodes that compute d(ys)/d(xs), dense or as slices of rows.
  *
  * Errors are deferred, as with TensorFlow's Scope: a builder that fails records the graph's
  * *first error* (the caller's file:line, the node's name, then the op's own message naming the
@@ -482,7 +484,118 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
                                        ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
-/* 7. Variables and training steps                                                              */
+/* 7. Gradients                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+/* TensorFlow's AddSymbolicGradients / TF_AddGradients in C: one call adds to the graph the nodes
+ * that compute d(sum over i of ys[i] * dys[i]) / d(xs[j]). They are ordinary nodes: shapes
+ * inferred at build time, folded where their inputs are constants, saved and loaded with the
+ * text form, run by sessions (bitwise the same at any thread count, as every ndx op is), drawn by
+ * `ndx graph dot`. They are named "<scope>gradients/<forward node>_grad/<Op>" ("gradients_1/..."
+ * for a second call), and carry the forward node's builder file:line, so that an error in a
+ * gradient names the forward node and the line that built it.
+ *
+ * A gradient is one of three forms:
+ *   NONE   no y depends on x (TensorFlow's NoGradient / None);
+ *   DENSE  `dense`, a tensor of x's dtype and shape;
+ *   SLICES TensorFlow's IndexedSlices generalised to index rows of depth k: `indices` int64
+ *          [N, k] are rows into x's first k dims, `values` [N] + x.shape[k:] and `dense_shape`
+ *          int64 [rank(x)]. The gradient is the sum over r of values[r] placed at indices[r]
+ *          (duplicate rows add), which is exactly what
+ *            scatter_nd(indices, values, dense_shape)      and
+ *            tensor_scatter_nd_add(x, indices, values)
+ *          compute. TensorFlow's IndexedSlices (1-D indices along axis 0) is the k = 1 case:
+ *          reshape indices to [N] for an op that takes 1-D indices (a sparse apply).
+ * The gradient of a gather (gather_nd, and everything that is one: dense_to_sparse's values) is
+ * SLICES: gathering 1,000 rows of a [10,000,000, 64] table gives a gradient of 1,000 rows, never
+ * a dense table. Slices stay slices through identity, add, sub and neg of equal shapes; where
+ * one x is used several times its gradients add up: dense + dense with add, slices + slices by
+ * concatenating their rows (TensorFlow's aggregation of IndexedSlices: still sparse), dense +
+ * slices with tensor_scatter_nd_add, always in the order of the consuming nodes (by id,
+ * latest first), so the same graph gives the same bits. An op that needs a dense gradient
+ * densifies slices with scatter_nd.
+ *
+ * A gather_nd with NDX_BAD_INDICES_IGNORE read zeros for the rows out of range, so their
+ * gradient is zero: in its slices each such row is row 0 (all coordinates 0) with zero values,
+ * so every index in the slices is in range and any consumer takes them.
+ *
+ * `dys` may be NULL: ones for every y. Each dys[i] must have ys[i]'s dtype and a shape that agrees
+ * with ys[i]'s wherever both are known. ys must be float16, bfloat16, float32, float64,
+ * complex64 or complex128; xs too (an integer x, such as indices, partitions or a shape, has no
+ * gradient: asking for one is an error that names the op that uses it). Every y and x must be an
+ * output of the scope's graph. Inputs that are integer (indices, partitions, shapes) get NONE
+ * inside the backward pass. Each error is a build error of the graph (its first error, naming
+ * the node at fault), and dxs[] is left NONE: an error in the arguments (at the caller's
+ * file:line) adds nothing; an error met on the way back (an op on a path from an x to a y
+ * that has no gradient, or a gradient that needs what the graph does not know at build time)
+ * names the forward node and its
+ * builder's file:line, and leaves the graph failed like any builder's error. What must be
+ * known at build time: gather_nd's and tensor_scatter_nd_update's index depth (gather_nd with
+ * batch_dims > 0: indices' whole shape), the rank of each operand of the elementwise ops, and
+ * reduce_sum's axes (constant) and input shape (at most 2^22 elements).
+ *
+ * Formulas (TensorFlow's, python/ops/array_grad.py, data_flow_grad.py, math_grad.py):
+ *   gather_nd(p, i, b)          dp = SLICES(rows of i with their batch coordinates, dy); with
+ *                               the ignore policy, rows out of range give row 0 and zeros
+ *   scatter_nd(i, u, shape)     du = gather_nd(dy, i)
+ *   tensor_scatter_nd_add       dt = dy, du = gather_nd(dy, i)      (sub: du = -gather_nd(dy, i))
+ *   tensor_scatter_nd_update    dt = tensor_scatter_nd_update(dy, i, 0); du = gather_nd(dy, i)
+ *                               for the row that won its slot, 0 for rows a later duplicate
+ *                               overwrote (exact; TensorFlow gives every duplicate the gradient)
+ *   tensor_scatter_nd_min/max   indicator of x == out and of u == out, dy shared among ties
+ *   dynamic_stitch (both)       d data[m] = gather(dy, indices[m]) where (m, i) won its output
+ *                               row (positions stitched to find the winners), 0 elsewhere
+ *   dynamic_partition           the partitions' gradients stitched back to data's positions
+ *   sparse_concat, _reorder     d values through the op's permutation of the values
+ *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
+ *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
+ *   identity, add, sub, neg     dy, -dy (a scalar operand broadcast: its gradient summed)
+ *   mul, div                    dy * conj(y), conj(x) * dy; dy / conj(y), -dy * conj(x) /
+ *                               conj(y) / conj(y) (TensorFlow's convention for complex dtypes;
+ *                               conj is built from casts, as ndx has no conj op)
+ *   maximum, minimum            dy where x won (x >= y for maximum, x <= y for minimum), else to y
+ *   cast                        cast back (float and complex to float and complex), else NONE
+ *   reshape                     reshape(dy, shape(x))
+ *   reduce_sum                  dy broadcast over the reduced axes
+ *   fill                        d value = sum(dy)
+ *   floor_mod                   dy, -dy * floor_div(x, y)
+ *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div: NONE (not
+ *                               differentiable). */
+typedef enum ndx_gradient_form {
+    NDX_GRADIENT_NONE = 0,
+    NDX_GRADIENT_DENSE,
+    NDX_GRADIENT_SLICES
+} ndx_gradient_form;
+
+typedef struct ndx_gradient {
+    ndx_gradient_form form;
+    ndx_output dense;                        /* DENSE */
+    ndx_output values, indices, dense_shape; /* SLICES */
+} ndx_gradient;
+
+/* Adds the gradients of ys (ny >= 1) with respect to xs (nx >= 0) to s's graph; dxs[j] receives
+ * x[j]'s. NDX_OK, or the graph's first error's code (see above). */
+#define ndx_graph_gradients(s, ny, ys, dys, nx, xs, dxs) \
+    ndx_graph_gradients_at(__FILE__, __LINE__, (s), (ny), (ys), (dys), (nx), (xs), (dxs))
+NDX_API ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int ny,
+                                          const ndx_output *ys, const ndx_output *dys, int nx,
+                                          const ndx_output *xs, ndx_gradient *dxs);
+
+/* A gradient as a dense tensor: DENSE's own output, or scatter_nd of SLICES (skipping rows out
+ * of range). NONE is a build error (there is no tensor: use zeros_like(x)). */
+#define ndx_gradient_to_dense(s, g) ndx_gradient_to_dense_at(__FILE__, __LINE__, (s), (g))
+NDX_API ndx_output ndx_gradient_to_dense_at(const char *file, int line, ndx_scope s,
+                                            ndx_gradient g);
+
+/* x + scale * g, with scale a scalar of x's dtype (for gradient descent, -learning_rate): add for
+ * DENSE, tensor_scatter_nd_add(x, indices, scale * values) for SLICES (in place when x is an
+ * intermediate result no other node reads; rows out of range skipped), x itself for NONE. */
+#define ndx_gradient_apply(s, x, g, scale) \
+    ndx_gradient_apply_at(__FILE__, __LINE__, (s), (x), (g), (scale))
+NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                         ndx_gradient g, ndx_output scale);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 8. Variables and training steps                                                              */
 /* ------------------------------------------------------------------------------------------ */
 /* A Variable node (TensorFlow's resource variable: VarHandleOp and ReadVariableOp in one node)
  * holds a tensor that lives in each session and persists from run to run. Its output is the

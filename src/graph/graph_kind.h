@@ -114,18 +114,15 @@ typedef ndx_status (*graph_infer_fn)(const struct graph_node *n, const ndx_spec 
 typedef ndx_status (*graph_run_fn)(const struct graph_node *n, const ndx_tensor *in,
                                    const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
-/* A gradient flowing into, or out of, one output: nothing, a dense tensor, or TensorFlow's
- * IndexedSlices (rows `values` at `indices` of a tensor of `dense_shape`), what gather_nd and the
- * other index ops give their params without densifying. */
-typedef enum graph_grad_form { GRAPH_GRAD_NONE = 0, GRAPH_GRAD_DENSE, GRAPH_GRAD_SLICES } graph_grad_form;
+/* A gradient flowing into, or out of, one output: nothing, a dense tensor, or slices of rows
+ * (ndx_gradient, ndx_graph.h), what gather_nd and the other index ops give their params without
+ * densifying. */
+typedef ndx_gradient graph_grad;
+#define GRAPH_GRAD_NONE NDX_GRADIENT_NONE
+#define GRAPH_GRAD_DENSE NDX_GRADIENT_DENSE
+#define GRAPH_GRAD_SLICES NDX_GRADIENT_SLICES
 
-typedef struct graph_grad {
-    graph_grad_form form;
-    ndx_output dense;                        /* DENSE */
-    ndx_output values, indices, dense_shape; /* SLICES */
-} graph_grad;
-
-/* The gradient of one node (the slot of the gradient layer to come): given the node `op` and
+/* The gradient of one node (gradients.c calls it): given the node `op` and
  * dys[k], the gradient of the loss with respect to its output k (NONE where output k does not
  * reach the loss), builds in scope s the nodes that compute dxs[i], the gradient with respect to
  * input i (left NONE where there is none: indices, shapes, integer inputs). It builds with the

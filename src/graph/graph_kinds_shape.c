@@ -1,6 +1,7 @@
 /* graph_kinds_shape.c — the kinds whose output shape is the value of an input: fill (dims),
  * reshape (shape) and sum (axes). A constant argument gives the exact output spec at build
  * time; otherwise what its length tells. */
+#include "grad_util.h"
 #include "graph_internal.h"
 
 static ndx_status infer_fill(const graph_node *n, const ndx_spec *in,
@@ -18,7 +19,7 @@ static ndx_status run_fill(const graph_node *n, const ndx_tensor *in, const ndx_
 static const char *const fill_inputs[] = {"dims", "value"};
 const graph_kind_desc graph_kind_fill = {
     .kind = GRAPH_FILL, .type = "Fill", .min_inputs = 2, .max_inputs = 2, .inputs = fill_inputs,
-    .outputs = 1, .infer = infer_fill, .run = run_fill};
+    .outputs = 1, .infer = infer_fill, .run = run_fill, .gradient = grad_fill};
 
 static ndx_status infer_reshape(const graph_node *n, const ndx_spec *in,
                                 const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
@@ -35,7 +36,8 @@ static ndx_status run_reshape(const graph_node *n, const ndx_tensor *in, const n
 static const char *const reshape_inputs[] = {"tensor", "shape"};
 const graph_kind_desc graph_kind_reshape = {
     .kind = GRAPH_RESHAPE, .type = "Reshape", .min_inputs = 2, .max_inputs = 2,
-    .inputs = reshape_inputs, .outputs = 1, .infer = infer_reshape, .run = run_reshape};
+    .inputs = reshape_inputs, .outputs = 1, .infer = infer_reshape, .run = run_reshape,
+    .gradient = grad_reshape};
 
 static ndx_status infer_sum(const graph_node *n, const ndx_spec *in,
                             const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
@@ -52,4 +54,4 @@ const graph_kind_desc graph_kind_sum = {
     .kind = GRAPH_SUM, .type = "Sum", .min_inputs = 2, .max_inputs = 2, .inputs = sum_inputs,
     .outputs = 1, .num_attrs = 1,
     .attrs = {{"keep_dims", GRAPH_ATTR_BOOL, offsetof(graph_attrs, keep_dims), 0, 0, 1, 0, NULL}},
-    .infer = infer_sum, .run = run_sum};
+    .infer = infer_sum, .run = run_sum, .gradient = grad_sum};

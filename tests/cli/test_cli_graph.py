@@ -13,6 +13,7 @@ from clitest import Folder, check, check_same, error_of, main, run  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEED003 = os.path.join(ROOT, "examples", "graphs", "seed003.txt")
 LOOKUP = os.path.join(ROOT, "examples", "graphs", "embedding_lookup.txt")
+GRAD = os.path.join(ROOT, "examples", "graphs", "embedding_grad.txt")
 
 
 def write(f, name, text):
@@ -139,6 +140,32 @@ def test_all_or_nothing():
             "--fetch", "b=" + f.path("b.npy"))
         check_same(np.load(f.path("a.npy")), np.int32([2, -2, 3]), "a")
         check_same(np.load(f.path("b.npy")), np.int32([1, -1, 0]), "b: floor division")
+
+
+def test_gradient_graph():
+    """A saved graph with ndx_graph_gradients' nodes (gather_nd's gradient as slices, applied
+    as a step of gradient descent): it loads, runs with ndx run against NumPy, is canonical, and
+    ndx graph dot draws its gradient nodes."""
+    rng = np.random.default_rng(5)
+    with Folder() as f:
+        for n in (4, 0, 50):
+            table = rng.standard_normal((6, 2)).astype(np.float32)
+            ids = rng.integers(0, 6, size=(n, 1)).astype(np.int64)
+            dy = rng.standard_normal((n, 2)).astype(np.float32)
+            for name, a in (("table", table), ("ids", ids), ("dy", dy)):
+                np.save(f.path(name + ".npy"), a)
+            run("run", GRAD, "--feed", "table=" + f.path("table.npy"), "--feed",
+                "ids=" + f.path("ids.npy"), "--feed", "dy=" + f.path("dy.npy"), "--fetch",
+                "step=" + f.path("step.npy"), "--threads", 1 + n % 3)
+            want = table.copy()
+            for r in range(n):  # one row after another, in index order, as the op adds them
+                want[ids[r, 0]] += dy[r] * np.float32(-0.5)
+            check_same(np.load(f.path("step.npy")), want, f"a step over {n} rows")
+    p = run("graph", "fmt", GRAD)
+    check(p.stdout == open(GRAD).read(), "fmt of the canonical gradient graph is not the file")
+    p = run("graph", "dot", GRAD)
+    check('"ids" -> "gradients/rows_grad/Reshape"' in p.stdout, p.stdout)
+    check('"gradients/rows_grad/Reshape_1" -> "Mul"' in p.stdout, p.stdout)
 
 
 def test_graph_fmt_show_dot():

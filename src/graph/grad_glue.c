@@ -1,0 +1,175 @@
+/* grad_glue.c — the gradients of identity, cast, the elementwise ops, reshape, reduce_sum and
+ * fill (TensorFlow's math_grad.py and array_grad.py), and of the kinds that have none. */
+#include <stdlib.h>
+
+#include "grad_util.h"
+
+ndx_status grad_none(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    (void)s;
+    (void)op;
+    (void)dys;
+    (void)dxs;
+    return NDX_OK;
+}
+
+ndx_status grad_identity(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    (void)s;
+    (void)op;
+    dxs[0] = dys[0];
+    return NDX_OK;
+}
+
+/* -g, keeping slices slices. */
+static graph_grad negated(const grad_ctx *c, const graph_grad *g) {
+    if (g->form == GRAPH_GRAD_SLICES)
+        return grad_slices_of(g->indices, G_NEG(c, g->values), g->dense_shape);
+    return grad_dense_of(G_NEG(c, g->dense));
+}
+
+ndx_status grad_neg(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    dxs[0] = negated(&c, &dys[0]);
+    return grad_status(&c);
+}
+
+ndx_status grad_cast(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_dtype from = ndx_output_spec(grad_in(&c, 0)).dtype;
+    if (!grad_dtype_ok(from) || !grad_dtype_ok((ndx_dtype)c.n->attrs.dtype)) return NDX_OK;
+    const graph_grad *g = &dys[0];
+    if (g->form == GRAPH_GRAD_SLICES)
+        dxs[0] = grad_slices_of(g->indices, G_CAST(&c, g->values, from), g->dense_shape);
+    else
+        dxs[0] = grad_dense_of(G_CAST(&c, g->dense, from));
+    return grad_status(&c);
+}
+
+/* The two operands' gradients of x op y from gx and gy of the output's shape. */
+static void both(const grad_ctx *c, ndx_output gx, ndx_output gy, graph_grad *dxs) {
+    dxs[0] = grad_dense_of(grad_unbroadcast(c, gx, grad_in(c, 0)));
+    dxs[1] = grad_dense_of(grad_unbroadcast(c, gy, grad_in(c, 1)));
+}
+
+ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output x = grad_in(&c, 0), y = grad_in(&c, 1), out = grad_out(&c, 0);
+    ndx_dtype dt = ndx_output_spec(x).dtype;
+    if (!grad_dtype_ok(dt)) return NDX_OK;
+    int xr = ndx_output_spec(x).rank, yr = ndx_output_spec(y).rank;
+    ndx_binary_op kind = (ndx_binary_op)graph_variant(c.n);
+    if ((kind == NDX_BINARY_ADD || kind == NDX_BINARY_SUB) && dys[0].form == GRAPH_GRAD_SLICES &&
+        xr > 0 && yr > 0) {
+        /* Operands of the output's shape: slices pass through. */
+        dxs[0] = dys[0];
+        dxs[1] = kind == NDX_BINARY_SUB ? negated(&c, &dys[0]) : dys[0];
+        return grad_status(&c);
+    }
+    ndx_output dy = grad_dense(&c, &dys[0], out);
+    /* TensorFlow's convention for complex operands: the conjugates of x and y (no-ops for
+     * real dtypes; complex maximum, minimum and floor_mod are refused by the forward op). */
+    if (kind == NDX_BINARY_MUL || kind == NDX_BINARY_REAL_DIV) {
+        x = grad_conj(&c, x);
+        y = grad_conj(&c, y);
+    }
+    switch (kind) {
+    case NDX_BINARY_ADD: both(&c, dy, dy, dxs); break;
+    case NDX_BINARY_SUB: both(&c, dy, G_NEG(&c, dy), dxs); break;
+    case NDX_BINARY_MUL: both(&c, G_MUL(&c, dy, y), G_MUL(&c, x, dy), dxs); break;
+    case NDX_BINARY_REAL_DIV:
+        both(&c, G_DIV(&c, dy, y), G_NEG(&c, G_DIV(&c, G_DIV(&c, G_MUL(&c, dy, x), y), y)), dxs);
+        break;
+    case NDX_BINARY_FLOOR_MOD: /* x - floor(x / y) * y */
+        both(&c, dy, G_NEG(&c, G_MUL(&c, dy, G_BIN(&c, NDX_OP_FLOOR_DIV, x, y))), dxs);
+        break;
+    case NDX_BINARY_MAXIMUM:
+    case NDX_BINARY_MINIMUM: {
+        /* x won where the output equals it (x >= y for maximum, x <= y for minimum, as TF's
+         * masks); y gets the rest. */
+        ndx_output won = G_CAST(&c, G_EQUAL(&c, out, x), dt);
+        ndx_output gx = G_MUL(&c, dy, won);
+        both(&c, gx, G_SUB(&c, dy, gx), dxs);
+        break;
+    }
+    default: /* floor_div, equal, not_equal: not differentiable */ break;
+    }
+    return grad_status(&c);
+}
+
+ndx_status grad_reshape(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output x = grad_in(&c, 0);
+    if (!grad_dtype_ok(ndx_output_spec(x).dtype)) return NDX_OK;
+    dxs[0] =
+        grad_dense_of(G_RESHAPE(&c, grad_dense(&c, &dys[0], grad_out(&c, 0)), grad_shape(&c, x)));
+    return grad_status(&c);
+}
+
+ndx_status grad_fill(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    if (!grad_dtype_ok(ndx_output_spec(grad_in(&c, 1)).dtype)) return NDX_OK;
+    dxs[1] = grad_dense_of(grad_sum_all(&c, grad_dense(&c, &dys[0], grad_out(&c, 0))));
+    return grad_status(&c);
+}
+
+/* The largest x (elements) whose reduce_sum over some of its axes has a gradient: it gathers dy
+ * with a constant of x's size times the kept axes. */
+#define SUM_GRAD_MAX_ELEMENTS ((int64_t)1 << 22)
+
+/* dy of a reduce_sum over the axes in `reduced` broadcast back to x's (known) shape: a gather of
+ * dy at each element's kept coordinates. */
+static ndx_output spread(const grad_ctx *c, ndx_output dy, const ndx_spec *x, const int *reduced) {
+    int kept = 0;
+    int64_t kshape[NDX_MAX_RANK];
+    for (int i = 0; i < x->rank; i++)
+        if (!reduced[i]) kshape[kept++] = x->shape[i];
+    int64_t count = 1;
+    for (int i = 0; i < x->rank; i++)
+        count *= x->shape[i];
+    if (kept == 0) /* every axis: dy is one number */
+        return G_MUL(c, G_ONES_LIKE(c, grad_in(c, 0)), G_RESHAPE(c, dy, grad_i64_vec(c, 0, NULL)));
+    int64_t *coords = malloc((size_t)(count ? count : 1) * (size_t)kept * sizeof *coords);
+    if (!coords) {
+        grad_fail(c, NDX_E_NO_MEMORY, "out of memory");
+        return dy;
+    }
+    for (int64_t e = 0; e < count; e++) {
+        int64_t rest = e;
+        for (int i = x->rank - 1, k = kept - 1; i >= 0; i--) {
+            int64_t at = rest % x->shape[i];
+            rest /= x->shape[i];
+            if (!reduced[i]) coords[e * kept + k--] = at;
+        }
+    }
+    int64_t cshape[NDX_MAX_RANK + 1];
+    memcpy(cshape, x->shape, (size_t)x->rank * sizeof *cshape);
+    cshape[x->rank] = kept;
+    ndx_tensor t = ndx_tensor_make(NDX_INT64, x->rank + 1, cshape, coords);
+    ndx_output at = ndx_op_const_at(c->file, c->line, c->s, &t);
+    free(coords);
+    return G_GATHER(c, G_RESHAPE(c, dy, grad_i64_vec(c, kept, kshape)), at, NULL);
+}
+
+ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output x = grad_in(&c, 0);
+    ndx_spec xs = ndx_output_spec(x);
+    if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
+    const ndx_tensor *axes = ndx_output_constant(grad_in(&c, 1));
+    int64_t count = 1;
+    int known = xs.rank != NDX_UNKNOWN && ndx_spec_is_complete(&xs);
+    for (int i = 0; known && i < xs.rank; i++)
+        count *= xs.shape[i];
+    if (!axes || !known || count > SUM_GRAD_MAX_ELEMENTS)
+        return grad_fail(&c, NDX_E_UNSUPPORTED,
+                         "needs constant axes and the input's shape known at build time (at most "
+                         "2^22 elements)");
+    int reduced[NDX_MAX_RANK] = {0};
+    int64_t n = ndx_tensor_count(axes);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = ndx_read_index(axes->data, axes->dtype, i);
+        reduced[a < 0 ? a + xs.rank : a] = 1;
+    }
+    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    dxs[0] = grad_dense_of(n == 0 ? dy : spread(&c, dy, &xs, reduced));
+    return grad_status(&c);
+}
