@@ -250,6 +250,7 @@ static ndx_status mark_needed(const ndx_session *s, run_plan *p, const ndx_fetch
         if (n->kind == GRAPH_PLACEHOLDER)
             return graph_fail_at(err, NDX_E_INVALID_ARGUMENT, n,
                                  "this placeholder must be fed: a fetch needs it");
+        if (n->kind == GRAPH_VARIABLE) continue; /* its init ran when the session was made */
         for (int k = 0; k < n->num_inputs; k++)
             if (p->from[value_of(g, n->inputs[k])] == VALUE_RUN) needed[n->inputs[k].op.id] = 1;
     }
