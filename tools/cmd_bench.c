@@ -11,6 +11,7 @@
 
 #include "bench_apply.h"
 #include "bench_graph.h"
+#include "bench_train.h"
 #include "bench_workloads.h"
 #include "cli.h"
 #include "commands.h"
@@ -53,6 +54,9 @@ static const cli_command bench_cmd = {
     "  L10K saved graphs: reading the text of a 10,000-node graph (ndx_graph_from_text)\n"
     "  A1  sparse_apply_sgd: 65536 rows of 64 float32 into a [1000000, 64] table, in place\n"
     "  A2  sparse_apply_adagrad (V2): the same, with its accumulator\n"
+    "  T1  training step (examples/train_embedding.c's model): user and item tables\n"
+    "      [1000000, 64] in Variables, batches of 65536 pairs, gradients as slices, sparse SGD\n"
+    "  T2  the same step with sparse Adagrad on both tables\n"
     "\n"
     "N3 and N20 print: NAME graph_us=G direct_us=D nodes=K overhead_per_node_us=(G-D)/K.\n"
     "L10K prints: L10K load_s=S nodes=10000 text_bytes=B us_per_node=U.\n"
@@ -61,6 +65,11 @@ static const cli_command bench_cmd = {
     "one thread and the same split over the entries on T threads (as TensorFlow's CPU kernel\n"
     "splits them: duplicates race), and same_as_naive compares one step of ndx with the serial\n"
     "loop's, bitwise. A1 and A2 are not part of 'all'.\n"
+    "T1 and T2 print: NAME steps_per_s=N step_s=S threads=T steps=R allocs_first_step=F\n"
+    "allocs_after_first=A bytes_after_first=B loss_first=L0 loss_last=L1, after 1 untimed\n"
+    "step and 4 x R timed ones (the session's allocator counts its calls; the batches are 4,\n"
+    "used in turn). bench/train_compare.py runs them beside the same model in PyTorch. Not part\n"
+    "of 'all'.\n"
     "With --graph every other workload also runs as a one-node graph (a session fed the same\n"
     "inputs, fetching into the same outputs), timed alternately with the direct call, and adds\n"
     "graph_median_s=S graph_vs_direct=S/median_s to its line.\n"
@@ -126,7 +135,8 @@ typedef struct bench_settings {
     int graph;
 } bench_settings;
 
-enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, LOAD_10K, APPLY_A1, APPLY_A2, ALL_WORKLOADS };
+enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, LOAD_10K, APPLY_A1, APPLY_A2, TRAIN_T1,
+       TRAIN_T2, ALL_WORKLOADS };
 
 /* Times reading a saved graph of 10,000 nodes. 0, or CLI_FAILED after printing why. */
 static int bench_load(const bench_settings *st) {
@@ -159,6 +169,26 @@ static int bench_apply_one(const bench_settings *st, int id) {
            st->threads, r.ndx_s > 0 ? r.serial_s / r.ndx_s : 0.0, r.same ? "yes" : "no");
     fflush(stdout);
     return r.same ? 0 : cli_error("bench %s: ndx and the naive loop disagree", name);
+}
+
+/* Times training steps; 0, or CLI_FAILED after printing why. */
+static int bench_train_one(const bench_settings *st, int id) {
+    const char *name = id == TRAIN_T1 ? "T1" : "T2";
+    bench_train_result r;
+    ndx_error err = {0};
+    if (!st->quiet) {
+        fprintf(stderr, "ndx bench: %s: building two [%.0f, 64] tables\n", name, 1e6 * st->scale);
+        fflush(stderr);
+    }
+    if (bench_train(id - TRAIN_T1, st->scale, st->seed, st->threads, 4 * st->repeat, &r, &err) !=
+        NDX_OK)
+        return cli_error("bench %s: %s", name, err.message);
+    printf("%s steps_per_s=%.3f step_s=%.6f threads=%d steps=%d allocs_first_step=%lld "
+           "allocs_after_first=%lld bytes_after_first=%lld loss_first=%.6g loss_last=%.6g\n",
+           name, r.step_s > 0 ? 1.0 / r.step_s : 0.0, r.step_s, st->threads, r.steps,
+           r.allocs_first, r.allocs_after, r.bytes_after, r.loss_first, r.loss_last);
+    fflush(stdout);
+    return 0;
 }
 
 /* Times a small graph against direct calls. 0, or CLI_FAILED after printing why. */
@@ -287,7 +317,7 @@ int ndx_cmd_bench(int argc, char **argv) {
 
     if (npos == 0)
         return cli_usage_error(&bench_cmd,
-                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2) or "
+                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 T1 T2) or "
                                "'all'");
     int chosen[ALL_WORKLOADS] = {0}, order[ALL_WORKLOADS], n = 0;
     for (int i = 0; i < npos; i++) {
@@ -298,16 +328,19 @@ int ndx_cmd_bench(int argc, char **argv) {
         if (!all && id < 0 && strcasecmp(pos[i], "L10K") == 0) id = LOAD_10K;
         if (!all && id < 0 && strcasecmp(pos[i], "A1") == 0) id = APPLY_A1;
         if (!all && id < 0 && strcasecmp(pos[i], "A2") == 0) id = APPLY_A2;
+        if (!all && id < 0 && strcasecmp(pos[i], "T1") == 0) id = TRAIN_T1;
+        if (!all && id < 0 && strcasecmp(pos[i], "T2") == 0) id = TRAIN_T2;
         if (id < 0)
             return cli_usage_error(
-                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 or all)",
+                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 T1 T2 or all)",
                 pos[i]);
         for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
             if (!chosen[k]) chosen[k] = 1, order[n++] = k;
     }
     int failed = 0;
     for (int i = 0; i < n; i++) {
-        int one = order[i] >= APPLY_A1  ? bench_apply_one(&st, order[i])
+        int one = order[i] >= TRAIN_T1  ? bench_train_one(&st, order[i])
+                  : order[i] >= APPLY_A1  ? bench_apply_one(&st, order[i])
                   : order[i] == LOAD_10K ? bench_load(&st)
                   : order[i] >= SMALL_N3 ? bench_small(&st, order[i])
                                          : bench_one(&st, order[i], i + 1, n);
