@@ -378,6 +378,24 @@ done:
 
 /* ---- running ------------------------------------------------------------------------------ */
 
+/* A Reshape whose result's dims are known at build time is its input's bytes seen with those
+ * dims (tensors are row-major and contiguous): no copy. 0 when the run must call the kernel
+ * (dims known only now, a string, a count that does not match: the kernel gives the error). */
+static int reshape_as_view(const graph_node *n, const ndx_tensor *in, ndx_tensor *out) {
+    const ndx_spec *spec = &n->specs[0];
+    if (in->dtype == NDX_STRING || spec->dtype != in->dtype || spec->rank < 0) return 0;
+    int64_t count = 1;
+    for (int d = 0; d < spec->rank; d++) {
+        if (spec->shape[d] < 0) return 0;
+        count *= spec->shape[d];
+    }
+    if (count != ndx_tensor_count(in)) return 0;
+    *out = *in;
+    out->rank = spec->rank;
+    for (int d = 0; d < spec->rank; d++) out->shape[d] = spec->shape[d];
+    return 1;
+}
+
 /* Runs one node: its outputs come from the pool (a tensor_scatter whose tensor has no other
  * reader updates it in place); each output's block gets its readers; inputs are let go. */
 static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
@@ -393,6 +411,8 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
         in_place = s->block[value_of(g, n->inputs[0])];
     } else if (n->kind == GRAPH_VARIABLE) { /* its storage, as it is at the start of the run */
         s->out[0] = s->vars[s->var_slot[id]];
+    } else if (n->kind == GRAPH_RESHAPE && !direct && reshape_as_view(n, &s->in[0], &s->out[0])) {
+        in_place = s->block[value_of(g, n->inputs[0])]; /* the same bytes, other dims */
     } else {
         memset(s->out, 0, (size_t)n->num_outputs * sizeof *s->out);
         for (int i = 0; direct && i < p->num_fetches; i++)
