@@ -48,7 +48,8 @@ def main():
             p = torch.get("torch-" + name)
             if p:
                 pt = float(fields(p)["steps_per_s"])
-                line += f", PyTorch {pt:.2f} steps/s, ndx/PyTorch = {float(n['steps_per_s']) / pt:.2f}x"
+                ratio = float(n["steps_per_s"]) / pt
+                line += f", PyTorch {pt:.2f} steps/s, ndx/PyTorch = {ratio:.2f}x"
             else:
                 line += ", PyTorch skipped"
             print(line, flush=True)

@@ -38,7 +38,8 @@ static void a_run_does_not_compute_the_init_again(void **state) {
     ndx_scope s = ndx_graph_root(g);
     int64_t dims[2] = {ROWS, COLS};
     ndx_tensor dims_t = ndx_tensor_make(NDX_INT64, 1, (int64_t[]){2}, dims);
-    ndx_output init = ndx_op_fill(s, ndx_op_const(s, &dims_t), ndx_op_const_float(s, NDX_FLOAT32, 1));
+    ndx_output init =
+        ndx_op_fill(s, ndx_op_const(s, &dims_t), ndx_op_const_float(s, NDX_FLOAT32, 1));
     ndx_output table = ndx_op_variable(ndx_scope_named(s, "table"), init);
     ndx_spec ids_spec = ndx_spec_make(NDX_INT32, 2, (int64_t[]){1, 1});
     ndx_output ids = ndx_op_placeholder(s, &ids_spec);
@@ -63,10 +64,12 @@ static void a_run_does_not_compute_the_init_again(void **state) {
     int32_t id = 7;
     ndx_feed feeds[2] = {{ids, ndx_tensor_make(NDX_INT32, 2, (int64_t[]){1, 1}, &id)},
                          {grad, ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){1, COLS}, ones)}};
-    ndx_fetch fetch = {flat, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){COLS}, got)};
+    ndx_fetch fetch = {flat, NDX_FETCH_INTO,
+                       ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){COLS}, got)};
     for (int run = 0; run < 3; run++) {
         long long before = c.bytes;
-        assert_int_equal(ndx_session_run_targets(sess, 2, feeds, 1, &fetch, 1, &step, &err), NDX_OK);
+        assert_int_equal(ndx_session_run_targets(sess, 2, feeds, 1, &fetch, 1, &step, &err),
+                         NDX_OK);
         assert_true(c.bytes - before < (long long)ROWS * COLS * 4 / 4);
         for (int j = 0; j < COLS; j++) assert_true(got[j] == 1.0f - (float)run); /* 1, 0, -1 */
     }

@@ -48,7 +48,8 @@ static int64_t scaled(int64_t base, double scale) {
 static ndx_output table(ndx_scope s, const char *name, int64_t rows, double value) {
     int64_t dims[2] = {rows, RANK};
     ndx_tensor dims_t = ndx_tensor_make(NDX_INT64, 1, (int64_t[]){2}, dims);
-    ndx_output init = ndx_op_fill(s, ndx_op_const(s, &dims_t), ndx_op_const_float(s, NDX_FLOAT32, value));
+    ndx_output init =
+        ndx_op_fill(s, ndx_op_const(s, &dims_t), ndx_op_const_float(s, NDX_FLOAT32, value));
     return ndx_op_variable(ndx_scope_named(s, name), init);
 }
 
@@ -108,7 +109,8 @@ ndx_status bench_train(int which, double scale, uint64_t seed, int threads, int 
     }
     if (s == NDX_OK) {
         /* BATCHES batches, used in turn: user ids, item ids (uniform), ratings in [-1, 1) */
-        uint64_t ku = bench_key(seed, 20, 0), ki = bench_key(seed, 20, 1), kr = bench_key(seed, 20, 2);
+        uint64_t ku = bench_key(seed, 20, 0), ki = bench_key(seed, 20, 1),
+                 kr = bench_key(seed, 20, 2);
         for (int64_t n = 0; n < batch * BATCHES; n++) {
             ids[n] = (int32_t)bench_below(ku, (uint64_t)n, (uint64_t)rows);
             ids[batch * BATCHES + n] = (int32_t)bench_below(ki, (uint64_t)n, (uint64_t)rows);
