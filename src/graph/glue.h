@@ -13,7 +13,11 @@
 #define GLUE_GRAIN ((int64_t)1 << 16)
 
 /* Elementwise binary ops with TensorFlow's names and semantics. Both operands share one dtype;
- * their shapes are equal, or one of them is a scalar (rank 0) that is broadcast.
+ * their shapes broadcast as in NumPy and TensorFlow: aligned from the right (the shorter one
+ * padded with 1s on the left), each pair of dims equal or one of them 1, which is repeated along
+ * the other (a scalar broadcasts against anything). Infer on partial shapes: a 1 beside an
+ * unknown dim gives unknown, any other known dim wins; an operand of unknown rank is taken as a
+ * scalar or of the other's shape.
  *   ADD, SUB, MUL: every numeric dtype (integers wrap; float16/bfloat16 computed in float and
  *     rounded to nearest even; complex).
  *   FLOOR_DIV, FLOOR_MOD: integers and floats (not complex, not bool). Integers: floor division

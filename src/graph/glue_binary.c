@@ -1,6 +1,6 @@
 /* glue_binary.c — elementwise add, sub, mul, floor_div, floor_mod, equal, not_equal, div,
  * maximum and minimum of two
- * tensors of one dtype, equal in shape or one of them a scalar (see glue.h). */
+ * tensors of one dtype, broadcast as NumPy and TensorFlow do (see glue.h). */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -39,8 +39,24 @@ static ndx_status shape_conflict(const char *op, const ndx_spec *x, const ndx_sp
     ndx_format_spec_dims(yd, sizeof yd, y);
     return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                     "%s: x has shape %s and y has shape %s; they must be equal or one of them a "
-                    "scalar",
+                    "scalar, or broadcast: aligned from the right, each pair of dims equal or one "
+                    "of them 1",
                     op, xd, yd);
+}
+
+/* Dim i (counted from the left of a rank-`rank` result) of sp, 1 where sp has fewer dims. */
+static int64_t aligned_dim(const ndx_spec *sp, int rank, int i) {
+    int k = i - (rank - sp->rank);
+    return k < 0 ? 1 : sp->shape[k];
+}
+
+/* The broadcast of dims a and b (NDX_UNKNOWN where it depends on an unknown dim); -2 when they
+ * conflict. */
+static int64_t broadcast_dim(int64_t a, int64_t b) {
+    if (ndx_dim_known(a) && ndx_dim_known(b)) return a == b || b == 1 ? a : a == 1 ? b : -2;
+    int64_t known = ndx_dim_known(a) ? a : b;
+    /* an unknown dim is 1 or equal to the other */
+    return ndx_dim_known(known) && known != 1 ? known : NDX_UNKNOWN;
 }
 
 ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec *y,
@@ -58,29 +74,25 @@ ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec 
     if (!supports(op, x->dtype))
         return ndx_fail(err, NDX_E_UNSUPPORTED, "%s: dtype %s is not supported", name,
                         ndx_dtype_name(x->dtype));
-    /* The output takes the shape of the operand that is not a scalar. */
-    const ndx_spec *shaped;
-    if (x->rank == 0) {
-        shaped = y;
-    } else if (y->rank == 0) {
-        shaped = x;
-    } else if (x->rank == NDX_UNKNOWN || y->rank == NDX_UNKNOWN) {
-        /* The unknown side is a scalar or has the known side's shape. */
-        shaped = x->rank == NDX_UNKNOWN ? y : x;
+    if (x->rank == NDX_UNKNOWN || y->rank == NDX_UNKNOWN) {
+        /* A scalar beside an unknown rank leaves it unknown; otherwise the unknown side is taken
+         * as a scalar or of the known side's shape. */
+        *out = x->rank == NDX_UNKNOWN ? (y->rank == 0 ? *x : *y) : (x->rank == 0 ? *y : *x);
     } else {
-        if (x->rank != y->rank) return shape_conflict(name, x, y, err);
-        for (int i = 0; i < x->rank; i++)
-            if (ndx_dims_conflict(x->shape[i], y->shape[i]))
-                return shape_conflict(name, x, y, err);
-        shaped = x;
+        int rank = x->rank > y->rank ? x->rank : y->rank;
+        *out = *x;
+        out->rank = rank;
+        for (int i = 0; i < rank; i++) {
+            int64_t d = broadcast_dim(aligned_dim(x, rank, i), aligned_dim(y, rank, i));
+            if (d == -2) return shape_conflict(name, x, y, err);
+            out->shape[i] = d;
+        }
     }
-    *out = *shaped;
-    for (int i = 0; x->rank == y->rank && i < x->rank; i++)
-        if (!ndx_dim_known(out->shape[i])) out->shape[i] = y->shape[i];
     if (is_compare(op)) {
         out->dtype = NDX_BOOL;
         out->itemsize = 1;
     } else {
+        out->dtype = x->dtype;
         out->itemsize = x->itemsize;
     }
     return NDX_OK;
@@ -88,14 +100,28 @@ ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec 
 
 /* ---- the elementwise loops ---------------------------------------------------------------- */
 
+/* The operands and output viewed as `rank` (1 .. NDX_MAX_RANK) collapsed dims of the output:
+ * dims[d] elements, and x_stride[d] / y_stride[d] bytes between neighbours (0 where that operand
+ * is broadcast). The last dim is walked by the inner loops, the others by an index walk. */
 typedef struct binary_job {
     ndx_binary_op op;
     ndx_dtype dtype;
     const unsigned char *x, *y;
-    size_t x_step, y_step; /* bytes per element; 0 for a broadcast scalar */
     size_t x_size, y_size; /* element widths (strings may differ) */
     unsigned char *out;
+    int rank;
+    int64_t dims[NDX_MAX_RANK];
+    size_t x_stride[NDX_MAX_RANK], y_stride[NDX_MAX_RANK];
 } binary_job;
+
+/* One run of the inner loop: `count` elements from xp and yp (x_step and y_step bytes apart;
+ * 0 for a broadcast value) into out, element `first` onwards. */
+typedef struct binary_run {
+    const unsigned char *xp, *yp;
+    size_t x_step, y_step;
+    unsigned char *out;
+    int64_t first, count;
+} binary_run;
 
 /* Integer floor division and remainder as TensorFlow's FloorDiv / FloorMod; y != 0 was checked.
  * x / -1 is negation that wraps (INT_MIN / -1 is undefined in C). */
@@ -125,15 +151,15 @@ static float float_floor_modf(float a, float b) {
     return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
 }
 
-/* One loop over [begin, end) for element type T: OUT_T out = EXPR(a, b). */
+/* The inner loop for element type T: OUT_T out = EXPR(a, b). */
 #define LOOP(T, OUT_T, EXPR)                                                                  \
     do {                                                                                      \
-        for (int64_t i = begin; i < end; i++) {                                               \
+        for (int64_t i = 0; i < r->count; i++) {                                              \
             T a, b;                                                                           \
-            memcpy(&a, j->x + (size_t)i * j->x_step, sizeof a);                               \
-            memcpy(&b, j->y + (size_t)i * j->y_step, sizeof b);                               \
-            OUT_T r = EXPR;                                                                   \
-            memcpy(j->out + (size_t)i * sizeof(OUT_T), &r, sizeof r);                         \
+            memcpy(&a, r->xp + (size_t)i * r->x_step, sizeof a);                              \
+            memcpy(&b, r->yp + (size_t)i * r->y_step, sizeof b);                              \
+            OUT_T o = EXPR;                                                                   \
+            memcpy(r->out + (size_t)(r->first + i) * sizeof(OUT_T), &o, sizeof o);            \
         }                                                                                     \
     } while (0)
 
@@ -205,9 +231,7 @@ static int strings_equal(const unsigned char *a, size_t na, const unsigned char 
     return 1;
 }
 
-static void binary_range(void *ctx, int64_t begin, int64_t end, int worker) {
-    (void)worker;
-    const binary_job *j = ctx;
+static void binary_inner(const binary_job *j, const binary_run *r) {
     switch (j->dtype) {
     case NDX_INT8: INT_OPS(int8_t, SIGNED_FLOOR_DIV, SIGNED_FLOOR_MOD); break;
     case NDX_INT16: INT_OPS(int16_t, SIGNED_FLOOR_DIV, SIGNED_FLOOR_MOD); break;
@@ -231,13 +255,91 @@ static void binary_range(void *ctx, int64_t begin, int64_t end, int worker) {
     case NDX_COMPLEX64: COMPLEX_OPS(c64, c64_div); break;
     case NDX_COMPLEX128: COMPLEX_OPS(c128, c128_div); break;
     default: /* strings: equal / not_equal */
-        for (int64_t i = begin; i < end; i++) {
-            int eq = strings_equal(j->x + (size_t)i * j->x_step, j->x_size,
-                                   j->y + (size_t)i * j->y_step, j->y_size);
-            j->out[i] = (uint8_t)(j->op == NDX_BINARY_EQUAL ? eq : !eq);
+        for (int64_t i = 0; i < r->count; i++) {
+            int eq = strings_equal(r->xp + (size_t)i * r->x_step, j->x_size,
+                                   r->yp + (size_t)i * r->y_step, j->y_size);
+            r->out[r->first + i] = (uint8_t)(j->op == NDX_BINARY_EQUAL ? eq : !eq);
         }
         break;
     }
+}
+
+/* Output elements [begin, end): runs along the last dim, the outer dims walked as an odometer
+ * carrying each operand's offset. */
+static void binary_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const binary_job *j = ctx;
+    int last = j->rank - 1;
+    int64_t at[NDX_MAX_RANK], rest = begin;
+    size_t xo = 0, yo = 0;
+    for (int d = last; d >= 0; d--) {
+        at[d] = j->dims[d] ? rest % j->dims[d] : 0;
+        rest = j->dims[d] ? rest / j->dims[d] : 0;
+        xo += (size_t)at[d] * j->x_stride[d];
+        yo += (size_t)at[d] * j->y_stride[d];
+    }
+    binary_run r = {NULL, NULL, j->x_stride[last], j->y_stride[last], j->out, begin, 0};
+    while (r.first < end) {
+        int64_t left = j->dims[last] - at[last];
+        r.count = end - r.first < left ? end - r.first : left;
+        r.xp = j->x + xo;
+        r.yp = j->y + yo;
+        binary_inner(j, &r);
+        r.first += r.count;
+        /* to the start of the next run */
+        xo -= (size_t)at[last] * j->x_stride[last];
+        yo -= (size_t)at[last] * j->y_stride[last];
+        at[last] = 0;
+        for (int d = last - 1; d >= 0; d--) {
+            xo += j->x_stride[d];
+            yo += j->y_stride[d];
+            if (++at[d] < j->dims[d]) break;
+            xo -= (size_t)at[d] * j->x_stride[d];
+            yo -= (size_t)at[d] * j->y_stride[d];
+            at[d] = 0;
+        }
+    }
+}
+
+/* Fills j's collapsed dims and strides for x and y broadcast to the output shape `os`: dims of 1
+ * dropped, neighbours merged where both operands are contiguous across them (so equal shapes and
+ * scalars become one dim, [B, 1] x [B, N] and [N] x [B, N] two). */
+static void collapse(binary_job *j, const ndx_tensor *x, const ndx_tensor *y,
+                     const ndx_spec *os) {
+    size_t xs = x->itemsize, ys = y->itemsize;
+    int64_t dims[NDX_MAX_RANK];
+    size_t xst[NDX_MAX_RANK], yst[NDX_MAX_RANK];
+    /* strides of each output dim, innermost first */
+    for (int i = os->rank - 1; i >= 0; i--) {
+        int kx = i - (os->rank - x->rank), ky = i - (os->rank - y->rank);
+        int64_t dx = kx < 0 ? 1 : x->shape[kx], dy = ky < 0 ? 1 : y->shape[ky];
+        dims[i] = os->shape[i];
+        xst[i] = dx == 1 ? 0 : xs;
+        yst[i] = dy == 1 ? 0 : ys;
+        xs *= (size_t)dx;
+        ys *= (size_t)dy;
+    }
+    int n = 0;
+    for (int i = 0; i < os->rank; i++) {
+        if (dims[i] == 1) continue;
+        if (n > 0 && j->x_stride[n - 1] == xst[i] * (size_t)dims[i] &&
+            j->y_stride[n - 1] == yst[i] * (size_t)dims[i]) {
+            j->dims[n - 1] *= dims[i];
+            j->x_stride[n - 1] = xst[i];
+            j->y_stride[n - 1] = yst[i];
+            continue;
+        }
+        j->dims[n] = dims[i];
+        j->x_stride[n] = xst[i];
+        j->y_stride[n] = yst[i];
+        n++;
+    }
+    if (n == 0) { /* one element */
+        j->dims[0] = 1;
+        j->x_stride[0] = j->y_stride[0] = 0;
+        n = 1;
+    }
+    j->rank = n;
 }
 
 /* ---- the op ------------------------------------------------------------------------------ */
@@ -277,15 +379,9 @@ ndx_status ndx_binary(ndx_binary_op op, const ndx_tensor *x, const ndx_tensor *y
     int allocated;
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
     int64_t n = ndx_tensor_count(out);
-    binary_job j = {op,
-                    x->dtype,
-                    x->data,
-                    y->data,
-                    x->rank == 0 ? 0 : x->itemsize,
-                    y->rank == 0 ? 0 : y->itemsize,
-                    x->itemsize,
-                    y->itemsize,
-                    out->data};
+    binary_job j = {op, x->dtype, x->data, y->data, x->itemsize, y->itemsize, out->data, 0,
+                    {0}, {0}, {0}};
+    collapse(&j, x, y, &os);
     ndx_parallel_for(c.threads, n, GLUE_GRAIN, binary_range, &j);
     return NDX_OK;
 }

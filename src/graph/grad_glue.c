@@ -46,8 +46,8 @@ ndx_status grad_cast(ndx_scope s, ndx_operation op, const graph_grad *dys, graph
 
 /* The two operands' gradients of x op y from gx and gy of the output's shape. */
 static void both(const grad_ctx *c, ndx_output gx, ndx_output gy, graph_grad *dxs) {
-    dxs[0] = grad_dense_of(grad_unbroadcast(c, gx, grad_in(c, 0)));
-    dxs[1] = grad_dense_of(grad_unbroadcast(c, gy, grad_in(c, 1)));
+    dxs[0] = grad_dense_of(grad_unbroadcast(c, gx, grad_in(c, 0), grad_in(c, 1)));
+    dxs[1] = grad_dense_of(grad_unbroadcast(c, gy, grad_in(c, 1), grad_in(c, 0)));
 }
 
 ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
@@ -55,10 +55,11 @@ ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, gra
     ndx_output x = grad_in(&c, 0), y = grad_in(&c, 1), out = grad_out(&c, 0);
     ndx_dtype dt = ndx_output_spec(x).dtype;
     if (!grad_dtype_ok(dt)) return NDX_OK;
-    int xr = ndx_output_spec(x).rank, yr = ndx_output_spec(y).rank;
     ndx_binary_op kind = (ndx_binary_op)graph_variant(c.n);
+    int64_t axes[NDX_MAX_RANK];
     if ((kind == NDX_BINARY_ADD || kind == NDX_BINARY_SUB) && dys[0].form == GRAPH_GRAD_SLICES &&
-        xr > 0 && yr > 0) {
+        grad_broadcast_axes(&c, x, y, out, axes) == 0 &&
+        grad_broadcast_axes(&c, y, x, out, axes) == 0) {
         /* Operands of the output's shape: slices pass through. */
         dxs[0] = dys[0];
         dxs[1] = kind == NDX_BINARY_SUB ? negated(&c, &dys[0]) : dys[0];
@@ -111,42 +112,37 @@ ndx_status grad_fill(ndx_scope s, ndx_operation op, const graph_grad *dys, graph
     return grad_status(&c);
 }
 
-/* The largest x (elements) whose reduce_sum over some of its axes has a gradient: it gathers dy
- * with a constant of x's size times the kept axes. */
-#define SUM_GRAD_MAX_ELEMENTS ((int64_t)1 << 22)
-
-/* dy of a reduce_sum over the axes in `reduced` broadcast back to x's (known) shape: a gather of
- * dy at each element's kept coordinates. */
-static ndx_output spread(const grad_ctx *c, ndx_output dy, const ndx_spec *x, const int *reduced) {
-    int kept = 0;
-    int64_t kshape[NDX_MAX_RANK];
-    for (int i = 0; i < x->rank; i++)
-        if (!reduced[i]) kshape[kept++] = x->shape[i];
-    int64_t count = 1;
-    for (int i = 0; i < x->rank; i++)
-        count *= x->shape[i];
+/* dy of a reduce_sum over the axes in `reduced` broadcast back to x's shape (x's rank known):
+ * dy with x's dims of 1 at the reduced axes times ones of x's dims at the reduced axes and of 1
+ * at the others, which the binary op broadcasts to x's shape (no table of x's size). */
+static ndx_output spread(const grad_ctx *c, ndx_output dy, const ndx_spec *x, const int *reduced,
+                         int keep_dims) {
+    ndx_output x_in = grad_in(c, 0);
+    int kept = 0, unknown_kept = 0, reduced_known = 1;
+    int64_t keep_shape[NDX_MAX_RANK], ones_shape[NDX_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) {
+        keep_shape[i] = reduced[i] ? 1 : x->shape[i];
+        ones_shape[i] = reduced[i] ? x->shape[i] : 1;
+        if (!reduced[i]) kept++;
+        if (!reduced[i] && !ndx_dim_known(x->shape[i])) unknown_kept++;
+        if (reduced[i] && !ndx_dim_known(x->shape[i])) reduced_known = 0;
+    }
     if (kept == 0) /* every axis: dy is one number */
-        return G_MUL(c, G_ONES_LIKE(c, grad_in(c, 0)), G_RESHAPE(c, dy, grad_i64_vec(c, 0, NULL)));
-    int64_t *coords = malloc((size_t)(count ? count : 1) * (size_t)kept * sizeof *coords);
-    if (!coords) {
-        grad_fail(c, NDX_E_NO_MEMORY, "out of memory");
-        return dy;
-    }
-    for (int64_t e = 0; e < count; e++) {
-        int64_t rest = e;
-        for (int i = x->rank - 1, k = kept - 1; i >= 0; i--) {
-            int64_t at = rest % x->shape[i];
-            rest /= x->shape[i];
-            if (!reduced[i]) coords[e * kept + k--] = at;
+        return G_MUL(c, G_ONES_LIKE(c, x_in), G_RESHAPE(c, dy, grad_i64_vec(c, 0, NULL)));
+    if (!keep_dims) {
+        if (unknown_kept > 1) {
+            grad_fail(c, NDX_E_UNSUPPORTED,
+                      "without keep_dims, needs at most one unknown dim of the input outside the "
+                      "reduced axes");
+            return dy;
         }
+        dy = G_RESHAPE(c, dy, grad_i64_vec(c, x->rank, keep_shape));
     }
-    int64_t cshape[NDX_MAX_RANK + 1];
-    memcpy(cshape, x->shape, (size_t)x->rank * sizeof *cshape);
-    cshape[x->rank] = kept;
-    ndx_tensor t = ndx_tensor_make(NDX_INT64, x->rank + 1, cshape, coords);
-    ndx_output at = ndx_op_const_at(c->file, c->line, c->s, &t);
-    free(coords);
-    return G_GATHER(c, G_RESHAPE(c, dy, grad_i64_vec(c, kept, kshape)), at, NULL);
+    ndx_dtype dt = x->dtype;
+    ndx_output ones = reduced_known ? G_FILL(c, grad_i64_vec(c, x->rank, ones_shape),
+                                             G_CAST(c, grad_i64(c, 1), dt))
+                                    : G_ONES_LIKE(c, x_in);
+    return G_MUL(c, dy, ones);
 }
 
 ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
@@ -155,14 +151,9 @@ ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_
     ndx_spec xs = ndx_output_spec(x);
     if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
     const ndx_tensor *axes = ndx_output_constant(grad_in(&c, 1));
-    int64_t count = 1;
-    int known = xs.rank != NDX_UNKNOWN && ndx_spec_is_complete(&xs);
-    for (int i = 0; known && i < xs.rank; i++)
-        count *= xs.shape[i];
-    if (!axes || !known || count > SUM_GRAD_MAX_ELEMENTS)
+    if (!axes || xs.rank == NDX_UNKNOWN)
         return grad_fail(&c, NDX_E_UNSUPPORTED,
-                         "needs constant axes and the input's shape known at build time (at most "
-                         "2^22 elements)");
+                         "needs constant axes and the input's rank known at build time");
     int reduced[NDX_MAX_RANK] = {0};
     int64_t n = ndx_tensor_count(axes);
     for (int64_t i = 0; i < n; i++) {
@@ -170,6 +161,7 @@ ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_
         reduced[a < 0 ? a + xs.rank : a] = 1;
     }
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
-    dxs[0] = grad_dense_of(n == 0 ? dy : spread(&c, dy, &xs, reduced));
+    int keep_dims = c.n->attrs.keep_dims;
+    dxs[0] = grad_dense_of(n == 0 ? dy : spread(&c, dy, &xs, reduced, keep_dims));
     return grad_status(&c);
 }

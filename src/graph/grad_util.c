@@ -225,15 +225,44 @@ ndx_output grad_dense(const grad_ctx *c, const graph_grad *g, ndx_output like) {
     return G_SCATTER(c, g->indices, g->values, g->dense_shape, &skip);
 }
 
-ndx_output grad_unbroadcast(const grad_ctx *c, ndx_output g, ndx_output x) {
-    ndx_spec xs = ndx_output_spec(x), gs = ndx_output_spec(g);
-    if (xs.rank == NDX_UNKNOWN) {
+int grad_broadcast_axes(const grad_ctx *c, ndx_output x, ndx_output other, ndx_output out,
+                        int64_t *axes) {
+    ndx_spec xs = ndx_output_spec(x), ys = ndx_output_spec(other), os = ndx_output_spec(out);
+    if (xs.rank == NDX_UNKNOWN || os.rank == NDX_UNKNOWN) {
         grad_fail(c, NDX_E_INVALID_ARGUMENT,
-                  "needs each operand's rank known at build time (a scalar operand's gradient is "
-                  "a sum)");
-        return g;
+                  "needs each operand's rank known at build time (a broadcast operand's gradient "
+                  "is a sum)");
+        return -1;
     }
-    return xs.rank == 0 && gs.rank != 0 ? grad_sum_all(c, g) : g;
+    int n = 0, lead = os.rank - xs.rank;
+    for (int i = 0; i < os.rank; i++) {
+        int64_t d = i < lead ? 1 : xs.shape[i - lead];
+        int ky = i - (os.rank - (ys.rank == NDX_UNKNOWN ? os.rank : ys.rank));
+        int64_t o = os.shape[i], e = ky < 0 ? 1 : ys.shape[ky];
+        if (i < lead || (d == 1 && o != 1)) {
+            axes[n++] = i; /* x repeated along axis i */
+        } else if (!ndx_dim_known(d) && o != 1 && e != 1) {
+            /* d is 1 or e: not known which */
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "needs to know at build time whether an operand is broadcast along axis %d "
+                     "(one operand's dim there is unknown and the other's is not 1)",
+                     i);
+            grad_fail(c, NDX_E_UNSUPPORTED, msg);
+            return -1;
+        }
+    }
+    return n;
+}
+
+ndx_output grad_unbroadcast(const grad_ctx *c, ndx_output g, ndx_output x, ndx_output other) {
+    int64_t axes[NDX_MAX_RANK];
+    int n = grad_broadcast_axes(c, x, other, grad_out(c, 0), axes);
+    if (n <= 0) return g;
+    ndx_spec xs = ndx_output_spec(x);
+    ndx_output sum = G_SUM(c, g, grad_i64_vec(c, n, axes), 0);
+    /* the sum drops x's leading dims; x's own dims of 1 that were summed come back by a reshape */
+    return n == ndx_output_spec(grad_out(c, 0)).rank - xs.rank ? sum : G_RESHAPE(c, sum, grad_shape(c, x));
 }
 
 graph_grad grad_dense_of(ndx_output dense) {
