@@ -257,9 +257,10 @@ NDX_API ndx_output ndx_op_sparse_to_dense_at(const char *file, int line, ndx_sco
 NDX_API ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, ndx_scope s,
                                                     ndx_output x);
 
-/* Glue. Elementwise ops take two operands of one dtype whose shapes are equal, or one of which
- * is a scalar. add, sub, mul: numeric dtypes (integers wrap); floor_div, floor_mod: integers and
- * floats, TensorFlow's FloorDiv / FloorMod (an integer division by zero fails the run);
+/* Glue. Elementwise ops take two operands of one dtype whose shapes broadcast as NumPy's and
+ * TensorFlow's do (aligned at the right; a dim of 1 stretches; beside an operand of unknown
+ * rank the result's rank is unknown until the run). add, sub, mul: numeric dtypes (integers
+ * wrap); floor_div, floor_mod: integers and floats, TensorFlow's FloorDiv / FloorMod (an integer division by zero fails the run);
  * equal, not_equal: any dtype, bool result; div: floats and complex, TensorFlow's RealDiv (IEEE
  * division; there is no integer div); maximum, minimum: integers and floats, TensorFlow's
  * Maximum / Minimum (a NaN operand gives NaN). float16 and bfloat16 are computed in float and
@@ -531,7 +532,7 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * builder's file:line, and leaves the graph failed like any builder's error. What must be
  * known at build time: gather_nd's and tensor_scatter_nd_update's index depth (gather_nd with
  * batch_dims > 0: indices' whole shape), the rank of each operand of the elementwise ops, and
- * reduce_sum's axes (constant) and input shape (at most 2^22 elements).
+ * reduce_sum's axes (constant).
  *
  * Formulas (TensorFlow's, python/ops/array_grad.py, data_flow_grad.py, math_grad.py):
  *   gather_nd(p, i, b)          dp = SLICES(rows of i with their batch coordinates, dy); with
@@ -548,7 +549,8 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   sparse_concat, _reorder     d values through the op's permutation of the values
  *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
- *   identity, add, sub, neg     dy, -dy (a scalar operand broadcast: its gradient summed)
+ *   identity, add, sub, neg     dy, -dy, each summed over the axes its operand was broadcast along
+ *                               (TensorFlow's BroadcastGradientArgs) and reshaped to it
  *   mul, div                    dy * conj(y), conj(x) * dy; dy / conj(y), -dy * conj(x) /
  *                               conj(y) / conj(y) (TensorFlow's convention for complex dtypes;
  *                               conj is built from casts, as ndx has no conj op)

@@ -75,9 +75,9 @@ ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec 
         return ndx_fail(err, NDX_E_UNSUPPORTED, "%s: dtype %s is not supported", name,
                         ndx_dtype_name(x->dtype));
     if (x->rank == NDX_UNKNOWN || y->rank == NDX_UNKNOWN) {
-        /* A scalar beside an unknown rank leaves it unknown; otherwise the unknown side is taken
-         * as a scalar or of the known side's shape. */
-        *out = x->rank == NDX_UNKNOWN ? (y->rank == 0 ? *x : *y) : (x->rank == 0 ? *y : *x);
+        /* An unknown rank may broadcast the other operand to any higher rank: the result's
+         * rank is unknown until the run. */
+        *out = x->rank == NDX_UNKNOWN ? *x : *y;
     } else {
         int rank = x->rank > y->rank ? x->rank : y->rank;
         *out = *x;
