@@ -260,8 +260,8 @@ NDX_API ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, 
 /* Glue. Elementwise ops take two operands of one dtype whose shapes broadcast as NumPy's and
  * TensorFlow's do (aligned at the right; a dim of 1 stretches; beside an operand of unknown
  * rank the result's rank is unknown until the run). add, sub, mul: numeric dtypes (integers
- * wrap); floor_div, floor_mod: integers and floats, TensorFlow's FloorDiv / FloorMod (an integer division by zero fails the run);
- * equal, not_equal: any dtype, bool result; div: floats and complex, TensorFlow's RealDiv (IEEE
+ * wrap); floor_div, floor_mod: integers and floats, TensorFlow's FloorDiv / FloorMod (an
+ * integer division by zero fails the run); equal, not_equal: any dtype, bool result; div: floats and complex, TensorFlow's RealDiv (IEEE
  * division; there is no integer div); maximum, minimum: integers and floats, TensorFlow's
  * Maximum / Minimum (a NaN operand gives NaN). float16 and bfloat16 are computed in float and
  * rounded to nearest even. */
