@@ -378,6 +378,25 @@ static void text_limits(void **state) {
                                         "node is defined before it is used)"));
 }
 
+/* Numbers are read whatever their spelling's length: 200 leading zeros are still 42 and 1.5. */
+static void long_numbers(void **state) {
+    (void)state;
+    char text[1024];
+    int n = sprintf(text, "ndx-graph 1\ni = Const() value=[");
+    n += sprintf(text + n, "%0200d", 42);
+    n += sprintf(text + n, "] : int32[1]\nf = Const() value=[%0200.1f] : float64[1]\n", 1.5);
+    ndx_error err;
+    ndx_graph *g = ndx_graph_from_text(text, (size_t)n, "long", &err);
+    if (!g) fail_msg("%s", err.message);
+    const ndx_tensor *i = ndx_output_constant(ndx_operation_output(ndx_graph_find(g, "i"), 0));
+    const ndx_tensor *f = ndx_output_constant(ndx_operation_output(ndx_graph_find(g, "f"), 0));
+    assert_non_null(i);
+    assert_non_null(f);
+    assert_int_equal(*(const int32_t *)i->data, 42);
+    assert_true(*(const double *)f->data == 1.5);
+    ndx_graph_free(g);
+}
+
 static void npz_members_checked(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
@@ -439,6 +458,7 @@ int main(void) {
         cmocka_unit_test(hand_written),
         cmocka_unit_test(malformed_table),
         cmocka_unit_test(npz_members_checked),
+        cmocka_unit_test(long_numbers),
         cmocka_unit_test(bad_index_policy_names),
         cmocka_unit_test(text_limits),
     };

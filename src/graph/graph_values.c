@@ -210,11 +210,8 @@ void graph_format_value(text_buf *b, const ndx_tensor *t) {
 
 /* ---- reading one element ------------------------------------------------------------------ */
 
-int graph_parse_number(ndx_dtype dt, const char *tok, size_t n, void *dst) {
-    char buf[128];
-    if (n == 0 || n >= sizeof buf) return 0;
-    memcpy(buf, tok, n);
-    buf[n] = '\0';
+/* tok[0..n) as a value of dtype dt (NUL-terminated in buf). */
+static int parse_number_z(ndx_dtype dt, const char *buf, void *dst) {
     char *end;
     errno = 0;
     if (dt == NDX_BOOL) {
@@ -256,4 +253,17 @@ int graph_parse_number(ndx_dtype dt, const char *tok, size_t n, void *dst) {
     int64_t s = v;
     memcpy(dst, &s, size);
     return 1;
+}
+
+/* A number of any length: long spellings ("0.000...1", many leading zeros) are numbers too. */
+int graph_parse_number(ndx_dtype dt, const char *tok, size_t n, void *dst) {
+    char small[128];
+    if (n == 0 || n == SIZE_MAX) return 0;
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf) return 0;
+    memcpy(buf, tok, n);
+    buf[n] = '\0';
+    int ok = parse_number_z(dt, buf, dst);
+    if (buf != small) free(buf);
+    return ok;
 }
