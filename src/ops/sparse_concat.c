@@ -254,19 +254,38 @@ static int64_t cut_position(const int64_t *cut, int n) {
     return s;
 }
 
-static void make_cuts(merge_job *job, int64_t total) {
+typedef struct {
+    merge_job *job;
+    int64_t total;
+    int cand[CUT_CANDIDATES], ncand;
+} cuts_job;
+
+/* Cut w + 1 for piece w: the searches are independent, and each costs a few thousand scattered
+ * reads, so they run in parallel too. */
+static void cut_piece(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    cuts_job *cj = ctx;
+    merge_job *job = cj->job;
+    for (int64_t w = w0 + 1; w <= w1 && w < job->chunks; w++)
+        make_cut(job, cj->cand, cj->ncand, cj->total,
+                 ndx_chunk_begin(cj->total, job->chunks, (int)w), job->cuts + w * job->n);
+}
+
+static void make_cuts(merge_job *job, int64_t total, int threads) {
     int n = job->n;
     for (int m = 0; m < n; m++) {
         job->cuts[m] = 0;
         job->cuts[(int64_t)job->chunks * n + m] = job->in[m].nnz;
     }
-    int cand[CUT_CANDIDATES];
-    int ncand = pick_candidates(job, cand);
+    cuts_job cj;
+    cj.job = job;
+    cj.total = total;
+    cj.ncand = pick_candidates(job, cj.cand);
+    ndx_sparse_run_pieces(threads, job->chunks - 1, cut_piece, &cj);
     for (int w = 1; w < job->chunks; w++) {
         int64_t *cut = job->cuts + (int64_t)w * n;
-        make_cut(job, cand, ncand, total, ndx_chunk_begin(total, job->chunks, w), cut);
-        /* Cuts are prefixes of one order: keep them non-decreasing so slices never overlap. */
-        /* Per input, so that every worker's cursors run forward inside their input even when
+        /* Cuts are prefixes of one order: keep them non-decreasing so slices never overlap.
+         * Per input, so that every worker's cursors run forward inside their input even when
          * a borrowed index changed under the searches (with sorted inputs cuts are prefixes of
          * one order, and this is what keeping their positions non-decreasing does). */
         for (int m = 0; m < n; m++)
@@ -715,7 +734,7 @@ static ndx_status concat_scratch(ndx_carver *c, const ndx_sparse_tensor *inputs,
         v->values = mem + idx_bytes;
         v->sorted = 1;
     }
-    job->chunks = p->nnz > 0 ? ndx_sparse_chunks(threads, p->nnz) : 0;
+    job->chunks = p->nnz > 0 ? ndx_sparse_pieces(threads, p->nnz) : 0;
     /* n * (2 * chunks + 2) int64 and n * chunks int: small, as n is an int and chunks <= 64. */
     size_t cells = (size_t)n * (size_t)(2 * job->chunks + 2);
     job->offset = ndx_carve(c, cells * sizeof(int64_t));
@@ -731,8 +750,8 @@ static int seam_down(const merge_job *job, int64_t w) {
 
 /* The merge into out, once every input is in canonical order. Returns 1 when a borrowed index
  * changed during the call so that the output is not the merge of any snapshot (see above). */
-static int run_concat(const concat_plan *p, int n, const ndx_sparse_view *views, merge_job *job,
-                      ndx_sparse_tensor *out) {
+static int run_concat(const concat_plan *p, int n, const ndx_sparse_view *views, int threads,
+                      merge_job *job, ndx_sparse_tensor *out) {
     job->n = n;
     job->rank = p->rank;
     job->lead = p->axis;
@@ -762,8 +781,8 @@ static int run_concat(const concat_plan *p, int n, const ndx_sparse_view *views,
             while (top < 63 && ((uint64_t)1 << top) < (uint64_t)p->dims[0]) top++;
             if (sh + top <= 62) job->shift = sh;
         }
-        make_cuts(job, p->nnz);
-        ndx_parallel_for(job->chunks, job->chunks, 1, merge_chunk, job);
+        make_cuts(job, p->nnz, threads);
+        ndx_sparse_run_pieces(threads, job->chunks, merge_chunk, job);
         for (int w = 0; job->verify && w < job->chunks; w++) {
             int64_t at = cut_position(job->cuts + (int64_t)w * n, n);
             changed |= job->changed[w] || (at > 0 && at < p->nnz && seam_down(job, at));
@@ -808,7 +827,7 @@ ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
         ndx_sparse_describe(&want, p.nnz, p.rank, p.dtype, p.itemsize);
         st = ndx_sparse_prepare(&want, out, &b, allocated, err);
     }
-    if (st == NDX_OK && run_concat(&p, n, views, &job, out)) {
+    if (st == NDX_OK && run_concat(&p, n, views, threads, &job, out)) {
         ndx_sparse_drop(out, &b, allocated);
         st = ndx_fail(err, NDX_E_OUT_OF_RANGE,
                       OP ": the indices of an input changed during the call: a row read for the "

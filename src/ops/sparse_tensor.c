@@ -6,10 +6,45 @@
  * checked and used: another thread may change the caller's indices during the call (C callers
  * share memory, Python releases the GIL), and an index that addresses memory or lands in a
  * result must be the value that was checked. */
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "slice_copy.h"
 #include "sparse_tensor.h"
+
+/* ---- pieces handed out to workers as they come ---------------------------------------- */
+
+typedef struct {
+    ndx_range_fn fn;
+    void *ctx;
+    int pieces;
+    _Atomic int next;
+} pieces_job;
+
+static void take_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)begin;
+    (void)end;
+    pieces_job *j = ctx;
+    for (;;) {
+        int w = atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
+        if (w >= j->pieces) return;
+        j->fn(j->ctx, w, w + 1, worker);
+    }
+}
+
+void ndx_sparse_run_pieces(int threads, int pieces, ndx_range_fn fn, void *ctx) {
+    int workers = threads < pieces ? threads : pieces;
+    if (workers <= 1) {
+        if (pieces > 0) fn(ctx, 0, pieces, 0);
+        return;
+    }
+    pieces_job j;
+    j.fn = fn;
+    j.ctx = ctx;
+    j.pieces = pieces;
+    atomic_init(&j.next, 0);
+    ndx_parallel_for(workers, workers, 1, take_pieces, &j);
+}
 
 /* ---- the three views -------------------------------------------------------------------- */
 
@@ -268,7 +303,7 @@ static void carve_open(ndx_carver *c, const ndx_sparse_tensor *sp, ndx_sparse_vi
         int64_t *w = ndx_carve(c, (size_t)(v[m].nnz * v[m].rank) * sizeof(int64_t));
         if (lay) v[m].idx = w;
     }
-    *chunks = *total ? ndx_sparse_chunks(threads, *total) : 0;
+    *chunks = *total ? ndx_sparse_pieces(threads, *total) : 0;
     size_t pieces = (size_t)n + (size_t)*chunks;
     *heap = pieces > SCAN_LOCAL_PIECES ? ndx_carve(c, pieces * sizeof(scan_result)) : NULL;
 }
@@ -286,8 +321,8 @@ size_t ndx_sparse_open_bytes(const ndx_sparse_tensor *sp, const ndx_sparse_view 
 /* Scans every index of v[0..n) in one parallel pass; fails naming the first bad entry of the
  * first input that has one, else sets each view's sorted and strict. */
 static ndx_status scan_all(const ndx_sparse_tensor *sp, ndx_sparse_view *v, int n,
-                           const char *what, int indexed, scan_result *heap, int chunks,
-                           int64_t total, ndx_error *err) {
+                           const char *what, int indexed, int threads, scan_result *heap,
+                           int chunks, int64_t total, ndx_error *err) {
     scan_job job;
     job.sp = sp;
     job.v = v;
@@ -307,7 +342,7 @@ static ndx_status scan_all(const ndx_sparse_tensor *sp, ndx_sparse_view *v, int 
         job.piece[k].first_bad = -1;
         job.piece[k].down = job.piece[k].same = 0;
     }
-    ndx_parallel_for(job.chunks, job.chunks, 1, scan_chunk, &job);
+    ndx_sparse_run_pieces(threads, job.chunks, scan_chunk, &job);
     /* The rows where a chunk starts inside an input, against the row before (the copies are
      * complete now): into that chunk's piece, as if it had scanned them. */
     for (int w = 1; w < job.chunks; w++) {
@@ -355,15 +390,15 @@ ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *w
     int chunks;
     int64_t total;
     carve_open(&c, sp, v, n, threads, borrow, 1, &heap, &chunks, &total);
-    return scan_all(sp, v, n, what, indexed, heap, chunks, total, err);
+    return scan_all(sp, v, n, what, indexed, threads, heap, chunks, total, err);
 }
 
 ndx_status ndx_sparse_unborrow(const ndx_sparse_tensor *sp, const char *what, int threads,
                                ndx_sparse_view *v, int64_t *dst, ndx_error *err) {
     v->idx = dst;
     v->borrowed = 0;
-    int chunks = v->nnz ? ndx_sparse_chunks(threads, v->nnz) : 0; /* 1 + chunks pieces: local */
-    return scan_all(sp, v, 1, what, 0, NULL, chunks, v->nnz, err);
+    int chunks = v->nnz ? ndx_sparse_pieces(threads, v->nnz) : 0; /* 1 + chunks pieces: local */
+    return scan_all(sp, v, 1, what, 0, threads, NULL, chunks, v->nnz, err);
 }
 
 ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_error *err) {

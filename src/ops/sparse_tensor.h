@@ -20,6 +20,28 @@ static inline int ndx_sparse_chunks(int threads, int64_t n) {
     return w > NDX_SPARSE_MAX_CHUNKS ? NDX_SPARSE_MAX_CHUNKS : w;
 }
 
+/* Pieces of work per worker where the sparse ops hand work out as workers come for it: on cores
+ * shared with other processes a worker the system stalls then delays the call by a piece, not
+ * by its half of the work (C1 at 2 threads on a busy 2-core machine), and uneven pieces even
+ * out. */
+#define NDX_SPARSE_PIECES_PER_WORKER 4
+
+/* Number of pieces to split n items into for `threads` workers taking them in turn: 1 for one
+ * worker, else up to NDX_SPARSE_PIECES_PER_WORKER per worker, NDX_SPARSE_GRAIN items at least
+ * and NDX_SPARSE_MAX_CHUNKS at most. It depends on n and threads only. */
+static inline int ndx_sparse_pieces(int threads, int64_t n) {
+    int w = ndx_sparse_chunks(threads, n);
+    if (w <= 1) return w;
+    int64_t p = (int64_t)w * NDX_SPARSE_PIECES_PER_WORKER, most = n / NDX_SPARSE_GRAIN;
+    if (p > most) p = most;
+    return p > NDX_SPARSE_MAX_CHUNKS ? NDX_SPARSE_MAX_CHUNKS : (int)p;
+}
+
+/* Runs fn(ctx, w, w + 1, worker) once for every piece w of [0, pieces), on up to `threads`
+ * workers, each taking the next piece nobody has taken. Which worker runs a piece varies from
+ * call to call: fn's result must not depend on it. */
+void ndx_sparse_run_pieces(int threads, int pieces, ndx_range_fn fn, void *ctx);
+
 /* Carves 64-byte aligned blocks off one scratch block, in order; with base NULL it only
  * counts, so the same sequence of calls sizes the scratch (plan) and then lays it out (run). */
 typedef struct ndx_carver {
