@@ -154,11 +154,17 @@ NDX_ALWAYS_INLINE void scan_rows(const void *src, ndx_dtype dt, int64_t *dst, in
     res->first_bad = -1;
     for (int64_t i0 = b; i0 < e; i0 += SCAN_BLOCK) {
         int64_t n = e - i0 < SCAN_BLOCK ? e - i0 : SCAN_BLOCK;
-        for (int64_t k = 0; k < n * R; k++) blk[k] = ndx_read_index(src, dt, i0 * R + k);
+        /* Only checking int64 rows, nothing is kept: they are scanned where they are (the row
+         * before the block is then the one before it in memory, as it is in buf). */
+        const int64_t *rows = blk;
+        if (mode == SCAN_CHECK && dt == NDX_INT64)
+            rows = (const int64_t *)src + i0 * R;
+        else
+            for (int64_t k = 0; k < n * R; k++) blk[k] = ndx_read_index(src, dt, i0 * R + k);
         for (int d = 0; d < R; d++) /* the first row, which the first block compares with none */
-            most[d] = (uint64_t)blk[d] > most[d] ? (uint64_t)blk[d] : most[d];
+            most[d] = (uint64_t)rows[d] > most[d] ? (uint64_t)rows[d] : most[d];
         for (int64_t r = i0 == b ? 1 : 0; r < n; r++) {
-            const int64_t *row = blk + r * R, *prev = row - R;
+            const int64_t *row = rows + r * R, *prev = row - R;
             uint64_t diff = 0;
             for (int d = 0; d < R; d++) {
                 uint64_t c = (uint64_t)row[d];
@@ -171,17 +177,21 @@ NDX_ALWAYS_INLINE void scan_rows(const void *src, ndx_dtype dt, int64_t *dst, in
         int bad = 0;
         for (int d = 0; d < R; d++) bad |= most[d] >= (uint64_t)dims[d];
         if (bad) {
+            /* Rows scanned where they are may have changed back since (another thread): then
+             * the block's first row stands for the bad one, the call fails either way. */
+            res->first_bad = i0;
+            memcpy(res->bad_row, rows, (size_t)R * sizeof *rows);
             for (int64_t r = 0; r < n; r++) {
-                if (row_outside(blk + r * R, R, dims)) {
+                if (row_outside(rows + r * R, R, dims)) {
                     res->first_bad = i0 + r;
-                    memcpy(res->bad_row, blk + r * R, (size_t)R * sizeof *blk);
+                    memcpy(res->bad_row, rows + r * R, (size_t)R * sizeof *rows);
                     break;
                 }
             }
             break;
         }
         if (mode != SCAN_CHECK) put_block(dst + i0 * R, blk, n * R, mode == SCAN_STREAM);
-        for (int d = 0; d < R; d++) buf[d] = blk[(n - 1) * R + d];
+        for (int d = 0; d < R; d++) buf[d] = rows[(n - 1) * R + d];
     }
     ndx_slices_done(mode == SCAN_STREAM); /* the streamed copy is complete before anyone reads it */
     res->down = (int)(any >> 63);
