@@ -398,6 +398,63 @@ NDX_ALWAYS_INLINE uint64_t check_block(const int64_t *blk, int64_t k, int R, con
     return bad;
 }
 
+#if defined(__SSE2__)
+/* Axis 1, rank 2, verifying: copies rows [1, len) of a run (row 0 is already out at dst) and
+ * accumulates the OR of the differences of consecutive rows, which must be 0 in the first
+ * coordinate (one row of the output) and non-negative in the second (it never goes down): two
+ * vector operations a row, no block. *last is the last row read. */
+/* One rank-2 row out: streamed when the output is large. */
+NDX_ALWAYS_INLINE void put_row(int stream, int64_t *dst, __m128i v) {
+    if (stream)
+        _mm_stream_si128((__m128i *)(void *)dst, v);
+    else
+        _mm_storeu_si128((__m128i *)(void *)dst, v);
+}
+
+/* Axis 1, rank 2, verifying: copies rows [1, len) of a run whose row 0, x0, is already out and
+ * accumulates the OR of the differences of consecutive rows, which must be 0 in the first
+ * coordinate (one row of the output) and non-negative in the second (it never goes down): two
+ * vector operations a row, no block. *last is the last row read. */
+NDX_ALWAYS_INLINE void run_r2_copy(const merge_job *job, int64_t *dst, const int64_t *src,
+                                   int64_t len, __m128i add, __m128i x0, __m128i *last,
+                                   __m128i *diffs) {
+    const int stream = job->stream;
+    __m128i x = x0, acc = _mm_setzero_si128();
+    for (int64_t r = 1; r < len; r++) {
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(src + 2 * r));
+        acc = _mm_or_si128(acc, _mm_sub_epi64(y, x));
+        x = y;
+        put_row(stream, dst + 2 * r, _mm_add_epi64(x, add));
+    }
+    *last = x;
+    *diffs = acc;
+}
+
+/* The run's checks once its rows are out: the differences as run_r2_copy says, the first and
+ * last rows inside input m's dims (so every row is), and the first row not below the row
+ * written before it. `first` is the run's first row in output coordinates (as written), `last`
+ * its last row as read. */
+NDX_ALWAYS_INLINE void run_r2_finish(const merge_job *job, int m, __m128i first, __m128i last,
+                                     __m128i diffs, verify_state *vs) {
+    const int64_t *dims = job->in[m].dims;
+    const uint64_t off = (uint64_t)job->offset[m];
+    const uint64_t a0 = (uint64_t)_mm_cvtsi128_si64(first);
+    const uint64_t c0 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(first, first));
+    const uint64_t bl = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(last, last));
+    uint64_t bad = (uint64_t)_mm_cvtsi128_si64(diffs) |
+                   ((uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(diffs, diffs)) >> 63) |
+                   (uint64_t)(a0 >= (uint64_t)dims[0]) | (uint64_t)(c0 - off >= (uint64_t)dims[1]) |
+                   (uint64_t)(bl >= (uint64_t)dims[1]);
+    if (vs->has_prev) /* the row written before, in output coordinates */
+        bad |= (uint64_t)((int64_t)a0 < vs->prev[0] ||
+                          ((int64_t)a0 == vs->prev[0] && (int64_t)c0 < vs->prev[1]));
+    vs->prev[0] = (int64_t)a0;
+    vs->prev[1] = (int64_t)(bl + off);
+    vs->has_prev = 1;
+    vs->bad |= bad;
+}
+#endif
+
 /* copy_run_k's index copy when verifying: each coordinate is read once, into a block in L1 as
  * it is written out (moved by the input's offset), and the block is checked there; the first
  * row of each block is compared with the row written before it. Rank-2 rows of a large output
@@ -410,42 +467,13 @@ NDX_ALWAYS_INLINE void copy_rows_verified(const merge_job *job, int m, int64_t *
     const int axis = job->lead;
 #if defined(__SSE2__)
     if (R == 2 && axis == 1) {
-        /* Axis 1's short runs (one input's entries of one row): the OR of the differences of
-         * consecutive rows must be 0 in the first coordinate (one row) and non-negative in the
-         * second (it never goes down), so the first and last rows alone are checked against
-         * dims. Two vector operations a row, no block. */
+        /* Axis 1's short runs (one input's entries of one row): see run_r2_copy. */
         const __m128i add = _mm_set_epi64x(off, 0);
-        const __m128i first = _mm_loadu_si128((const __m128i *)(const void *)src);
-        __m128i x = first, diffs = _mm_setzero_si128();
-        const int stream = job->stream;
-        if (stream)
-            _mm_stream_si128((__m128i *)(void *)dst, _mm_add_epi64(x, add));
-        else
-            _mm_storeu_si128((__m128i *)(void *)dst, _mm_add_epi64(x, add));
-        for (int64_t r = 1; r < len; r++) {
-            __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(src + 2 * r));
-            diffs = _mm_or_si128(diffs, _mm_sub_epi64(y, x));
-            x = y;
-            if (stream)
-                _mm_stream_si128((__m128i *)(void *)(dst + 2 * r), _mm_add_epi64(x, add));
-            else
-                _mm_storeu_si128((__m128i *)(void *)(dst + 2 * r), _mm_add_epi64(x, add));
-        }
-        const uint64_t a0 = (uint64_t)_mm_cvtsi128_si64(first);
-        const uint64_t b0 = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(first, first));
-        const uint64_t bl = (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(x, x));
-        uint64_t bad = (uint64_t)_mm_cvtsi128_si64(diffs) |
-                       ((uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(diffs, diffs)) >> 63) |
-                       (b0 >> 63) | (uint64_t)(a0 >= (uint64_t)dims[0]) |
-                       (uint64_t)(bl >= (uint64_t)dims[1]);
-        uint64_t c1 = b0 + (uint64_t)off;
-        if (vs->has_prev) /* the row written before, in output coordinates */
-            bad |= (uint64_t)((int64_t)a0 < vs->prev[0] ||
-                              ((int64_t)a0 == vs->prev[0] && (int64_t)c1 < vs->prev[1]));
-        vs->prev[0] = (int64_t)a0;
-        vs->prev[1] = (int64_t)(bl + (uint64_t)off);
-        vs->has_prev = 1;
-        vs->bad |= bad;
+        const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)src);
+        __m128i last, diffs;
+        put_row(job->stream, dst, _mm_add_epi64(x0, add));
+        run_r2_copy(job, dst, src, len, add, x0, &last, &diffs);
+        run_r2_finish(job, m, _mm_add_epi64(x0, add), last, diffs, vs);
         return;
     }
 #endif
@@ -570,6 +598,32 @@ NDX_ALWAYS_INLINE int64_t take_run_k(const merge_job *job, int m,
                                                                 const int64_t *key, int64_t o,
                                                                 int R, int L, int V,
                                                                 verify_state *vs) {
+#if defined(__SSE2__)
+    if (V && R == 2 && L == 1) {
+        /* C1's shape: the run's end is found in the loop that copies and checks it, from the
+         * same read of each row (its first coordinate must stay the first row's). */
+        const int64_t *src = row_of(job, m, cur);
+        int64_t *dst = job->out_idx + o * 2;
+        const __m128i add = _mm_set_epi64x(job->offset[m], 0);
+        const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)src);
+        const int64_t a0 = _mm_cvtsi128_si64(x0);
+        const int stream = job->stream;
+        put_row(stream, dst, _mm_add_epi64(x0, add));
+        __m128i x = x0, acc = _mm_setzero_si128();
+        int64_t len = 1;
+        for (; cur + len < end; len++) {
+            __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(src + 2 * len));
+            if (_mm_cvtsi128_si64(y) != a0) break;
+            acc = _mm_or_si128(acc, _mm_sub_epi64(y, x));
+            x = y;
+            put_row(stream, dst + 2 * len, _mm_add_epi64(x, add));
+        }
+        copy_values(job->out_values + (size_t)o * job->itemsize,
+                    job->in[m].values + (size_t)cur * job->itemsize, len, job->itemsize);
+        run_r2_finish(job, m, _mm_add_epi64(x0, add), x, acc, vs);
+        return cur + len;
+    }
+#endif
     int64_t t = cur + 1;
     const int64_t *row = row_of(job, m, t);
     while (t < end && lead_eq(row, key, L)) {
