@@ -1068,6 +1068,85 @@ static void guard_check_del(guarded *x) {
     test_sparse_free(&x->out);
 }
 
+/* ---- an int64 index changed between the check and the merge --------------------------- */
+
+/* sparse_concat reads int64 indices where they are, twice: once to check them, once in the merge,
+ * which checks every row it writes. This allocator changes one index when the last output view
+ * (dense_shape, 16 bytes for rank 2) is allocated: after the check, before the merge. */
+typedef struct {
+    int64_t *at;
+    int64_t value;
+} changer;
+
+static void *changing_allocate(void *user, size_t bytes, size_t alignment) {
+    changer *c = user;
+    if (bytes == 2 * sizeof(int64_t) && c->at) *c->at = c->value;
+    size_t size = (bytes + alignment - 1) / alignment * alignment;
+    return aligned_alloc(alignment, size ? size : alignment);
+}
+static void changing_release(void *user, void *block) {
+    (void)user;
+    free(block);
+}
+
+static void concat_changed_after_check(void **state) {
+    (void)state;
+    ndx_error err;
+    static const int64_t good0[6] = {0, 0, 1, 2, 2, 1}, good1[4] = {0, 1, 3, 0};
+    for (int axis = 0; axis < 2; axis++) {
+        for (int threads = 1; threads <= 2; threads++) {
+            /* what the merge then reads at in[0].indices[1, 1] (or [2, 0]) and whether the
+             * result is still a valid one: then it is the concatenation of what was read */
+            static const struct {
+                int row, col;
+                int64_t value;
+                int ok;
+            } cases[] = {
+                {1, 1, 3, 0},  /* one past dense_shape[1] */
+                {1, 1, -1, 0}, /* negative */
+                {2, 0, 0, 0},  /* row 2 now comes before row 1: out of order */
+                {1, 1, 1, 1},  /* (1, 1): still inside and in order */
+            };
+            for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+                ndx_sparse_tensor in[2];
+                in[0] = sparse_new(NDX_FLOAT32, 0, NDX_INT64, 2, (int64_t[]){4, 3}, 3);
+                in[1] = sparse_new(NDX_FLOAT32, 0, NDX_INT64, 2, (int64_t[]){4, 3}, 2);
+                memcpy(in[0].indices.data, good0, sizeof good0);
+                memcpy(in[1].indices.data, good1, sizeof good1);
+                for (int i = 0; i < 3; i++) ((float *)in[0].values.data)[i] = (float)(1 + i);
+                for (int i = 0; i < 2; i++) ((float *)in[1].values.data)[i] = (float)(10 + i);
+                changer c = {(int64_t *)in[0].indices.data + 2 * cases[k].row + cases[k].col,
+                             cases[k].value};
+                ndx_allocator a = {changing_allocate, changing_release, &c};
+                ndx_options opt = {.num_threads = threads, .allocator = &a};
+                ndx_sparse_tensor out = sparse_empty_out();
+                ndx_status st = ndx_sparse_concat(axis, 2, in, 0, &opt, &out, &err);
+                if (!cases[k].ok) {
+                    assert_fails(st, &err, NDX_E_OUT_OF_RANGE, "changed during the call");
+                    assert_null(out.indices.data); /* the outputs it allocated are gone */
+                    assert_null(out.values.data);
+                    assert_null(out.dense_shape.data);
+                } else {
+                    assert_ok(st, &err);
+                    /* in[0] is now (0,0) (1,1) (2,1); in[1] (0,1) (3,0) */
+                    static const int64_t want0[10] = {0, 0, 1, 1, 2, 1, 4, 1, 7, 0};
+                    static const int64_t want1[10] = {0, 0, 0, 4, 1, 1, 2, 1, 3, 3};
+                    static const float vals0[5] = {1, 2, 3, 10, 11}, vals1[5] = {1, 10, 2, 3, 11};
+                    assert_memory_equal(out.indices.data, axis == 0 ? want0 : want1,
+                                        sizeof want0);
+                    assert_memory_equal(out.values.data, axis == 0 ? vals0 : vals1,
+                                        sizeof vals0);
+                    changing_release(NULL, out.indices.data);
+                    changing_release(NULL, out.values.data);
+                    changing_release(NULL, out.dense_shape.data);
+                }
+                test_sparse_free(&in[0]);
+                test_sparse_free(&in[1]);
+            }
+        }
+    }
+}
+
 static void concat_errors(void **state) {
     (void)state;
     ndx_error err;
@@ -1349,6 +1428,7 @@ int main(void) {
         cmocka_unit_test(dense_threads_large),
         cmocka_unit_test(check_rejects),
         cmocka_unit_test(concat_errors),
+        cmocka_unit_test(concat_changed_after_check),
         cmocka_unit_test(reorder_errors),
         cmocka_unit_test(dense_errors),
     };

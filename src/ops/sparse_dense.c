@@ -192,7 +192,7 @@ ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
     job.found[job.chunks] = nnz;
     ndx_sparse_tensor want;
     ndx_sparse_describe(&want, nnz, dense->rank, dense->dtype, dense->itemsize);
-    NDX_TRY(ndx_sparse_prepare(&want, out, &b, err));
+    NDX_TRY(ndx_sparse_prepare(&want, out, &b, NULL, err));
     job.out_idx = out->indices.data;
     job.out_values = out->values.data;
     if (nnz > 0) ndx_parallel_for(job.chunks, job.chunks, 1, d2s_write, &job);
@@ -244,12 +244,12 @@ ndx_status ndx_to_dense_plan(ndx_call *c, const ndx_sparse_tensor *sp, to_dense_
     NDX_TRY(ndx_sparse_check_all(sp, 1, S2D, S2D_SP, 0, &p->v, c->err));
     NDX_TRY(describe_dense(&p->v, &p->want, c->err));
     ndx_sparse_strides(p->v.rank, p->v.dims, p->strides);
-    p->check_bytes = ndx_sparse_open_bytes(sp, &p->v, 1, p->threads);
+    p->check_bytes = ndx_sparse_open_bytes(sp, &p->v, 1, p->threads, 0);
     return NDX_OK;
 }
 
 ndx_status ndx_to_dense_check(to_dense_plan *p, void *check_scratch, ndx_error *err) {
-    NDX_TRY(ndx_sparse_open_all(p->sp, 1, S2D_SP, 0, p->threads, &p->v, check_scratch, err));
+    NDX_TRY(ndx_sparse_open_all(p->sp, 1, S2D_SP, 0, p->threads, 0, &p->v, check_scratch, err));
     /* Entries in strictly canonical order cannot repeat; others need a bit per dense cell. */
     p->repeat_bytes =
         p->v.strict || p->v.nnz < 2 ? 0 : ((size_t)(p->v.volume / 64) + 1) * sizeof(uint64_t);

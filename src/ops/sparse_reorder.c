@@ -22,13 +22,13 @@ ndx_status ndx_reorder_plan(ndx_call *c, const ndx_sparse_tensor *in, reorder_pl
     p->threads = c->threads;
     p->op = c->op;
     NDX_TRY(ndx_sparse_check_all(in, 1, c->op, REORDER_IN, 0, &p->v, c->err));
-    p->check_bytes = ndx_sparse_open_bytes(in, &p->v, 1, p->threads);
+    p->check_bytes = ndx_sparse_open_bytes(in, &p->v, 1, p->threads, 0);
     ndx_sparse_describe(&p->want, p->v.nnz, p->v.rank, p->v.dtype, p->v.itemsize);
     return NDX_OK;
 }
 
 ndx_status ndx_reorder_check(reorder_plan *p, void *check_scratch, ndx_error *err) {
-    NDX_TRY(ndx_sparse_open_all(p->in, 1, REORDER_IN, 0, p->threads, &p->v, check_scratch, err));
+    NDX_TRY(ndx_sparse_open_all(p->in, 1, REORDER_IN, 0, p->threads, 0, &p->v, check_scratch, err));
     ndx_carver c = {NULL, 0};
     NDX_TRY(ndx_sparse_sorter_carve(&p->sorter, &p->v, 1, p->threads, &c, p->op, err));
     p->run_bytes = c.used;
@@ -53,7 +53,7 @@ ndx_status ndx_sparse_reorder(const ndx_sparse_tensor *in, const ndx_options *op
     ndx_status st = ndx_call_acquire(&b, p.check_bytes, 0, "index scratch", &check);
     if (st == NDX_OK) st = ndx_reorder_check(&p, check, err);
     if (st == NDX_OK) st = ndx_call_acquire(&b, p.run_bytes, 0, "sort scratch", &run);
-    if (st == NDX_OK) st = ndx_sparse_prepare(&p.want, out, &b, err);
+    if (st == NDX_OK) st = ndx_sparse_prepare(&p.want, out, &b, NULL, err);
     if (st == NDX_OK) ndx_reorder_run(&p, out, run);
     ndx_call_release(&b, run);
     ndx_call_release(&b, check);

@@ -20,6 +20,28 @@ static inline int ndx_sparse_chunks(int threads, int64_t n) {
     return w > NDX_SPARSE_MAX_CHUNKS ? NDX_SPARSE_MAX_CHUNKS : w;
 }
 
+/* Pieces of work per worker where the sparse ops hand work out as workers come for it: on cores
+ * shared with other processes a worker the system stalls then delays the call by a piece, not
+ * by its half of the work (C1 at 2 threads on a busy 2-core machine), and uneven pieces even
+ * out. */
+#define NDX_SPARSE_PIECES_PER_WORKER 4
+
+/* Number of pieces to split n items into for `threads` workers taking them in turn: 1 for one
+ * worker, else up to NDX_SPARSE_PIECES_PER_WORKER per worker, NDX_SPARSE_GRAIN items at least
+ * and NDX_SPARSE_MAX_CHUNKS at most. It depends on n and threads only. */
+static inline int ndx_sparse_pieces(int threads, int64_t n) {
+    int w = ndx_sparse_chunks(threads, n);
+    if (w <= 1) return w;
+    int64_t p = (int64_t)w * NDX_SPARSE_PIECES_PER_WORKER, most = n / NDX_SPARSE_GRAIN;
+    if (p > most) p = most;
+    return p > NDX_SPARSE_MAX_CHUNKS ? NDX_SPARSE_MAX_CHUNKS : (int)p;
+}
+
+/* Runs fn(ctx, w, w + 1, worker) once for every piece w of [0, pieces), on up to `threads`
+ * workers, each taking the next piece nobody has taken. Which worker runs a piece varies from
+ * call to call: fn's result must not depend on it. */
+void ndx_sparse_run_pieces(int threads, int pieces, ndx_range_fn fn, void *ctx);
+
 /* Carves 64-byte aligned blocks off one scratch block, in order; with base NULL it only
  * counts, so the same sequence of calls sizes the scratch (plan) and then lays it out (run). */
 typedef struct ndx_carver {
@@ -34,7 +56,9 @@ static inline void *ndx_carve(ndx_carver *c, size_t bytes) {
 
 /* A checked SparseTensor seen as rows of int64 coordinates: a copy of the caller's indices in
  * scratch, whatever their dtype, so the values used are the values checked even when another
- * thread changes the caller's indices during the call. */
+ * thread changes the caller's indices during the call — or, when `borrowed`, the caller's own
+ * int64 indices, read once by the check: then whoever uses a value must check it again where it
+ * is used (sparse_concat's merge does, and fails the call if one changed). */
 typedef struct ndx_sparse_view {
     const int64_t *idx;          /* [nnz, rank] */
     const unsigned char *values; /* [nnz] elements of itemsize bytes */
@@ -46,6 +70,7 @@ typedef struct ndx_sparse_view {
     size_t itemsize;
     int sorted;                  /* rows never decrease: canonical order, repeats allowed */
     int strict;                  /* rows always increase: canonical order without repeats */
+    int borrowed;                /* idx is the caller's int64 indices, not a checked copy */
 } ndx_sparse_view;
 
 /* The sparse ops' stages, like every op's (see README, "The op contract"), with one step
@@ -73,15 +98,23 @@ ndx_status ndx_sparse_check_views(const ndx_sparse_tensor *sp, const char *what,
 ndx_status ndx_sparse_check_all(const ndx_sparse_tensor *sp, int n, const char *op,
                                 const char *what, int indexed, ndx_sparse_view *v,
                                 ndx_error *err);
-/* The scratch ndx_sparse_open_all needs for views checked by ndx_sparse_check_all. */
+/* The scratch ndx_sparse_open_all needs for views checked by ndx_sparse_check_all (with the
+ * same `borrow`). */
 size_t ndx_sparse_open_bytes(const ndx_sparse_tensor *sp, const ndx_sparse_view *v, int n,
-                             int threads);
+                             int threads, int borrow);
 /* Reads every index of sp[0..n) once, copying it into `scratch` (of ndx_sparse_open_bytes
  * bytes), checks that every copied coordinate lies in dense_shape (NDX_E_OUT_OF_RANGE naming the
  * first entry that does not, in the first input that has one) and sets each view's idx (the
- * copy), sorted and strict. */
+ * copy), sorted and strict. With `borrow`, int64 indices are checked where they are and not
+ * copied: their views are `borrowed`. */
 ndx_status ndx_sparse_open_all(const ndx_sparse_tensor *sp, int n, const char *what, int indexed,
-                               int threads, ndx_sparse_view *v, void *scratch, ndx_error *err);
+                               int threads, int borrow, ndx_sparse_view *v, void *scratch,
+                               ndx_error *err);
+/* Copies the borrowed view `v` of `sp` into dst ([nnz, rank] int64) and checks the copy as
+ * ndx_sparse_open_all does (it fails only if another thread changed the indices since), after
+ * which v is an ordinary view of the copy. */
+ndx_status ndx_sparse_unborrow(const ndx_sparse_tensor *sp, const char *what, int threads,
+                               ndx_sparse_view *v, int64_t *dst, ndx_error *err);
 
 /* Negative, zero or positive as row a comes before, equals or comes after row b in canonical
  * (lexicographic) order, comparing the first n coordinates. */
@@ -134,8 +167,10 @@ void ndx_sparse_describe(ndx_sparse_tensor *out, int64_t nnz, int rank, ndx_dtyp
 
 /* ndx_call_output for the three views of `out` against `want`, named "<op>: out.indices" and
  * so on. On failure whatever it allocated is released and *out is restored, so the caller's
- * views are as they were. */
+ * views are as they were. allocated[k] (may be NULL) tells which of the three it allocated. */
 ndx_status ndx_sparse_prepare(const ndx_sparse_tensor *want, ndx_sparse_tensor *out,
-                              ndx_call *b, ndx_error *err);
+                              ndx_call *b, int *allocated, ndx_error *err);
+/* Undoes ndx_sparse_prepare's allocations when the run fails. */
+void ndx_sparse_drop(ndx_sparse_tensor *out, ndx_call *b, const int *allocated);
 
 #endif /* NDX_SPARSE_TENSOR_H */
