@@ -1,5 +1,5 @@
-"""Builds ndx._ndx: the module's C sources and libndx's core and ops, compiled together
-(no installed libndx needed). Install with `pip install --no-build-isolation ./python`.
+"""Builds ndx._ndx: the module's C sources and libndx's core, ops, graph layer and .npy/.npz io,
+compiled together (no installed libndx needed). Install with `pip install --no-build-isolation ./python`.
 
 libndx is compiled with the flags cmake/libndx_flags.txt defines, the file CMakeLists.txt reads
 too (warnings, and the memcpy strategy when the compiler takes it), plus what CMake's Release
@@ -26,7 +26,9 @@ def ndx_version():
 
 
 library = sorted(glob.glob(os.path.join(root, "src", "core", "*.c")) +
-                 glob.glob(os.path.join(root, "src", "ops", "*.c")))
+                 glob.glob(os.path.join(root, "src", "ops", "*.c")) +
+                 glob.glob(os.path.join(root, "src", "graph", "*.c")) +
+                 glob.glob(os.path.join(root, "src", "io", "*.c")))
 
 
 def libndx_flags():
@@ -65,7 +67,8 @@ extension = Extension(
     "ndx._ndx",
     sources=sorted(glob.glob("src/*.c")) + library,
     include_dirs=[os.path.join(root, "include"), os.path.join(root, "src", "core"),
-                  os.path.join(root, "src", "ops"), "src", numpy.get_include()],
+                  os.path.join(root, "src", "ops"), os.path.join(root, "src", "graph"),
+                  os.path.join(root, "src", "io"), "src", numpy.get_include()],
     define_macros=[("NDEBUG", None)],
     extra_compile_args=["-std=gnu11", "-O3", "-fopenmp", "-fvisibility=hidden"] + FLAGS["warnings"],
     extra_link_args=["-fopenmp", "-lm"],
