@@ -32,6 +32,35 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
+from ._graph import DType, Graph, Node, Tensor, TensorSpec, as_dtype, DTYPES as _DTYPES
+from ._glue import (
+    add,
+    cast,
+    constant,
+    divide,
+    equal,
+    fill,
+    floordiv,
+    floormod,
+    identity,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    ones_like,
+    range,
+    reduce_sum,
+    reshape,
+    shape,
+    size,
+    subtract,
+    zeros_like,
+)
+from ._function import ConcreteFunction, Function, LoadedFunction, function, load
+
+(bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16_dtype,
+ float32, float64, complex64, complex128, string) = _DTYPES
 
 _ndx._register(_as_array, BFloat16Array, SparseTensor)
 
@@ -43,4 +72,13 @@ __all__ = [
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
     "sparse_concat", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
     "OutOfMemoryError", "library_version", "release_memory",
+    # graphs (ndx.function)
+    "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",
+    "Tensor", "TensorSpec", "DType", "as_dtype",
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16_dtype", "float32", "float64", "complex64", "complex128", "string",
+    # glue ops
+    "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
+    "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
+    "identity", "reshape", "reduce_sum", "range", "size", "shape",
 ]
