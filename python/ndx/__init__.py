@@ -59,8 +59,11 @@ from ._glue import (
 )
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
 
-(bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16_dtype,
+# The dtypes, as TensorFlow names them (tf.float32 ...). ndx.bfloat16 stays the function that
+# makes BFloat16Arrays; as a dtype (TensorSpec, cast) it means bfloat16.
+(bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, _,
  float32, float64, complex64, complex128, string) = _DTYPES
+del _
 
 _ndx._register(_as_array, BFloat16Array, SparseTensor)
 
@@ -75,8 +78,8 @@ __all__ = [
     # graphs (ndx.function)
     "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",
     "Tensor", "TensorSpec", "DType", "as_dtype",
-    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16_dtype", "float32", "float64", "complex64", "complex128", "string",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", "string",
     # glue ops
     "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
     "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",

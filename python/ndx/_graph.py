@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from . import _ndx, _trace
-from ._convert import BFloat16Array, _as_array
+from ._convert import BFloat16Array, _as_array, bfloat16
 from ._sparse_tensor import SparseTensor
 
 __all__ = ["DType", "TensorSpec", "Tensor", "Graph", "Node"]
@@ -85,7 +85,7 @@ def as_dtype(value):
         return value
     if isinstance(value, str) and value in _BY_NAME:
         return _BY_NAME[value]
-    if value is BFloat16Array:
+    if value is BFloat16Array or value is bfloat16:  # (ndx.bfloat16, the function, too)
         return _BY_NAME["bfloat16"]
     try:
         d = np.dtype(value)
