@@ -74,10 +74,27 @@ static char *text_of(ndx_graph *g) {
     return text;
 }
 
+/* A whole file as a NUL-terminated string. */
+static char *read_file(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    char *buf = calloc(1, 1 << 16);
+    assert_non_null(buf);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
 static void same_text_as_typed_builders(void **state) {
     (void)state;
     char *text = text_of(seed003_by_type()), *want = text_of(seed003_typed());
     assert_string_equal(text, want);
+    /* examples/graphs/seed003.txt is this program's text (tests/python/test_function.py compares
+       the graph traced from Python with it) */
+    char *saved = read_file(NDX_SOURCE_DIR "/examples/graphs/seed003.txt");
+    assert_string_equal(text, saved);
+    free(saved);
     assert_non_null(strstr(text, "DynamicPartition_1 = DynamicPartition(Range, Cast) num_partitions=2"));
     free(want);
     free(text);
