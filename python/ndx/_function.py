@@ -63,6 +63,9 @@ def _structure(value, name, leaves):
     if isinstance(value, dict):
         return ("dict",) + tuple((k, _structure(value[k], f"{name}_{k}", leaves))
                                  for k in sorted(value, key=repr))
+    if isinstance(value, np.ndarray):  # (the common case first: its dtype and shape are the key)
+        leaves.append((None, name, value))
+        return ("array", value.dtype, value.shape)
     if _is_array_like(value) and not isinstance(value, (bool, int, float, complex, str, bytes)):
         a = _array(value)
         leaves.append((None, name, a))
@@ -108,6 +111,7 @@ class ConcreteFunction:
         self._output_structure = output_structure
         self.outputs = outputs           # fetched Tensors
         self._fetches = tuple(t.output for t in outputs)
+        self._likes = [_like(t.dtype) for t in inputs]  # (NumPy dtypes; "bfloat16")
         self._threads, self._max_memory = threads, max_memory
         self._sessions = {}
         self._lock = threading.Lock()
@@ -132,21 +136,22 @@ class ConcreteFunction:
             raise TypeError(f"{self.graph.name}: {len(arrays)} arrays for {len(self.inputs)} "
                             f"inputs")
         feeds = []
-        for t, a in zip(self.inputs, arrays):
+        for t, like, a in zip(self.inputs, self._likes, arrays):
             if isinstance(a, Tensor):
                 a.graph.check_open()
             if isinstance(a, (np.ndarray, BFloat16Array, np.generic)):
-                d = dtype_of(a)
-                if d is not t.dtype:
-                    raise TypeError(f"{self.graph.name}: argument {t.node.name} must be "
-                                    f"{t.dtype.name}, not {d.name}")
+                if not (isinstance(a, np.ndarray) and a.dtype == like):  # (the common case)
+                    d = dtype_of(a)
+                    if d is not t.dtype:
+                        raise TypeError(f"{self.graph.name}: argument {t.node.name} must be "
+                                        f"{t.dtype.name}, not {d.name}")
                 shape = a.bits.shape if isinstance(a, BFloat16Array) else np.shape(a)
                 if t.shape is not None and (len(shape) != len(t.shape) or any(
                         d is not None and d != s for d, s in zip(t.shape, shape))):
                     raise _ndx.InvalidArgumentError(
                         f"{self.graph.name}: argument {t.node.name} must have shape "
                         f"{_shape_text(t.shape)}, not {list(shape)}")
-            feeds.append((t.op, 0, a, _like(t.dtype)))
+            feeds.append((t.op, 0, a, like))
         threads = self._threads if threads is None else threads
         max_memory = self._max_memory if max_memory is None else max_memory
         return self._session(threads, max_memory).run(feeds, self._fetches, ())
@@ -240,19 +245,22 @@ class Function:
         return self._trace_count
 
     def _bind(self, args, kwargs):
+        """{parameter name: value} of a call (every parameter, defaults applied)."""
+        if not kwargs and len(args) == len(self._names):
+            return dict(zip(self._names, args))
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        return bound
+        return bound.arguments
 
     def _key(self, bound):
         """(cache key, array leaves) of one call."""
         leaves = []
         if self.input_signature is None:
-            key = tuple(_structure(bound.arguments[n], n, leaves) for n in self._names)
+            key = tuple(_structure(bound[n], n, leaves) for n in self._names)
             return key, leaves
         for n, spec in zip(self._names, self.input_signature):
-            _spec_leaves(spec, bound.arguments[n], n, leaves)
-        rest = tuple(_structure(bound.arguments[n], n, []) for n in
+            _spec_leaves(spec, bound[n], n, leaves)
+        rest = tuple(_structure(bound[n], n, []) for n in
                      self._names[len(self.input_signature):])
         return ("signature",) + rest, leaves
 
@@ -263,13 +271,13 @@ class Function:
             args = tuple(self.input_signature)
         bound = self._bind(args, kwargs)
         for n in self._names:  # TensorSpec arguments stand for arrays of that spec
-            v = bound.arguments[n]
+            v = bound[n]
             if isinstance(v, TensorSpec):
                 if v.shape is None or None in v.shape:
                     if self.input_signature is None:
                         raise TypeError("get_concrete_function: a TensorSpec with unknown dims "
                                         "needs ndx.function(input_signature=...)")
-                bound.arguments[n] = _spec_example(v)
+                bound[n] = _spec_example(v)
         key, leaves = self._key(bound)
         return self._concrete(key, bound, leaves)
 
@@ -292,7 +300,7 @@ class Function:
                 it = iter(inputs)
                 sig = self.input_signature or []
                 args = {n: _replace_spec(sig[i], it) if i < len(sig) else
-                        _replace(bound.arguments[n], it) for i, n in enumerate(self._names)}
+                        _replace(bound[n], it) for i, n in enumerate(self._names)}
                 result = self.python_function(**args)
                 outputs = []
                 structure = _flatten_outputs(graph, result, outputs)
