@@ -130,8 +130,9 @@ class ConcreteFunction:
                     s = self._sessions[key] = _ndx._Session(self.graph._g, threads, max_memory)
         return s
 
-    def _run(self, arrays, threads, max_memory):
-        """Runs the graph on one array per placeholder (checked first)."""
+    def _run(self, arrays, threads, max_memory, out=None):
+        """Runs the graph on one array per placeholder (checked first); `out` is None or what
+        the function returns with arrays to write into (and None for new ones)."""
         if len(arrays) != len(self.inputs):
             raise TypeError(f"{self.graph.name}: {len(arrays)} arrays for {len(self.inputs)} "
                             f"inputs")
@@ -154,12 +155,17 @@ class ConcreteFunction:
             feeds.append((t.op, 0, a, like))
         threads = self._threads if threads is None else threads
         max_memory = self._max_memory if max_memory is None else max_memory
-        return self._session(threads, max_memory).run(feeds, self._fetches, ())
+        fetches = self._fetches
+        if out is not None:
+            outs = []
+            _flatten_out(self._output_structure, out, outs)
+            fetches = [f + (o,) for f, o in zip(fetches, outs)]
+        return self._session(threads, max_memory).run(feeds, fetches, ())
 
-    def __call__(self, *args, threads=None, max_memory=None, **kwargs):
+    def __call__(self, *args, threads=None, max_memory=None, out=None, **kwargs):
         fn = self._function
         _, leaves = fn._key(fn._bind(args, kwargs))
-        return self._pack(self._run([a for _, _, a in leaves], threads, max_memory))
+        return self._pack(self._run([a for _, _, a in leaves], threads, max_memory, out))
 
     def _pack(self, values):
         it = iter(values)
@@ -191,6 +197,37 @@ def _flatten_outputs(graph, value, out):
         return ("none",)
     out.append(graph.convert(value))  # an array or Python value: a constant, as TensorFlow
     return ("tensor",)
+
+
+def _flatten_out(structure, out, outs):
+    """out= matched to the returned structure: an array (or None) per fetched tensor."""
+    kind = structure[0]
+    if kind == "tensor":
+        outs.append(out)
+        return
+    if kind == "none":
+        if out is not None:
+            raise TypeError("out=: the function returns None there")
+        return
+    if kind == "sparse":
+        if out is not None:
+            raise TypeError("out=: a sparse result is allocated; give None for it")
+        outs.extend([None] * 3)
+        return
+    if out is None:
+        for s in (structure[2:] if kind is dict else structure[1:]):
+            _flatten_out(s, None, outs)
+        return
+    if kind is dict:
+        if not isinstance(out, dict) or set(out) - set(structure[1]):
+            raise TypeError(f"out=: a dict with keys among {list(structure[1])}")
+        for k, s in zip(structure[1], structure[2:]):
+            _flatten_out(s, out.get(k), outs)
+        return
+    if not isinstance(out, (list, tuple)) or len(out) != len(structure) - 1:
+        raise TypeError(f"out=: a sequence of {len(structure) - 1} items (arrays or None)")
+    for s, o in zip(structure[1:], out):
+        _flatten_out(s, o, outs)
 
 
 def _unflatten(structure, it):
@@ -233,8 +270,7 @@ class Function:
         self._cache = {}
         self._lock = threading.RLock()
         self._trace_count = 0
-        self._takes = {"threads": "threads" in self._names,
-                       "max_memory": "max_memory" in self._names}
+        self._takes = {k: k in self._names for k in ("threads", "max_memory", "out")}
 
     def experimental_get_tracing_count(self):
         """How many times the Python function was traced (TensorFlow's name)."""
@@ -317,10 +353,11 @@ class Function:
             return self.python_function(*args, **kwargs)  # inside a trace: inlined
         threads = kwargs.pop("threads", None) if not self._takes["threads"] else None
         max_memory = kwargs.pop("max_memory", None) if not self._takes["max_memory"] else None
+        out = kwargs.pop("out", None) if not self._takes["out"] else None
         bound = self._bind(args, kwargs)
         key, leaves = self._key(bound)
         cf = self._concrete(key, bound, leaves)
-        return cf._pack(cf._run([a for _, _, a in leaves], threads, max_memory))
+        return cf._pack(cf._run([a for _, _, a in leaves], threads, max_memory, out))
 
     def save(self, path):
         """Saves the one ConcreteFunction (with input_signature, or traced once)."""
@@ -442,9 +479,11 @@ def function(func=None, *, input_signature=None, threads=None, max_memory=None, 
     for an unknown dim) once, for every call that fits. Calls take NumPy arrays (anything the
     eager ops take, read in place when they can be) and return NumPy arrays in the structure
     the function returned (sparse results as ndx.SparseTensor). Each trace keeps a session and
-    its memory pool: repeated calls allocate only their results. threads= and max_memory= (as
-    for ndx.gather_nd) may be given here or to a call; the GIL is released while the graph
-    runs.
+    its memory pool: repeated calls allocate only their results, and not even those with out=
+    (an array, or the returned structure with arrays and None, of the results' exact dtypes and
+    shapes; written only when the whole call succeeds). threads= and max_memory= (as for
+    ndx.gather_nd) may be given here or to a call; the GIL is released while the graph runs.
+    (A function with a parameter named threads, max_memory or out keeps it for itself.)
 
     >>> @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
     ... def plus_one_except_minus_one(x):

@@ -366,10 +366,32 @@ static void session_dealloc(py_session *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The view an out= array gives a fetch: the array itself, or scratch (*target: the array to
+ * copy it into after the run) when it cannot be written in place or shares memory with a feed
+ * (the run reads feeds while it computes). */
+static int out_view(PyObject *out, const ndx_feed *feeds, Py_ssize_t nfeed, py_tensor *view,
+                    PyArrayObject **target) {
+    if (py_output_view(out, "function", "out", view, target) < 0) return -1;
+    int shared = 0;
+    for (Py_ssize_t j = 0; j < nfeed && !*target; j++) shared |= py_overlaps(&view->t, &feeds[j].value);
+    if (shared) {
+        PyArrayObject *a = (PyArrayObject *)view->array;
+        PyObject *scratch = PyArray_NewLikeArray(a, NPY_CORDER, NULL, 0);
+        if (!scratch) return -1;
+        *target = (PyArrayObject *)Py_NewRef((PyObject *)a);
+        view->t.data = PyArray_DATA((PyArrayObject *)scratch);
+        Py_SETREF(view->array, scratch);
+    }
+    return 0;
+}
+
 /* run(feeds, fetches, targets) -> tuple of arrays: feeds a sequence of (id, index, value,
- * like), fetches of (id, index), targets of ids. Each value is converted as the eager ops
- * convert theirs (in place when it can be), lists and scalars to `like` (a NumPy dtype,
- * "bfloat16" or None). Nothing is written anywhere unless the whole run succeeds. */
+ * like), fetches of (id, index) or (id, index, out), targets of ids. Each value is converted as
+ * the eager ops convert theirs (in place when it can be), lists and scalars to `like` (a NumPy
+ * dtype, "bfloat16" or None). A fetch with an `out` array (not None) is written into it (an
+ * INTO fetch: it must have the result's exact dtype and shape) and returned; an out that cannot
+ * be written in place, or that shares memory with a feed, gets the result through scratch.
+ * Nothing is written anywhere unless the whole run succeeds. */
 static PyObject *session_run(py_session *self, PyObject *args) {
     PyObject *feeds_obj, *fetches_obj, *targets_obj;
     if (!PyArg_ParseTuple(args, "OOO:run", &feeds_obj, &fetches_obj, &targets_obj)) return NULL;
@@ -377,7 +399,9 @@ static PyObject *session_run(py_session *self, PyObject *args) {
     PyObject *fetches = feeds ? PySequence_Tuple(fetches_obj) : NULL;
     PyObject *targets = fetches ? PySequence_Tuple(targets_obj) : NULL;
     PyObject *result = NULL;
-    py_tensor *held = NULL;
+    py_tensor *held = NULL, *outs = NULL;
+    PyArrayObject **targets_of = NULL;
+    PyObject **out_objs = NULL;
     ndx_feed *fd = NULL;
     ndx_fetch *ft = NULL;
     ndx_operation *tg = NULL;
@@ -394,7 +418,10 @@ static PyObject *session_run(py_session *self, PyObject *args) {
     fd = PyMem_Calloc((size_t)nfeed + 1, sizeof *fd);
     ft = PyMem_Calloc((size_t)nfetch + 1, sizeof *ft);
     tg = PyMem_Calloc((size_t)ntarget + 1, sizeof *tg);
-    if (!held || !fd || !ft || !tg) {
+    outs = PyMem_Calloc((size_t)nfetch + 1, sizeof *outs);
+    targets_of = PyMem_Calloc((size_t)nfetch + 1, sizeof *targets_of);
+    out_objs = PyMem_Calloc((size_t)nfetch + 1, sizeof *out_objs);
+    if (!held || !fd || !ft || !tg || !outs || !targets_of || !out_objs) {
         PyErr_NoMemory();
         goto done;
     }
@@ -414,10 +441,17 @@ static PyObject *session_run(py_session *self, PyObject *args) {
     }
     for (Py_ssize_t i = 0; i < nfetch; i++) {
         long long id, index;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fetches, i), "LL:run fetch", &id, &index) ||
+        PyObject *out = Py_None;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fetches, i), "LL|O:run fetch", &id, &index, &out) ||
             py_graph_output(self->graph, id, index, &ft[i].output) < 0)
             goto done;
         ft[i].mode = NDX_FETCH_ALLOCATE;
+        if (out != Py_None && out_view(out, fd, nfeed, &outs[i], &targets_of[i]) < 0) goto done;
+        if (out != Py_None) {
+            out_objs[i] = out;
+            ft[i].mode = NDX_FETCH_INTO;
+            ft[i].value = outs[i].t;
+        }
     }
     for (Py_ssize_t i = 0; i < ntarget; i++) {
         long long id = PyLong_AsLongLong(PyTuple_GET_ITEM(targets, i));
@@ -442,16 +476,29 @@ static PyObject *session_run(py_session *self, PyObject *args) {
     }
     result = PyTuple_New(nfetch);
     for (Py_ssize_t i = 0; i < nfetch; i++) {
-        PyObject *a = result ? py_array_from_output(&ft[i].value) : NULL;
-        if (!a) { /* free what is left */
-            for (Py_ssize_t j = i + 1; j < nfetch; j++) ndx_tensor_free(&ft[j].value);
-            if (result) ndx_tensor_free(&ft[i].value);
+        PyObject *a = NULL;
+        if (result && out_objs[i]) {
+            if (!targets_of[i] || PyArray_CopyInto(targets_of[i], (PyArrayObject *)outs[i].array) == 0)
+                a = Py_NewRef(out_objs[i]);
+        } else if (result) {
+            a = py_array_from_output(&ft[i].value);
+        } else if (!out_objs[i]) {
+            ndx_tensor_free(&ft[i].value); /* (PyTuple_New failed: free what is left) */
+        }
+        if (!a) {
             Py_CLEAR(result);
-            break;
+            continue;
         }
         PyTuple_SET_ITEM(result, i, a);
     }
 done:
+    for (Py_ssize_t i = 0; outs && i < nfetch; i++) {
+        py_tensor_release(&outs[i]);
+        Py_XDECREF(targets_of[i]);
+    }
+    PyMem_Free(outs);
+    PyMem_Free(targets_of);
+    PyMem_Free(out_objs);
     for (Py_ssize_t i = 0; i < nheld; i++) py_tensor_release(&held[i]);
     PyMem_Free(held);
     PyMem_Free(fd);

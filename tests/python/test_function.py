@@ -549,3 +549,46 @@ def test_docstring_examples(obj):
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_out_writes_results_into_given_arrays():
+    @ndx.function
+    def f(x):
+        return {"twice": x * 2.0, "total": ndx.reduce_sum(x), "none": None}
+
+    x = np.arange(5.0)
+    twice = np.zeros(5)
+    got = f(x, out={"twice": twice})
+    assert got["twice"] is twice and got["none"] is None
+    np.testing.assert_array_equal(twice, x * 2)
+    assert got["total"] == 10
+    strided = np.zeros(10)[::2]  # not writable in place: through scratch
+    assert f(x, out={"twice": strided})["twice"] is strided
+    np.testing.assert_array_equal(strided, x * 2)
+    f(x, out={"twice": x})  # out shares memory with the input
+    np.testing.assert_array_equal(x, np.arange(5.0) * 2)
+    before = twice.copy()
+    for bad in (np.zeros(4), np.zeros(5, np.float32)):
+        with pytest.raises(ndx.InvalidArgumentError):
+            f(np.ones(5), out={"twice": bad})
+    with pytest.raises(ndx.OutOfMemoryError):
+        f(np.ones(5), out={"twice": twice}, max_memory=1)
+    np.testing.assert_array_equal(twice, before)  # failed calls wrote nothing
+    with pytest.raises(TypeError):
+        f(x, out={"twice": [0.0] * 5})
+    with pytest.raises(ValueError, match="read-only"):
+        ro = np.zeros(5)
+        ro.flags.writeable = False
+        f(x, out={"twice": ro})
+
+
+def test_reference_counts_of_function_calls():
+    x = np.array([1., -1., 3.], np.float32)
+    out = np.zeros(3, np.float32)
+    refs = [sys.getrefcount(o) for o in (x, out)]
+    for _ in range(200):
+        seed003(x)
+        seed003(x, out=out)
+        with pytest.raises(TypeError):
+            seed003(x.astype(np.float64))
+    assert [sys.getrefcount(o) for o in (x, out)] == refs
