@@ -58,6 +58,10 @@ from ._glue import (
     zeros_like,
 )
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
+from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
+from ._variables import Variable
+from ._apply import sparse_apply_adagrad, sparse_apply_sgd
+from . import optimizers
 
 # The dtypes, as TensorFlow names them (tf.float32 ...). ndx.bfloat16 stays the function that
 # makes BFloat16Arrays; as a dtype (TensorSpec, cast) it means bfloat16.
@@ -84,4 +88,7 @@ __all__ = [
     "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
     "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
     "identity", "reshape", "reduce_sum", "range", "size", "shape",
+    # gradients and variables
+    "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable",
+    "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",
 ]

@@ -27,6 +27,8 @@ from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
 from ._graph import Graph, Tensor, TensorSpec, _like, _shape_text, dtype_of, valid_name
 from ._sparse_tensor import SparseTensor
+from . import _variables
+from ._gradients import IndexedSlices
 
 __all__ = ["function", "Function", "ConcreteFunction", "load", "LoadedFunction"]
 
@@ -34,6 +36,8 @@ __all__ = ["function", "Function", "ConcreteFunction", "load", "LoadedFunction"]
 # ---- argument structures --------------------------------------------------------------------
 
 def _is_array_like(value):
+    if getattr(value, "_ndx_variable", False):
+        return False  # (a Variable is passed by reference, as tf.function passes it)
     return (isinstance(value, (np.ndarray, np.generic, BFloat16Array)) or
             hasattr(value, "__dlpack__") or hasattr(value, "__array_interface__") or
             hasattr(value, "__array__"))
@@ -160,7 +164,10 @@ class ConcreteFunction:
             outs = []
             _flatten_out(self._output_structure, out, outs)
             fetches = [f + (o,) for f, o in zip(fetches, outs)]
-        return self._session(threads, max_memory).run(feeds, fetches, ())
+        session = self._session(threads, max_memory)
+        if self.graph._variables:  # (sync the variables' copies, run the updates)
+            return _variables.run(self.graph, session, feeds, fetches)
+        return session.run(feeds, fetches, ())
 
     def __call__(self, *args, threads=None, max_memory=None, out=None, **kwargs):
         fn = self._function
@@ -186,6 +193,9 @@ def _flatten_outputs(graph, value, out):
     if isinstance(value, SparseTensor):
         out.extend(graph.convert(p) for p in (value.indices, value.values, value.dense_shape))
         return ("sparse",)
+    if isinstance(value, IndexedSlices):
+        out.extend(graph.convert(p) for p in (value.values, value.indices, value.dense_shape))
+        return ("slices",)
     if isinstance(value, Tensor):
         out.append(graph.convert(value))
         return ("tensor",)
@@ -208,6 +218,11 @@ def _flatten_out(structure, out, outs):
     if kind == "none":
         if out is not None:
             raise TypeError("out=: the function returns None there")
+        return
+    if kind == "slices":
+        if out is not None:
+            raise TypeError("out=: an IndexedSlices result is allocated; give None for it")
+        outs.extend([None] * 3)
         return
     if kind == "sparse":
         if out is not None:
@@ -236,6 +251,8 @@ def _unflatten(structure, it):
         return next(it)
     if kind == "sparse":
         return SparseTensor._from_parts(next(it), next(it), next(it))
+    if kind == "slices":
+        return IndexedSlices(next(it), next(it), next(it))
     if kind == "none":
         return None
     if kind is dict:
@@ -328,6 +345,7 @@ class Function:
 
     def _trace(self, bound, leaves):
         graph = Graph(self._name)
+        graph.function = self  # (Variables may be created on the first trace only)
         specs = [s if s is not None else TensorSpec.from_value(a) for s, _, a in leaves]
         names = [(s.name or _node_name(n)) for s, (_, n, _) in zip(specs, leaves)]
         with _trace.tracing(graph):

@@ -315,6 +315,9 @@ class Graph:
         self._g = _ndx._Graph() if _g is None else _g
         self._open = _g is None
         self._owner = None  # the thread tracing it
+        self._variables = {}  # Variable -> its Variable node's Tensor (ndx/_variables.py)
+        self._updates = []    # update nodes' ids: every run runs them
+        self._updated = set()  # the Variables they update
 
     # ---- building -----------------------------------------------------------------------
 
@@ -392,7 +395,10 @@ class Graph:
 
     def convert(self, value, dtype=None):
         """`value` as a Tensor of this graph: a Tensor of it as is, anything else a constant
-        (Python values take `dtype` when given, else TensorFlow's defaults)."""
+        (Python values take `dtype` when given, else TensorFlow's defaults; a Variable is read,
+        an IndexedSlices densified)."""
+        if hasattr(type(value), "_ndx_tensor"):
+            value = value._ndx_tensor(self)
         if isinstance(value, Tensor):
             if value.graph is not self:
                 raise _ndx.InvalidArgumentError(

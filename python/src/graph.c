@@ -319,6 +319,8 @@ static PyMethodDef graph_methods[] = {
     {"save", (PyCFunction)graph_save, METH_O, NULL},
     {"load", (PyCFunction)graph_load, METH_O | METH_CLASS, NULL},
     {"from_text", (PyCFunction)graph_from_text, METH_VARARGS | METH_CLASS, NULL},
+    {"gradients", (PyCFunction)py_graph_gradients, METH_VARARGS, NULL},
+    {"variable", (PyCFunction)py_graph_variable, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject py_graph_type = {
@@ -516,6 +518,8 @@ static PyObject *session_graph(py_session *self, void *unused) {
 
 static PyMethodDef session_methods[] = {
     {"run", (PyCFunction)session_run, METH_VARARGS, NULL},
+    {"read_variable", (PyCFunction)py_session_read_variable, METH_VARARGS, NULL},
+    {"write_variable", (PyCFunction)py_session_write_variable, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef session_getset[] = {{"graph", (getter)session_graph, NULL, NULL, NULL},

@@ -30,6 +30,11 @@ int py_graph_output(py_graph *g, long long id, long long index, ndx_output *out)
 /* Raises the graph's first error (InvalidArgumentError naming the node and file:line) and
  * returns NULL; a generic message when the graph has none. */
 PyObject *py_graph_raise(py_graph *g);
+/* graph_grad.c: _Graph.gradients, _Graph.variable, _Session.read_variable, write_variable. */
+PyObject *py_graph_gradients(py_graph *self, PyObject *args);
+PyObject *py_graph_variable(py_graph *self, PyObject *args);
+PyObject *py_session_read_variable(py_session *self, PyObject *args);
+PyObject *py_session_write_variable(py_session *self, PyObject *args);
 /* Adds _Graph and _Session to the module: 0, or -1 with an exception set. */
 int py_graph_add_types(PyObject *module);
 
