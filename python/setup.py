@@ -44,6 +44,12 @@ def libndx_flags():
 
 FLAGS = libndx_flags()
 
+# As CMakeLists.txt: the optimizer-step kernels round every step as the element type does (no
+# fused multiply-add in their AVX2/AVX-512 clones), so the Python module's training steps give
+# the C library's bits.
+PER_FILE_FLAGS = {os.path.join("src", "ops", "sparse_apply_kernels.c"):
+                  ["-ffp-contract=off", "-fno-math-errno"]}
+
 
 class BuildExt(build_ext):
     """Adds the stringop flags when this compiler takes them, as CMake's check does."""
@@ -60,6 +66,17 @@ class BuildExt(build_ext):
                 taken = []
         for ext in self.extensions:
             ext.extra_compile_args += taken
+            # Files CMakeLists.txt compiles with flags of their own (set_source_files_properties):
+            # compiled here with the same, linked in as objects.
+            for src, flags in PER_FILE_FLAGS.items():
+                path = os.path.join(root, src)
+                ext.sources.remove(path)
+                obj = self.compiler.object_filenames([path], output_dir=self.build_temp)[0]
+                os.makedirs(os.path.dirname(obj), exist_ok=True)
+                ext.extra_objects += self.compiler.compile(
+                    [path], output_dir=self.build_temp, macros=ext.define_macros,
+                    include_dirs=ext.include_dirs,
+                    extra_postargs=ext.extra_compile_args + flags)
         super().build_extensions()
 
 

@@ -11,7 +11,7 @@ Used where a tensor is expected (an op's input, arithmetic) an IndexedSlices is 
 import numpy as np
 
 from . import _ndx, _trace
-from ._graph import Tensor, _user_frame
+from ._graph import Tensor, _convert_to, _user_frame
 
 __all__ = ["IndexedSlices", "gradients", "GradientTape", "convert_to_tensor"]
 
@@ -166,7 +166,9 @@ def _wrap(g, form):
 def _gradients(g, ys, xs, grad_ys):
     """Gradients of the Tensors ys (with grad_ys, or ones) for the Tensors xs."""
     ys = [g.convert(y) for y in ys]
-    dys = None if grad_ys is None else [g.convert(d, y.dtype) for d, y in zip(grad_ys, ys)]
+    dys = None if grad_ys is None else [
+        g.convert(d if isinstance(d, Tensor) else _convert_to(d, y.dtype))
+        for d, y in zip(grad_ys, ys)]
     if dys is not None and len(dys) != len(ys):
         raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
     file, line = _user_frame()
