@@ -30,6 +30,15 @@ from ._function import (
     function as function,
     load as load,
 )
+from ._gradients import (
+    GradientTape as GradientTape,
+    IndexedSlices as IndexedSlices,
+    convert_to_tensor as convert_to_tensor,
+    gradients as gradients,
+)
+from ._variables import Variable as Variable
+from ._apply import sparse_apply_adagrad as sparse_apply_adagrad, sparse_apply_sgd as sparse_apply_sgd
+from . import optimizers as optimizers
 from ._glue import (
     add as add,
     cast as cast,
