@@ -246,3 +246,16 @@ def test_gradient_tape_output_gradients_and_zero_unconnected():
     gx, gy = f(np.ones(2), np.ones(2))
     np.testing.assert_array_equal(gx, [3.0, 6.0])
     np.testing.assert_array_equal(gy, [0.0, 0.0])
+
+
+def test_a_gradient_the_graph_cannot_build_names_the_forward_node_and_its_line():
+    @ndx.function(input_signature=[ndx.TensorSpec([4, 2], ndx.float64),
+                                   ndx.TensorSpec(None, ndx.int32)])
+    def f(p, i):
+        y = ndx.gather_nd(p, i)
+        z = y * 2.0
+        return ndx.gradients(z, p)
+    line = f.python_function.__code__.co_firstlineno + 3  # the line of z = y * 2.0
+    with pytest.raises(ndx.InvalidArgumentError, match=rf"test_gradients\.py:{line}: Mul: "
+                                                       rf"gradient of Mul"):
+        f.get_concrete_function()
