@@ -192,6 +192,7 @@ class Tensor:
     operators (+ - * / // % and unary -) and an integer index (x[i]) build nodes."""
 
     __slots__ = ("graph", "op", "index", "dtype", "shape", "__weakref__")
+    __array_ufunc__ = None  # NumPy defers: np.float32(2) * x calls x.__rmul__
 
     def __init__(self, graph, op, index, dtype, shape):
         self.graph, self.op, self.index, self.dtype, self.shape = graph, op, index, dtype, shape

@@ -255,6 +255,14 @@ def test_operators_convert_python_scalars_to_the_tensors_dtype():
     for g, w in zip(got, want):
         assert g.dtype == np.float32
         np.testing.assert_allclose(g, w.astype(np.float32), rtol=1e-6)
+    @ndx.function
+    def numpy_first(x):
+        return np.float32(2) * x, np.arange(3, dtype=np.float32) + x, np.float32(1) - x
+
+    twice, plus, minus = numpy_first(x)
+    np.testing.assert_array_equal(twice, 2 * x)
+    np.testing.assert_array_equal(plus, np.arange(3) + x)
+    np.testing.assert_array_equal(minus, 1 - x)
     xi = np.array([5, -3], np.int64)
     got = ops(xi, xi)
     assert got[0].dtype == np.int64 and got[6].dtype == np.float64  # int / int is float64
