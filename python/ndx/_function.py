@@ -13,8 +13,12 @@ Objects (see ndx/_graph.py for Graph and Tensor):
     allocate only their results. A call converts its arguments as the eager ops do (in place
     for C-contiguous arrays), checks every dtype and shape before any node runs, and runs the
     session with the GIL released (one run per session at a time: the C side holds a lock).
-  * Gradients and variables add nodes to `ConcreteFunction.graph` during the trace through
-    Graph.op (and _ndx._Graph's methods for the C builders that Graph.op does not cover).
+  * Gradients and variables add nodes to the graph being traced (`_trace.graph()`) through
+    Graph.op, or through new methods of _ndx._Graph for the C builders ndx_op_by_type does not
+    cover (python/src/graph.h declares the objects and py_graph_output, the C handle of a
+    Tensor's (op, index)); Graph.add_target(node) makes every call run a node it fetches
+    nothing from (an update); ConcreteFunction._session(threads, max_memory) is the
+    _ndx._Session a call runs (where a session's variables live).
 """
 import functools
 import inspect
@@ -112,6 +116,7 @@ class ConcreteFunction:
         self.outputs = outputs           # fetched Tensors
         self._fetches = tuple(t.output for t in outputs)
         self._likes = [_like(t.dtype) for t in inputs]  # (NumPy dtypes; "bfloat16")
+        self._targets = tuple(graph.targets)
         self._threads, self._max_memory = threads, max_memory
         self._sessions = {}
         self._lock = threading.Lock()
@@ -160,7 +165,7 @@ class ConcreteFunction:
             outs = []
             _flatten_out(self._output_structure, out, outs)
             fetches = [f + (o,) for f, o in zip(fetches, outs)]
-        return self._session(threads, max_memory).run(feeds, fetches, ())
+        return self._session(threads, max_memory).run(feeds, fetches, self._targets)
 
     def __call__(self, *args, threads=None, max_memory=None, out=None, **kwargs):
         fn = self._function

@@ -315,7 +315,9 @@ class Graph:
         self.name = name
         self._g = _ndx._Graph() if _g is None else _g
         self._open = _g is None
-        self._owner = None  # the thread tracing it
+        # Nodes every call runs without fetching anything from them (updates of variables, say:
+        # TensorFlow's control outputs); ids, added with add_target during the trace.
+        self.targets = []
 
     # ---- building -----------------------------------------------------------------------
 
@@ -390,6 +392,12 @@ class Graph:
         file, line = _user_frame()
         node, count = self._g.op(type, handles, pairs, self._name(name), file, line)
         return self._tensors(node, count)
+
+    def add_target(self, node):
+        """Makes every call of this graph's function run `node` (a node id, or a Tensor's
+        node), as TensorFlow runs a function's stateful ops, without fetching it."""
+        self.check_open()
+        self.targets.append(node.op if isinstance(node, Tensor) else int(node))
 
     def convert(self, value, dtype=None):
         """`value` as a Tensor of this graph: a Tensor of it as is, anything else a constant
