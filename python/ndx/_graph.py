@@ -79,10 +79,27 @@ DTYPES = tuple(DType(n, i, None if n == "bfloat16" else np.dtype("S") if n == "s
 _BY_NAME = {d.name: d for d in DTYPES}
 
 
+_CACHE = {}  # (NumPy dtypes and names seen: as_dtype runs on every eager glue call)
+
+
 def as_dtype(value):
     """A DType from a DType, its name, a NumPy dtype or type, or "bfloat16"."""
     if isinstance(value, DType):
         return value
+    try:
+        return _CACHE[value]
+    except (KeyError, TypeError):
+        pass
+    d = _as_dtype(value)
+    try:
+        if len(_CACHE) < 4096:
+            _CACHE[value] = d
+    except TypeError:
+        pass
+    return d
+
+
+def _as_dtype(value):
     if isinstance(value, str) and value in _BY_NAME:
         return _BY_NAME[value]
     if value is BFloat16Array or value is bfloat16:  # (ndx.bfloat16, the function, too)
