@@ -276,6 +276,10 @@ class Function:
         self._lock = threading.RLock()
         self._trace_count = 0
         self._takes = {k: k in self._names for k in ("threads", "max_memory", "out")}
+        kinds = [p.kind for p in self._signature.parameters.values()]
+        self._plain = all(k == inspect.Parameter.POSITIONAL_OR_KEYWORD for k in kinds)
+        self._positional_only = [p.name for p in self._signature.parameters.values()
+                                 if p.kind == p.POSITIONAL_ONLY]
 
     def experimental_get_tracing_count(self):
         """How many times the Python function was traced (TensorFlow's name)."""
@@ -287,7 +291,7 @@ class Function:
 
     def _bind(self, args, kwargs):
         """{parameter name: value} of a call (every parameter, defaults applied)."""
-        if not kwargs and len(args) == len(self._names):
+        if not kwargs and len(args) == len(self._names) and self._plain:
             return dict(zip(self._names, args))
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -342,7 +346,8 @@ class Function:
                 sig = self.input_signature or []
                 args = {n: _replace_spec(sig[i], it) if i < len(sig) else
                         _replace(bound[n], it) for i, n in enumerate(self._names)}
-                result = self.python_function(**args)
+                first = [args.pop(n) for n in self._positional_only]
+                result = self.python_function(*first, **args)
                 outputs = []
                 structure = _flatten_outputs(graph, result, outputs)
             except BaseException:

@@ -144,3 +144,21 @@ def test_index_errors_at_run_time_change_nothing():
     with pytest.raises(ndx.InvalidArgumentError, match="out of range"):
         scatter(t, np.array([[3]], np.int32))
     np.testing.assert_array_equal(t, np.zeros(3))  # the input is never written
+
+
+def test_parameter_kinds():
+    @ndx.function
+    def f(a, /, b, *, c=2):
+        return a * c + b
+
+    np.testing.assert_array_equal(f(np.array([1]), np.array([10])), [12])
+    np.testing.assert_array_equal(f(np.array([1]), b=np.array([10]), c=3), [13])
+    with pytest.raises(TypeError):
+        f(np.array([1]), np.array([10]), np.array([5]))  # c is keyword-only
+
+    class Model:
+        @ndx.function
+        def apply(self, x):
+            return x + 1
+
+    np.testing.assert_array_equal(Model().apply(np.array([1, 2])), [2, 3])
