@@ -32,7 +32,8 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
-from ._graph import DType, Graph, Node, Tensor, TensorSpec, as_dtype, DTYPES as _DTYPES
+from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
+                     DTYPES as _DTYPES)
 from ._glue import (
     add,
     cast,
@@ -77,7 +78,7 @@ __all__ = [
     "OutOfMemoryError", "library_version", "release_memory",
     # graphs (ndx.function)
     "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",
-    "Tensor", "TensorSpec", "DType", "as_dtype",
+    "Tensor", "TensorSpec", "SparseTensorSpec", "DType", "as_dtype",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128", "string",
     # glue ops

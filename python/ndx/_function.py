@@ -29,7 +29,8 @@ import numpy as np
 
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
-from ._graph import Graph, Tensor, TensorSpec, _like, _shape_text, dtype_of, valid_name
+from ._graph import (Graph, SparseTensorSpec, Tensor, TensorSpec, _like, _shape_text, dtype_of,
+                     valid_name)
 from ._sparse_tensor import SparseTensor
 
 __all__ = ["function", "Function", "ConcreteFunction", "load", "LoadedFunction"]
@@ -317,7 +318,9 @@ class Function:
         bound = self._bind(args, kwargs)
         for n in self._names:  # TensorSpec arguments stand for arrays of that spec
             v = bound[n]
-            if isinstance(v, TensorSpec):
+            if isinstance(v, SparseTensorSpec):
+                bound[n] = SparseTensor._from_parts(*(_spec_example(p) for p in v.parts()))
+            elif isinstance(v, TensorSpec):
                 if v.shape is None or None in v.shape:
                     if self.input_signature is None:
                         raise TypeError("get_concrete_function: a TensorSpec with unknown dims "
@@ -398,7 +401,7 @@ class Function:
 
 
 def _check_specs(spec):
-    if isinstance(spec, TensorSpec):
+    if isinstance(spec, (TensorSpec, SparseTensorSpec)):
         return
     if isinstance(spec, (list, tuple)):
         for s in spec:
@@ -408,8 +411,8 @@ def _check_specs(spec):
         for s in spec.values():
             _check_specs(s)
         return
-    raise TypeError(f"input_signature holds TensorSpec (or lists, tuples and dicts of them), "
-                    f"not {type(spec).__name__}")
+    raise TypeError(f"input_signature holds TensorSpec and SparseTensorSpec (or lists, tuples "
+                    f"and dicts of them), not {type(spec).__name__}")
 
 
 def _spec_leaves(spec, value, name, leaves):
@@ -427,6 +430,17 @@ def _spec_leaves(spec, value, name, leaves):
         else:
             a = _as_array(value)
         leaves.append((spec, name, a))
+        return
+    if isinstance(spec, SparseTensorSpec):
+        if isinstance(value, SparseTensorSpec):
+            value = SparseTensor._from_parts(*(_spec_example(p) for p in value.parts()))
+        if not isinstance(value, SparseTensor):
+            raise TypeError(f"argument {name}: expected an ndx.SparseTensor, not "
+                            f"{type(value).__name__}")
+        for part_spec, part, what in zip(spec.parts(), (value.indices, value.values,
+                                                        value.dense_shape),
+                                         ("indices", "values", "dense_shape")):
+            _spec_leaves(part_spec, part, f"{name}_{what}", leaves)
         return
     if isinstance(spec, dict):
         if not isinstance(value, dict) or set(value) != set(spec):
@@ -467,6 +481,8 @@ def _replace(value, it):
 def _replace_spec(spec, it):
     if isinstance(spec, TensorSpec):
         return next(it)
+    if isinstance(spec, SparseTensorSpec):
+        return SparseTensor._from_parts(next(it), next(it), next(it))
     if isinstance(spec, dict):
         return {k: _replace_spec(spec[k], it) for k in spec}
     items = [_replace_spec(s, it) for s in spec]

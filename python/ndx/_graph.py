@@ -30,7 +30,7 @@ from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array, bfloat16
 from ._sparse_tensor import SparseTensor
 
-__all__ = ["DType", "TensorSpec", "Tensor", "Graph", "Node"]
+__all__ = ["DType", "TensorSpec", "SparseTensorSpec", "Tensor", "Graph", "Node"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -165,6 +165,32 @@ class TensorSpec:
 
     def __repr__(self):
         return f"TensorSpec(shape={_shape_text(self.shape)}, dtype={self.dtype!r}, name={self.name!r})"
+
+
+class SparseTensorSpec:
+    """The spec of an ndx.SparseTensor argument (TensorFlow's tf.SparseTensorSpec): its dense
+    `shape` (ints and None; its length, the rank, must be known) and the values' `dtype`. It
+    stands for three placeholders: indices int64 [?, rank], values dtype [?], dense_shape int64
+    [rank]."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype=None):
+        if shape is None:
+            raise ValueError("SparseTensorSpec: the rank (len(shape)) must be known")
+        self.shape = TensorSpec(shape).shape
+        self.dtype = as_dtype("float32" if dtype is None else dtype)
+
+    def parts(self, name=None):
+        """The three TensorSpecs: indices, values, dense_shape."""
+        rank = len(self.shape)
+        i64 = as_dtype("int64")
+        return (TensorSpec([None, rank], i64, name and name + "_indices"),
+                TensorSpec([None], self.dtype, name and name + "_values"),
+                TensorSpec([rank], i64, name and name + "_dense_shape"))
+
+    def __repr__(self):
+        return f"SparseTensorSpec(shape={_shape_text(self.shape)}, dtype={self.dtype!r})"
 
 
 def _shapes_agree(a, b):

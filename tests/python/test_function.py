@@ -600,3 +600,23 @@ def test_reference_counts_of_function_calls():
         with pytest.raises(TypeError):
             seed003(x.astype(np.float64))
     assert [sys.getrefcount(o) for o in (x, out)] == refs
+
+
+def test_sparse_arguments_with_a_signature():
+    @ndx.function(input_signature=[ndx.SparseTensorSpec([None, 4], ndx.int32),
+                                   ndx.SparseTensorSpec([None, 4], ndx.int32)])
+    def stack(a, b):
+        return ndx.sparse.concat(0, [a, b]), ndx.sparse.to_dense(ndx.sparse.reorder(a))
+
+    a = ndx.SparseTensor([[1, 3], [0, 0]], np.array([5, 6], np.int32), [2, 4])
+    b = ndx.SparseTensor([[0, 1]], np.array([7], np.int32), [1, 4])
+    cat, dense = stack(a, b)
+    assert sparse_parts(cat) == ([[0, 0], [1, 3], [2, 1]], [6, 5, 7], [3, 4])
+    np.testing.assert_array_equal(dense, [[6, 0, 0, 0], [0, 0, 0, 5]])
+    assert stack.experimental_get_tracing_count() == 1
+    names = [t.node.name for t in stack.get_concrete_function().inputs]
+    assert names[:3] == ["a_indices", "a_values", "a_dense_shape"]
+    with pytest.raises(TypeError, match="SparseTensor"):
+        stack(np.zeros(4), b)
+    with pytest.raises(ndx.InvalidArgumentError):
+        stack(ndx.SparseTensor([[0, 0, 0]], np.array([1], np.int32), [1, 1, 1]), b)
