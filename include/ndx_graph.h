@@ -357,7 +357,8 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
  * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
  * error like any builder's (the graph's first error, at file:line), and the node is then a
- * failed handle. */
+ * failed handle. It builds exactly the node the text form's line would (so the typed builders'
+ * extras are not made: a sparse apply's indices must already be a vector). */
 typedef struct ndx_attr {
     const char *name; /* "batch_dims" */
     int64_t value;
