@@ -117,6 +117,11 @@ class ConcreteFunction:
         self.outputs = outputs           # fetched Tensors
         self._fetches = tuple(t.output for t in outputs)
         self._likes = [_like(t.dtype) for t in inputs]  # (NumPy dtypes; "bfloat16")
+        # Per input: (node, what its lists become, rank or None, the known dims, the Tensor).
+        self._checks = [(t.op, like, None if t.shape is None else len(t.shape),
+                         [(i, d) for i, d in enumerate(t.shape or ()) if d is not None], t)
+                        for t, like in zip(inputs, self._likes)]
+        self._single = output_structure == ("tensor",)
         self._targets = tuple(graph.targets)
         self._threads, self._max_memory = threads, max_memory
         self._sessions = {}
@@ -143,22 +148,14 @@ class ConcreteFunction:
             raise TypeError(f"{self.graph.name}: {len(arrays)} arrays for {len(self.inputs)} "
                             f"inputs")
         feeds = []
-        for t, like, a in zip(self.inputs, self._likes, arrays):
-            if isinstance(a, Tensor):
-                a.graph.check_open()
-            if isinstance(a, (np.ndarray, BFloat16Array, np.generic)):
-                if not (isinstance(a, np.ndarray) and a.dtype == like):  # (the common case)
-                    d = dtype_of(a)
-                    if d is not t.dtype:
-                        raise TypeError(f"{self.graph.name}: argument {t.node.name} must be "
-                                        f"{t.dtype.name}, not {d.name}")
-                shape = a.bits.shape if isinstance(a, BFloat16Array) else np.shape(a)
-                if t.shape is not None and (len(shape) != len(t.shape) or any(
-                        d is not None and d != s for d, s in zip(t.shape, shape))):
-                    raise _ndx.InvalidArgumentError(
-                        f"{self.graph.name}: argument {t.node.name} must have shape "
-                        f"{_shape_text(t.shape)}, not {list(shape)}")
-            feeds.append((t.op, 0, a, like))
+        for (op, like, rank, known, t), a in zip(self._checks, arrays):
+            if type(a) is np.ndarray and a.dtype == like:  # the common case, checked quickly
+                shape = a.shape
+                if rank is not None and (len(shape) != rank or any(shape[i] != d for i, d in known)):
+                    self._refuse_shape(t, shape)
+            else:
+                self._check_other(t, a)
+            feeds.append((op, 0, a, like))
         threads = self._threads if threads is None else threads
         max_memory = self._max_memory if max_memory is None else max_memory
         fetches = self._fetches
@@ -168,14 +165,34 @@ class ConcreteFunction:
             fetches = [f + (o,) for f, o in zip(fetches, outs)]
         return self._session(threads, max_memory).run(feeds, fetches, self._targets)
 
+    def _refuse_shape(self, t, shape):
+        raise _ndx.InvalidArgumentError(
+            f"{self.graph.name}: argument {t.node.name} must have shape {_shape_text(t.shape)}, "
+            f"not {list(shape)}")
+
+    def _check_other(self, t, a):
+        """The checks of an argument that is not an ndarray of the placeholder's dtype."""
+        if isinstance(a, Tensor):
+            a.graph.check_open()
+        if isinstance(a, (np.ndarray, BFloat16Array, np.generic)):
+            d = dtype_of(a)
+            if d is not t.dtype:
+                raise TypeError(f"{self.graph.name}: argument {t.node.name} must be "
+                                f"{t.dtype.name}, not {d.name}")
+            shape = a.bits.shape if isinstance(a, BFloat16Array) else np.shape(a)
+            if t.shape is not None and (len(shape) != len(t.shape) or any(
+                    d is not None and d != s for d, s in zip(t.shape, shape))):
+                self._refuse_shape(t, shape)
+
     def __call__(self, *args, threads=None, max_memory=None, out=None, **kwargs):
         fn = self._function
         _, leaves = fn._key(fn._bind(args, kwargs))
         return self._pack(self._run([a for _, _, a in leaves], threads, max_memory, out))
 
     def _pack(self, values):
-        it = iter(values)
-        return _unflatten(self._output_structure, it)
+        if self._single:
+            return values[0]
+        return _unflatten(self._output_structure, iter(values))
 
     def save(self, path):
         """Writes the graph's text form at `path` (+ .npz for large constants); `ndx run` and
@@ -271,6 +288,9 @@ class Function:
                                 f"{len(self._names)} parameters of {func.__name__}")
             _check_specs(input_signature)
         self.input_signature = input_signature
+        self._flat = (input_signature is not None and len(input_signature) == len(self._names)
+                      and all(isinstance(x, TensorSpec) for x in input_signature))
+        self._flat_cf = None
         self._threads, self._max_memory = threads, max_memory
         self._name = name or getattr(func, "__name__", "function")
         self._cache = {}
@@ -364,6 +384,11 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _trace.active and _trace.graph() is not None:
             return self.python_function(*args, **kwargs)  # inside a trace: inlined
+        if self._flat and self._plain and not kwargs and len(args) == len(self._names):
+            # A signature of one TensorSpec per parameter, arguments by position: no binding.
+            cf = self._flat_cf or self.get_concrete_function()
+            self._flat_cf = cf
+            return cf._pack(cf._run(args, None, None))
         threads = kwargs.pop("threads", None) if not self._takes["threads"] else None
         max_memory = kwargs.pop("max_memory", None) if not self._takes["max_memory"] else None
         out = kwargs.pop("out", None) if not self._takes["out"] else None
