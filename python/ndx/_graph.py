@@ -525,20 +525,23 @@ class Graph:
         def q(s):
             return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
-        def spec(s):
-            return f"{s.dtype.name}{_shape_text(s.shape)}"
+        def spec(raw):
+            dtype, shape, itemsize = raw
+            name = DTYPES[dtype].name
+            if name == "string" and itemsize:
+                name = f"string({itemsize})"
+            return f"{name}{_shape_text(shape)}"
 
         lines = ["digraph ndx {", "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
-        nodes = self.nodes
-        for n in nodes:
-            label = "\n".join([n.name, n.type] + [spec(s) for s in n.outputs])
-            style = (", style=rounded" if n.type == "Placeholder" else
-                     ", style=dashed" if n.known else "")
-            lines.append(f"  {q(n.name)} [label={q(label)}{style}];")
-            for text in n.inputs:
-                src, _, k = text.rpartition(":")
-                s = nodes[self._g.find(src) - 1].outputs[int(k)]
-                lines.append(f"  {q(src)} -> {q(n.name)} [label={q(spec(s))}];")
+        raw = [self._g.node(i) for i in range(1, self._g.count() + 1)]
+        for name, type_, _, _, inputs, specs, known in raw:
+            label = "\n".join([name, type_] + [spec(x) for x in specs])
+            style = (", style=rounded" if type_ == "Placeholder" else
+                     ", style=dashed" if known else "")
+            lines.append(f"  {q(name)} [label={q(label)}{style}];")
+            for src, k in inputs:
+                src_name, src_specs = raw[src - 1][0], raw[src - 1][5]
+                lines.append(f"  {q(src_name)} -> {q(name)} [label={q(spec(src_specs[k]))}];")
         lines.append("}")
         return "\n".join(lines) + "\n"
 

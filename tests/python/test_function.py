@@ -620,3 +620,21 @@ def test_sparse_arguments_with_a_signature():
         stack(np.zeros(4), b)
     with pytest.raises(ndx.InvalidArgumentError):
         stack(ndx.SparseTensor([[0, 0, 0]], np.array([1], np.int32), [1, 1, 1]), b)
+
+
+def test_to_dot_is_what_ndx_graph_dot_draws(tmp_path):
+    cli = os.path.join(ROOT, "build", "ndx")
+    if not os.path.exists(cli):
+        pytest.skip("build/ndx is not built (scripts/test.sh builds it before pytest)")
+
+    @ndx.function
+    def words(w, i):
+        return ndx.gather_nd(w, i), ndx.sparse.from_dense(w)
+
+    words(np.array([b"ab", b"cde"]), np.array([[1]]))
+    for f in (seed003, words):
+        path = tmp_path / "g.txt"
+        f.save(path)
+        drawn = subprocess.run([cli, "graph", "dot", str(path)], check=True, capture_output=True,
+                               text=True).stdout
+        assert f.graph.to_dot() == drawn
