@@ -13,6 +13,10 @@ its conversion raised, as "op: argument: message". A failed call changes nothing
 
 ndx's keywords (bad_indices=, threads=, max_memory=, and out= on the tensor_scatter_nd family)
 are described in ndx.gather_nd's and ndx.tensor_scatter_nd_add's docstrings.
+
+Graphs: @ndx.function traces a Python function of these ops and of the glue ops (ndx.add,
+ndx.cast, ndx.range, ndx.shape, ...) into an ndx graph and runs it when called, as
+tf.function does; ndx.load runs a saved graph. See ndx.function's docstring.
 """
 from . import _ndx
 from ._convert import BFloat16Array, _as_array, bfloat16
