@@ -44,17 +44,9 @@ def _is_array_like(value):
             hasattr(value, "__array__"))
 
 
-class _Leaf:
-    """One array argument: its placeholder's spec and name."""
-
-    __slots__ = ("spec", "name")
-
-    def __init__(self, spec, name):
-        self.spec, self.name = spec, name
-
-
 def _structure(value, name, leaves):
-    """The cache key of one argument; array leaves are appended to `leaves` (arrays)."""
+    """The cache key of one argument; its array leaves are appended to `leaves` as
+    (None, placeholder name, array)."""
     if isinstance(value, Tensor):
         value.graph.check_open()  # raises: a symbolic tensor outside its trace
     if isinstance(value, SparseTensor):
@@ -87,13 +79,6 @@ def _array(value):
     if isinstance(value, (np.ndarray, BFloat16Array)):
         return value
     return _as_array(value)
-
-
-def _spec_key(self):
-    return (self.dtype.name, self.shape)
-
-
-TensorSpec._key = _spec_key
 
 
 def _node_name(name):

@@ -151,6 +151,10 @@ class TensorSpec:
         return cls(np.shape(value.bits if isinstance(value, BFloat16Array) else value),
                    dtype_of(value), name)
 
+    def _key(self):
+        """What a trace's cache key holds of this spec."""
+        return (self.dtype.name, self.shape)
+
     def is_compatible_with(self, value):
         """Whether an array (or spec) fits: the same dtype, and the same dims where known."""
         other = value if isinstance(value, TensorSpec) else TensorSpec.from_value(value)
