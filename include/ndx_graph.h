@@ -10,7 +10,8 @@
  *   3. Builders: one typed function per op of ndx.h, plus const, placeholder, identity and the
  *      glue ops that programs of these ops and their gradients need (equal, not_equal, cast,
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, neg, zeros_like, ones_like,
- *      fill, reshape, reduce_sum, range, size, shape).
+ *      fill, reshape, reduce_sum, range, size, shape), and ndx_op_by_type, one generic builder
+ *      for language bindings (any node by its type name and attributes).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *   6. Saved graphs: the text form.
@@ -356,7 +357,8 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
  * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
  * error like any builder's (the graph's first error, at file:line), and the node is then a
- * failed handle. */
+ * failed handle. It builds exactly the node the text form's line would (so the typed builders'
+ * extras are not made: a sparse apply's indices must already be a vector). */
 typedef struct ndx_attr {
     const char *name; /* "batch_dims" */
     int64_t value;

@@ -13,6 +13,10 @@ its conversion raised, as "op: argument: message". A failed call changes nothing
 
 ndx's keywords (bad_indices=, threads=, max_memory=, and out= on the tensor_scatter_nd family)
 are described in ndx.gather_nd's and ndx.tensor_scatter_nd_add's docstrings.
+
+Graphs: @ndx.function traces a Python function of these ops and of the glue ops (ndx.add,
+ndx.cast, ndx.range, ndx.shape, ...) into an ndx graph and runs it when called, as
+tf.function does; ndx.load runs a saved graph. See ndx.function's docstring.
 """
 from . import _ndx
 from ._convert import BFloat16Array, _as_array, bfloat16
@@ -32,7 +36,8 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
-from ._graph import DType, Graph, Node, Tensor, TensorSpec, as_dtype, DTYPES as _DTYPES
+from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
+                     DTYPES as _DTYPES)
 from ._glue import (
     add,
     cast,
@@ -81,7 +86,7 @@ __all__ = [
     "OutOfMemoryError", "library_version", "release_memory",
     # graphs (ndx.function)
     "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",
-    "Tensor", "TensorSpec", "DType", "as_dtype",
+    "Tensor", "TensorSpec", "SparseTensorSpec", "DType", "as_dtype",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128", "string",
     # glue ops

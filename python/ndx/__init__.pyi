@@ -19,6 +19,7 @@ from ._graph import (
     DType as DType,
     Graph as Graph,
     Node as Node,
+    SparseTensorSpec as SparseTensorSpec,
     Tensor as Tensor,
     TensorSpec as TensorSpec,
     as_dtype as as_dtype,

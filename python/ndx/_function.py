@@ -13,8 +13,12 @@ Objects (see ndx/_graph.py for Graph and Tensor):
     allocate only their results. A call converts its arguments as the eager ops do (in place
     for C-contiguous arrays), checks every dtype and shape before any node runs, and runs the
     session with the GIL released (one run per session at a time: the C side holds a lock).
-  * Gradients and variables add nodes to `ConcreteFunction.graph` during the trace through
-    Graph.op (and _ndx._Graph's methods for the C builders that Graph.op does not cover).
+  * Gradients and variables add nodes to the graph being traced (`_trace.graph()`) through
+    Graph.op, or through new methods of _ndx._Graph for the C builders ndx_op_by_type does not
+    cover (python/src/graph.h declares the objects and py_graph_output, the C handle of a
+    Tensor's (op, index)); Graph.add_target(node) makes every call run a node it fetches
+    nothing from (an update); ConcreteFunction._session(threads, max_memory) is the
+    _ndx._Session a call runs (where a session's variables live).
 """
 import functools
 import inspect
@@ -25,7 +29,8 @@ import numpy as np
 
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
-from ._graph import Graph, Tensor, TensorSpec, _like, _shape_text, dtype_of, valid_name
+from ._graph import (Graph, SparseTensorSpec, Tensor, TensorSpec, _like, _shape_text, dtype_of,
+                     valid_name)
 from ._sparse_tensor import SparseTensor
 from . import _variables
 from ._gradients import IndexedSlices
@@ -43,17 +48,9 @@ def _is_array_like(value):
             hasattr(value, "__array__"))
 
 
-class _Leaf:
-    """One array argument: its placeholder's spec and name."""
-
-    __slots__ = ("spec", "name")
-
-    def __init__(self, spec, name):
-        self.spec, self.name = spec, name
-
-
 def _structure(value, name, leaves):
-    """The cache key of one argument; array leaves are appended to `leaves` (arrays)."""
+    """The cache key of one argument; its array leaves are appended to `leaves` as
+    (None, placeholder name, array)."""
     if isinstance(value, Tensor):
         value.graph.check_open()  # raises: a symbolic tensor outside its trace
     if isinstance(value, SparseTensor):
@@ -88,13 +85,6 @@ def _array(value):
     return _as_array(value)
 
 
-def _spec_key(self):
-    return (self.dtype.name, self.shape)
-
-
-TensorSpec._key = _spec_key
-
-
 def _node_name(name):
     """A placeholder name from an argument name (TensorFlow's rule for node names)."""
     return name if valid_name(name) else "input"
@@ -116,6 +106,12 @@ class ConcreteFunction:
         self.outputs = outputs           # fetched Tensors
         self._fetches = tuple(t.output for t in outputs)
         self._likes = [_like(t.dtype) for t in inputs]  # (NumPy dtypes; "bfloat16")
+        # Per input: (node, what its lists become, rank or None, the known dims, the Tensor).
+        self._checks = [(t.op, like, None if t.shape is None else len(t.shape),
+                         [(i, d) for i, d in enumerate(t.shape or ()) if d is not None], t)
+                        for t, like in zip(inputs, self._likes)]
+        self._single = output_structure == ("tensor",)
+        self._targets = tuple(graph.targets)
         self._threads, self._max_memory = threads, max_memory
         self._sessions = {}
         self._lock = threading.Lock()
@@ -141,22 +137,14 @@ class ConcreteFunction:
             raise TypeError(f"{self.graph.name}: {len(arrays)} arrays for {len(self.inputs)} "
                             f"inputs")
         feeds = []
-        for t, like, a in zip(self.inputs, self._likes, arrays):
-            if isinstance(a, Tensor):
-                a.graph.check_open()
-            if isinstance(a, (np.ndarray, BFloat16Array, np.generic)):
-                if not (isinstance(a, np.ndarray) and a.dtype == like):  # (the common case)
-                    d = dtype_of(a)
-                    if d is not t.dtype:
-                        raise TypeError(f"{self.graph.name}: argument {t.node.name} must be "
-                                        f"{t.dtype.name}, not {d.name}")
-                shape = a.bits.shape if isinstance(a, BFloat16Array) else np.shape(a)
-                if t.shape is not None and (len(shape) != len(t.shape) or any(
-                        d is not None and d != s for d, s in zip(t.shape, shape))):
-                    raise _ndx.InvalidArgumentError(
-                        f"{self.graph.name}: argument {t.node.name} must have shape "
-                        f"{_shape_text(t.shape)}, not {list(shape)}")
-            feeds.append((t.op, 0, a, like))
+        for (op, like, rank, known, t), a in zip(self._checks, arrays):
+            if type(a) is np.ndarray and a.dtype == like:  # the common case, checked quickly
+                shape = a.shape
+                if rank is not None and (len(shape) != rank or any(shape[i] != d for i, d in known)):
+                    self._refuse_shape(t, shape)
+            else:
+                self._check_other(t, a)
+            feeds.append((op, 0, a, like))
         threads = self._threads if threads is None else threads
         max_memory = self._max_memory if max_memory is None else max_memory
         fetches = self._fetches
@@ -166,8 +154,27 @@ class ConcreteFunction:
             fetches = [f + (o,) for f, o in zip(fetches, outs)]
         session = self._session(threads, max_memory)
         if self.graph._variables:  # (sync the variables' copies, run the updates)
-            return _variables.run(self.graph, session, feeds, fetches)
-        return session.run(feeds, fetches, ())
+            return _variables.run(self.graph, session, feeds, fetches, self._targets)
+        return session.run(feeds, fetches, self._targets)
+
+    def _refuse_shape(self, t, shape):
+        raise _ndx.InvalidArgumentError(
+            f"{self.graph.name}: argument {t.node.name} must have shape {_shape_text(t.shape)}, "
+            f"not {list(shape)}")
+
+    def _check_other(self, t, a):
+        """The checks of an argument that is not an ndarray of the placeholder's dtype."""
+        if isinstance(a, Tensor):
+            a.graph.check_open()
+        if isinstance(a, (np.ndarray, BFloat16Array, np.generic)):
+            d = dtype_of(a)
+            if d is not t.dtype:
+                raise TypeError(f"{self.graph.name}: argument {t.node.name} must be "
+                                f"{t.dtype.name}, not {d.name}")
+            shape = a.bits.shape if isinstance(a, BFloat16Array) else np.shape(a)
+            if t.shape is not None and (len(shape) != len(t.shape) or any(
+                    d is not None and d != s for d, s in zip(t.shape, shape))):
+                self._refuse_shape(t, shape)
 
     def __call__(self, *args, threads=None, max_memory=None, out=None, **kwargs):
         fn = self._function
@@ -175,8 +182,9 @@ class ConcreteFunction:
         return self._pack(self._run([a for _, _, a in leaves], threads, max_memory, out))
 
     def _pack(self, values):
-        it = iter(values)
-        return _unflatten(self._output_structure, it)
+        if self._single:
+            return values[0]
+        return _unflatten(self._output_structure, iter(values))
 
     def save(self, path):
         """Writes the graph's text form at `path` (+ .npz for large constants); `ndx run` and
@@ -282,12 +290,19 @@ class Function:
                                 f"{len(self._names)} parameters of {func.__name__}")
             _check_specs(input_signature)
         self.input_signature = input_signature
+        self._flat = (input_signature is not None and len(input_signature) == len(self._names)
+                      and all(isinstance(x, TensorSpec) for x in input_signature))
+        self._flat_cf = None
         self._threads, self._max_memory = threads, max_memory
         self._name = name or getattr(func, "__name__", "function")
         self._cache = {}
         self._lock = threading.RLock()
         self._trace_count = 0
         self._takes = {k: k in self._names for k in ("threads", "max_memory", "out")}
+        kinds = [p.kind for p in self._signature.parameters.values()]
+        self._plain = all(k == inspect.Parameter.POSITIONAL_OR_KEYWORD for k in kinds)
+        self._positional_only = [p.name for p in self._signature.parameters.values()
+                                 if p.kind == p.POSITIONAL_ONLY]
 
     def experimental_get_tracing_count(self):
         """How many times the Python function was traced (TensorFlow's name)."""
@@ -299,7 +314,7 @@ class Function:
 
     def _bind(self, args, kwargs):
         """{parameter name: value} of a call (every parameter, defaults applied)."""
-        if not kwargs and len(args) == len(self._names):
+        if not kwargs and len(args) == len(self._names) and self._plain:
             return dict(zip(self._names, args))
         bound = self._signature.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -325,7 +340,9 @@ class Function:
         bound = self._bind(args, kwargs)
         for n in self._names:  # TensorSpec arguments stand for arrays of that spec
             v = bound[n]
-            if isinstance(v, TensorSpec):
+            if isinstance(v, SparseTensorSpec):
+                bound[n] = SparseTensor._from_parts(*(_spec_example(p) for p in v.parts()))
+            elif isinstance(v, TensorSpec):
                 if v.shape is None or None in v.shape:
                     if self.input_signature is None:
                         raise TypeError("get_concrete_function: a TensorSpec with unknown dims "
@@ -355,7 +372,8 @@ class Function:
                 sig = self.input_signature or []
                 args = {n: _replace_spec(sig[i], it) if i < len(sig) else
                         _replace(bound[n], it) for i, n in enumerate(self._names)}
-                result = self.python_function(**args)
+                first = [args.pop(n) for n in self._positional_only]
+                result = self.python_function(*first, **args)
                 outputs = []
                 structure = _flatten_outputs(graph, result, outputs)
             except BaseException:
@@ -369,6 +387,11 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _trace.active and _trace.graph() is not None:
             return self.python_function(*args, **kwargs)  # inside a trace: inlined
+        if self._flat and self._plain and not kwargs and len(args) == len(self._names):
+            # A signature of one TensorSpec per parameter, arguments by position: no binding.
+            cf = self._flat_cf or self.get_concrete_function()
+            self._flat_cf = cf
+            return cf._pack(cf._run(args, None, None))
         threads = kwargs.pop("threads", None) if not self._takes["threads"] else None
         max_memory = kwargs.pop("max_memory", None) if not self._takes["max_memory"] else None
         out = kwargs.pop("out", None) if not self._takes["out"] else None
@@ -406,7 +429,7 @@ class Function:
 
 
 def _check_specs(spec):
-    if isinstance(spec, TensorSpec):
+    if isinstance(spec, (TensorSpec, SparseTensorSpec)):
         return
     if isinstance(spec, (list, tuple)):
         for s in spec:
@@ -416,8 +439,8 @@ def _check_specs(spec):
         for s in spec.values():
             _check_specs(s)
         return
-    raise TypeError(f"input_signature holds TensorSpec (or lists, tuples and dicts of them), "
-                    f"not {type(spec).__name__}")
+    raise TypeError(f"input_signature holds TensorSpec and SparseTensorSpec (or lists, tuples "
+                    f"and dicts of them), not {type(spec).__name__}")
 
 
 def _spec_leaves(spec, value, name, leaves):
@@ -435,6 +458,17 @@ def _spec_leaves(spec, value, name, leaves):
         else:
             a = _as_array(value)
         leaves.append((spec, name, a))
+        return
+    if isinstance(spec, SparseTensorSpec):
+        if isinstance(value, SparseTensorSpec):
+            value = SparseTensor._from_parts(*(_spec_example(p) for p in value.parts()))
+        if not isinstance(value, SparseTensor):
+            raise TypeError(f"argument {name}: expected an ndx.SparseTensor, not "
+                            f"{type(value).__name__}")
+        for part_spec, part, what in zip(spec.parts(), (value.indices, value.values,
+                                                        value.dense_shape),
+                                         ("indices", "values", "dense_shape")):
+            _spec_leaves(part_spec, part, f"{name}_{what}", leaves)
         return
     if isinstance(spec, dict):
         if not isinstance(value, dict) or set(value) != set(spec):
@@ -475,6 +509,8 @@ def _replace(value, it):
 def _replace_spec(spec, it):
     if isinstance(spec, TensorSpec):
         return next(it)
+    if isinstance(spec, SparseTensorSpec):
+        return SparseTensor._from_parts(next(it), next(it), next(it))
     if isinstance(spec, dict):
         return {k: _replace_spec(spec[k], it) for k in spec}
     items = [_replace_spec(s, it) for s in spec]

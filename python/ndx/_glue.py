@@ -323,6 +323,14 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
 
 
 _RANGE_ORDER = ["int32", "int64", "float32", "float64"]
+_INT32 = as_dtype("int32")
+
+
+def _python_dtype(value):
+    """TensorFlow's dtype for a Python value (int32 for ints that fit, float32 for floats)."""
+    if type(value) is int and -2**31 <= value < 2**31:
+        return _INT32
+    return dtype_of(_as_array(value))
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):
@@ -342,7 +350,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
     if dtype is not None:
         dt = as_dtype(dtype)
     else:
-        kinds = [m.dtype(a) if _typed(a) else dtype_of(_as_array(a)) for a in args]
+        kinds = [m.dtype(a) if _typed(a) else _python_dtype(a) for a in args]
         dt = max(kinds, key=lambda d: _RANGE_ORDER.index(d.name) if d.name in _RANGE_ORDER else -1)
     out = []
     for a in args:

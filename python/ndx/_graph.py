@@ -30,7 +30,7 @@ from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array, bfloat16
 from ._sparse_tensor import SparseTensor
 
-__all__ = ["DType", "TensorSpec", "Tensor", "Graph", "Node"]
+__all__ = ["DType", "TensorSpec", "SparseTensorSpec", "Tensor", "Graph", "Node"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -79,10 +79,27 @@ DTYPES = tuple(DType(n, i, None if n == "bfloat16" else np.dtype("S") if n == "s
 _BY_NAME = {d.name: d for d in DTYPES}
 
 
+_CACHE = {}  # (NumPy dtypes and names seen: as_dtype runs on every eager glue call)
+
+
 def as_dtype(value):
     """A DType from a DType, its name, a NumPy dtype or type, or "bfloat16"."""
     if isinstance(value, DType):
         return value
+    try:
+        return _CACHE[value]
+    except (KeyError, TypeError):
+        pass
+    d = _as_dtype(value)
+    try:
+        if len(_CACHE) < 4096:
+            _CACHE[value] = d
+    except TypeError:
+        pass
+    return d
+
+
+def _as_dtype(value):
     if isinstance(value, str) and value in _BY_NAME:
         return _BY_NAME[value]
     if value is BFloat16Array or value is bfloat16:  # (ndx.bfloat16, the function, too)
@@ -134,6 +151,10 @@ class TensorSpec:
         return cls(np.shape(value.bits if isinstance(value, BFloat16Array) else value),
                    dtype_of(value), name)
 
+    def _key(self):
+        """What a trace's cache key holds of this spec."""
+        return (self.dtype.name, self.shape)
+
     def is_compatible_with(self, value):
         """Whether an array (or spec) fits: the same dtype, and the same dims where known."""
         other = value if isinstance(value, TensorSpec) else TensorSpec.from_value(value)
@@ -148,6 +169,32 @@ class TensorSpec:
 
     def __repr__(self):
         return f"TensorSpec(shape={_shape_text(self.shape)}, dtype={self.dtype!r}, name={self.name!r})"
+
+
+class SparseTensorSpec:
+    """The spec of an ndx.SparseTensor argument (TensorFlow's tf.SparseTensorSpec): its dense
+    `shape` (ints and None; its length, the rank, must be known) and the values' `dtype`. It
+    stands for three placeholders: indices int64 [?, rank], values dtype [?], dense_shape int64
+    [rank]."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype=None):
+        if shape is None:
+            raise ValueError("SparseTensorSpec: the rank (len(shape)) must be known")
+        self.shape = TensorSpec(shape).shape
+        self.dtype = as_dtype("float32" if dtype is None else dtype)
+
+    def parts(self, name=None):
+        """The three TensorSpecs: indices, values, dense_shape."""
+        rank = len(self.shape)
+        i64 = as_dtype("int64")
+        return (TensorSpec([None, rank], i64, name and name + "_indices"),
+                TensorSpec([None], self.dtype, name and name + "_values"),
+                TensorSpec([rank], i64, name and name + "_dense_shape"))
+
+    def __repr__(self):
+        return f"SparseTensorSpec(shape={_shape_text(self.shape)}, dtype={self.dtype!r})"
 
 
 def _shapes_agree(a, b):
@@ -192,6 +239,7 @@ class Tensor:
     operators (+ - * / // % and unary -) and an integer index (x[i]) build nodes."""
 
     __slots__ = ("graph", "op", "index", "dtype", "shape", "__weakref__")
+    __array_ufunc__ = None  # NumPy defers: np.float32(2) * x calls x.__rmul__
 
     def __init__(self, graph, op, index, dtype, shape):
         self.graph, self.op, self.index, self.dtype, self.shape = graph, op, index, dtype, shape
@@ -314,10 +362,11 @@ class Graph:
         self.name = name
         self._g = _ndx._Graph() if _g is None else _g
         self._open = _g is None
-        self._owner = None  # the thread tracing it
+        # Nodes every call runs without fetching anything from them (updates of variables, say:
+        # TensorFlow's control outputs); ids, added with add_target during the trace.
+        self.targets = []
         self._variables = {}  # Variable -> its Variable node's Tensor (ndx/_variables.py)
-        self._updates = []    # update nodes' ids: every run runs them
-        self._updated = set()  # the Variables they update
+        self._updated = set()  # the Variables the targets update
 
     # ---- building -----------------------------------------------------------------------
 
@@ -392,6 +441,12 @@ class Graph:
         file, line = _user_frame()
         node, count = self._g.op(type, handles, pairs, self._name(name), file, line)
         return self._tensors(node, count)
+
+    def add_target(self, node):
+        """Makes every call of this graph's function run `node` (a node id, or a Tensor's
+        node), as TensorFlow runs a function's stateful ops, without fetching it."""
+        self.check_open()
+        self.targets.append(node.op if isinstance(node, Tensor) else int(node))
 
     def convert(self, value, dtype=None):
         """`value` as a Tensor of this graph: a Tensor of it as is, anything else a constant
@@ -479,20 +534,23 @@ class Graph:
         def q(s):
             return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
-        def spec(s):
-            return f"{s.dtype.name}{_shape_text(s.shape)}"
+        def spec(raw):
+            dtype, shape, itemsize = raw
+            name = DTYPES[dtype].name
+            if name == "string" and itemsize:
+                name = f"string({itemsize})"
+            return f"{name}{_shape_text(shape)}"
 
         lines = ["digraph ndx {", "  rankdir=TB;", '  node [shape=box, fontname="monospace"];']
-        nodes = self.nodes
-        for n in nodes:
-            label = "\n".join([n.name, n.type] + [spec(s) for s in n.outputs])
-            style = (", style=rounded" if n.type == "Placeholder" else
-                     ", style=dashed" if n.known else "")
-            lines.append(f"  {q(n.name)} [label={q(label)}{style}];")
-            for text in n.inputs:
-                src, _, k = text.rpartition(":")
-                s = nodes[self._g.find(src) - 1].outputs[int(k)]
-                lines.append(f"  {q(src)} -> {q(n.name)} [label={q(spec(s))}];")
+        raw = [self._g.node(i) for i in range(1, self._g.count() + 1)]
+        for name, type_, _, _, inputs, specs, known in raw:
+            label = "\n".join([name, type_] + [spec(x) for x in specs])
+            style = (", style=rounded" if type_ == "Placeholder" else
+                     ", style=dashed" if known else "")
+            lines.append(f"  {q(name)} [label={q(label)}{style}];")
+            for src, k in inputs:
+                src_name, src_specs = raw[src - 1][0], raw[src - 1][5]
+                lines.append(f"  {q(src_name)} -> {q(name)} [label={q(spec(src_specs[k]))}];")
         lines.append("}")
         return "\n".join(lines) + "\n"
 

@@ -243,11 +243,11 @@ def _graph():
 def _update(g, variable, type, inputs, attrs=None):
     """Adds an update node (no outputs) that every call of the trace runs."""
     g.op(type, inputs, attrs)
-    g._updates.append(g._g.count())  # (an update is the last node its builder adds)
+    g.add_target(g._g.count())  # (an update is the last node its builder adds)
     g._updated.add(variable)
 
 
-def run(graph, session, feeds, fetches):
+def run(graph, session, feeds, fetches, targets):
     """A run of a graph that uses variables: each stale copy in `session` written first, every
     update node run as a target, the updated variables' holder set to `session` afterwards."""
     variables = sorted(graph._variables.items(), key=lambda vt: id(vt[0]))
@@ -259,7 +259,7 @@ def run(graph, session, feeds, fetches):
                 v._fresh()
                 session.write_variable(t.op, v._value)
                 v._versions[session] = v._version
-        result = session.run(feeds, fetches, graph._updates)
+        result = session.run(feeds, fetches, targets)
         for v in graph._updated:
             v._version += 1
             v._holder = (session, graph._variables[v].op)

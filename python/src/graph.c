@@ -265,9 +265,8 @@ static PyObject *graph_save(py_graph *self, PyObject *arg) {
     PyObject *bytes;
     if (!PyUnicode_FSConverter(arg, &bytes)) return NULL;
     ndx_error err;
-    ndx_status st;
-    Py_BEGIN_ALLOW_THREADS st = ndx_graph_save(self->g, PyBytes_AS_STRING(bytes), &err);
-    Py_END_ALLOW_THREADS
+    /* With the GIL held: another thread may be adding nodes to this graph. */
+    ndx_status st = ndx_graph_save(self->g, PyBytes_AS_STRING(bytes), &err);
     Py_DECREF(bytes);
     if (st != NDX_OK) return py_raise(&err), NULL;
     Py_RETURN_NONE;

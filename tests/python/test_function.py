@@ -255,6 +255,14 @@ def test_operators_convert_python_scalars_to_the_tensors_dtype():
     for g, w in zip(got, want):
         assert g.dtype == np.float32
         np.testing.assert_allclose(g, w.astype(np.float32), rtol=1e-6)
+    @ndx.function
+    def numpy_first(x):
+        return np.float32(2) * x, np.arange(3, dtype=np.float32) + x, np.float32(1) - x
+
+    twice, plus, minus = numpy_first(x)
+    np.testing.assert_array_equal(twice, 2 * x)
+    np.testing.assert_array_equal(plus, np.arange(3) + x)
+    np.testing.assert_array_equal(minus, 1 - x)
     xi = np.array([5, -3], np.int64)
     got = ops(xi, xi)
     assert got[0].dtype == np.int64 and got[6].dtype == np.float64  # int / int is float64
@@ -592,3 +600,41 @@ def test_reference_counts_of_function_calls():
         with pytest.raises(TypeError):
             seed003(x.astype(np.float64))
     assert [sys.getrefcount(o) for o in (x, out)] == refs
+
+
+def test_sparse_arguments_with_a_signature():
+    @ndx.function(input_signature=[ndx.SparseTensorSpec([None, 4], ndx.int32),
+                                   ndx.SparseTensorSpec([None, 4], ndx.int32)])
+    def stack(a, b):
+        return ndx.sparse.concat(0, [a, b]), ndx.sparse.to_dense(ndx.sparse.reorder(a))
+
+    a = ndx.SparseTensor([[1, 3], [0, 0]], np.array([5, 6], np.int32), [2, 4])
+    b = ndx.SparseTensor([[0, 1]], np.array([7], np.int32), [1, 4])
+    cat, dense = stack(a, b)
+    assert sparse_parts(cat) == ([[0, 0], [1, 3], [2, 1]], [6, 5, 7], [3, 4])
+    np.testing.assert_array_equal(dense, [[6, 0, 0, 0], [0, 0, 0, 5]])
+    assert stack.experimental_get_tracing_count() == 1
+    names = [t.node.name for t in stack.get_concrete_function().inputs]
+    assert names[:3] == ["a_indices", "a_values", "a_dense_shape"]
+    with pytest.raises(TypeError, match="SparseTensor"):
+        stack(np.zeros(4), b)
+    with pytest.raises(ndx.InvalidArgumentError):
+        stack(ndx.SparseTensor([[0, 0, 0]], np.array([1], np.int32), [1, 1, 1]), b)
+
+
+def test_to_dot_is_what_ndx_graph_dot_draws(tmp_path):
+    cli = os.path.join(ROOT, "build", "ndx")
+    if not os.path.exists(cli):
+        pytest.skip("build/ndx is not built (scripts/test.sh builds it before pytest)")
+
+    @ndx.function
+    def words(w, i):
+        return ndx.gather_nd(w, i), ndx.sparse.from_dense(w)
+
+    words(np.array([b"ab", b"cde"]), np.array([[1]]))
+    for f in (seed003, words):
+        path = tmp_path / "g.txt"
+        f.save(path)
+        drawn = subprocess.run([cli, "graph", "dot", str(path)], check=True, capture_output=True,
+                               text=True).stdout
+        assert f.graph.to_dot() == drawn
