@@ -192,6 +192,28 @@ def train_step_vs_c(threads, steps, rounds=3):
         py, c_s = best_py[name], best_c[name]
         print(f"  {name} {what:15s} python {py * 1e3:8.2f} ms   C session (ndx bench {name}) "
               f"{c_s * 1e3:8.2f} ms   python/C x{py / c_s:.3f} (goal <= 1.10)")
+    # The Python layer alone, in one process: each call against the same session's bare run
+    # (_Session.run with the same feeds, fetches and targets), alternating call by call.
+    print("  the Python layer: the call against its session's bare run, alternating (medians)")
+    for name, what, _ in makers:
+        step = steps_fns[name]
+        cf = next(iter(step._cache.values()))
+        session = cf._session(threads, None)
+        call, bare = [], []
+        for k in range(1, 2 * steps + 1):
+            b = k % batches
+            feeds = [(t.op, 0, a, None) for t, a in zip(cf.inputs, (users[b], items[b],
+                                                                     ratings[b]))]
+            t0 = timeit.default_timer()
+            step(users[b], items[b], ratings[b])
+            t1 = timeit.default_timer()
+            session.run(feeds, cf._fetches, cf._targets)
+            t2 = timeit.default_timer()
+            call.append(t1 - t0)
+            bare.append(t2 - t1)
+        c_med, b_med = float(np.median(call)), float(np.median(bare))
+        print(f"  {name} {what:15s} call {c_med * 1e3:8.2f} ms   bare run {b_med * 1e3:8.2f} ms   "
+              f"x{c_med / b_med:.3f}")
 
 
 def vs_c(argv):
