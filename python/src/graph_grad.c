@@ -18,7 +18,14 @@ static ndx_output *outputs_of(py_graph *g, PyObject *seq, Py_ssize_t *n) {
     if (!outs) PyErr_NoMemory();
     for (Py_ssize_t i = 0; outs && i < *n; i++) {
         long long id, index;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(t, i), "LL:gradients output", &id, &index) ||
+        PyObject *pair = PyTuple_GET_ITEM(t, i);
+        if (!PyTuple_Check(pair)) {
+            PyErr_SetString(PyExc_TypeError, "gradients: outputs are (node id, index) pairs");
+            PyMem_Free(outs);
+            outs = NULL;
+            break;
+        }
+        if (!PyArg_ParseTuple(pair, "LL:gradients output", &id, &index) ||
             py_graph_output(g, id, index, &outs[i]) < 0) {
             PyMem_Free(outs);
             outs = NULL;

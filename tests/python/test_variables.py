@@ -289,3 +289,31 @@ def test_adagrad_dense_gradient_updates_every_row():
     want, _ = adagrad_loop(np.ones((2, 2), np.float32), np.full((2, 2), 0.1, np.float32),
                            np.float32(0.1), np.full((2, 2), 2.0, np.float32), [0, 1])
     np.testing.assert_allclose(w.numpy(), want, rtol=1e-6)
+
+
+def test_eager_apply_refuses_grad_sharing_memory_with_the_table():
+    a = np.arange(8, dtype=np.float32).reshape(4, 2)
+    keep = a.copy()
+    with pytest.raises(ndx.InvalidArgumentError, match="share memory"):
+        ndx.sparse_apply_sgd(a, 1.0, a[:2], np.array([0, 1], np.int32))
+    np.testing.assert_array_equal(a, keep)
+
+
+def test_session_variable_access_is_checked():
+    v = ndx.Variable(np.ones((3, 2), np.float32), name="v")
+
+    @ndx.function
+    def f(x):
+        v.assign_add(x)
+        return ndx.identity(v)
+
+    f(np.ones((3, 2), np.float32))
+    cf = next(iter(f._cache.values()))
+    s, node = cf._session(None, None), cf.graph._variables[v].op
+    with pytest.raises(ndx.InvalidArgumentError, match="not a Variable"):
+        s.read_variable(cf.inputs[0].op, np.empty((3, 2), np.float32))
+    with pytest.raises(ndx.InvalidArgumentError, match="float64"):
+        s.write_variable(node, np.zeros((3, 2), np.float64))
+    with pytest.raises(TypeError):
+        cf.graph._g.gradients("xx", None, [(1, 0)], "f", 1)
+    np.testing.assert_array_equal(v.numpy(), np.full((3, 2), 2, np.float32))
