@@ -4,7 +4,6 @@ eagerly on a NumPy array (updated in place) or a Variable's value, and inside a 
 as an update node on a Variable (run by every call, all or nothing). Either way every index is
 checked before anything is written: a refused step changes nothing."""
 from . import _ndx, _trace
-from ._graph import _convert_to
 
 __all__ = ["sparse_apply_sgd", "sparse_apply_adagrad"]
 

@@ -10,7 +10,7 @@ Used where a tensor is expected (an op's input, arithmetic) an IndexedSlices is 
 (scatter_nd, duplicates adding up), as TensorFlow's convert_to_tensor does."""
 import numpy as np
 
-from . import _ndx, _trace
+from . import _trace
 from ._graph import Tensor, _convert_to, _user_frame
 
 __all__ = ["IndexedSlices", "gradients", "GradientTape", "convert_to_tensor"]
