@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
-from ._graph import DTYPES, Graph, Tensor, _convert_to, _like, as_dtype, dtype_of
+from ._graph import Tensor, _convert_to, as_dtype, dtype_of
 
 __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
            "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like",
