@@ -4,7 +4,8 @@ function (ndx.function) each builds a node instead (ndx/_graph_ops.py): the one 
 eager path is `_tracing`, a global of this module (ndx/_trace.py)."""
 from . import _graph_ops, _ndx, _trace
 
-_trace.watch(globals())  # sets _tracing, the one check of the eager path
+_tracing = False  # while any thread traces: True (kept by _trace.watch); the eager path
+_trace.watch(globals())  # checks it first, one global load
 
 __all__ = ["gather_nd", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
            "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
-from ._graph import DTYPES, Graph, Tensor, _convert_to, _like, as_dtype, dtype_of
+from ._graph import Tensor, _convert_to, as_dtype, dtype_of
 
 __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
            "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like",
@@ -56,7 +56,7 @@ class _Eager:
         try:
             return list(session.run([(node, 0, x, None) for node, x in zip(feeds, inputs)],
                                     outputs, ()))
-        except _ndx.InvalidArgumentError as e:
+        except (_ndx.InvalidArgumentError, _ndx.OutOfMemoryError, TypeError) as e:
             raise _strip(e) from None
 
     def _build(self, key, type, attrs, inputs):
@@ -67,7 +67,7 @@ class _Eager:
                 for i, x in enumerate(inputs)]
             node, count = g.op(type, [(f, 0) for f in feeds], attrs, None, _EAGER_FILE, 0)
             g.finish()
-        except _ndx.InvalidArgumentError as e:
+        except (_ndx.InvalidArgumentError, _ndx.OutOfMemoryError, TypeError) as e:
             raise _strip(e) from None
         entry = (_ndx._Session(g, None, None), feeds, [(node, k) for k in _pyrange(count)])
         with self._lock:
@@ -78,7 +78,7 @@ def _strip(error):
     """An eager op's error without the one-node graph's location."""
     text = str(error)
     prefix = _EAGER_FILE + ":0: "
-    return type(error)(text[len(prefix):] if text.startswith(prefix) else text)
+    return type(error)(text[len(prefix):]) if text.startswith(prefix) else error
 
 
 _EAGER = _Eager()

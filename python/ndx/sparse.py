@@ -5,7 +5,8 @@ Every function also takes ndx's keywords threads= and max_memory= (see ndx.gathe
 from . import _graph_ops, _ndx, _trace
 from ._sparse_tensor import SparseTensor
 
-_trace.watch(globals())  # sets _tracing, the one check of the eager path
+_tracing = False  # while any thread traces: True (kept by _trace.watch); the eager path
+_trace.watch(globals())  # checks it first, one global load
 
 __all__ = ["SparseTensor", "concat", "reorder", "to_dense", "from_dense"]
 

@@ -240,6 +240,13 @@ def test_glue_conversions_and_errors():
     assert "<ndx eager>" not in str(e.value) and "int32" in str(e.value)
     with pytest.raises(TypeError):
         ndx.add(X, 1.5)  # a float does not fit int32 (TensorFlow refuses it too)
+    with pytest.raises(TypeError) as e:
+        ndx.cast(np.array([b"a"]), ndx.int32)
+    assert str(e.value).startswith("Cast: cast: ")
+    with pytest.raises(ndx.InvalidArgumentError, match="^AddV2: add: x has shape"):
+        ndx.add(np.ones(3), np.ones(4))
+    np.testing.assert_array_equal(ndx.add(np.ones((2, 1)), np.arange(3.)),
+                                  np.ones((2, 1)) + np.arange(3.))  # broadcasting
 
 
 def test_operators_convert_python_scalars_to_the_tensors_dtype():
