@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -645,3 +646,27 @@ def test_to_dot_is_what_ndx_graph_dot_draws(tmp_path):
         drawn = subprocess.run([cli, "graph", "dot", str(path)], check=True, capture_output=True,
                                text=True).stdout
         assert f.graph.to_dot() == drawn
+
+
+def test_inputs_are_read_in_place():
+    @ndx.function(input_signature=[ndx.TensorSpec([None, 4], ndx.float32)])
+    def first_row(x):
+        return ndx.gather_nd(x, [[0]])
+
+    x = np.ones((1 << 22, 4), np.float32)  # 64 MiB
+    first_row(x)  # (the trace and the session's first plan)
+    tracemalloc.start()
+    try:
+        np.testing.assert_array_equal(first_row(x), np.ones((1, 4), np.float32))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"a call allocated {peak} bytes in Python: the input was copied"
+    strided = np.ones((1 << 20, 8), np.float32)[:, ::2]  # not C-contiguous: converted once
+    tracemalloc.start()
+    try:
+        first_row(strided)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak >= strided.size * 4
