@@ -20,6 +20,7 @@ __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordi
 
 _EAGER_FILE = "<ndx eager>"
 _pyrange = range  # (this module defines ndx.range)
+_KEEP_BYTES = 1 << 20  # what an eager op's session may keep pooled between calls
 
 
 class _Eager:
@@ -54,10 +55,13 @@ class _Eager:
             entry = self._build(key, type, attrs, inputs)
         session, feeds, outputs = entry
         try:
-            return list(session.run([(node, 0, x, None) for node, x in zip(feeds, inputs)],
-                                    outputs, ()))
+            results = session.run([(node, 0, x, None) for node, x in zip(feeds, inputs)],
+                                  outputs, ())
         except (_ndx.InvalidArgumentError, _ndx.OutOfMemoryError, TypeError) as e:
             raise _strip(e) from None
+        if session.pool_bytes() > _KEEP_BYTES:  # (a large call's blocks are not kept for later)
+            session.trim()
+        return list(results)
 
     def _build(self, key, type, attrs, inputs):
         g = _ndx._Graph()

@@ -515,10 +515,27 @@ static PyObject *session_graph(py_session *self, void *unused) {
     return Py_NewRef((PyObject *)self->graph);
 }
 
+/* trim(): gives back the pool's free blocks (ndx_session_trim); not during a run. */
+static PyObject *session_trim(py_session *self, PyObject *unused) {
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    ndx_session_trim(self->s);
+    PyThread_release_lock(self->lock);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* pool_bytes(): what the pool holds now, in use or free. */
+static PyObject *session_pool_bytes(py_session *self, PyObject *unused) {
+    return PyLong_FromSize_t(ndx_session_pool_bytes(self->s));
+}
+
 static PyMethodDef session_methods[] = {
     {"run", (PyCFunction)session_run, METH_VARARGS, NULL},
     {"read_variable", (PyCFunction)py_session_read_variable, METH_VARARGS, NULL},
     {"write_variable", (PyCFunction)py_session_write_variable, METH_VARARGS, NULL},
+    {"trim", (PyCFunction)session_trim, METH_NOARGS, NULL},
+    {"pool_bytes", (PyCFunction)session_pool_bytes, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef session_getset[] = {{"graph", (getter)session_graph, NULL, NULL, NULL},

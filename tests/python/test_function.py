@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -645,3 +646,45 @@ def test_to_dot_is_what_ndx_graph_dot_draws(tmp_path):
         drawn = subprocess.run([cli, "graph", "dot", str(path)], check=True, capture_output=True,
                                text=True).stdout
         assert f.graph.to_dot() == drawn
+
+
+def test_inputs_are_read_in_place():
+    @ndx.function(input_signature=[ndx.TensorSpec([None, 4], ndx.float32)])
+    def first_row(x):
+        return ndx.gather_nd(x, [[0]])
+
+    x = np.ones((1 << 22, 4), np.float32)  # 64 MiB
+    first_row(x)  # (the trace and the session's first plan)
+    tracemalloc.start()
+    try:
+        np.testing.assert_array_equal(first_row(x), np.ones((1, 4), np.float32))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"a call allocated {peak} bytes in Python: the input was copied"
+    strided = np.ones((1 << 20, 8), np.float32)[:, ::2]  # not C-contiguous: converted once
+    tracemalloc.start()
+    try:
+        first_row(strided)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak >= strided.size * 4
+
+
+def test_sessions_are_kept_and_their_pools_reused():
+    x = np.where(np.arange(10000) % 3 == 0, -1, np.arange(10000)).astype(np.float32)
+    seed003(x)
+    session = seed003.get_concrete_function()._session(None, None)
+    held = session.pool_bytes()
+    assert held > 0  # the intermediates' blocks stay pooled for the next call
+    for _ in range(5):
+        np.testing.assert_array_equal(seed003(x), seed003_reference(x))
+        assert seed003.get_concrete_function()._session(None, None) is session
+        assert session.pool_bytes() == held  # the same blocks again: nothing new
+    session.trim()
+    assert session.pool_bytes() < held
+    np.testing.assert_array_equal(seed003(x), seed003_reference(x))
+    # an eager glue op keeps no large blocks pooled after its call
+    ndx.add(np.ones(1 << 20, np.float32), 1.0)
+    assert all(e[0].pool_bytes() <= 1 << 20 for e in ndx._glue._EAGER._cache.values())
