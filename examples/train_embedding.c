@@ -3,9 +3,13 @@
  * random set of (user, item) pairs; the model's tables U and V start small and random, and each
  * step feeds a batch of pairs and their ratings, computes the squared error, takes its gradients
  * with ndx_graph_gradients (rows of U and V: slices, never a dense table) and applies them with
- * sparse Adagrad. The loss over all ratings must fall below THRESHOLD (exit 0 only if it does). */
+ * sparse Adagrad. The loss over all ratings must fall below THRESHOLD (exit 0 only if it does).
+ * NDX_THREADS=n runs the session on n threads; NDX_SAVE=path writes the learned tables there
+ * (.npz: U.npy, V.npy and the accumulators), which tests/python compares with
+ * examples/train_embedding.py's. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <ndx_graph.h>
 
@@ -85,7 +89,9 @@ int main(void) {
 
     ndx_error err;
     ndx_session *session = NULL;
-    if (ndx_graph_finish(g, &err) != NDX_OK || !(session = ndx_session_new(g, NULL, &err))) {
+    const char *threads_env = getenv("NDX_THREADS"), *save = getenv("NDX_SAVE");
+    ndx_session_options options = {.num_threads = threads_env ? atoi(threads_env) : 0};
+    if (ndx_graph_finish(g, &err) != NDX_OK || !(session = ndx_session_new(g, &options, &err))) {
         fprintf(stderr, "%s\n", err.message);
         return 1;
     }
@@ -117,6 +123,10 @@ int main(void) {
     }
     int learned = epoch_loss < THRESHOLD;
     printf("loss %s %g\n", learned ? "below" : "NOT below", THRESHOLD);
+    if (save && ndx_session_save_variables(session, save, &err) != NDX_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
 
     ndx_session_free(session);
     ndx_graph_free(g);

@@ -10,7 +10,8 @@
  *   3. Builders: one typed function per op of ndx.h, plus const, placeholder, identity and the
  *      glue ops that programs of these ops and their gradients need (equal, not_equal, cast,
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, neg, zeros_like, ones_like,
- *      fill, reshape, reduce_sum, range, size, shape).
+ *      fill, reshape, reduce_sum, range, size, shape), and ndx_op_by_type, one generic builder
+ *      for language bindings (any node by its type name and attributes).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *   6. Saved graphs: the text form.
@@ -345,6 +346,28 @@ NDX_API ndx_output ndx_op_size_at(const char *file, int line, ndx_scope s, ndx_o
 #define ndx_op_shape(s, x, dtype) ndx_op_shape_at(__FILE__, __LINE__, (s), (x), (dtype))
 NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x,
                                    ndx_dtype dtype);
+
+/* Any node but Const, Placeholder and Variable (which have their own builders) from its
+ * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
+ * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
+ * every values, then every dense_shape) and its attributes named as in the text form (section
+ * 6), each an integer: batch_dims, axis, num_partitions; bools (expand_nonconcat_dim,
+ * keep_dims, update_slots) 0 or 1; dtypes (to, out_type) an ndx_dtype; bad_indices an
+ * ndx_bad_indices. Attributes not given take the text form's defaults. TensorFlow's
+ * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
+ * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
+ * error like any builder's (the graph's first error, at file:line), and the node is then a
+ * failed handle. It builds exactly the node the text form's line would (so the typed builders'
+ * extras are not made: a sparse apply's indices must already be a vector). */
+typedef struct ndx_attr {
+    const char *name; /* "batch_dims" */
+    int64_t value;
+} ndx_attr;
+#define ndx_op_by_type(s, type, num_inputs, inputs, num_attrs, attrs) \
+    ndx_op_by_type_at(__FILE__, __LINE__, (s), (type), (num_inputs), (inputs), (num_attrs), (attrs))
+NDX_API ndx_operation ndx_op_by_type_at(const char *file, int line, ndx_scope s, const char *type,
+                                        int num_inputs, const ndx_output *inputs, int num_attrs,
+                                        const ndx_attr *attrs);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */

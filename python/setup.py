@@ -1,5 +1,5 @@
-"""Builds ndx._ndx: the module's C sources and libndx's core and ops, compiled together
-(no installed libndx needed). Install with `pip install --no-build-isolation ./python`.
+"""Builds ndx._ndx: the module's C sources and libndx's core, ops, graph layer and .npy/.npz io,
+compiled together (no installed libndx needed). Install with `pip install --no-build-isolation ./python`.
 
 libndx is compiled with the flags cmake/libndx_flags.txt defines, the file CMakeLists.txt reads
 too (warnings, and the memcpy strategy when the compiler takes it), plus what CMake's Release
@@ -26,7 +26,9 @@ def ndx_version():
 
 
 library = sorted(glob.glob(os.path.join(root, "src", "core", "*.c")) +
-                 glob.glob(os.path.join(root, "src", "ops", "*.c")))
+                 glob.glob(os.path.join(root, "src", "ops", "*.c")) +
+                 glob.glob(os.path.join(root, "src", "graph", "*.c")) +
+                 glob.glob(os.path.join(root, "src", "io", "*.c")))
 
 
 def libndx_flags():
@@ -41,6 +43,12 @@ def libndx_flags():
 
 
 FLAGS = libndx_flags()
+
+# As CMakeLists.txt: the optimizer-step kernels round every step as the element type does (no
+# fused multiply-add in their AVX2/AVX-512 clones), so the Python module's training steps give
+# the C library's bits.
+PER_FILE_FLAGS = {os.path.join("src", "ops", "sparse_apply_kernels.c"):
+                  ["-ffp-contract=off", "-fno-math-errno"]}
 
 
 class BuildExt(build_ext):
@@ -58,6 +66,17 @@ class BuildExt(build_ext):
                 taken = []
         for ext in self.extensions:
             ext.extra_compile_args += taken
+            # Files CMakeLists.txt compiles with flags of their own (set_source_files_properties):
+            # compiled here with the same, linked in as objects.
+            for src, flags in PER_FILE_FLAGS.items():
+                path = os.path.join(root, src)
+                ext.sources.remove(path)
+                obj = self.compiler.object_filenames([path], output_dir=self.build_temp)[0]
+                os.makedirs(os.path.dirname(obj), exist_ok=True)
+                ext.extra_objects += self.compiler.compile(
+                    [path], output_dir=self.build_temp, macros=ext.define_macros,
+                    include_dirs=ext.include_dirs,
+                    extra_postargs=ext.extra_compile_args + flags)
         super().build_extensions()
 
 
@@ -65,7 +84,8 @@ extension = Extension(
     "ndx._ndx",
     sources=sorted(glob.glob("src/*.c")) + library,
     include_dirs=[os.path.join(root, "include"), os.path.join(root, "src", "core"),
-                  os.path.join(root, "src", "ops"), "src", numpy.get_include()],
+                  os.path.join(root, "src", "ops"), os.path.join(root, "src", "graph"),
+                  os.path.join(root, "src", "io"), "src", numpy.get_include()],
     define_macros=[("NDEBUG", None)],
     extra_compile_args=["-std=gnu11", "-O3", "-fopenmp", "-fvisibility=hidden"] + FLAGS["warnings"],
     extra_link_args=["-fopenmp", "-lm"],

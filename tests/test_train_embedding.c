@@ -36,7 +36,7 @@ static void free_after_reading(ndx_session *s) {
     ndx_session_free(s);
 }
 
-#define ndx_session_new(g, opt, err) session_at_threads(g, err)
+#define ndx_session_new(g, opt, err) ((void)(opt), session_at_threads(g, err))
 #define ndx_session_free(s) free_after_reading(s)
 #define main train_embedding_main
 #include "../examples/train_embedding.c"

@@ -13,6 +13,10 @@ its conversion raised, as "op: argument: message". A failed call changes nothing
 
 ndx's keywords (bad_indices=, threads=, max_memory=, and out= on the tensor_scatter_nd family)
 are described in ndx.gather_nd's and ndx.tensor_scatter_nd_add's docstrings.
+
+Graphs: @ndx.function traces a Python function of these ops and of the glue ops (ndx.add,
+ndx.cast, ndx.range, ndx.shape, ...) into an ndx graph and runs it when called, as
+tf.function does; ndx.load runs a saved graph. See ndx.function's docstring.
 """
 from . import _ndx
 from ._convert import BFloat16Array, _as_array, bfloat16
@@ -32,6 +36,43 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
+from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
+                     DTYPES as _DTYPES)
+from ._glue import (
+    add,
+    cast,
+    constant,
+    divide,
+    equal,
+    fill,
+    floordiv,
+    floormod,
+    identity,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    ones_like,
+    range,
+    reduce_sum,
+    reshape,
+    shape,
+    size,
+    subtract,
+    zeros_like,
+)
+from ._function import ConcreteFunction, Function, LoadedFunction, function, load
+from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
+from ._variables import Variable
+from ._apply import sparse_apply_adagrad, sparse_apply_sgd
+from . import optimizers
+
+# The dtypes, as TensorFlow names them (tf.float32 ...). ndx.bfloat16 stays the function that
+# makes BFloat16Arrays; as a dtype (TensorSpec, cast) it means bfloat16.
+(bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, _,
+ float32, float64, complex64, complex128, string) = _DTYPES
+del _
 
 _ndx._register(_as_array, BFloat16Array, SparseTensor)
 
@@ -43,4 +84,16 @@ __all__ = [
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
     "sparse_concat", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
     "OutOfMemoryError", "library_version", "release_memory",
+    # graphs (ndx.function)
+    "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",
+    "Tensor", "TensorSpec", "SparseTensorSpec", "DType", "as_dtype",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128", "string",
+    # glue ops
+    "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
+    "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
+    "identity", "reshape", "reduce_sum", "range", "size", "shape",
+    # gradients and variables
+    "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable",
+    "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",
 ]

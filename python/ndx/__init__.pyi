@@ -15,8 +15,74 @@ from ._dense import (
 )
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
+from ._graph import (
+    DType as DType,
+    Graph as Graph,
+    Node as Node,
+    SparseTensorSpec as SparseTensorSpec,
+    Tensor as Tensor,
+    TensorSpec as TensorSpec,
+    as_dtype as as_dtype,
+)
+from ._function import (
+    ConcreteFunction as ConcreteFunction,
+    Function as Function,
+    LoadedFunction as LoadedFunction,
+    function as function,
+    load as load,
+)
+from ._gradients import (
+    GradientTape as GradientTape,
+    IndexedSlices as IndexedSlices,
+    convert_to_tensor as convert_to_tensor,
+    gradients as gradients,
+)
+from ._variables import Variable as Variable
+from ._apply import sparse_apply_adagrad as sparse_apply_adagrad, sparse_apply_sgd as sparse_apply_sgd
+from . import optimizers as optimizers
+from ._glue import (
+    add as add,
+    cast as cast,
+    constant as constant,
+    divide as divide,
+    equal as equal,
+    fill as fill,
+    floordiv as floordiv,
+    floormod as floormod,
+    identity as identity,
+    maximum as maximum,
+    minimum as minimum,
+    multiply as multiply,
+    negative as negative,
+    not_equal as not_equal,
+    ones_like as ones_like,
+    range as range,
+    reduce_sum as reduce_sum,
+    reshape as reshape,
+    shape as shape,
+    size as size,
+    subtract as subtract,
+    zeros_like as zeros_like,
+)
 
 __version__: str
+
+# The dtypes (ndx.bfloat16, the function, also stands for the bfloat16 dtype).
+bool: DType
+int8: DType
+int16: DType
+int32: DType
+int64: DType
+uint8: DType
+uint16: DType
+uint32: DType
+uint64: DType
+float16: DType
+float32: DType
+float64: DType
+complex64: DType
+complex128: DType
+string: DType
 
 class InvalidArgumentError(ValueError): ...
 class OutOfMemoryError(MemoryError): ...

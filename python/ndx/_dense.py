@@ -1,6 +1,11 @@
 """The dense ops: TensorFlow's signatures, defaults and docstrings, written once here over the
-private functions of the C module (which take every argument by position)."""
-from . import _ndx
+private functions of the C module (which take every argument by position). Inside a traced
+function (ndx.function) each builds a node instead (ndx/_graph_ops.py): the one check on the
+eager path is `_tracing`, a global of this module (ndx/_trace.py)."""
+from . import _graph_ops, _ndx, _trace
+
+_tracing = False  # while any thread traces: True (kept by _trace.watch); the eager path
+_trace.watch(globals())  # checks it first, one global load
 
 __all__ = ["gather_nd", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
            "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
@@ -24,6 +29,9 @@ def _doc(text):
 
 def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices=None, threads=None,
               max_memory=None):
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.gather_nd(g, params, indices, batch_dims, name, bad_indices, threads,
+                                    max_memory)
     return _ndx._gather_nd(params, indices, batch_dims, bad_indices, threads, max_memory)
 
 
@@ -57,6 +65,9 @@ array([[b'b0', b'b1'],
 
 def scatter_nd(indices, updates, shape, name=None, *, bad_indices=None, threads=None,
                max_memory=None):
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.scatter_nd(g, indices, updates, shape, name, bad_indices, threads,
+                                     max_memory)
     return _ndx._scatter_nd(indices, updates, shape, bad_indices, threads, max_memory)
 
 
@@ -93,6 +104,9 @@ def _tensor_scatter(op, summary, examples):
 
     def tensor_scatter_nd(tensor, indices, updates, name=None, *, out=None, bad_indices=None,
                           threads=None, max_memory=None):
+        if _tracing and (g := _trace.graph()) is not None:
+            return _graph_ops.tensor_scatter_nd(g, op, tensor, indices, updates, name, out,
+                                                bad_indices, threads, max_memory)
         return private(tensor, indices, updates, out, bad_indices, threads, max_memory)
 
     tensor_scatter_nd.__name__ = tensor_scatter_nd.__qualname__ = "tensor_scatter_nd_" + op
@@ -167,6 +181,8 @@ def dynamic_stitch(indices, data, name=None, *, threads=None, max_memory=None):
     >>> ndx.dynamic_stitch(where, parts)
     array([ 1.1, -1. ,  6.2,  5.3, -1. ,  8.4], dtype=float32)
     """
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.dynamic_stitch(g, False, indices, data, name, threads, max_memory)
     return _ndx._dynamic_stitch(indices, data, threads, max_memory)
 
 
@@ -177,6 +193,8 @@ def parallel_dynamic_stitch(indices, data, name=None, *, threads=None, max_memor
     >>> ndx.parallel_dynamic_stitch([[0, 2], [1]], [[10, 30], [20]])
     array([10, 20, 30], dtype=int32)
     """
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.dynamic_stitch(g, True, indices, data, name, threads, max_memory)
     return _ndx._parallel_dynamic_stitch(indices, data, threads, max_memory)
 
 
@@ -191,4 +209,7 @@ def dynamic_partition(data, partitions, num_partitions, name=None, *, threads=No
     >>> ndx.dynamic_partition(np.array([10, 20, 30, 40, 50]), [0, 0, 1, 1, 0], 2)
     [array([10, 20, 50]), array([30, 40])]
     """
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.dynamic_partition(g, data, partitions, num_partitions, name, threads,
+                                            max_memory)
     return _ndx._dynamic_partition(data, partitions, num_partitions, threads, max_memory)

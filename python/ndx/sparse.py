@@ -2,8 +2,11 @@
 
 Every function also takes ndx's keywords threads= and max_memory= (see ndx.gather_nd).
 """
-from . import _ndx
+from . import _graph_ops, _ndx, _trace
 from ._sparse_tensor import SparseTensor
+
+_tracing = False  # while any thread traces: True (kept by _trace.watch); the eager path
+_trace.watch(globals())  # checks it first, one global load
 
 __all__ = ["SparseTensor", "concat", "reorder", "to_dense", "from_dense"]
 
@@ -29,6 +32,9 @@ def concat(axis, sp_inputs, expand_nonconcat_dims=False, name=None, *,
     """
     if expand_nonconcat_dim is not None:
         expand_nonconcat_dims = expand_nonconcat_dim
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.sparse_concat(g, axis, sp_inputs, expand_nonconcat_dims, name, threads,
+                                        max_memory)
     return _ndx._sparse_concat(axis, sp_inputs, expand_nonconcat_dims, threads, max_memory)
 
 
@@ -40,6 +46,8 @@ def reorder(sp_input, name=None, *, threads=None, max_memory=None):
     >>> r.indices.tolist(), r.values.tolist()
     ([[0, 3], [1, 0]], [8, 7])
     """
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.sparse_reorder(g, sp_input, name, threads, max_memory)
     return _ndx._sparse_reorder(sp_input, threads, max_memory)
 
 
@@ -57,6 +65,8 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None, *, 
            [-1., -1.],
            [ 6., -1.]], dtype=float32)
     """
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.sparse_to_dense(g, sp_input, default_value, name, threads, max_memory)
     return _ndx._sparse_to_dense(sp_input, default_value, threads, max_memory)
 
 
@@ -68,6 +78,8 @@ def from_dense(tensor, name=None, *, threads=None, max_memory=None):
     >>> st.indices.tolist(), st.values.tolist(), st.dense_shape.tolist()
     ([[0, 1], [1, 0]], [3, 4], [2, 2])
     """
+    if _tracing and (g := _trace.graph()) is not None:
+        return _graph_ops.sparse_from_dense(g, tensor, name, threads, max_memory)
     return _ndx._sparse_from_dense(tensor, threads, max_memory)
 
 

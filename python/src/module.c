@@ -2,6 +2,7 @@
  * ndx/sparse.py give them their public signatures), its exceptions, and the hook by which
  * ndx/__init__.py hands over the Python-level helpers the converters call. */
 #define NDX_PY_MODULE_C
+#include "graph.h"
 #include "ops.h"
 
 /* _register(as_array, BFloat16Array, SparseTensor): called once by ndx/__init__.py. */
@@ -45,6 +46,8 @@ static PyMethodDef methods[] = {
     OP(sparse_reorder),
     OP(sparse_to_dense),
     OP(sparse_from_dense),
+    OP(sparse_apply_sgd),
+    OP(sparse_apply_adagrad),
     {"_sparse_check", py_sparse_check, METH_O, NULL},
     {"_bfloat16_bits", py_bfloat16_bits, METH_O, NULL},
     {"_register", py_register, METH_VARARGS, NULL},
@@ -75,7 +78,8 @@ PyMODINIT_FUNC PyInit__ndx(void) {
         NULL);
     if (!ndx_py_invalid_argument || !ndx_py_out_of_memory ||
         PyModule_AddObjectRef(m, "InvalidArgumentError", ndx_py_invalid_argument) < 0 ||
-        PyModule_AddObjectRef(m, "OutOfMemoryError", ndx_py_out_of_memory) < 0) {
+        PyModule_AddObjectRef(m, "OutOfMemoryError", ndx_py_out_of_memory) < 0 ||
+        py_graph_add_types(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -21,6 +21,8 @@ NDX_PY_OP(sparse_concat);
 NDX_PY_OP(sparse_reorder);
 NDX_PY_OP(sparse_to_dense);
 NDX_PY_OP(sparse_from_dense);
+NDX_PY_OP(sparse_apply_sgd);     /* graph_grad.c */
+NDX_PY_OP(sparse_apply_adagrad);
 
 /* _bfloat16_bits(float32 array) -> uint16 array (METH_O; see bfloat16.c). */
 PyObject *py_bfloat16_bits(PyObject *self, PyObject *values);

@@ -532,6 +532,7 @@ def test_stubs_cover_the_public_names():
         stub = ast.parse(f.read())
     declared = {n.name for n in ast.walk(stub) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     declared |= {a.asname for n in ast.walk(stub) if isinstance(n, ast.ImportFrom) for a in n.names}
+    declared |= {n.target.id for n in stub.body if isinstance(n, ast.AnnAssign)}  # the dtypes
     assert set(ndx.__all__) <= declared, set(ndx.__all__) - declared
     assert os.path.exists(os.path.join(here, "py.typed"))
 

@@ -1,0 +1,385 @@
+"""The glue ops (TensorFlow's tf.constant, tf.add, tf.cast, tf.range, tf.shape, ...), written
+once for both modes: inside a trace they add nodes to the traced graph; eagerly they run the
+same node through ndx's own kernels (a one-node graph per op, dtypes and ranks, kept with its
+session), so both modes have TensorFlow's semantics (FloorDiv of negative integers, an integer
+division by zero is an error, NaN in Maximum, ...).
+
+Conversion is TensorFlow's: a Python value beside a tensor or array takes its dtype (and must
+fit it); alone it takes TensorFlow's defaults (int32, float32)."""
+import threading
+
+import numpy as np
+
+from . import _ndx, _trace
+from ._convert import BFloat16Array, _as_array
+from ._graph import Tensor, _convert_to, as_dtype, dtype_of
+
+__all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
+           "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like",
+           "fill", "identity", "reshape", "reduce_sum", "range", "size", "shape"]
+
+_EAGER_FILE = "<ndx eager>"
+_pyrange = range  # (this module defines ndx.range)
+_KEEP_BYTES = 1 << 20  # what an eager op's session may keep pooled between calls
+
+
+class _Eager:
+    """Runs one node at a time: a graph of placeholders (every dim unknown) and the node, built
+    on first use for each op type, attributes, and input dtypes and ranks."""
+
+    def __init__(self):
+        self._cache = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def convert(value, dtype=None):
+        if isinstance(value, Tensor):
+            value.graph.check_open()  # raises: this thread is not tracing its graph
+        if isinstance(value, (np.ndarray, BFloat16Array)):
+            return value
+        if dtype is not None and not isinstance(value, np.generic):
+            return _convert_to(value, dtype)
+        return _as_array(value)
+
+    @staticmethod
+    def dtype(value):
+        return dtype_of(value)
+
+    def op(self, type, inputs, attrs=None, name=None):
+        attrs = tuple(sorted((k, v.code if hasattr(v, "code") else int(v))
+                             for k, v in (attrs or {}).items()))
+        key = (type, attrs) + tuple((dtype_of(x).code, np.ndim(x.bits if isinstance(
+            x, BFloat16Array) else x)) for x in inputs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._build(key, type, attrs, inputs)
+        session, feeds, outputs = entry
+        try:
+            results = session.run([(node, 0, x, None) for node, x in zip(feeds, inputs)],
+                                  outputs, ())
+        except (_ndx.InvalidArgumentError, _ndx.OutOfMemoryError, TypeError) as e:
+            raise _strip(e) from None
+        if session.pool_bytes() > _KEEP_BYTES:  # (a large call's blocks are not kept for later)
+            session.trim()
+        return list(results)
+
+    def _build(self, key, type, attrs, inputs):
+        g = _ndx._Graph()
+        try:
+            feeds = [g.placeholder(f"x{i}", dtype_of(x).code, (None,) * np.ndim(
+                x.bits if isinstance(x, BFloat16Array) else x), 0, _EAGER_FILE, 0)
+                for i, x in enumerate(inputs)]
+            node, count = g.op(type, [(f, 0) for f in feeds], attrs, None, _EAGER_FILE, 0)
+            g.finish()
+        except (_ndx.InvalidArgumentError, _ndx.OutOfMemoryError, TypeError) as e:
+            raise _strip(e) from None
+        entry = (_ndx._Session(g, None, None), feeds, [(node, k) for k in _pyrange(count)])
+        with self._lock:
+            return self._cache.setdefault(key, entry)
+
+
+def _strip(error):
+    """An eager op's error without the one-node graph's location."""
+    text = str(error)
+    prefix = _EAGER_FILE + ":0: "
+    return type(error)(text[len(prefix):]) if text.startswith(prefix) else error
+
+
+_EAGER = _Eager()
+
+
+class _GraphMode:
+    """The traced graph, seen through the same three methods as _Eager."""
+
+    __slots__ = ("g",)
+
+    def __init__(self, g):
+        self.g = g
+
+    def convert(self, value, dtype=None):
+        return self.g.convert(value, dtype)
+
+    @staticmethod
+    def dtype(value):
+        return value.dtype
+
+    def op(self, type, inputs, attrs=None, name=None):
+        return self.g.op(type, inputs, attrs, name)
+
+
+def _mode(*values):
+    """The graph being traced in this thread, else eager execution. A symbolic tensor given
+    outside its trace raises (in convert)."""
+    if _trace.active:
+        g = _trace.graph()
+        if g is not None:
+            return _GraphMode(g.check_open())
+    return _EAGER
+
+
+def _typed(value):
+    return isinstance(value, (Tensor, np.ndarray, np.generic, BFloat16Array))
+
+
+def _pair(m, x, y):
+    """Two operands of one dtype, converted as TensorFlow's binary ops convert them: a Python
+    value takes the dtype of the typed operand beside it."""
+    if _typed(x) or not _typed(y):
+        x = m.convert(x)
+        y = m.convert(y, m.dtype(x))
+    else:
+        y = m.convert(y)
+        x = m.convert(x, m.dtype(y))
+    return x, y
+
+
+def _binary(type, x, y, name):
+    m = _mode()
+    x, y = _pair(m, x, y)
+    return m.op(type, [x, y], None, name)[0]
+
+
+def constant(value, dtype=None, shape=None, name="Const"):
+    """A constant (TensorFlow's tf.constant): `value` converted to `dtype` (default: NumPy's
+    dtype of an array, TensorFlow's for Python values: int32, float32), reshaped to `shape`
+    (a scalar value is broadcast to it). Eagerly, a NumPy array (ndx.BFloat16Array for
+    bfloat16); inside a traced function, a Const node.
+
+    >>> ndx.constant([1, 2])
+    array([1, 2], dtype=int32)
+    >>> ndx.constant(0.5, ndx.float64, shape=[2])
+    array([0.5, 0.5])
+    """
+    dt = None if dtype is None else as_dtype(dtype)
+    if isinstance(value, Tensor):
+        raise TypeError(f"constant: {value!r} is symbolic, not a value")
+    a = _as_array(value) if dt is None else _convert_to(value, dt)
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+        bits = a.bits if isinstance(a, BFloat16Array) else a
+        if bits.size == 1:
+            bits = np.broadcast_to(bits.reshape(()), shape).copy()
+        elif bits.size == int(np.prod(shape)):
+            bits = bits.reshape(shape)
+        else:
+            raise _ndx.InvalidArgumentError(
+                f"constant: {bits.size} values do not fit shape {list(shape)}")
+        a = BFloat16Array.from_bits(bits) if isinstance(a, BFloat16Array) else bits
+    m = _mode()
+    if m is _EAGER:
+        return a
+    return m.g.constant(a, name=None if name == "Const" else name)
+
+
+def cast(x, dtype, name=None):
+    """x converted to `dtype` (TensorFlow's tf.cast): floats to integers truncate toward zero
+    (NaN gives 0, values out of range saturate); complex to real keeps the real part.
+
+    >>> ndx.cast(np.array([1.7, -1.7]), ndx.int32)
+    array([ 1, -1], dtype=int32)
+    """
+    m = _mode()
+    x = m.convert(x)
+    return m.op("Cast", [x], {"to": as_dtype(dtype)}, name)[0]
+
+
+def add(x, y, name=None):
+    """x + y, elementwise with broadcasting (TensorFlow's tf.add: AddV2). Integers wrap.
+
+    >>> ndx.add(np.array([1, 2], np.int64), 3)
+    array([4, 5])
+    """
+    return _binary("AddV2", x, y, name)
+
+
+def subtract(x, y, name=None):
+    """x - y (TensorFlow's tf.subtract)."""
+    return _binary("Sub", x, y, name)
+
+
+def multiply(x, y, name=None):
+    """x * y (TensorFlow's tf.multiply)."""
+    return _binary("Mul", x, y, name)
+
+
+def divide(x, y, name=None):
+    """x / y (TensorFlow's tf.divide, true division): integers are first cast to float64
+    (int8, int16, uint8, uint16 to float32), as TensorFlow's truediv does.
+
+    >>> ndx.divide(np.array([1, 2], np.int32), 4)
+    array([0.25, 0.5 ])
+    """
+    m = _mode()
+    x, y = _pair(m, x, y)
+    dt = m.dtype(x)
+    if dt.is_integer and dt is m.dtype(y):
+        wide = as_dtype("float32" if dt._np.itemsize <= 2 else "float64")
+        x = m.op("Cast", [x], {"to": wide})[0]
+        y = m.op("Cast", [y], {"to": wide})[0]
+    return m.op("RealDiv", [x, y], None, name)[0]
+
+
+def floordiv(x, y, name=None):
+    """x // y rounded toward negative infinity (TensorFlow's tf.math.floordiv: FloorDiv); an
+    integer division by zero raises InvalidArgumentError.
+
+    >>> ndx.floordiv(np.array([7, -7], np.int32), 2)
+    array([ 3, -4], dtype=int32)
+    """
+    return _binary("FloorDiv", x, y, name)
+
+
+def floormod(x, y, name=None):
+    """The remainder of floordiv, with the sign of y (TensorFlow's tf.math.floormod).
+
+    >>> ndx.floormod(np.array([7, -7], np.int32), 3)
+    array([1, 2], dtype=int32)
+    """
+    return _binary("FloorMod", x, y, name)
+
+
+def equal(x, y, name=None):
+    """x == y elementwise, a bool tensor (TensorFlow's tf.equal)."""
+    return _binary("Equal", x, y, name)
+
+
+def not_equal(x, y, name=None):
+    """x != y elementwise, a bool tensor (TensorFlow's tf.not_equal).
+
+    >>> ndx.not_equal(np.array([0.1, -1.0], np.float32), -1.0)
+    array([ True, False])
+    """
+    return _binary("NotEqual", x, y, name)
+
+
+def maximum(x, y, name=None):
+    """The larger of x and y elementwise; NaN if either is (TensorFlow's tf.maximum)."""
+    return _binary("Maximum", x, y, name)
+
+
+def minimum(x, y, name=None):
+    """The smaller of x and y elementwise; NaN if either is (TensorFlow's tf.minimum)."""
+    return _binary("Minimum", x, y, name)
+
+
+def _unary(type, x, name):
+    m = _mode()
+    return m.op(type, [m.convert(x)], None, name)[0]
+
+
+def negative(x, name=None):
+    """-x (TensorFlow's tf.negative: Neg); signed integers wrap."""
+    return _unary("Neg", x, name)
+
+
+def identity(input, name=None):
+    """`input` itself (TensorFlow's tf.identity): a node that copies nothing."""
+    return _unary("Identity", input, name)
+
+
+def zeros_like(input, dtype=None, name=None):
+    """Zeros of input's shape, and of its dtype or `dtype` (TensorFlow's tf.zeros_like)."""
+    out = _unary("ZerosLike", input, None if dtype else name)
+    return out if dtype is None else cast(out, dtype, name)
+
+
+def ones_like(input, dtype=None, name=None):
+    """Ones of input's shape (true for bool), of its dtype or `dtype` (tf.ones_like)."""
+    out = _unary("OnesLike", input, None if dtype else name)
+    return out if dtype is None else cast(out, dtype, name)
+
+
+def fill(dims, value, name=None):
+    """A tensor of shape `dims` filled with the scalar `value` (TensorFlow's tf.fill).
+
+    >>> ndx.fill([2, 2], 7)
+    array([[7, 7],
+           [7, 7]], dtype=int32)
+    """
+    m = _mode()
+    return m.op("Fill", [m.convert(dims), m.convert(value)], None, name)[0]
+
+
+def reshape(tensor, shape, name=None):
+    """tensor's elements in row-major order in `shape` (one dim may be -1), as tf.reshape."""
+    m = _mode()
+    return m.op("Reshape", [m.convert(tensor), m.convert(shape)], None, name)[0]
+
+
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    """The sum over `axis` (an int or a list; None: every axis), as tf.reduce_sum; the reduced
+    dims are dropped unless keepdims. Integers wrap; each element sums in one fixed order.
+
+    >>> ndx.reduce_sum(np.array([[1, 2], [3, 4]], np.int32), axis=0)
+    array([4, 6], dtype=int32)
+    """
+    m = _mode()
+    x = m.convert(input_tensor)
+    if axis is None:
+        rank = x.ndim if m is not _EAGER else np.ndim(x.bits if isinstance(x, BFloat16Array) else x)
+        if rank is None:  # an unknown rank: range(0, size(shape(x)))
+            axes = range(0, size(shape(x)), 1)
+        else:
+            axes = m.convert(np.arange(rank, dtype=np.int32))
+    else:
+        axes = m.convert(axis)
+    return m.op("Sum", [x, axes], {"keep_dims": bool(keepdims)}, name)[0]
+
+
+_RANGE_ORDER = ["int32", "int64", "float32", "float64"]
+_INT32 = as_dtype("int32")
+
+
+def _python_dtype(value):
+    """TensorFlow's dtype for a Python value (int32 for ints that fit, float32 for floats)."""
+    if type(value) is int and -2**31 <= value < 2**31:
+        return _INT32
+    return dtype_of(_as_array(value))
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):
+    """start, start + delta, ... up to but not including limit (TensorFlow's tf.range; range(n)
+    is range(0, n)). The dtype is `dtype`, else the widest of the arguments' (int32 < int64 <
+    float32 < float64), Python ints being int32 and floats float32.
+
+    >>> ndx.range(5)
+    array([0, 1, 2, 3, 4], dtype=int32)
+    >>> ndx.range(1, 2, 0.25)
+    array([1.  , 1.25, 1.5 , 1.75], dtype=float32)
+    """
+    if limit is None:
+        start, limit = 0, start
+    m = _mode()
+    args = [start, limit, delta]
+    if dtype is not None:
+        dt = as_dtype(dtype)
+    else:
+        kinds = [m.dtype(a) if _typed(a) else _python_dtype(a) for a in args]
+        dt = max(kinds, key=lambda d: _RANGE_ORDER.index(d.name) if d.name in _RANGE_ORDER else -1)
+    out = []
+    for a in args:
+        if _typed(a):
+            a = m.convert(a)
+            if m.dtype(a) is not dt:
+                a = m.op("Cast", [a], {"to": dt})[0]
+        else:
+            a = m.convert(a, dt)
+        out.append(a)
+    return m.op("Range", out, None, None if name == "range" else name)[0]
+
+
+def size(input, out_type=None, name=None):
+    """The number of elements of `input`, a scalar of out_type (int32 by default; tf.size)."""
+    m = _mode()
+    return m.op("Size", [m.convert(input)], {"out_type": as_dtype(out_type or "int32")}, name)[0]
+
+
+def shape(input, out_type=None, name=None):
+    """The shape of `input`, a vector of out_type (int32 by default; tf.shape). Inside a
+    traced function it is known at build time whenever input's shape is.
+
+    >>> ndx.shape(np.zeros([2, 3]))
+    array([2, 3], dtype=int32)
+    """
+    m = _mode()
+    return m.op("Shape", [m.convert(input)], {"out_type": as_dtype(out_type or "int32")}, name)[0]

@@ -1,0 +1,269 @@
+"""Gradients inside traced functions: ndx.gradients (TensorFlow's tf.gradients),
+ndx.GradientTape (tf.GradientTape) and ndx.IndexedSlices, over the C graph's
+ndx_graph_gradients (ndx_graph.h section 7), which adds ordinary nodes to the traced graph.
+
+A gradient is None (no target depends on the source), a Tensor of the source's dtype and shape,
+or an IndexedSlices: the gradient of a gather is the gathered rows, never a dense table.
+ndx's slices have an index depth k (the gather_nd's): for k = 1 `indices` is a vector [N] as
+TensorFlow's; for k > 1 it is [N, k], rows into the first k dims (values [N] + shape[k:]).
+Used where a tensor is expected (an op's input, arithmetic) an IndexedSlices is densified
+(scatter_nd, duplicates adding up), as TensorFlow's convert_to_tensor does."""
+import numpy as np
+
+from . import _trace
+from ._graph import Tensor, _convert_to, _user_frame
+
+__all__ = ["IndexedSlices", "gradients", "GradientTape", "convert_to_tensor"]
+
+
+class IndexedSlices:
+    """A sparse gradient (TensorFlow's tf.IndexedSlices): the dense value is `values[r]` added
+    at row `indices[r]` of a zero tensor of shape `dense_shape`. Inside a trace its parts are
+    Tensors; returned from a traced function they are NumPy arrays. indices is int64, a vector
+    [N] (index depth 1, TensorFlow's form) or [N, k] for index depth k > 1."""
+
+    __slots__ = ("values", "indices", "dense_shape")
+
+    def __init__(self, values, indices, dense_shape=None):
+        self.values, self.indices, self.dense_shape = values, indices, dense_shape
+
+    @property
+    def dtype(self):
+        return getattr(self.values, "dtype", None)
+
+    @property
+    def graph(self):
+        return getattr(self.values, "graph", None)
+
+    def _rows(self, g):
+        """indices as [N, k] rows for scatter_nd."""
+        from ._glue import reshape
+        if self.indices.shape is not None and len(self.indices.shape) == 1:
+            return reshape(self.indices, np.array([-1, 1], np.int64))
+        return self.indices
+
+    def _ndx_tensor(self, g):
+        """The dense value in graph g (ScatterNd, rows out of range skipped)."""
+        if self.dense_shape is None:
+            raise ValueError("IndexedSlices without dense_shape cannot be densified")
+        return g.op("ScatterNd", [g.convert(self._rows(g)), g.convert(self.values),
+                                  g.convert(self.dense_shape)], {"bad_indices": 1})[0]
+
+    def numpy(self):
+        """The dense value of slices of NumPy arrays (outside a trace)."""
+        from ._dense import scatter_nd
+        indices = np.asarray(self.indices)
+        if indices.ndim == 1:
+            indices = indices.reshape(-1, 1)
+        return scatter_nd(indices, self.values, np.asarray(self.dense_shape))
+
+    def _dense(self):
+        g = _trace.graph() if _trace.active else None
+        return self._ndx_tensor(g) if g is not None else self.numpy()
+
+    def __add__(self, o):
+        return self._dense() + o
+
+    def __radd__(self, o):
+        return o + self._dense()
+
+    def __sub__(self, o):
+        return self._dense() - o
+
+    def __rsub__(self, o):
+        return o - self._dense()
+
+    def __mul__(self, o):
+        return self._dense() * o
+
+    def __rmul__(self, o):
+        return o * self._dense()
+
+    def __truediv__(self, o):
+        return self._dense() / o
+
+    def __neg__(self):
+        return -self._dense()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def __repr__(self):
+        return (f"IndexedSlices(indices={self.indices!r}, values={self.values!r}, "
+                f"dense_shape={self.dense_shape!r})")
+
+
+def convert_to_tensor(value, dtype=None):
+    """value as a tensor (TensorFlow's tf.convert_to_tensor): inside a trace a Tensor (an
+    IndexedSlices densified, a Variable read, a value a constant); outside a NumPy array."""
+    g = _trace.graph() if _trace.active else None
+    if g is not None:
+        return g.convert(value, None if dtype is None else _dtype(dtype))
+    if isinstance(value, IndexedSlices):
+        value = value.numpy()
+    from ._graph import _convert_to
+    from ._convert import _as_array
+    return _as_array(value) if dtype is None else _convert_to(value, _dtype(dtype))
+
+
+def _dtype(d):
+    from ._graph import as_dtype
+    return as_dtype(d)
+
+
+def _graph(what):
+    g = _trace.graph() if _trace.active else None
+    if g is None:
+        raise RuntimeError(f"{what} works inside a function traced by ndx.function (gradients "
+                           f"are nodes of its graph, as tf.gradients' are of a tf.Graph)")
+    return g.check_open()
+
+
+def _flatten(value, out):
+    """The structure of a (nested) list/tuple/dict of tensors; leaves appended to out."""
+    if isinstance(value, (list, tuple)):
+        return (type(value),) + tuple(_flatten(v, out) for v in value)
+    if isinstance(value, dict):
+        return (dict, tuple(value)) + tuple(_flatten(value[k], out) for k in value)
+    out.append(value)
+    return None
+
+
+def _unflatten(structure, it):
+    if structure is None:
+        return next(it)
+    if structure[0] is dict:
+        return {k: _unflatten(s, it) for k, s in zip(structure[1], structure[2:])}
+    items = [_unflatten(s, it) for s in structure[1:]]
+    return items if structure[0] is list else tuple(items)
+
+
+def _source(g, x):
+    """A source as a Tensor of g (a Variable: its Variable node)."""
+    if getattr(x, "_ndx_variable", False):
+        return x._ndx_tensor(g)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"gradients: a source must be a Tensor of the traced function or an "
+                        f"ndx.Variable, not {type(x).__name__}")
+    return g.convert(x)
+
+
+def _wrap(g, form):
+    """A gradient from _Graph.gradients' answer."""
+    from ._glue import reshape
+    if form is None:
+        return None
+    values, indices, dense_shape = (g._tensors(h[0], h[1] + 1)[h[1]] for h in
+                                    (form[1:] if form[0] == "slices" else form[1:] * 3))
+    if form[0] == "dense":
+        return values
+    if indices.shape is not None and len(indices.shape) == 2 and indices.shape[1] == 1:
+        indices = reshape(indices, np.array([-1], np.int64))
+    return IndexedSlices(values, indices, dense_shape)
+
+
+def _gradients(g, ys, xs, grad_ys):
+    """Gradients of the Tensors ys (with grad_ys, or ones) for the Tensors xs."""
+    ys = [g.convert(y) for y in ys]
+    dys = None if grad_ys is None else [
+        g.convert(d if isinstance(d, Tensor) else _convert_to(d, y.dtype))
+        for d, y in zip(grad_ys, ys)]
+    if dys is not None and len(dys) != len(ys):
+        raise ValueError(f"gradients: {len(grad_ys)} grad_ys for {len(ys)} ys")
+    file, line = _user_frame()
+    forms = g._g.gradients([y.output for y in ys], None if dys is None else
+                           [d.output for d in dys], [x.output for x in xs], file, line)
+    return [_wrap(g, f) for f in forms]
+
+
+def gradients(ys, xs, grad_ys=None):
+    """The gradients of sum(ys) (each weighted by its grad_ys, ones by default) with respect to
+    each of xs, inside a traced function (TensorFlow's tf.gradients): ys and xs a tensor or a
+    list of them (xs may be Variables); returns a list, one per x: a Tensor, an IndexedSlices
+    (the gradient of a gather), or None when no y depends on that x. An op on the way with no
+    gradient, or an integer x, raises InvalidArgumentError naming the node and your line."""
+    g = _graph("ndx.gradients")
+    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    xs = list(xs) if isinstance(xs, (list, tuple)) else [xs]
+    if grad_ys is not None:
+        grad_ys = list(grad_ys) if isinstance(grad_ys, (list, tuple)) else [grad_ys]
+    return _gradients(g, ys, [_source(g, x) for x in xs], grad_ys)
+
+
+class GradientTape:
+    """Gradients by TensorFlow's tf.GradientTape, inside a traced function:
+
+        with ndx.GradientTape() as tape:
+            loss = ...
+        grads = tape.gradient(loss, [v1, v2])
+
+    Trainable Variables are watched by themselves (watch_accessed_variables=True); other
+    tensors once passed to watch(). gradient(target, sources, output_gradients=None) returns
+    the gradients in the structure of sources (None for a source the target does not depend
+    on, or one not watched); without persistent=True it can be called once. Inside a trace the
+    graph is the record: every path from a source to the target counts, including nodes built
+    before the `with` block."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._persistent = bool(persistent)
+        self._watch_variables = bool(watch_accessed_variables)
+        self._watched = {}
+        self._graph = None
+        self._used = False
+
+    def __enter__(self):
+        self._graph = _graph("ndx.GradientTape")
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def watch(self, tensor):
+        """Records gradients for tensor (a Tensor, a Variable, or a list of them)."""
+        items = []
+        _flatten(tensor, items)
+        g = self._graph or _graph("GradientTape.watch")
+        for t in items:
+            if getattr(t, "_ndx_variable", False):
+                self._watched[id(t)] = t
+            else:
+                t = _source(g, t)
+                self._watched[t.output] = t
+
+    def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        if self._used and not self._persistent:
+            raise RuntimeError("GradientTape.gradient can only be called once on a "
+                               "non-persistent tape (use GradientTape(persistent=True))")
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError("unconnected_gradients must be \"none\" or \"zero\"")
+        g = self._graph or _graph("GradientTape.gradient")
+        g.check_open()
+        self._used = True
+        leaves = []
+        structure = _flatten(sources, leaves)
+        watched = []
+        for s in leaves:
+            if getattr(s, "_ndx_variable", False):
+                ok = id(s) in self._watched or (self._watch_variables and s.trainable)
+            elif isinstance(s, Tensor):
+                ok = s.output in self._watched
+            else:
+                raise TypeError(f"GradientTape.gradient: a source must be a Tensor or an "
+                                f"ndx.Variable, not {type(s).__name__}")
+            watched.append(ok)
+        xs = [_source(g, s) for s, ok in zip(leaves, watched) if ok]
+        targets = []
+        _flatten(target, targets)
+        grads = []
+        if output_gradients is not None:
+            given, output_gradients = output_gradients, []
+            _flatten(given, output_gradients)
+        if xs:
+            grads = _gradients(g, targets, xs, output_gradients)
+        it = iter(grads)
+        out = [next(it) if ok else None for ok in watched]
+        if unconnected_gradients == "zero":
+            from ._glue import zeros_like
+            out = [zeros_like(_source(g, s)) if d is None else d for s, d in zip(leaves, out)]
+        return _unflatten(structure, iter(out))

@@ -1,0 +1,291 @@
+"""ndx.gradients, ndx.GradientTape and ndx.IndexedSlices: every op with a gradient in C, checked
+against central differences computed here in NumPy (float64, of the op's traced forward), plus
+the structure of the answers (None, dense, slices of depth 1 and k), densifying, the tape's rules
+and the errors."""
+import numpy as np
+import pytest
+
+import ndx
+
+RNG = np.random.default_rng(20)
+
+
+def dense(grad, shape):
+    """A gradient as a dense float64 array, by NumPy alone (np.add.at over the slices)."""
+    if grad is None:
+        return np.zeros(shape)
+    if isinstance(grad, ndx.IndexedSlices):
+        assert tuple(grad.dense_shape) == tuple(shape)
+        out = np.zeros(shape, np.float64)
+        idx = np.asarray(grad.indices)
+        idx = idx.reshape(-1, 1) if idx.ndim == 1 else idx
+        np.add.at(out, tuple(idx.T), grad.values)
+        return out
+    return np.asarray(grad, np.float64)
+
+
+def check(fn, args, wrt, h=1e-6, tol=1e-6):
+    """fn(*tensors) -> a tensor or list of tensors. The gradient of sum(w * fn) for each arg in
+    wrt against central differences."""
+    forward = ndx.function(lambda xs: fn(*xs))
+    ys = forward(list(args))
+    single = not isinstance(ys, list)
+    ys = [ys] if single else ys
+    ws = [RNG.standard_normal(np.shape(y)) for y in ys]
+
+    def loss(xs):
+        out = forward(xs)
+        out = [out] if single else out
+        return sum(float(np.sum(w * y)) for w, y in zip(ws, out))
+
+    @ndx.function
+    def grads(xs):
+        out = fn(*xs)
+        out = [out] if single else out
+        return ndx.gradients(out, [xs[i] for i in wrt], grad_ys=ws)
+
+    got = grads(list(args))
+    for i, g in zip(wrt, got):
+        x = args[i]
+        num = np.zeros(x.shape)
+        for j in range(x.size):
+            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
+            plus[i].flat[j] += h
+            minus[i].flat[j] -= h
+            num.flat[j] = (loss(plus) - loss(minus)) / (2 * h)
+        np.testing.assert_allclose(dense(g, x.shape), num, rtol=tol, atol=tol,
+                                   err_msg=f"argument {i}")
+    return got
+
+
+def f64(*shape):
+    return RNG.standard_normal(shape)
+
+
+def test_gather_nd_gives_indexed_slices_depth_1():
+    p, idx = f64(5, 3), np.array([[1], [4], [1]], np.int32)
+    (g,) = check(lambda p, i: ndx.gather_nd(p, i), [p, idx], [0])
+    assert isinstance(g, ndx.IndexedSlices)
+    assert g.indices.ndim == 1 and list(g.indices) == [1, 4, 1]
+    assert g.values.shape == (3, 3) and list(g.dense_shape) == [5, 3]
+
+
+def test_gather_nd_depth_2_and_batch_dims():
+    p, idx = f64(3, 4, 2), np.array([[0, 1], [2, 3], [0, 1]], np.int64)
+    (g,) = check(lambda p, i: ndx.gather_nd(p, i), [p, idx], [0])
+    assert isinstance(g, ndx.IndexedSlices) and g.indices.shape == (3, 2)
+    p, idx = f64(2, 4, 3), np.array([[[1], [3]], [[0], [0]]], np.int32)
+    check(lambda p, i: ndx.gather_nd(p, i, batch_dims=1), [p, idx], [0])
+
+
+def test_scatter_nd_and_tensor_scatter_family():
+    idx = np.array([[0], [2], [0]], np.int32)
+    u = f64(3, 2)
+    check(lambda i, u: ndx.scatter_nd(i, u, [4, 2]), [idx, u], [1])
+    t = f64(4, 2)
+    check(lambda t, i, u: ndx.tensor_scatter_nd_add(t, i, u), [t, idx, u], [0, 2])
+    check(lambda t, i, u: ndx.tensor_scatter_nd_sub(t, i, u), [t, idx, u], [0, 2])
+    # update with a duplicate: the later row wins its slot, the overwritten one gets 0
+    check(lambda t, i, u: ndx.tensor_scatter_nd_update(t, i, u), [t, idx, u], [0, 2])
+    t, u = np.array([[0., 5.], [1., 2.], [3., -1.], [4., 4.]]), np.array([[1., 7.], [0.5, 3.]])
+    i2 = np.array([[0], [2]], np.int32)
+    check(lambda t, i, u: ndx.tensor_scatter_nd_min(t, i, u), [t, i2, u], [0, 2])
+    check(lambda t, i, u: ndx.tensor_scatter_nd_max(t, i, u), [t, i2, u], [0, 2])
+
+
+@pytest.mark.parametrize("op", [ndx.dynamic_stitch, ndx.parallel_dynamic_stitch])
+def test_dynamic_stitch(op):
+    i0, i1 = np.array([0, 2], np.int32), np.array([2, 1, 3], np.int32)  # 2 twice: i1 wins
+    d0, d1 = f64(2, 2), f64(3, 2)
+    check(lambda a, b, c, d: op([a, b], [c, d]), [i0, i1, d0, d1], [2, 3])
+
+
+def test_dynamic_partition():
+    data, parts = f64(5, 2), np.array([1, 0, 1, 1, 0], np.int32)
+    check(lambda d, p: ndx.dynamic_partition(d, p, 2), [data, parts], [0])
+
+
+def test_sparse_ops():
+    ind = np.array([[1, 0], [0, 1], [2, 1]], np.int64)
+    shape = np.array([3, 2], np.int64)
+    vals = f64(3)
+
+    def reorder(i, v, s):
+        return ndx.sparse.reorder(ndx.SparseTensor._from_parts(i, v, s)).values
+    check(reorder, [ind, vals, shape], [1])
+
+    def to_dense(i, v, s, dv):
+        return ndx.sparse.to_dense(ndx.SparseTensor._from_parts(i, v, s), dv)
+    check(to_dense, [np.sort(ind.view("i8,i8"), axis=0).view(np.int64).reshape(3, 2), vals,
+                     shape, np.array(0.5)], [1, 3])
+
+    def concat(i, v, s, j, w, t):
+        return ndx.sparse.concat(0, [ndx.SparseTensor._from_parts(i, v, s), ndx.SparseTensor._from_parts(j, w, t)]).values
+    check(concat, [ind, vals, shape, ind[:2], f64(2), shape], [1, 4])
+
+
+def test_dense_to_sparse_gives_slices_of_depth_rank():
+    x = np.array([[0.5, 1.5], [-2., 1.], [3., 4.]])  # (no zeros: a small step keeps them all)
+    (g,) = check(lambda x: ndx.sparse.from_dense(x).values, [x], [0])
+    assert isinstance(g, ndx.IndexedSlices) and g.indices.shape == (6, 2)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b),
+    ("div", lambda a, b: a / b), ("maximum", ndx.maximum), ("minimum", ndx.minimum),
+    ("floormod", ndx.floormod)])
+def test_binary_ops_with_broadcasting(name, fn):
+    a, b = f64(3, 4), RNG.uniform(0.5, 2.0, (4,))
+    check(fn, [a, b], [0, 1])
+
+
+def test_unary_and_shape_ops():
+    x = f64(2, 3)
+    check(lambda x: -x, [x], [0])
+    check(ndx.identity, [x], [0])
+    check(lambda x: ndx.reshape(x, [3, 2]), [x], [0])
+    check(lambda x: ndx.reduce_sum(x, 1), [x], [0])
+    check(lambda x: ndx.reduce_sum(x), [x], [0])
+    check(lambda v: ndx.fill([2, 3], v), [np.array(1.5)], [0])
+    check(lambda x: ndx.cast(ndx.cast(x, ndx.complex128), ndx.float64) * 2.0, [x], [0])
+
+
+def test_cast_to_float32():
+    x = f64(4)
+    check(lambda x: ndx.cast(x, ndx.float32), [x], [0], h=1e-3, tol=1e-4)
+
+
+def test_unconnected_and_non_differentiable_give_none():
+    @ndx.function
+    def f(x, y):
+        return ndx.gradients(ndx.reduce_sum(x * 2.0), [x, y, ndx.floordiv(x, 2.0)])
+    gx, gy, gf = f(f64(3), f64(3))
+    np.testing.assert_array_equal(gx, [2., 2., 2.])
+    assert gy is None and gf is None
+
+    @ndx.function
+    def through_floordiv(x):
+        return ndx.gradients(ndx.reduce_sum(ndx.floordiv(x, 2.0)), x)
+    assert through_floordiv(f64(3)) == [None]
+
+
+def test_integer_source_is_an_error_naming_the_node_and_line():
+    @ndx.function
+    def f(p, i):
+        return ndx.gradients(ndx.gather_nd(p, i), i)
+    with pytest.raises(ndx.InvalidArgumentError, match=r"test_gradients\.py:\d+"):
+        f(f64(3, 2), np.array([[0]], np.int32))
+
+
+def test_outside_a_trace_is_a_clear_error():
+    with pytest.raises(RuntimeError, match="traced by ndx.function"):
+        ndx.gradients(np.ones(2), np.ones(2))
+    with pytest.raises(RuntimeError, match="traced by ndx.function"):
+        with ndx.GradientTape():
+            pass
+
+
+def test_indexed_slices_densify_in_arithmetic_and_convert_to_tensor():
+    @ndx.function
+    def f(p, i):
+        (g,) = ndx.gradients(ndx.gather_nd(p, i), [p])
+        return g * 1.0, ndx.convert_to_tensor(g), g
+    p, i = f64(4, 2), np.array([[3], [3], [0]], np.int32)
+    a, b, s = f(p, i)
+    want = np.zeros((4, 2))
+    want[3] = 2
+    want[0] = 1
+    np.testing.assert_array_equal(a, want)
+    np.testing.assert_array_equal(b, want)
+    assert isinstance(s, ndx.IndexedSlices)
+    np.testing.assert_array_equal(np.asarray(s), want)  # eager densify
+    np.testing.assert_array_equal(ndx.convert_to_tensor(s), want)
+
+
+def test_gradient_tape_variables_watch_persistent():
+    v = ndx.Variable(np.array([1.0, 2.0, 3.0]), name="v")
+    frozen = ndx.Variable(np.array([1.0]), trainable=False)
+
+    @ndx.function
+    def f(x):
+        with ndx.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = ndx.reduce_sum(v * x * x) + ndx.reduce_sum(frozen * 1.0)
+        dv, dx, dfrozen = tape.gradient(y, [v, x, frozen])
+        again = tape.gradient(y, {"v": v})
+        return dv, dx, dfrozen, again["v"]
+    x = np.array([1.0, -1.0, 2.0])
+    dv, dx, dfrozen, dv2 = f(x)
+    np.testing.assert_allclose(dv, x * x)
+    np.testing.assert_allclose(dx, 2 * np.array([1.0, 2.0, 3.0]) * x)
+    assert dfrozen is None
+    np.testing.assert_allclose(dv2, x * x)
+
+
+def test_gradient_tape_unwatched_tensor_and_once_only():
+    @ndx.function
+    def f(x):
+        with ndx.GradientTape() as tape:
+            y = ndx.reduce_sum(x * x)
+        g = tape.gradient(y, x)
+        with pytest.raises(RuntimeError, match="non-persistent"):
+            tape.gradient(y, x)
+        return g, tape.gradient if False else ndx.zeros_like(x)
+    g, _ = f(np.ones(2))
+    assert g is None
+
+
+def test_gradient_tape_output_gradients_and_zero_unconnected():
+    @ndx.function
+    def f(x, y):
+        with ndx.GradientTape() as tape:
+            tape.watch([x, y])
+            z = x * 3.0
+        return tape.gradient(z, [x, y], output_gradients=np.array([1.0, 2.0]),
+                             unconnected_gradients="zero")
+    gx, gy = f(np.ones(2), np.ones(2))
+    np.testing.assert_array_equal(gx, [3.0, 6.0])
+    np.testing.assert_array_equal(gy, [0.0, 0.0])
+
+
+def test_a_gradient_the_graph_cannot_build_names_the_forward_node_and_its_line():
+    @ndx.function(input_signature=[ndx.TensorSpec([4, 2], ndx.float64),
+                                   ndx.TensorSpec(None, ndx.int32)])
+    def f(p, i):
+        y = ndx.gather_nd(p, i)
+        z = y * 2.0
+        return ndx.gradients(z, p)
+    line = f.python_function.__code__.co_firstlineno + 4  # z = y * 2.0 (after 2 decorator lines)
+    with pytest.raises(ndx.InvalidArgumentError, match=rf"test_gradients\.py:{line}: Mul: "
+                                                       rf"gradient of Mul"):
+        f.get_concrete_function()
+
+
+@pytest.mark.parametrize("fn", [lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a - b])
+def test_complex_gradients_follow_tensorflows_convention(fn):
+    """For complex x, TensorFlow's gradient of L = Re(sum(conj(w) * y)) is dL/dRe(x) +
+    i dL/dIm(x); checked by central differences along both parts."""
+    a = RNG.standard_normal(3) + 1j * RNG.standard_normal(3)
+    b = RNG.standard_normal(3) + 1j * RNG.standard_normal(3)
+    w = RNG.standard_normal(3) + 1j * RNG.standard_normal(3)
+    forward = ndx.function(lambda a, b: fn(a, b))
+
+    @ndx.function
+    def grads(a, b):
+        return ndx.gradients(fn(a, b), [a, b], grad_ys=w)
+
+    def loss(a, b):
+        return float(np.real(np.sum(np.conj(w) * forward(a, b))))
+
+    got = grads(a, b)
+    h = 1e-6
+    for k, x in enumerate((a, b)):
+        num = np.zeros(3, np.complex128)
+        for j in range(3):
+            for step in (1, 1j):
+                plus, minus = [a.copy(), b.copy()], [a.copy(), b.copy()]
+                plus[k][j] += h * step
+                minus[k][j] -= h * step
+                d = (loss(*plus) - loss(*minus)) / (2 * h)
+                num[j] += d if step == 1 else 1j * d
+        np.testing.assert_allclose(got[k], num, rtol=1e-6, atol=1e-6)
