@@ -17,6 +17,7 @@ static void *default_allocate(void *user, size_t bytes, size_t alignment) {
         if (kept) return kept;
         if (alignment < NDX_HUGE_ALIGN) alignment = NDX_HUGE_ALIGN;
     }
+    if (alignment <= 16) return malloc(bytes); /* glibc's malloc aligns to 16 */
     void *mem = NULL;
     if (posix_memalign(&mem, alignment, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
@@ -89,6 +90,11 @@ size_t ndx_call_room(const ndx_call *c) {
 }
 
 ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p) {
+    return ndx_call_acquire_aligned(c, bytes, bytes < NDX_SMALL_BLOCK ? 16 : 64, zeroed, what, p);
+}
+
+ndx_status ndx_call_acquire_aligned(ndx_call *c, size_t bytes, size_t alignment, int zeroed,
+                                    const char *what, void **p) {
     *p = NULL;
     if (bytes == 0) return NDX_OK;
     size_t total;
@@ -102,7 +108,7 @@ ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *w
         return ndx_fail(c->err, NDX_E_NO_MEMORY,
                         "%s: %s needs %zu bytes, more than this machine has (%zu bytes)", c->op,
                         what, bytes, physical);
-    void *mem = c->allocator.allocate(c->allocator.user, bytes, 64);
+    void *mem = c->allocator.allocate(c->allocator.user, bytes, alignment);
     if (!mem)
         return ndx_fail(c->err, NDX_E_NO_MEMORY, "%s: cannot allocate %zu bytes for %s", c->op,
                         bytes, what);

@@ -4,36 +4,14 @@
 
 #include "core.h"
 
-int ndx_dims_product(int n, const int64_t *dims, int64_t *count) {
-    /* Left to right, as TensorFlow's TensorShape adds dimensions: [2^40, 2^40, 0] overflows
-     * before the 0 is reached and is refused, [0, 2^40, 2^40] has no elements. */
-    int64_t c = 1;
-    for (int i = 0; i < n; i++) {
-        if (dims[i] < 0 || !ndx_mul_i64(c, dims[i], &c)) return 0;
-    }
-    *count = c;
-    return 1;
-}
-
-int ndx_bytes_of(int64_t count, size_t itemsize, size_t *bytes) {
-    size_t b;
-    if (count < 0 || __builtin_mul_overflow((size_t)count, itemsize, &b) || b > (size_t)PTRDIFF_MAX)
-        return 0;
-    *bytes = b;
-    return 1;
-}
-
 ndx_tensor ndx_tensor_make(ndx_dtype dtype, int rank, const int64_t *shape, void *data) {
-    ndx_tensor t = ndx_zero_tensor;
+    ndx_tensor t;
     t.dtype = dtype;
-    t.itemsize = ndx_dtype_size(dtype);
+    t.itemsize = ndx_dtype_size_inline(dtype);
     t.data = data;
-    if (rank < 0 || rank > NDX_MAX_RANK) {
-        t.rank = -1;
-        return t;
-    }
-    t.rank = rank;
-    for (int i = 0; i < rank; i++) t.shape[i] = shape[i];
+    t.rank = rank < 0 || rank > NDX_MAX_RANK ? -1 : rank;
+    /* Every dim written (zeros past the rank), with no copy of a zero tensor first. */
+    for (int i = 0; i < NDX_MAX_RANK; i++) t.shape[i] = i < t.rank ? shape[i] : 0;
     return t;
 }
 
@@ -70,14 +48,18 @@ int64_t ndx_tensor_count(const ndx_tensor *t) {
     return c;
 }
 
+ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *what,
+                               int64_t *count, size_t *nbytes, ndx_error *err) {
+    /* The "op: what" name is made only for a message: this runs on every call of every op. */
+    if (ndx_tensor_check(t, "", count, nbytes, NULL) == NDX_OK) return NDX_OK;
+    char name[64];
+    snprintf(name, sizeof name, "%s: %s", op, what);
+    return ndx_tensor_check(t, name, count, nbytes, err);
+}
+
 ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char *op, const char *what,
                                   int64_t *count, ndx_error *err) {
-    /* The "op: what" name is made only for a message: this runs on every call of every op. */
-    if (ndx_tensor_check(t, "", count, NULL, NULL) != NDX_OK) {
-        char name[64];
-        snprintf(name, sizeof name, "%s: %s", op, what);
-        return ndx_tensor_check(t, name, count, NULL, err);
-    }
+    NDX_TRY(ndx_tensor_check_as(t, op, what, count, NULL, err));
     if (!ndx_is_index_dtype(t->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: %s must be int16, int32 or int64, not %s", op, what,

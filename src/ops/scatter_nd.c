@@ -137,13 +137,9 @@ static ndx_status plan_rows(const ndx_call *c, scatter_plan *p, const ndx_tensor
 static ndx_status check_tensor_views(const char *name, const ndx_tensor *tensor,
                                      const ndx_tensor *indices, const ndx_tensor *updates,
                                      ndx_error *err) {
-    char what[64];
-    snprintf(what, sizeof what, "%s: tensor", name);
-    NDX_TRY(ndx_tensor_check(tensor, what, NULL, NULL, err));
-    snprintf(what, sizeof what, "%s: indices", name);
-    NDX_TRY(ndx_tensor_check(indices, what, NULL, NULL, err));
-    snprintf(what, sizeof what, "%s: updates", name);
-    return ndx_tensor_check(updates, what, NULL, NULL, err);
+    NDX_TRY(ndx_tensor_check_as(tensor, name, "tensor", NULL, NULL, err));
+    NDX_TRY(ndx_tensor_check_as(indices, name, "indices", NULL, NULL, err));
+    return ndx_tensor_check_as(updates, name, "updates", NULL, NULL, err);
 }
 
 ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_tensor *tensor,
