@@ -59,6 +59,7 @@ ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, nd
     c->op = op;
     c->err = err;
     c->used = 0;
+    c->local_used = 0;
     ndx_options defaults = {0};
     if (!opt) opt = &defaults;
     if (opt->bad_indices != NDX_BAD_INDICES_ERROR && opt->bad_indices != NDX_BAD_INDICES_IGNORE)
@@ -118,8 +119,28 @@ ndx_status ndx_call_acquire_aligned(ndx_call *c, size_t bytes, size_t alignment,
     return NDX_OK;
 }
 
+static int is_local(const ndx_call *c, const void *p) {
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)c->local;
+    return a >= lo && a < lo + sizeof c->local;
+}
+
+ndx_status ndx_call_scratch(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p) {
+    size_t at = (c->local_used + 63) & ~(size_t)63;
+    if (bytes == 0 || bytes > sizeof c->local || at > sizeof c->local - bytes)
+        return ndx_call_acquire_aligned(c, bytes, 64, zeroed, what, p);
+    *p = NULL;
+    size_t total; /* the budget counts it as it would an allocated block */
+    if (__builtin_add_overflow(c->used, bytes, &total) || (c->limit && total > c->limit))
+        return ndx_call_acquire_aligned(c, bytes, 64, zeroed, what, p); /* which fails alike */
+    c->used = total;
+    c->local_used = at + bytes;
+    if (zeroed) memset(c->local + at, 0, bytes);
+    *p = c->local + at;
+    return NDX_OK;
+}
+
 void ndx_call_release(ndx_call *c, void *p) {
-    if (p) c->allocator.release(c->allocator.user, p);
+    if (p && !is_local(c, p)) c->allocator.release(c->allocator.user, p);
 }
 
 ndx_status ndx_call_output(ndx_call *c, const ndx_tensor *want, ndx_tensor *out, int zeroed,

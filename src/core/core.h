@@ -182,6 +182,9 @@ ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *w
 /* Most workers any op uses (per-worker results live in fixed arrays of this size). */
 #define NDX_MAX_WORKERS 256
 
+/* Bytes of scratch one call keeps in its context (on the stack) for small inputs. */
+#define NDX_CALL_LOCAL 4096
+
 /* Everything one public op call needs besides its tensors, made once on entry from the caller's
  * options: the op's name for messages, the workers it may use, the bad-index policy, the memory
  * budget with what the call has taken from it, and the allocator every block comes from. */
@@ -194,6 +197,10 @@ typedef struct ndx_call {
     ndx_allocator allocator;
     int custom_allocator; /* 1: the caller's allocator; 0: ndx's own */
     ndx_error *err;
+    size_t local_used; /* bytes of `local` handed out as scratch */
+    /* Small scratch comes from here, on the caller's stack (ndx_call_scratch): a small call then
+     * allocates nothing but its output. */
+    _Alignas(64) unsigned char local[NDX_CALL_LOCAL];
 } ndx_call;
 
 /* Starts a call: clears err, refuses a NULL `out` ("<op>: out is NULL"; pass any non-NULL pointer
@@ -222,7 +229,12 @@ size_t ndx_call_room(const ndx_call *c);
  * its budget; fails with NDX_E_MEMORY_BUDGET or NDX_E_NO_MEMORY and a message naming `what`.
  * bytes == 0 gives *p = NULL and NDX_OK. */
 ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p);
-/* Gives a block from ndx_call_acquire back (NULL is fine). The budget is not refunded. */
+/* Scratch that lives only until the call returns: as ndx_call_acquire (same budget, same
+ * errors, 64-byte aligned), but a block that fits in what is left of c->local is taken from there
+ * and never reaches the allocator. Never for memory that outlives the call (outputs). */
+ndx_status ndx_call_scratch(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p);
+/* Gives a block from ndx_call_acquire or ndx_call_scratch back (NULL is fine; a block of
+ * c->local is simply forgotten). The budget is not refunded. */
 void ndx_call_release(ndx_call *c, void *p);
 /* ndx_call_acquire at a given alignment (ndx_block_alloc promises 64 at every size). */
 ndx_status ndx_call_acquire_aligned(ndx_call *c, size_t bytes, size_t alignment, int zeroed,

@@ -110,7 +110,7 @@ ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor 
     NDX_TRY(ndx_partition_plan(&c, data, partitions, num_partitions, outs != NULL, &p));
     /* The count's own pass (each id read once), without the copies of the ids. */
     void *scratch;
-    NDX_TRY(ndx_call_acquire(&c, p.ids_at, 0, "the partition counts", &scratch));
+    NDX_TRY(ndx_call_scratch(&c, p.ids_at, 0, "the partition counts", &scratch));
     ndx_status s = ndx_partition_count(&p, scratch, 1, err);
     if (s == NDX_OK)
         for (int q = 0; q < num_partitions; q++) outs[q] = ndx_partition_output(&p, scratch, q);
@@ -130,7 +130,7 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
     const int np = num_partitions;
     size_t mine_bytes = (size_t)np * sizeof(void *);
     unsigned char *scratch;
-    NDX_TRY(ndx_call_acquire(&c, p.scratch_bytes + mine_bytes, 0, "the partition counts",
+    NDX_TRY(ndx_call_scratch(&c, p.scratch_bytes + mine_bytes, 0, "the partition counts",
                              (void **)&scratch));
     void **mine = (void **)(scratch + p.scratch_bytes);
     ndx_status s = ndx_partition_count(&p, scratch, 0, err);

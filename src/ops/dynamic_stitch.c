@@ -428,7 +428,7 @@ static ndx_status stitch(const char *op, int n, const ndx_tensor *indices, const
     NDX_TRY(ndx_stitch_check_memory(&c, &p, allocating));
     NDX_TRY(ndx_call_output(&c, &p.out, out, 0, "output", &allocated));
     void *scratch;
-    ndx_status s = ndx_call_acquire(&c, p.scratch_bytes, 0,
+    ndx_status s = ndx_call_scratch(&c, p.scratch_bytes, 0,
                                     p.merge ? "the merge cursors" : "the table of winning rows",
                                     &scratch);
     if (s != NDX_OK) {

@@ -235,7 +235,7 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
     int allocated;
     NDX_TRY(ndx_call_output(&c, &p.want, out, 0, "out", &allocated));
     void *scratch;
-    ndx_status st = ndx_call_acquire(&c, p.scratch_bytes, 0, "sort scratch", &scratch);
+    ndx_status st = ndx_call_scratch(&c, p.scratch_bytes, 0, "sort scratch", &scratch);
     if (st != NDX_OK) {
         ndx_call_drop_output(&c, out, allocated);
         return st;

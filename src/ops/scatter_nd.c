@@ -200,7 +200,7 @@ static ndx_status scatter_execute(ndx_call *c, scatter_plan *p, ndx_tensor *out)
     const char *what = p->path == SCATTER_STRINGS ? "string width scratch"
                        : p->slotted               ? "the checked index rows"
                                                   : "scatter buckets";
-    NDX_TRY(ndx_call_acquire(c, p->scratch_bytes, 0, what, &scratch));
+    NDX_TRY(ndx_call_scratch(c, p->scratch_bytes, 0, what, &scratch));
     ndx_status s = NDX_OK;
     if (p->path == SCATTER_STRINGS) s = ndx_scatter_nd_width(p, scratch, c->err);
     if (s == NDX_OK) s = ndx_call_output(c, &p->want, out, 0, "out", &allocated);
@@ -250,7 +250,7 @@ ndx_status ndx_scatter_nd_shape(const ndx_tensor *indices, const ndx_tensor *upd
     NDX_TRY(ndx_scatter_nd_plan(&c, indices, updates, rank, shape, NULL, &p));
     if (p.path == SCATTER_STRINGS) {
         void *scratch;
-        NDX_TRY(ndx_call_acquire(&c, p.scratch_bytes, 0, "string width scratch", &scratch));
+        NDX_TRY(ndx_call_scratch(&c, p.scratch_bytes, 0, "string width scratch", &scratch));
         ndx_status s = ndx_scatter_nd_width(&p, scratch, err);
         ndx_call_release(&c, scratch);
         NDX_TRY(s);
