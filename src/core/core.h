@@ -84,6 +84,26 @@ static inline int64_t ndx_read_index(const void *base, ndx_dtype d, int64_t i) {
     }
 }
 
+/* ndx_dtype_size for the library's own checks, inline (a table lookup; 0 for an invalid dtype). */
+extern const unsigned char ndx_dtype_sizes[NDX_DTYPE_COUNT];
+static inline size_t ndx_dtype_size_inline(ndx_dtype d) {
+    return (unsigned)d < (unsigned)NDX_DTYPE_COUNT ? ndx_dtype_sizes[d] : 0;
+}
+
+/* The usual case of ndx_check_layout in one pass: a valid dtype of the right itemsize (not a
+ * string), a rank in range, non-negative dims with an addressable product. 0 when anything is
+ * off (the full check then finds what, in its order, for the message). */
+static inline int ndx_layout_is_plain(ndx_dtype dtype, size_t itemsize, int rank,
+                                      const int64_t *shape, int64_t *count, size_t *nbytes) {
+    if ((unsigned)dtype >= (unsigned)NDX_DTYPE_COUNT || dtype == NDX_STRING ||
+        itemsize != ndx_dtype_size_inline(dtype) || (unsigned)rank > (unsigned)NDX_MAX_RANK)
+        return 0;
+    int64_t c = 1;
+    for (int i = 0; i < rank; i++)
+        if (shape[i] < 0 || !ndx_mul_i64(c, shape[i], &c)) return 0;
+    return ndx_bytes_of(c, itemsize, nbytes) && (*count = c, 1);
+}
+
 /* ndx_tensor_check and ndx_spec_check of an argument called "<op>: <what>", a name made only
  * when there is a message to write (formatting it costs more than a small op's checks). */
 ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *what,
@@ -166,12 +186,6 @@ static inline ndx_spec ndx_spec_of_inline(const ndx_tensor *t) {
     return s;
 }
 #define ndx_spec_of(t) ndx_spec_of_inline(t)
-
-/* ndx_dtype_size for the library's own checks, inline (a table lookup; 0 for an invalid dtype). */
-extern const unsigned char ndx_dtype_sizes[NDX_DTYPE_COUNT];
-static inline size_t ndx_dtype_size_inline(ndx_dtype d) {
-    return (unsigned)d < (unsigned)NDX_DTYPE_COUNT ? ndx_dtype_sizes[d] : 0;
-}
 
 /* ndx_spec_check plus an index dtype (int16, int32, int64), as ndx_check_index_tensor. */
 ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *what,

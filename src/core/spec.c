@@ -3,26 +3,12 @@
 
 #include "core.h"
 
-/* The usual case in one pass: a valid dtype of the right itemsize, a rank in range and known,
- * non-negative dims with an addressable product. 0 when anything is off (the full check below
- * then finds what, in its order, for the message). */
-static inline int layout_is_plain(ndx_dtype dtype, size_t itemsize, int rank,
-                                  const int64_t *shape, int64_t *count, size_t *nbytes) {
-    if ((unsigned)dtype >= (unsigned)NDX_DTYPE_COUNT || dtype == NDX_STRING ||
-        itemsize != ndx_dtype_size_inline(dtype) || (unsigned)rank > (unsigned)NDX_MAX_RANK)
-        return 0;
-    int64_t c = 1;
-    for (int i = 0; i < rank; i++)
-        if (shape[i] < 0 || !ndx_mul_i64(c, shape[i], &c)) return 0;
-    return ndx_bytes_of(c, itemsize, nbytes) && (*count = c, 1);
-}
-
 ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape,
                             int allow_unknown, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err) {
     int64_t plain_count;
     size_t plain_bytes;
-    if (layout_is_plain(dtype, itemsize, rank, shape, &plain_count, &plain_bytes)) {
+    if (ndx_layout_is_plain(dtype, itemsize, rank, shape, &plain_count, &plain_bytes)) {
         if (count) *count = plain_count;
         if (nbytes) *nbytes = plain_bytes;
         return NDX_OK;
