@@ -14,12 +14,11 @@
 /* Bytes (ids plus rows) per worker below which a second worker costs more than it saves. */
 #define PARTITION_GRAIN_BYTES ((int64_t)1 << 18)
 
-/* Every shape check; `out` gets the spec all outputs share. */
-static ndx_status partition_infer(const ndx_spec *data, const ndx_spec *partitions,
-                                  int num_partitions, int have_outs, ndx_spec *outp,
-                                  ndx_error *err) {
-    NDX_TRY(ndx_spec_check(data, OP ": data", err));
-    NDX_TRY(ndx_check_index_spec(partitions, OP, "partitions", err));
+/* Every shape check once the two specs are valid on their own (the plan has checked the views
+ * they come from); `out` gets the spec all outputs share. */
+static ndx_status infer_checked(const ndx_spec *data, const ndx_spec *partitions,
+                                int num_partitions, int have_outs, ndx_spec *outp,
+                                ndx_error *err) {
     if (num_partitions < 1)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: num_partitions = %d; it must be at least 1", OP, num_partitions);
@@ -55,6 +54,14 @@ static ndx_status partition_infer(const ndx_spec *data, const ndx_spec *partitio
     return NDX_OK;
 }
 
+static ndx_status partition_infer(const ndx_spec *data, const ndx_spec *partitions,
+                                  int num_partitions, int have_outs, ndx_spec *outp,
+                                  ndx_error *err) {
+    NDX_TRY(ndx_spec_check(data, OP ": data", err));
+    NDX_TRY(ndx_check_index_spec(partitions, OP, "partitions", err));
+    return infer_checked(data, partitions, num_partitions, have_outs, outp, err);
+}
+
 ndx_status ndx_dynamic_partition_infer(const ndx_spec *data, const ndx_spec *partitions,
                                        int num_partitions, ndx_spec *outs, ndx_error *err) {
     ndx_spec out;
@@ -73,7 +80,7 @@ ndx_status ndx_partition_plan(ndx_call *c, const ndx_tensor *data, const ndx_ten
     NDX_TRY(ndx_tensor_check(data, OP ": data", NULL, NULL, err));
     NDX_TRY(ndx_check_index_tensor(partitions, OP, "partitions", &p->rows, err));
     ndx_spec ds = ndx_spec_of(data), ps = ndx_spec_of(partitions), os;
-    NDX_TRY(partition_infer(&ds, &ps, num_partitions, have_outs, &os, err));
+    NDX_TRY(infer_checked(&ds, &ps, num_partitions, have_outs, &os, err));
     int P = partitions->rank, extra = data->rank - P;
     /* A row's size fits whenever there are rows (data is a valid view); without rows, as in
      * data of shape [0, 2^40, 2^40], it may not, and nothing is copied anyway. */
