@@ -6,6 +6,7 @@
 #include "ndx_test.h"
 
 #include "counting_allocator.h"
+#include "glue.h"
 
 typedef struct counted_call {
     ndx_counter count;
@@ -289,6 +290,37 @@ static void sparse_apply_allocates_nothing(void **state) {
     expect_allocated(&c, 0, 0);
 }
 
+/* The graph's glue kernels (seed 003's Add and Cast, and a reduce_sum) allocate only their output. */
+static void glue_kernels_allocate_their_output_only(void **state) {
+    (void)state;
+    counted_call c;
+    counted_init(&c, 2);
+    float x[6] = {0.1f, -1, 5.2f, 4.3f, -1, 7.4f}, one = 1;
+    uint8_t mask[6] = {1, 0, 1, 1, 0, 1};
+    ndx_tensor X = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){6}, x);
+    ndx_tensor One = ndx_tensor_make(NDX_FLOAT32, 0, NULL, &one);
+    ndx_tensor M = ndx_tensor_make(NDX_BOOL, 1, (int64_t[]){6}, mask);
+    ndx_tensor out = (ndx_tensor){0};
+    ndx_error err;
+    assert_int_equal(ndx_binary(NDX_BINARY_ADD, &X, &One, &c.opt, &out, &err), NDX_OK);
+    expect_floats(&out, (float[]){1.1f, 0, 6.2f, 5.3f, 0, 8.4f}, 6);
+    expect_allocated(&c, 1, 24);
+    give_back(&c, &out);
+    assert_int_equal(ndx_cast(&M, NDX_INT32, &c.opt, &out, &err), NDX_OK);
+    assert_memory_equal(out.data, ((int32_t[]){1, 0, 1, 1, 0, 1}), 6 * sizeof(int32_t));
+    expect_allocated(&c, 2, 48);
+    give_back(&c, &out);
+    int32_t axis = 0;
+    ndx_tensor A = ndx_tensor_make(NDX_INT32, 1, (int64_t[]){1}, &axis);
+    assert_int_equal(ndx_reduce_sum(&X, &A, 0, &c.opt, &out, &err), NDX_OK);
+    assert_int_equal(out.rank, 0);
+    float want = ((((0.1f + -1.0f) + 5.2f) + 4.3f) + -1.0f) + 7.4f; /* row-major order */
+    assert_true(*(float *)out.data == want);
+    expect_allocated(&c, 3, 52);
+    give_back(&c, &out);
+    assert_int_equal(c.count.live, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gather_nd_allocates_its_output_only),
@@ -297,6 +329,7 @@ int main(void) {
         cmocka_unit_test(partition_allocates_its_outputs_only),
         cmocka_unit_test(sparse_ops_allocate_their_outputs_only),
         cmocka_unit_test(sparse_apply_allocates_nothing),
+        cmocka_unit_test(glue_kernels_allocate_their_output_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
