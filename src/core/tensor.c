@@ -1,4 +1,5 @@
 /* tensor.c — tensor views: construction, validation, sizes. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -6,11 +7,12 @@
 
 ndx_tensor ndx_tensor_make(ndx_dtype dtype, int rank, const int64_t *shape, void *data) {
     ndx_tensor t;
+    /* The padding too (callers may compare views bytewise), and no dims past the rank. */
+    memset(&t, 0, offsetof(ndx_tensor, shape));
     t.dtype = dtype;
     t.itemsize = ndx_dtype_size_inline(dtype);
     t.data = data;
     t.rank = rank < 0 || rank > NDX_MAX_RANK ? -1 : rank;
-    /* Every dim written (zeros past the rank), with no copy of a zero tensor first. */
     for (int i = 0; i < NDX_MAX_RANK; i++) t.shape[i] = i < t.rank ? shape[i] : 0;
     return t;
 }
