@@ -108,8 +108,8 @@ def main():
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     for r in [head] + rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
-    print("Targets (issue 12): overhead under 1 us; NumPy/ndx-Python at least 1 (no slower than "
-          "NumPy's fastest equivalent).")
+    print("Targets (issues 12, 21): overhead under 1 us; NumPy/ndx-Python at least 1 (no slower "
+          "than NumPy's fastest equivalent); the C call of gather4 under 0.1 us.")
 
 
 if __name__ == "__main__":

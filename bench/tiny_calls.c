@@ -2,10 +2,12 @@
  * module's per-call overhead (bench/python_compare.py runs both). Each call lets the library
  * allocate its output and frees it, as the module does.
  *
- *   tiny_calls [ITERATIONS]   prints "<case> <median ns per call>" for gather4, scatter_add4,
- *                             stitch_seed003 */
+ *   tiny_calls [ITERATIONS [CASE]]   prints "<case> <median ns per call>" for gather4,
+ *                                    scatter_add4, stitch_seed003 (only CASE when given: one case
+ *                                    at a time under a profiler) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <ndx.h>
@@ -79,8 +81,21 @@ static int stitch_seed003(void) {
 int main(int argc, char **argv) {
     long iterations = argc > 1 ? atol(argv[1]) : 200000;
     if (iterations < 10) iterations = 10;
-    printf("gather4 %.1f\n", time_calls(gather4, iterations));
-    printf("scatter_add4 %.1f\n", time_calls(scatter_add4, iterations));
-    printf("stitch_seed003 %.1f\n", time_calls(stitch_seed003, iterations));
+    const char *only = argc > 2 ? argv[2] : NULL;
+    static const struct {
+        const char *name;
+        one_call call;
+    } cases[] = {{"gather4", gather4}, {"scatter_add4", scatter_add4},
+                 {"stitch_seed003", stitch_seed003}};
+    int ran = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (only && strcmp(only, cases[k].name) != 0) continue;
+        printf("%s %.1f\n", cases[k].name, time_calls(cases[k].call, iterations));
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "tiny_calls: no case named %s\n", only);
+        return 2;
+    }
     return 0;
 }

@@ -254,8 +254,11 @@ typedef enum ndx_bad_indices {
 /* Where ndx gets memory: every block the library allocates (outputs it allocates and scratch)
  * comes from `allocate` and goes back through `release`, so a caller can count, cap and place
  * memory. `allocate` returns a block of at least `bytes` bytes aligned to `alignment` (a power of
- * two, at most 2 MiB), or NULL on failure; ndx never asks for 0 bytes. Outputs allocated through
- * a custom allocator are the caller's to release with it (ndx_tensor_free is for the default). */
+ * two, at most 2 MiB; the ops ask 16 for blocks under 4 KiB, 64 or more otherwise), or NULL on
+ * failure; ndx never asks for 0 bytes. Outputs allocated through a custom allocator are the
+ * caller's to release with it (ndx_tensor_free is for the default). Scratch of up to 4 KiB
+ * lives in the call itself, on the stack, and never reaches the allocator (it still counts
+ * against max_memory): a small call allocates only its outputs. */
 typedef struct ndx_allocator {
     void *(*allocate)(void *user, size_t bytes, size_t alignment);
     void (*release)(void *user, void *block);

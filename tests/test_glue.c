@@ -193,6 +193,53 @@ static void wrap_complex_strings(void **state) {
     test_tensor_free(&s4);
 }
 
+/* The casts every value of whose source is a value of the target (bool, int8, int16 and int32 to
+ * int32, int64 and float64; bool to float32; float32 to float64), which run as typed loops,
+ * give the written-out values at the edges of each source type. */
+static void exact_casts_at_the_edges(void **state) {
+    (void)state;
+    ndx_error err;
+    uint8_t b[4] = {0, 1, 2, 255}; /* a bool byte other than 0 is true */
+    int8_t i8[4] = {INT8_MIN, -1, 0, INT8_MAX};
+    int16_t i16[4] = {INT16_MIN, -1, 0, INT16_MAX};
+    int32_t i32[4] = {INT32_MIN, -1, 0, INT32_MAX};
+    const double want_b[4] = {0, 1, 1, 1}, want_i8[4] = {-128, -1, 0, 127},
+                 want_i16[4] = {-32768, -1, 0, 32767},
+                 want_i32[4] = {-2147483648.0, -1, 0, 2147483647.0};
+    struct { ndx_dtype dt; void *data; const double *want; } src[4] = {
+        {NDX_BOOL, b, want_b}, {NDX_INT8, i8, want_i8}, {NDX_INT16, i16, want_i16},
+        {NDX_INT32, i32, want_i32}};
+    for (int k = 0; k < 4; k++) {
+        ndx_tensor S = ndx_tensor_make(src[k].dt, 1, SHAPE(4), src[k].data);
+        int32_t o32[4];
+        int64_t o64[4];
+        double od[4];
+        ndx_tensor O32 = ndx_tensor_make(NDX_INT32, 1, SHAPE(4), o32);
+        ndx_tensor O64 = ndx_tensor_make(NDX_INT64, 1, SHAPE(4), o64);
+        ndx_tensor OD = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(4), od);
+        assert_ok(ndx_cast(&S, NDX_INT32, NULL, &O32, &err), &err);
+        assert_ok(ndx_cast(&S, NDX_INT64, NULL, &O64, &err), &err);
+        assert_ok(ndx_cast(&S, NDX_FLOAT64, NULL, &OD, &err), &err);
+        for (int i = 0; i < 4; i++) {
+            assert_true(o32[i] == (int32_t)src[k].want[i]);
+            assert_true(o64[i] == (int64_t)src[k].want[i]);
+            assert_true(od[i] == src[k].want[i]);
+        }
+    }
+    float of[4];
+    ndx_tensor B = ndx_tensor_make(NDX_BOOL, 1, SHAPE(4), b);
+    ndx_tensor OF = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(4), of);
+    assert_ok(ndx_cast(&B, NDX_FLOAT32, NULL, &OF, &err), &err);
+    for (int i = 0; i < 4; i++) assert_true(of[i] == (float)want_b[i]);
+    float f[4] = {-3.5f, 1e-45f, 3.4028235e38f, NAN};
+    double d[4];
+    ndx_tensor F = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(4), f);
+    ndx_tensor D = ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(4), d);
+    assert_ok(ndx_cast(&F, NDX_FLOAT64, NULL, &D, &err), &err);
+    assert_true(d[0] == -3.5 && d[1] == 1.401298464324817e-45 && d[2] == 3.4028234663852886e38);
+    assert_true(isnan(d[3]));
+}
+
 /* cast at the edges: truncation, saturation, NaN, wrapping, bool, complex. */
 static void cast_edges(void **state) {
     (void)state;
@@ -635,6 +682,7 @@ static void reduce_sum_refusals(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(floor_div_mod_documented),
+        cmocka_unit_test(exact_casts_at_the_edges),
         cmocka_unit_test(refusals_write_nothing),
         cmocka_unit_test(every_dtype_against_reference),
         cmocka_unit_test(wrap_complex_strings),

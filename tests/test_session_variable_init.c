@@ -12,25 +12,9 @@
 
 #include <ndx_graph.h>
 
+#include "counting_allocator.h"
+
 enum { ROWS = 2048, COLS = 2560 }; /* 20 MiB of float32: past folding's 16 MiB */
-
-typedef struct counter {
-    long long calls, bytes;
-} counter;
-
-static void *counted(void *user, size_t bytes, size_t alignment) {
-    counter *c = user;
-    c->calls++;
-    c->bytes += (long long)bytes;
-    void *p = NULL;
-    return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                          bytes ? bytes : 1) == 0 ? p : NULL;
-}
-
-static void release(void *user, void *block) {
-    (void)user;
-    free(block);
-}
 
 static void a_run_does_not_compute_the_init_again(void **state) {
     (void)state;
@@ -53,8 +37,8 @@ static void a_run_does_not_compute_the_init_again(void **state) {
         ndx_op_apply_sgd(s, table, ndx_op_const_float(s, NDX_FLOAT32, 1), grad, ids);
     ndx_error err;
     assert_int_equal(ndx_graph_finish(g, &err), NDX_OK);
-    counter c = {0, 0};
-    ndx_allocator a = {counted, release, &c};
+    ndx_counter c = {0};
+    ndx_allocator a = ndx_counting_allocator(&c);
     ndx_session_options opt = {.num_threads = 1, .allocator = &a};
     ndx_session *sess = ndx_session_new(g, &opt, &err);
     assert_non_null(sess);

@@ -13,25 +13,9 @@
 #include "bench_workloads.h"
 #include "ndx_graph.h"
 
+#include "../tests/support/counting_allocator.h"
+
 enum { RANK = 64, BATCHES = 4, MAX_STEPS = 1000 };
-
-typedef struct counter {
-    long long calls, bytes;
-} counter;
-
-static void *counted_allocate(void *user, size_t bytes, size_t alignment) {
-    counter *c = user;
-    c->calls++;
-    c->bytes += (long long)bytes;
-    void *p = NULL;
-    if (alignment < sizeof(void *)) alignment = sizeof(void *);
-    return posix_memalign(&p, alignment, bytes ? bytes : 1) == 0 ? p : NULL;
-}
-
-static void counted_release(void *user, void *block) {
-    (void)user;
-    free(block);
-}
 
 static int compare_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -96,8 +80,8 @@ ndx_status bench_train(int which, double scale, uint64_t seed, int threads, int 
     int64_t rows = scaled(1000000, scale), batch = scaled(65536, scale);
     int32_t *ids = malloc((size_t)batch * BATCHES * 2 * sizeof(int32_t));
     float *ratings = malloc((size_t)batch * BATCHES * sizeof(float));
-    counter count = {0, 0};
-    ndx_allocator alloc = {counted_allocate, counted_release, &count};
+    ndx_counter count = {0};
+    ndx_allocator alloc = ndx_counting_allocator(&count);
     ndx_graph *g = ndx_graph_new();
     ndx_session *sess = NULL;
     model m;

@@ -290,6 +290,14 @@ void py_invalid(const char *fmt, ...) {
 
 int py_int_argument(PyObject *obj, const char *op, const char *what, int64_t lo, int64_t hi,
                     int64_t *out) {
+    if (PyLong_CheckExact(obj)) { /* the usual case (batch_dims=0), without PyNumber_Index */
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+        if (!overflow && v >= lo && v <= hi) {
+            *out = (int64_t)v;
+            return 0;
+        }
+    }
     if (PyBool_Check(obj) || !PyIndex_Check(obj)) {
         PyErr_Format(PyExc_TypeError, "%s: %s must be an integer, not %.100s", op, what,
                      Py_TYPE(obj)->tp_name);

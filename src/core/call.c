@@ -17,6 +17,7 @@ static void *default_allocate(void *user, size_t bytes, size_t alignment) {
         if (kept) return kept;
         if (alignment < NDX_HUGE_ALIGN) alignment = NDX_HUGE_ALIGN;
     }
+    if (alignment <= 16) return malloc(bytes); /* glibc's malloc aligns to 16 */
     void *mem = NULL;
     if (posix_memalign(&mem, alignment, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
@@ -58,6 +59,7 @@ ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, nd
     c->op = op;
     c->err = err;
     c->used = 0;
+    c->local_used = 0;
     ndx_options defaults = {0};
     if (!opt) opt = &defaults;
     if (opt->bad_indices != NDX_BAD_INDICES_ERROR && opt->bad_indices != NDX_BAD_INDICES_IGNORE)
@@ -89,6 +91,11 @@ size_t ndx_call_room(const ndx_call *c) {
 }
 
 ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p) {
+    return ndx_call_acquire_aligned(c, bytes, bytes < NDX_SMALL_BLOCK ? 16 : 64, zeroed, what, p);
+}
+
+ndx_status ndx_call_acquire_aligned(ndx_call *c, size_t bytes, size_t alignment, int zeroed,
+                                    const char *what, void **p) {
     *p = NULL;
     if (bytes == 0) return NDX_OK;
     size_t total;
@@ -102,7 +109,7 @@ ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *w
         return ndx_fail(c->err, NDX_E_NO_MEMORY,
                         "%s: %s needs %zu bytes, more than this machine has (%zu bytes)", c->op,
                         what, bytes, physical);
-    void *mem = c->allocator.allocate(c->allocator.user, bytes, 64);
+    void *mem = c->allocator.allocate(c->allocator.user, bytes, alignment);
     if (!mem)
         return ndx_fail(c->err, NDX_E_NO_MEMORY, "%s: cannot allocate %zu bytes for %s", c->op,
                         bytes, what);
@@ -112,8 +119,28 @@ ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *w
     return NDX_OK;
 }
 
+static int is_local(const ndx_call *c, const void *p) {
+    uintptr_t a = (uintptr_t)p, lo = (uintptr_t)c->local;
+    return a >= lo && a < lo + sizeof c->local;
+}
+
+ndx_status ndx_call_scratch(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p) {
+    size_t at = (c->local_used + 63) & ~(size_t)63;
+    if (bytes == 0 || bytes > sizeof c->local || at > sizeof c->local - bytes)
+        return ndx_call_acquire_aligned(c, bytes, 64, zeroed, what, p);
+    *p = NULL;
+    size_t total; /* the budget counts it as it would an allocated block */
+    if (__builtin_add_overflow(c->used, bytes, &total) || (c->limit && total > c->limit))
+        return ndx_call_acquire_aligned(c, bytes, 64, zeroed, what, p); /* which fails alike */
+    c->used = total;
+    c->local_used = at + bytes;
+    if (zeroed) memset(c->local + at, 0, bytes);
+    *p = c->local + at;
+    return NDX_OK;
+}
+
 void ndx_call_release(ndx_call *c, void *p) {
-    if (p) c->allocator.release(c->allocator.user, p);
+    if (p && !is_local(c, p)) c->allocator.release(c->allocator.user, p);
 }
 
 ndx_status ndx_call_output(ndx_call *c, const ndx_tensor *want, ndx_tensor *out, int zeroed,

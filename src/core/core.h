@@ -46,11 +46,27 @@ static inline int ndx_add_i64(int64_t a, int64_t b, int64_t *r) {
     return !__builtin_add_overflow(a, b, r);
 }
 
-/* Product of dims[0..n): 1 and *count on success; 0 when a dim is negative or it overflows. */
-int ndx_dims_product(int n, const int64_t *dims, int64_t *count);
+/* Product of dims[0..n): 1 and *count on success; 0 when a dim is negative or it overflows.
+ * Left to right, as TensorFlow's TensorShape adds dimensions: [2^40, 2^40, 0] overflows before
+ * the 0 is reached and is refused, [0, 2^40, 2^40] has no elements. Inline, like the helpers
+ * below: every op calls them several times, and on small inputs the calls cost more than the
+ * arithmetic. */
+static inline int ndx_dims_product(int n, const int64_t *dims, int64_t *count) {
+    int64_t c = 1;
+    for (int i = 0; i < n; i++)
+        if (dims[i] < 0 || !ndx_mul_i64(c, dims[i], &c)) return 0;
+    *count = c;
+    return 1;
+}
 
 /* count * itemsize as size_t, also capped at PTRDIFF_MAX; 1 on success. */
-int ndx_bytes_of(int64_t count, size_t itemsize, size_t *bytes);
+static inline int ndx_bytes_of(int64_t count, size_t itemsize, size_t *bytes) {
+    size_t b;
+    if (count < 0 || __builtin_mul_overflow((size_t)count, itemsize, &b) || b > (size_t)PTRDIFF_MAX)
+        return 0;
+    *bytes = b;
+    return 1;
+}
 
 /* ---- tensors ----------------------------------------------------------------------------- */
 
@@ -67,6 +83,32 @@ static inline int64_t ndx_read_index(const void *base, ndx_dtype d, int64_t i) {
     default: return ((const int16_t *)base)[i];
     }
 }
+
+/* ndx_dtype_size for the library's own checks, inline (a table lookup; 0 for an invalid dtype). */
+extern const unsigned char ndx_dtype_sizes[NDX_DTYPE_COUNT];
+static inline size_t ndx_dtype_size_inline(ndx_dtype d) {
+    return (unsigned)d < (unsigned)NDX_DTYPE_COUNT ? ndx_dtype_sizes[d] : 0;
+}
+
+/* The usual case of ndx_check_layout in one pass: a valid dtype of the right itemsize (not a
+ * string), a rank in range, non-negative dims with an addressable product. 0 when anything is
+ * off (the full check then finds what, in its order, for the message). */
+static inline int ndx_layout_is_plain(ndx_dtype dtype, size_t itemsize, int rank,
+                                      const int64_t *shape, int64_t *count, size_t *nbytes) {
+    if ((unsigned)dtype >= (unsigned)NDX_DTYPE_COUNT || dtype == NDX_STRING ||
+        itemsize != ndx_dtype_size_inline(dtype) || (unsigned)rank > (unsigned)NDX_MAX_RANK)
+        return 0;
+    int64_t c = 1;
+    for (int i = 0; i < rank; i++)
+        if (shape[i] < 0 || !ndx_mul_i64(c, shape[i], &c)) return 0;
+    return ndx_bytes_of(c, itemsize, nbytes) && (*count = c, 1);
+}
+
+/* ndx_tensor_check and ndx_spec_check of an argument called "<op>: <what>", a name made only
+ * when there is a message to write (formatting it costs more than a small op's checks). */
+ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *what,
+                               int64_t *count, size_t *nbytes, ndx_error *err);
+ndx_status ndx_spec_check_as(const ndx_spec *s, const char *op, const char *what, ndx_error *err);
 
 /* Checks that `t` is a well-formed index tensor (ndx_tensor_check plus an index dtype). */
 ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char *op, const char *what,
@@ -86,7 +128,28 @@ static inline int ndx_dim_known(int64_t d) { return d >= 0; }
 static inline int ndx_dims_conflict(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
 /* Product of dims[0..n) of a checked spec: 1 and *count when all are known, else 0. A known zero
  * makes the product 0 even beside unknown dims. */
-int ndx_known_product(int n, const int64_t *dims, int64_t *count);
+static inline int ndx_known_product(int n, const int64_t *dims, int64_t *count) {
+    int64_t c = 1;
+    int known = 1;
+    for (int i = 0; i < n; i++) {
+        if (dims[i] == 0) {
+            *count = 0;
+            return 1;
+        }
+        if (dims[i] < 0) known = 0;
+        else if (known && !ndx_mul_i64(c, dims[i], &c)) known = 0;
+    }
+    if (known) *count = c;
+    return known;
+}
+/* ndx_spec_is_complete, inline for the library's own calls (the exported function calls it). */
+static inline int ndx_spec_is_complete_inline(const ndx_spec *spec) {
+    if (!spec || spec->itemsize == 0 || spec->rank < 0) return 0;
+    for (int i = 0; i < spec->rank; i++)
+        if (spec->shape[i] < 0) return 0;
+    return 1;
+}
+#define ndx_spec_is_complete(s) ndx_spec_is_complete_inline(s)
 /* The same check as ndx_tensor_check on a tensor's layout, shared with ndx_spec_check:
  * `allow_unknown` admits NDX_UNKNOWN rank, dims and string width. */
 ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape,
@@ -133,6 +196,9 @@ ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *w
 /* Most workers any op uses (per-worker results live in fixed arrays of this size). */
 #define NDX_MAX_WORKERS 256
 
+/* Bytes of scratch one call keeps in its context (on the stack) for small inputs. */
+#define NDX_CALL_LOCAL 4096
+
 /* Everything one public op call needs besides its tensors, made once on entry from the caller's
  * options: the op's name for messages, the workers it may use, the bad-index policy, the memory
  * budget with what the call has taken from it, and the allocator every block comes from. */
@@ -145,6 +211,10 @@ typedef struct ndx_call {
     ndx_allocator allocator;
     int custom_allocator; /* 1: the caller's allocator; 0: ndx's own */
     ndx_error *err;
+    size_t local_used; /* bytes of `local` handed out as scratch */
+    /* Small scratch comes from here, on the caller's stack (ndx_call_scratch): a small call then
+     * allocates nothing but its output. */
+    _Alignas(64) unsigned char local[NDX_CALL_LOCAL];
 } ndx_call;
 
 /* Starts a call: clears err, refuses a NULL `out` ("<op>: out is NULL"; pass any non-NULL pointer
@@ -163,12 +233,26 @@ ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, nd
  * anything is allocated, whether an optional scratch-hungry path fits. */
 size_t ndx_call_room(const ndx_call *c);
 
-/* Allocates `bytes` (64-byte aligned; zeroed when asked) from the call's allocator, charged to
+/* Blocks below this many bytes are asked of the allocator with malloc's own alignment (16)
+ * instead of 64: an aligned allocation costs glibc several hundred instructions (it splits a
+ * larger chunk and merges the rest back), more than a small op's whole work, and nothing that
+ * small is copied with aligned or streaming stores. */
+#define NDX_SMALL_BLOCK ((size_t)4096)
+
+/* Allocates `bytes` (64-byte aligned, 16 below NDX_SMALL_BLOCK; zeroed when asked) from the call's allocator, charged to
  * its budget; fails with NDX_E_MEMORY_BUDGET or NDX_E_NO_MEMORY and a message naming `what`.
  * bytes == 0 gives *p = NULL and NDX_OK. */
 ndx_status ndx_call_acquire(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p);
-/* Gives a block from ndx_call_acquire back (NULL is fine). The budget is not refunded. */
+/* Scratch that lives only until the call returns: as ndx_call_acquire (same budget, same
+ * errors, 64-byte aligned), but a block that fits in what is left of c->local is taken from there
+ * and never reaches the allocator. Never for memory that outlives the call (outputs). */
+ndx_status ndx_call_scratch(ndx_call *c, size_t bytes, int zeroed, const char *what, void **p);
+/* Gives a block from ndx_call_acquire or ndx_call_scratch back (NULL is fine; a block of
+ * c->local is simply forgotten). The budget is not refunded. */
 void ndx_call_release(ndx_call *c, void *p);
+/* ndx_call_acquire at a given alignment (ndx_block_alloc promises 64 at every size). */
+ndx_status ndx_call_acquire_aligned(ndx_call *c, size_t bytes, size_t alignment, int zeroed,
+                                    const char *what, void **p);
 
 /* Makes `out` ready for a result described by `want`: if out->data is NULL it is allocated
  * (zeroed when asked) and *allocated = 1; otherwise out must match want exactly (dtype, itemsize,

@@ -9,7 +9,7 @@ ndx_status ndx_block_alloc(const ndx_options *opt, const char *op, const char *w
     ndx_call c;
     NDX_TRY(ndx_call_init(&c, op, opt, err));
     c.used = used ? *used : 0;
-    NDX_TRY(ndx_call_acquire(&c, bytes, 0, what, block));
+    NDX_TRY(ndx_call_acquire_aligned(&c, bytes, 64, 0, what, block));
     if (used) *used = c.used;
     return NDX_OK;
 }

@@ -76,7 +76,12 @@ int64_t ndx_index_first_bad_row(const ndx_index_plan *p, const void *idx, ndx_dt
     s.idx = idx;
     s.dt = dt;
     if (threads > CHECK_MAX_WORKERS) threads = CHECK_MAX_WORKERS;
-    int workers = ndx_parallel_for(threads, rows, CHECK_GRAIN_COORDS / p->depth, scan_index_rows, &s);
+    int64_t grain = CHECK_GRAIN_COORDS / p->depth;
+    if (rows <= grain) { /* one worker: called directly, past the parallel-for's dispatch */
+        scan_index_rows(&s, 0, rows, 0);
+        return s.first_bad[0];
+    }
+    int workers = ndx_parallel_for(threads, rows, grain, scan_index_rows, &s);
     for (int w = 0; w < workers; w++)
         if (s.first_bad[w] >= 0) return s.first_bad[w];
     return -1;

@@ -6,6 +6,13 @@
 ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape,
                             int allow_unknown, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err) {
+    int64_t plain_count;
+    size_t plain_bytes;
+    if (ndx_layout_is_plain(dtype, itemsize, rank, shape, &plain_count, &plain_bytes)) {
+        if (count) *count = plain_count;
+        if (nbytes) *nbytes = plain_bytes;
+        return NDX_OK;
+    }
     if (!ndx_dtype_is_valid(dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s has an invalid dtype (%d)", what,
                         (int)dtype);
@@ -76,12 +83,7 @@ int ndx_spec_admits(const ndx_spec *spec, const ndx_tensor *t) {
     return 1;
 }
 
-int ndx_spec_is_complete(const ndx_spec *spec) {
-    if (!spec || spec->itemsize == 0 || spec->rank < 0) return 0;
-    for (int i = 0; i < spec->rank; i++)
-        if (spec->shape[i] < 0) return 0;
-    return 1;
-}
+int(ndx_spec_is_complete)(const ndx_spec *spec) { return ndx_spec_is_complete_inline(spec); }
 
 ndx_status ndx_spec_check(const ndx_spec *spec, const char *what, ndx_error *err) {
     if (!spec) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is NULL", what);
@@ -89,14 +91,17 @@ ndx_status ndx_spec_check(const ndx_spec *spec, const char *what, ndx_error *err
                             NULL, err);
 }
 
+ndx_status ndx_spec_check_as(const ndx_spec *s, const char *op, const char *what, ndx_error *err) {
+    /* The "op: what" name is made only for a message: this runs on every call of every op. */
+    if (ndx_spec_check(s, "", NULL) == NDX_OK) return NDX_OK;
+    char name[64];
+    snprintf(name, sizeof name, "%s: %s", op, what);
+    return ndx_spec_check(s, name, err);
+}
+
 ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *what,
                                 ndx_error *err) {
-    /* The "op: what" name is made only for a message: this runs on every call of every op. */
-    if (ndx_spec_check(s, "", NULL) != NDX_OK) {
-        char name[64];
-        snprintf(name, sizeof name, "%s: %s", op, what);
-        return ndx_spec_check(s, name, err);
-    }
+    NDX_TRY(ndx_spec_check_as(s, op, what, err));
     if (!ndx_is_index_dtype(s->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: %s must be int16, int32 or int64, not %s", op, what,
@@ -104,17 +109,3 @@ ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *w
     return NDX_OK;
 }
 
-int ndx_known_product(int n, const int64_t *dims, int64_t *count) {
-    int64_t c = 1;
-    int known = 1;
-    for (int i = 0; i < n; i++) {
-        if (dims[i] == 0) {
-            *count = 0;
-            return 1;
-        }
-        if (dims[i] < 0) known = 0;
-        else if (known && !ndx_mul_i64(c, dims[i], &c)) known = 0;
-    }
-    if (known) *count = c;
-    return known;
-}

@@ -1,39 +1,19 @@
 /* tensor.c — tensor views: construction, validation, sizes. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "core.h"
 
-int ndx_dims_product(int n, const int64_t *dims, int64_t *count) {
-    /* Left to right, as TensorFlow's TensorShape adds dimensions: [2^40, 2^40, 0] overflows
-     * before the 0 is reached and is refused, [0, 2^40, 2^40] has no elements. */
-    int64_t c = 1;
-    for (int i = 0; i < n; i++) {
-        if (dims[i] < 0 || !ndx_mul_i64(c, dims[i], &c)) return 0;
-    }
-    *count = c;
-    return 1;
-}
-
-int ndx_bytes_of(int64_t count, size_t itemsize, size_t *bytes) {
-    size_t b;
-    if (count < 0 || __builtin_mul_overflow((size_t)count, itemsize, &b) || b > (size_t)PTRDIFF_MAX)
-        return 0;
-    *bytes = b;
-    return 1;
-}
-
 ndx_tensor ndx_tensor_make(ndx_dtype dtype, int rank, const int64_t *shape, void *data) {
-    ndx_tensor t = ndx_zero_tensor;
+    ndx_tensor t;
+    /* The padding too (callers may compare views bytewise), and no dims past the rank. */
+    memset(&t, 0, offsetof(ndx_tensor, shape));
     t.dtype = dtype;
-    t.itemsize = ndx_dtype_size(dtype);
+    t.itemsize = ndx_dtype_size_inline(dtype);
     t.data = data;
-    if (rank < 0 || rank > NDX_MAX_RANK) {
-        t.rank = -1;
-        return t;
-    }
-    t.rank = rank;
-    for (int i = 0; i < rank; i++) t.shape[i] = shape[i];
+    t.rank = rank < 0 || rank > NDX_MAX_RANK ? -1 : rank;
+    for (int i = 0; i < NDX_MAX_RANK; i++) t.shape[i] = i < t.rank ? shape[i] : 0;
     return t;
 }
 
@@ -43,8 +23,21 @@ ndx_tensor ndx_tensor_string(size_t width, int rank, const int64_t *shape, void 
     return t;
 }
 
+/* ndx_tensor_check's usual case, inline: a plain layout, and data wherever there are bytes. */
+static inline int tensor_is_plain(const ndx_tensor *t, int64_t *count, size_t *nbytes) {
+    int64_t c;
+    size_t b;
+    if (!t || !ndx_layout_is_plain(t->dtype, t->itemsize, t->rank, t->shape, &c, &b) ||
+        (b > 0 && t->data == NULL))
+        return 0;
+    if (count) *count = c;
+    if (nbytes) *nbytes = b;
+    return 1;
+}
+
 ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err) {
+    if (tensor_is_plain(t, count, nbytes)) return NDX_OK;
     if (!t) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is NULL", what);
     int64_t c;
     size_t b;
@@ -70,14 +63,18 @@ int64_t ndx_tensor_count(const ndx_tensor *t) {
     return c;
 }
 
+ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *what,
+                               int64_t *count, size_t *nbytes, ndx_error *err) {
+    /* The "op: what" name is made only for a message: this runs on every call of every op. */
+    if (tensor_is_plain(t, count, nbytes)) return NDX_OK;
+    char name[64];
+    snprintf(name, sizeof name, "%s: %s", op, what);
+    return ndx_tensor_check(t, name, count, nbytes, err);
+}
+
 ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char *op, const char *what,
                                   int64_t *count, ndx_error *err) {
-    /* The "op: what" name is made only for a message: this runs on every call of every op. */
-    if (ndx_tensor_check(t, "", count, NULL, NULL) != NDX_OK) {
-        char name[64];
-        snprintf(name, sizeof name, "%s: %s", op, what);
-        return ndx_tensor_check(t, name, count, NULL, err);
-    }
+    NDX_TRY(ndx_tensor_check_as(t, op, what, count, NULL, err));
     if (!ndx_is_index_dtype(t->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: %s must be int16, int32 or int64, not %s", op, what,

@@ -59,7 +59,7 @@ static ndx_status run_sparse_concat(const graph_node *n, const ndx_tensor *in,
     if (count > 8) {
         /* Through the caller's allocator: a session's pool serves it again on the next run. */
         NDX_TRY(ndx_call_init(&c, "sparse_concat", opt, err));
-        NDX_TRY(ndx_call_acquire(&c, (size_t)count * sizeof *inputs, 0, "inputs", &block));
+        NDX_TRY(ndx_call_scratch(&c, (size_t)count * sizeof *inputs, 0, "inputs", &block));
         inputs = block;
     }
     for (int i = 0; i < count; i++) inputs[i] = sparse_at(in, i, count);

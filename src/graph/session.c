@@ -177,11 +177,12 @@ static ndx_status check_args(const ndx_session *s, int num_feeds, const ndx_feed
                      "ndx_session_run: fetches[%d].mode = %d is not an ndx_fetch_mode", i, (int)m);
             return fail_for(s, fetches[i].output, &e, err);
         }
-        if (m == NDX_FETCH_INTO) {
-            char what[48];
+        if (m == NDX_FETCH_INTO &&
+            ndx_tensor_check(&fetches[i].value, "", NULL, NULL, NULL) != NDX_OK) {
+            char what[48]; /* made only for the message: a run checks its fetches every time */
             snprintf(what, sizeof what, "ndx_session_run: fetches[%d].value", i);
-            if (ndx_tensor_check(&fetches[i].value, what, NULL, NULL, &e) != NDX_OK)
-                return fail_for(s, fetches[i].output, &e, err);
+            ndx_tensor_check(&fetches[i].value, what, NULL, NULL, &e);
+            return fail_for(s, fetches[i].output, &e, err);
         }
     }
     return NDX_OK;

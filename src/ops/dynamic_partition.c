@@ -14,12 +14,11 @@
 /* Bytes (ids plus rows) per worker below which a second worker costs more than it saves. */
 #define PARTITION_GRAIN_BYTES ((int64_t)1 << 18)
 
-/* Every shape check; `out` gets the spec all outputs share. */
-static ndx_status partition_infer(const ndx_spec *data, const ndx_spec *partitions,
-                                  int num_partitions, int have_outs, ndx_spec *outp,
-                                  ndx_error *err) {
-    NDX_TRY(ndx_spec_check(data, OP ": data", err));
-    NDX_TRY(ndx_check_index_spec(partitions, OP, "partitions", err));
+/* Every shape check once the two specs are valid on their own (the plan has checked the views
+ * they come from); `out` gets the spec all outputs share. */
+static ndx_status infer_checked(const ndx_spec *data, const ndx_spec *partitions,
+                                int num_partitions, int have_outs, ndx_spec *outp,
+                                ndx_error *err) {
     if (num_partitions < 1)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: num_partitions = %d; it must be at least 1", OP, num_partitions);
@@ -55,6 +54,14 @@ static ndx_status partition_infer(const ndx_spec *data, const ndx_spec *partitio
     return NDX_OK;
 }
 
+static ndx_status partition_infer(const ndx_spec *data, const ndx_spec *partitions,
+                                  int num_partitions, int have_outs, ndx_spec *outp,
+                                  ndx_error *err) {
+    NDX_TRY(ndx_spec_check(data, OP ": data", err));
+    NDX_TRY(ndx_check_index_spec(partitions, OP, "partitions", err));
+    return infer_checked(data, partitions, num_partitions, have_outs, outp, err);
+}
+
 ndx_status ndx_dynamic_partition_infer(const ndx_spec *data, const ndx_spec *partitions,
                                        int num_partitions, ndx_spec *outs, ndx_error *err) {
     ndx_spec out;
@@ -73,7 +80,7 @@ ndx_status ndx_partition_plan(ndx_call *c, const ndx_tensor *data, const ndx_ten
     NDX_TRY(ndx_tensor_check(data, OP ": data", NULL, NULL, err));
     NDX_TRY(ndx_check_index_tensor(partitions, OP, "partitions", &p->rows, err));
     ndx_spec ds = ndx_spec_of(data), ps = ndx_spec_of(partitions), os;
-    NDX_TRY(partition_infer(&ds, &ps, num_partitions, have_outs, &os, err));
+    NDX_TRY(infer_checked(&ds, &ps, num_partitions, have_outs, &os, err));
     int P = partitions->rank, extra = data->rank - P;
     /* A row's size fits whenever there are rows (data is a valid view); without rows, as in
      * data of shape [0, 2^40, 2^40], it may not, and nothing is copied anyway. */
@@ -110,7 +117,7 @@ ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor 
     NDX_TRY(ndx_partition_plan(&c, data, partitions, num_partitions, outs != NULL, &p));
     /* The count's own pass (each id read once), without the copies of the ids. */
     void *scratch;
-    NDX_TRY(ndx_call_acquire(&c, p.ids_at, 0, "the partition counts", &scratch));
+    NDX_TRY(ndx_call_scratch(&c, p.ids_at, 0, "the partition counts", &scratch));
     ndx_status s = ndx_partition_count(&p, scratch, 1, err);
     if (s == NDX_OK)
         for (int q = 0; q < num_partitions; q++) outs[q] = ndx_partition_output(&p, scratch, q);
@@ -130,7 +137,7 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
     const int np = num_partitions;
     size_t mine_bytes = (size_t)np * sizeof(void *);
     unsigned char *scratch;
-    NDX_TRY(ndx_call_acquire(&c, p.scratch_bytes + mine_bytes, 0, "the partition counts",
+    NDX_TRY(ndx_call_scratch(&c, p.scratch_bytes + mine_bytes, 0, "the partition counts",
                              (void **)&scratch));
     void **mine = (void **)(scratch + p.scratch_bytes);
     ndx_status s = ndx_partition_count(&p, scratch, 0, err);

@@ -83,42 +83,43 @@ static void format_tail(char *buf, size_t cap, const ndx_spec *s, int from) {
     ndx_format_spec_dims(buf, cap, &t);
 }
 
-static ndx_status check_data_spec(const char *op, const stitch_inputs *in, int m,
+/* Data part m (spec d, its indices' spec ix) against part 0's. */
+static ndx_status check_data_spec(const char *op, int m, const ndx_spec *d, const ndx_spec *ix,
                                   const ndx_spec *d0, const ndx_spec *i0, ndx_error *err) {
-    ndx_spec d = data_spec(in, m), ix = index_spec(in, m);
     char what[48], dims_d[NDX_DIMS_TEXT], dims_i[NDX_DIMS_TEXT];
-    if (ndx_spec_check(&d, "", NULL) != NDX_OK) { /* names are made only for messages */
+    if (ndx_spec_check(d, "", NULL) != NDX_OK) { /* names are made only for messages */
         snprintf(what, sizeof what, "%s: data[%d]", op, m);
-        return ndx_spec_check(&d, what, err);
+        return ndx_spec_check(d, what, err);
     }
-    if (d.dtype != d0->dtype || (d.itemsize && d0->itemsize && d.itemsize != d0->itemsize)) {
+    if (d->dtype != d0->dtype || (d->itemsize && d0->itemsize && d->itemsize != d0->itemsize)) {
         char have[32], want[32];
-        ndx_tensor dv = ndx_view_of_spec(&d), d0v = ndx_view_of_spec(d0);
+        ndx_tensor dv = ndx_view_of_spec(d), d0v = ndx_view_of_spec(d0);
         ndx_format_type(have, sizeof have, &dv);
         ndx_format_type(want, sizeof want, &d0v);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: data[%d] is %s but data[0] is %s; all data must share one %s", op,
                         m, have, want,
-                        d.dtype == d0->dtype ? "string width (widen the narrower strings)"
-                                             : "dtype");
+                        d->dtype == d0->dtype ? "string width (widen the narrower strings)"
+                                              : "dtype");
     }
-    if (d.rank == NDX_UNKNOWN || ix.rank == NDX_UNKNOWN) return NDX_OK;
-    int starts = d.rank >= ix.rank;
-    for (int k = 0; starts && k < ix.rank; k++) starts = !ndx_dims_conflict(d.shape[k], ix.shape[k]);
+    if (d->rank == NDX_UNKNOWN || ix->rank == NDX_UNKNOWN) return NDX_OK;
+    int starts = d->rank >= ix->rank;
+    for (int k = 0; starts && k < ix->rank; k++)
+        starts = !ndx_dims_conflict(d->shape[k], ix->shape[k]);
     if (!starts) {
-        ndx_format_spec_dims(dims_d, sizeof dims_d, &d);
-        ndx_format_spec_dims(dims_i, sizeof dims_i, &ix);
+        ndx_format_spec_dims(dims_d, sizeof dims_d, d);
+        ndx_format_spec_dims(dims_i, sizeof dims_i, ix);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: data[%d].shape = %s does not start with indices[%d].shape = %s", op,
                         m, dims_d, m, dims_i);
     }
     if (d0->rank == NDX_UNKNOWN || i0->rank == NDX_UNKNOWN) return NDX_OK;
-    int extra = d.rank - ix.rank, extra0 = d0->rank - i0->rank;
+    int extra = d->rank - ix->rank, extra0 = d0->rank - i0->rank;
     int same = extra == extra0;
     for (int k = 0; same && k < extra; k++)
-        same = !ndx_dims_conflict(d.shape[ix.rank + k], d0->shape[i0->rank + k]);
+        same = !ndx_dims_conflict(d->shape[ix->rank + k], d0->shape[i0->rank + k]);
     if (!same) {
-        format_tail(dims_d, sizeof dims_d, &d, ix.rank);
+        format_tail(dims_d, sizeof dims_d, d, ix->rank);
         format_tail(dims_i, sizeof dims_i, d0, i0->rank);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: data[%d] has trailing shape %s after its indices' dims, but "
@@ -158,31 +159,40 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
                             op, (long long)INT64_MAX);
         }
     }
+    /* One pass over the parts: each part's specs are made once (from views they are copies),
+     * checked against part 0's, and folded into the output's. A rank too high is reported only
+     * once every part has passed its checks, as if they came first. */
     ndx_spec d0 = data_spec(in, 0), i0 = index_spec(in, 0);
-    for (int m = 0; m < n; m++) NDX_TRY(check_data_spec(op, in, m, &d0, &i0, err));
-
-    *out = ndx_zero_spec;
-    out->dtype = d0.dtype;
-    out->itemsize = d0.itemsize;
-    out->rank = NDX_UNKNOWN;
-    int extra = -1;
+    ndx_spec o = ndx_zero_spec;
+    o.dtype = d0.dtype;
+    o.itemsize = d0.itemsize;
+    o.rank = NDX_UNKNOWN;
+    int extra = -1, too_high = 0;
     for (int m = 0; m < n; m++) {
-        ndx_spec d = data_spec(in, m), ix = index_spec(in, m);
-        if (!out->itemsize) out->itemsize = d.itemsize;
-        if (d.rank == NDX_UNKNOWN || ix.rank == NDX_UNKNOWN) continue;
+        ndx_spec dm, im;
+        if (m > 0) dm = data_spec(in, m), im = index_spec(in, m);
+        const ndx_spec *d = m ? &dm : &d0, *ix = m ? &im : &i0;
+        NDX_TRY(check_data_spec(op, m, d, ix, &d0, &i0, err));
+        if (!o.itemsize) o.itemsize = d->itemsize;
+        if (too_high || d->rank == NDX_UNKNOWN || ix->rank == NDX_UNKNOWN) continue;
         if (extra < 0) {
-            extra = d.rank - ix.rank;
-            if (extra + 1 > NDX_MAX_RANK)
-                return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                                "%s: the output would have rank %d; ndx handles ranks up to %d",
-                                op, extra + 1, NDX_MAX_RANK);
-            out->rank = extra + 1;
-            out->shape[0] = NDX_UNKNOWN;
-            for (int k = 0; k < extra; k++) out->shape[k + 1] = NDX_UNKNOWN;
+            extra = d->rank - ix->rank;
+            if (extra + 1 > NDX_MAX_RANK) {
+                too_high = 1;
+                continue;
+            }
+            o.rank = extra + 1;
+            o.shape[0] = NDX_UNKNOWN;
+            for (int k = 0; k < extra; k++) o.shape[k + 1] = NDX_UNKNOWN;
         }
         for (int k = 0; k < extra; k++)
-            if (out->shape[k + 1] == NDX_UNKNOWN) out->shape[k + 1] = d.shape[ix.rank + k];
+            if (o.shape[k + 1] == NDX_UNKNOWN) o.shape[k + 1] = d->shape[ix->rank + k];
     }
+    if (too_high)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: the output would have rank %d; ndx handles ranks up to %d", op,
+                        extra + 1, NDX_MAX_RANK);
+    *out = o;
     /* A row's size fits whenever some part has elements (its data is a valid view); when every
      * part is empty, as with data of shape [0, 2^40, 2^40], it may not, and the output has no
      * rows anyway. */
@@ -428,7 +438,7 @@ static ndx_status stitch(const char *op, int n, const ndx_tensor *indices, const
     NDX_TRY(ndx_stitch_check_memory(&c, &p, allocating));
     NDX_TRY(ndx_call_output(&c, &p.out, out, 0, "output", &allocated));
     void *scratch;
-    ndx_status s = ndx_call_acquire(&c, p.scratch_bytes, 0,
+    ndx_status s = ndx_call_scratch(&c, p.scratch_bytes, 0,
                                     p.merge ? "the merge cursors" : "the table of winning rows",
                                     &scratch);
     if (s != NDX_OK) {

@@ -12,11 +12,10 @@
 
 /* ---- infer ------------------------------------------------------------------------------- */
 
-ndx_status ndx_gather_nd_infer(const ndx_spec *params, const ndx_spec *indices, int batch_dims,
-                               ndx_spec *out, ndx_error *err) {
-    NDX_TRY(ndx_spec_check(params, OP ": params", err));
-    NDX_TRY(ndx_check_index_spec(indices, OP, "indices", err));
-    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", OP);
+/* Everything infer checks once the two specs are valid on their own (the plan has checked the
+ * views they come from, so it starts here). */
+static ndx_status infer_checked(const ndx_spec *params, const ndx_spec *indices, int batch_dims,
+                                ndx_spec *out, ndx_error *err) {
     int prank = params->rank, irank = indices->rank;
     if (irank == 0)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -100,6 +99,14 @@ ndx_status ndx_gather_nd_infer(const ndx_spec *params, const ndx_spec *indices, 
     return NDX_OK;
 }
 
+ndx_status ndx_gather_nd_infer(const ndx_spec *params, const ndx_spec *indices, int batch_dims,
+                               ndx_spec *out, ndx_error *err) {
+    NDX_TRY(ndx_spec_check(params, OP ": params", err));
+    NDX_TRY(ndx_check_index_spec(indices, OP, "indices", err));
+    if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", OP);
+    return infer_checked(params, indices, batch_dims, out, err);
+}
+
 /* The output view of concrete inputs, from their layouts alone (data may be absent). */
 ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                                ndx_tensor *out, ndx_error *err) {
@@ -152,7 +159,7 @@ static void init_geometry(gather_plan *p, const ndx_tensor *params, const ndx_te
     ndx_dims_product(indices->rank - 1, indices->shape, &p->rows);
     ndx_dims_product(indices->rank - 1 - b, indices->shape + b, &p->rows_per_batch);
     if (p->rows == 0) return;
-    int64_t params_count;
+    int64_t params_count = 0;
     ndx_dims_product(params->rank, params->shape, &params_count);
     p->params_bytes = (size_t)params_count * params->itemsize;
     /* params is not empty here, so these products are bounded by its byte size. */
@@ -170,7 +177,7 @@ ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
     NDX_TRY(ndx_tensor_check(params, OP ": params", NULL, NULL, c->err));
     NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", NULL, c->err));
     ndx_spec ps = ndx_spec_of(params), is = ndx_spec_of(indices), os;
-    NDX_TRY(ndx_gather_nd_infer(&ps, &is, batch_dims, &os, c->err));
+    NDX_TRY(infer_checked(&ps, &is, batch_dims, &os, c->err));
     memset(p, 0, sizeof *p);
     p->want = ndx_view_of_spec(&os);
     p->threads = c->threads;
@@ -198,18 +205,25 @@ ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
 
 /* ---- run and the public op --------------------------------------------------------------- */
 
+/* The run on a plan the caller owns (its out and changed are set here). */
+static int64_t run_own(gather_plan *p, void *out, void *scratch) {
+    if (p->rows == 0) return -1;
+    ndx_changed changed;
+    ndx_changed_init(&changed);
+    p->out = out;
+    p->changed = &changed;
+    if (p->by_source)
+        gather_nd_copy_sorted(p, p->threads, p->grain, scratch);
+    else
+        gather_nd_copy(p);
+    p->changed = NULL;
+    return ndx_changed_row(&changed);
+}
+
 int64_t ndx_gather_nd_run(const gather_plan *plan, void *out, void *scratch) {
     if (plan->rows == 0) return -1;
     gather_plan p = *plan;
-    ndx_changed changed;
-    ndx_changed_init(&changed);
-    p.out = out;
-    p.changed = &changed;
-    if (p.by_source)
-        gather_nd_copy_sorted(&p, p.threads, p.grain, scratch);
-    else
-        gather_nd_copy(&p);
-    return ndx_changed_row(&changed);
+    return run_own(&p, out, scratch);
 }
 
 ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
@@ -221,12 +235,12 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
     int allocated;
     NDX_TRY(ndx_call_output(&c, &p.want, out, 0, "out", &allocated));
     void *scratch;
-    ndx_status st = ndx_call_acquire(&c, p.scratch_bytes, 0, "sort scratch", &scratch);
+    ndx_status st = ndx_call_scratch(&c, p.scratch_bytes, 0, "sort scratch", &scratch);
     if (st != NDX_OK) {
         ndx_call_drop_output(&c, out, allocated);
         return st;
     }
-    int64_t changed = ndx_gather_nd_run(&p, out->data, scratch);
+    int64_t changed = run_own(&p, out->data, scratch);
     ndx_call_release(&c, scratch);
     /* Under the ignore policy zeros are right for a row bad where it was used: it is bad in
      * some snapshot of the indices. Under the error policy no snapshot gives the output. */

@@ -23,6 +23,8 @@
  * 512 13.7 on one thread. Far more than the line-fill buffers: the prefetches also start the
  * page walks, and a walk per row is what the loop otherwise waits for. */
 #define ELEMENT_AHEAD 256
+/* Up to this many element rows are copied by a plain loop: a small call's fixed cost. */
+#define FEW_ELEMENTS 64
 /* Below this many bytes per worker (read + written) a second thread costs more than it saves. */
 #define COPY_GRAIN_BYTES ((int64_t)1 << 17)
 /* With fewer rows than this per thread, slices of at least two pieces are copied piece by piece,
@@ -42,6 +44,18 @@ NDX_ALWAYS_INLINE void elements_in(const gather_plan *p, ndx_dtype dt, int depth
     gather_rows_init(&g, p, depth);
     const unsigned char *params = p->params;
     unsigned char *dst = p->out + (size_t)row * size;
+    if (n <= FEW_ELEMENTS) { /* too few to wait on memory: no prefetching, no ring */
+        for (int64_t i = 0; i < n; i++, dst += size) {
+            int64_t o = gather_row_offset(&g, dt, depth, row + i, base);
+            if (o >= 0) {
+                memcpy(dst, params + o, size);
+            } else {
+                memset(dst, 0, size);
+                if (p->changed) ndx_changed_note(p->changed, row + i);
+            }
+        }
+        return;
+    }
     int64_t ring[ELEMENT_AHEAD];
     int64_t lead = n < ELEMENT_AHEAD ? n : ELEMENT_AHEAD;
     for (int64_t i = 0; i < lead; i++) {

@@ -98,8 +98,7 @@ static void format_partial(char *buf, size_t cap, int n, const int64_t *dims) {
  * dims unknown on either side cannot conflict. */
 static ndx_status check_updates_shape(const char *op, const char *target_name,
                                       const ndx_spec *target, const ndx_spec *indices,
-                                      const ndx_spec *updates, int depth, const char *ishape,
-                                      const char *wshape, ndx_error *err) {
+                                      const ndx_spec *updates, int depth, ndx_error *err) {
     int64_t expect[2 * NDX_MAX_RANK];
     int expect_rank = 0;
     for (int i = 0; i < indices->rank - 1; i++) expect[expect_rank++] = indices->shape[i];
@@ -108,8 +107,10 @@ static ndx_status check_updates_shape(const char *op, const char *target_name,
     for (int i = 0; same && i < expect_rank; i++)
         same = !ndx_dims_conflict(updates->shape[i], expect[i]);
     if (same) return NDX_OK;
-    char ushape[NDX_DIMS_TEXT], eshape[NDX_DIMS_TEXT];
+    char ushape[NDX_DIMS_TEXT], eshape[NDX_DIMS_TEXT], ishape[NDX_DIMS_TEXT], wshape[NDX_DIMS_TEXT];
     ndx_format_spec_dims(ushape, sizeof ushape, updates);
+    ndx_format_spec_dims(ishape, sizeof ishape, indices);
+    ndx_format_spec_dims(wshape, sizeof wshape, target);
     format_partial(eshape, sizeof eshape, expect_rank, expect);
     return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                     "%s: updates has shape %s but indices of shape %s and %s of shape %s need "
@@ -138,13 +139,11 @@ static void reveal_output(ndx_spec *out, const ndx_spec *indices, const ndx_spec
 static ndx_status infer_rows(const char *op, const char *target_name, const ndx_spec *target,
                              const ndx_spec *indices, const ndx_spec *updates, ndx_spec *out,
                              ndx_error *err) {
-    char name[64];
     NDX_TRY(ndx_check_index_spec(indices, op, "indices", err));
     if (indices->rank == 0)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: indices is a scalar; it needs a last dimension, the index depth", op);
-    snprintf(name, sizeof name, "%s: updates", op);
-    NDX_TRY(ndx_spec_check(updates, name, err));
+    NDX_TRY(ndx_spec_check_as(updates, op, "updates", err));
     /* A string width of 0 is not known yet, so it cannot differ. */
     if (updates->dtype != target->dtype ||
         (updates->itemsize && target->itemsize && updates->itemsize != target->itemsize)) {
@@ -158,27 +157,31 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
 
     int lead = indices->rank - 1;
     int64_t depth = indices->shape[lead];
+    /* Shapes are formatted only for a message: this runs on every call. */
     char ishape[NDX_DIMS_TEXT], wshape[NDX_DIMS_TEXT];
-    ndx_format_spec_dims(ishape, sizeof ishape, indices);
-    ndx_format_spec_dims(wshape, sizeof wshape, target);
     if (depth >= 0 && target->rank >= 0) {
-        if (depth > target->rank)
+        if (depth > target->rank) {
+            ndx_format_spec_dims(ishape, sizeof ishape, indices);
+            ndx_format_spec_dims(wshape, sizeof wshape, target);
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                             "%s: indices of shape %s has index depth %lld, more than the rank %d "
                             "of %s of shape %s",
                             op, ishape, (long long)depth, target->rank, target_name, wshape);
+        }
         if (updates->rank >= 0)
             NDX_TRY(check_updates_shape(op, target_name, target, indices, updates, (int)depth,
-                                        ishape, wshape, err));
+                                        err));
     }
     /* With depth 0 indices has no elements, so its row count was never checked. */
-    int64_t rows;
+    int64_t rows = 0;
     int rows_known = ndx_known_product(lead, indices->shape, &rows);
     int lead_known = 1;
     for (int i = 0; i < lead; i++) lead_known &= indices->shape[i] >= 0;
-    if (lead_known && !ndx_dims_product(lead, indices->shape, &rows))
+    if (lead_known && !ndx_dims_product(lead, indices->shape, &rows)) {
+        ndx_format_spec_dims(ishape, sizeof ishape, indices);
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
                         op, ishape);
+    }
     reveal_output(out, indices, updates, depth);
 
     /* TensorFlow's rule for an output with no elements: an error when indices or updates have
@@ -199,9 +202,7 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
 ndx_status scatter_tensor_infer(const char *name, int op, const ndx_spec *tensor,
                                 const ndx_spec *indices, const ndx_spec *updates, ndx_spec *out,
                                 ndx_error *err) {
-    char what[64];
-    snprintf(what, sizeof what, "%s: tensor", name);
-    NDX_TRY(ndx_spec_check(tensor, what, err));
+    NDX_TRY(ndx_spec_check_as(tensor, name, "tensor", err));
     /* The dtype first: it needs no dim, so no check skipped for lack of one can come before it
      * (and TensorFlow has no kernel to run at all). */
     if (op >= 0 && !op_accepts((ndx_scatter_op)op, tensor->dtype))

@@ -137,13 +137,9 @@ static ndx_status plan_rows(const ndx_call *c, scatter_plan *p, const ndx_tensor
 static ndx_status check_tensor_views(const char *name, const ndx_tensor *tensor,
                                      const ndx_tensor *indices, const ndx_tensor *updates,
                                      ndx_error *err) {
-    char what[64];
-    snprintf(what, sizeof what, "%s: tensor", name);
-    NDX_TRY(ndx_tensor_check(tensor, what, NULL, NULL, err));
-    snprintf(what, sizeof what, "%s: indices", name);
-    NDX_TRY(ndx_tensor_check(indices, what, NULL, NULL, err));
-    snprintf(what, sizeof what, "%s: updates", name);
-    return ndx_tensor_check(updates, what, NULL, NULL, err);
+    NDX_TRY(ndx_tensor_check_as(tensor, name, "tensor", NULL, NULL, err));
+    NDX_TRY(ndx_tensor_check_as(indices, name, "indices", NULL, NULL, err));
+    return ndx_tensor_check_as(updates, name, "updates", NULL, NULL, err);
 }
 
 ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_tensor *tensor,
@@ -204,7 +200,7 @@ static ndx_status scatter_execute(ndx_call *c, scatter_plan *p, ndx_tensor *out)
     const char *what = p->path == SCATTER_STRINGS ? "string width scratch"
                        : p->slotted               ? "the checked index rows"
                                                   : "scatter buckets";
-    NDX_TRY(ndx_call_acquire(c, p->scratch_bytes, 0, what, &scratch));
+    NDX_TRY(ndx_call_scratch(c, p->scratch_bytes, 0, what, &scratch));
     ndx_status s = NDX_OK;
     if (p->path == SCATTER_STRINGS) s = ndx_scatter_nd_width(p, scratch, c->err);
     if (s == NDX_OK) s = ndx_call_output(c, &p->want, out, 0, "out", &allocated);
@@ -254,7 +250,7 @@ ndx_status ndx_scatter_nd_shape(const ndx_tensor *indices, const ndx_tensor *upd
     NDX_TRY(ndx_scatter_nd_plan(&c, indices, updates, rank, shape, NULL, &p));
     if (p.path == SCATTER_STRINGS) {
         void *scratch;
-        NDX_TRY(ndx_call_acquire(&c, p.scratch_bytes, 0, "string width scratch", &scratch));
+        NDX_TRY(ndx_call_scratch(&c, p.scratch_bytes, 0, "string width scratch", &scratch));
         ndx_status s = ndx_scatter_nd_width(&p, scratch, err);
         ndx_call_release(&c, scratch);
         NDX_TRY(s);

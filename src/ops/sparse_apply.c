@@ -253,7 +253,7 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int update_s
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: %lld indices need more scratch than fits", op,
                         (long long)p.entries);
     void *scratch;
-    NDX_TRY(ndx_call_acquire(&c, scratch_bytes, 0, "index scratch", &scratch));
+    NDX_TRY(ndx_call_scratch(&c, scratch_bytes, 0, "index scratch", &scratch));
     p.slots = scratch;
     ndx_status s = read_indices(&c, op, a->indices, var, p.entries, scratch);
     if (s == NDX_OK && p.inner > 0) {

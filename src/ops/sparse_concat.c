@@ -132,7 +132,7 @@ ndx_status ndx_sparse_concat_shape(int axis, int n, const ndx_sparse_tensor *inp
     NDX_TRY(ndx_call_begin(&b, OP, NULL, out, err));
     NDX_TRY(check_count(n, inputs, err));
     ndx_sparse_view *views;
-    NDX_TRY(ndx_call_acquire(&b, (size_t)n * sizeof *views, 0, "input views", (void **)&views));
+    NDX_TRY(ndx_call_scratch(&b, (size_t)n * sizeof *views, 0, "input views", (void **)&views));
     concat_plan p;
     ndx_status st = plan_concat(axis, n, inputs, expand_nonconcat_dim, views, &p, err);
     ndx_call_release(&b, views);
@@ -861,16 +861,16 @@ ndx_status ndx_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
     memset(&job, 0, sizeof job);
     ndx_carver count = {NULL, 0};
     int allocated[3];
-    ndx_status st = ndx_call_acquire(&b, (size_t)n * sizeof *views, 1, "input views",
+    ndx_status st = ndx_call_scratch(&b, (size_t)n * sizeof *views, 1, "input views",
                                      (void **)&views);
     if (st == NDX_OK) st = plan_concat(axis, n, inputs, expand_nonconcat_dim, views, &p, err);
     if (st == NDX_OK)
-        st = ndx_call_acquire(&b, ndx_sparse_open_bytes(inputs, views, n, threads, 1), 0,
+        st = ndx_call_scratch(&b, ndx_sparse_open_bytes(inputs, views, n, threads, 1), 0,
                               "index scratch", &check);
     if (st == NDX_OK)
         st = ndx_sparse_open_all(inputs, n, OP ": inputs", 1, threads, 1, views, check, err);
     if (st == NDX_OK) st = concat_scratch(&count, inputs, views, n, &p, threads, &job, err);
-    if (st == NDX_OK) st = ndx_call_acquire(&b, count.used, 0, "sort and merge scratch", &run);
+    if (st == NDX_OK) st = ndx_call_scratch(&b, count.used, 0, "sort and merge scratch", &run);
     if (st == NDX_OK) {
         ndx_carver lay = {run, 0};
         /* Sorts what needs it; fails only if a borrowed index changed since the check. */

@@ -345,9 +345,9 @@ ndx_status ndx_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default_
     NDX_TRY(ndx_to_dense_plan(&b, sp, &p));
     void *check = NULL, *bitmap = NULL;
     int allocated;
-    ndx_status st = ndx_call_acquire(&b, p.check_bytes, 0, "index scratch", &check);
+    ndx_status st = ndx_call_scratch(&b, p.check_bytes, 0, "index scratch", &check);
     if (st == NDX_OK) st = ndx_to_dense_check(&p, check, err);
-    if (st == NDX_OK) st = ndx_call_acquire(&b, p.repeat_bytes, 1, "repeat bitmap", &bitmap);
+    if (st == NDX_OK) st = ndx_call_scratch(&b, p.repeat_bytes, 1, "repeat bitmap", &bitmap);
     if (st == NDX_OK) st = ndx_to_dense_find_repeat(&p, bitmap, err);
     ndx_call_release(&b, bitmap);
     if (st == NDX_OK) st = ndx_call_output(&b, &p.want, out, 0, "out", &allocated);

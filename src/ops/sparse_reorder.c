@@ -50,9 +50,9 @@ ndx_status ndx_sparse_reorder(const ndx_sparse_tensor *in, const ndx_options *op
     reorder_plan p;
     NDX_TRY(ndx_reorder_plan(&b, in, &p));
     void *check = NULL, *run = NULL;
-    ndx_status st = ndx_call_acquire(&b, p.check_bytes, 0, "index scratch", &check);
+    ndx_status st = ndx_call_scratch(&b, p.check_bytes, 0, "index scratch", &check);
     if (st == NDX_OK) st = ndx_reorder_check(&p, check, err);
-    if (st == NDX_OK) st = ndx_call_acquire(&b, p.run_bytes, 0, "sort scratch", &run);
+    if (st == NDX_OK) st = ndx_call_scratch(&b, p.run_bytes, 0, "sort scratch", &run);
     if (st == NDX_OK) st = ndx_sparse_prepare(&p.want, out, &b, NULL, err);
     if (st == NDX_OK) ndx_reorder_run(&p, out, run);
     ndx_call_release(&b, run);

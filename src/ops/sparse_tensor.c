@@ -419,7 +419,7 @@ ndx_status ndx_sparse_check(const ndx_sparse_tensor *sp, const char *what, ndx_e
     ndx_sparse_view v;
     NDX_TRY(ndx_sparse_check_all(sp, 1, what, what, 0, &v, err));
     void *scratch;
-    NDX_TRY(ndx_call_acquire(&b, ndx_sparse_open_bytes(sp, &v, 1, 1, 1), 0, "index scratch",
+    NDX_TRY(ndx_call_scratch(&b, ndx_sparse_open_bytes(sp, &v, 1, 1, 1), 0, "index scratch",
                              &scratch));
     ndx_status st = ndx_sparse_open_all(sp, 1, what, 0, 1, 1, &v, scratch, err);
     ndx_call_release(&b, scratch);
