@@ -22,7 +22,7 @@ static ndx_status lookup_prepare(mpi_collective *k) {
         return c->status;
     if (!k->out->data) {
         size_t bytes = mpi_rows_bytes(t, k->n);
-        if (bytes > 0 && !(k->allocated = k->result.data = mpi_take(c, bytes, "the result")))
+        if (bytes > 0 && !(k->allocated = k->result.data = mpi_take_block(c, bytes, "the result")))
             return c->status;
     }
     return NDX_OK;

@@ -28,6 +28,10 @@ struct ndx_mpi_table {
     int owns_shard;
     int *counts;             /* [4 * size]: a call's send and receive counts and displacements
                                 (calls on one table never overlap, so one set serves them all) */
+    void *scratch;           /* the scratch of calls under ndx's own allocator, kept between calls
+                                (as large as the largest call's so far): steady calls take no
+                                memory and touch no fresh page */
+    size_t scratch_bytes;
 };
 
 /* errors.c */
@@ -72,6 +76,9 @@ typedef struct mpi_call {
     char where[64];      /* "ndx_mpi_lookup on rank 2": what ndx's own messages are prefixed by */
     const ndx_options *opt;
     size_t used;         /* bytes taken, counted against opt->max_memory */
+    int own_allocator;   /* no opt->allocator: scratch may come from the table's */
+    size_t scratch_used; /* bytes of the table's scratch handed out */
+    size_t demand;       /* scratch this call wanted in all (the table's grows to it) */
     void *blocks[MPI_CALL_BLOCKS];
     int num_blocks;
     mpi_shared shared;   /* what every rank must pass alike, agreed at the first agreement */
@@ -89,12 +96,17 @@ MPI_HIDDEN ndx_status mpi_call_note(mpi_call *c, ndx_status s);
 /* Records the outcome of a call into libndx, whose message does not know the rank: a failure is
  * prefixed with c->where. */
 MPI_HIDDEN ndx_status mpi_call_ndx(mpi_call *c, ndx_status s);
-/* `bytes` from the call's allocator (SIZE_MAX: an overflow), kept until the call ends; NULL
- * with the failure recorded. 0 bytes give a non-NULL block that must not be written. */
+/* `bytes` of scratch (SIZE_MAX: an overflow) until the call ends: from the table's kept scratch
+ * when the caller left ndx's allocator and it has room, else from the call's allocator; NULL
+ * with the failure recorded. Counted against opt->max_memory either way. 0 bytes give a
+ * non-NULL block that must not be written. */
 MPI_HIDDEN void *mpi_take(mpi_call *c, size_t bytes, const char *what);
+/* The same from the call's allocator always: a block handed to the caller (the result). */
+MPI_HIDDEN void *mpi_take_block(mpi_call *c, size_t bytes, const char *what);
 /* The options for ndx ops inside the call: the caller's, with what is left of the budget. */
 MPI_HIDDEN ndx_options mpi_call_options(const mpi_call *c);
-/* Gives back every block the call took except `keep` (the result handed to the caller). */
+/* Gives back every block the call took except `keep` (the result handed to the caller), and
+ * grows the table's scratch to what the call wanted. */
 MPI_HIDDEN void mpi_call_end(mpi_call *c, const void *keep);
 
 /* ids.c */

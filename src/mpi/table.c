@@ -123,6 +123,7 @@ static void table_destroy(ndx_mpi_table *t, int on_heap) {
     if (t->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&t->comm);
     if (t->owns_shard) ndx_block_free(NULL, t->shard);
     free(t->counts);
+    ndx_block_free(NULL, t->scratch);
     if (on_heap) free(t);
 }
 
