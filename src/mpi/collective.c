@@ -66,6 +66,8 @@ ndx_status mpi_collective_run(ndx_mpi_table *t, const mpi_kind *kind, mpi_collec
     memset(t->counts, 0, (size_t)t->size * sizeof *t->counts); /* zeros unless routed */
     check_policy(c);
     if (c->status == NDX_OK) kind->prepare(k);
+    /* A rank that failed sends nothing, so that no other rank fails for its counts. */
+    if (c->status != NDX_OK) memset(t->counts, 0, (size_t)t->size * sizeof *t->counts);
     double tc = MPI_Wtime(), tc2 = tc;
     if (t->size > 1) {
         mpi_exchange_counts(c, k->route.own, &k->x);

@@ -527,6 +527,49 @@ static void test_bad_input(void) {
           "strings refused: '%s'", err.message);
 }
 
+/* ---- a large batch, own and remote ids mixed, with one bad id on the last rank: every rank
+ * fails alike, and neither a caller's output (not even its own rows, which never cross MPI) nor
+ * any shard changes ---------------------------------------------------------------------------- */
+static void test_bad_id_in_large_batch(void) {
+    const int64_t dims[1] = {6}, num_rows = 5000, n = 4000;
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, num_rows, 1, dims, NDX_MPI_MOD, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    for (int64_t i = 0; i < ndx_tensor_count(&shard); i++) ((float *)shard.data)[i] = (float)i;
+    uint64_t s = 99 + (uint64_t)rank_;
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) ids[i] = below(&s, 3) == 0 ? below(&s, 8) : below(&s, num_rows);
+    int bad = size_ - 1;
+    if (rank_ == bad) ids[n - 1] = num_rows + 3;
+    int64_t oshape[2] = {n, 6};
+    float *outbuf = malloc((size_t)n * 6 * sizeof *outbuf), *grads = calloc((size_t)n * 6, sizeof *grads);
+    for (int64_t i = 0; i < n * 6; i++) outbuf[i] = -1.0f, grads[i] = 1.0f;
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), out = ndx_tensor_make(NDX_FLOAT32, 2, oshape, outbuf);
+    ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, oshape, grads);
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    char want[96];
+    snprintf(want, sizeof want, "ndx_mpi_lookup: ids[%lld] = %lld on rank %d is outside [0, %lld)",
+             (long long)(n - 1), (long long)(num_rows + 3), bad, (long long)num_rows);
+    ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+    CHECK(st == NDX_E_OUT_OF_RANGE && strcmp(err.message, want) == 0, "large lookup, bad id: %d '%s'", st, err.message);
+    int untouched = 1;
+    for (int64_t i = 0; i < n * 6; i++) untouched &= outbuf[i] == -1.0f;
+    CHECK(untouched, "a failed lookup wrote the caller's output");
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+    CHECK(st == NDX_E_OUT_OF_RANGE && strstr(err.message, "on rank") != NULL, "large update, bad id: %d '%s'", st,
+          err.message);
+    CHECK(unchanged(t, before, bytes), "a failed update changed a shard");
+    free(before);
+    free(ids);
+    free(outbuf);
+    free(grads);
+    ndx_mpi_table_free(t);
+}
+
 /* ---- what every rank must share is agreed before data moves ---------------------------------- */
 static void test_arguments_agreed(void) {
     const int64_t dims[1] = {3};
@@ -1009,6 +1052,7 @@ int main(int argc, char **argv) {
     test_layout();
     test_all_cases();
     test_bad_input();
+    test_bad_id_in_large_batch();
     test_arguments_agreed();
     test_errors_name_rank();
     test_reproducible();
