@@ -34,7 +34,10 @@
  * - Threads within a rank come from ndx_options (NULL: the defaults), as for every ndx op.
  *   opt->allocator and opt->max_memory cover every block a lookup or update takes on a rank:
  *   the exchange's scratch, the result it allocates and the scratch of the ndx ops it runs (each
- *   gets what is left of the budget). Nothing is kept between calls.
+ *   gets what is left of the budget). With ndx's own allocator (no opt->allocator) a table keeps
+ *   its calls' scratch (the largest call's so far) for the next call, still counted against
+ *   max_memory, so that steady calls take no memory; ndx_mpi_table_free gives it back. With an
+ *   allocator nothing is kept between calls.
  * - The library duplicates the communicator, so its messages never meet the caller's, and sets
  *   MPI_ERRORS_RETURN on its duplicate: every MPI call's code is read, and a failing one is
  *   NDX_E_IO, "ndx_mpi_lookup: MPI_Alltoallv failed on rank 1: <MPI's text>", on every rank that
@@ -93,7 +96,8 @@ NDX_API ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t 
                                         ndx_mpi_strategy strategy, void *shard_memory,
                                         ndx_mpi_table **table, ndx_error *err);
 
-/* Collective (frees the duplicated communicator). Accepts NULL on every rank. */
+/* Collective (frees the duplicated communicator and the kept scratch). Accepts NULL on every
+ * rank. */
 NDX_API void ndx_mpi_table_free(ndx_mpi_table *table);
 
 /* What every rank agreed on at creation. */
@@ -123,27 +127,34 @@ NDX_API ndx_status ndx_mpi_table_load(ndx_mpi_table *table, const ndx_tensor *fu
  * wall clock in seconds. */
 typedef struct ndx_mpi_stats {
     int64_t ids;                        /* ids this rank passed */
-    int64_t ids_sent;                   /* ids sent to owners (after dedupe for lookups), self included */
-    int64_t rows_served;                /* rows this rank gathered (lookup) or applied (update) */
+    int64_t ids_sent;                   /* ids sent to other ranks (after dedupe for lookups); a
+                                           rank's own ids never cross MPI */
+    int64_t rows_served;                /* rows this rank copied out of its shard, for other ranks
+                                           and for its own ids (lookup), or applied (update) */
     int64_t bytes_sent, bytes_received; /* ids + rows this rank sent to / received from others */
     int64_t bytes_caused;               /* ids out + rows back (lookup) or ids + rows out (update)
                                            that this rank's ids put on the network; summed over the
                                            ranks this is the total traffic */
     int64_t bytes_caused_without_dedupe; /* the same if every id were sent as it comes */
-    double seconds_partition;           /* checks, sorting by owner, deduplication, packing */
-    double seconds_exchange;            /* agreements, counts, ids and rows over MPI */
-    double seconds_gather;              /* ndx_gather_nd / ndx_tensor_scatter_nd on the shard */
-    double seconds_stitch;              /* putting the rows back in the order of the ids */
+    double seconds_partition;           /* checks, routing by owner, deduplication, packing */
+    double seconds_exchange;            /* counts, the agreements, ids and rows over MPI */
+    double seconds_gather;              /* ndx_gather_nd / ndx_tensor_scatter_nd on the shard (at
+                                           one rank the whole lookup's rows) */
+    double seconds_stitch;              /* writing every output row in the order of the ids: own
+                                           rows from the shard, the others from what came back */
 } ndx_mpi_stats;
 
 /* Collective: out = table[ids], shape ids.shape + row_shape, the table's dtype, in the order of
- * this rank's ids. ids: int32 or int64, any shape (ids.rank + row_rank <= NDX_MAX_RANK), any
+ * this rank's ids (bitwise the rows of the table: at any rank and thread count the same bytes as
+ * ndx_gather_nd over the whole table). ids: int32 or int64, any shape (ids.rank + row_rank <= NDX_MAX_RANK), any
  * count. Every id must lie in [0, num_rows) on every rank, else every rank fails with
  * NDX_E_OUT_OF_RANGE: "ndx_mpi_lookup: ids[3] = 17 on rank 2 is outside [0, 10)". `out` as in
  * ndx.h: data == NULL makes the library allocate it as ndx ops do (free with ndx_tensor_free, or
  * with opt->allocator when one is set); otherwise it must have exactly the result's dtype and
  * shape.
- * Each distinct id is sent to its owner once per call. Only a failure after the exchange (an
+ * Each distinct id of another rank is sent to its owner once per call; this rank's own ids are
+ * read from its shard straight into `out` and never cross MPI (at one rank the lookup is
+ * ndx_gather_nd on the shard). Only a failure after the exchange (an
  * out-of-memory inside ndx or a failing MPI call on some rank, reported on every rank) can leave
  * a caller's `out` partly written; an `out` the library would allocate is then not returned. */
 NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
@@ -155,7 +166,9 @@ NDX_API ndx_status ndx_mpi_lookup(ndx_mpi_table *table, const ndx_tensor *ids,
  * floats). The result is that of one ndx_tensor_scatter_nd over the whole table with every
  * rank's ids and updates concatenated in rank order: each owner applies what it receives by
  * source rank, then position, so float results are bitwise reproducible and the same at any rank
- * count, and integers wrap exactly as in one process. Bad ids, mismatched arguments and an op
+ * count, and integers wrap exactly as in one process. A rank's own ids never cross MPI: their rows
+ * take their place among the others' at the owner (at one rank the update is
+ * ndx_tensor_scatter_nd on the shard with the caller's rows). Bad ids, mismatched arguments and an op
  * that differs between ranks fail on every rank before any shard changes (as for lookup); so
  * do a memory budget or an allocator that cannot cover the exchange. Once the rows are
  * exchanged every owner

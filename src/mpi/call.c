@@ -13,6 +13,7 @@ void mpi_call_begin(mpi_call *c, ndx_mpi_table *t, const char *op, const ndx_opt
     c->t = t;
     c->op = op;
     c->opt = opt;
+    c->own_allocator = !opt || !opt->allocator;
     c->err = err;
     snprintf(c->where, sizeof c->where, "%s on rank %d", op, t->rank);
 }
@@ -33,7 +34,7 @@ ndx_status mpi_call_ndx(mpi_call *c, ndx_status s) {
     return mpi_call_note(c, s);
 }
 
-void *mpi_take(mpi_call *c, size_t bytes, const char *what) {
+void *mpi_take_block(mpi_call *c, size_t bytes, const char *what) {
     static max_align_t nothing; /* 0 bytes: a valid pointer that is never written */
     if (bytes == 0) return &nothing;
     ndx_error *err = mpi_call_err(c);
@@ -55,6 +56,23 @@ void *mpi_take(mpi_call *c, size_t bytes, const char *what) {
     return p;
 }
 
+void *mpi_take(mpi_call *c, size_t bytes, const char *what) {
+    enum { ALIGN = 64 };
+    if (bytes == 0 || bytes == SIZE_MAX || !c->own_allocator) return mpi_take_block(c, bytes, what);
+    size_t rounded = bytes > SIZE_MAX - ALIGN ? SIZE_MAX : (bytes + ALIGN - 1) / ALIGN * ALIGN;
+    c->demand = rounded > SIZE_MAX - c->demand ? SIZE_MAX : c->demand + rounded;
+    ndx_mpi_table *t = c->t;
+    size_t limit = c->opt ? c->opt->max_memory : 0;
+    int fits_budget = !limit || (c->used <= limit && bytes <= limit - c->used);
+    /* Over the budget, ndx_block_alloc says so in ndx's words. */
+    if (!fits_budget || rounded > t->scratch_bytes - c->scratch_used)
+        return mpi_take_block(c, bytes, what);
+    void *p = (char *)t->scratch + c->scratch_used;
+    c->scratch_used += rounded;
+    c->used += bytes;
+    return p;
+}
+
 ndx_options mpi_call_options(const mpi_call *c) {
     ndx_options o = c->opt ? *c->opt : (ndx_options){0};
     if (o.max_memory) /* 1, not 0, when nothing is left: 0 would mean no limit */
@@ -66,4 +84,16 @@ void mpi_call_end(mpi_call *c, const void *keep) {
     for (int i = 0; i < c->num_blocks; i++)
         if (c->blocks[i] != keep) ndx_block_free(c->opt, c->blocks[i]);
     c->num_blocks = 0;
+    ndx_mpi_table *t = c->t;
+    if (c->demand > t->scratch_bytes && c->demand != SIZE_MAX) {
+        /* Next time this call fits; if the memory is not there, the next call allocates as
+         * this one did. */
+        ndx_block_free(NULL, t->scratch);
+        t->scratch = NULL;
+        t->scratch_bytes = 0;
+        ndx_error ignored;
+        if (ndx_block_alloc(NULL, c->where, "the table's scratch", c->demand, NULL, &t->scratch,
+                            &ignored) == NDX_OK)
+            t->scratch_bytes = c->demand;
+    }
 }

@@ -1,15 +1,15 @@
 /* collective.c — the one skeleton of ndx_mpi_lookup and ndx_mpi_update:
  *
- *   prepare (this rank alone: checks, ids, routing, packing, buffers)
- *   → agree (also on which call and which op: every rank must pass the same)
- *   → counts (MPI_Alltoall), receive buffers → agree
+ *   prepare (this rank alone: checks, ids, routing, packing)
+ *   → counts (MPI_Alltoall; zeros from a rank that failed), receive buffers, own rows placed
+ *   → agree (one MPI_Allreduce: any failure, and which call and which op every rank passed)
  *   → ids to their owners (MPI_Alltoallv) → the kind's step at the owners → agree.
  *
  * Everything that can fail on one rank because of its arguments or its memory happens before the
- * first or second agreement, so every rank leaves at the same point with the same error and no
- * rank waits in an exchange the others skipped. Once the ids travel, every rank takes part in
- * every remaining MPI call whatever happens to it, and the last agreement reports any failure on
- * every rank. */
+ * first agreement, so every rank leaves at the same point with the same error and no rank waits
+ * in an exchange the others skipped; only counts have crossed by then. Once the ids travel, every
+ * rank takes part in every remaining MPI call whatever happens to it, and the last agreement
+ * reports any failure on every rank. At one rank only the first agreement is an MPI call. */
 #include <stdio.h>
 #include <string.h>
 
@@ -63,33 +63,39 @@ ndx_status mpi_collective_run(ndx_mpi_table *t, const mpi_kind *kind, mpi_collec
     c->shared.show = shared_show;
     double t0 = MPI_Wtime();
 
+    memset(t->counts, 0, (size_t)t->size * sizeof *t->counts); /* zeros unless routed */
     check_policy(c);
     if (c->status == NDX_OK) kind->prepare(k);
+    /* A rank that failed sends nothing, so that no other rank fails for its counts. */
+    if (c->status != NDX_OK) memset(t->counts, 0, (size_t)t->size * sizeof *t->counts);
+    double tc = MPI_Wtime(), tc2 = tc;
+    if (t->size > 1) {
+        mpi_exchange_counts(c, k->route.own, &k->x);
+        if (c->status == NDX_OK) {
+            k->recv_ids = mpi_take(c, (size_t)k->x.total * sizeof(int64_t), "the ids at their owner");
+            k->owner_rows = mpi_take(c, mpi_rows_bytes(t, k->x.total), "the rows at their owner");
+        }
+        tc2 = MPI_Wtime();
+        if (c->status == NDX_OK && kind->place_own) kind->place_own(k);
+    }
     double t1 = MPI_Wtime();
     ndx_status s = mpi_agree(t->comm, t->rank, c->op, &c->shared, c->status, &e);
-    if (s == NDX_OK) {
-        mpi_exchange_counts(c, &k->x);
-        if (c->status == NDX_OK) {
-            k->recv_ids = mpi_take(c, (size_t)k->x.received * sizeof(int64_t), "the ids at their owner");
-            k->owner_rows = mpi_take(c, mpi_rows_bytes(t, k->x.received), "the rows at their owner");
-        }
-        s = mpi_agree(t->comm, t->rank, c->op, NULL, c->status, &e);
-    }
     double t2 = MPI_Wtime(), t3 = t2, t4 = t2;
     if (s == NDX_OK) {
-        mpi_exchange_ids(c, &k->x, k->route.send_rows, k->recv_ids);
+        if (t->size > 1) mpi_exchange_ids(c, &k->x, k->route.send_rows, k->recv_ids);
         t3 = MPI_Wtime();
         kind->serve(k);
         t4 = MPI_Wtime();
-        s = mpi_agree(t->comm, t->rank, c->op, NULL, c->status, &e);
+        /* One rank has nothing to agree on after the first agreement: its own status is all. */
+        s = t->size > 1 ? mpi_agree(t->comm, t->rank, c->op, NULL, c->status, &e) : c->status;
     }
     double t5 = MPI_Wtime();
     if (s == NDX_OK && stats) {
         ndx_mpi_stats st;
         memset(&st, 0, sizeof st);
         kind->stats(k, &st);
-        st.seconds_partition = t1 - t0;
-        st.seconds_exchange = (t3 - t1) + k->seconds_exchange + (t5 - t4);
+        st.seconds_partition = (tc - t0) + (t1 - tc2);
+        st.seconds_exchange = (tc2 - tc) + (t3 - t1) + k->seconds_exchange + (t5 - t4);
         st.seconds_gather = k->seconds_gather;
         st.seconds_stitch = k->seconds_stitch;
         *stats = st;

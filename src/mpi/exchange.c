@@ -18,21 +18,15 @@ static int displacements(int size, const int *counts, int *displs, int64_t *tota
     return 1;
 }
 
-ndx_status mpi_exchange_init(mpi_call *c, int *send_counts, mpi_exchange *x) {
-    size_t n = (size_t)c->t->size;
-    int *arrays = mpi_take(c, 3 * n * sizeof(int), "the exchange's counts");
-    if (!arrays) return c->status;
-    x->send_counts = send_counts;
-    x->send_displs = arrays;
-    x->recv_counts = arrays + n;
-    x->recv_displs = arrays + 2 * n;
-    x->received = 0;
-    return NDX_OK;
-}
-
-ndx_status mpi_exchange_counts(mpi_call *c, mpi_exchange *x) {
+ndx_status mpi_exchange_counts(mpi_call *c, int64_t hole, mpi_exchange *x) {
     const ndx_mpi_table *t = c->t;
     ndx_error *err = mpi_call_err(c);
+    int *arrays = t->counts; /* send counts (the route's, or zeros after a failure) first */
+    x->send_counts = arrays;
+    x->send_displs = arrays + t->size;
+    x->recv_counts = arrays + 2 * t->size;
+    x->recv_displs = arrays + 3 * t->size;
+    x->received = x->total = x->own_at = 0;
     int rc = MPI_Alltoall(x->send_counts, 1, MPI_INT, x->recv_counts, 1, MPI_INT, t->comm);
     if (mpi_call_note(c, mpi_checked(rc, c->op, t->rank, "MPI_Alltoall", err)) != NDX_OK)
         return c->status;
@@ -40,10 +34,15 @@ ndx_status mpi_exchange_counts(mpi_call *c, mpi_exchange *x) {
     if (!displacements(t->size, x->send_counts, x->send_displs, &sent))
         return mpi_call_note(c, mpi_fail(err, NDX_E_OVERFLOW,
                                          "%s: rank %d would send more than INT_MAX ids", c->op, t->rank));
-    if (!displacements(t->size, x->recv_counts, x->recv_displs, &x->received))
+    /* The receive layout in rank order, with this rank's hole in its place. */
+    if (hole > INT_MAX || !displacements(t->size, x->recv_counts, x->recv_displs, &x->received) ||
+        x->received + hole > INT_MAX)
         return mpi_call_note(c, mpi_fail(err, NDX_E_OVERFLOW,
                                          "%s: rank %d would receive more than INT_MAX ids (split the batch)",
                                          c->op, t->rank));
+    x->own_at = x->recv_displs[t->rank]; /* nothing comes from this rank itself */
+    for (int o = t->rank + 1; o < t->size; o++) x->recv_displs[o] += (int)hole;
+    x->total = x->received + hole;
     return NDX_OK;
 }
 

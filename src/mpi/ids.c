@@ -25,9 +25,9 @@ int64_t mpi_ids_count(mpi_call *c, const ndx_tensor *ids) {
                                   t->rank, ndx_dtype_name(ids->dtype)));
         return -1;
     }
-    /* The routing keeps four int64 per id (keys and positions, twice): checking that product
-     * here makes every size derived from the count below it safe. */
-    if ((uint64_t)count > SIZE_MAX / (4 * sizeof(int64_t))) {
+    /* The routing's hash keeps up to 64 bytes per id: checking that product here makes every
+     * size derived from the count below it safe. */
+    if ((uint64_t)count > SIZE_MAX / 64) {
         mpi_call_note(c, mpi_fail(err, NDX_E_OVERFLOW, "%s: %lld ids on rank %d are too many to route",
                                   c->op, (long long)count, t->rank));
         return -1;

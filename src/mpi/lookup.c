@@ -1,7 +1,8 @@
-/* lookup.c — the lookup's own steps in the collective skeleton (collective.c): partition the ids
- * by owner (each distinct row once per owner), gather on the owners with ndx_gather_nd, send the
- * rows back, and put them in the order of the ids with ndx_gather_nd over the rows that came back
- * (the inverse of the dedupe). */
+/* lookup.c — the lookup's own steps in the collective skeleton (collective.c): each distinct id
+ * of another rank goes once to its owner, which gathers with ndx_gather_nd and sends the rows
+ * back; then one pass writes every output row once, straight from the shard for this rank's own
+ * ids (they never cross MPI) or from the rows that came back. At one rank the lookup is
+ * ndx_gather_nd on the shard. */
 #include <string.h>
 
 #include "mpi_internal.h"
@@ -13,30 +14,61 @@ static ndx_status lookup_prepare(mpi_collective *k) {
     k->result = mpi_rows_view(t, k->ids_in, k->out ? k->out->data : NULL);
     if (mpi_result_check(c, &k->result, k->out) != NDX_OK) return c->status;
     if (!(k->ids = mpi_take(c, (size_t)k->n * sizeof(int64_t), "the ids")) ||
-        mpi_ids_read(c, k->ids_in, k->ids) != NDX_OK ||
-        mpi_route_unique(c, k->ids, k->n, &k->route) != NDX_OK ||
-        mpi_exchange_init(c, k->route.send_counts, &k->x) != NDX_OK ||
-        !(k->rows = mpi_take(c, mpi_rows_bytes(t, k->route.sent), "the rows coming back")))
+        mpi_ids_read(c, k->ids_in, k->ids) != NDX_OK)
+        return c->status;
+    /* One rank: the ids are the local rows (both strategies), nothing to route. */
+    if (t->size > 1 && (mpi_route_unique(c, k->ids, k->n, &k->route) != NDX_OK ||
+                        !(k->rows = mpi_take(c, mpi_rows_bytes(t, k->route.sent), "the rows coming back"))))
         return c->status;
     if (!k->out->data) {
         size_t bytes = mpi_rows_bytes(t, k->n);
-        if (bytes > 0 && !(k->allocated = k->result.data = mpi_take(c, bytes, "the result")))
+        if (bytes > 0 && !(k->allocated = k->result.data = mpi_take_block(c, bytes, "the result")))
             return c->status;
     }
     return NDX_OK;
+}
+
+/* Every output row once: own rows from the shard, the others from the rows that came back. The
+ * sources are scattered (the shard at random rows), so the row a few ids ahead is prefetched. */
+static void stitch(const mpi_collective *k) {
+    enum { AHEAD = 8 };
+    const ndx_mpi_table *t = k->call.t;
+    const size_t rb = t->row_bytes;
+    const mpi_route *r = &k->route;
+    const char *shard = t->shard, *back = k->rows;
+    char *out = k->result.data;
+    for (int64_t i = 0; i < k->n; i++) {
+        if (i + AHEAD < k->n) {
+            int64_t a = r->slot[i + AHEAD];
+            const char *ahead = (r->remote[a] ? back : shard) + (size_t)r->from[a] * rb;
+            for (size_t b = 0; b < rb; b += 64) __builtin_prefetch(ahead + b);
+        }
+        int64_t d = r->slot[i];
+        const char *src = (r->remote[d] ? back : shard) + (size_t)r->from[d] * rb;
+        memcpy(out + (size_t)i * rb, src, rb);
+    }
 }
 
 static void lookup_serve(mpi_collective *k) {
     mpi_call *c = &k->call;
     ndx_mpi_table *t = c->t;
     ndx_options inner = mpi_call_options(c);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
     double t0 = MPI_Wtime();
+    if (t->size == 1) {
+        if (t->row_bytes > 0 && k->n > 0) {
+            ndx_tensor index = mpi_index_view(k->n, k->ids);
+            ndx_tensor ordered = mpi_block_view(t, k->n, k->result.data);
+            mpi_call_ndx(c, ndx_gather_nd(&shard, &index, 0, &inner, &ordered, mpi_call_err(c)));
+        }
+        k->seconds_gather = MPI_Wtime() - t0;
+        return;
+    }
     /* The owners' gather. Its ids were range-checked by their senders, so it can only fail for
      * memory; then this rank still sends (zero) rows so that no rank waits. */
     if (t->row_bytes > 0 && k->x.received > 0) {
         ndx_status s = NDX_E_IO; /* an earlier MPI failure: the ids may not be there */
         if (c->status == NDX_OK) {
-            ndx_tensor shard = ndx_mpi_table_shard(t);
             ndx_tensor index = mpi_index_view(k->x.received, k->recv_ids);
             ndx_tensor served = mpi_block_view(t, k->x.received, k->owner_rows);
             s = mpi_call_ndx(c, ndx_gather_nd(&shard, &index, 0, &inner, &served, mpi_call_err(c)));
@@ -46,12 +78,7 @@ static void lookup_serve(mpi_collective *k) {
     double t1 = MPI_Wtime();
     mpi_exchange_rows(c, &k->x, 1, k->owner_rows, k->rows);
     double t2 = MPI_Wtime();
-    if (c->status == NDX_OK && t->row_bytes > 0 && k->n > 0) {
-        ndx_tensor came_back = mpi_block_view(t, k->route.sent, k->rows);
-        ndx_tensor slots = mpi_index_view(k->n, k->route.slot);
-        ndx_tensor ordered = mpi_block_view(t, k->n, k->result.data);
-        mpi_call_ndx(c, ndx_gather_nd(&came_back, &slots, 0, &inner, &ordered, mpi_call_err(c)));
-    }
+    if (c->status == NDX_OK && t->row_bytes > 0) stitch(k);
     k->seconds_gather = t1 - t0;
     k->seconds_exchange = t2 - t1;
     k->seconds_stitch = MPI_Wtime() - t2;
@@ -60,17 +87,18 @@ static void lookup_serve(mpi_collective *k) {
 static void lookup_stats(const mpi_collective *k, ndx_mpi_stats *st) {
     const ndx_mpi_table *t = k->call.t;
     int64_t row = (int64_t)t->row_bytes, unit = 8 + row; /* an id out, its row back */
-    int64_t self_sent = k->route.send_counts[t->rank], self_recv = k->x.recv_counts[t->rank];
     st->ids = k->n;
     st->ids_sent = k->route.sent;
-    st->rows_served = k->x.received;
-    st->bytes_sent = (k->route.sent - self_sent) * 8 + (k->x.received - self_recv) * row;
-    st->bytes_received = (k->x.received - self_recv) * 8 + (k->route.sent - self_sent) * row;
+    /* rows copied out of this shard: for the other ranks, and for this rank's own ids */
+    st->rows_served = k->x.received + (t->size == 1 ? k->n : k->n - k->route.remote_all);
+    st->bytes_sent = k->route.sent * 8 + k->x.received * row;
+    st->bytes_received = k->x.received * 8 + k->route.sent * row;
     st->bytes_caused = k->route.remote_ids * unit;
     st->bytes_caused_without_dedupe = k->route.remote_all * unit;
 }
 
-static const mpi_kind lookup_kind = {"ndx_mpi_lookup", MPI_CALL_LOOKUP, 0, lookup_prepare, lookup_serve, lookup_stats};
+static const mpi_kind lookup_kind = {"ndx_mpi_lookup", MPI_CALL_LOOKUP, 0, lookup_prepare, NULL,
+                                     lookup_serve, lookup_stats};
 
 ndx_status ndx_mpi_lookup(ndx_mpi_table *t, const ndx_tensor *ids, const ndx_options *opt,
                           ndx_tensor *out, ndx_mpi_stats *stats, ndx_error *err) {

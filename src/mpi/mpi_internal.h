@@ -26,6 +26,12 @@ struct ndx_mpi_table {
     int64_t shard_rows;
     void *shard;
     int owns_shard;
+    int *counts;             /* [4 * size]: a call's send and receive counts and displacements
+                                (calls on one table never overlap, so one set serves them all) */
+    void *scratch;           /* the scratch of calls under ndx's own allocator, kept between calls
+                                (as large as the largest call's so far): steady calls take no
+                                memory and touch no fresh page */
+    size_t scratch_bytes;
 };
 
 /* errors.c */
@@ -70,6 +76,9 @@ typedef struct mpi_call {
     char where[64];      /* "ndx_mpi_lookup on rank 2": what ndx's own messages are prefixed by */
     const ndx_options *opt;
     size_t used;         /* bytes taken, counted against opt->max_memory */
+    int own_allocator;   /* no opt->allocator: scratch may come from the table's */
+    size_t scratch_used; /* bytes of the table's scratch handed out */
+    size_t demand;       /* scratch this call wanted in all (the table's grows to it) */
     void *blocks[MPI_CALL_BLOCKS];
     int num_blocks;
     mpi_shared shared;   /* what every rank must pass alike, agreed at the first agreement */
@@ -87,12 +96,17 @@ MPI_HIDDEN ndx_status mpi_call_note(mpi_call *c, ndx_status s);
 /* Records the outcome of a call into libndx, whose message does not know the rank: a failure is
  * prefixed with c->where. */
 MPI_HIDDEN ndx_status mpi_call_ndx(mpi_call *c, ndx_status s);
-/* `bytes` from the call's allocator (SIZE_MAX: an overflow), kept until the call ends; NULL
- * with the failure recorded. 0 bytes give a non-NULL block that must not be written. */
+/* `bytes` of scratch (SIZE_MAX: an overflow) until the call ends: from the table's kept scratch
+ * when the caller left ndx's allocator and it has room, else from the call's allocator; NULL
+ * with the failure recorded. Counted against opt->max_memory either way. 0 bytes give a
+ * non-NULL block that must not be written. */
 MPI_HIDDEN void *mpi_take(mpi_call *c, size_t bytes, const char *what);
+/* The same from the call's allocator always: a block handed to the caller (the result). */
+MPI_HIDDEN void *mpi_take_block(mpi_call *c, size_t bytes, const char *what);
 /* The options for ndx ops inside the call: the caller's, with what is left of the budget. */
 MPI_HIDDEN ndx_options mpi_call_options(const mpi_call *c);
-/* Gives back every block the call took except `keep` (the result handed to the caller). */
+/* Gives back every block the call took except `keep` (the result handed to the caller), and
+ * grows the table's scratch to what the call wanted. */
 MPI_HIDDEN void mpi_call_end(mpi_call *c, const void *keep);
 
 /* ids.c */
@@ -111,35 +125,49 @@ MPI_HIDDEN ndx_tensor mpi_index_view(int64_t count, int64_t *data);
 /* Bytes of `rows` rows, or SIZE_MAX on overflow. */
 MPI_HIDDEN size_t mpi_rows_bytes(const ndx_mpi_table *t, int64_t rows);
 
-/* route.c: which ids go to which owner. Every array is the call's memory. */
+/* route.c: which ids go to which owner. A rank's own ids never cross MPI: they are served from
+ * its shard (lookup) or applied in their place among the others' (update). Every array is the
+ * call's memory. */
 typedef struct mpi_route {
     int64_t n;            /* ids this rank passed */
-    int64_t sent;         /* ids sent (after dedupe for lookups) */
-    int *send_counts;     /* [size] ids to each rank */
+    int64_t sent;         /* ids sent to other ranks (after dedupe for lookups) */
+    int *send_counts;     /* [size] ids to each rank; 0 to this one */
     int64_t *send_rows;   /* [sent] local rows on their owners, grouped by owner */
-    int64_t *slot;        /* lookup: [n] index of each id's row among those that come back;
-                             update: [n] the position sent in each place (by owner, stable) */
+    int64_t own;          /* update: ids this rank owns (the hole it leaves in the receive layout;
+                             a lookup leaves none: its own rows go straight to the output) */
+    int64_t *slot;        /* update: [n - own] the positions sent, in send order (by owner, stable);
+                             lookup: [n] each id's distinct row */
+    int64_t *own_pos;     /* update: [own] the positions of this rank's own ids, in order */
+    int64_t *own_rows;    /* update: [own] their local rows */
+    int64_t distinct;     /* lookup: distinct ids */
+    int64_t *from;        /* lookup: [distinct] where each distinct row comes from: its local row
+                             here (own), or its place among the rows that come back (remote) */
+    unsigned char *remote;/* lookup: [distinct] 1 when another rank owns it */
     int64_t remote_ids;   /* ids sent to other ranks (after dedupe) */
     int64_t remote_all;   /* ids that name rows of other ranks, duplicates included */
 } mpi_route;
 
-/* Lookup: sorts the ids by (owner, local row) and keeps each row once per owner. */
+/* Lookup: keeps each id once (a hash of the ids, in first-seen order) and groups the distinct
+ * ids of other ranks by owner. */
 MPI_HIDDEN ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_route *r);
-/* Update: groups the ids by owner keeping their order (no dedupe: every update is applied). */
+/* Update: groups the ids of other ranks by owner keeping their order (no dedupe: every update is
+ * applied) and keeps this rank's own apart. */
 MPI_HIDDEN ndx_status mpi_route_stable(mpi_call *c, const int64_t *ids, int64_t n, mpi_route *r);
 
 /* exchange.c */
 typedef struct mpi_exchange {
-    int *send_counts, *send_displs; /* borrowed send_counts; displs computed */
-    int *recv_counts, *recv_displs;
-    int64_t received; /* total ids (or rows) received */
+    int *send_counts, *send_displs; /* the table's count arrays */
+    int *recv_counts, *recv_displs; /* recv_counts[rank] is 0: nothing crosses MPI to itself */
+    int64_t received; /* ids (or rows) received from other ranks */
+    int64_t own_at;   /* where this rank's own hole starts in the receive layout */
+    int64_t total;    /* received + the hole */
 } mpi_exchange;
 
-/* Takes the count and displacement arrays (before the agreement, so a failure is agreed). */
-MPI_HIDDEN ndx_status mpi_exchange_init(mpi_call *c, int *send_counts, mpi_exchange *x);
-/* Collective: exchanges the counts (MPI_Alltoall) and computes displacements, failing (on this
- * rank only: agree afterwards) when a total exceeds INT_MAX. */
-MPI_HIDDEN ndx_status mpi_exchange_counts(mpi_call *c, mpi_exchange *x);
+/* Collective (every rank calls it, even after a local failure: it then sends zero counts):
+ * exchanges the counts (MPI_Alltoall) and computes displacements, leaving a hole of `hole` rows
+ * at this rank's place in the receive layout (an update's own rows, applied in rank order).
+ * Fails on this rank only (agree afterwards) when a total exceeds INT_MAX. */
+MPI_HIDDEN ndx_status mpi_exchange_counts(mpi_call *c, int64_t hole, mpi_exchange *x);
 /* Collective: int64 local rows from senders to owners. */
 MPI_HIDDEN ndx_status mpi_exchange_ids(mpi_call *c, const mpi_exchange *x, const int64_t *send,
                                        int64_t *recv);
@@ -148,18 +176,22 @@ MPI_HIDDEN ndx_status mpi_exchange_rows(mpi_call *c, const mpi_exchange *x, int 
                                         const void *send, void *recv);
 
 /* collective.c: the one skeleton of lookup and update. This rank prepares (checks, routing,
- * packing, buffers), every rank agrees, the counts and ids cross, every rank agrees it could
- * take its receive buffers, the kind's own step runs at the owners (taking part in every MPI call
- * even after a local failure), and a last agreement reports any failure everywhere. */
+ * packing), the counts cross, it takes its receive buffers, every rank agrees (one reduction:
+ * failures, shared arguments), the ids cross, the kind's own step runs (taking part in every MPI
+ * call even after a local failure), and a last agreement reports any failure everywhere. At one
+ * rank nothing crosses MPI but the first agreement. */
 typedef struct mpi_collective mpi_collective;
 enum { MPI_CALL_LOOKUP = 1, MPI_CALL_UPDATE = 2 };
 typedef struct mpi_kind {
     const char *op;
     int id;       /* MPI_CALL_*: agreed with the op, so a lookup never meets an update */
     int takes_op; /* the op is the caller's (update); else a value no op has is agreed */
-    /* This rank's own work before the first agreement; fills ids/n, route (and route.slot),
-     * the exchange, and `rows` as the kind needs. */
+    /* This rank's own work before the counts cross; fills ids/n, route, and `rows` as the kind
+     * needs. */
     ndx_status (*prepare)(mpi_collective *k);
+    /* After the receive buffers exist, before the agreement (may be NULL): this rank's own part of
+     * the receive layout. */
+    void (*place_own)(mpi_collective *k);
     /* After the ids reached their owners (recv_ids, owner_rows are there): the owners' op and the
      * rows' way. Records failures in k->call and never skips an MPI call because of one. */
     void (*serve)(mpi_collective *k);
@@ -180,9 +212,9 @@ struct mpi_collective {
     int64_t *ids;               /* [n] as int64 */
     mpi_route route;
     mpi_exchange x;
-    int64_t *recv_ids;          /* [x.received] local rows this rank serves */
-    void *owner_rows;           /* [x.received] rows at the owner: gathered (lookup), applied (update) */
-    void *rows;                 /* lookup: [route.sent] rows coming back; update: [n] to send */
+    int64_t *recv_ids;          /* [x.total] local rows this rank serves */
+    void *owner_rows;           /* [x.total] rows at the owner: gathered (lookup), applied (update) */
+    void *rows;                 /* [route.sent] rows: coming back (lookup), to send (update) */
     ndx_tensor result;          /* lookup: the output's view (its data allocated when out's is NULL) */
     void *allocated;            /* lookup: result.data when the library allocated it */
     double seconds_gather, seconds_stitch, seconds_exchange; /* the kind's own step */

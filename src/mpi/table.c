@@ -122,6 +122,8 @@ static void table_destroy(ndx_mpi_table *t, int on_heap) {
     if (t->row_type != MPI_DATATYPE_NULL) (void)MPI_Type_free(&t->row_type);
     if (t->comm != MPI_COMM_NULL) (void)MPI_Comm_free(&t->comm);
     if (t->owns_shard) ndx_block_free(NULL, t->shard);
+    free(t->counts);
+    ndx_block_free(NULL, t->scratch);
     if (on_heap) free(t);
 }
 
@@ -160,6 +162,10 @@ ndx_status ndx_mpi_table_create(MPI_Comm comm, ndx_dtype dtype, int64_t num_rows
 
     s = on_heap ? check_local(t, dtype, num_rows, row_rank, row_shape, strategy, &e)
                 : mpi_fail(&e, NDX_E_NO_MEMORY, OP ": cannot allocate the table on rank %d", t->rank);
+    /* The exchange's count arrays, kept by the table: every later call can take part in the
+     * counts' exchange, even one that failed before it could allocate anything. */
+    if (s == NDX_OK && !(t->counts = calloc(4 * (size_t)t->size, sizeof *t->counts)))
+        s = mpi_fail(&e, NDX_E_NO_MEMORY, OP ": cannot allocate the exchange's counts on rank %d", t->rank);
     s = make_mpi_objects(t, comm, s, &e);
     if (s == NDX_OK) {
         t->owns_shard = shard_memory == NULL;

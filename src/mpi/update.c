@@ -42,6 +42,19 @@ static ndx_status check_op(mpi_call *c, ndx_scatter_op op) {
                                                        &out_spec, mpi_call_err(c)));
 }
 
+/* The updates' rows at positions[j], j < count, into `to`: the rows in the order they travel or
+ * are applied. */
+static void pack(mpi_collective *k, int64_t count, int64_t *positions, void *to) {
+    mpi_call *c = &k->call;
+    const ndx_mpi_table *t = c->t;
+    if (t->row_bytes == 0 || count == 0) return;
+    ndx_options inner = mpi_call_options(c);
+    ndx_tensor rows = mpi_block_view(t, k->n, k->updates->data);
+    ndx_tensor order = mpi_index_view(count, positions);
+    ndx_tensor packed = mpi_block_view(t, count, to);
+    mpi_call_ndx(c, ndx_gather_nd(&rows, &order, 0, &inner, &packed, mpi_call_err(c)));
+}
+
 static ndx_status update_prepare(mpi_collective *k) {
     mpi_call *c = &k->call;
     ndx_mpi_table *t = c->t;
@@ -49,43 +62,56 @@ static ndx_status update_prepare(mpi_collective *k) {
     if ((k->n = mpi_ids_count(c, k->ids_in)) < 0) return c->status;
     if (check_updates(c, k->ids_in, k->updates) != NDX_OK ||
         !(k->ids = mpi_take(c, (size_t)k->n * sizeof(int64_t), "the ids")) ||
-        mpi_ids_read(c, k->ids_in, k->ids) != NDX_OK ||
-        mpi_route_stable(c, k->ids, k->n, &k->route) != NDX_OK ||
-        mpi_exchange_init(c, k->route.send_counts, &k->x) != NDX_OK ||
-        !(k->rows = mpi_take(c, mpi_rows_bytes(t, k->n), "the rows to send")))
+        mpi_ids_read(c, k->ids_in, k->ids) != NDX_OK)
         return c->status;
-    if (t->row_bytes > 0 && k->n > 0) { /* the rows in send order: a gather by position */
-        ndx_options inner = mpi_call_options(c);
-        ndx_tensor rows = mpi_block_view(t, k->n, k->updates->data);
-        ndx_tensor order = mpi_index_view(k->n, k->route.slot);
-        ndx_tensor packed = mpi_block_view(t, k->n, k->rows);
-        mpi_call_ndx(c, ndx_gather_nd(&rows, &order, 0, &inner, &packed, mpi_call_err(c)));
-    }
+    if (t->size == 1) return NDX_OK; /* the ids are the local rows, the updates in their order */
+    if (mpi_route_stable(c, k->ids, k->n, &k->route) != NDX_OK ||
+        !(k->rows = mpi_take(c, mpi_rows_bytes(t, k->route.sent), "the rows to send")))
+        return c->status;
+    pack(k, k->route.sent, k->route.slot, k->rows); /* in send order */
     return c->status;
+}
+
+/* This rank's own ids and rows in its place of the receive layout, where MPI_Alltoallv would
+ * have put them: applied in rank order among the others', without crossing MPI. */
+static void update_place_own(mpi_collective *k) {
+    mpi_call *c = &k->call;
+    const ndx_mpi_table *t = c->t;
+    memcpy(k->recv_ids + k->x.own_at, k->route.own_rows, (size_t)k->route.own * sizeof(int64_t));
+    pack(k, k->route.own, k->route.own_pos,
+         (char *)k->owner_rows + (size_t)k->x.own_at * t->row_bytes);
 }
 
 static void update_serve(mpi_collective *k) {
     mpi_call *c = &k->call;
     ndx_mpi_table *t = c->t;
     double t0 = MPI_Wtime();
-    mpi_exchange_rows(c, &k->x, 0, k->rows, k->owner_rows);
+    int64_t count = k->n;
+    int64_t *index_rows = k->ids;
+    void *rows = k->updates->data;
+    if (t->size > 1) {
+        mpi_exchange_rows(c, &k->x, 0, k->rows, k->owner_rows);
+        count = k->x.total;
+        index_rows = k->recv_ids;
+        rows = k->owner_rows;
+    }
     double t1 = MPI_Wtime();
     /* In place: ndx checks every index before writing, so a failure (memory only: the ids were
      * checked by their senders) leaves this shard unchanged. An MPI failure before this point
      * leaves it unchanged too (the rows may not be there). */
-    if (c->status == NDX_OK && t->row_bytes > 0 && k->x.received > 0) {
+    if (c->status == NDX_OK && t->row_bytes > 0 && count > 0) {
         ndx_tensor shard = ndx_mpi_table_shard(t);
-        ndx_tensor index = mpi_index_view(k->x.received, k->recv_ids);
-        ndx_tensor rows = mpi_block_view(t, k->x.received, k->owner_rows);
+        ndx_tensor index = mpi_index_view(count, index_rows);
+        ndx_tensor applied = mpi_block_view(t, count, rows);
         ndx_options inner = mpi_call_options(c);
         ndx_error e;
-        ndx_status s = ndx_tensor_scatter_nd(k->op, &shard, &index, &rows, &inner, &shard, &e);
+        ndx_status s = ndx_tensor_scatter_nd(k->op, &shard, &index, &applied, &inner, &shard, &e);
         if (s == NDX_E_NO_MEMORY || s == NDX_E_MEMORY_BUDGET) {
             /* The failed call left the shard as it was; in place and with no room for scratch
              * the scatter takes a path that allocates nothing, so it cannot fail again, and no
              * shard is left behind the others. */
             inner.max_memory = 1;
-            s = ndx_tensor_scatter_nd(k->op, &shard, &index, &rows, &inner, &shard, &e);
+            s = ndx_tensor_scatter_nd(k->op, &shard, &index, &applied, &inner, &shard, &e);
         }
         if (s != NDX_OK) *mpi_call_err(c) = e;
         mpi_call_ndx(c, s);
@@ -97,16 +123,16 @@ static void update_serve(mpi_collective *k) {
 static void update_stats(const mpi_collective *k, ndx_mpi_stats *st) {
     const ndx_mpi_table *t = k->call.t;
     int64_t unit = 8 + (int64_t)t->row_bytes; /* an id and its row, out */
-    int64_t self_sent = k->route.send_counts[t->rank], self_recv = k->x.recv_counts[t->rank];
     st->ids = k->n;
     st->ids_sent = k->route.sent;
-    st->rows_served = k->x.received;
-    st->bytes_sent = (k->route.sent - self_sent) * unit;
-    st->bytes_received = (k->x.received - self_recv) * unit;
+    st->rows_served = t->size == 1 ? k->n : k->x.total;
+    st->bytes_sent = k->route.sent * unit;
+    st->bytes_received = k->x.received * unit;
     st->bytes_caused = st->bytes_caused_without_dedupe = k->route.remote_ids * unit;
 }
 
-static const mpi_kind update_kind = {"ndx_mpi_update", MPI_CALL_UPDATE, 1, update_prepare, update_serve, update_stats};
+static const mpi_kind update_kind = {"ndx_mpi_update", MPI_CALL_UPDATE, 1, update_prepare,
+                                     update_place_own, update_serve, update_stats};
 
 ndx_status ndx_mpi_update(ndx_mpi_table *t, ndx_scatter_op op, const ndx_tensor *ids,
                           const ndx_tensor *updates, const ndx_options *opt,

@@ -7,6 +7,7 @@
  * one ndx_tensor_scatter_nd over the whole table with all ranks' ids concatenated in rank order
  * (and, for integers and exact floats, against a naive loop too). */
 #include <complex.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,14 +73,14 @@ static void *fill_values(ndx_dtype dtype, int64_t count, uint64_t *s) {
 }
 
 /* ---- one rank's ids, by pattern ------------------------------------------------------------ */
-enum pattern { UNIFORM, ONE_OWNER, DUPLICATES, SOME_EMPTY, ZIPF_LIKE, PATTERNS };
-static const char *pattern_name[] = {"uniform", "one owner", "duplicates", "some ranks empty", "skewed"};
+enum pattern { UNIFORM, ONE_OWNER, DUPLICATES, SOME_EMPTY, ZIPF_LIKE, PATTERNS, ZIPF = PATTERNS };
+static const char *pattern_name[] = {"uniform", "one owner", "duplicates", "some ranks empty", "skewed", "zipf"};
 
 /* ids for rank r (same on every rank for the same seed); count in *n, shape in shape, rank in *id_rank. */
 static int64_t *make_ids(enum pattern p, int r, int64_t num_rows, ndx_mpi_strategy strategy,
-                         uint64_t seed, int64_t *n, int *id_rank, int64_t *shape) {
+                         uint64_t seed, int64_t batch, int64_t *n, int *id_rank, int64_t *shape) {
     uint64_t s = seed * 1000003u + (uint64_t)r;
-    int64_t count = num_rows == 0 ? 0 : 1 + below(&s, 24);
+    int64_t count = num_rows == 0 ? 0 : batch > 0 ? batch : 1 + below(&s, 24);
     if (p == SOME_EMPTY && r % 2 == 1) count = 0;
     int64_t *ids = malloc((size_t)(count ? count : 1) * sizeof *ids);
     int target = size_ - 1; /* ONE_OWNER: every id on the last rank (if it holds rows) */
@@ -96,6 +97,18 @@ static int64_t *make_ids(enum pattern p, int r, int64_t num_rows, ndx_mpi_strate
             int64_t k = 0;
             while (k + 1 < num_rows && (mix(&s) & 1)) k++;
             ids[i] = k;
+            break;
+        }
+        case ZIPF: { /* Zipf(1.1) by rejection (Devroye), hot rows scattered by a stride */
+            double b = pow(2.0, 0.1), x, t;
+            do {
+                double u = ((double)(mix(&s) >> 11) + 1.0) * 0x1.0p-53;
+                double v = (double)(mix(&s) >> 11) * 0x1.0p-53;
+                x = floor(pow(u, -1.0 / 0.1));
+                t = pow(1.0 + 1.0 / x, 0.1);
+                if (x <= (double)num_rows && v * x * (t - 1.0) / (b - 1.0) <= t / b) break;
+            } while (1);
+            ids[i] = (((int64_t)x - 1) * 7919) % num_rows;
             break;
         }
         default: ids[i] = below(&s, num_rows); break;
@@ -199,6 +212,7 @@ typedef struct test_case {
     int caller_memory; /* the shard in caller memory, the output in a caller view */
     int threads;
     uint64_t seed;
+    int64_t batch; /* ids per rank; 0: 1 to 24 */
 } test_case;
 
 static void run_case(const test_case *c) {
@@ -237,7 +251,7 @@ static void run_case(const test_case *c) {
     int64_t *all_ids[8], n_of[8], id_shape[8][2];
     int id_rank[8];
     for (int r = 0; r < size_; r++)
-        all_ids[r] = make_ids(c->pattern, r, c->num_rows, c->strategy, c->seed, &n_of[r],
+        all_ids[r] = make_ids(c->pattern, r, c->num_rows, c->strategy, c->seed, c->batch, &n_of[r],
                               &id_rank[r], id_shape[r]);
     int64_t n = n_of[rank_];
     void *ids_owned;
@@ -376,6 +390,22 @@ static void test_all_cases(void) {
                 run_case(&c);
                 cases++;
             }
+    /* Large batches: the dedupe's hash grows and collides, own ids mix with remote ones (one
+     * owner: all own on the last rank, all remote elsewhere), and Zipf(1.1) ids repeat hot rows
+     * many times; float sums bitwise as one scatter, at 1 and 2 threads. */
+    static const enum pattern big[] = {UNIFORM, ONE_OWNER, SOME_EMPTY, ZIPF};
+    for (int p = 0; p < 4; p++)
+        for (int strat = 0; strat < 2; strat++)
+            for (int th = 1; th <= 2; th++) {
+                test_case c = {.dtype = p % 2 ? NDX_FLOAT32 : NDX_FLOAT64,
+                               .strategy = strat ? NDX_MPI_DIV : NDX_MPI_MOD, .num_rows = 3001,
+                               .row_rank = 1, .row_shape = {5, 0}, .pattern = big[p],
+                               .op = th == 1 ? NDX_SCATTER_ADD : NDX_SCATTER_UPDATE,
+                               .id_dtype = p == 3 ? NDX_INT32 : NDX_INT64, .caller_memory = strat,
+                               .threads = th, .seed = seed++, .batch = 2500 + 333 * p};
+                run_case(&c);
+                cases++;
+            }
     if (rank_ == 0) printf("lookup/update cases: %d\n", cases);
 }
 
@@ -495,6 +525,49 @@ static void test_bad_input(void) {
     ndx_mpi_table *bt;
     CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_STRING, 3, 0, NULL, NDX_MPI_MOD, NULL, &bt, &err) == NDX_E_UNSUPPORTED,
           "strings refused: '%s'", err.message);
+}
+
+/* ---- a large batch, own and remote ids mixed, with one bad id on the last rank: every rank
+ * fails alike, and neither a caller's output (not even its own rows, which never cross MPI) nor
+ * any shard changes ---------------------------------------------------------------------------- */
+static void test_bad_id_in_large_batch(void) {
+    const int64_t dims[1] = {6}, num_rows = 5000, n = 4000;
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, num_rows, 1, dims, NDX_MPI_MOD, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    for (int64_t i = 0; i < ndx_tensor_count(&shard); i++) ((float *)shard.data)[i] = (float)i;
+    uint64_t s = 99 + (uint64_t)rank_;
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) ids[i] = below(&s, 3) == 0 ? below(&s, 8) : below(&s, num_rows);
+    int bad = size_ - 1;
+    if (rank_ == bad) ids[n - 1] = num_rows + 3;
+    int64_t oshape[2] = {n, 6};
+    float *outbuf = malloc((size_t)n * 6 * sizeof *outbuf), *grads = calloc((size_t)n * 6, sizeof *grads);
+    for (int64_t i = 0; i < n * 6; i++) outbuf[i] = -1.0f, grads[i] = 1.0f;
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), out = ndx_tensor_make(NDX_FLOAT32, 2, oshape, outbuf);
+    ndx_tensor up = ndx_tensor_make(NDX_FLOAT32, 2, oshape, grads);
+    void *before;
+    size_t bytes;
+    snapshot(t, &before, &bytes);
+    char want[96];
+    snprintf(want, sizeof want, "ndx_mpi_lookup: ids[%lld] = %lld on rank %d is outside [0, %lld)",
+             (long long)(n - 1), (long long)(num_rows + 3), bad, (long long)num_rows);
+    ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+    CHECK(st == NDX_E_OUT_OF_RANGE && strcmp(err.message, want) == 0, "large lookup, bad id: %d '%s'", st, err.message);
+    int untouched = 1;
+    for (int64_t i = 0; i < n * 6; i++) untouched &= outbuf[i] == -1.0f;
+    CHECK(untouched, "a failed lookup wrote the caller's output");
+    st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err);
+    CHECK(st == NDX_E_OUT_OF_RANGE && strstr(err.message, "on rank") != NULL, "large update, bad id: %d '%s'", st,
+          err.message);
+    CHECK(unchanged(t, before, bytes), "a failed update changed a shard");
+    free(before);
+    free(ids);
+    free(outbuf);
+    free(grads);
+    ndx_mpi_table_free(t);
 }
 
 /* ---- what every rank must share is agreed before data moves ---------------------------------- */
@@ -717,6 +790,8 @@ static void test_reproducible(void) {
  * real ones are PMPI_*), so it can count them and make one fail on one rank after doing its work,
  * as a failing network would report. */
 static long alltoallv_calls;  /* MPI_Alltoallv calls made on this rank so far */
+static long allreduce_calls;  /* MPI_Allreduce calls made on this rank so far */
+static long self_crossings;   /* MPI_Alltoall(v) calls that moved something from a rank to itself */
 static int fail_alltoall;     /* 1: the next MPI_Alltoall on this rank reports MPI_ERR_OTHER */
 static long fail_alltoallv_at; /* >0: MPI_Alltoallv call number N on this rank reports one */
 
@@ -733,19 +808,29 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+    int me;
+    PMPI_Comm_rank(comm, &me);
+    self_crossings += sendcounts[me] != 0 || recvcounts[me] != 0; /* own ids stay home */
     int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm);
     if (++alltoallv_calls == fail_alltoallv_at) return MPI_ERR_OTHER;
     return rc;
 }
 
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm) {
+    allreduce_calls++;
+    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
 /* ---- an update whose scatter gets no scratch still lands, with the same bits ---------------- */
-/* An allocator that serves the exchange and refuses once the rows have crossed (the update's
- * second MPI_Alltoallv): only the owners' scatter finds no memory. */
+/* An allocator that serves the call until the agreement (its first MPI_Allreduce, after which
+ * the call takes no block of its own) and refuses from then on: only the owners' scatter finds
+ * no memory. */
 static long refuse_from_call;
 static void *refuse_after_exchange(void *user, size_t bytes, size_t alignment) {
     (void)user;
-    if (alltoallv_calls >= refuse_from_call) return NULL;
+    if (allreduce_calls >= refuse_from_call) return NULL;
     void *p = NULL;
     return posix_memalign(&p, alignment, bytes) == 0 ? p : NULL;
 }
@@ -774,11 +859,15 @@ static void test_update_without_scratch(void) {
     ndx_allocator late = {refuse_after_exchange, release_block, NULL};
     ndx_options starved = {.num_threads = 2, .allocator = &late};
     CHECK(ndx_mpi_update(a, NDX_SCATTER_ADD, &idv, &up, &normal, NULL, &err) == NDX_OK, "update: %s", err.message);
-    refuse_from_call = alltoallv_calls + 2; /* the ids, then the rows */
+    refuse_from_call = allreduce_calls + 1; /* after the agreement */
+    long v0 = alltoallv_calls;
     CHECK(ndx_mpi_update(b, NDX_SCATTER_ADD, &idv, &up, &starved, NULL, &err) == NDX_OK,
           "update with no scratch: %s", err.message);
-    CHECK(alltoallv_calls == refuse_from_call, "the update made %ld MPI_Alltoallv calls, not 2",
-          alltoallv_calls - refuse_from_call + 2);
+    /* One agreement before data moves and one after (none after at one rank, where nothing
+     * crosses MPI); the ids and the rows as two MPI_Alltoallv. */
+    CHECK(allreduce_calls - refuse_from_call == (size_ > 1 ? 1 : 0) &&
+          alltoallv_calls - v0 == (size_ > 1 ? 2 : 0), "the update made %ld MPI_Allreduce and %ld "
+          "MPI_Alltoallv calls", allreduce_calls - refuse_from_call + 1, alltoallv_calls - v0);
     void *want = NULL;
     size_t bytes = 0;
     snapshot(a, &want, &bytes);
@@ -829,15 +918,19 @@ static void test_memory_goes_through_options(void) {
     ndx_options opt = {.num_threads = 1, .allocator = &counting};
     ndx_tensor out = {.data = NULL};
     CHECK(ndx_mpi_lookup(t, &idv, &opt, &out, NULL, &err) == NDX_OK, "counted lookup: %s", err.message);
-    CHECK(c.bytes > result_bytes + n * sizeof(int64_t), "the lookup's allocator saw %zu bytes in %ld blocks: "
-          "the exchange's scratch bypassed it", c.bytes, c.blocks);
+    /* (one rank has no exchange: the ids and the result) */
+    CHECK(size_ > 1 ? c.bytes > result_bytes + n * sizeof(int64_t) : c.bytes == result_bytes + n * sizeof(int64_t),
+          "the lookup's allocator saw %zu bytes in %ld blocks: the exchange's scratch bypassed it",
+          c.bytes, c.blocks);
     CHECK(c.live_blocks == 1, "%ld blocks still live after the lookup (want the result only)", c.live_blocks);
     for (int i = 0; i < 16; i++)
         CHECK(((float *)out.data)[i * 4] == 0.0f, "a zeroed table looks up zeros");
     counting.release(counting.user, out.data);
     c = (counter){0};
     CHECK(ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &opt, NULL, &err) == NDX_OK, "counted update: %s", err.message);
-    CHECK(c.bytes >= result_bytes + n * sizeof(int64_t), "the update's allocator saw %zu bytes", c.bytes);
+    /* (one rank applies the caller's rows in place: the ids and the scatter's own scratch) */
+    CHECK(c.bytes >= (size_ > 1 ? result_bytes : 0) + n * sizeof(int64_t),
+          "the update's allocator saw %zu bytes", c.bytes);
     CHECK(c.live_blocks == 0, "%ld blocks still live after the update", c.live_blocks);
 
     /* max_memory on the last rank that fits the result but not the exchange: refused everywhere
@@ -853,6 +946,7 @@ static void test_memory_goes_through_options(void) {
     snprintf(want, sizeof want, "on rank %d", bad);
     CHECK(st == NDX_E_MEMORY_BUDGET && strstr(err.message, want), "lookup over max_memory: %d '%s'", st, err.message);
     CHECK(out.data == NULL, "no output on a refused lookup");
+    tight.max_memory = rank_ == bad ? n * sizeof(int64_t) / 2 : 0; /* not even the ids */
     st = ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, &tight, NULL, &err);
     CHECK(st == NDX_E_MEMORY_BUDGET && strstr(err.message, want), "update over max_memory: %d '%s'", st, err.message);
     CHECK(unchanged(t, before, bytes), "a refused update changed a shard");
@@ -874,10 +968,23 @@ static void test_mpi_failures_reported(void) {
     int bad = size_ - 1;
     char want[96];
     snprintf(want, sizeof want, "MPI_Alltoallv failed on rank %d", bad);
+    ndx_tensor out = {.data = NULL};
+    ndx_status st;
+    if (size_ == 1) { /* one rank: its ids never cross MPI, so no exchange can fail */
+        long v0 = alltoallv_calls;
+        fail_alltoall = 1;
+        CHECK(ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err) == NDX_OK, "1-rank lookup: %s", err.message);
+        CHECK(ndx_mpi_update(t, NDX_SCATTER_ADD, &idv, &up, NULL, NULL, &err) == NDX_OK, "1-rank update: %s",
+              err.message);
+        CHECK(fail_alltoall == 1 && alltoallv_calls == v0, "a 1-rank call used MPI_Alltoall(v)");
+        fail_alltoall = 0;
+        ndx_tensor_free(&out);
+        ndx_mpi_table_free(t);
+        return;
+    }
     /* The rows coming back (the lookup's second MPI_Alltoallv) fail on the last rank. */
     if (rank_ == bad) fail_alltoallv_at = alltoallv_calls + 2;
-    ndx_tensor out = {.data = NULL};
-    ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+    st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
     CHECK(st == NDX_E_IO && strstr(err.message, want), "lookup with a failing exchange: %d '%s'", st, err.message);
     CHECK(out.data == NULL, "no output from a failed lookup");
     fail_alltoallv_at = 0;
@@ -910,12 +1017,21 @@ static void test_dedupe_traffic(void) {
     ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), out = {.data = NULL};
     ndx_mpi_stats stats;
     CHECK(ndx_mpi_lookup(t, &idv, NULL, &out, &stats, &err) == NDX_OK, "lookup: %s", err.message);
-    CHECK(stats.ids_sent == 3, "3 distinct rows sent once each, not %lld", (long long)stats.ids_sent);
     int64_t remote_distinct = 0, remote_all = 0;
     for (int64_t r = 0; r < 3; r++) {
         remote_distinct += (r % size_) != rank_;
         for (int i = 0; i < 64; i++) remote_all += ids[i] == r && (r % size_) != rank_;
     }
+    /* Each row of another rank sent once; this rank's own rows not at all. */
+    CHECK(stats.ids_sent == remote_distinct, "%lld distinct remote rows sent once each, not %lld",
+          (long long)remote_distinct, (long long)stats.ids_sent);
+    /* Every other rank asks for this rank's rows among 0, 1, 2 once each. */
+    int64_t mine = 0;
+    for (int64_t r = 0; r < 3; r++) mine += (r % size_) == rank_;
+    CHECK(stats.bytes_sent == remote_distinct * 8 + (size_ - 1) * mine * 16, "bytes sent %lld",
+          (long long)stats.bytes_sent);
+    CHECK(stats.rows_served == (size_ - 1) * mine + (64 - remote_all), "rows served %lld",
+          (long long)stats.rows_served);
     CHECK(stats.bytes_caused == remote_distinct * (8 + 16), "bytes caused %lld", (long long)stats.bytes_caused);
     CHECK(stats.bytes_caused_without_dedupe == remote_all * (8 + 16), "bytes without dedupe %lld",
           (long long)stats.bytes_caused_without_dedupe);
@@ -936,6 +1052,7 @@ int main(int argc, char **argv) {
     test_layout();
     test_all_cases();
     test_bad_input();
+    test_bad_id_in_large_batch();
     test_arguments_agreed();
     test_errors_name_rank();
     test_reproducible();
@@ -943,6 +1060,8 @@ int main(int argc, char **argv) {
     test_memory_goes_through_options();
     test_mpi_failures_reported();
     test_dedupe_traffic();
+    CHECK(self_crossings == 0, "%ld MPI_Alltoall(v) calls moved a rank's own ids or rows to itself",
+          self_crossings);
     long total_failures = 0, total_checks = 0;
     MPI_Allreduce(&failures, &total_failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&checks, &total_checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
