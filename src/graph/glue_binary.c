@@ -151,27 +151,15 @@ static float float_floor_modf(float a, float b) {
     return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
 }
 
-/* The inner loop for element type T: OUT_T out = EXPR(a, b). Same-shape runs and a scalar on
- * either side get their own copy of the loop over plain arrays, which the compiler vectorises;
- * other strides take the general copy. */
-#define LOOP_BODY(T, OUT_T, EXPR, XS, YS)                                                     \
-    for (int64_t i = 0; i < r->count; i++) {                                                  \
-        T a, b;                                                                               \
-        memcpy(&a, r->xp + (size_t)i * (XS), sizeof a);                                       \
-        memcpy(&b, r->yp + (size_t)i * (YS), sizeof b);                                       \
-        OUT_T o = EXPR;                                                                       \
-        memcpy(r->out + (size_t)(r->first + i) * sizeof(OUT_T), &o, sizeof o);                \
-    }
+/* The inner loop for element type T: OUT_T out = EXPR(a, b). */
 #define LOOP(T, OUT_T, EXPR)                                                                  \
     do {                                                                                      \
-        if (r->x_step == sizeof(T) && r->y_step == sizeof(T)) {                               \
-            LOOP_BODY(T, OUT_T, EXPR, sizeof(T), sizeof(T))                                   \
-        } else if (r->x_step == sizeof(T) && r->y_step == 0) {                                \
-            LOOP_BODY(T, OUT_T, EXPR, sizeof(T), 0)                                           \
-        } else if (r->x_step == 0 && r->y_step == sizeof(T)) {                                \
-            LOOP_BODY(T, OUT_T, EXPR, 0, sizeof(T))                                           \
-        } else {                                                                              \
-            LOOP_BODY(T, OUT_T, EXPR, r->x_step, r->y_step)                                   \
+        for (int64_t i = 0; i < r->count; i++) {                                              \
+            T a, b;                                                                           \
+            memcpy(&a, r->xp + (size_t)i * r->x_step, sizeof a);                              \
+            memcpy(&b, r->yp + (size_t)i * r->y_step, sizeof b);                              \
+            OUT_T o = EXPR;                                                                   \
+            memcpy(r->out + (size_t)(r->first + i) * sizeof(OUT_T), &o, sizeof o);            \
         }                                                                                     \
     } while (0)
 
