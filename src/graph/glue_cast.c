@@ -125,7 +125,23 @@ SAT(uint8_t, 0.0, 256.0, 0, UINT8_MAX, uint64_t)
 SAT(uint16_t, 0.0, 65536.0, 0, UINT16_MAX, uint64_t)
 SAT(uint32_t, 0.0, 4294967296.0, 0, UINT32_MAX, uint64_t)
 SAT(uint64_t, 0.0, 18446744073709551616.0, 0, UINT64_MAX, uint64_t)
+/* float32 sources to targets up to 32 bits: the same rules compared in float (the bounds are
+ * powers of two, exact in float) and truncated through int32_t or int64_t, so the loop
+ * vectorises without widening to double. */
+#define SATF(TT, LO, HI, MINV, MAXV, VIA)                                                    \
+    static inline TT satf_##TT(float x) {                                                    \
+        return x != x ? (TT)0 : x <= (LO) ? (TT)(MINV) : x >= (HI) ? (TT)(MAXV) : (TT)(VIA)x; \
+    }
+SATF(int8_t, -128.0f, 128.0f, INT8_MIN, INT8_MAX, int32_t)
+SATF(int16_t, -32768.0f, 32768.0f, INT16_MIN, INT16_MAX, int32_t)
+SATF(int32_t, -2147483648.0f, 2147483648.0f, INT32_MIN, INT32_MAX, int32_t)
+SATF(uint8_t, 0.0f, 256.0f, 0, UINT8_MAX, int32_t)
+SATF(uint16_t, 0.0f, 65536.0f, 0, UINT16_MAX, int32_t)
+SATF(uint32_t, 0.0f, 4294967296.0f, 0, UINT32_MAX, int64_t)
+static inline int64_t satf_int64_t(float x) { return sat_int64_t(x); }
+static inline uint64_t satf_uint64_t(float x) { return sat_uint64_t(x); }
 #undef SAT
+#undef SATF
 
 #define EXACT_LOOP(FT, TT, EXPR)                                                             \
     do {                                                                                     \
@@ -138,6 +154,7 @@ SAT(uint64_t, 0.0, 18446744073709551616.0, 0, UINT64_MAX, uint64_t)
  * integer type TT. */
 #define INT_RULE(TT, v) (v)
 #define FLOAT_RULE(TT, v) sat_##TT((double)(v))
+#define FLOAT32_RULE(TT, v) satf_##TT(v)
 #define EXACT_TO(FT, V, INT)                                                                 \
     switch (j->to) {                                                                         \
     case NDX_BOOL: EXACT_LOOP(FT, uint8_t, src[i] != 0);                                     \
@@ -165,7 +182,7 @@ static int cast_exact(const cast_job *j, int64_t begin, int64_t end) {
     case NDX_UINT16: EXACT_TO(uint16_t, src[i], INT_RULE);
     case NDX_UINT32: EXACT_TO(uint32_t, src[i], INT_RULE);
     case NDX_UINT64: EXACT_TO(uint64_t, src[i], INT_RULE);
-    case NDX_FLOAT32: EXACT_TO(float, src[i], FLOAT_RULE);
+    case NDX_FLOAT32: EXACT_TO(float, src[i], FLOAT32_RULE);
     case NDX_FLOAT64: EXACT_TO(double, src[i], FLOAT_RULE);
     default: return 0;
     }
