@@ -470,7 +470,7 @@ static void range_documented(void **state) {
 static void size_shape_and_infer(void **state) {
     (void)state;
     ndx_tensor x = ndx_tensor_make(NDX_FLOAT32, 3, SHAPE(2, 0, 5), NULL);
-    int32_t n, dims[3];
+    int32_t n = -1, dims[3];
     ndx_tensor N = i32(0, NULL, &n), D = i32(1, SHAPE(3), dims);
     ndx_error err;
     assert_ok(ndx_size(&x, NDX_INT32, NULL, &N, &err), &err);
