@@ -240,6 +240,123 @@ static void exact_casts_at_the_edges(void **state) {
     assert_true(isnan(d[3]));
 }
 
+/* Every cast between bool, the integers, float32 and float64 (the typed loops) on each source's
+ * edge values against a per-element reference of glue.h's rules: integers wrap, floats truncate
+ * toward zero and saturate, NaN gives 0, numbers to bool are != 0. */
+enum { EDGE_N = 40 };
+static const ndx_dtype real_dtypes[11] = {NDX_BOOL, NDX_INT8, NDX_INT16, NDX_INT32, NDX_INT64,
+                                          NDX_UINT8, NDX_UINT16, NDX_UINT32, NDX_UINT64,
+                                          NDX_FLOAT32, NDX_FLOAT64};
+
+/* Source element k of dtype dt: ints from a list of edges (wrapped to dt), floats from another. */
+static void edge_source(ndx_dtype dt, void *buf) {
+    static const int64_t ints[EDGE_N] = {
+        0, 1, -1, 2, 127, 128, -128, -129, 255, 256, 32767, 32768, -32768, -32769, 65535, 65536,
+        INT32_MAX, (int64_t)INT32_MAX + 1, INT32_MIN, (int64_t)INT32_MIN - 1, UINT32_MAX,
+        (int64_t)UINT32_MAX + 1, INT64_MAX, INT64_MIN, INT64_MIN + 1, ((int64_t)1 << 53) + 1,
+        ((int64_t)1 << 24) + 1, -(((int64_t)1 << 24) + 1), 3, 7, 100, -100, 1000, 254, 253,
+        -2, 42, ((int64_t)1 << 62) + 1, -((int64_t)1 << 40), 12345};
+    static const double reals[EDGE_N] = {
+        0.0, -0.0, 0.5, -0.5, 1.5, -1.5, NAN, -NAN, INFINITY, -INFINITY, 127.5, 128.0, -128.5,
+        -129.0, 255.9, 256.0, 32767.9, 32768.0, -32768.9, -32769.0, 65535.5, 65536.0,
+        2147483647.5, 2147483648.0, -2147483648.5, -2147483649.0, 4294967295.5, 4294967296.0,
+        9223372036854775807.0, -9223372036854775808.0, -9223372036854777856.0,
+        18446744073709549568.0, 18446744073709551616.0, 1.401298464324817e-45,
+        -4.9406564584124654e-324, 2.2250738585072014e-308, 3.4028234663852886e38, -3.4e38,
+        1.7976931348623157e308, -1e300};
+    for (int k = 0; k < EDGE_N; k++) {
+        int64_t v = ints[k];
+        double r = reals[k];
+        switch (dt) {
+        case NDX_BOOL: ((uint8_t *)buf)[k] = (uint8_t)(k % 3 == 0 ? 0 : k % 3 == 1 ? 1 : 200); break;
+        case NDX_INT8: ((int8_t *)buf)[k] = (int8_t)v; break;
+        case NDX_INT16: ((int16_t *)buf)[k] = (int16_t)v; break;
+        case NDX_INT32: ((int32_t *)buf)[k] = (int32_t)v; break;
+        case NDX_INT64: ((int64_t *)buf)[k] = v; break;
+        case NDX_UINT8: ((uint8_t *)buf)[k] = (uint8_t)v; break;
+        case NDX_UINT16: ((uint16_t *)buf)[k] = (uint16_t)v; break;
+        case NDX_UINT32: ((uint32_t *)buf)[k] = (uint32_t)v; break;
+        case NDX_UINT64: ((uint64_t *)buf)[k] = (uint64_t)v; break;
+        case NDX_FLOAT32: ((float *)buf)[k] = (float)r; break;
+        default: ((double *)buf)[k] = r; break;
+        }
+    }
+}
+
+/* The reference of one element: the source read as an exact integer (is_int, with sign) or a
+ * double, then written to `to` by the documented rules. */
+static void edge_reference(ndx_dtype from, const void *buf, int k, ndx_dtype to, void *dst) {
+    int is_int = 1, neg = 0;
+    uint64_t bits = 0;
+    double r = 0;
+    switch (from) {
+    case NDX_BOOL: bits = ((const uint8_t *)buf)[k] != 0; break;
+    case NDX_INT8: bits = (uint64_t)(int64_t)((const int8_t *)buf)[k]; break;
+    case NDX_INT16: bits = (uint64_t)(int64_t)((const int16_t *)buf)[k]; break;
+    case NDX_INT32: bits = (uint64_t)(int64_t)((const int32_t *)buf)[k]; break;
+    case NDX_INT64: bits = (uint64_t)((const int64_t *)buf)[k]; break;
+    case NDX_UINT8: bits = ((const uint8_t *)buf)[k]; break;
+    case NDX_UINT16: bits = ((const uint16_t *)buf)[k]; break;
+    case NDX_UINT32: bits = ((const uint32_t *)buf)[k]; break;
+    case NDX_UINT64: bits = ((const uint64_t *)buf)[k]; break;
+    case NDX_FLOAT32: is_int = 0; r = ((const float *)buf)[k]; break;
+    default: is_int = 0; r = ((const double *)buf)[k]; break;
+    }
+    int src_signed = from == NDX_INT8 || from == NDX_INT16 || from == NDX_INT32 || from == NDX_INT64;
+    if (is_int && src_signed) neg = (int64_t)bits < 0;
+    size_t size = ndx_dtype_size(to);
+    if (to == NDX_BOOL) {
+        uint8_t b = is_int ? bits != 0 : r != 0;
+        memcpy(dst, &b, 1);
+    } else if (to == NDX_FLOAT32 || to == NDX_FLOAT64) {
+        /* one rounding from the exact value */
+        if (to == NDX_FLOAT32) {
+            float f = !is_int ? (float)r : neg ? (float)(int64_t)bits : (float)bits;
+            memcpy(dst, &f, 4);
+        } else {
+            double d = !is_int ? r : neg ? (double)(int64_t)bits : (double)bits;
+            memcpy(dst, &d, 8);
+        }
+    } else {
+        int sgn = to == NDX_INT8 || to == NDX_INT16 || to == NDX_INT32 || to == NDX_INT64;
+        int nb = (int)size * 8;
+        uint64_t o = bits; /* integers: the low bits (two's complement) */
+        if (!is_int) {
+            double t = trunc(r), lo = sgn ? -ldexp(1.0, nb - 1) : 0.0;
+            double hi = ldexp(1.0, sgn ? nb - 1 : nb);
+            uint64_t maxv = sgn ? ((uint64_t)1 << (nb - 1)) - 1 : nb == 64 ? UINT64_MAX
+                                                                          : ((uint64_t)1 << nb) - 1;
+            if (isnan(r)) o = 0;
+            else if (t < lo) o = sgn ? (uint64_t)0 - ((uint64_t)1 << (nb - 1)) : 0;
+            else if (t >= hi) o = maxv;
+            else o = t < 0 ? (uint64_t)(int64_t)t : (uint64_t)t;
+        }
+        for (size_t b = 0; b < size; b++) ((unsigned char *)dst)[b] = (unsigned char)(o >> (8 * b));
+    }
+}
+
+static void every_real_cast_at_the_edges(void **state) {
+    (void)state;
+    ndx_error err;
+    for (int a = 0; a < 11; a++)
+        for (int b = 0; b < 11; b++) {
+            uint64_t src[EDGE_N], got[EDGE_N], want[EDGE_N];
+            edge_source(real_dtypes[a], src);
+            ndx_tensor S = ndx_tensor_make(real_dtypes[a], 1, SHAPE(EDGE_N), src);
+            ndx_tensor O = ndx_tensor_make(real_dtypes[b], 1, SHAPE(EDGE_N), got);
+            assert_ok(ndx_cast(&S, real_dtypes[b], NULL, &O, &err), &err);
+            size_t size = ndx_dtype_size(real_dtypes[b]);
+            for (int k = 0; k < EDGE_N; k++) {
+                edge_reference(real_dtypes[a], src, k, real_dtypes[b],
+                               (unsigned char *)want + (size_t)k * size);
+                if (memcmp((unsigned char *)got + (size_t)k * size,
+                           (unsigned char *)want + (size_t)k * size, size) != 0)
+                    fail_msg("cast %s -> %s: element %d differs", ndx_dtype_name(real_dtypes[a]),
+                             ndx_dtype_name(real_dtypes[b]), k);
+            }
+        }
+}
+
 /* cast at the edges: truncation, saturation, NaN, wrapping, bool, complex. */
 static void cast_edges(void **state) {
     (void)state;
@@ -353,7 +470,7 @@ static void range_documented(void **state) {
 static void size_shape_and_infer(void **state) {
     (void)state;
     ndx_tensor x = ndx_tensor_make(NDX_FLOAT32, 3, SHAPE(2, 0, 5), NULL);
-    int32_t n, dims[3];
+    int32_t n = -1, dims[3];
     ndx_tensor N = i32(0, NULL, &n), D = i32(1, SHAPE(3), dims);
     ndx_error err;
     assert_ok(ndx_size(&x, NDX_INT32, NULL, &N, &err), &err);
@@ -687,6 +804,7 @@ int main(void) {
         cmocka_unit_test(every_dtype_against_reference),
         cmocka_unit_test(wrap_complex_strings),
         cmocka_unit_test(cast_edges),
+        cmocka_unit_test(every_real_cast_at_the_edges),
         cmocka_unit_test(range_documented),
         cmocka_unit_test(size_shape_and_infer),
         cmocka_unit_test(div_max_min_neg_against_reference),

@@ -108,9 +108,41 @@ typedef struct cast_job {
     unsigned char *out;
 } cast_job;
 
-/* Casts that C's conversion does exactly (every value of `from` is a value of `to`), as typed
- * loops: the widened path costs about 130 instructions per element, more than a small graph's
- * whole node. Returns 0 for any other pair. */
+/* Casts between bools, integers, float32 and float64 as typed loops the compiler vectorises (the
+ * widened path costs about 130 instructions per element, more than a small graph's whole node),
+ * each giving the widened path's result: integers convert as C does (wrapping to narrower
+ * types), floats to integers through sat_* below. Returns 0 for float16, bfloat16 and complex. */
+#define SAT(TT, LO, HI, MINV, MAXV, VIA)                                                     \
+    static inline TT sat_##TT(double x) {                                                    \
+        return x != x ? (TT)0 : x <= (LO) ? (TT)(MINV) : x >= (HI) ? (TT)(MAXV) : (TT)(VIA)x; \
+    }
+/* Truncation toward zero, NaN 0, beyond the range its min or max (integer_bits' rules). */
+SAT(int8_t, -128.0, 128.0, INT8_MIN, INT8_MAX, int64_t)
+SAT(int16_t, -32768.0, 32768.0, INT16_MIN, INT16_MAX, int64_t)
+SAT(int32_t, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX, int64_t)
+SAT(int64_t, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN, INT64_MAX, int64_t)
+SAT(uint8_t, 0.0, 256.0, 0, UINT8_MAX, uint64_t)
+SAT(uint16_t, 0.0, 65536.0, 0, UINT16_MAX, uint64_t)
+SAT(uint32_t, 0.0, 4294967296.0, 0, UINT32_MAX, uint64_t)
+SAT(uint64_t, 0.0, 18446744073709551616.0, 0, UINT64_MAX, uint64_t)
+/* float32 sources to targets up to 32 bits: the same rules compared in float (the bounds are
+ * powers of two, exact in float) and truncated through int32_t or int64_t, so the loop
+ * vectorises without widening to double. */
+#define SATF(TT, LO, HI, MINV, MAXV, VIA)                                                    \
+    static inline TT satf_##TT(float x) {                                                    \
+        return x != x ? (TT)0 : x <= (LO) ? (TT)(MINV) : x >= (HI) ? (TT)(MAXV) : (TT)(VIA)x; \
+    }
+SATF(int8_t, -128.0f, 128.0f, INT8_MIN, INT8_MAX, int32_t)
+SATF(int16_t, -32768.0f, 32768.0f, INT16_MIN, INT16_MAX, int32_t)
+SATF(int32_t, -2147483648.0f, 2147483648.0f, INT32_MIN, INT32_MAX, int32_t)
+SATF(uint8_t, 0.0f, 256.0f, 0, UINT8_MAX, int32_t)
+SATF(uint16_t, 0.0f, 65536.0f, 0, UINT16_MAX, int32_t)
+SATF(uint32_t, 0.0f, 4294967296.0f, 0, UINT32_MAX, int64_t)
+static inline int64_t satf_int64_t(float x) { return sat_int64_t(x); }
+static inline uint64_t satf_uint64_t(float x) { return sat_uint64_t(x); }
+#undef SAT
+#undef SATF
+
 #define EXACT_LOOP(FT, TT, EXPR)                                                             \
     do {                                                                                     \
         const FT *src = (const FT *)(const void *)j->x;                                      \
@@ -118,25 +150,40 @@ typedef struct cast_job {
         for (int64_t i = begin; i < end; i++) dst[i] = (TT)(EXPR);                           \
         return 1;                                                                            \
     } while (0)
-#define EXACT_TO(FT, EXPR)                                                                   \
+/* Source FT to every target; V is the element as read (bool: 0 or 1), INT(TT, v) the rule to an
+ * integer type TT. */
+#define INT_RULE(TT, v) (v)
+#define FLOAT_RULE(TT, v) sat_##TT((double)(v))
+#define FLOAT32_RULE(TT, v) satf_##TT(v)
+#define EXACT_TO(FT, V, INT)                                                                 \
     switch (j->to) {                                                                         \
-    case NDX_INT32: EXACT_LOOP(FT, int32_t, EXPR);                                           \
-    case NDX_INT64: EXACT_LOOP(FT, int64_t, EXPR);                                           \
-    case NDX_FLOAT64: EXACT_LOOP(FT, double, EXPR);                                          \
+    case NDX_BOOL: EXACT_LOOP(FT, uint8_t, src[i] != 0);                                     \
+    case NDX_INT8: EXACT_LOOP(FT, int8_t, INT(int8_t, V));                                   \
+    case NDX_INT16: EXACT_LOOP(FT, int16_t, INT(int16_t, V));                                \
+    case NDX_INT32: EXACT_LOOP(FT, int32_t, INT(int32_t, V));                                \
+    case NDX_INT64: EXACT_LOOP(FT, int64_t, INT(int64_t, V));                                \
+    case NDX_UINT8: EXACT_LOOP(FT, uint8_t, INT(uint8_t, V));                                \
+    case NDX_UINT16: EXACT_LOOP(FT, uint16_t, INT(uint16_t, V));                             \
+    case NDX_UINT32: EXACT_LOOP(FT, uint32_t, INT(uint32_t, V));                             \
+    case NDX_UINT64: EXACT_LOOP(FT, uint64_t, INT(uint64_t, V));                             \
+    case NDX_FLOAT32: EXACT_LOOP(FT, float, V);                                              \
+    case NDX_FLOAT64: EXACT_LOOP(FT, double, V);                                             \
     default: return 0;                                                                       \
     }
 
 static int cast_exact(const cast_job *j, int64_t begin, int64_t end) {
     switch (j->from) {
-    case NDX_BOOL:
-        if (j->to == NDX_FLOAT32) EXACT_LOOP(uint8_t, float, src[i] != 0);
-        EXACT_TO(uint8_t, src[i] != 0);
-    case NDX_INT8: EXACT_TO(int8_t, src[i]);
-    case NDX_INT16: EXACT_TO(int16_t, src[i]);
-    case NDX_INT32: EXACT_TO(int32_t, src[i]);
-    case NDX_FLOAT32:
-        if (j->to == NDX_FLOAT64) EXACT_LOOP(float, double, src[i]);
-        return 0;
+    case NDX_BOOL: EXACT_TO(uint8_t, (src[i] != 0), INT_RULE);
+    case NDX_INT8: EXACT_TO(int8_t, src[i], INT_RULE);
+    case NDX_INT16: EXACT_TO(int16_t, src[i], INT_RULE);
+    case NDX_INT32: EXACT_TO(int32_t, src[i], INT_RULE);
+    case NDX_INT64: EXACT_TO(int64_t, src[i], INT_RULE);
+    case NDX_UINT8: EXACT_TO(uint8_t, src[i], INT_RULE);
+    case NDX_UINT16: EXACT_TO(uint16_t, src[i], INT_RULE);
+    case NDX_UINT32: EXACT_TO(uint32_t, src[i], INT_RULE);
+    case NDX_UINT64: EXACT_TO(uint64_t, src[i], INT_RULE);
+    case NDX_FLOAT32: EXACT_TO(float, src[i], FLOAT32_RULE);
+    case NDX_FLOAT64: EXACT_TO(double, src[i], FLOAT_RULE);
     default: return 0;
     }
 }

@@ -101,12 +101,14 @@ ndx_status ndx_range(const ndx_tensor *start, const ndx_tensor *limit, const ndx
     case NDX_INT64: {
         /* start + i * delta, wrapping like TensorFlow's accumulation (no undefined overflow). */
         uint64_t s = (uint64_t)int_at(start), d = (uint64_t)int_at(delta);
-        for (int64_t i = 0; i < n; i++) {
-            uint64_t v = s + (uint64_t)i * d;
-            if (start->dtype == NDX_INT32)
-                ((int32_t *)out->data)[i] = (int32_t)v;
-            else
-                ((int64_t *)out->data)[i] = (int64_t)v;
+        if (start->dtype == NDX_INT32) {
+            /* 32-bit wrapping gives the same low bits, in a loop the compiler vectorises. */
+            uint32_t s32 = (uint32_t)s, d32 = (uint32_t)d;
+            int32_t *o = out->data;
+            for (int64_t i = 0; i < n; i++) o[i] = (int32_t)(s32 + (uint32_t)i * d32);
+        } else {
+            int64_t *o = out->data;
+            for (int64_t i = 0; i < n; i++) o[i] = (int64_t)(s + (uint64_t)i * d);
         }
         break;
     }
