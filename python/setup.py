@@ -89,6 +89,7 @@ extension = Extension(
     define_macros=[("NDEBUG", None)],
     extra_compile_args=["-std=gnu11", "-O3", "-fopenmp", "-fvisibility=hidden"] + FLAGS["warnings"],
     extra_link_args=["-fopenmp", "-lm"],
+    libraries=["z"],  # src/io: .npz members are deflated with zlib
 )
 
 setup(version=ndx_version(), ext_modules=[extension], packages=["ndx"],
