@@ -112,36 +112,33 @@ typedef struct cast_job {
  * widened path costs about 130 instructions per element, more than a small graph's whole node),
  * each giving the widened path's result: integers convert as C does (wrapping to narrower
  * types), floats to integers through sat_* below. Returns 0 for float16, bfloat16 and complex. */
-#define SAT(TT, LO, HI, MINV, MAXV, VIA)                                                     \
-    static inline TT sat_##TT(double x) {                                                    \
-        return x != x ? (TT)0 : x <= (LO) ? (TT)(MINV) : x >= (HI) ? (TT)(MAXV) : (TT)(VIA)x; \
+/* sat_T (from double) and satf_T (from float): truncation toward zero, NaN 0, beyond the range
+ * its min or max (integer_bits' rules). float sources to targets up to 32 bits compare in float
+ * (the bounds are powers of two, exact in float) and truncate through int32_t or int64_t, so
+ * the loop vectorises without widening to double. */
+#define SAT(NAME, FT, TT, LO, HI, MINV, MAXV, VIA)                                           \
+    static inline TT NAME##_##TT(FT x) {                                                     \
+        return x != x ? (TT)0 : x <= (FT)(LO) ? (TT)(MINV) : x >= (FT)(HI) ? (TT)(MAXV)      \
+                                                                       : (TT)(VIA)x;        \
     }
-/* Truncation toward zero, NaN 0, beyond the range its min or max (integer_bits' rules). */
-SAT(int8_t, -128.0, 128.0, INT8_MIN, INT8_MAX, int64_t)
-SAT(int16_t, -32768.0, 32768.0, INT16_MIN, INT16_MAX, int64_t)
-SAT(int32_t, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX, int64_t)
-SAT(int64_t, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN, INT64_MAX, int64_t)
-SAT(uint8_t, 0.0, 256.0, 0, UINT8_MAX, uint64_t)
-SAT(uint16_t, 0.0, 65536.0, 0, UINT16_MAX, uint64_t)
-SAT(uint32_t, 0.0, 4294967296.0, 0, UINT32_MAX, uint64_t)
-SAT(uint64_t, 0.0, 18446744073709551616.0, 0, UINT64_MAX, uint64_t)
-/* float32 sources to targets up to 32 bits: the same rules compared in float (the bounds are
- * powers of two, exact in float) and truncated through int32_t or int64_t, so the loop
- * vectorises without widening to double. */
-#define SATF(TT, LO, HI, MINV, MAXV, VIA)                                                    \
-    static inline TT satf_##TT(float x) {                                                    \
-        return x != x ? (TT)0 : x <= (LO) ? (TT)(MINV) : x >= (HI) ? (TT)(MAXV) : (TT)(VIA)x; \
-    }
-SATF(int8_t, -128.0f, 128.0f, INT8_MIN, INT8_MAX, int32_t)
-SATF(int16_t, -32768.0f, 32768.0f, INT16_MIN, INT16_MAX, int32_t)
-SATF(int32_t, -2147483648.0f, 2147483648.0f, INT32_MIN, INT32_MAX, int32_t)
-SATF(uint8_t, 0.0f, 256.0f, 0, UINT8_MAX, int32_t)
-SATF(uint16_t, 0.0f, 65536.0f, 0, UINT16_MAX, int32_t)
-SATF(uint32_t, 0.0f, 4294967296.0f, 0, UINT32_MAX, int64_t)
+SAT(sat, double, int8_t, -128.0, 128.0, INT8_MIN, INT8_MAX, int64_t)
+SAT(sat, double, int16_t, -32768.0, 32768.0, INT16_MIN, INT16_MAX, int64_t)
+SAT(sat, double, int32_t, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX, int64_t)
+SAT(sat, double, int64_t, -9223372036854775808.0, 9223372036854775808.0, INT64_MIN, INT64_MAX,
+    int64_t)
+SAT(sat, double, uint8_t, 0.0, 256.0, 0, UINT8_MAX, uint64_t)
+SAT(sat, double, uint16_t, 0.0, 65536.0, 0, UINT16_MAX, uint64_t)
+SAT(sat, double, uint32_t, 0.0, 4294967296.0, 0, UINT32_MAX, uint64_t)
+SAT(sat, double, uint64_t, 0.0, 18446744073709551616.0, 0, UINT64_MAX, uint64_t)
+SAT(satf, float, int8_t, -128.0, 128.0, INT8_MIN, INT8_MAX, int32_t)
+SAT(satf, float, int16_t, -32768.0, 32768.0, INT16_MIN, INT16_MAX, int32_t)
+SAT(satf, float, int32_t, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX, int32_t)
+SAT(satf, float, uint8_t, 0.0, 256.0, 0, UINT8_MAX, int32_t)
+SAT(satf, float, uint16_t, 0.0, 65536.0, 0, UINT16_MAX, int32_t)
+SAT(satf, float, uint32_t, 0.0, 4294967296.0, 0, UINT32_MAX, int64_t)
 static inline int64_t satf_int64_t(float x) { return sat_int64_t(x); }
 static inline uint64_t satf_uint64_t(float x) { return sat_uint64_t(x); }
 #undef SAT
-#undef SATF
 
 #define EXACT_LOOP(FT, TT, EXPR)                                                             \
     do {                                                                                     \
