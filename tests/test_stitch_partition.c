@@ -895,6 +895,48 @@ static void expect_partition_fails(const ndx_tensor *data, const ndx_tensor *ids
     free(before);
 }
 
+/* Two partitions take their own count (a sum, the range check folded over blocks of 256 ids)
+ * and placement (cursors in registers): rows of every size class, lengths around the blocks,
+ * every index dtype, against the reference; and the first bad id is the one named, wherever it
+ * sits in its block, whether too big or negative. */
+static void partition_two(void **state) {
+    (void)state;
+    test_rng r = {21};
+    const int64_t lengths[] = {1, 7, 255, 256, 257, 1000, 4099, 70001};
+    const int64_t row_elems[] = {1, 2, 3, 16, 33};
+    for (int li = 0; li < 8; li++)
+        for (int ri = 0; ri < 5; ri++) {
+            int64_t n = lengths[li];
+            ndx_tensor data = test_tensor(NDX_FLOAT32, 0, 2, (int64_t[]){n, row_elems[ri]});
+            test_fill_random(&r, &data);
+            ndx_tensor ids = test_tensor(index_dtypes[(li + ri) % 3], 0, 1, &n);
+            test_fill_indices(&r, &ids, 0, 1);
+            check_partition(&data, &ids, 2);
+            test_tensor_free(&data);
+            test_tensor_free(&ids);
+        }
+    const int64_t at[] = {0, 1, 255, 256, 511, 700, 999};
+    for (int it = 0; it < 3; it++)
+        for (int k = 0; k < 7; k++) {
+            int64_t n = 1000;
+            ndx_tensor data = test_tensor(NDX_INT32, 0, 1, &n);
+            ndx_tensor ids = test_tensor(index_dtypes[it], 0, 1, &n);
+            test_fill_indices(&r, &ids, 0, 1);
+            int64_t bad = k % 2 ? -1 : 2 + k;
+            test_set_index(&ids, at[k], bad);
+            if (at[k] + 300 < n) test_set_index(&ids, at[k] + 300, 9); /* a later one too */
+            char needle[64];
+            snprintf(needle, sizeof needle, "partitions[%lld] = %lld is not in [0, 2)",
+                     (long long)at[k], (long long)bad);
+            for (int threads = 1; threads <= 2; threads++) {
+                ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+                expect_partition_fails(&data, &ids, 2, &opt, NDX_E_OUT_OF_RANGE, needle);
+            }
+            test_tensor_free(&data);
+            test_tensor_free(&ids);
+        }
+}
+
 static void partition_errors(void **state) {
     (void)state;
     for (int it = 0; it < 3; it++) {
@@ -1030,6 +1072,7 @@ int main(void) {
         cmocka_unit_test(stitch_huge_index),
         cmocka_unit_test(stitch_rank_limit),
         cmocka_unit_test(partition_errors),
+        cmocka_unit_test(partition_two),
         cmocka_unit_test(partition_output_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

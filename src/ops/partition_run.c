@@ -43,6 +43,54 @@ NDX_ALWAYS_INLINE int64_t count_ids(const void *ids, ndx_dtype dt, void *copy, i
 }
 #undef COUNT_IDS
 
+/* Two partitions (a boolean mask cast to ids, the commonest use): the count is the sum of the
+ * ids, with no counter in memory to carry from one id to the next, and the range check is folded
+ * over blocks so the loop vectorizes; a block with a bad id is read again (the copies already
+ * made of it are never used: the call fails). */
+#define COUNT_TWO_BLOCK 256
+#define COUNT_TWO(T)                                                                       \
+    do {                                                                                   \
+        const T *in = ids;                                                                 \
+        uint8_t *to = copy;                                                                \
+        for (int64_t s = b; s < e; s += COUNT_TWO_BLOCK) {                                 \
+            int64_t end = e - s < COUNT_TWO_BLOCK ? e : s + COUNT_TWO_BLOCK;               \
+            uint64_t any_bad = 0, sum = 0;                                                 \
+            if (to)                                                                        \
+                for (int64_t i = s; i < end; i++) {                                        \
+                    uint64_t id = (uint64_t)(int64_t)in[i];                                \
+                    any_bad |= id >> 1;                                                    \
+                    sum += id & 1;                                                         \
+                    to[i] = (uint8_t)(id & 1);                                             \
+                }                                                                          \
+            else                                                                           \
+                for (int64_t i = s; i < end; i++) {                                        \
+                    uint64_t id = (uint64_t)(int64_t)in[i];                                \
+                    any_bad |= id >> 1;                                                    \
+                    sum += id & 1;                                                         \
+                }                                                                          \
+            if (any_bad) { /* (s itself if another thread has mended the id meanwhile) */  \
+                for (int64_t i = s; i < end; i++)                                          \
+                    if ((uint64_t)(int64_t)in[i] > 1) return i;                            \
+                return s;                                                                  \
+            }                                                                              \
+            ones += (int64_t)sum;                                                          \
+        }                                                                                  \
+    } while (0)
+
+static int64_t count_two(const void *ids, ndx_dtype dt, uint8_t *copy, part_slot *cnt, int64_t b,
+                         int64_t e) {
+    int64_t ones = 0;
+    switch (dt) {
+    case NDX_INT64: COUNT_TWO(int64_t); break;
+    case NDX_INT32: COUNT_TWO(int32_t); break;
+    default: COUNT_TWO(int16_t); break;
+    }
+    cnt[0].count = (e - b) - ones;
+    cnt[1].count = ones;
+    return -1;
+}
+#undef COUNT_TWO
+
 static void count_range(void *ctx, int64_t b, int64_t e, int worker) {
     part_job *job = ctx;
     const part_plan *p = job->plan;
@@ -51,7 +99,9 @@ static void count_range(void *ctx, int64_t b, int64_t e, int worker) {
     for (int q = 0; q < p->np; q++) cnt[q].count = 0;
     const void *ids = p->partitions->data;
     int64_t bad;
-    if (p->partitions->dtype == NDX_INT64)
+    if (p->np == 2) /* (then id_bytes is 1) */
+        bad = count_two(ids, p->partitions->dtype, job->ids, cnt, b, e);
+    else if (p->partitions->dtype == NDX_INT64)
         bad = count_ids(ids, NDX_INT64, job->ids, p->id_bytes, cnt, np, b, e);
     else if (p->partitions->dtype == NDX_INT32)
         bad = count_ids(ids, NDX_INT32, job->ids, p->id_bytes, cnt, np, b, e);
@@ -117,9 +167,30 @@ static inline void copy_row(unsigned char *dst, const unsigned char *src, size_t
         }                                                                                  \
     } while (0)
 
+/* Two partitions: both cursors stay in registers and every row is stored without a branch (a
+ * cursor kept in memory makes each row wait for the previous row's update of it). */
+NDX_ALWAYS_INLINE void place_two(const uint8_t *id, part_slot *at, const unsigned char *src,
+                                 int64_t b, int64_t e, size_t rb,
+                                 void (*store)(unsigned char *, const unsigned char *, size_t)) {
+    unsigned char *to[2] = {at[0].at, at[1].at};
+    for (int64_t i = b; i < e; i++, src += rb) {
+        size_t one = id[i];
+        unsigned char *dst = one ? to[1] : to[0];
+        store(dst, src, rb);
+        to[0] += (one ^ 1) * rb;
+        to[1] += one * rb;
+    }
+    at[0].at = to[0];
+    at[1].at = to[1];
+}
+
 NDX_ALWAYS_INLINE void place_rows(const part_plan *p, const void *ids, part_slot *at, int64_t b,
                                   int64_t e, size_t rb,
                                   void (*store)(unsigned char *, const unsigned char *, size_t)) {
+    if (p->np == 2) {
+        place_two(ids, at, (const unsigned char *)p->data->data + (size_t)b * rb, b, e, rb, store);
+        return;
+    }
     switch (p->id_bytes) {
     case 1: PLACE(uint8_t); break;
     case 2: PLACE(uint16_t); break;
