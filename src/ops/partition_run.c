@@ -172,16 +172,15 @@ static inline void copy_row(unsigned char *dst, const unsigned char *src, size_t
 NDX_ALWAYS_INLINE void place_two(const uint8_t *id, part_slot *at, const unsigned char *src,
                                  int64_t b, int64_t e, size_t rb,
                                  void (*store)(unsigned char *, const unsigned char *, size_t)) {
-    unsigned char *to[2] = {at[0].at, at[1].at};
+    uintptr_t to0 = (uintptr_t)at[0].at, to1 = (uintptr_t)at[1].at;
     for (int64_t i = b; i < e; i++, src += rb) {
-        size_t one = id[i];
-        unsigned char *dst = one ? to[1] : to[0];
-        store(dst, src, rb);
-        to[0] += (one ^ 1) * rb;
-        to[1] += one * rb;
+        uintptr_t one = id[i], pick1 = (uintptr_t)0 - one; /* masks, not a branch: ids are random */
+        store((unsigned char *)((to0 & ~pick1) | (to1 & pick1)), src, rb);
+        to0 += (one ^ 1) * rb;
+        to1 += one * rb;
     }
-    at[0].at = to[0];
-    at[1].at = to[1];
+    at[0].at = (unsigned char *)to0;
+    at[1].at = (unsigned char *)to1;
 }
 
 NDX_ALWAYS_INLINE void place_rows(const part_plan *p, const void *ids, part_slot *at, int64_t b,
