@@ -106,9 +106,10 @@ def _ndx_bin():
     return path
 
 
-def _c_bench(workloads, threads):
+def _c_bench(workloads, threads, repeat=None):
     """{name: {key: value}} from `ndx bench` lines ("NAME key=value ...")."""
     args = [_ndx_bin(), "bench"] + workloads + (["--threads", str(threads)] if threads else [])
+    args += ["--repeat", str(repeat)] if repeat else []
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     rows = {}
     for line in out.splitlines():
@@ -119,7 +120,7 @@ def _c_bench(workloads, threads):
 
 def median_us(fn, number, batches=200):
     """The median over `batches` batches of `number` calls (us per call): the statistic of
-    ndx bench N3 (the median of batches of 2,000 runs), so the two compare like for like."""
+    `ndx bench N3 --repeat 200` (the median of 200 batches of 2,000 runs), like for like."""
     return float(np.median(timeit.repeat(fn, number=number, repeat=batches))) / number * 1e6
 
 
@@ -131,7 +132,7 @@ def seed003_vs_c(threads):
     f = ndx.function(seed003.python_function, threads=threads,
                      input_signature=[ndx.TensorSpec([None], ndx.float32)])
     for _ in range(5):  # interleaved rounds: the machine is shared
-        c = _c_bench(["N3"], threads)["N3"]["graph_us"]
+        c = _c_bench(["N3"], threads, 200)["N3"]["graph_us"]
         rows["C session run (ndx bench N3), 6"] = min(rows.get("C session run (ndx bench N3), 6",
                                                                 1e9), c)
         for n, x in ((6, x6), (1000, x1k)):
@@ -139,7 +140,7 @@ def seed003_vs_c(threads):
                              ("ndx eager, op by op", lambda: seed003_eager(x)),
                              ("numpy np.where", lambda: seed003_numpy(x))):
                 key = f"{name}, {n}"
-                rows[key] = min(rows.get(key, 1e9), median_us(fn, 500 if n < 100 else 100))
+                rows[key] = min(rows.get(key, 1e9), median_us(fn, 2000 if n < 100 else 200))
     c = rows["C session run (ndx bench N3), 6"]
     print(f"seed 003 traced against the C session and NumPy (us per call: the best of 5 "
           f"interleaved rounds of the median of 200 batches; threads={threads or 'all'})")

@@ -205,15 +205,11 @@ static PyObject *results(py_session *self, ndx_fetch *ft, PyObject **into) {
             for (int k = 0; k < t->rank; k++) dims[k] = (npy_intp)t->shape[k];
             Py_INCREF(f->descr);
             a = PyArray_SimpleNewFromDescr(t->rank, dims, f->descr);
-            size_t bytes = t->itemsize * (size_t)PyArray_SIZE((PyArrayObject *)a);
-            if (a && bytes) memcpy(PyArray_DATA((PyArrayObject *)a), t->data, bytes);
-        }
-        if (f->descr) {
-            size_t bytes = t->itemsize;
-            for (int k = 0; k < t->rank; k++) bytes *= (size_t)t->shape[k];
-            f->last_bytes = bytes;
+            size_t bytes = a ? (size_t)PyArray_NBYTES((PyArrayObject *)a) : 0;
+            if (bytes) memcpy(PyArray_DATA((PyArrayObject *)a), t->data, bytes);
         }
         if (!a) goto fail;
+        if (f->descr) f->last_bytes = (size_t)PyArray_NBYTES((PyArrayObject *)a);
         if (sig->single) return a;
         PyTuple_SET_ITEM(result, i, a);
     }
@@ -271,13 +267,16 @@ PyObject *py_session_call(py_session *self, PyObject *args) {
             t->rank = f->rank;
             for (int k = 0; k < f->rank; k++) t->shape[k] = f->dims[k];
             t->data = PyArray_DATA(a);
-        } else {
-            ft[i].mode = f->descr && f->last_bytes <= COPY_UNDER_GIL ? NDX_FETCH_BORROW
-                                                                     : NDX_FETCH_ALLOCATE;
         }
     }
     PyThreadState *save = NULL;
     int held = take_lock(self, feed_bytes, &save);
+    for (int i = 0; i < nf; i++) { /* (last_bytes is the lock's) */
+        call_fetch *f = &sig->fetches[i];
+        if (!into[i])
+            ft[i].mode = f->descr && f->last_bytes <= COPY_UNDER_GIL ? NDX_FETCH_BORROW
+                                                                     : NDX_FETCH_ALLOCATE;
+    }
     ndx_error err;
     ndx_status st = ndx_session_run_targets(self->s, ni, fd, nf, ft, sig->num_targets,
                                             sig->targets, &err);
