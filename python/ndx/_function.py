@@ -12,7 +12,11 @@ Objects (see ndx/_graph.py for Graph and Tensor):
     session per (threads, max_memory), created on first call and kept, so that repeated calls
     allocate only their results. A call converts its arguments as the eager ops do (in place
     for C-contiguous arrays), checks every dtype and shape before any node runs, and runs the
-    session with the GIL released (one run per session at a time: the C side holds a lock).
+    session, the GIL released unless the run is small (one run per session at a time: the C
+    side holds a lock). The common call, arrays by position that are the last trace's leaves
+    as they are, takes a short path (_fast_call: one _ndx._Session.call, which checks them
+    against the inputs the session was given once, _Session.signature, and makes the result
+    arrays itself); Function.__call__ keeps that trace's _fast_call and tries it first.
   * Gradients and variables add nodes to the graph being traced (`_trace.graph()`) through
     Graph.op, or through new methods of _ndx._Graph for the C builders ndx_op_by_type does not
     cover (python/src/graph.h declares the objects and py_graph_output, the C handle of a
@@ -588,8 +592,8 @@ def function(func=None, *, input_signature=None, threads=None, max_memory=None, 
     its memory pool: repeated calls allocate only their results, and not even those with out=
     (an array, or the returned structure with arrays and None, of the results' exact dtypes and
     shapes; written only when the whole call succeeds). threads= and max_memory= (as for
-    ndx.gather_nd) may be given here or to a call; the GIL is released while the graph runs.
-    (A function with a parameter named threads, max_memory or out keeps it for itself.)
+    ndx.gather_nd) may be given here or to a call; the GIL is released while the graph runs
+    (unless the run is small: feeds and the session's pool under 256 KiB). (A function with a parameter named threads, max_memory or out keeps it for itself.)
 
     >>> @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
     ... def plus_one_except_minus_one(x):
