@@ -593,7 +593,8 @@ def function(func=None, *, input_signature=None, threads=None, max_memory=None, 
     (an array, or the returned structure with arrays and None, of the results' exact dtypes and
     shapes; written only when the whole call succeeds). threads= and max_memory= (as for
     ndx.gather_nd) may be given here or to a call; the GIL is released while the graph runs
-    (unless the run is small: feeds and the session's pool under 256 KiB). (A function with a parameter named threads, max_memory or out keeps it for itself.)
+    (unless the run is small: feeds and the session's pool under 256 KiB). (A function with a
+    parameter named threads, max_memory or out keeps it for itself.)
 
     >>> @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
     ... def plus_one_except_minus_one(x):

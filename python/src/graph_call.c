@@ -8,12 +8,13 @@
  * and raises as it always did.
  *
  * The GIL: released during the run unless the run is small (take_lock), where releasing and
- * taking it back would cost more than the run (other Python threads wait at most as long as it). Results: an output whose shape the graph
- * knows is fetched into a new ndarray (NDX_FETCH_INTO); one whose shape only the run knows is
- * borrowed from the session and copied into a new ndarray of the shape it has (the copy the
- * session makes for an ALLOCATE fetch, into NumPy's memory), except past COPY_UNDER_GIL bytes
- * last time (allocated by the session and handed to the array, no GIL held while copying);
- * bfloat16 and string outputs as _Session.run gives them. */
+ * taking it back would cost more than the run (other Python threads wait at most as long as
+ * it). Results: an output whose shape the graph knows is fetched into a new ndarray
+ * (NDX_FETCH_INTO); one whose shape only the run knows is borrowed from the session and
+ * copied into a new ndarray of the shape it has (the copy the session makes for an ALLOCATE
+ * fetch, into NumPy's memory), except past COPY_UNDER_GIL bytes last time (allocated by the
+ * session, copied there with the GIL released, handed to the array); bfloat16 and string
+ * outputs as _Session.run gives them. */
 #include <string.h>
 
 #include "graph.h"
@@ -112,7 +113,8 @@ PyObject *py_session_signature(py_session *self, PyObject *args) {
         long long id, index;
         PyObject *dtype;
         call_fetch *f = &sig->fetches[i];
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fetches, i), "LLO:signature fetch", &id, &index, &dtype) ||
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(fetches, i), "LLO:signature fetch", &id, &index,
+                              &dtype) ||
             py_graph_output(self->graph, id, index, &f->output) < 0)
             goto fail;
         ndx_spec spec = ndx_output_spec(f->output);
