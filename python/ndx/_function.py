@@ -12,7 +12,11 @@ Objects (see ndx/_graph.py for Graph and Tensor):
     session per (threads, max_memory), created on first call and kept, so that repeated calls
     allocate only their results. A call converts its arguments as the eager ops do (in place
     for C-contiguous arrays), checks every dtype and shape before any node runs, and runs the
-    session with the GIL released (one run per session at a time: the C side holds a lock).
+    session, the GIL released unless the run is small (one run per session at a time: the C
+    side holds a lock). The common call, arrays by position that are the last trace's leaves
+    as they are, takes a short path (_fast_call: one _ndx._Session.call, which checks them
+    against the inputs the session was given once, _Session.signature, and makes the result
+    arrays itself); Function.__call__ keeps that trace's _fast_call and tries it first.
   * Gradients and variables add nodes to the graph being traced (`_trace.graph()`) through
     Graph.op, or through new methods of _ndx._Graph for the C builders ndx_op_by_type does not
     cover (python/src/graph.h declares the objects and py_graph_output, the C handle of a
@@ -36,6 +40,8 @@ from . import _variables
 from ._gradients import IndexedSlices
 
 __all__ = ["function", "Function", "ConcreteFunction", "load", "LoadedFunction"]
+
+_trace.watch(globals())  # (_tracing: whether any trace runs)
 
 
 # ---- argument structures --------------------------------------------------------------------
@@ -115,6 +121,11 @@ class ConcreteFunction:
         self._threads, self._max_memory = threads, max_memory
         self._sessions = {}
         self._lock = threading.Lock()
+        self._fast = None                # see _fast_call
+        # Arguments by position are the leaves when there are as many as parameters (and no
+        # nested input_signature: TensorSpecs of lists and dicts take those apart).
+        self._params = (len(function._names) if function.input_signature is None or
+                        function._flat else -1)
 
     @property
     def structured_input_signature(self):
@@ -127,8 +138,36 @@ class ConcreteFunction:
             with self._lock:
                 s = self._sessions.get(key)
                 if s is None:
-                    s = self._sessions[key] = _ndx._Session(self.graph._g, threads, max_memory)
+                    s = _ndx._Session(self.graph._g, threads, max_memory)
+                    s.signature([(t.op, like) for t, like in zip(self.inputs, self._likes)],
+                                [f + (_like(t.dtype),) for f, t in zip(self._fetches,
+                                                                       self.outputs)],
+                                self._targets, self._single)
+                    self._sessions[key] = s
         return s
+
+    def _fast_call(self):
+        """A call of the default session with one array per input, as given (the arguments'
+        tuple when they are the leaves): its results packed, or NotImplemented when an argument
+        is not one _ndx._Session.call takes as it is (then nothing ran: take _run)."""
+        fast = self._fast
+        if fast is not None:
+            return fast
+        session = self._session(self._threads, self._max_memory)
+        call, graph, structure = session.call, self.graph, self._output_structure
+        if graph._variables:
+            def fast(arrays):
+                result = _variables.run(graph, session, call, arrays)
+                return (result if result is NotImplemented or structure == ("tensor",) else
+                        _unflatten(structure, iter(result)))
+        elif self._single:
+            fast = call  # (it returns the one array itself)
+        else:
+            def fast(arrays):
+                result = call(arrays)
+                return result if result is NotImplemented else _unflatten(structure, iter(result))
+        self._fast = fast
+        return fast
 
     def _run(self, arrays, threads, max_memory, out=None):
         """Runs the graph on one array per placeholder (checked first); `out` is None or what
@@ -154,7 +193,8 @@ class ConcreteFunction:
             fetches = [f + (o,) for f, o in zip(fetches, outs)]
         session = self._session(threads, max_memory)
         if self.graph._variables:  # (sync the variables' copies, run the updates)
-            return _variables.run(self.graph, session, feeds, fetches, self._targets)
+            return _variables.run(self.graph, session, session.run, feeds, fetches,
+                                  self._targets)
         return session.run(feeds, fetches, self._targets)
 
     def _refuse_shape(self, t, shape):
@@ -177,6 +217,11 @@ class ConcreteFunction:
                 self._refuse_shape(t, shape)
 
     def __call__(self, *args, threads=None, max_memory=None, out=None, **kwargs):
+        if (threads is None and max_memory is None and out is None and not kwargs and
+                len(args) == self._params):
+            result = (self._fast or self._fast_call())(args)
+            if result is not NotImplemented:
+                return result
         fn = self._function
         _, leaves = fn._key(fn._bind(args, kwargs))
         return self._pack(self._run([a for _, _, a in leaves], threads, max_memory, out))
@@ -293,6 +338,7 @@ class Function:
         self._flat = (input_signature is not None and len(input_signature) == len(self._names)
                       and all(isinstance(x, TensorSpec) for x in input_signature))
         self._flat_cf = None
+        self._fast = None  # the _fast_call of the trace the arguments' tuple may call directly
         self._threads, self._max_memory = threads, max_memory
         self._name = name or getattr(func, "__name__", "function")
         self._cache = {}
@@ -385,19 +431,29 @@ class Function:
                                 self._max_memory)
 
     def __call__(self, *args, **kwargs):
-        if _trace.active and _trace.graph() is not None:
+        if _tracing and _trace.graph() is not None:
             return self.python_function(*args, **kwargs)  # inside a trace: inlined
+        fast = self._fast
+        if fast is not None and not kwargs:
+            # The last trace called with arrays by position, whose arguments are its leaves.
+            result = fast(args)
+            if result is not NotImplemented:
+                return result
         if self._flat and self._plain and not kwargs and len(args) == len(self._names):
             # A signature of one TensorSpec per parameter, arguments by position: no binding.
             cf = self._flat_cf or self.get_concrete_function()
             self._flat_cf = cf
+            self._fast = cf._fast_call()
             return cf._pack(cf._run(args, None, None))
+        plain = not kwargs and self._plain and len(args) == len(self._names)
         threads = kwargs.pop("threads", None) if not self._takes["threads"] else None
         max_memory = kwargs.pop("max_memory", None) if not self._takes["max_memory"] else None
         out = kwargs.pop("out", None) if not self._takes["out"] else None
         bound = self._bind(args, kwargs)
         key, leaves = self._key(bound)
         cf = self._concrete(key, bound, leaves)
+        if plain and self.input_signature is None and all(type(a) is np.ndarray for a in args):
+            self._fast = cf._fast_call()  # (the leaves are the arguments)
         return cf._pack(cf._run([a for _, _, a in leaves], threads, max_memory, out))
 
     def save(self, path):
@@ -536,8 +592,9 @@ def function(func=None, *, input_signature=None, threads=None, max_memory=None, 
     its memory pool: repeated calls allocate only their results, and not even those with out=
     (an array, or the returned structure with arrays and None, of the results' exact dtypes and
     shapes; written only when the whole call succeeds). threads= and max_memory= (as for
-    ndx.gather_nd) may be given here or to a call; the GIL is released while the graph runs.
-    (A function with a parameter named threads, max_memory or out keeps it for itself.)
+    ndx.gather_nd) may be given here or to a call; the GIL is released while the graph runs
+    (unless the run is small: feeds and the session's pool under 256 KiB). (A function with a
+    parameter named threads, max_memory or out keeps it for itself.)
 
     >>> @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
     ... def plus_one_except_minus_one(x):

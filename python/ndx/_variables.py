@@ -247,9 +247,10 @@ def _update(g, variable, type, inputs, attrs=None):
     g._updated.add(variable)
 
 
-def run(graph, session, feeds, fetches, targets):
-    """A run of a graph that uses variables: each stale copy in `session` written first, every
-    update node run as a target, the updated variables' holder set to `session` afterwards."""
+def run(graph, session, run, *args):
+    """run(*args), a run of a graph that uses variables in `session` (its run or call method):
+    each stale copy in the session written first; after it, unless it returned NotImplemented
+    (the call ran nothing), the updated variables' holder is the session."""
     variables = sorted(graph._variables.items(), key=lambda vt: id(vt[0]))
     for v, _ in variables:
         v._lock.acquire()
@@ -259,7 +260,9 @@ def run(graph, session, feeds, fetches, targets):
                 v._fresh()
                 session.write_variable(t.op, v._value)
                 v._versions[session] = v._version
-        result = session.run(feeds, fetches, targets)
+        result = run(*args)
+        if result is NotImplemented:
+            return result
         for v in graph._updated:
             v._version += 1
             v._holder = (session, graph._variables[v].op)

@@ -362,6 +362,7 @@ static PyObject *session_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 
 static void session_dealloc(py_session *self) {
     ndx_session_free(self->s); /* before its graph */
+    py_call_signature_free(self->sig);
     if (self->lock) PyThread_free_lock(self->lock);
     Py_XDECREF(self->graph);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -532,6 +533,8 @@ static PyObject *session_pool_bytes(py_session *self, PyObject *unused) {
 
 static PyMethodDef session_methods[] = {
     {"run", (PyCFunction)session_run, METH_VARARGS, NULL},
+    {"signature", (PyCFunction)py_session_signature, METH_VARARGS, NULL},
+    {"call", (PyCFunction)py_session_call, METH_O, NULL},
     {"read_variable", (PyCFunction)py_session_read_variable, METH_VARARGS, NULL},
     {"write_variable", (PyCFunction)py_session_write_variable, METH_VARARGS, NULL},
     {"trim", (PyCFunction)session_trim, METH_NOARGS, NULL},

@@ -16,11 +16,15 @@ typedef struct py_graph {
     ndx_graph *g;
 } py_graph;
 
+/* graph_call.c: what _Session.call checks and runs (given once by _Session.signature). */
+typedef struct py_call_signature py_call_signature;
+
 typedef struct py_session {
     PyObject_HEAD
     py_graph *graph; /* a reference: the graph outlives the session */
     ndx_session *s;
     PyThread_type_lock lock; /* one run at a time (ndx_session is not reentrant) */
+    py_call_signature *sig;  /* NULL until signature() */
 } py_session;
 
 extern PyTypeObject py_graph_type, py_session_type;
@@ -35,6 +39,10 @@ PyObject *py_graph_gradients(py_graph *self, PyObject *args);
 PyObject *py_graph_variable(py_graph *self, PyObject *args);
 PyObject *py_session_read_variable(py_session *self, PyObject *args);
 PyObject *py_session_write_variable(py_session *self, PyObject *args);
+/* graph_call.c: _Session.signature, _Session.call, and freeing a signature (NULL: nothing). */
+PyObject *py_session_signature(py_session *self, PyObject *args);
+PyObject *py_session_call(py_session *self, PyObject *args);
+void py_call_signature_free(py_call_signature *sig);
 /* Adds _Graph and _Session to the module: 0, or -1 with an exception set. */
 int py_graph_add_types(PyObject *module);
 
