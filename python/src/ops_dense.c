@@ -28,28 +28,18 @@ PyObject *py_gather_nd(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     ndx_tensor out = {0};
     ndx_error err;
-    ndx_status status = NDX_OK;
-    PyObject *result = NULL;
-    /* A small result goes straight into a NumPy array (under max_memory the library allocates
-     * it, as the budget counts it). */
-    if (!opt.max_memory && !params.bfloat16 &&
-        (status = ndx_gather_nd_shape(&params.t, &indices.t, (int)batch_dims, &out, &err)) ==
-            NDX_OK &&
-        py_bytes(&out) <= NDX_PY_SMALL_OUTPUT && !(result = py_new_output(&out)))
-        goto done;
-    if (status == NDX_OK)
-        NDX_PY_CALL(py_bytes(&indices.t) + py_bytes(&params.t) / 64, status,
-                    ndx_gather_nd(&params.t, &indices.t, (int)batch_dims, &opt, &out, &err));
-    if (status != NDX_OK) {
-        py_raise(&err);
-        Py_CLEAR(result);
-    } else if (!result) {
-        result = py_array_from_output(&out);
-    }
-done:
+    ndx_status status;
+    /* The library allocates the result (asking its shape first to hand it a NumPy array would
+     * cost more than the allocation it saves). */
+    NDX_PY_CALL(py_bytes(&indices.t) + py_bytes(&params.t) / 64, status,
+                ndx_gather_nd(&params.t, &indices.t, (int)batch_dims, &opt, &out, &err));
     py_tensor_release(&params);
     py_tensor_release(&indices);
-    return result;
+    if (status != NDX_OK) {
+        py_raise(&err);
+        return NULL;
+    }
+    return py_array_from_output(&out);
 }
 
 /* The shape argument of scatter_nd: a list or 1-D integer array, as int64 dims. An empty list
