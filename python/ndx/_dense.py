@@ -1,7 +1,15 @@
 """The dense ops: TensorFlow's signatures, defaults and docstrings, written once here over the
 private functions of the C module (which take every argument by position). Inside a traced
 function (ndx.function) each builds a node instead (ndx/_graph_ops.py): the one check on the
-eager path is `_tracing`, a global of this module (ndx/_trace.py)."""
+eager path is `_tracing`, a global of this module (ndx/_trace.py).
+
+Each public op is then replaced by _bound(op): a builtin of the same name, signature and
+docstring that binds the arguments in C and calls the private function with no Python frame
+between (a tiny gather costs about as much again in a Python wrapper as in the library). It
+hands to the Python function what it does not do itself: a call while a trace runs, and
+arguments that do not bind (Python raises its own TypeError)."""
+import inspect
+
 from . import _graph_ops, _ndx, _trace
 
 _tracing = False  # while any thread traces: True (kept by _trace.watch); the eager path
@@ -25,6 +33,12 @@ KEYWORDS_DOC = """ndx's keywords (not in TensorFlow), None for the default:
 
 def _doc(text):
     return text.replace("{keywords}", KEYWORDS_DOC)
+
+
+def _bound(fn):
+    """fn as a builtin that runs the op's private function directly (see the module's doc)."""
+    return _ndx._bind(fn, getattr(_ndx, "_" + fn.__name__),
+                      fn.__name__ + str(inspect.signature(fn)))
 
 
 def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices=None, threads=None,
@@ -61,6 +75,7 @@ array([ 0, 11])
 array([[b'b0', b'b1'],
        [b'd0', b'c1']], dtype='|S2')
 """)
+gather_nd = _bound(gather_nd)
 
 
 def scatter_nd(indices, updates, shape, name=None, *, bad_indices=None, threads=None,
@@ -82,6 +97,7 @@ a 1-D integer array ([] is the shape of a scalar).
 >>> ndx.scatter_nd([[4], [3], [1], [7]], np.array([9, 10, 11, 12]), [8])
 array([ 0, 11,  0, 10,  9,  0,  0, 12])
 """)
+scatter_nd = _bound(scatter_nd)
 
 TENSOR_SCATTER_DOC = """
 `indices` has index depth D = indices.shape[-1] <= tensor.ndim and
@@ -111,7 +127,7 @@ def _tensor_scatter(op, summary, examples):
 
     tensor_scatter_nd.__name__ = tensor_scatter_nd.__qualname__ = "tensor_scatter_nd_" + op
     tensor_scatter_nd.__doc__ = _doc(summary + "\n" + TENSOR_SCATTER_DOC + "\n" + examples)
-    return tensor_scatter_nd
+    return _bound(tensor_scatter_nd)
 
 
 tensor_scatter_nd_add = _tensor_scatter("add", """\
@@ -213,3 +229,8 @@ def dynamic_partition(data, partitions, num_partitions, name=None, *, threads=No
         return _graph_ops.dynamic_partition(g, data, partitions, num_partitions, name, threads,
                                             max_memory)
     return _ndx._dynamic_partition(data, partitions, num_partitions, threads, max_memory)
+
+
+dynamic_stitch = _bound(dynamic_stitch)
+parallel_dynamic_stitch = _bound(parallel_dynamic_stitch)
+dynamic_partition = _bound(dynamic_partition)

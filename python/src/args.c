@@ -68,10 +68,36 @@ PyObject *py_items_of(PyObject *seq, const char *op, const char *what, const cha
     return PySequence_Tuple(seq); /* a tuple is returned as it is, a list copied */
 }
 
+/* The common case of py_convert_list: a list or tuple of arrays ndx reads in place (values of
+ * one dtype), taken as they are. No Python code runs meanwhile, so the list cannot change.
+ * 1 when every item was such an array, else 0 with nothing held and no exception. */
+static int convert_direct(PyObject *seq, py_role role, py_tensor **out, int *n) {
+    Py_ssize_t count = PyList_Check(seq) ? PyList_GET_SIZE(seq)
+                       : PyTuple_Check(seq) ? PyTuple_GET_SIZE(seq)
+                                            : 0;
+    if (count < 1 || count > (1 << 24)) return 0; /* the general path says why */
+    PyObject *const *items = PySequence_Fast_ITEMS(seq);
+    py_tensor *list = PyMem_Malloc(sizeof *list * (size_t)count);
+    if (!list) return 0; /* the general path raises */
+    Py_ssize_t i = 0;
+    while (i < count && py_tensor_direct(items[i], role, &list[i]) &&
+           (role == ROLE_INDICES || (list[i].t.dtype == list[0].t.dtype &&
+                                     list[i].t.itemsize == list[0].t.itemsize)))
+        i++;
+    if (i < count) {
+        py_release_list(list, (int)i + 1); /* list[i] is zeroed or holds a mismatch */
+        return 0;
+    }
+    *out = list;
+    *n = (int)count;
+    return 1;
+}
+
 int py_convert_list(PyObject *seq_obj, const char *op, const char *what, py_role role,
                     py_tensor **out, int *n) {
     *out = NULL;
     *n = 0;
+    if (convert_direct(seq_obj, role, out, n)) return 0;
     PyObject *seq = py_items_of(seq_obj, op, what, "tensors");
     if (!seq) return -1;
     Py_ssize_t count = PyTuple_GET_SIZE(seq);

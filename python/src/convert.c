@@ -184,9 +184,32 @@ static void name_argument(const char *op, const char *what) {
     PyErr_Restore(type2, value2, tb2);
 }
 
+int py_tensor_direct(PyObject *obj, py_role role, py_tensor *out) {
+    memset(out, 0, sizeof *out);
+    if (!PyArray_CheckExact(obj)) return 0;
+    PyArrayObject *a = (PyArrayObject *)obj;
+    int rank = PyArray_NDIM(a);
+    if (!PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a) ||
+        rank > NDX_MAX_RANK)
+        return 0;
+    ndx_dtype dtype = dtype_of_descr(PyArray_DESCR(a));
+    if (dtype == NDX_DTYPE_COUNT ||
+        (role == ROLE_INDICES && dtype != NDX_INT16 && dtype != NDX_INT32 && dtype != NDX_INT64))
+        return 0;
+    Py_INCREF(obj);
+    out->array = obj;
+    out->t.dtype = dtype;
+    out->t.itemsize = (size_t)PyArray_ITEMSIZE(a);
+    out->t.rank = rank;
+    const npy_intp *dims = PyArray_DIMS(a);
+    for (int i = 0; i < rank; i++) out->t.shape[i] = dims[i];
+    out->t.data = PyArray_DATA(a);
+    return 1;
+}
+
 int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role, PyObject *like,
                    py_tensor *out) {
-    memset(out, 0, sizeof *out);
+    if (py_tensor_direct(obj, role, out)) return 0;
     PyArrayObject *a = readable_array(obj, like, &out->bfloat16);
     if (!a) {
         name_argument(op, what);
@@ -230,14 +253,31 @@ static void free_output(PyObject *capsule) {
     ndx_tensor_free(&t);
 }
 
-PyObject *py_array_from_output(ndx_tensor *t) {
-    npy_intp dims[NDX_MAX_RANK];
-    for (int i = 0; i < t->rank; i++) dims[i] = (npy_intp)t->shape[i];
+/* The dtype of an output of `t`'s dtype (and width, for strings): a new reference. */
+static PyArray_Descr *descr_of(const ndx_tensor *t) {
     PyArray_Descr *descr = PyArray_DescrFromType(typenum_of(t->dtype));
     if (descr && t->dtype == NDX_STRING) {
         PyArray_DESCR_REPLACE(descr);
         if (descr) descr->elsize = (int)t->itemsize;
     }
+    return descr;
+}
+
+PyObject *py_new_output(ndx_tensor *t) {
+    npy_intp dims[NDX_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) dims[i] = (npy_intp)t->shape[i];
+    PyArray_Descr *descr = descr_of(t);
+    PyObject *array = descr ? PyArray_NewFromDescr(&PyArray_Type, descr, t->rank, dims, NULL,
+                                                   NULL, 0, NULL)
+                            : NULL;
+    if (array) t->data = PyArray_DATA((PyArrayObject *)array);
+    return array;
+}
+
+PyObject *py_array_from_output(ndx_tensor *t) {
+    npy_intp dims[NDX_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) dims[i] = (npy_intp)t->shape[i];
+    PyArray_Descr *descr = descr_of(t);
     PyObject *array = NULL;
     if (!descr) {
         ndx_tensor_free(t);

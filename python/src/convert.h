@@ -42,6 +42,10 @@ extern PyObject *ndx_py_out_of_memory;   /* ndx.OutOfMemoryError (a MemoryError)
  * that could not be converted). */
 int py_tensor_from(PyObject *obj, const char *op, const char *what, py_role role, PyObject *like,
                    py_tensor *out);
+/* The common case of py_tensor_from, which cannot fail: an exact ndarray ndx reads in place, of
+ * a dtype the role takes and a rank ndx handles, viewed as it is. Returns 1 when `obj` is one
+ * (`out` holds it), else 0 with `out` zeroed and no exception (py_tensor_from then says why). */
+int py_tensor_direct(PyObject *obj, py_role role, py_tensor *out);
 /* An out= argument as a view the library writes: an ndarray (or BFloat16Array) of a dtype ndx
  * has, writable. One ndx can write in place is the view itself (*target NULL); any other layout
  * (strided, misaligned, byte-swapped) gets a C-contiguous scratch array as the view and
@@ -61,6 +65,14 @@ int py_is_array(PyObject *obj);
  * NULL). A bfloat16 result comes back wrapped as ndx.BFloat16Array. On failure frees the data
  * and returns NULL with an exception set. */
 PyObject *py_array_from_output(ndx_tensor *t);
+
+/* Outputs of at most this many bytes are NumPy's own arrays the library writes into (one object,
+ * NumPy's small-block cache); larger ones the library allocates (huge pages, its block cache). */
+#define NDX_PY_SMALL_OUTPUT 16384
+
+/* A new C-contiguous ndarray of the dtype and shape of `t` (not bfloat16), for the library to
+ * write: t->data is set to its memory. NULL with an exception set on failure. */
+PyObject *py_new_output(ndx_tensor *t);
 
 /* Raises the Python exception for a failed library call: the library's message, and for a budget
  * error a pointer to max_memory. */

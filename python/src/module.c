@@ -51,6 +51,7 @@ static PyMethodDef methods[] = {
     {"_sparse_check", py_sparse_check, METH_O, NULL},
     {"_bfloat16_bits", py_bfloat16_bits, METH_O, NULL},
     {"_register", py_register, METH_VARARGS, NULL},
+    {"_bind", py_bind, METH_VARARGS, NULL},
     {"release_memory", py_release_memory, METH_NOARGS,
      "release_memory()\n--\n\nGives back to the system the large blocks (4 MiB and more) ndx keeps from "
      "results that were freed, to hand them to later calls without new page faults (at most 16 "

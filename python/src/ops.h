@@ -29,6 +29,9 @@ PyObject *py_bfloat16_bits(PyObject *self, PyObject *values);
 /* _sparse_check(sp): ndx_sparse_check on a SparseTensor's three parts (METH_O). */
 PyObject *py_sparse_check(PyObject *self, PyObject *sp);
 
+/* _bind(function, private, text_signature): the public op as a builtin (bind.c). */
+PyObject *py_bind(PyObject *self, PyObject *args);
+
 /* 0 when a private function got the `want` arguments it takes, else -1 with a TypeError. */
 int py_arity(Py_ssize_t nargs, Py_ssize_t want, const char *name);
 

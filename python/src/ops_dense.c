@@ -29,6 +29,8 @@ PyObject *py_gather_nd(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     ndx_tensor out = {0};
     ndx_error err;
     ndx_status status;
+    /* The library allocates the result (asking its shape first to hand it a NumPy array would
+     * cost more than the allocation it saves). */
     NDX_PY_CALL(py_bytes(&indices.t) + py_bytes(&params.t) / 64, status,
                 ndx_gather_nd(&params.t, &indices.t, (int)batch_dims, &opt, &out, &err));
     py_tensor_release(&params);
@@ -156,6 +158,12 @@ static PyObject *tensor_scatter(ndx_scatter_op which, const char *op, PyObject *
     PyObject *result = NULL;
     if (out_obj && out_argument(out_obj, op, pair, &indices, &out, &target) < 0) goto done;
     ndx_tensor result_view = out_obj ? out.t : (ndx_tensor){0};
+    PyObject *fresh = NULL; /* a small result: a NumPy array of the tensor's dtype and shape */
+    if (!out_obj && !opt.max_memory && !pair[0].bfloat16 &&
+        py_bytes(&pair[0].t) <= NDX_PY_SMALL_OUTPUT) {
+        result_view = pair[0].t;
+        if (!(fresh = py_new_output(&result_view))) goto done;
+    }
     ndx_error err;
     ndx_status status;
     NDX_PY_CALL(py_bytes(&indices.t) + py_bytes(&pair[1].t), status,
@@ -163,6 +171,9 @@ static PyObject *tensor_scatter(ndx_scatter_op which, const char *op, PyObject *
                                       &result_view, &err));
     if (status != NDX_OK) {
         py_raise(&err);
+        Py_XDECREF(fresh);
+    } else if (fresh) {
+        result = fresh;
     } else if (!out_obj) {
         result = py_array_from_output(&result_view);
     } else if (!target || PyArray_CopyInto(target, (PyArrayObject *)out.array) == 0) {

@@ -581,3 +581,81 @@ def test_stubs_match_the_runtime_signatures():
             assert runtime == stub_parameters(declared[name]), name
             checked += 1
     assert checked >= 17
+
+
+# ---- the eager entry points: builtins that bind their arguments in C ----------------------------
+
+PUBLIC_DENSE = ["gather_nd", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
+                "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
+                "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition"]
+
+
+@pytest.mark.parametrize("name", PUBLIC_DENSE)
+def test_dense_ops_look_like_plain_functions(name):
+    import pickle
+    fn = getattr(ndx, name)
+    assert fn.__name__ == name and fn.__module__ == "ndx._dense"
+    assert repr(fn) == f"<built-in function {name}>"
+    assert pickle.loads(pickle.dumps(fn)) is fn
+    assert "name=None" in str(inspect_signature(fn))
+
+
+def inspect_signature(fn):
+    import inspect
+    return inspect.signature(fn)
+
+
+def test_arguments_bind_as_in_python():
+    params = np.arange(12, dtype=np.int32).reshape(3, 4)
+    want = params[[2, 0]]
+    # by position, by keyword in any order, with name= and ndx's keywords
+    for got in (ndx.gather_nd(params, [[2], [0]]),
+                ndx.gather_nd(indices=[[2], [0]], params=params),
+                ndx.gather_nd(params, [[2], [0]], 0, "g", threads=1, bad_indices="error"),
+                ndx.gather_nd(params, indices=np.array([[2], [0]]), max_memory=1 << 20),
+                ndx.gather_nd(*[params, [[2], [0]]], **{"batch_dims": 0, "name": None})):
+        np.testing.assert_array_equal(got, want)
+    # what does not bind raises Python's own TypeError
+    cases = [((params,), {}, "missing 1 required positional argument: 'indices'"),
+             ((params, [[0]], 0, None, "error"), {}, "takes from 2 to 4 positional arguments"),
+             ((params, [[0]]), {"params": params}, "multiple values for argument 'params'"),
+             ((params, [[0]]), {"threds": 1}, "unexpected keyword argument 'threds'"),
+             ((), {"indices": [[0]]}, "missing 1 required positional argument: 'params'")]
+    for args, kwargs, message in cases:
+        with pytest.raises(TypeError, match=message):
+            ndx.gather_nd(*args, **kwargs)
+    with pytest.raises(TypeError, match="multiple values for argument 'data'"):
+        ndx.dynamic_stitch([[0]], [[1]], data=[[1]])
+    # keywords given as strings built at run time (not interned) bind too
+    key = "".join(["bad_", "indices"])
+    np.testing.assert_array_equal(ndx.gather_nd(params, [[5]], **{key: "zero"}), [[0] * 4])
+
+
+def test_small_tensor_scatter_results_are_new_arrays():
+    tensor = np.arange(8, dtype=np.float64)
+    before = tensor.copy()
+    out = ndx.tensor_scatter_nd_add(tensor, [[1], [1]], [1.0, 2.0])
+    np.testing.assert_array_equal(out, before + np.eye(8)[1] * 3)
+    np.testing.assert_array_equal(tensor, before)
+    assert out.flags.owndata and out.flags.writeable and not np.shares_memory(out, tensor)
+    s = ndx.tensor_scatter_nd_update(np.array([b"a", b"bb"]), [[0]], np.array([b"ccc"]))
+    assert s.dtype == np.dtype("S3") and list(s) == [b"ccc", b"bb"]
+    with pytest.raises(ndx.InvalidArgumentError):
+        ndx.tensor_scatter_nd_add(tensor, [[8]], [1.0])
+    np.testing.assert_array_equal(tensor, before)
+
+
+def test_stitch_lists_of_arrays_take_the_general_path_when_they_must():
+    i0, i1 = np.array([0, 2], np.int32), np.array([1], np.int64)
+    d0, d1 = np.array([1.0, 3.0], np.float32), np.array([2.0], np.float32)
+    np.testing.assert_array_equal(ndx.dynamic_stitch((i0, i1), (d0, d1)), [1.0, 2.0, 3.0])
+    # a strided array among them is copied once; a list item beside arrays takes their dtype
+    strided = np.array([1.0, 9.0, 3.0, 9.0], np.float32)[::2]
+    got = ndx.dynamic_stitch([i0, i1], [strided, [2.0]])
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"dynamic_stitch: indices\[1\] must be int16, int32 or "
+                                        r"int64, not float64"):
+        ndx.dynamic_stitch([i0, np.array([1.0])], [d0, d1])
+    with pytest.raises(ndx.InvalidArgumentError):  # data of two dtypes
+        ndx.dynamic_stitch([i0, i1], [d0, np.array([2.0])])
