@@ -41,22 +41,36 @@ int64_t mpi_ids_count(mpi_call *c, const ndx_tensor *ids) {
     return count;
 }
 
-static int64_t id_at(const ndx_tensor *ids, int64_t i) {
-    return ids->dtype == NDX_INT32 ? ((const int32_t *)ids->data)[i] : ((const int64_t *)ids->data)[i];
+/* The first id outside [0, num_rows) fails, naming its flat position. */
+static ndx_status bad_id(mpi_call *c, int64_t i, int64_t id) {
+    return mpi_call_note(c, mpi_fail(mpi_call_err(c), NDX_E_OUT_OF_RANGE,
+                                     "%s: ids[%lld] = %lld on rank %d is outside [0, %lld)", c->op,
+                                     (long long)i, (long long)id, c->t->rank,
+                                     (long long)c->t->num_rows));
 }
 
+/* One loop per dtype, checked with an unsigned compare (negative ids wrap above num_rows), so
+ * the copy vectorises; the failing position is looked for only when one is out of range. */
 ndx_status mpi_ids_read(mpi_call *c, const ndx_tensor *ids, int64_t *out) {
-    const ndx_mpi_table *t = c->t;
+    const uint64_t rows = (uint64_t)c->t->num_rows;
     int64_t n = ndx_tensor_count(ids);
-    for (int64_t i = 0; i < n; i++) {
-        int64_t id = id_at(ids, i);
-        if (id < 0 || id >= t->num_rows)
-            return mpi_call_note(c, mpi_fail(mpi_call_err(c), NDX_E_OUT_OF_RANGE,
-                                             "%s: ids[%lld] = %lld on rank %d is outside [0, %lld)",
-                                             c->op, (long long)i, (long long)id, t->rank,
-                                             (long long)t->num_rows));
-        out[i] = id;
+    int bad = 0;
+    if (ids->dtype == NDX_INT32) {
+        const int32_t *in = ids->data;
+        for (int64_t i = 0; i < n; i++) {
+            out[i] = in[i];
+            bad |= (uint64_t)out[i] >= rows;
+        }
+    } else {
+        const int64_t *in = ids->data;
+        for (int64_t i = 0; i < n; i++) {
+            out[i] = in[i];
+            bad |= (uint64_t)out[i] >= rows;
+        }
     }
+    if (bad)
+        for (int64_t i = 0; i < n; i++)
+            if ((uint64_t)out[i] >= rows) return bad_id(c, i, out[i]);
     return NDX_OK;
 }
 

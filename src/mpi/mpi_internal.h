@@ -215,6 +215,7 @@ struct mpi_collective {
     int64_t *recv_ids;          /* [x.total] local rows this rank serves */
     void *owner_rows;           /* [x.total] rows at the owner: gathered (lookup), applied (update) */
     void *rows;                 /* [route.sent] rows: coming back (lookup), to send (update) */
+    const char **src;           /* lookup: [route.distinct] where the stitch reads each distinct row */
     ndx_tensor result;          /* lookup: the output's view (its data allocated when out's is NULL) */
     void *allocated;            /* lookup: result.data when the library allocated it */
     double seconds_gather, seconds_stitch, seconds_exchange; /* the kind's own step */

@@ -39,12 +39,9 @@ static ndx_status route_counts(mpi_call *c, const int64_t *counts, mpi_route *r)
     return NDX_OK;
 }
 
-/* Open addressing on the id (Fibonacci hashing, linear probing), at most half full. */
-typedef struct hash_entry {
-    int64_t id; /* -1: empty */
-    int64_t distinct;
-} hash_entry;
-
+/* Open addressing (Fibonacci hashing, linear probing), at most half full. A slot holds the
+ * distinct row + 1 (0: empty) and the id is compared through `first`: 4-byte slots make the table
+ * a quarter of {id, row} pairs, so clearing it and probing it stay within the L2 cache. */
 ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_route *r) {
     const ndx_mpi_table *t = c->t;
     memset(r, 0, sizeof *r);
@@ -53,32 +50,37 @@ ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_rout
     while (((int64_t)1 << bits) < 2 * n) bits++; /* n <= SIZE_MAX / 64 (ids.c): no overflow */
     size_t cap = (size_t)1 << bits;
     size_t bytes = (size_t)n * sizeof(int64_t);
+    if (n > (int64_t)UINT32_MAX - 1)
+        return mpi_call_note(c, mpi_fail(mpi_call_err(c), NDX_E_OVERFLOW,
+                                         "%s: %lld ids on rank %d are too many for one lookup "
+                                         "(split the batch)", c->op, (long long)n, t->rank));
     int64_t *counts = mpi_take(c, ((size_t)t->size + 1) * sizeof *counts, "the counts by owner");
-    hash_entry *hash = mpi_take(c, cap * sizeof *hash, "the ids' hash");
+    uint32_t *hash = mpi_take(c, cap * sizeof *hash, "the ids' hash");
+    int *owner = mpi_take(c, (size_t)n * sizeof *owner, "the owners of the distinct ids");
     int64_t *first = mpi_take(c, bytes, "the distinct ids");
     r->slot = mpi_take(c, bytes, "each id's distinct row");
     r->from = mpi_take(c, bytes, "where the rows come from");
     r->remote = mpi_take(c, (size_t)n, "the rows' owners");
     r->send_rows = mpi_take(c, bytes, "the ids to send");
-    if (!counts || !hash || !first || !r->slot || !r->from || !r->remote || !r->send_rows)
+    if (!counts || !hash || !owner || !first || !r->slot || !r->from || !r->remote || !r->send_rows)
         return c->status;
     memset(counts, 0, ((size_t)t->size + 1) * sizeof *counts);
-    memset(hash, 0xff, cap * sizeof *hash);
+    memset(hash, 0, cap * sizeof *hash);
     const int shift = 64 - bits;
+    const size_t mask = cap - 1;
     int64_t distinct = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t id = ids[i];
         size_t h = (size_t)(((uint64_t)id * 0x9e3779b97f4a7c15ull) >> shift);
-        while (hash[h].id != id && hash[h].id != -1) h = (h + 1) & (cap - 1);
-        if (hash[h].id == -1) {
-            hash[h].id = id;
-            hash[h].distinct = distinct;
-            first[distinct++] = id;
+        uint32_t e;
+        while ((e = hash[h]) != 0 && first[e - 1] != id) h = (h + 1) & mask;
+        if (e == 0) {
+            first[distinct] = id;
+            e = hash[h] = (uint32_t)++distinct;
         }
-        r->slot[i] = hash[h].distinct;
+        r->slot[i] = e - 1;
     }
     /* Owners of the distinct ids: own rows are read from the shard, the others counted. */
-    int *owner = (int *)hash; /* the hash is done with; it holds 2n int64 >= n int */
     for (int64_t d = 0; d < distinct; d++) {
         owner[d] = owner_of(t, first[d], &r->from[d]);
         r->remote[d] = owner[d] != t->rank;

@@ -406,6 +406,19 @@ static void test_all_cases(void) {
                 run_case(&c);
                 cases++;
             }
+    /* Rows of 64, 128, 256 and 512 bytes (the stitch copies these with constant-size copies)
+     * and one of 260, under every pattern: duplicates, one owner, empty batches, Zipf. */
+    static const int64_t widths[] = {16, 32, 64, 128, 65};
+    for (int w = 0; w < 5; w++)
+        for (int p = 0; p < PATTERNS; p++) {
+            test_case c = {.dtype = NDX_FLOAT32, .strategy = (w + p) % 2 ? NDX_MPI_DIV : NDX_MPI_MOD,
+                           .num_rows = 257, .row_rank = 1, .row_shape = {widths[w], 0},
+                           .pattern = (enum pattern)p, .op = NDX_SCATTER_ADD,
+                           .id_dtype = p % 2 ? NDX_INT32 : NDX_INT64, .caller_memory = w % 2,
+                           .threads = 1 + p % 2, .seed = seed++, .batch = 300 + 17 * p};
+            run_case(&c);
+            cases++;
+        }
     if (rank_ == 0) printf("lookup/update cases: %d\n", cases);
 }
 
