@@ -464,6 +464,18 @@ static void range_documented(void **state) {
                ST = ndx_tensor_make(NDX_INT64, 0, NULL, &step);
     assert_int_not_equal(ndx_range(&LO, &HI, &ST, NULL, &out, &err), NDX_OK);
     assert_null(out.data);
+    /* spans and steps beyond int64_t, lengths by hand: ceil((2^64 - 1) / 2^62) = 4 and
+     * ceil((2^64 - 1) / 2^63) = 2 */
+    step = INT64_C(1) << 62;
+    assert_ok(ndx_range(&LO, &HI, &ST, NULL, &out, &err), &err);
+    const int64_t up[4] = {INT64_MIN, INT64_MIN + (INT64_C(1) << 62), 0, INT64_C(1) << 62};
+    assert_true(out.rank == 1 && out.shape[0] == 4 && memcmp(out.data, up, sizeof up) == 0);
+    ndx_tensor_free(&out);
+    step = INT64_MIN;
+    assert_ok(ndx_range(&HI, &LO, &ST, NULL, &out, &err), &err);
+    const int64_t down[2] = {INT64_MAX, -1};
+    assert_true(out.rank == 1 && out.shape[0] == 2 && memcmp(out.data, down, sizeof down) == 0);
+    ndx_tensor_free(&out);
 }
 
 /* size and shape read only the layout, and infer agrees on partial specs. */

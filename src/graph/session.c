@@ -66,6 +66,8 @@ ndx_session *ndx_session_new(const ndx_graph *g, const ndx_session_options *opt,
 static void plan_free(run_plan *p) {
     free(p->keys);
     free(p->order);
+    free(p->order_nodes);
+    free(p->order_in);
     free(p->reads);
     free(p->from);
     free(p->consts);
@@ -263,7 +265,7 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
                           const unsigned char *needed) {
     const ndx_graph *g = s->g;
     uint32_t count = (uint32_t)ndx_graph_node_count(g);
-    int64_t reads_total = p->num_fetches, update_inputs = 0;
+    int64_t reads_total = p->num_fetches, update_inputs = 0, order_inputs = 0;
     for (uint32_t id = 1; id <= count; id++)
         if (needed[id]) {
             graph_node *n = graph_node_at(g, id);
@@ -272,26 +274,34 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
                 update_inputs += n->num_inputs;
             } else {
                 p->num_order++;
+                order_inputs += n->num_inputs;
             }
             reads_total += n->num_inputs;
         }
     p->order = malloc(((size_t)p->num_order + 1) * sizeof *p->order);
+    p->order_nodes = malloc(((size_t)p->num_order + 1) * sizeof *p->order_nodes);
+    p->order_in = malloc(((size_t)order_inputs + 1) * sizeof *p->order_in);
     p->updates = malloc(((size_t)p->num_updates + 1) * sizeof *p->updates);
     p->update_in = malloc(((size_t)update_inputs + 1) * sizeof *p->update_in);
     p->consts = malloc(((size_t)reads_total + 1) * sizeof *p->consts);
     p->fresh = malloc(((size_t)p->num_fetches + 1) * sizeof *p->fresh);
-    if (!p->order || !p->updates || !p->update_in || !p->consts || !p->fresh)
+    if (!p->order || !p->order_nodes || !p->order_in || !p->updates || !p->update_in ||
+        !p->consts || !p->fresh)
         return NDX_E_NO_MEMORY;
     int k = 0, u = 0;
+    int64_t at = 0;
     for (uint32_t id = 1; id <= count; id++) {
         if (!needed[id]) continue;
         graph_node *n = graph_node_at(g, id);
         if (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)
             p->updates[u++] = id;
-        else
+        else {
+            p->order_nodes[k] = n;
             p->order[k++] = id;
+        }
         for (int i = 0; i < n->num_inputs; i++) {
             int64_t v = value_of(g, n->inputs[i]);
+            if (!(graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)) p->order_in[at++] = v;
             if (p->from[v] == VALUE_CONST && p->reads[v] == 0)
                 p->consts[p->num_consts++] = n->inputs[i];
             p->reads[v]++;
@@ -397,44 +407,41 @@ static int reshape_as_view(const graph_node *n, const ndx_tensor *in, ndx_tensor
     return 1;
 }
 
-/* Runs one node: its outputs come from the pool (a tensor_scatter whose tensor has no other
- * reader updates it in place); each output's block gets its readers; inputs are let go. */
+/* Runs one node, whose inputs are the values numbered iv[]: its outputs come from the pool (a
+ * tensor_scatter whose tensor has no other reader updates it in place); each output's block gets
+ * its readers; inputs are let go. `o` holds the run's options (threads, the pool). */
 static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
-                           const ndx_fetch *direct, ndx_error *err) {
-    const ndx_graph *g = s->g;
-    const graph_node *n = graph_node_at(g, id);
-    for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[value_of(g, n->inputs[i])];
+                           const graph_node *n, const int64_t *iv, ndx_options *o, const ndx_fetch *direct,
+                           ndx_error *err) {
+    for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[iv[i]];
     int64_t v0 = n->first_value;
     int in_place = -1;
     ndx_status st = NDX_OK;
     if (n->kind == GRAPH_IDENTITY) {
         s->out[0] = s->in[0];
-        in_place = s->block[value_of(g, n->inputs[0])];
+        in_place = s->block[iv[0]];
     } else if (n->kind == GRAPH_VARIABLE) { /* its storage, as it is at the start of the run */
         s->out[0] = s->vars[s->var_slot[id]];
     } else if (n->kind == GRAPH_RESHAPE && !direct && reshape_as_view(n, &s->in[0], &s->out[0])) {
-        in_place = s->block[value_of(g, n->inputs[0])]; /* the same bytes, other dims */
+        in_place = s->block[iv[0]]; /* the same bytes, other dims */
     } else {
         memset(s->out, 0, (size_t)n->num_outputs * sizeof *s->out);
         for (int i = 0; direct && i < p->num_fetches; i++)
             s->out[direct[i].output.index] = direct[i].value;
         if (!direct && graph_in_place_ok(n, s->in)) {
-            int b = s->block[value_of(g, n->inputs[0])];
+            int b = s->block[iv[0]];
             if (b >= 0 && s->pool.blocks[b].refs == 1) {
                 s->out[0] = s->in[0];
                 in_place = b;
             }
         }
-        ndx_options o = {0};
-        o.num_threads = s->threads;
-        o.bad_indices = n->attrs.bad_indices;
-        o.allocator = &s->pool.as_allocator;
+        o->bad_indices = n->attrs.bad_indices;
         if (s->pool.limit) {
             size_t room = s->pool.in_use < s->pool.limit ? s->pool.limit - s->pool.in_use : 0;
-            o.max_memory = room ? room : 1;
+            o->max_memory = room ? room : 1;
         }
         ndx_error e;
-        st = graph_kernel(n, s->in, &o, s->out, &e);
+        st = graph_kernel(n, s->in, o, s->out, &e);
         if (st == NDX_E_MEMORY_BUDGET) {
             char msg[NDX_ERROR_MESSAGE_SIZE];
             snprintf(msg, sizeof msg,
@@ -458,8 +465,7 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
         pool_ref(&s->pool, b, p->reads[v]);
         if (p->reads[v] == 0 && b != in_place) pool_unref(&s->pool, b, 0);
     }
-    for (int i = 0; i < n->num_inputs; i++)
-        pool_unref(&s->pool, s->block[value_of(g, n->inputs[i])], 1);
+    for (int i = 0; i < n->num_inputs; i++) pool_unref(&s->pool, s->block[iv[i]], 1);
     return NDX_OK;
 }
 
@@ -575,9 +581,16 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
         s->block[v] = -1;
     }
     pool_begin_run(&s->pool, &p->log);
-    for (int k = 0; k < p->num_order && st == NDX_OK; k++)
-        st = run_node(s, p, p->order[k],
-                      p->direct && k == p->num_order - 1 ? fetches : NULL, err);
+    ndx_options o = {0};
+    o.num_threads = s->threads;
+    o.allocator = &s->pool.as_allocator;
+    const int64_t *iv = p->order_in;
+    for (int k = 0; k < p->num_order && st == NDX_OK; k++) {
+        const graph_node *n = p->order_nodes[k];
+        const ndx_fetch *direct = p->direct && k == p->num_order - 1 ? fetches : NULL;
+        st = run_node(s, p, p->order[k], n, iv, &o, direct, err);
+        iv += n->num_inputs;
+    }
     if (st == NDX_OK && (p->num_updates || s->num_vars))
         st = session_check_updates(s, p, fetches, err);
     if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);
