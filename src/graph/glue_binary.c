@@ -379,9 +379,20 @@ ndx_status ndx_binary(ndx_binary_op op, const ndx_tensor *x, const ndx_tensor *y
     int allocated;
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
     int64_t n = ndx_tensor_count(out);
-    binary_job j = {op, x->dtype, x->data, y->data, x->itemsize, y->itemsize, out->data, 0,
-                    {0}, {0}, {0}};
+    binary_job j; /* collapse fills dims and strides up to j.rank */
+    j.op = op;
+    j.dtype = x->dtype;
+    j.x = x->data;
+    j.y = y->data;
+    j.x_size = x->itemsize;
+    j.y_size = y->itemsize;
+    j.out = out->data;
     collapse(&j, x, y, &os);
+    if (j.rank == 1 && n <= GLUE_GRAIN) { /* same shapes or a scalar, one worker: one run */
+        binary_run r = {j.x, j.y, j.x_stride[0], j.y_stride[0], j.out, 0, n};
+        if (n > 0) binary_inner(&j, &r);
+        return NDX_OK;
+    }
     ndx_parallel_for(c.threads, n, GLUE_GRAIN, binary_range, &j);
     return NDX_OK;
 }
