@@ -122,10 +122,11 @@ static ndx_status fail_for(const ndx_session *s, ndx_output o, const ndx_error *
 
 static ndx_status check_feed(const ndx_session *s, const ndx_feed *f, int i, ndx_error *err) {
     NDX_TRY(check_handle(s, f->output, "feeds", i, err));
-    ndx_spec want = ndx_output_spec(f->output);
+    const ndx_spec *spec = &graph_node_at(s->g, f->output.op.id)->specs[f->output.index];
     if (ndx_tensor_check(&f->value, "feed", NULL, NULL, NULL) == NDX_OK &&
-        ndx_spec_admits(&want, &f->value))
+        ndx_spec_admits(spec, &f->value))
         return NDX_OK;
+    ndx_spec want = *spec;
     /* The message is made only on failure: a run checks its feeds every time. */
     char name[128], what[160];
     output_name(s->g, f->output, name, sizeof name);
@@ -491,10 +492,11 @@ static void release_borrowed(ndx_session *s, int num_feeds, const ndx_feed *feed
 static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fetch *fetches,
                                   ndx_tensor *fresh, ndx_error *err) {
     ndx_call c;
+    int have_call = 0; /* made for the first ALLOCATE fetch: INTO fetches need no call */
     ndx_options o = {0};
     o.allocator = &s->pool.source;
     ndx_error e;
-    ndx_status st = ndx_call_init(&c, "ndx_session_run", &o, &e);
+    ndx_status st = NDX_OK;
     int i;
     for (i = 0; i < num_fetches && st == NDX_OK; i++) {
         const ndx_tensor *result = &s->vals[value_of(s->g, fetches[i].output)];
@@ -507,12 +509,15 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
             st = ndx_output_matches("ndx_session_run", result, &fetches[i].value, what, &e);
         } else if (fetches[i].mode == NDX_FETCH_ALLOCATE) {
             int allocated;
+            if (!have_call && ndx_call_init(&c, "ndx_session_run", &o, &e) != NDX_OK)
+                return ndx_fail(err, e.code, "%s", e.message); /* nothing made yet */
+            have_call = 1;
             st = ndx_call_output(&c, result, &fresh[i], 0, "a fetch", &allocated);
         }
     }
     if (st == NDX_OK) return NDX_OK;
-    for (int k = 0; k < i; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
-    if (i == 0) return ndx_fail(err, e.code, "%s", e.message); /* no call: no fetch to name */
+    for (int k = 0; have_call && k < i; k++)
+        ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
     return fail_for(s, fetches[i - 1].output, &e, err);
 }
 
