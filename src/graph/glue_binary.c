@@ -151,16 +151,28 @@ static float float_floor_modf(float a, float b) {
     return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
 }
 
-/* The inner loop for element type T: OUT_T out = EXPR(a, b). */
-#define LOOP(T, OUT_T, EXPR)                                                                  \
+/* The inner loop for element type T with steps XS and YS: OUT_T out = EXPR(a, b). */
+#define LOOP_STEPS(T, OUT_T, EXPR, XS, YS)                                                    \
     do {                                                                                      \
         for (int64_t i = 0; i < r->count; i++) {                                              \
             T a, b;                                                                           \
-            memcpy(&a, r->xp + (size_t)i * r->x_step, sizeof a);                              \
-            memcpy(&b, r->yp + (size_t)i * r->y_step, sizeof b);                              \
+            memcpy(&a, r->xp + (size_t)i * (XS), sizeof a);                                   \
+            memcpy(&b, r->yp + (size_t)i * (YS), sizeof b);                                   \
             OUT_T o = EXPR;                                                                   \
             memcpy(r->out + (size_t)(r->first + i) * sizeof(OUT_T), &o, sizeof o);            \
         }                                                                                     \
+    } while (0)
+
+/* The common layouts (equal shapes; y a scalar) get their steps as constants, so the compiler
+ * can vectorise them; the same expression, so the same results. */
+#define LOOP(T, OUT_T, EXPR)                                                                  \
+    do {                                                                                      \
+        if (r->x_step == sizeof(T) && r->y_step == sizeof(T))                                 \
+            LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), sizeof(T));                                 \
+        else if (r->x_step == sizeof(T) && r->y_step == 0)                                    \
+            LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), 0);                                         \
+        else                                                                                  \
+            LOOP_STEPS(T, OUT_T, EXPR, r->x_step, r->y_step);                                 \
     } while (0)
 
 /* Integers: arithmetic in uint64_t wraps without undefined behaviour. */
