@@ -165,6 +165,70 @@ static void every_dtype_against_reference(void **state) {
     }
 }
 
+/* Element i of x broadcast to the output shape os (rank orank): x's dims aligned from the right,
+ * a dim of 1 read at 0. */
+static int64_t broadcast_offset(const ndx_tensor *x, int orank, const int64_t *os, int64_t i) {
+    int64_t off = 0, stride = 1;
+    for (int d = orank - 1; d >= 0; d--) {
+        int64_t at = i % os[d];
+        i /= os[d];
+        int k = d - (orank - x->rank);
+        if (k < 0) continue;
+        if (x->shape[k] != 1) off += at * stride;
+        stride *= x->shape[k];
+    }
+    return off;
+}
+
+/* add and not_equal for every real dtype on the layouts the loops tell apart: equal shapes and
+ * a scalar (one run, on both sides of the one-worker size), a vector against rows, [3, 1] against
+ * [1, 4], three dims against two; each element against a per-element broadcast reference. */
+static void broadcast_layouts_against_reference(void **state) {
+    (void)state;
+    test_rng r = {11};
+    const ndx_dtype dts[] = {NDX_INT8,    NDX_INT16,    NDX_INT32,   NDX_INT64,  NDX_UINT8,
+                             NDX_UINT16,  NDX_UINT32,   NDX_UINT64,  NDX_FLOAT16, NDX_BFLOAT16,
+                             NDX_FLOAT32, NDX_FLOAT64,  NDX_BOOL};
+    enum { BIG = 140001 }; /* past two grains: more than one worker */
+    const struct { int xr, yr; int64_t xs[3], ys[3]; } layouts[] = {
+        {1, 1, {5}, {5}},         {1, 1, {BIG}, {BIG}},      {0, 1, {0}, {7}},
+        {1, 0, {BIG}, {0}},       {1, 2, {4}, {3, 4}},       {2, 2, {3, 1}, {1, 4}},
+        {3, 2, {2, 1, 3}, {5, 1}}, {2, 2, {1, 1}, {1, 1}},   {1, 1, {0}, {0}},
+    };
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++) {
+        ndx_dtype dt = dts[k];
+        for (size_t l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+            ndx_tensor x = test_tensor(dt, 0, layouts[l].xr, layouts[l].xs);
+            ndx_tensor y = test_tensor(dt, 0, layouts[l].yr, layouts[l].ys);
+            test_fill_random(&r, &x);
+            test_fill_random(&r, &y);
+            for (int op = NDX_BINARY_ADD; op <= NDX_BINARY_NOT_EQUAL; op += 6) {
+                if (dt == NDX_BOOL && op == NDX_BINARY_ADD) continue;
+                ndx_tensor out = {0};
+                ndx_error err;
+                ndx_options opt = test_options(2, NDX_BAD_INDICES_ERROR);
+                assert_ok(ndx_binary((ndx_binary_op)op, &x, &y, &opt, &out, &err), &err);
+                int cmp = op == NDX_BINARY_NOT_EQUAL;
+                int64_t n = ndx_tensor_count(&out);
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t xi = broadcast_offset(&x, out.rank, out.shape, i);
+                    int64_t yi = broadcast_offset(&y, out.rank, out.shape, i);
+                    double a = as_double(dt, (unsigned char *)x.data + xi * x.itemsize);
+                    double b = as_double(dt, (unsigned char *)y.data + yi * y.itemsize);
+                    double got = as_double(cmp ? NDX_BOOL : dt,
+                                           (unsigned char *)out.data + i * out.itemsize);
+                    double want = cmp ? (double)(a != b) : reference_round(dt, a + b);
+                    if (got != want) fail_msg("dtype %d layout %zu op %d element %lld", (int)dt,
+                                              l, op, (long long)i);
+                }
+                ndx_tensor_free(&out);
+            }
+            test_tensor_free(&x);
+            test_tensor_free(&y);
+        }
+    }
+}
+
 /* Integers wrap; complex multiplies; strings compare without their padding. */
 static void wrap_complex_strings(void **state) {
     (void)state;
@@ -464,6 +528,18 @@ static void range_documented(void **state) {
                ST = ndx_tensor_make(NDX_INT64, 0, NULL, &step);
     assert_int_not_equal(ndx_range(&LO, &HI, &ST, NULL, &out, &err), NDX_OK);
     assert_null(out.data);
+    /* spans and steps beyond int64_t, lengths by hand: ceil((2^64 - 1) / 2^62) = 4 and
+     * ceil((2^64 - 1) / 2^63) = 2 */
+    step = INT64_C(1) << 62;
+    assert_ok(ndx_range(&LO, &HI, &ST, NULL, &out, &err), &err);
+    const int64_t up[4] = {INT64_MIN, INT64_MIN + (INT64_C(1) << 62), 0, INT64_C(1) << 62};
+    assert_true(out.rank == 1 && out.shape[0] == 4 && memcmp(out.data, up, sizeof up) == 0);
+    ndx_tensor_free(&out);
+    step = INT64_MIN;
+    assert_ok(ndx_range(&HI, &LO, &ST, NULL, &out, &err), &err);
+    const int64_t down[2] = {INT64_MAX, -1};
+    assert_true(out.rank == 1 && out.shape[0] == 2 && memcmp(out.data, down, sizeof down) == 0);
+    ndx_tensor_free(&out);
 }
 
 /* size and shape read only the layout, and infer agrees on partial specs. */
@@ -802,6 +878,7 @@ int main(void) {
         cmocka_unit_test(exact_casts_at_the_edges),
         cmocka_unit_test(refusals_write_nothing),
         cmocka_unit_test(every_dtype_against_reference),
+        cmocka_unit_test(broadcast_layouts_against_reference),
         cmocka_unit_test(wrap_complex_strings),
         cmocka_unit_test(cast_edges),
         cmocka_unit_test(every_real_cast_at_the_edges),

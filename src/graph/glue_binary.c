@@ -151,16 +151,28 @@ static float float_floor_modf(float a, float b) {
     return m != 0 && ((b < 0) != (m < 0)) ? m + b : m;
 }
 
-/* The inner loop for element type T: OUT_T out = EXPR(a, b). */
-#define LOOP(T, OUT_T, EXPR)                                                                  \
+/* The inner loop for element type T with steps XS and YS: OUT_T out = EXPR(a, b). */
+#define LOOP_STEPS(T, OUT_T, EXPR, XS, YS)                                                    \
     do {                                                                                      \
         for (int64_t i = 0; i < r->count; i++) {                                              \
             T a, b;                                                                           \
-            memcpy(&a, r->xp + (size_t)i * r->x_step, sizeof a);                              \
-            memcpy(&b, r->yp + (size_t)i * r->y_step, sizeof b);                              \
+            memcpy(&a, r->xp + (size_t)i * (XS), sizeof a);                                   \
+            memcpy(&b, r->yp + (size_t)i * (YS), sizeof b);                                   \
             OUT_T o = EXPR;                                                                   \
             memcpy(r->out + (size_t)(r->first + i) * sizeof(OUT_T), &o, sizeof o);            \
         }                                                                                     \
+    } while (0)
+
+/* The common layouts (equal shapes; y a scalar) get their steps as constants, so the compiler
+ * can vectorise them; the same expression, so the same results. */
+#define LOOP(T, OUT_T, EXPR)                                                                  \
+    do {                                                                                      \
+        if (r->x_step == sizeof(T) && r->y_step == sizeof(T))                                 \
+            LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), sizeof(T));                                 \
+        else if (r->x_step == sizeof(T) && r->y_step == 0)                                    \
+            LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), 0);                                         \
+        else                                                                                  \
+            LOOP_STEPS(T, OUT_T, EXPR, r->x_step, r->y_step);                                 \
     } while (0)
 
 /* Integers: arithmetic in uint64_t wraps without undefined behaviour. */
@@ -379,9 +391,20 @@ ndx_status ndx_binary(ndx_binary_op op, const ndx_tensor *x, const ndx_tensor *y
     int allocated;
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
     int64_t n = ndx_tensor_count(out);
-    binary_job j = {op, x->dtype, x->data, y->data, x->itemsize, y->itemsize, out->data, 0,
-                    {0}, {0}, {0}};
+    binary_job j; /* collapse fills dims and strides up to j.rank */
+    j.op = op;
+    j.dtype = x->dtype;
+    j.x = x->data;
+    j.y = y->data;
+    j.x_size = x->itemsize;
+    j.y_size = y->itemsize;
+    j.out = out->data;
     collapse(&j, x, y, &os);
+    if (j.rank == 1 && n <= GLUE_GRAIN) { /* same shapes or a scalar, one worker: one run */
+        binary_run r = {j.x, j.y, j.x_stride[0], j.y_stride[0], j.out, 0, n};
+        if (n > 0) binary_inner(&j, &r);
+        return NDX_OK;
+    }
     ndx_parallel_for(c.threads, n, GLUE_GRAIN, binary_range, &j);
     return NDX_OK;
 }

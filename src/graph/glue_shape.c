@@ -63,12 +63,12 @@ static ndx_status range_length(const ndx_tensor *start, const ndx_tensor *limit,
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "range: requires start >= limit when delta < 0: %g/%g", s, l);
     if (is_int) {
-        /* Exact, in 128 bits: limit - start can overflow int64_t. */
-        __int128 span = (__int128)int_at(limit) - int_at(start);
-        __int128 step = int_at(delta);
-        if (span < 0) span = -span;
-        if (step < 0) step = -step;
-        __int128 len = (span + step - 1) / step;
+        /* Exact in uint64_t: |limit - start| and |delta| fit there though not in int64_t
+         * (a 64-bit division, not a 128-bit one: a run's range costs a few ns). */
+        int64_t a = int_at(start), b = int_at(limit), dd = int_at(delta);
+        uint64_t span = a < b ? (uint64_t)b - (uint64_t)a : (uint64_t)a - (uint64_t)b;
+        uint64_t step = dd < 0 ? 0 - (uint64_t)dd : (uint64_t)dd;
+        uint64_t len = span / step + (span % step != 0);
         *n = len > INT64_MAX ? -1 : (int64_t)len;
     } else {
         double len = ceil(fabs((l - s) / d));

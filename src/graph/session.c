@@ -66,6 +66,8 @@ ndx_session *ndx_session_new(const ndx_graph *g, const ndx_session_options *opt,
 static void plan_free(run_plan *p) {
     free(p->keys);
     free(p->order);
+    free(p->order_nodes);
+    free(p->order_in);
     free(p->reads);
     free(p->from);
     free(p->consts);
@@ -120,10 +122,11 @@ static ndx_status fail_for(const ndx_session *s, ndx_output o, const ndx_error *
 
 static ndx_status check_feed(const ndx_session *s, const ndx_feed *f, int i, ndx_error *err) {
     NDX_TRY(check_handle(s, f->output, "feeds", i, err));
-    ndx_spec want = ndx_output_spec(f->output);
+    const ndx_spec *spec = &graph_node_at(s->g, f->output.op.id)->specs[f->output.index];
     if (ndx_tensor_check(&f->value, "feed", NULL, NULL, NULL) == NDX_OK &&
-        ndx_spec_admits(&want, &f->value))
+        ndx_spec_admits(spec, &f->value))
         return NDX_OK;
+    ndx_spec want = *spec;
     /* The message is made only on failure: a run checks its feeds every time. */
     char name[128], what[160];
     output_name(s->g, f->output, name, sizeof name);
@@ -263,7 +266,7 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
                           const unsigned char *needed) {
     const ndx_graph *g = s->g;
     uint32_t count = (uint32_t)ndx_graph_node_count(g);
-    int64_t reads_total = p->num_fetches, update_inputs = 0;
+    int64_t reads_total = p->num_fetches, update_inputs = 0, order_inputs = 0;
     for (uint32_t id = 1; id <= count; id++)
         if (needed[id]) {
             graph_node *n = graph_node_at(g, id);
@@ -272,26 +275,34 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
                 update_inputs += n->num_inputs;
             } else {
                 p->num_order++;
+                order_inputs += n->num_inputs;
             }
             reads_total += n->num_inputs;
         }
     p->order = malloc(((size_t)p->num_order + 1) * sizeof *p->order);
+    p->order_nodes = malloc(((size_t)p->num_order + 1) * sizeof *p->order_nodes);
+    p->order_in = malloc(((size_t)order_inputs + 1) * sizeof *p->order_in);
     p->updates = malloc(((size_t)p->num_updates + 1) * sizeof *p->updates);
     p->update_in = malloc(((size_t)update_inputs + 1) * sizeof *p->update_in);
     p->consts = malloc(((size_t)reads_total + 1) * sizeof *p->consts);
     p->fresh = malloc(((size_t)p->num_fetches + 1) * sizeof *p->fresh);
-    if (!p->order || !p->updates || !p->update_in || !p->consts || !p->fresh)
+    if (!p->order || !p->order_nodes || !p->order_in || !p->updates || !p->update_in ||
+        !p->consts || !p->fresh)
         return NDX_E_NO_MEMORY;
     int k = 0, u = 0;
+    int64_t at = 0;
     for (uint32_t id = 1; id <= count; id++) {
         if (!needed[id]) continue;
         graph_node *n = graph_node_at(g, id);
         if (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)
             p->updates[u++] = id;
-        else
+        else {
+            p->order_nodes[k] = n;
             p->order[k++] = id;
+        }
         for (int i = 0; i < n->num_inputs; i++) {
             int64_t v = value_of(g, n->inputs[i]);
+            if (!(graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)) p->order_in[at++] = v;
             if (p->from[v] == VALUE_CONST && p->reads[v] == 0)
                 p->consts[p->num_consts++] = n->inputs[i];
             p->reads[v]++;
@@ -397,44 +408,41 @@ static int reshape_as_view(const graph_node *n, const ndx_tensor *in, ndx_tensor
     return 1;
 }
 
-/* Runs one node: its outputs come from the pool (a tensor_scatter whose tensor has no other
- * reader updates it in place); each output's block gets its readers; inputs are let go. */
+/* Runs one node, whose inputs are the values numbered iv[]: its outputs come from the pool (a
+ * tensor_scatter whose tensor has no other reader updates it in place); each output's block gets
+ * its readers; inputs are let go. `o` holds the run's options (threads, the pool). */
 static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
-                           const ndx_fetch *direct, ndx_error *err) {
-    const ndx_graph *g = s->g;
-    const graph_node *n = graph_node_at(g, id);
-    for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[value_of(g, n->inputs[i])];
+                           const graph_node *n, const int64_t *iv, ndx_options *o, const ndx_fetch *direct,
+                           ndx_error *err) {
+    for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[iv[i]];
     int64_t v0 = n->first_value;
     int in_place = -1;
     ndx_status st = NDX_OK;
     if (n->kind == GRAPH_IDENTITY) {
         s->out[0] = s->in[0];
-        in_place = s->block[value_of(g, n->inputs[0])];
+        in_place = s->block[iv[0]];
     } else if (n->kind == GRAPH_VARIABLE) { /* its storage, as it is at the start of the run */
         s->out[0] = s->vars[s->var_slot[id]];
     } else if (n->kind == GRAPH_RESHAPE && !direct && reshape_as_view(n, &s->in[0], &s->out[0])) {
-        in_place = s->block[value_of(g, n->inputs[0])]; /* the same bytes, other dims */
+        in_place = s->block[iv[0]]; /* the same bytes, other dims */
     } else {
         memset(s->out, 0, (size_t)n->num_outputs * sizeof *s->out);
         for (int i = 0; direct && i < p->num_fetches; i++)
             s->out[direct[i].output.index] = direct[i].value;
         if (!direct && graph_in_place_ok(n, s->in)) {
-            int b = s->block[value_of(g, n->inputs[0])];
+            int b = s->block[iv[0]];
             if (b >= 0 && s->pool.blocks[b].refs == 1) {
                 s->out[0] = s->in[0];
                 in_place = b;
             }
         }
-        ndx_options o = {0};
-        o.num_threads = s->threads;
-        o.bad_indices = n->attrs.bad_indices;
-        o.allocator = &s->pool.as_allocator;
+        o->bad_indices = n->attrs.bad_indices;
         if (s->pool.limit) {
             size_t room = s->pool.in_use < s->pool.limit ? s->pool.limit - s->pool.in_use : 0;
-            o.max_memory = room ? room : 1;
+            o->max_memory = room ? room : 1;
         }
         ndx_error e;
-        st = graph_kernel(n, s->in, &o, s->out, &e);
+        st = graph_kernel(n, s->in, o, s->out, &e);
         if (st == NDX_E_MEMORY_BUDGET) {
             char msg[NDX_ERROR_MESSAGE_SIZE];
             snprintf(msg, sizeof msg,
@@ -458,8 +466,7 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
         pool_ref(&s->pool, b, p->reads[v]);
         if (p->reads[v] == 0 && b != in_place) pool_unref(&s->pool, b, 0);
     }
-    for (int i = 0; i < n->num_inputs; i++)
-        pool_unref(&s->pool, s->block[value_of(g, n->inputs[i])], 1);
+    for (int i = 0; i < n->num_inputs; i++) pool_unref(&s->pool, s->block[iv[i]], 1);
     return NDX_OK;
 }
 
@@ -485,10 +492,11 @@ static void release_borrowed(ndx_session *s, int num_feeds, const ndx_feed *feed
 static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fetch *fetches,
                                   ndx_tensor *fresh, ndx_error *err) {
     ndx_call c;
+    int have_call = 0; /* made for the first ALLOCATE fetch: INTO fetches need no call */
     ndx_options o = {0};
     o.allocator = &s->pool.source;
     ndx_error e;
-    ndx_status st = ndx_call_init(&c, "ndx_session_run", &o, &e);
+    ndx_status st = NDX_OK;
     int i;
     for (i = 0; i < num_fetches && st == NDX_OK; i++) {
         const ndx_tensor *result = &s->vals[value_of(s->g, fetches[i].output)];
@@ -501,12 +509,15 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
             st = ndx_output_matches("ndx_session_run", result, &fetches[i].value, what, &e);
         } else if (fetches[i].mode == NDX_FETCH_ALLOCATE) {
             int allocated;
+            if (!have_call && ndx_call_init(&c, "ndx_session_run", &o, &e) != NDX_OK)
+                return ndx_fail(err, e.code, "%s", e.message); /* nothing made yet */
+            have_call = 1;
             st = ndx_call_output(&c, result, &fresh[i], 0, "a fetch", &allocated);
         }
     }
     if (st == NDX_OK) return NDX_OK;
-    for (int k = 0; k < i; k++) ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
-    if (i == 0) return ndx_fail(err, e.code, "%s", e.message); /* no call: no fetch to name */
+    for (int k = 0; have_call && k < i; k++)
+        ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
     return fail_for(s, fetches[i - 1].output, &e, err);
 }
 
@@ -575,9 +586,16 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
         s->block[v] = -1;
     }
     pool_begin_run(&s->pool, &p->log);
-    for (int k = 0; k < p->num_order && st == NDX_OK; k++)
-        st = run_node(s, p, p->order[k],
-                      p->direct && k == p->num_order - 1 ? fetches : NULL, err);
+    ndx_options o = {0};
+    o.num_threads = s->threads;
+    o.allocator = &s->pool.as_allocator;
+    const int64_t *iv = p->order_in;
+    for (int k = 0; k < p->num_order && st == NDX_OK; k++) {
+        const graph_node *n = p->order_nodes[k];
+        const ndx_fetch *direct = p->direct && k == p->num_order - 1 ? fetches : NULL;
+        st = run_node(s, p, p->order[k], n, iv, &o, direct, err);
+        iv += n->num_inputs;
+    }
     if (st == NDX_OK && (p->num_updates || s->num_vars))
         st = session_check_updates(s, p, fetches, err);
     if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);

@@ -18,6 +18,8 @@ typedef struct run_plan {
     ndx_output *keys;     /* the feeds' outputs, then the fetches', then the targets' (index 0) */
     uint32_t *order;      /* nodes to run, in build order, but the updates */
     int num_order;
+    const graph_node **order_nodes; /* those nodes, looked up once for the plan */
+    int64_t *order_in;    /* their inputs' value numbers, one node's after another */
     uint32_t *updates;    /* the updates (GRAPH_KIND_MUTATES) to run, in build order */
     int num_updates;
     ndx_tensor *update_in; /* their inputs, one after another (variables: the storage) */
