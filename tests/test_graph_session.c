@@ -256,6 +256,46 @@ static void seed003_stitch_and_seed004_concat(void **state) {
 
 /* ---- feeds, fetches and failures ----------------------------------------------------------- */
 
+/* A run's plan is kept for the same fetched outputs whatever the fetch modes; a later ALLOCATE
+ * (or BORROW) run whose value still points at the buffer an earlier INTO run filled must leave
+ * that buffer alone and hand back a new block. */
+static void fetch_modes_change_between_runs(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_spec ps = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(4, 3));
+    ndx_spec is = ndx_spec_make(NDX_INT32, 2, SHAPE(2, 1));
+    ndx_output params = ndx_op_placeholder(ndx_scope_named(s, "params"), &ps);
+    ndx_output idx = ndx_op_placeholder(ndx_scope_named(s, "idx"), &is);
+    ndx_output y = ndx_op_gather_nd(s, params, idx, NULL);
+    ndx_session *sess = finish(g, NULL);
+    float p[12];
+    for (int i = 0; i < 12; i++) p[i] = (float)i;
+    int32_t rows[2] = {3, 1};
+    ndx_feed feeds[2] = {{params, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(4, 3), p)},
+                         {idx, ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 1), rows)}};
+    float yv[6];
+    ndx_fetch f = {y, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), yv)};
+    ndx_error err;
+    assert_ok(ndx_session_run(sess, 2, feeds, 1, &f, &err), &err);
+    const float want[6] = {9, 10, 11, 3, 4, 5};
+    assert_memory_equal(yv, want, sizeof want);
+    for (int mode = 0; mode < 2; mode++) {
+        memset(yv, 0x5c, sizeof yv);
+        float before[6];
+        memcpy(before, yv, sizeof yv);
+        f.mode = mode == 0 ? NDX_FETCH_ALLOCATE : NDX_FETCH_BORROW;
+        f.value = ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), yv); /* left from the INTO run */
+        assert_ok(ndx_session_run(sess, 2, feeds, 1, &f, &err), &err);
+        assert_memory_equal(yv, before, sizeof yv);
+        assert_true(f.value.data != (void *)yv);
+        assert_memory_equal(f.value.data, want, sizeof want);
+        if (f.mode == NDX_FETCH_ALLOCATE) ndx_tensor_free(&f.value);
+    }
+    ndx_session_free(sess);
+    ndx_graph_free(g);
+}
+
 static void feeds_checked_first(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
@@ -771,6 +811,7 @@ int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(seed003_program),
+        cmocka_unit_test(fetch_modes_change_between_runs),
         cmocka_unit_test(seed001_gather),
         cmocka_unit_test(seed002_scatter),
         cmocka_unit_test(seed003_stitch_and_seed004_concat),

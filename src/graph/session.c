@@ -590,9 +590,14 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
     o.num_threads = s->threads;
     o.allocator = &s->pool.as_allocator;
     const int64_t *iv = p->order_in;
+    /* The plan is shared by runs of the same outputs whatever their fetch modes: the last node
+     * writes into the caller's values only when this run asks for every fetch INTO. */
+    int direct_ok = p->direct;
+    for (int i = 0; i < num_fetches && direct_ok; i++)
+        direct_ok = fetches[i].mode == NDX_FETCH_INTO;
     for (int k = 0; k < p->num_order && st == NDX_OK; k++) {
         const graph_node *n = p->order_nodes[k];
-        const ndx_fetch *direct = p->direct && k == p->num_order - 1 ? fetches : NULL;
+        const ndx_fetch *direct = direct_ok && k == p->num_order - 1 ? fetches : NULL;
         st = run_node(s, p, p->order[k], n, iv, &o, direct, err);
         iv += n->num_inputs;
     }
