@@ -60,7 +60,7 @@ ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, nd
     c->err = err;
     c->used = 0;
     c->local_used = 0;
-    ndx_options defaults = {0};
+    static const ndx_options defaults; /* all zeros: not rebuilt on the stack per call */
     if (!opt) opt = &defaults;
     if (opt->bad_indices != NDX_BAD_INDICES_ERROR && opt->bad_indices != NDX_BAD_INDICES_IGNORE)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,

@@ -172,16 +172,46 @@ static void init_geometry(gather_plan *p, const ndx_tensor *params, const ndx_te
         p->byte_strides[k] = p->index.strides[k] * (int64_t)p->slice_bytes;
 }
 
-ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
-                              int batch_dims, const void *out_data, gather_plan *p) {
+/* The views checked, the output inferred and the geometry set: everything of a plan but its index
+ * rows and path. Scalars are set one by one, not by clearing the whole plan: its arrays (read
+ * only up to the depth) make it 700 bytes, and clearing them cost a small call more than its
+ * copy. */
+static ndx_status plan_geometry(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
+                                int batch_dims, gather_plan *p) {
     NDX_TRY(ndx_tensor_check(params, OP ": params", NULL, NULL, c->err));
     NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", NULL, c->err));
     ndx_spec ps = ndx_spec_of(params), is = ndx_spec_of(indices), os;
     NDX_TRY(infer_checked(&ps, &is, batch_dims, &os, c->err));
-    memset(p, 0, sizeof *p);
     p->want = ndx_view_of_spec(&os);
     p->threads = c->threads;
+    p->params_bytes = p->slice_bytes = p->batch_bytes = p->scratch_bytes = 0;
+    p->index.depth = 0;
+    p->index.slices = 0;
+    p->out = NULL;
+    p->changed = NULL;
+    p->grain = 1;
+    p->streaming = 0;
+    p->pieces = 0;
+    p->by_source = 0;
     init_geometry(p, params, indices, batch_dims);
+    return NDX_OK;
+}
+
+/* A caller's output must not share a byte with the inputs (rows > 0). */
+static ndx_status check_separate(const ndx_call *c, const gather_plan *p,
+                                 const ndx_tensor *indices, const void *out_data) {
+    size_t out_bytes = (size_t)p->rows * p->slice_bytes;
+    if (out_data && (overlaps(out_data, out_bytes, p->params, p->params_bytes) ||
+                     overlaps(out_data, out_bytes, indices->data,
+                              (size_t)p->rows * (size_t)p->depth * indices->itemsize)))
+        return ndx_fail(c->err, NDX_E_INVALID_ARGUMENT,
+                        "%s: out overlaps params or indices; it must be separate memory", OP);
+    return NDX_OK;
+}
+
+/* The rest of a plan: every index row checked (unless bad rows are to be zeroed), the path. */
+static ndx_status plan_rows(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
+                            int batch_dims, const void *out_data, gather_plan *p) {
     if (p->rows == 0) return NDX_OK; /* rows > 0 implies a non-empty params and slices */
     if (c->bad_indices == NDX_BAD_INDICES_ERROR) {
         int64_t bad =
@@ -190,16 +220,65 @@ ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
             return ndx_gather_nd_fail_row(params, indices, batch_dims, p->rows_per_batch, bad,
                                           c->err);
     }
-    size_t out_bytes = (size_t)p->rows * p->slice_bytes;
-    if (out_data && (overlaps(out_data, out_bytes, params->data, p->params_bytes) ||
-                     overlaps(out_data, out_bytes, indices->data,
-                              (size_t)p->rows * (size_t)p->depth * indices->itemsize)))
-        return ndx_fail(c->err, NDX_E_INVALID_ARGUMENT,
-                        "%s: out overlaps params or indices; it must be separate memory", OP);
+    NDX_TRY(check_separate(c, p, indices, out_data));
     /* What the budget leaves for scratch once the output the call allocates is counted. */
+    size_t out_bytes = (size_t)p->rows * p->slice_bytes;
     size_t room = ndx_call_room(c);
     if (!out_data) room = room > out_bytes ? room - out_bytes : 0;
     gather_nd_choose_path(p, out_data ? ((uintptr_t)out_data % 64 == 0) : 1, room);
+    return NDX_OK;
+}
+
+ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
+                              int batch_dims, const void *out_data, gather_plan *p) {
+    NDX_TRY(plan_geometry(c, params, indices, batch_dims, p));
+    return plan_rows(c, params, indices, batch_dims, out_data, p);
+}
+
+/* ---- small calls ------------------------------------------------------------------------- */
+
+/* A call this small costs its fixed steps, not its copy: its rows are read once, each checked
+ * as it is read, into offsets on the stack, before the output exists; the copy then uses those
+ * very offsets. No second pass over the indices, no path to choose, no threads. */
+#define SMALL_ROWS 64
+#define SMALL_BYTES ((size_t)16384)
+
+static int is_small(const gather_plan *p) {
+    return p->rows > 0 && p->rows <= SMALL_ROWS && (size_t)p->rows * p->slice_bytes <= SMALL_BYTES;
+}
+
+NDX_ALWAYS_INLINE void copy_small_as(const gather_plan *p, unsigned char *out, const int64_t *off,
+                                     size_t size) {
+    for (int64_t i = 0; i < p->rows; i++, out += size) {
+        if (off[i] >= 0)
+            memcpy(out, p->params + off[i], size);
+        else
+            memset(out, 0, size); /* a bad row under NDX_BAD_INDICES_IGNORE */
+    }
+}
+
+static void copy_small(const gather_plan *p, unsigned char *out, const int64_t *off) {
+    switch (p->slice_bytes) { /* the usual element sizes as constants: no memcpy calls */
+    case 4: copy_small_as(p, out, off, 4); break;
+    case 8: copy_small_as(p, out, off, 8); break;
+    default: copy_small_as(p, out, off, p->slice_bytes); break;
+    }
+}
+
+/* The whole call for a small plan (geometry set, rows not yet read). */
+static ndx_status gather_small(ndx_call *c, gather_plan *p, const ndx_tensor *params,
+                               const ndx_tensor *indices, int batch_dims, ndx_tensor *out) {
+    int64_t off[SMALL_ROWS];
+    gather_row_offsets(p, 0, p->rows, off); /* p->changed is NULL: a bad row is just -1 */
+    if (c->bad_indices == NDX_BAD_INDICES_ERROR)
+        for (int64_t i = 0; i < p->rows; i++)
+            if (off[i] < 0)
+                return ndx_gather_nd_fail_row(params, indices, batch_dims, p->rows_per_batch, i,
+                                              c->err);
+    NDX_TRY(check_separate(c, p, indices, out->data));
+    int allocated;
+    NDX_TRY(ndx_call_output(c, &p->want, out, 0, "out", &allocated));
+    copy_small(p, out->data, off);
     return NDX_OK;
 }
 
@@ -231,7 +310,9 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
     gather_plan p;
-    NDX_TRY(ndx_gather_nd_plan(&c, params, indices, batch_dims, out->data, &p));
+    NDX_TRY(plan_geometry(&c, params, indices, batch_dims, &p));
+    if (is_small(&p)) return gather_small(&c, &p, params, indices, batch_dims, out);
+    NDX_TRY(plan_rows(&c, params, indices, batch_dims, out->data, &p));
     int allocated;
     NDX_TRY(ndx_call_output(&c, &p.want, out, 0, "out", &allocated));
     void *scratch;
