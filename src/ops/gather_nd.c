@@ -12,10 +12,31 @@
 
 /* ---- infer ------------------------------------------------------------------------------- */
 
-/* Everything infer checks once the two specs are valid on their own (the plan has checked the
- * views they come from, so it starts here). */
-static ndx_status infer_checked(const ndx_spec *params, const ndx_spec *indices, int batch_dims,
-                                ndx_spec *out, ndx_error *err) {
+/* What infer reads of a spec or a view, by reference: copying either (152 bytes) into the other
+ * cost a small call more than all its checks. */
+typedef struct layout_ref {
+    ndx_dtype dtype;
+    size_t itemsize;
+    int rank;
+    const int64_t *shape;
+} layout_ref;
+
+#define LAYOUT_REF(x) ((layout_ref){(x)->dtype, (x)->itemsize, (x)->rank, (x)->shape})
+
+/* ndx_spec_is_complete of a layout. */
+static int layout_complete(size_t itemsize, int rank, const int64_t *shape) {
+    if (itemsize == 0 || rank < 0) return 0;
+    for (int i = 0; i < rank; i++)
+        if (shape[i] < 0) return 0;
+    return 1;
+}
+
+/* Everything infer checks once the two layouts are valid on their own (the plan has checked the
+ * views they come from, so it starts here). Writes the output's rank (NDX_UNKNOWN when it cannot
+ * be told) and dims; its dtype and itemsize are params'. */
+static ndx_status infer_checked(const layout_ref *params, const layout_ref *indices,
+                                int batch_dims, int *out_rank, int64_t *out_shape,
+                                ndx_error *err) {
     int prank = params->rank, irank = indices->rank;
     if (irank == 0)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -48,10 +69,7 @@ static ndx_status infer_checked(const ndx_spec *params, const ndx_spec *indices,
                                 OP, k, k, (long long)params->shape[k], k,
                                 (long long)indices->shape[k], batch_dims);
 
-    *out = ndx_zero_spec;
-    out->dtype = params->dtype;
-    out->itemsize = params->itemsize;
-    out->rank = NDX_UNKNOWN;
+    *out_rank = NDX_UNKNOWN;
     int64_t depth = irank == NDX_UNKNOWN ? NDX_UNKNOWN : indices->shape[irank - 1];
     if (depth == NDX_UNKNOWN || prank == NDX_UNKNOWN) return NDX_OK;
     if (depth > prank - batch_dims)
@@ -65,31 +83,31 @@ static ndx_status infer_checked(const ndx_spec *params, const ndx_spec *indices,
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: the result would have rank %d + %d = %d; ndx handles ranks up to %d",
                         OP, lead, tail, lead + tail, NDX_MAX_RANK);
-    out->rank = lead + tail;
-    for (int k = 0; k < lead; k++) out->shape[k] = indices->shape[k];
-    for (int k = 0; k < tail; k++) out->shape[lead + k] = params->shape[prank - tail + k];
+    *out_rank = lead + tail;
+    for (int k = 0; k < lead; k++) out_shape[k] = indices->shape[k];
+    for (int k = 0; k < tail; k++) out_shape[lead + k] = params->shape[prank - tail + k];
 
     /* The size checks need every dim they multiply. */
     char dims[NDX_DIMS_TEXT];
     int64_t count, rows;
     size_t bytes;
-    if (ndx_spec_is_complete(out) &&
-        (!ndx_dims_product(out->rank, out->shape, &count) ||
-         !ndx_bytes_of(count, out->itemsize, &bytes))) {
-        ndx_format_dims(dims, sizeof dims, out->rank, out->shape);
+    if (layout_complete(params->itemsize, lead + tail, out_shape) &&
+        (!ndx_dims_product(lead + tail, out_shape, &count) ||
+         !ndx_bytes_of(count, params->itemsize, &bytes))) {
+        ndx_format_dims(dims, sizeof dims, lead + tail, out_shape);
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: the result of shape %s is too large to address",
                         OP, dims);
     }
     /* Rows can only overflow when D == 0 and indices holds nothing; the result then overflows
      * too unless params' tail has a zero, and a zero-size params with rows is refused below. */
-    int rows_known = ndx_spec_is_complete(indices);
+    int rows_known = layout_complete(indices->itemsize, irank, indices->shape);
     if (rows_known && !ndx_dims_product(lead, indices->shape, &rows)) {
         ndx_format_dims(dims, sizeof dims, irank, indices->shape);
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
                         OP, dims);
     }
     int64_t params_count;
-    if (rows_known && rows > 0 && ndx_spec_is_complete(params) &&
+    if (rows_known && rows > 0 && layout_complete(params->itemsize, prank, params->shape) &&
         ndx_known_product(prank, params->shape, &params_count) && params_count == 0) {
         ndx_format_dims(dims, sizeof dims, prank, params->shape);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -104,7 +122,13 @@ ndx_status ndx_gather_nd_infer(const ndx_spec *params, const ndx_spec *indices, 
     NDX_TRY(ndx_spec_check(params, OP ": params", err));
     NDX_TRY(ndx_check_index_spec(indices, OP, "indices", err));
     if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", OP);
-    return infer_checked(params, indices, batch_dims, out, err);
+    layout_ref pr = LAYOUT_REF(params), ir = LAYOUT_REF(indices);
+    ndx_spec os = ndx_zero_spec; /* *out changes only on success */
+    os.dtype = params->dtype;
+    os.itemsize = params->itemsize;
+    NDX_TRY(infer_checked(&pr, &ir, batch_dims, &os.rank, os.shape, err));
+    *out = os;
+    return NDX_OK;
 }
 
 /* The output view of concrete inputs, from their layouts alone (data may be absent). */
@@ -180,9 +204,11 @@ static ndx_status plan_geometry(ndx_call *c, const ndx_tensor *params, const ndx
                                 int batch_dims, gather_plan *p) {
     NDX_TRY(ndx_tensor_check(params, OP ": params", NULL, NULL, c->err));
     NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", NULL, c->err));
-    ndx_spec ps = ndx_spec_of(params), is = ndx_spec_of(indices), os;
-    NDX_TRY(infer_checked(&ps, &is, batch_dims, &os, c->err));
-    p->want = ndx_view_of_spec(&os);
+    layout_ref pr = LAYOUT_REF(params), ir = LAYOUT_REF(indices);
+    p->want = ndx_zero_tensor;
+    p->want.dtype = params->dtype;
+    p->want.itemsize = params->itemsize;
+    NDX_TRY(infer_checked(&pr, &ir, batch_dims, &p->want.rank, p->want.shape, c->err));
     p->threads = c->threads;
     p->params_bytes = p->slice_bytes = p->batch_bytes = p->scratch_bytes = 0;
     p->index.depth = 0;
