@@ -23,9 +23,11 @@ typedef struct layout_ref {
 
 #define LAYOUT_REF(x) ((layout_ref){(x)->dtype, (x)->itemsize, (x)->rank, (x)->shape})
 
-/* ndx_spec_is_complete of a layout. */
-static int layout_complete(size_t itemsize, int rank, const int64_t *shape) {
+/* ndx_spec_is_complete of a layout; `views`: it comes from a checked view, whose rank and dims
+ * are all known, so only the itemsize (a string's width may be 0) is left to look at. */
+static int layout_complete(int views, size_t itemsize, int rank, const int64_t *shape) {
     if (itemsize == 0 || rank < 0) return 0;
+    if (views) return 1;
     for (int i = 0; i < rank; i++)
         if (shape[i] < 0) return 0;
     return 1;
@@ -35,7 +37,7 @@ static int layout_complete(size_t itemsize, int rank, const int64_t *shape) {
  * views they come from, so it starts here). Writes the output's rank (NDX_UNKNOWN when it cannot
  * be told) and dims; its dtype and itemsize are params'. */
 static ndx_status infer_checked(const layout_ref *params, const layout_ref *indices,
-                                int batch_dims, int *out_rank, int64_t *out_shape,
+                                int batch_dims, int views, int *out_rank, int64_t *out_shape,
                                 ndx_error *err) {
     int prank = params->rank, irank = indices->rank;
     if (irank == 0)
@@ -91,7 +93,7 @@ static ndx_status infer_checked(const layout_ref *params, const layout_ref *indi
     char dims[NDX_DIMS_TEXT];
     int64_t count, rows;
     size_t bytes;
-    if (layout_complete(params->itemsize, lead + tail, out_shape) &&
+    if (layout_complete(views, params->itemsize, lead + tail, out_shape) &&
         (!ndx_dims_product(lead + tail, out_shape, &count) ||
          !ndx_bytes_of(count, params->itemsize, &bytes))) {
         ndx_format_dims(dims, sizeof dims, lead + tail, out_shape);
@@ -100,14 +102,14 @@ static ndx_status infer_checked(const layout_ref *params, const layout_ref *indi
     }
     /* Rows can only overflow when D == 0 and indices holds nothing; the result then overflows
      * too unless params' tail has a zero, and a zero-size params with rows is refused below. */
-    int rows_known = layout_complete(indices->itemsize, irank, indices->shape);
+    int rows_known = layout_complete(views, indices->itemsize, irank, indices->shape);
     if (rows_known && !ndx_dims_product(lead, indices->shape, &rows)) {
         ndx_format_dims(dims, sizeof dims, irank, indices->shape);
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
                         OP, dims);
     }
     int64_t params_count;
-    if (rows_known && rows > 0 && layout_complete(params->itemsize, prank, params->shape) &&
+    if (rows_known && rows > 0 && layout_complete(views, params->itemsize, prank, params->shape) &&
         ndx_known_product(prank, params->shape, &params_count) && params_count == 0) {
         ndx_format_dims(dims, sizeof dims, prank, params->shape);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -126,7 +128,7 @@ ndx_status ndx_gather_nd_infer(const ndx_spec *params, const ndx_spec *indices, 
     ndx_spec os = ndx_zero_spec; /* *out changes only on success */
     os.dtype = params->dtype;
     os.itemsize = params->itemsize;
-    NDX_TRY(infer_checked(&pr, &ir, batch_dims, &os.rank, os.shape, err));
+    NDX_TRY(infer_checked(&pr, &ir, batch_dims, 0, &os.rank, os.shape, err));
     *out = os;
     return NDX_OK;
 }
@@ -208,7 +210,7 @@ static ndx_status plan_geometry(ndx_call *c, const ndx_tensor *params, const ndx
     p->want = ndx_zero_tensor;
     p->want.dtype = params->dtype;
     p->want.itemsize = params->itemsize;
-    NDX_TRY(infer_checked(&pr, &ir, batch_dims, &p->want.rank, p->want.shape, c->err));
+    NDX_TRY(infer_checked(&pr, &ir, batch_dims, 1, &p->want.rank, p->want.shape, c->err));
     p->threads = c->threads;
     p->params_bytes = p->slice_bytes = p->batch_bytes = p->scratch_bytes = 0;
     p->index.depth = 0;

@@ -153,7 +153,7 @@ ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_
     NDX_TRY(scatter_check_op(op, c->err));
     NDX_TRY(check_tensor_views(p->op, tensor, indices, updates, c->err));
     ndx_spec ts = ndx_spec_of(tensor), is = ndx_spec_of(indices), us = ndx_spec_of(updates);
-    NDX_TRY(scatter_tensor_infer(p->op, (int)op, &ts, &is, &us, NULL, c->err));
+    NDX_TRY(scatter_tensor_infer(p->op, (int)op, &ts, &is, &us, 1, NULL, c->err));
     if (!ndx_combine_find(op, tensor->dtype, tensor->itemsize, &p->k))
         return scatter_fail_unsupported(c->err, op, tensor->dtype);
     p->want = *tensor;
@@ -227,7 +227,7 @@ ndx_status ndx_tensor_scatter_nd_shape(const ndx_tensor *tensor, const ndx_tenso
     NDX_TRY(ndx_call_begin(&c, name, NULL, out, err));
     NDX_TRY(check_tensor_views(name, tensor, indices, updates, err));
     ndx_spec ts = ndx_spec_of(tensor), is = ndx_spec_of(indices), us = ndx_spec_of(updates);
-    NDX_TRY(scatter_tensor_infer(name, -1, &ts, &is, &us, NULL, err));
+    NDX_TRY(scatter_tensor_infer(name, -1, &ts, &is, &us, 1, NULL, err));
     *out = *tensor;
     out->data = NULL;
     return NDX_OK;
