@@ -176,13 +176,18 @@ static inline ndx_tensor ndx_view_of_spec(const ndx_spec *s) {
 extern const ndx_spec ndx_zero_spec;
 extern const ndx_tensor ndx_zero_tensor;
 
+/* *s = ndx_spec_of(t), written in place: returning the struct adds a copy of it. */
+static inline void ndx_spec_fill(ndx_spec *s, const ndx_tensor *t) {
+    s->dtype = t->dtype;
+    s->itemsize = t->itemsize;
+    s->rank = t->rank;
+    for (int i = 0; i < NDX_MAX_RANK; i++) s->shape[i] = i < t->rank ? t->shape[i] : 0;
+}
+
 /* ndx_spec_of, inline for the library's own calls (the exported function calls this). */
 static inline ndx_spec ndx_spec_of_inline(const ndx_tensor *t) {
     ndx_spec s;
-    s.dtype = t->dtype;
-    s.itemsize = t->itemsize;
-    s.rank = t->rank;
-    for (int i = 0; i < NDX_MAX_RANK; i++) s.shape[i] = i < t->rank ? t->shape[i] : 0;
+    ndx_spec_fill(&s, t);
     return s;
 }
 #define ndx_spec_of(t) ndx_spec_of_inline(t)
