@@ -1,10 +1,11 @@
 /* tiny_calls.c — what one call of an op on a tiny input costs from C, the floor under the Python
  * module's per-call overhead (bench/python_compare.py runs both). Each call lets the library
- * allocate its output and frees it, as the module does.
+ * allocate its output and frees it, as the module does; the "_into" cases give the call the
+ * caller's output buffer instead (no allocation at all).
  *
  *   tiny_calls [ITERATIONS [CASE]]   prints "<case> <median ns per call>" for gather4,
- *                                    scatter_add4, stitch_seed003 (only CASE when given: one case
- *                                    at a time under a profiler) */
+ *                                    scatter_add4, stitch_seed003 and their _into variants (only
+ *                                    CASE when given: one case at a time under a profiler) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,32 @@ static int stitch_seed003(void) {
     return 0;
 }
 
+static float gather_out[4], scatter_out[8 * 4], stitch_out[6];
+
+static int gather4_into(void) {
+    ndx_tensor p = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){8}, params);
+    ndx_tensor i = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){4, 1}, gather_rows);
+    ndx_tensor out = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){4}, gather_out);
+    return ndx_gather_nd(&p, &i, 0, NULL, &out, NULL) != NDX_OK;
+}
+
+static int scatter_add4_into(void) {
+    ndx_tensor t = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){8, 4}, tensor);
+    ndx_tensor i = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){4, 1}, scatter_rows);
+    ndx_tensor u = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){4, 4}, updates);
+    ndx_tensor out = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){8, 4}, scatter_out);
+    return ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &t, &i, &u, NULL, &out, NULL) != NDX_OK;
+}
+
+static int stitch_seed003_into(void) {
+    ndx_tensor idx[2] = {ndx_tensor_make(NDX_INT32, 1, (int64_t[]){2}, stitch_i0),
+                         ndx_tensor_make(NDX_INT32, 1, (int64_t[]){4}, stitch_i1)};
+    ndx_tensor data[2] = {ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){2}, stitch_d0),
+                          ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){4}, stitch_d1)};
+    ndx_tensor out = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){6}, stitch_out);
+    return ndx_dynamic_stitch(2, idx, data, NULL, &out, NULL) != NDX_OK;
+}
+
 int main(int argc, char **argv) {
     long iterations = argc > 1 ? atol(argv[1]) : 200000;
     if (iterations < 10) iterations = 10;
@@ -85,8 +112,12 @@ int main(int argc, char **argv) {
     static const struct {
         const char *name;
         one_call call;
-    } cases[] = {{"gather4", gather4}, {"scatter_add4", scatter_add4},
-                 {"stitch_seed003", stitch_seed003}};
+    } cases[] = {{"gather4", gather4},
+                 {"scatter_add4", scatter_add4},
+                 {"stitch_seed003", stitch_seed003},
+                 {"gather4_into", gather4_into},
+                 {"scatter_add4_into", scatter_add4_into},
+                 {"stitch_seed003_into", stitch_seed003_into}};
     int ran = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         if (only && strcmp(only, cases[k].name) != 0) continue;

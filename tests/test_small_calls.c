@@ -63,6 +63,53 @@ static void gather_nd_allocates_its_output_only(void **state) {
     }
 }
 
+/* Small gathers resolve each index row once, before anything is allocated or written: a bad row
+ * fails the call with no allocation and the output untouched, a bad row under the ignore policy
+ * gives zeros, batch dims move the base, and a caller's output overlapping the inputs is
+ * refused. Expected values by hand from tf.gather_nd's definition. */
+static void small_gather_checks_every_row_first(void **state) {
+    (void)state;
+    ndx_tensor p = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){8}, params);
+    int32_t rows[3][1] = {{1}, {9}, {3}};
+    ndx_tensor i = ndx_tensor_make(NDX_INT32, 2, (int64_t[]){3, 1}, rows);
+    for (int threads = 1; threads <= 2; threads++) {
+        counted_call c;
+        counted_init(&c, threads);
+        ndx_tensor out = (ndx_tensor){0};
+        ndx_error err;
+        assert_int_equal(ndx_gather_nd(&p, &i, 0, &c.opt, &out, &err), NDX_E_OUT_OF_RANGE);
+        assert_non_null(strstr(err.message, "indices[1] = [9]"));
+        assert_null(out.data);
+        expect_allocated(&c, 0, 0);
+        float into[3] = {-1, -1, -1};
+        out = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){3}, into);
+        assert_int_equal(ndx_gather_nd(&p, &i, 0, &c.opt, &out, &err), NDX_E_OUT_OF_RANGE);
+        assert_memory_equal(into, ((float[]){-1, -1, -1}), sizeof into);
+        c.opt.bad_indices = NDX_BAD_INDICES_IGNORE;
+        assert_int_equal(ndx_gather_nd(&p, &i, 0, &c.opt, &out, &err), NDX_OK);
+        expect_floats(&out, (float[]){1, 0, 3}, 3);
+        out = ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){3}, params + 2); /* inside params */
+        assert_int_equal(ndx_gather_nd(&p, &i, 0, &c.opt, &out, &err), NDX_E_INVALID_ARGUMENT);
+        assert_non_null(strstr(err.message, "overlaps"));
+        assert_memory_equal(params, ((float[]){0, 1, 2, 3, 4, 5, 6, 7}), sizeof params);
+        expect_allocated(&c, 0, 0);
+    }
+    /* batch_dims = 1: row b picks from params[b]. params [[0, 1, 2, 3], [4, 5, 6, 7]]. */
+    ndx_tensor pb = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){2, 4}, params);
+    int64_t brows[2][2][1] = {{{3}, {0}}, {{1}, {2}}};
+    ndx_tensor ib = ndx_tensor_make(NDX_INT64, 3, (int64_t[]){2, 2, 1}, brows);
+    ndx_tensor out = (ndx_tensor){0};
+    ndx_error err;
+    assert_int_equal(ndx_gather_nd(&pb, &ib, 1, NULL, &out, &err), NDX_OK);
+    assert_int_equal(out.rank, 2);
+    expect_floats(&out, (float[]){3, 0, 5, 6}, 4);
+    ndx_tensor_free(&out);
+    brows[1][1][0] = 4; /* out of params[1] */
+    assert_int_equal(ndx_gather_nd(&pb, &ib, 1, NULL, &out, &err), NDX_E_OUT_OF_RANGE);
+    assert_non_null(strstr(err.message, "indices[1, 1]"));
+    assert_null(out.data);
+}
+
 static void scatters_allocate_their_output_only(void **state) {
     (void)state;
     float tensor[8] = {1, 1, 1, 1, 1, 1, 1, 1}, updates[3] = {5, 2, 9};
@@ -324,6 +371,7 @@ static void glue_kernels_allocate_their_output_only(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gather_nd_allocates_its_output_only),
+        cmocka_unit_test(small_gather_checks_every_row_first),
         cmocka_unit_test(scatters_allocate_their_output_only),
         cmocka_unit_test(stitches_allocate_their_output_only),
         cmocka_unit_test(partition_allocates_its_outputs_only),

@@ -60,7 +60,7 @@ ndx_status ndx_call_init(ndx_call *c, const char *op, const ndx_options *opt, nd
     c->err = err;
     c->used = 0;
     c->local_used = 0;
-    ndx_options defaults = {0};
+    static const ndx_options defaults; /* all zeros: not rebuilt on the stack per call */
     if (!opt) opt = &defaults;
     if (opt->bad_indices != NDX_BAD_INDICES_ERROR && opt->bad_indices != NDX_BAD_INDICES_IGNORE)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -104,12 +104,15 @@ ndx_status ndx_call_acquire_aligned(ndx_call *c, size_t bytes, size_t alignment,
                         "%s: %s needs %zu bytes, over the memory budget of %zu bytes "
                         "(%zu already in use by this call)",
                         c->op, what, bytes, c->limit, c->used);
-    size_t physical = ndx_physical_memory();
+    /* No machine has less than a small block: those skip the question (and its call). */
+    size_t physical = bytes < NDX_SMALL_BLOCK ? 0 : ndx_physical_memory();
     if (physical && bytes > physical)
         return ndx_fail(c->err, NDX_E_NO_MEMORY,
                         "%s: %s needs %zu bytes, more than this machine has (%zu bytes)", c->op,
                         what, bytes, physical);
-    void *mem = c->allocator.allocate(c->allocator.user, bytes, alignment);
+    /* ndx's own allocator called directly, where the compiler can inline it. */
+    void *mem = c->custom_allocator ? c->allocator.allocate(c->allocator.user, bytes, alignment)
+                                    : default_allocate(NULL, bytes, alignment);
     if (!mem)
         return ndx_fail(c->err, NDX_E_NO_MEMORY, "%s: cannot allocate %zu bytes for %s", c->op,
                         bytes, what);

@@ -104,6 +104,19 @@ static inline int ndx_layout_is_plain(ndx_dtype dtype, size_t itemsize, int rank
     return ndx_bytes_of(c, itemsize, nbytes) && (*count = c, 1);
 }
 
+/* ndx_tensor_check's usual case, inline (ops call it first, the full check only when it says 0,
+ * to find what is wrong): a plain layout, and data wherever there are bytes. */
+static inline int ndx_tensor_is_plain(const ndx_tensor *t, int64_t *count, size_t *nbytes) {
+    int64_t c;
+    size_t b;
+    if (!t || !ndx_layout_is_plain(t->dtype, t->itemsize, t->rank, t->shape, &c, &b) ||
+        (b > 0 && t->data == NULL))
+        return 0;
+    if (count) *count = c;
+    if (nbytes) *nbytes = b;
+    return 1;
+}
+
 /* ndx_tensor_check and ndx_spec_check of an argument called "<op>: <what>", a name made only
  * when there is a message to write (formatting it costs more than a small op's checks). */
 ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *what,
@@ -176,13 +189,18 @@ static inline ndx_tensor ndx_view_of_spec(const ndx_spec *s) {
 extern const ndx_spec ndx_zero_spec;
 extern const ndx_tensor ndx_zero_tensor;
 
+/* *s = ndx_spec_of(t), written in place: returning the struct adds a copy of it. */
+static inline void ndx_spec_fill(ndx_spec *s, const ndx_tensor *t) {
+    s->dtype = t->dtype;
+    s->itemsize = t->itemsize;
+    s->rank = t->rank;
+    for (int i = 0; i < NDX_MAX_RANK; i++) s->shape[i] = i < t->rank ? t->shape[i] : 0;
+}
+
 /* ndx_spec_of, inline for the library's own calls (the exported function calls this). */
 static inline ndx_spec ndx_spec_of_inline(const ndx_tensor *t) {
     ndx_spec s;
-    s.dtype = t->dtype;
-    s.itemsize = t->itemsize;
-    s.rank = t->rank;
-    for (int i = 0; i < NDX_MAX_RANK; i++) s.shape[i] = i < t->rank ? t->shape[i] : 0;
+    ndx_spec_fill(&s, t);
     return s;
 }
 #define ndx_spec_of(t) ndx_spec_of_inline(t)

@@ -23,21 +23,10 @@ ndx_tensor ndx_tensor_string(size_t width, int rank, const int64_t *shape, void 
     return t;
 }
 
-/* ndx_tensor_check's usual case, inline: a plain layout, and data wherever there are bytes. */
-static inline int tensor_is_plain(const ndx_tensor *t, int64_t *count, size_t *nbytes) {
-    int64_t c;
-    size_t b;
-    if (!t || !ndx_layout_is_plain(t->dtype, t->itemsize, t->rank, t->shape, &c, &b) ||
-        (b > 0 && t->data == NULL))
-        return 0;
-    if (count) *count = c;
-    if (nbytes) *nbytes = b;
-    return 1;
-}
 
 ndx_status ndx_tensor_check(const ndx_tensor *t, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err) {
-    if (tensor_is_plain(t, count, nbytes)) return NDX_OK;
+    if (ndx_tensor_is_plain(t, count, nbytes)) return NDX_OK;
     if (!t) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s is NULL", what);
     int64_t c;
     size_t b;
@@ -66,7 +55,7 @@ int64_t ndx_tensor_count(const ndx_tensor *t) {
 ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *what,
                                int64_t *count, size_t *nbytes, ndx_error *err) {
     /* The "op: what" name is made only for a message: this runs on every call of every op. */
-    if (tensor_is_plain(t, count, nbytes)) return NDX_OK;
+    if (ndx_tensor_is_plain(t, count, nbytes)) return NDX_OK;
     char name[64];
     snprintf(name, sizeof name, "%s: %s", op, what);
     return ndx_tensor_check(t, name, count, nbytes, err);

@@ -68,11 +68,17 @@ typedef struct stitch_inputs {
     const ndx_tensor *index_views, *data_views;
 } stitch_inputs;
 
-static ndx_spec index_spec(const stitch_inputs *in, int m) {
-    return in->index_specs ? in->index_specs[m] : ndx_spec_of(&in->index_views[m]);
+static void index_spec(ndx_spec *s, const stitch_inputs *in, int m) {
+    if (in->index_specs)
+        *s = in->index_specs[m];
+    else
+        ndx_spec_fill(s, &in->index_views[m]);
 }
-static ndx_spec data_spec(const stitch_inputs *in, int m) {
-    return in->data_specs ? in->data_specs[m] : ndx_spec_of(&in->data_views[m]);
+static void data_spec(ndx_spec *s, const stitch_inputs *in, int m) {
+    if (in->data_specs)
+        *s = in->data_specs[m];
+    else
+        ndx_spec_fill(s, &in->data_views[m]);
 }
 
 /* The dims of s from `from` on, as text ("[2, ?]"). */
@@ -146,7 +152,8 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
     int64_t total = 0;
     int total_known = 1;
     for (int m = 0; m < n; m++) {
-        ndx_spec ix = index_spec(in, m);
+        ndx_spec ix;
+        index_spec(&ix, in, m);
         if (ndx_check_index_spec(&ix, op, "", NULL) != NDX_OK) {
             snprintf(what, sizeof what, "indices[%d]", m);
             return ndx_check_index_spec(&ix, op, what, err);
@@ -162,7 +169,9 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
     /* One pass over the parts: each part's specs are made once (from views they are copies),
      * checked against part 0's, and folded into the output's. A rank too high is reported only
      * once every part has passed its checks, as if they came first. */
-    ndx_spec d0 = data_spec(in, 0), i0 = index_spec(in, 0);
+    ndx_spec d0, i0;
+    data_spec(&d0, in, 0);
+    index_spec(&i0, in, 0);
     ndx_spec o = ndx_zero_spec;
     o.dtype = d0.dtype;
     o.itemsize = d0.itemsize;
@@ -170,7 +179,10 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
     int extra = -1, too_high = 0;
     for (int m = 0; m < n; m++) {
         ndx_spec dm, im;
-        if (m > 0) dm = data_spec(in, m), im = index_spec(in, m);
+        if (m > 0) {
+            data_spec(&dm, in, m);
+            index_spec(&im, in, m);
+        }
         const ndx_spec *d = m ? &dm : &d0, *ix = m ? &im : &i0;
         NDX_TRY(check_data_spec(op, m, d, ix, &d0, &i0, err));
         if (!o.itemsize) o.itemsize = d->itemsize;

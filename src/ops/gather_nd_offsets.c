@@ -27,7 +27,8 @@ NDX_ALWAYS_INLINE int64_t offsets_in(const gather_plan *p, ndx_dtype dt, int dep
 
 void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off) {
     while (n > 0) {
-        int64_t batch = row / p->rows_per_batch;
+        int64_t batch = row < p->rows_per_batch ? 0 : row / p->rows_per_batch; /* no division
+                                                                                  without batches */
         int64_t seg = (batch + 1) * p->rows_per_batch - row;
         if (seg > n) seg = n;
         int64_t base = batch * (int64_t)p->batch_bytes, any;

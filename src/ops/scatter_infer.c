@@ -135,15 +135,18 @@ static void reveal_output(ndx_spec *out, const ndx_spec *indices, const ndx_spec
 }
 
 /* Checks indices and updates against `target` (the tensor, or scatter_nd's output) in the order
- * the ops do, and completes `out` (which starts as the target) with what they reveal. */
+ * the ops do, and completes `out` (which starts as the target) with what they reveal. `views`:
+ * the specs are those of views the caller has checked (ndx_tensor_check is stricter than
+ * ndx_spec_check), so only the index dtype is left of their own checks. */
 static ndx_status infer_rows(const char *op, const char *target_name, const ndx_spec *target,
                              const ndx_spec *indices, const ndx_spec *updates, ndx_spec *out,
-                             ndx_error *err) {
-    NDX_TRY(ndx_check_index_spec(indices, op, "indices", err));
+                             int views, ndx_error *err) {
+    if (!views || !ndx_is_index_dtype(indices->dtype))
+        NDX_TRY(ndx_check_index_spec(indices, op, "indices", err));
     if (indices->rank == 0)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: indices is a scalar; it needs a last dimension, the index depth", op);
-    NDX_TRY(ndx_spec_check_as(updates, op, "updates", err));
+    if (!views) NDX_TRY(ndx_spec_check_as(updates, op, "updates", err));
     /* A string width of 0 is not known yet, so it cannot differ. */
     if (updates->dtype != target->dtype ||
         (updates->itemsize && target->itemsize && updates->itemsize != target->itemsize)) {
@@ -200,15 +203,15 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
 }
 
 ndx_status scatter_tensor_infer(const char *name, int op, const ndx_spec *tensor,
-                                const ndx_spec *indices, const ndx_spec *updates, ndx_spec *out,
-                                ndx_error *err) {
-    NDX_TRY(ndx_spec_check_as(tensor, name, "tensor", err));
+                                const ndx_spec *indices, const ndx_spec *updates, int views,
+                                ndx_spec *out, ndx_error *err) {
+    if (!views) NDX_TRY(ndx_spec_check_as(tensor, name, "tensor", err));
     /* The dtype first: it needs no dim, so no check skipped for lack of one can come before it
      * (and TensorFlow has no kernel to run at all). */
     if (op >= 0 && !op_accepts((ndx_scatter_op)op, tensor->dtype))
         return scatter_fail_unsupported(err, (ndx_scatter_op)op, tensor->dtype);
     ndx_spec o = *tensor;
-    NDX_TRY(infer_rows(name, "tensor", tensor, indices, updates, &o, err));
+    NDX_TRY(infer_rows(name, "tensor", tensor, indices, updates, &o, views, err));
     if (o.itemsize == 0 && updates->dtype == o.dtype) o.itemsize = updates->itemsize;
     if (out) *out = o;
     return NDX_OK;
@@ -218,7 +221,7 @@ ndx_status ndx_tensor_scatter_nd_infer(ndx_scatter_op op, const ndx_spec *tensor
                                        const ndx_spec *indices, const ndx_spec *updates,
                                        ndx_spec *out, ndx_error *err) {
     NDX_TRY(scatter_check_op(op, err));
-    return scatter_tensor_infer(scatter_tensor_op_label(op), (int)op, tensor, indices, updates,
+    return scatter_tensor_infer(scatter_tensor_op_label(op), (int)op, tensor, indices, updates, 0,
                                 out, err);
 }
 
@@ -267,7 +270,7 @@ ndx_status ndx_scatter_nd_infer(const ndx_spec *indices, const ndx_spec *updates
     ndx_spec target = ndx_spec_make(updates->dtype, rank, shape);
     target.itemsize = updates->itemsize;
     ndx_spec o = target;
-    NDX_TRY(infer_rows("scatter_nd", "output", &target, indices, updates, &o, err));
+    NDX_TRY(infer_rows("scatter_nd", "output", &target, indices, updates, &o, 0, err));
     if (o.dtype == NDX_STRING) o.itemsize = 0; /* the longest concatenation: the values tell */
     if (out) *out = o;
     return NDX_OK;

@@ -14,10 +14,11 @@ ndx_status scatter_check_op(ndx_scatter_op op, ndx_error *err);
 ndx_status scatter_fail_unsupported(ndx_error *err, ndx_scatter_op op, ndx_dtype dtype);
 
 /* tensor_scatter_nd's checks under the name `name` (messages start with it); `op` < 0 leaves
- * the dtype unchecked (the shape function, which takes no op). out may be NULL. */
+ * the dtype unchecked (the shape function, which takes no op). `views`: the specs are of views
+ * already through ndx_tensor_check, whose layouts are not checked again. out may be NULL. */
 ndx_status scatter_tensor_infer(const char *name, int op, const ndx_spec *tensor,
-                                const ndx_spec *indices, const ndx_spec *updates, ndx_spec *out,
-                                ndx_error *err);
+                                const ndx_spec *indices, const ndx_spec *updates, int views,
+                                ndx_spec *out, ndx_error *err);
 
 /* scatter_nd's output rank and shape: `partial` admits NDX_UNKNOWN rank and dims (infer); the
  * op needs them all, so -1 is a negative dimension there. itemsize: of updates (0: unknown). */

@@ -145,13 +145,18 @@ static ndx_status check_tensor_views(const char *name, const ndx_tensor *tensor,
 ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_tensor *tensor,
                                       const ndx_tensor *indices, const ndx_tensor *updates,
                                       const ndx_tensor *out, scatter_plan *p) {
-    memset(p, 0, sizeof *p);
+    /* All but pool_first (2 KiB, which the bucketed plan fills for the workers it uses): clearing
+     * it cost a small call more than its whole work. */
+    memset(p, 0, offsetof(scatter_plan, pool_first));
     p->op = scatter_tensor_op_label(op);
     p->target_name = "tensor";
     NDX_TRY(scatter_check_op(op, c->err));
     NDX_TRY(check_tensor_views(p->op, tensor, indices, updates, c->err));
-    ndx_spec ts = ndx_spec_of(tensor), is = ndx_spec_of(indices), us = ndx_spec_of(updates);
-    NDX_TRY(scatter_tensor_infer(p->op, (int)op, &ts, &is, &us, NULL, c->err));
+    ndx_spec ts, is, us; /* filled in place: returned specs cost a copy each */
+    ndx_spec_fill(&ts, tensor);
+    ndx_spec_fill(&is, indices);
+    ndx_spec_fill(&us, updates);
+    NDX_TRY(scatter_tensor_infer(p->op, (int)op, &ts, &is, &us, 1, NULL, c->err));
     if (!ndx_combine_find(op, tensor->dtype, tensor->itemsize, &p->k))
         return scatter_fail_unsupported(c->err, op, tensor->dtype);
     p->want = *tensor;
@@ -163,7 +168,9 @@ ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_
 ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx_tensor *updates,
                                int rank, const int64_t *shape, const ndx_tensor *out,
                                scatter_plan *p) {
-    memset(p, 0, sizeof *p);
+    /* All but pool_first (2 KiB, which the bucketed plan fills for the workers it uses): clearing
+     * it cost a small call more than its whole work. */
+    memset(p, 0, offsetof(scatter_plan, pool_first));
     p->op = "scatter_nd";
     p->target_name = "output";
     /* The shape is read once, here: what is checked is what sizes the output. */
@@ -175,7 +182,9 @@ ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx
     NDX_TRY(ndx_tensor_check(updates, "scatter_nd: updates", NULL, NULL, c->err));
     NDX_TRY(scatter_check_output_shape(rank, shape, updates->itemsize, 0, c->err));
     NDX_TRY(ndx_check_index_tensor(indices, p->op, "indices", NULL, c->err));
-    ndx_spec is = ndx_spec_of(indices), us = ndx_spec_of(updates);
+    ndx_spec is, us;
+    ndx_spec_fill(&is, indices);
+    ndx_spec_fill(&us, updates);
     NDX_TRY(ndx_scatter_nd_infer(&is, &us, rank, shape, NULL, c->err));
     p->want = ndx_tensor_make(updates->dtype, rank, shape, NULL);
     p->want.itemsize = updates->itemsize;
@@ -223,7 +232,7 @@ ndx_status ndx_tensor_scatter_nd_shape(const ndx_tensor *tensor, const ndx_tenso
     NDX_TRY(ndx_call_begin(&c, name, NULL, out, err));
     NDX_TRY(check_tensor_views(name, tensor, indices, updates, err));
     ndx_spec ts = ndx_spec_of(tensor), is = ndx_spec_of(indices), us = ndx_spec_of(updates);
-    NDX_TRY(scatter_tensor_infer(name, -1, &ts, &is, &us, NULL, err));
+    NDX_TRY(scatter_tensor_infer(name, -1, &ts, &is, &us, 1, NULL, err));
     *out = *tensor;
     out->data = NULL;
     return NDX_OK;
