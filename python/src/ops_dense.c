@@ -11,6 +11,37 @@ int py_arity(Py_ssize_t nargs, Py_ssize_t want, const char *name) {
     return -1;
 }
 
+/* The result's view when its shape follows from the arguments' shapes alone (indices.shape[:-1]
+ * + params.shape[batch_dims + K:], K the last dim of indices) and it is small and not empty: 1
+ * and `out` set (data NULL). Otherwise 0: the library then checks the arguments, says what is
+ * wrong, and allocates the result itself. Whatever this accepts, the library checks again
+ * against the result it would make. */
+static int small_gather_view(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                             ndx_tensor *result) {
+    ndx_tensor view, *out = &view;
+    int ri = indices->rank;
+    if (ri < 1 || batch_dims > ri - 1) return 0;
+    int64_t k = indices->shape[ri - 1];
+    if (k < 0 || batch_dims + k > params->rank) return 0;
+    int rank = ri - 1 + params->rank - batch_dims - (int)k;
+    if (rank > NDX_MAX_RANK) return 0;
+    for (int d = 0; d < batch_dims; d++)
+        if (params->shape[d] != indices->shape[d]) return 0;
+    size_t bytes = params->itemsize;
+    out->dtype = params->dtype;
+    out->itemsize = params->itemsize;
+    out->rank = rank;
+    for (int d = 0; d < rank; d++) {
+        int64_t n = d < ri - 1 ? indices->shape[d] : params->shape[d - (ri - 1) + batch_dims + k];
+        out->shape[d] = n;
+        if (n <= 0 || n > NDX_PY_SMALL_OUTPUT || (bytes *= (size_t)n) > NDX_PY_SMALL_OUTPUT)
+            return 0;
+    }
+    out->data = NULL;
+    *result = view;
+    return 1;
+}
+
 /* gather_nd(params, indices, batch_dims, bad_indices, threads, max_memory) */
 PyObject *py_gather_nd(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     const char *op = "gather_nd";
@@ -27,19 +58,26 @@ PyObject *py_gather_nd(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         return NULL;
     }
     ndx_tensor out = {0};
+    PyObject *fresh = NULL; /* a small result: a NumPy array the library writes into */
+    if (!opt.max_memory && !params.bfloat16 &&
+        small_gather_view(&params.t, &indices.t, (int)batch_dims, &out) &&
+        !(fresh = py_new_output(&out))) {
+        py_tensor_release(&params);
+        py_tensor_release(&indices);
+        return NULL;
+    }
     ndx_error err;
     ndx_status status;
-    /* The library allocates the result (asking its shape first to hand it a NumPy array would
-     * cost more than the allocation it saves). */
     NDX_PY_CALL(py_bytes(&indices.t) + py_bytes(&params.t) / 64, status,
                 ndx_gather_nd(&params.t, &indices.t, (int)batch_dims, &opt, &out, &err));
     py_tensor_release(&params);
     py_tensor_release(&indices);
     if (status != NDX_OK) {
+        Py_XDECREF(fresh);
         py_raise(&err);
         return NULL;
     }
-    return py_array_from_output(&out);
+    return fresh ? fresh : py_array_from_output(&out);
 }
 
 /* The shape argument of scatter_nd: a list or 1-D integer array, as int64 dims. An empty list

@@ -659,3 +659,23 @@ def test_stitch_lists_of_arrays_take_the_general_path_when_they_must():
         ndx.dynamic_stitch([i0, np.array([1.0])], [d0, d1])
     with pytest.raises(ndx.InvalidArgumentError):  # data of two dtypes
         ndx.dynamic_stitch([i0, i1], [d0, np.array([2.0])])
+
+
+def test_small_gather_result_is_its_own_array():
+    # Small results are NumPy arrays the library writes into: fresh, owning their memory, zeros
+    # where an ignored row was, strings at the params' width; errors leave nothing behind.
+    params = np.arange(12, dtype=np.float32).reshape(4, 3)
+    a = ndx.gather_nd(params, np.array([[3], [9], [0]], np.int64), bad_indices="ignore")
+    assert a.flags.owndata and a.flags.writeable and a.flags.c_contiguous
+    assert a.tolist() == [[9, 10, 11], [0, 0, 0], [0, 1, 2]]
+    b = ndx.gather_nd(params, np.array([[3], [0]], np.int64))
+    assert b.tolist() == [[9, 10, 11], [0, 1, 2]] and not np.shares_memory(a, b)
+    words = np.array([b"a", b"bcd", b"ef"])
+    s = ndx.gather_nd(words, [[2], [1]])
+    assert s.dtype == words.dtype and s.tolist() == [b"ef", b"bcd"]
+    batched = ndx.gather_nd(params.reshape(2, 2, 3), np.array([[[1]], [[0]]]), batch_dims=1)
+    assert batched.tolist() == [[[3, 4, 5]], [[6, 7, 8]]]
+    with pytest.raises(ndx.InvalidArgumentError, match="out of range"):
+        ndx.gather_nd(params, np.array([[3], [9]], np.int64))
+    with pytest.raises(ndx.InvalidArgumentError):  # batch dims that differ
+        ndx.gather_nd(params.reshape(2, 2, 3), np.zeros((3, 1, 1), np.int64), batch_dims=1)
