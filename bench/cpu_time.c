@@ -12,6 +12,7 @@
  * would count. The inputs follow bench/workloads.py's shapes (not its values): C1, 8 inputs
  * [100000, 1000000] of 1000000 entries (int64 indices, float32 values) concatenated along axis 1;
  * S1, tensor [65536, 128] float32, indices [262144, 1] int64, updates [262144, 128]. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
