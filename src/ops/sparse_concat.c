@@ -524,8 +524,9 @@ NDX_ALWAYS_INLINE void copy_rows_verified(const merge_job *job, int m, int64_t *
 /* C1's shape (axis 1, rank 2, verifying): the run's end is found in the loop that copies and
  * checks it, from the same read of each row (its first coordinate must stay the first row's).
  * Values of `size` 4 or 8 bytes are copied in the same loop, one move a row: copied after it
- * (copy_values), the short runs' copies became a library call each (C1 at 1 thread, CPU time:
- * 33 -> ~28 ms). size 0: any other size, copied after the loop. */
+ * (copy_values), each short run paid a second loop of its length, with its own mispredicted
+ * exit (C1 at 1 thread, CPU time: 34 -> ~31.5 ms, bench/cpu_time.c). size 0: any other size,
+ * copied after the loop. */
 NDX_ALWAYS_INLINE int64_t run_r2_take(const merge_job *job, int m, int64_t cur, int64_t end,
                                       int64_t o, int stream, size_t size, verify_state *vs) {
     const int64_t *src = row_of(job, m, cur);
