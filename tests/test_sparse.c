@@ -386,6 +386,41 @@ static void concat_random(void **state) {
     for (int it = 0; it < 40; it++) concat_case(&r, 1);
 }
 
+/* Axis 1 of rank 2 with borrowed int64 indices (C1's shape): values of every size, the 4- and
+ * 8-byte ones copied inside the row loop, the others after it; a small output (plain stores)
+ * and one past NDX_STREAM_MIN_BYTES (streamed rows); sorted inputs and one that is not; 1 to 3
+ * threads; against the entry reference. */
+static void concat_axis1_value_sizes(void **state) {
+    (void)state;
+    test_rng r = {303};
+    ndx_error err;
+    static const ndx_dtype types[] = {NDX_INT8,    NDX_FLOAT16, NDX_FLOAT32,
+                                      NDX_FLOAT64, NDX_COMPLEX128, NDX_STRING};
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
+        for (int large = 0; large < 2; large++) {
+            int64_t dims[2] = {large ? 2000 : 40, large ? 3000 : 30};
+            int64_t per = large ? 200000 : 300; /* 4 x 200000 x 16 bytes of rows: streamed */
+            size_t width = types[t] == NDX_STRING ? 3 : 0;
+            ndx_sparse_tensor in[4];
+            for (int m = 0; m < 4; m++)
+                in[m] = random_sparse(&r, types[t], width, NDX_INT64, 2, dims, per + 97 * m, 1,
+                                      m != 2 || large);
+            int64_t out_dims[2] = {dims[0], 4 * dims[1]};
+            int64_t shifts[4];
+            entries want = concat_entries(4, in, 1, out_dims, shifts);
+            for (int threads = 1; threads <= 3; threads++) {
+                ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+                ndx_sparse_tensor out = sparse_empty_out();
+                assert_ok(ndx_sparse_concat(1, 4, in, 0, &opt, &out, &err), &err);
+                assert_sparse_is(&out, &want, types[t]);
+                ndx_sparse_free(&out);
+            }
+            entries_del(&want);
+            for (int m = 0; m < 4; m++) test_sparse_free(&in[m]);
+        }
+    }
+}
+
 /* Enough entries that 2 and 3 threads really split the work, every axis, sorted and not. */
 static void concat_threads_large(void **state) {
     (void)state;
@@ -1429,6 +1464,7 @@ int main(void) {
         cmocka_unit_test(check_rejects),
         cmocka_unit_test(concat_errors),
         cmocka_unit_test(concat_changed_after_check),
+        cmocka_unit_test(concat_axis1_value_sizes),
         cmocka_unit_test(reorder_errors),
         cmocka_unit_test(dense_errors),
     };
