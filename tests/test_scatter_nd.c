@@ -319,19 +319,10 @@ typedef struct large_case {
     int64_t distinct;
 } large_case;
 
-/* run_large with index rows of `index_dtype`. */
-static void run_large_indexed(const large_case *lc, const ndx_scatter_op *ops, int n_ops,
-                              uint64_t seed, ndx_dtype index_dtype) {
+static void run_large(const large_case *lc, const ndx_scatter_op *ops, int n_ops, uint64_t seed) {
     test_rng r = {seed};
     ndx_tensor tensor = test_tensor(lc->dtype, lc->width, lc->rank, lc->shape);
     ndx_tensor idx = duplicate_heavy_indices(&r, lc->rows, lc->depth, lc->shape, lc->distinct);
-    if (index_dtype != NDX_INT64) {
-        ndx_tensor narrow = test_tensor(index_dtype, 0, 2, idx.shape);
-        const int64_t *wide = idx.data;
-        for (int64_t k = 0; k < lc->rows * lc->depth; k++) test_set_index(&narrow, k, wide[k]);
-        test_tensor_free(&idx);
-        idx = narrow;
-    }
     int64_t ushape[4];
     int urank = 0;
     ushape[urank++] = lc->rows;
@@ -347,10 +338,6 @@ static void run_large_indexed(const large_case *lc, const ndx_scatter_op *ops, i
     test_tensor_free(&tensor);
     test_tensor_free(&idx);
     test_tensor_free(&upd);
-}
-
-static void run_large(const large_case *lc, const ndx_scatter_op *ops, int n_ops, uint64_t seed) {
-    run_large_indexed(lc, ops, n_ops, seed, NDX_INT64);
 }
 
 static void large_elements_in_blocks(void **state) {
@@ -382,14 +369,9 @@ static void large_narrow_slices(void **state) {
 
 static void large_wide_slices(void **state) {
     (void)state;
-    /* Many 800-byte slices: every thread takes 256 bytes or more of each (2 and 3 threads), so
-     * each walks every row over its own columns. */
+    /* Many 800-byte slices, 8-byte indices: each owner walks every row and applies its own. */
     large_case wide = {NDX_FLOAT32, 0, 2, {300, 200}, 1, 2000, 50};
     run_large(&wide, all_ops, 5, 30);
-    /* 400-byte slices, 2-byte indices: too narrow for columns, wide enough that each owner walks
-     * every row and applies its own. */
-    large_case owned = {NDX_FLOAT32, 0, 2, {300, 100}, 1, 4000, 50};
-    run_large_indexed(&owned, all_ops, 5, 34, NDX_INT16);
     /* 160-byte slices: too narrow for that, so rows are bucketed by owner (over 1 MB of
      * updates, or one thread does it). */
     large_case medium = {NDX_FLOAT32, 0, 2, {300, 40}, 1, 8000, 50};

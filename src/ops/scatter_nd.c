@@ -35,17 +35,9 @@ static scatter_path choose_path(const scatter_plan *p) {
     int64_t work = p->rows * (int64_t)p->slice_bytes; /* the bytes of updates: no overflow */
     int64_t out_bytes = p->slices * (int64_t)p->slice_bytes;
     if (p->threads > 1 && work >= (small ? SMALL_WORK : SMALL_ROWS_WORK)) {
-        /* Slices wide enough that every thread takes SCATTER_COLUMN_BYTES of each: every thread
-         * walks the rows in index order over its own columns, so its reads of the updates go
-         * forward at a fixed stride, which the hardware prefetcher follows, where owners' reads
-         * skip about (S1 at 2 threads, CPU time of both on a loaded machine: owned ~38 ms,
-         * columns ~29; 1 thread ~19). */
-        if (!small && p->slices >= 4 * (int64_t)p->threads &&
-            p->slice_bytes >= (size_t)SCATTER_COLUMN_BYTES * (size_t)p->threads)
-            return SCATTER_COLUMNS;
         /* Slices far wider than every thread's reading of every index row: owners that each walk
-         * all the rows need no buckets (S1 at 2 threads, before the columns rule above: bucketed
-         * 13.3 ms, owned 12.9). */
+         * all the rows need no buckets (S1, 512-byte rows and 8-byte indices at 2 threads:
+         * bucketed 13.3 ms, owned 12.9). */
         size_t index_bytes = (size_t)p->index.depth * ndx_dtype_size(p->index_dtype);
         if (!small && p->slices >= 4 * (int64_t)p->threads &&
             index_bytes * (size_t)p->threads * OWNED_RATIO <= p->slice_bytes)
