@@ -17,8 +17,7 @@ int py_arity(Py_ssize_t nargs, Py_ssize_t want, const char *name) {
  * wrong, and allocates the result itself. Whatever this accepts, the library checks again
  * against the result it would make. */
 static int small_gather_view(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
-                             ndx_tensor *result) {
-    ndx_tensor view, *out = &view;
+                             ndx_tensor *out) {
     int ri = indices->rank;
     if (ri < 1 || batch_dims > ri - 1) return 0;
     int64_t k = indices->shape[ri - 1];
@@ -27,18 +26,16 @@ static int small_gather_view(const ndx_tensor *params, const ndx_tensor *indices
     if (rank > NDX_MAX_RANK) return 0;
     for (int d = 0; d < batch_dims; d++)
         if (params->shape[d] != indices->shape[d]) return 0;
+    ndx_tensor view = {.dtype = params->dtype, .itemsize = params->itemsize, .rank = rank};
     size_t bytes = params->itemsize;
-    out->dtype = params->dtype;
-    out->itemsize = params->itemsize;
-    out->rank = rank;
     for (int d = 0; d < rank; d++) {
         int64_t n = d < ri - 1 ? indices->shape[d] : params->shape[d - (ri - 1) + batch_dims + k];
-        out->shape[d] = n;
+        /* (n <= the limit first: the product then cannot overflow) */
         if (n <= 0 || n > NDX_PY_SMALL_OUTPUT || (bytes *= (size_t)n) > NDX_PY_SMALL_OUTPUT)
             return 0;
+        view.shape[d] = n;
     }
-    out->data = NULL;
-    *result = view;
+    *out = view; /* (data NULL) */
     return 1;
 }
 

@@ -104,8 +104,9 @@ static inline int ndx_layout_is_plain(ndx_dtype dtype, size_t itemsize, int rank
     return ndx_bytes_of(c, itemsize, nbytes) && (*count = c, 1);
 }
 
-/* ndx_tensor_check's usual case, inline (ops call it first, the full check only when it says 0,
- * to find what is wrong): a plain layout, and data wherever there are bytes. */
+/* ndx_tensor_check's usual case, inline (ndx_check_view below calls it first, the full check
+ * only when it says 0, to find what is wrong): a plain layout, and data wherever there are
+ * bytes. */
 static inline int ndx_tensor_is_plain(const ndx_tensor *t, int64_t *count, size_t *nbytes) {
     int64_t c;
     size_t b;
@@ -123,9 +124,24 @@ ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *
                                int64_t *count, size_t *nbytes, ndx_error *err);
 ndx_status ndx_spec_check_as(const ndx_spec *s, const char *op, const char *what, ndx_error *err);
 
-/* Checks that `t` is a well-formed index tensor (ndx_tensor_check plus an index dtype). */
-ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char *op, const char *what,
-                                  int64_t *count, ndx_error *err);
+/* ndx_tensor_check with its usual case inline: a plain view returns at once; any other goes to
+ * the full check, which says what is wrong. Ops check their views with this. */
+static inline ndx_status ndx_check_view(const ndx_tensor *t, const char *what, int64_t *count,
+                                        size_t *nbytes, ndx_error *err) {
+    if (ndx_tensor_is_plain(t, count, nbytes)) return NDX_OK;
+    return ndx_tensor_check(t, what, count, nbytes, err);
+}
+
+/* Checks that `t` is a well-formed index tensor (ndx_tensor_check plus an index dtype); the
+ * usual case inline, the rest (and every message) in ndx_check_index_tensor_full. */
+ndx_status ndx_check_index_tensor_full(const ndx_tensor *t, const char *op, const char *what,
+                                       int64_t *count, ndx_error *err);
+static inline ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char *op,
+                                                const char *what, int64_t *count,
+                                                ndx_error *err) {
+    if (ndx_tensor_is_plain(t, count, NULL) && ndx_is_index_dtype(t->dtype)) return NDX_OK;
+    return ndx_check_index_tensor_full(t, op, what, count, err);
+}
 
 /* 1 when a and b have the same dtype and itemsize. */
 int ndx_same_type(const ndx_tensor *a, const ndx_tensor *b);

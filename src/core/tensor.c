@@ -61,8 +61,8 @@ ndx_status ndx_tensor_check_as(const ndx_tensor *t, const char *op, const char *
     return ndx_tensor_check(t, name, count, nbytes, err);
 }
 
-ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char *op, const char *what,
-                                  int64_t *count, ndx_error *err) {
+ndx_status ndx_check_index_tensor_full(const ndx_tensor *t, const char *op, const char *what,
+                                       int64_t *count, ndx_error *err) {
     NDX_TRY(ndx_tensor_check_as(t, op, what, count, NULL, err));
     if (!ndx_is_index_dtype(t->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,

@@ -77,7 +77,7 @@ ndx_status ndx_partition_plan(ndx_call *c, const ndx_tensor *data, const ndx_ten
     p->data = data;
     p->partitions = partitions;
     p->np = num_partitions;
-    NDX_TRY(ndx_tensor_check(data, OP ": data", NULL, NULL, err));
+    NDX_TRY(ndx_check_view(data, OP ": data", NULL, NULL, err));
     NDX_TRY(ndx_check_index_tensor(partitions, OP, "partitions", &p->rows, err));
     ndx_spec ds = ndx_spec_of(data), ps = ndx_spec_of(partitions), os;
     NDX_TRY(infer_checked(&ds, &ps, num_partitions, have_outs, &os, err));

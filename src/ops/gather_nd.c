@@ -204,10 +204,8 @@ static void init_geometry(gather_plan *p, const ndx_tensor *params, const ndx_te
  * copy. */
 static ndx_status plan_geometry(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
                                 int batch_dims, gather_plan *p) {
-    if (!ndx_tensor_is_plain(params, NULL, NULL))
-        NDX_TRY(ndx_tensor_check(params, OP ": params", NULL, NULL, c->err));
-    if (!ndx_tensor_is_plain(indices, NULL, NULL) || !ndx_is_index_dtype(indices->dtype))
-        NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", NULL, c->err));
+    NDX_TRY(ndx_check_view(params, OP ": params", NULL, NULL, c->err));
+    NDX_TRY(ndx_check_index_tensor(indices, OP, "indices", NULL, c->err));
     layout_ref pr = LAYOUT_REF(params), ir = LAYOUT_REF(indices);
     p->want = ndx_zero_tensor;
     p->want.dtype = params->dtype;
