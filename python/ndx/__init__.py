@@ -64,6 +64,7 @@ from ._glue import (
 )
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
 from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
+from ._tape import TapedArray
 from ._variables import Variable
 from ._apply import sparse_apply_adagrad, sparse_apply_sgd
 from . import optimizers
@@ -94,6 +95,6 @@ __all__ = [
     "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
     "identity", "reshape", "reduce_sum", "range", "size", "shape",
     # gradients and variables
-    "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable",
+    "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable", "TapedArray",
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",
 ]

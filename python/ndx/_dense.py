@@ -46,6 +46,9 @@ def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices=None, thr
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.gather_nd(g, params, indices, batch_dims, name, bad_indices, threads,
                                     max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(gather_nd, params, indices, batch_dims, name, bad_indices=bad_indices,
+                             threads=threads, max_memory=max_memory)
     return _ndx._gather_nd(params, indices, batch_dims, bad_indices, threads, max_memory)
 
 
@@ -83,6 +86,9 @@ def scatter_nd(indices, updates, shape, name=None, *, bad_indices=None, threads=
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.scatter_nd(g, indices, updates, shape, name, bad_indices, threads,
                                      max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(scatter_nd, indices, updates, shape, name, bad_indices=bad_indices,
+                             threads=threads, max_memory=max_memory)
     return _ndx._scatter_nd(indices, updates, shape, bad_indices, threads, max_memory)
 
 
@@ -123,6 +129,9 @@ def _tensor_scatter(op, summary, examples):
         if _tracing and (g := _trace.graph()) is not None:
             return _graph_ops.tensor_scatter_nd(g, op, tensor, indices, updates, name, out,
                                                 bad_indices, threads, max_memory)
+        if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+            return _trace.record(tensor_scatter_nd, tensor, indices, updates, name, out=out,
+                                 bad_indices=bad_indices, threads=threads, max_memory=max_memory)
         return private(tensor, indices, updates, out, bad_indices, threads, max_memory)
 
     tensor_scatter_nd.__name__ = tensor_scatter_nd.__qualname__ = "tensor_scatter_nd_" + op
@@ -199,6 +208,9 @@ def dynamic_stitch(indices, data, name=None, *, threads=None, max_memory=None):
     """
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.dynamic_stitch(g, False, indices, data, name, threads, max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(dynamic_stitch, indices, data, name, threads=threads,
+                             max_memory=max_memory)
     return _ndx._dynamic_stitch(indices, data, threads, max_memory)
 
 
@@ -211,6 +223,9 @@ def parallel_dynamic_stitch(indices, data, name=None, *, threads=None, max_memor
     """
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.dynamic_stitch(g, True, indices, data, name, threads, max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(parallel_dynamic_stitch, indices, data, name, threads=threads,
+                             max_memory=max_memory)
     return _ndx._parallel_dynamic_stitch(indices, data, threads, max_memory)
 
 
@@ -228,6 +243,9 @@ def dynamic_partition(data, partitions, num_partitions, name=None, *, threads=No
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.dynamic_partition(g, data, partitions, num_partitions, name, threads,
                                             max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(dynamic_partition, data, partitions, num_partitions, name,
+                             threads=threads, max_memory=max_memory)
     return _ndx._dynamic_partition(data, partitions, num_partitions, threads, max_memory)
 
 

@@ -114,6 +114,8 @@ def _mode(*values):
         g = _trace.graph()
         if g is not None:
             return _GraphMode(g.check_open())
+        if _trace.tapes() is not None:  # (an eager GradientTape records: ndx/_tape.py)
+            return _trace.mode
     return _EAGER
 
 
@@ -166,7 +168,7 @@ def constant(value, dtype=None, shape=None, name="Const"):
                 f"constant: {bits.size} values do not fit shape {list(shape)}")
         a = BFloat16Array.from_bits(bits) if isinstance(a, BFloat16Array) else bits
     m = _mode()
-    if m is _EAGER:
+    if not isinstance(m, _GraphMode):
         return a
     return m.g.constant(a, name=None if name == "Const" else name)
 
@@ -316,7 +318,7 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     m = _mode()
     x = m.convert(input_tensor)
     if axis is None:
-        rank = x.ndim if m is not _EAGER else np.ndim(x.bits if isinstance(x, BFloat16Array) else x)
+        rank = x.ndim if isinstance(m, _GraphMode) else np.ndim(x.bits if isinstance(x, BFloat16Array) else x)
         if rank is None:  # an unknown rank: range(0, size(shape(x)))
             axes = range(0, size(shape(x)), 1)
         else:

@@ -1,6 +1,7 @@
-"""Gradients inside traced functions: ndx.gradients (TensorFlow's tf.gradients),
-ndx.GradientTape (tf.GradientTape) and ndx.IndexedSlices, over the C graph's
-ndx_graph_gradients (ndx_graph.h section 7), which adds ordinary nodes to the traced graph.
+"""Gradients: ndx.gradients (TensorFlow's tf.gradients, inside traced functions),
+ndx.GradientTape (tf.GradientTape: inside traced functions, and eagerly through ndx/_tape.py)
+and ndx.IndexedSlices, over the C graph's ndx_graph_gradients (ndx_graph.h section 7), which
+adds ordinary nodes to the traced graph (eagerly: to the graph a tape's record is replayed in).
 
 A gradient is None (no target depends on the source), a Tensor of the source's dtype and shape,
 or an IndexedSlices: the gradient of a gather is the gathered rows, never a dense table.
@@ -192,18 +193,23 @@ def gradients(ys, xs, grad_ys=None):
 
 
 class GradientTape:
-    """Gradients by TensorFlow's tf.GradientTape, inside a traced function:
+    """TensorFlow's tf.GradientTape, in eager code and inside a traced function:
 
         with ndx.GradientTape() as tape:
             loss = ...
         grads = tape.gradient(loss, [v1, v2])
 
-    Trainable Variables are watched by themselves (watch_accessed_variables=True); other
-    tensors once passed to watch(). gradient(target, sources, output_gradients=None) returns
-    the gradients in the structure of sources (None for a source the target does not depend
-    on, or one not watched); without persistent=True it can be called once. Inside a trace the
-    graph is the record: every path from a source to the target counts, including nodes built
-    before the `with` block."""
+    Trainable Variables read while the tape records are watched by themselves
+    (watch_accessed_variables=True); other values once passed to watch(). gradient(target,
+    sources, output_gradients=None, unconnected_gradients="none") returns the gradients in the
+    structure of sources (None for a source the target does not depend on, or one not watched);
+    without persistent=True it can be called once.
+
+    Eagerly the tape records the ndx ops (and the NumPy operators on their results) run in its
+    `with` block in its thread, and gradient() differentiates that record (ndx/_tape.py).
+    Inside a trace the graph is the record: every path from a source to the target counts,
+    including nodes built before the `with` block. The mode is fixed by where the tape is
+    entered (or first used)."""
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         self._persistent = bool(persistent)
@@ -211,19 +217,64 @@ class GradientTape:
         self._watched = {}
         self._graph = None
         self._used = False
+        self._eager = None  # an _tape.EagerTape once used outside a trace
+
+    def _mode(self):
+        """The graph this tape works in, or None for eager (fixed on first use)."""
+        if self._graph is None and self._eager is None:
+            g = _trace.graph() if _trace.active else None
+            if g is not None:
+                self._graph = g.check_open()
+            else:
+                from ._tape import EagerTape
+                self._eager = EagerTape(self._persistent, self._watch_variables)
+        return self._graph
 
     def __enter__(self):
-        self._graph = _graph("ndx.GradientTape")
+        if self._mode() is None:
+            self._eager.enter()
+        else:
+            self._graph.check_open()
         return self
 
     def __exit__(self, *exc):
+        if self._eager is not None:
+            self._eager.exit()
         return False
 
+    def stop_recording(self):
+        """`with tape.stop_recording():` the ops in the block are not recorded (eager tapes; a
+        traced graph has no record to pause: the block is a no-op there)."""
+        if self._mode() is None:
+            return self._eager.stop_recording()
+        import contextlib
+        return contextlib.nullcontext()
+
+    def reset(self):
+        """Clears what the tape recorded and watched (eager tapes); it goes on recording if
+        inside its `with` block."""
+        if self._mode() is None:
+            self._eager.reset()
+        else:
+            self._watched.clear()
+            self._used = False
+
+    def watched_variables(self):
+        """The Variables the tape watches: watched, or trainable and read while recording
+        (eager); inside a trace, those given to watch()."""
+        if self._mode() is None:
+            return self._eager.watched_variables()
+        return tuple(t for t in self._watched.values() if getattr(t, "_ndx_variable", False))
+
     def watch(self, tensor):
-        """Records gradients for tensor (a Tensor, a Variable, or a list of them)."""
+        """Records gradients for tensor (a Tensor, array, Variable, or a structure of them).
+        Eagerly, an integer or bool value is not watched (a warning says so, as TensorFlow's
+        log does): gradients are for floating and complex values."""
         items = []
         _flatten(tensor, items)
-        g = self._graph or _graph("GradientTape.watch")
+        g = self._mode()
+        if g is None:
+            return self._eager.watch(items)
         for t in items:
             if getattr(t, "_ndx_variable", False):
                 self._watched[id(t)] = t
@@ -232,16 +283,24 @@ class GradientTape:
                 self._watched[t.output] = t
 
     def gradient(self, target, sources, output_gradients=None, unconnected_gradients="none"):
+        if unconnected_gradients not in ("none", "zero"):
+            raise ValueError("unconnected_gradients must be \"none\" or \"zero\"")
+        leaves = []
+        structure = _flatten(sources, leaves)
+        targets = []
+        _flatten(target, targets)
+        if output_gradients is not None:
+            given, output_gradients = output_gradients, []
+            _flatten(given, output_gradients)
+        if self._mode() is None:
+            out = self._eager.gradient(targets, leaves, output_gradients,
+                                       unconnected_gradients == "zero")
+            return _unflatten(structure, iter(out))
         if self._used and not self._persistent:
             raise RuntimeError("GradientTape.gradient can only be called once on a "
                                "non-persistent tape (use GradientTape(persistent=True))")
-        if unconnected_gradients not in ("none", "zero"):
-            raise ValueError("unconnected_gradients must be \"none\" or \"zero\"")
-        g = self._graph or _graph("GradientTape.gradient")
-        g.check_open()
+        g = self._graph.check_open()
         self._used = True
-        leaves = []
-        structure = _flatten(sources, leaves)
         watched = []
         for s in leaves:
             if getattr(s, "_ndx_variable", False):
@@ -253,14 +312,7 @@ class GradientTape:
                                 f"ndx.Variable, not {type(s).__name__}")
             watched.append(ok)
         xs = [_source(g, s) for s, ok in zip(leaves, watched) if ok]
-        targets = []
-        _flatten(target, targets)
-        grads = []
-        if output_gradients is not None:
-            given, output_gradients = output_gradients, []
-            _flatten(given, output_gradients)
-        if xs:
-            grads = _gradients(g, targets, xs, output_gradients)
+        grads = _gradients(g, targets, xs, output_gradients) if xs else []
         it = iter(grads)
         out = [next(it) if ok else None for ok in watched]
         if unconnected_gradients == "zero":

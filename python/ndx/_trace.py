@@ -32,6 +32,43 @@ def graph():
     return stack[-1] if stack else None
 
 
+def tapes():
+    """This thread's recording eager tapes (innermost last), or None."""
+    return getattr(_local, "tapes", None) or None
+
+
+# Set by ndx/_tape.py: record(fn, *args, **kwargs) runs the op fn eagerly (recording it on the
+# tapes its inputs concern), mode is the glue's eager mode that records, read(variable) a
+# Variable's value as the tapes see it.
+record = mode = read = None
+
+
+def push_tape(tape):
+    _local.tapes = (getattr(_local, "tapes", None) or []) + [tape]
+    _count(1)
+
+
+def pop_tape(tape):
+    stack = list(getattr(_local, "tapes", None) or [])
+    stack.remove(tape)
+    _local.tapes = stack
+    _count(-1)
+
+
+class paused:
+    """`with paused():` this thread's tapes see nothing (an op run for them, gradient())."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self):
+        self._saved = getattr(_local, "tapes", None)
+        _local.tapes = None
+
+    def __exit__(self, *exc):
+        _local.tapes = self._saved
+        return False
+
+
 class tracing:
     """`with tracing(graph):` ops called in this thread build nodes in `graph`."""
 

@@ -98,9 +98,14 @@ class Variable:
             return self._value.copy()
 
     def read_value(self):
-        """The value: a Tensor inside a trace, else numpy()."""
+        """The value: a Tensor inside a trace; while an eager GradientTape records, the read it
+        follows (an ndx.TapedArray); else numpy()."""
         g = _graph()
-        return self._ndx_tensor(g) if g is not None else self.numpy()
+        if g is not None:
+            return self._ndx_tensor(g)
+        if _trace.active and _trace.tapes() is not None:
+            return _trace.read(self)
+        return self.numpy()
 
     value = read_value
 

@@ -35,6 +35,9 @@ def concat(axis, sp_inputs, expand_nonconcat_dims=False, name=None, *,
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.sparse_concat(g, axis, sp_inputs, expand_nonconcat_dims, name, threads,
                                         max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(concat, axis, sp_inputs, expand_nonconcat_dims, name,
+                             threads=threads, max_memory=max_memory)
     return _ndx._sparse_concat(axis, sp_inputs, expand_nonconcat_dims, threads, max_memory)
 
 
@@ -48,6 +51,8 @@ def reorder(sp_input, name=None, *, threads=None, max_memory=None):
     """
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.sparse_reorder(g, sp_input, name, threads, max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(reorder, sp_input, name, threads=threads, max_memory=max_memory)
     return _ndx._sparse_reorder(sp_input, threads, max_memory)
 
 
@@ -67,6 +72,9 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None, *, 
     """
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.sparse_to_dense(g, sp_input, default_value, name, threads, max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(to_dense, sp_input, default_value, validate_indices, name,
+                             threads=threads, max_memory=max_memory)
     return _ndx._sparse_to_dense(sp_input, default_value, threads, max_memory)
 
 
@@ -80,6 +88,8 @@ def from_dense(tensor, name=None, *, threads=None, max_memory=None):
     """
     if _tracing and (g := _trace.graph()) is not None:
         return _graph_ops.sparse_from_dense(g, tensor, name, threads, max_memory)
+    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
+        return _trace.record(from_dense, tensor, name, threads=threads, max_memory=max_memory)
     return _ndx._sparse_from_dense(tensor, threads, max_memory)
 
 

@@ -1,0 +1,508 @@
+"""GradientTape in eager code (TensorFlow 2's shape): the record, and gradients from it.
+
+Recording. While a tape records in a thread, the op wrappers of that thread hand every call to
+`record` (index and sparse ops: the public function and its arguments) and the glue ops run
+through `_TapeMode.op` (one node: its type, attributes and input arrays). Either runs the op
+eagerly as always; when an input is one the tape follows (a watched array, a Variable it
+watches, or a result it recorded) the call is noted as an _Entry on each such tape and the
+results come back as TapedArrays: read-only ndarrays (TensorFlow's tensors are immutable) that
+remember their entry, and whose NumPy operators run the glue ops (so `x * x` is recorded too).
+An op that raises records nothing. Nothing else changes outside a recording tape: the wrappers
+reach this module only when `_trace.active` says a trace or a tape is running.
+
+Gradients. gradient() replays the entries the target depends on into a fresh graph, inside a
+trace, through the same public functions (so each becomes the very node ndx.function would
+build), with placeholders for the arrays read, and builds the gradients there with the C
+gradient layer (ndx.gradients' path). The session is fed the recorded values, the results of
+the entries included, so the forward is not computed again and the gradient is that of the
+values the code saw."""
+import threading
+import warnings
+
+import numpy as np
+
+from . import _glue, _ndx, _trace
+from ._convert import BFloat16Array
+from ._graph import Graph, _like, dtype_of
+from ._sparse_tensor import SparseTensor
+
+__all__ = ["TapedArray"]
+
+_SMALL = 16  # arrays read by a recorded op up to this size become constants, larger ones feeds
+_EAGER_ONLY = ("threads", "max_memory", "out")  # keywords of the eager call, not of nodes
+
+
+class TapedArray(np.ndarray):
+    """An ndarray a recording ndx.GradientTape returned (TensorFlow's EagerTensor in a tape):
+    the result of an ndx op whose input the tape follows. Read-only; `+ - * / // %`, unary
+    `-`, and np.add, np.maximum, ... on it run ndx's glue ops while the tape records, so they
+    are recorded too (`x += y` gives a new array, as with tensors). Other NumPy functions,
+    slicing and views give plain results the tape does not follow: gradients through them are
+    None. Outside a tape it behaves as an ndarray."""
+
+    _ndx_ref = None  # (entry, output) or a _Read; views and copies have none
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs and _trace.active:
+            op = _UFUNCS.get(ufunc)
+            tapes = _trace.tapes()
+            if op is not None and tapes is not None and _touching(tapes, inputs):
+                return op(*inputs)
+        inputs = tuple(x.view(np.ndarray) if isinstance(x, TapedArray) else x for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(x.view(np.ndarray) if isinstance(x, TapedArray) else x
+                                  for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    # In place on a tensor makes a new one (TensorFlow's `x += y`); the array is read-only.
+    def __iadd__(self, o):
+        return self + o
+
+    def __isub__(self, o):
+        return self - o
+
+    def __imul__(self, o):
+        return self * o
+
+    def __itruediv__(self, o):
+        return self / o
+
+    def __ifloordiv__(self, o):
+        return self // o
+
+    def __imod__(self, o):
+        return self % o
+
+
+_UFUNCS = {np.add: _glue.add, np.subtract: _glue.subtract, np.multiply: _glue.multiply,
+           np.true_divide: _glue.divide, np.floor_divide: _glue.floordiv,
+           np.remainder: _glue.floormod, np.negative: _glue.negative,
+           np.maximum: _glue.maximum, np.minimum: _glue.minimum, np.equal: _glue.equal,
+           np.not_equal: _glue.not_equal}
+
+
+class _Entry:
+    """One recorded call: `fn(*args, **kwargs)` (an index or sparse op) or, with fn None, the
+    node `node` = (type, attrs) on the input arrays `args`. `outputs`: the TapedArrays it
+    returned, in the order _flatten gives (None where a result is not an ndarray)."""
+
+    __slots__ = ("fn", "node", "args", "kwargs", "outputs")
+
+    def __init__(self, fn, node, args, kwargs, outputs):
+        self.fn, self.node, self.args, self.kwargs, self.outputs = fn, node, args, kwargs, outputs
+
+
+class _Read:
+    """A Variable's value as read while tapes recorded (one read per version)."""
+
+    __slots__ = ("variable", "version")
+
+    def __init__(self, variable, version):
+        self.variable, self.version = variable, version
+
+
+def _taped(a, ref):
+    t = a.view(TapedArray)
+    t.flags.writeable = False
+    t._ndx_ref = ref
+    return t
+
+
+def _is_variable(x):
+    return getattr(x, "_ndx_variable", False)
+
+
+def _leaves(value, out):
+    """The arrays (and anything else not a container) of an op's arguments, in order."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _leaves(v, out)
+    elif isinstance(value, SparseTensor):
+        out.extend((value.indices, value.values, value.dense_shape))
+    else:
+        out.append(value)
+
+
+def _map(value, f):
+    """value with each leaf x replaced by f(x) (lists, tuples and SparseTensors rebuilt)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map(v, f) for v in value)
+    if isinstance(value, SparseTensor):
+        return SparseTensor._from_parts(f(value.indices), f(value.values), f(value.dense_shape))
+    return f(value)
+
+
+def _flatten(result):
+    """An op's results as a flat list (an array, a list of arrays, or a SparseTensor)."""
+    out = []
+    _leaves(result, out)
+    return out
+
+
+def _plain(x):
+    return x.view(np.ndarray) if isinstance(x, TapedArray) else x
+
+
+def _follows(tape, x):
+    """Whether `tape` follows the value x (a leaf of an op's inputs)."""
+    ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
+    if ref is not None:
+        if type(ref) is tuple:
+            if ref[0] in tape._entries:
+                return True
+        elif ref.variable in tape._variables:
+            return True
+    return id(x) in tape._watched
+
+
+def _touching(tapes, leaves):
+    return [t for t in tapes if any(_follows(t, x) for x in leaves)]
+
+
+def read(variable):
+    """The variable's value for this thread's recording tapes: a TapedArray of one read per
+    version (a copy), which each tape that watches the variable follows. A trainable variable
+    read while a tape records with watch_accessed_variables is watched by it (TensorFlow's)."""
+    tapes = _trace.tapes()
+    if variable.trainable and _differentiable(variable.dtype):
+        for t in tapes:
+            if t._watch_accessed and variable not in t._variables:
+                with t._lock:
+                    t._variables[variable] = None
+    reads = _thread.__dict__.setdefault("reads", {})
+    with variable._lock:
+        hit = reads.get(variable)
+        if hit is not None and hit._ndx_ref.version == variable._version:
+            return hit
+        variable._fresh()
+        if not isinstance(variable._value, np.ndarray):  # (bfloat16: not followed)
+            return variable._value.copy()
+        value = _taped(variable._value.copy(), _Read(variable, variable._version))
+    if len(reads) > 256:  # (a thread that reads many variables keeps only recent reads)
+        reads.clear()
+    reads[variable] = value
+    return value
+
+
+_thread = threading.local()
+
+
+def _substitute(tapes, x):
+    """An argument as the recorded call sees it: a Variable read for the tapes."""
+    return read(x) if _is_variable(x) else x
+
+
+def record(fn, *args, **kwargs):
+    """fn(*args, **kwargs), an index or sparse op, run eagerly for this thread's tapes."""
+    tapes = _trace.tapes()
+    if kwargs.get("out") is not None:  # (the caller's buffer, not a new value: not recorded)
+        with _trace.paused():
+            return fn(*args, **kwargs)
+    args = _map(args, lambda x: _substitute(tapes, x))
+    kwargs = {k: _map(v, lambda x: _substitute(tapes, x)) for k, v in kwargs.items()}
+    leaves = []
+    _leaves((args, list(kwargs.values())), leaves)
+    touched = _touching(tapes, leaves)
+    with _trace.paused():
+        result = fn(*_map(args, _plain), **{k: _map(v, _plain) for k, v in kwargs.items()})
+    if not touched:
+        return result
+    entry = _Entry(fn, None, args, kwargs, [])
+    for a in _flatten(result):
+        entry.outputs.append(_taped(a, (entry, len(entry.outputs)))
+                             if type(a) is np.ndarray else None)
+    for t in touched:
+        t._add(entry)
+    it = iter(entry.outputs)
+    return _map(result, lambda a: o if (o := next(it)) is not None else a)
+
+
+def _differentiable(dtype):
+    return dtype.is_floating or dtype.is_complex
+
+
+class _TapeMode(_glue._Eager):
+    """The glue's eager mode while tapes record in this thread: Variables read as the tapes
+    see them, and each node whose input a tape follows recorded on it."""
+
+    @staticmethod
+    def convert(value, dtype=None):
+        if _is_variable(value) and _trace.tapes() is not None:
+            value = read(value)
+        return _glue._Eager.convert(value, dtype)
+
+    def op(self, op_type, inputs, attrs=None, name=None):
+        tapes = _trace.tapes()
+        touched = _touching(tapes, inputs) if tapes is not None else None
+        results = _glue._EAGER.op(op_type, [_plain(x) for x in inputs], attrs, name)
+        if not touched:
+            return results
+        entry = _Entry(None, (op_type, dict(attrs or {})), list(inputs), None, [])
+        entry.outputs = [_taped(a, (entry, k)) if type(a) is np.ndarray else None
+                         for k, a in enumerate(results)]
+        for t in touched:
+            t._add(entry)
+        return [o if o is not None else a for o, a in zip(entry.outputs, results)]
+
+
+class EagerTape:
+    """The eager side of ndx.GradientTape (ndx/_gradients.py delegates here)."""
+
+    def __init__(self, persistent, watch_accessed_variables):
+        self._persistent = persistent
+        self._watch_accessed = watch_accessed_variables
+        self._entries = {}      # _Entry -> None, in recording order
+        self._watched = {}      # id -> the watched array (kept alive: ids stay unique)
+        self._variables = {}    # watched Variable -> None, in watching order
+        self._lock = threading.Lock()
+        self._thread = None     # the thread recording, while it records
+        self._used = False
+
+    # ---- recording ------------------------------------------------------------------------
+
+    def enter(self):
+        if self._thread is not None:
+            raise RuntimeError("GradientTape: this tape is already recording (a tape cannot be "
+                               "entered again inside its own `with` block)")
+        self._thread = threading.get_ident()
+        _trace.push_tape(self)
+
+    def exit(self):
+        if self._thread != threading.get_ident():
+            raise RuntimeError("GradientTape: a tape's `with` block must end in the thread "
+                               "that entered it")
+        _trace.pop_tape(self)
+        self._thread = None
+        if _trace.tapes() is None:  # (the thread's last tape: its Variable reads go)
+            _thread.__dict__.pop("reads", None)
+
+    def _add(self, entry):
+        with self._lock:
+            self._entries[entry] = None
+
+    def stop_recording(self):
+        return _Stopped(self)
+
+    def reset(self):
+        """Forgets everything recorded and watched; a tape in its `with` block goes on
+        recording."""
+        with self._lock:
+            self._entries, self._watched, self._variables = {}, {}, {}
+            self._used = False
+
+    def watch(self, items):
+        for x in items:
+            if _is_variable(x):
+                dtype = x.dtype
+            elif isinstance(x, np.ndarray):
+                dtype = dtype_of(x)
+            else:
+                raise TypeError(f"GradientTape.watch: watch takes NumPy arrays, the arrays ndx "
+                                f"ops return, or ndx.Variables, not {type(x).__name__}")
+            if not _differentiable(dtype):
+                warnings.warn(f"GradientTape.watch: a {dtype.name} value is not watched; only "
+                              f"floating and complex values have gradients", stacklevel=3)
+                continue
+            with self._lock:
+                if _is_variable(x):
+                    self._variables[x] = None
+                else:
+                    self._watched[id(x)] = x
+
+    def watched_variables(self):
+        with self._lock:
+            return tuple(self._variables)
+
+    # ---- gradients ------------------------------------------------------------------------
+
+    def gradient(self, targets, sources, output_gradients, zero):
+        """The gradient for each of `sources` (flat lists), as GradientTape.gradient."""
+        from ._gradients import IndexedSlices, _gradients
+        if self._used and not self._persistent:
+            raise RuntimeError("GradientTape.gradient can only be called once on a "
+                               "non-persistent tape (use GradientTape(persistent=True))")
+        with self._lock:
+            entries = list(self._entries)
+            watched, variables = dict(self._watched), dict(self._variables)
+        with _trace.paused():
+            replay = _Replay(entries, watched, variables)
+            grads = replay.run(targets, sources, output_gradients, _gradients, IndexedSlices)
+            if zero:
+                grads = [_zeros(s) if d is None else d for s, d in zip(sources, grads)]
+        if not self._persistent:
+            with self._lock:
+                self._used = True
+                self._entries, self._watched = {}, {}  # (the record is spent: free it)
+        return grads
+
+
+class _Stopped:
+    """`with tape.stop_recording():` ops in it are not recorded on the tape."""
+
+    def __init__(self, tape):
+        self._tape = tape
+
+    def __enter__(self):
+        if self._tape._thread != threading.get_ident():
+            raise ValueError("GradientTape.stop_recording: the tape is not recording in this "
+                             "thread (call it inside the tape's `with` block)")
+        _trace.pop_tape(self._tape)
+
+    def __exit__(self, *exc):
+        _trace.push_tape(self._tape)
+        return False
+
+
+def _zeros(source):
+    if _is_variable(source):
+        return np.zeros(source.shape, source.dtype.as_numpy_dtype)
+    return np.zeros_like(np.asarray(source))
+
+
+class _Replay:
+    """The recorded program the targets need, as a graph (see the module's doc)."""
+
+    def __init__(self, entries, watched, variables):
+        self.entries, self.watched, self.variables = entries, watched, variables
+        self.memo = {}       # id(array) -> its Tensor in the replay
+        self.feeds = []      # (node, index, array, like)
+        self.reads = {}      # Variable -> [Tensor of each read]
+
+    def _follows(self, x):
+        """Whether a source is one the tape follows."""
+        ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
+        if type(ref) is tuple and ref[0] in self.need:
+            return True
+        if type(ref) is _Read and ref.variable in self.variables:
+            return True
+        return id(x) in self.watched
+
+    def _needed(self, targets):
+        """The entries the targets depend on, in recording order."""
+        entries = set(self.entries)
+        need = self.need = set()
+        stack = list(targets)
+        while stack:
+            x = stack.pop()
+            ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
+            if type(ref) is tuple and ref[0] in entries and ref[0] not in need:
+                need.add(ref[0])
+                leaves = []
+                _leaves((ref[0].args, list((ref[0].kwargs or {}).values())), leaves)
+                stack.extend(leaves)
+        return [e for e in self.entries if e in need]
+
+    def leaf(self, x):
+        """x as a Tensor of the replay (arrays), or x itself (anything else)."""
+        if not isinstance(x, (np.ndarray, BFloat16Array)):
+            return x
+        t = self.memo.get(id(x))
+        if t is not None:
+            return t
+        ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
+        value = _plain(x)
+        if (type(ref) is _Read and ref.variable in self.variables) or id(x) in self.watched:
+            t = self._feed(value)
+            if type(ref) is _Read and ref.variable in self.variables:
+                self.reads.setdefault(ref.variable, []).append(t)
+        elif (value.bits.size if isinstance(value, BFloat16Array) else value.size) <= _SMALL:
+            t = self.g.constant(value)
+        else:
+            t = self._feed(value)
+        self.memo[id(x)] = t
+        return t
+
+    def _feed(self, value):
+        dtype = dtype_of(value)
+        shape = value.bits.shape if isinstance(value, BFloat16Array) else value.shape
+        t = self.g.placeholder(dtype, shape)
+        self.feeds.append((t.op, 0, value, _like(dtype)))
+        return t
+
+    def _replay(self, entry):
+        if entry.fn is None:
+            type_, attrs = entry.node
+            outs = self.g.op(type_, [self.leaf(x) for x in entry.args], attrs)
+        else:
+            kwargs = {k: _map(v, self.leaf) for k, v in entry.kwargs.items()
+                      if k not in _EAGER_ONLY}
+            outs = _flatten(entry.fn(*_map(entry.args, self.leaf), **kwargs))
+        for t, a in zip(outs, entry.outputs):
+            if a is None:
+                continue
+            self.memo[id(a)] = t
+            if not self.g._g.node(t.op)[6]:  # (a node folded at build time is not fed)
+                self.feeds.append((t.op, t.index, a.view(np.ndarray), None))
+
+    def run(self, targets, sources, output_gradients, gradients, IndexedSlices):
+        self.g = g = Graph("tape")
+        self.needed = self._needed(targets)
+        with _trace.tracing(g):
+            try:
+                for entry in self.needed:
+                    self._replay(entry)
+                ys = [self.leaf(_as_value(y)) for y in targets]
+                xs, where = [], []   # the Tensors to differentiate for, and per source which
+                for s in sources:
+                    if _is_variable(s):
+                        ts = self.reads.get(s, []) if s in self.variables else []
+                    else:
+                        t = self.memo.get(id(s)) if isinstance(s, (np.ndarray, BFloat16Array)) \
+                            else None
+                        ok = t is not None and _differentiable(t.dtype) and self._follows(s)
+                        ts = [t] if ok else []
+                    where.append([len(xs) + k for k in range(len(ts))])
+                    xs.extend(ts)
+                forms = gradients(g, ys, xs, output_gradients) if xs else []
+                fetches, shapes = [], []
+                for form in forms:
+                    if form is None:
+                        shapes.append(None)
+                    elif isinstance(form, IndexedSlices):
+                        shapes.append((len(fetches), 3))
+                        fetches.extend((form.values, form.indices, form.dense_shape))
+                    else:
+                        shapes.append((len(fetches), 1))
+                        fetches.append(form)
+            except BaseException:
+                g._open = False
+                raise
+        g.finish()
+        if fetches:
+            session = _ndx._Session(g._g, None, None)
+            values = session.run(self.feeds, [t.output for t in fetches], ())
+        answers = []
+        for shape in shapes:
+            if shape is None:
+                answers.append(None)
+            elif shape[1] == 1:
+                answers.append(values[shape[0]])
+            else:
+                answers.append(IndexedSlices(*values[shape[0]:shape[0] + 3]))
+        return [_sum([answers[k] for k in ks], IndexedSlices) for ks in where]
+
+
+def _as_value(y):
+    """A target: a Variable is its value (read now)."""
+    return y.numpy() if _is_variable(y) else y
+
+
+def _sum(grads, IndexedSlices):
+    """The gradient of a Variable read more than once (values differing between reads): the
+    sum of the reads' (slices of one depth concatenated, else densified and added)."""
+    grads = [d for d in grads if d is not None]
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    if all(isinstance(d, IndexedSlices) and np.ndim(d.indices) == np.ndim(grads[0].indices)
+           for d in grads):
+        return IndexedSlices(np.concatenate([d.values for d in grads]),
+                             np.concatenate([d.indices for d in grads]), grads[0].dense_shape)
+    total = np.asarray(grads[0])
+    for d in grads[1:]:
+        total = total + np.asarray(d)
+    return total
+
+
+_trace.record, _trace.read, _trace.mode = record, read, _TapeMode()
