@@ -144,7 +144,11 @@ def _plain(x):
 
 
 def _follows(tape, x):
-    """Whether `tape` follows the value x (a leaf of an op's inputs)."""
+    """Whether `tape` follows the value x (a leaf of an op's inputs; a Variable it watches or
+    will watch when read)."""
+    if _is_variable(x):
+        return x in tape._variables or (tape._watch_accessed and x.trainable and
+                                        _differentiable(x.dtype))
     ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
     if ref is not None:
         if type(ref) is tuple:

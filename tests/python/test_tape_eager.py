@@ -1,0 +1,374 @@
+"""ndx.GradientTape in eager code (TensorFlow 2's shape): every op case of test_gradients.py run
+through an eager tape, each gradient equal to the traced ndx.gradients one and to the central
+differences of test_gradients.check; the tape's rules as TensorFlow's (watching, Variables,
+persistent, output_gradients, unconnected_gradients, structures, stop_recording, reset,
+watched_variables); the training example learned eagerly, bit for bit as traced; hostile use."""
+import os
+import runpy
+import subprocess
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import ndx
+import test_gradients as tg
+from test_gradients import check, dense, f64
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLE = os.path.join(ROOT, "examples", "train_embedding.py")
+
+
+def eager(fn, args, wrt, ws, single):
+    """The gradients of sum(w * fn(*args)) for args[i], i in wrt, by an eager tape (NumPy arrays
+    watched, then passed through ndx.identity so NumPy's operators on them are recorded too)."""
+    sources = [args[i] for i in wrt]
+    with ndx.GradientTape() as tape:
+        tape.watch(sources)
+        xs = list(args)
+        for i in wrt:
+            xs[i] = ndx.identity(args[i])
+            assert isinstance(xs[i], ndx.TapedArray)
+        out = fn(*xs)
+    return tape.gradient([out] if single else out, sources, output_gradients=ws)
+
+
+def eager_and_traced(fn, args, wrt, ws, single):
+    """eager's gradients, after checking they are those of ndx.gradients in a trace: the same
+    kind (None, dense, slices of the same depth) and the same values, bit for bit."""
+    got = eager(fn, args, wrt, ws, single)
+    want = tg.traced(fn, args, wrt, ws, single)
+    for i, g, w in zip(wrt, got, want):
+        assert type(g) is type(w), f"argument {i}: {type(g)} eagerly, {type(w)} traced"
+        if isinstance(w, ndx.IndexedSlices):
+            np.testing.assert_array_equal(g.indices, w.indices)
+            np.testing.assert_array_equal(g.dense_shape, w.dense_shape)
+            assert g.values.tobytes() == np.asarray(w.values).tobytes()
+        elif w is not None:
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            assert np.asarray(g).tobytes() == np.asarray(w).tobytes(), f"argument {i}"
+    return got
+
+
+CASES = [tg.test_gather_nd_gives_indexed_slices_depth_1, tg.test_gather_nd_depth_2_and_batch_dims,
+         tg.test_scatter_nd_and_tensor_scatter_family, tg.test_dynamic_partition,
+         tg.test_sparse_ops, tg.test_dense_to_sparse_gives_slices_of_depth_rank,
+         tg.test_unary_and_shape_ops, tg.test_cast_to_float32,
+         lambda: tg.test_dynamic_stitch(ndx.dynamic_stitch),
+         lambda: tg.test_dynamic_stitch(ndx.parallel_dynamic_stitch)]
+CASES += [lambda name=name, fn=fn: tg.test_binary_ops_with_broadcasting(name, fn) for name, fn in [
+    ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b),
+    ("div", lambda a, b: a / b), ("maximum", ndx.maximum), ("minimum", ndx.minimum),
+    ("floormod", ndx.floormod), ("-a * b", lambda a, b: -a * b), ("a // b", lambda a, b: a // b)]]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: getattr(c, "__name__", "case"))
+def test_every_op_case_of_test_gradients_eagerly(case, monkeypatch):
+    """test_gradients' cases, their check run with the eager tape (and the traced comparison)."""
+    monkeypatch.setattr(tg, "check", lambda fn, args, wrt, h=1e-6, tol=1e-6: check(
+        fn, args, wrt, h, tol, gradients=eager_and_traced))
+    case()
+
+
+def test_the_readme_example_gives_the_rows_as_indexed_slices():
+    p = np.random.default_rng(1).random((10, 4)).astype(np.float32)
+    params = ndx.Variable(p)
+    with ndx.GradientTape() as tape:
+        rows = ndx.gather_nd(params, [[1], [3], [1]])
+        loss = ndx.reduce_sum(rows * rows)
+    g = tape.gradient(loss, params)
+    assert isinstance(g, ndx.IndexedSlices)
+    assert g.indices.tolist() == [1, 3, 1] and g.dense_shape.tolist() == [10, 4]
+    np.testing.assert_array_equal(g.values, 2 * p[[1, 3, 1]])
+    assert float(loss) == pytest.approx(float(np.sum(p[[1, 3, 1]].astype(np.float64) ** 2)),
+                                        rel=1e-6)
+
+
+def test_outside_a_tape_nothing_changes():
+    x = np.arange(6.0).reshape(3, 2)
+    for out in (ndx.gather_nd(x, [[1]]), ndx.add(x, 1.0), ndx.reduce_sum(x)):
+        assert type(out) is np.ndarray
+    with ndx.GradientTape():
+        unrelated = ndx.gather_nd(x, [[1]])  # no input the tape follows: not recorded
+    assert type(unrelated) is np.ndarray
+    from ndx import _trace
+    assert _trace.active == 0 and _trace.tapes() is None
+
+
+def test_variables_watched_by_themselves_unless_frozen_or_told_not_to():
+    v = ndx.Variable(np.array([1.0, 2.0, 3.0]), name="v")
+    frozen = ndx.Variable(np.array([2.0]), trainable=False)
+    x = np.array([1.0, -1.0, 2.0])
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = ndx.reduce_sum(v * x * x) + ndx.reduce_sum(frozen * 1.0)
+    dv, dx, dfrozen = tape.gradient(y, [v, x, frozen])
+    np.testing.assert_allclose(dv, x * x)
+    np.testing.assert_allclose(dx, 2 * np.array([1.0, 2.0, 3.0]) * x)
+    assert dfrozen is None
+    assert tape.watched_variables() == (v,)
+    with ndx.GradientTape(watch_accessed_variables=False) as tape:
+        y = ndx.reduce_sum(v * v)
+    assert tape.gradient(y, v) is None and tape.watched_variables() == ()
+    with ndx.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(frozen)
+        y = ndx.reduce_sum(v * frozen)
+    np.testing.assert_array_equal(tape.gradient(y, [frozen, v])[0], [6.0])
+
+
+def test_a_variable_changed_between_reads_sums_both_reads():
+    v = ndx.Variable(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    with ndx.GradientTape() as tape:
+        a = ndx.gather_nd(v, [[0]])          # reads [1, 2]
+        v.assign_add(np.ones((2, 2)))
+        b = ndx.gather_nd(v, [[0], [1]])     # reads [[2, 3], [4, 5]]
+        loss = ndx.reduce_sum(a * a) + ndx.reduce_sum(b)
+    g = tape.gradient(loss, v)
+    np.testing.assert_array_equal(dense(g, (2, 2)), [[2 * 1 + 1, 2 * 2 + 1], [1, 1]])
+
+
+def test_persistent_structures_output_gradients_and_zero_unconnected():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch({"x": x, "y": [y]})
+        z = ndx.multiply(x, 3.0)
+        w = ndx.multiply(x, y)
+    got = tape.gradient(z, {"a": [x, (y,)]}, output_gradients=np.array([1.0, 2.0]),
+                        unconnected_gradients="zero")
+    np.testing.assert_array_equal(got["a"][0], [3.0, 6.0])
+    np.testing.assert_array_equal(got["a"][1][0], [0.0, 0.0])
+    assert isinstance(got["a"][1], tuple)
+    gx, gy = tape.gradient([z, w], [x, y])  # two targets: the gradient of their sum
+    np.testing.assert_array_equal(gx, 3.0 + y)
+    np.testing.assert_array_equal(gy, x)
+    assert tape.gradient(w, y, unconnected_gradients="none") is not None
+    assert tape.gradient(z, y) is None
+    with pytest.raises(ValueError, match="unconnected_gradients"):
+        tape.gradient(z, x, unconnected_gradients="maybe")
+
+
+def test_a_tape_that_is_not_persistent_answers_once():
+    x = np.array([2.0])
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        y = ndx.multiply(x, x)
+    np.testing.assert_array_equal(tape.gradient(y, x), [4.0])
+    with pytest.raises(RuntimeError, match="non-persistent"):
+        tape.gradient(y, x)
+
+
+def test_gradient_with_respect_to_an_intermediate_result():
+    x = np.array([1.0, 2.0, 3.0])
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        h = ndx.identity(x) * 2.0
+        y = ndx.reduce_sum(h * h)
+    np.testing.assert_array_equal(tape.gradient(y, h), 2 * (2.0 * x))
+
+
+def test_stop_recording_and_reset():
+    x = np.array([1.0, 2.0])
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        with tape.stop_recording():
+            hidden = ndx.multiply(x, 5.0)
+        assert type(hidden) is np.ndarray
+        y = ndx.reduce_sum(ndx.multiply(x, x)) + ndx.reduce_sum(hidden)
+    np.testing.assert_array_equal(tape.gradient(y, x), 2 * x)  # not 2x + 5
+    with pytest.raises(ValueError, match="not recording"):
+        with tape.stop_recording():
+            pass
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        before = ndx.multiply(x, x)
+        tape.reset()
+        tape.watch(x)
+        after = ndx.multiply(x, 3.0)
+        y = ndx.reduce_sum(before) + ndx.reduce_sum(after)
+    np.testing.assert_array_equal(tape.gradient(y, x), [3.0, 3.0])
+
+
+def test_numpy_functions_the_tape_does_not_know_give_none():
+    x = np.array([0.5, 1.0])
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        t = ndx.identity(x)
+        e = np.exp(t)           # not an ndx op: a plain result
+        s = t[0]                # indexing: a view the tape does not follow
+        y = ndx.reduce_sum(ndx.multiply(e, 2.0))
+    assert type(e) is np.ndarray
+    assert tape.gradient(y, x) is None
+    assert tape.gradient(ndx.multiply(s, 1.0), x) is None
+
+
+def test_taped_arrays_are_read_only_and_in_place_operators_make_new_ones():
+    x = np.array([1.0, 2.0])
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        t = ndx.identity(x)
+        first = t
+        with pytest.raises(ValueError, match="read-only"):
+            t[0] = 5.0
+        t *= 3.0
+        t += 1.0
+    assert first is not t and first.tolist() == [1.0, 2.0]
+    np.testing.assert_array_equal(t, [4.0, 7.0])
+    np.testing.assert_array_equal(tape.gradient(t, x), [3.0, 3.0])
+
+
+def test_integer_values_are_not_watched_and_have_no_gradient():
+    i = np.array([1, 2], np.int32)
+    with ndx.GradientTape() as tape:
+        with pytest.warns(UserWarning, match="int32 value is not watched"):
+            tape.watch(i)
+        y = ndx.multiply(i, 2)
+    assert tape.gradient(y, i) is None
+    with pytest.raises(TypeError, match="watch takes NumPy arrays"):
+        ndx.GradientTape().watch("x")
+
+
+def test_dtype_rules_of_the_glue_apply_to_recorded_operators():
+    x = np.array([1.0, 2.0], np.float32)
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        t = ndx.identity(x)
+        with pytest.raises((TypeError, ndx.InvalidArgumentError)):
+            t * np.array([1.0, 2.0])  # float32 * float64: TensorFlow refuses, so does the glue
+        y = t * 2  # a Python number takes the array's dtype
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(tape.gradient(y, x), [2.0, 2.0])
+
+
+def test_an_op_that_fails_records_nothing():
+    p = f64(4, 2)
+    with ndx.GradientTape() as tape:
+        tape.watch(p)
+        rows = ndx.gather_nd(p, [[1]])
+        recorded = len(tape._eager._entries)
+        with pytest.raises(ndx.InvalidArgumentError):
+            ndx.gather_nd(p, [[9]])
+        with pytest.raises((TypeError, ndx.InvalidArgumentError)):
+            ndx.add(rows, np.ones(3, np.int32))
+        assert len(tape._eager._entries) == recorded
+        y = ndx.reduce_sum(rows)
+    want = np.zeros((4, 2))
+    want[1] = 1
+    np.testing.assert_array_equal(dense(tape.gradient(y, p), (4, 2)), want)
+
+
+def test_other_threads_are_not_recorded_and_may_ask_for_gradients():
+    x = np.array([1.0, 2.0])
+    results = {}
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        t = ndx.identity(x)
+
+        def other():
+            results["other"] = ndx.multiply(t, 10.0)  # (runs, correctly, but not recorded)
+            results["watch"] = tape.watch(np.ones(1))
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+        y = ndx.reduce_sum(t * t)
+    assert type(results["other"]) is np.ndarray
+    np.testing.assert_array_equal(results["other"], [10.0, 20.0])
+    assert tape.gradient(results["other"], x) is None
+
+    def ask():
+        results["grad"] = tape.gradient(y, x)
+    th = threading.Thread(target=ask)
+    th.start()
+    th.join()
+    np.testing.assert_array_equal(results["grad"], 2 * x)
+
+
+def test_a_tape_ends_in_its_own_thread_and_is_not_entered_twice():
+    tape = ndx.GradientTape()
+    tape.__enter__()
+    errors = []
+
+    def end():
+        try:
+            tape.__exit__(None, None, None)
+        except RuntimeError as e:
+            errors.append(str(e))
+    th = threading.Thread(target=end)
+    th.start()
+    th.join()
+    assert errors and "thread" in errors[0]
+    with pytest.raises(RuntimeError, match="already recording"):
+        tape.__enter__()
+    tape.__exit__(None, None, None)
+    from ndx import _trace
+    assert _trace.active == 0
+
+
+def test_nested_tapes_each_record_what_concerns_them():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    with ndx.GradientTape() as outer:
+        outer.watch(x)
+        with ndx.GradientTape() as inner:
+            inner.watch(y)
+            z = ndx.multiply(x, y)
+        w = ndx.reduce_sum(z)
+    assert inner.gradient(z, [x, y])[0] is None
+    np.testing.assert_array_equal(outer.gradient(w, x), y)
+
+
+def test_a_gradient_inside_a_trace_still_works():
+    @ndx.function
+    def f(x):
+        with ndx.GradientTape() as tape:
+            tape.watch(x)
+            y = ndx.reduce_sum(x * x)
+        return tape.gradient(y, x)
+    np.testing.assert_array_equal(f(np.array([1.0, 3.0])), [2.0, 6.0])
+
+
+def _train_eagerly(mod):
+    """examples/train_embedding.py's training, with the tape in eager code instead of
+    ndx.function: returns the printed lines and the tables."""
+    users, items, ratings, u_init, v_init = mod["make_data"]()
+    U, V = ndx.Variable(u_init, name="U"), ndx.Variable(v_init, name="V")
+    adagrad = ndx.optimizers.Adagrad(0.1, initial_accumulator_value=0.1, epsilon=None)
+
+    def batch_loss(user, item, rating):
+        pred = ndx.reduce_sum(ndx.gather_nd(U, user) * ndx.gather_nd(V, item), 1)
+        diff = pred - rating
+        return ndx.reduce_sum(diff * diff, 0)
+
+    batch, batches, epochs = mod["BATCH"], mod["BATCHES"], mod["EPOCHS"]
+    ratings_count = mod["RATINGS"]
+    lines = [f"{mod['USERS']} users, {mod['ITEMS']} items, rank {mod['RANK']}, {ratings_count} "
+             f"ratings, batches of {batch}, sparse Adagrad"]
+    for epoch in range(epochs + 1):
+        train = epoch < epochs
+        epoch_loss = 0.0
+        for b in range(batches):
+            at = slice(b * batch, (b + 1) * batch)
+            if train:
+                with ndx.GradientTape() as tape:
+                    loss = batch_loss(users[at], items[at], ratings[at])
+                grads = tape.gradient(loss, [U, V])
+                assert all(isinstance(g, ndx.IndexedSlices) for g in grads)
+                adagrad.apply_gradients(zip(grads, [U, V]))
+            else:
+                loss = batch_loss(users[at], items[at], ratings[at])
+            epoch_loss += float(loss / np.float32(ratings_count))
+        if epoch % 5 == 0 or not train:
+            lines.append(f"{'epoch' if train else 'after'} {epoch:2d}: loss {epoch_loss:.6f}")
+    return lines, U.numpy(), V.numpy()
+
+
+def test_the_training_example_learns_the_same_tables_eagerly_bit_for_bit(tmp_path):
+    save = str(tmp_path / "traced.npz")
+    done = subprocess.run([sys.executable, EXAMPLE, "--save", save], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines, u, v = _train_eagerly(runpy.run_path(EXAMPLE))
+    assert done.stdout.splitlines()[:len(lines)] == lines
+    traced = np.load(save)
+    assert traced["U"].tobytes() == u.tobytes()
+    assert traced["V"].tobytes() == v.tobytes()
