@@ -450,11 +450,13 @@ class _Replay:
                 for s in sources:
                     if _is_variable(s):
                         ts = self.reads.get(s, []) if s in self.variables else []
-                    else:
-                        t = self.memo.get(id(s)) if isinstance(s, (np.ndarray, BFloat16Array)) \
-                            else None
+                    elif isinstance(s, (np.ndarray, BFloat16Array)):
+                        t = self.memo.get(id(s))
                         ok = t is not None and _differentiable(t.dtype) and self._follows(s)
                         ts = [t] if ok else []
+                    else:
+                        raise TypeError(f"GradientTape.gradient: a source must be an array or "
+                                        f"an ndx.Variable, not {type(s).__name__}")
                     where.append([len(xs) + k for k in range(len(ts))])
                     xs.extend(ts)
                 forms = gradients(g, ys, xs, output_gradients) if xs else []

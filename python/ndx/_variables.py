@@ -149,7 +149,7 @@ class Variable:
             return None
         v = self._eager_value(value, "assign_sub" if subtract else "assign_add")
         from ._glue import add, subtract as sub
-        with self._lock:
+        with self._lock, _trace.paused():  # (an update is not recorded by tapes, as in TF)
             self._fresh()
             self._set((sub if subtract else add)(self._value, v))
         return self
@@ -172,7 +172,7 @@ class Variable:
                     [var, g.convert(indices), g.convert(updates, self.dtype)])
             return None
         from ._dense import tensor_scatter_nd_add
-        with self._lock:
+        with self._lock, _trace.paused():
             self._fresh()
             self._set(tensor_scatter_nd_add(self._value, indices, _convert_to(updates, self.dtype)))
         return self

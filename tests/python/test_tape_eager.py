@@ -372,3 +372,31 @@ def test_the_training_example_learns_the_same_tables_eagerly_bit_for_bit(tmp_pat
     traced = np.load(save)
     assert traced["U"].tobytes() == u.tobytes()
     assert traced["V"].tobytes() == v.tobytes()
+
+
+def test_variable_updates_inside_a_tape_are_not_recorded_and_stay_writable():
+    v = ndx.Variable(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    x = np.array([1.0, 1.0])
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        t = ndx.identity(x)
+        v.assign_add(np.stack([t, t]))     # a taped value into a variable: the update is
+        v.scatter_nd_add([[0]], [t])       # not recorded, the value stays a plain array
+        y = ndx.reduce_sum(ndx.gather_nd(v, [[1]]))
+    assert type(v._value) is np.ndarray and v._value.flags.writeable
+    np.testing.assert_array_equal(v.numpy(), [[3.0, 4.0], [4.0, 5.0]])
+    gv, gx = tape.gradient(y, [v, x])
+    np.testing.assert_array_equal(dense(gv, (2, 2)), [[0, 0], [1, 1]])
+    assert gx is None
+    ndx.optimizers.SGD(0.5).apply_gradients([(gv, v)])
+    np.testing.assert_array_equal(v.numpy(), [[3.0, 4.0], [3.5, 4.5]])
+
+
+def test_a_source_that_is_not_an_array_or_variable_is_a_type_error():
+    x = np.array([1.0])
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        y = ndx.multiply(x, 2.0)
+    with pytest.raises(TypeError, match="a source must be"):
+        tape.gradient(y, [x, "x"])
+    np.testing.assert_array_equal(tape.gradient(y, x), [2.0])  # (the failed call used nothing)
