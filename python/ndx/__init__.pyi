@@ -37,6 +37,7 @@ from ._gradients import (
     convert_to_tensor as convert_to_tensor,
     gradients as gradients,
 )
+from ._tape import TapedArray as TapedArray
 from ._variables import Variable as Variable
 from ._apply import sparse_apply_adagrad as sparse_apply_adagrad, sparse_apply_sgd as sparse_apply_sgd
 from . import optimizers as optimizers
