@@ -400,3 +400,22 @@ def test_a_source_that_is_not_an_array_or_variable_is_a_type_error():
     with pytest.raises(TypeError, match="a source must be"):
         tape.gradient(y, [x, "x"])
     np.testing.assert_array_equal(tape.gradient(y, x), [2.0])  # (the failed call used nothing)
+
+
+def test_the_readme_eager_tape_block_runs_and_says_what_numpy_says():
+    import textwrap
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    start = text.index("```python\n", text.index("- **Eager tapes**")) + len("```python\n")
+    code = textwrap.dedent(text[start:text.index("```", start)])
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    p = np.arange(40, dtype=np.float32).reshape(10, 4) / 10
+    g = scope["g"]
+    assert g.indices.tolist() == [1, 3, 1]
+    np.testing.assert_array_equal(g.values, 2 * p[[1, 3, 1]])
+    assert float(scope["loss"]) == pytest.approx(float(np.sum(p[[1, 3, 1]] ** 2)), rel=1e-6)
+    np.testing.assert_array_equal(scope["params"].numpy()[1],
+                                  p[1] - np.float32(0.1) * 2 * p[1] - np.float32(0.1) * 2 * p[1])
+    tape, x = scope["tape"], scope["x"]
+    np.testing.assert_array_equal(tape.gradient(scope["y"], x), 3 * x * x)
