@@ -18,6 +18,7 @@ the entries included, so the forward is not computed again and the gradient is t
 values the code saw."""
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class TapedArray(np.ndarray):
     slicing and views give plain results the tape does not follow: gradients through them are
     None. Outside a tape it behaves as an ndarray."""
 
-    _ndx_ref = None  # (entry, output) or a _Read; views and copies have none
+    _ndx_ref = None  # (weakref to its entry, output) or a _Read; views and copies have none
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if method == "__call__" and not kwargs and _trace.active:
@@ -83,10 +84,12 @@ _UFUNCS = {np.add: _glue.add, np.subtract: _glue.subtract, np.multiply: _glue.mu
 
 class _Entry:
     """One recorded call: `fn(*args, **kwargs)` (an index or sparse op) or, with fn None, the
-    node `node` = (type, attrs) on the input arrays `args`. `outputs`: the TapedArrays it
-    returned, in the order _flatten gives (None where a result is not an ndarray)."""
+    node `node` = (type, attrs) on the input arrays `args`. `outputs`: the arrays it returned,
+    in the order _flatten gives (None where a result is not an ndarray). The tapes hold their
+    entries; a TapedArray only a weak reference to its own, so a result kept after its tape
+    is gone (a loss appended to a list) keeps nothing else alive."""
 
-    __slots__ = ("fn", "node", "args", "kwargs", "outputs")
+    __slots__ = ("fn", "node", "args", "kwargs", "outputs", "__weakref__")
 
     def __init__(self, fn, node, args, kwargs, outputs):
         self.fn, self.node, self.args, self.kwargs, self.outputs = fn, node, args, kwargs, outputs
@@ -106,6 +109,25 @@ def _taped(a, ref):
     t.flags.writeable = False
     t._ndx_ref = ref
     return t
+
+
+def _output(x):
+    """(entry, output index) of a TapedArray a recorded op returned, while a tape holds the
+    entry; else None."""
+    ref = x._ndx_ref if isinstance(x, TapedArray) else None
+    if type(ref) is tuple:
+        entry = ref[0]()
+        if entry is not None:
+            return entry, ref[1]
+    return None
+
+
+def _outputs(entry, results):
+    """The results as TapedArrays of entry (ndarrays only), and entry.outputs set."""
+    entry.outputs = [a if type(a) is np.ndarray else None for a in results]
+    ref = weakref.ref(entry)
+    return [_taped(a, (ref, k)) if a is not None else None
+            for k, a in enumerate(entry.outputs)]
 
 
 def _is_variable(x):
@@ -149,13 +171,12 @@ def _follows(tape, x):
     if _is_variable(x):
         return x in tape._variables or (tape._watch_accessed and x.trainable and
                                         _differentiable(x.dtype))
-    ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
-    if ref is not None:
-        if type(ref) is tuple:
-            if ref[0] in tape._entries:
-                return True
-        elif ref.variable in tape._variables:
-            return True
+    out = _output(x)
+    if out is not None and out[0] in tape._entries:
+        return True
+    ref = x._ndx_ref if isinstance(x, TapedArray) else None
+    if type(ref) is _Read and ref.variable in tape._variables:
+        return True
     return id(x) in tape._watched
 
 
@@ -211,13 +232,10 @@ def record(fn, *args, **kwargs):
         result = fn(*_map(args, _plain), **{k: _map(v, _plain) for k, v in kwargs.items()})
     if not touched:
         return result
-    entry = _Entry(fn, None, args, kwargs, [])
-    for a in _flatten(result):
-        entry.outputs.append(_taped(a, (entry, len(entry.outputs)))
-                             if type(a) is np.ndarray else None)
+    entry = _Entry(fn, None, args, kwargs, None)
+    it = iter(_outputs(entry, _flatten(result)))
     for t in touched:
         t._add(entry)
-    it = iter(entry.outputs)
     return _map(result, lambda a: o if (o := next(it)) is not None else a)
 
 
@@ -241,12 +259,11 @@ class _TapeMode(_glue._Eager):
         results = _glue._EAGER.op(op_type, [_plain(x) for x in inputs], attrs, name)
         if not touched:
             return results
-        entry = _Entry(None, (op_type, dict(attrs or {})), list(inputs), None, [])
-        entry.outputs = [_taped(a, (entry, k)) if type(a) is np.ndarray else None
-                         for k, a in enumerate(results)]
+        entry = _Entry(None, (op_type, dict(attrs or {})), list(inputs), None, None)
+        outputs = _outputs(entry, results)
         for t in touched:
             t._add(entry)
-        return [o if o is not None else a for o, a in zip(entry.outputs, results)]
+        return [o if o is not None else a for o, a in zip(outputs, results)]
 
 
 class EagerTape:
@@ -369,14 +386,16 @@ class _Replay:
     def __init__(self, entries, watched, variables):
         self.entries, self.watched, self.variables = entries, watched, variables
         self.memo = {}       # id(array) -> its Tensor in the replay
+        self.outs = {}       # (entry, output index) -> its Tensor in the replay
         self.feeds = []      # (node, index, array, like)
         self.reads = {}      # Variable -> [Tensor of each read]
 
     def _follows(self, x):
         """Whether a source is one the tape follows."""
-        ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
-        if type(ref) is tuple and ref[0] in self.need:
+        out = _output(x)
+        if out is not None and out[0] in self.need:
             return True
+        ref = x._ndx_ref if isinstance(x, TapedArray) else None
         if type(ref) is _Read and ref.variable in self.variables:
             return True
         return id(x) in self.watched
@@ -388,22 +407,23 @@ class _Replay:
         stack = list(targets)
         while stack:
             x = stack.pop()
-            ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
-            if type(ref) is tuple and ref[0] in entries and ref[0] not in need:
-                need.add(ref[0])
-                leaves = []
-                _leaves((ref[0].args, list((ref[0].kwargs or {}).values())), leaves)
-                stack.extend(leaves)
+            out = _output(x)
+            if out is not None and out[0] in entries and out[0] not in need:
+                need.add(out[0])
+                _leaves((out[0].args, list((out[0].kwargs or {}).values())), stack)
         return [e for e in self.entries if e in need]
 
     def leaf(self, x):
         """x as a Tensor of the replay (arrays), or x itself (anything else)."""
         if not isinstance(x, (np.ndarray, BFloat16Array)):
             return x
+        out = _output(x)
+        if out is not None and out[0] in self.need:
+            return self.outs[out]
         t = self.memo.get(id(x))
         if t is not None:
             return t
-        ref = getattr(x, "_ndx_ref", None) if isinstance(x, TapedArray) else None
+        ref = x._ndx_ref if isinstance(x, TapedArray) else None
         value = _plain(x)
         if (type(ref) is _Read and ref.variable in self.variables) or id(x) in self.watched:
             t = self._feed(value)
@@ -431,12 +451,12 @@ class _Replay:
             kwargs = {k: _map(v, self.leaf) for k, v in entry.kwargs.items()
                       if k not in _EAGER_ONLY}
             outs = _flatten(entry.fn(*_map(entry.args, self.leaf), **kwargs))
-        for t, a in zip(outs, entry.outputs):
+        for k, (t, a) in enumerate(zip(outs, entry.outputs)):
             if a is None:
                 continue
-            self.memo[id(a)] = t
+            self.outs[entry, k] = t
             if not self.g._g.node(t.op)[6]:  # (a node folded at build time is not fed)
-                self.feeds.append((t.op, t.index, a.view(np.ndarray), None))
+                self.feeds.append((t.op, t.index, a, None))
 
     def run(self, targets, sources, output_gradients, gradients, IndexedSlices):
         self.g = g = Graph("tape")
@@ -451,7 +471,9 @@ class _Replay:
                     if _is_variable(s):
                         ts = self.reads.get(s, []) if s in self.variables else []
                     elif isinstance(s, (np.ndarray, BFloat16Array)):
-                        t = self.memo.get(id(s))
+                        out = _output(s)
+                        t = (self.outs.get(out) if out is not None and out[0] in self.need
+                             else self.memo.get(id(s)))
                         ok = t is not None and _differentiable(t.dtype) and self._follows(s)
                         ts = [t] if ok else []
                     else:

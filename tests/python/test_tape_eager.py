@@ -419,3 +419,22 @@ def test_the_readme_eager_tape_block_runs_and_says_what_numpy_says():
                                   p[1] - np.float32(0.1) * 2 * p[1] - np.float32(0.1) * 2 * p[1])
     tape, x = scope["tape"], scope["x"]
     np.testing.assert_array_equal(tape.gradient(scope["y"], x), 3 * x * x)
+
+
+def test_a_result_kept_after_its_tape_keeps_nothing_else_alive():
+    import gc
+    import weakref
+    x = np.ones(1000)
+    kept, probes = [], []
+    for _ in range(3):
+        with ndx.GradientTape() as tape:
+            tape.watch(x)
+            h = ndx.multiply(x, 2.0)
+            probes.append(weakref.ref(h))
+            loss = ndx.reduce_sum(h * h)
+        tape.gradient(loss, x)
+        kept.append(loss)       # as a training loop keeps its losses
+        del tape, h
+    gc.collect()
+    assert all(p() is None for p in probes)  # the intermediate arrays went with their tapes
+    assert [float(v) for v in kept] == [4000.0] * 3
