@@ -97,12 +97,17 @@ class IndexedSlices:
 
 def convert_to_tensor(value, dtype=None):
     """value as a tensor (TensorFlow's tf.convert_to_tensor): inside a trace a Tensor (an
-    IndexedSlices densified, a Variable read, a value a constant); outside a NumPy array."""
+    IndexedSlices densified, a Variable read, a value a constant); outside a NumPy array (a
+    Variable read while an eager tape records: the ndx.TapedArray the tape follows)."""
     g = _trace.graph() if _trace.active else None
     if g is not None:
         return g.convert(value, None if dtype is None else _dtype(dtype))
     if isinstance(value, IndexedSlices):
         value = value.numpy()
+    if getattr(value, "_ndx_variable", False) and _trace.active and _trace.tapes() is not None:
+        value = _trace.read(value)  # (a read an eager tape follows)
+        if dtype is None:
+            return value
     from ._graph import _convert_to
     from ._convert import _as_array
     return _as_array(value) if dtype is None else _convert_to(value, _dtype(dtype))

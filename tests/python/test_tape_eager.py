@@ -8,7 +8,6 @@ import runpy
 import subprocess
 import sys
 import threading
-import warnings
 
 import numpy as np
 import pytest
@@ -438,3 +437,13 @@ def test_a_result_kept_after_its_tape_keeps_nothing_else_alive():
     gc.collect()
     assert all(p() is None for p in probes)  # the intermediate arrays went with their tapes
     assert [float(v) for v in kept] == [4000.0] * 3
+
+
+def test_convert_to_tensor_of_a_variable_is_a_read_the_tape_follows():
+    v = ndx.Variable(np.array([1.0, 2.0]))
+    with ndx.GradientTape() as tape:
+        r = ndx.convert_to_tensor(v)
+        assert isinstance(r, ndx.TapedArray)
+        y = ndx.reduce_sum(r * r)
+    np.testing.assert_array_equal(tape.gradient(y, v), [2.0, 4.0])
+    assert type(ndx.convert_to_tensor(v)) is np.ndarray  # (outside a tape: a plain copy)
