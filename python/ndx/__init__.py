@@ -17,6 +17,9 @@ are described in ndx.gather_nd's and ndx.tensor_scatter_nd_add's docstrings.
 Graphs: @ndx.function traces a Python function of these ops and of the glue ops (ndx.add,
 ndx.cast, ndx.range, ndx.shape, ...) into an ndx graph and runs it when called, as
 tf.function does; ndx.load runs a saved graph. See ndx.function's docstring.
+
+Gradients: ndx.GradientTape records eager code (its results are ndx.TapedArray) or works inside
+a traced function; ndx.gradients inside traced functions. See ndx.GradientTape's docstring.
 """
 from . import _ndx
 from ._convert import BFloat16Array, _as_array, bfloat16

@@ -368,6 +368,8 @@ def test_the_training_example_learns_the_same_tables_eagerly_bit_for_bit(tmp_pat
     assert done.returncode == 0, done.stderr
     lines, u, v = _train_eagerly(runpy.run_path(EXAMPLE))
     assert done.stdout.splitlines()[:len(lines)] == lines
+    with open(os.path.join(ROOT, "examples", "train_embedding.expected")) as f:
+        assert f.read().splitlines()[:len(lines)] == lines  # (the C program's curve)
     traced = np.load(save)
     assert traced["U"].tobytes() == u.tobytes()
     assert traced["V"].tobytes() == v.tobytes()
