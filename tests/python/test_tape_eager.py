@@ -449,3 +449,33 @@ def test_convert_to_tensor_of_a_variable_is_a_read_the_tape_follows():
         y = ndx.reduce_sum(r * r)
     np.testing.assert_array_equal(tape.gradient(y, v), [2.0, 4.0])
     assert type(ndx.convert_to_tensor(v)) is np.ndarray  # (outside a tape: a plain copy)
+
+
+def test_tapes_in_several_threads_at_once_keep_to_their_own_thread():
+    errors = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(40):
+                p = rng.standard_normal((6, 3))
+                idx = rng.integers(0, 6, (4, 1)).astype(np.int32)
+                with ndx.GradientTape() as tape:
+                    tape.watch(p)
+                    rows = ndx.gather_nd(p, idx)
+                    loss = ndx.reduce_sum(rows * rows)
+                g = tape.gradient(loss, p)
+                want = np.zeros_like(p)
+                np.add.at(want, idx[:, 0], 2 * p[idx[:, 0]])
+                np.testing.assert_allclose(dense(g, p.shape), want)
+                assert type(ndx.gather_nd(p, idx)) is np.ndarray  # (no tape here now)
+        except Exception as e:  # (reported by the main thread)
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    from ndx import _trace
+    assert _trace.active == 0
