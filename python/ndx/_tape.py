@@ -26,6 +26,7 @@ from . import _glue, _ndx, _trace
 from ._convert import BFloat16Array
 from ._graph import Graph, _like, dtype_of
 from ._sparse_tensor import SparseTensor
+from ._variables import Variable
 
 __all__ = ["TapedArray"]
 
@@ -131,7 +132,7 @@ def _outputs(entry, results):
 
 
 def _is_variable(x):
-    return getattr(x, "_ndx_variable", False)
+    return isinstance(x, Variable)
 
 
 def _leaves(value, out):
@@ -168,15 +169,15 @@ def _plain(x):
 def _follows(tape, x):
     """Whether `tape` follows the value x (a leaf of an op's inputs; a Variable it watches or
     will watch when read)."""
-    if _is_variable(x):
+    if isinstance(x, TapedArray):
+        out = _output(x)
+        if out is not None and out[0] in tape._entries:
+            return True
+        if type(x._ndx_ref) is _Read and x._ndx_ref.variable in tape._variables:
+            return True
+    elif isinstance(x, Variable):
         return x in tape._variables or (tape._watch_accessed and x.trainable and
                                         _differentiable(x.dtype))
-    out = _output(x)
-    if out is not None and out[0] in tape._entries:
-        return True
-    ref = x._ndx_ref if isinstance(x, TapedArray) else None
-    if type(ref) is _Read and ref.variable in tape._variables:
-        return True
     return id(x) in tape._watched
 
 
@@ -212,24 +213,27 @@ def read(variable):
 _thread = threading.local()
 
 
-def _substitute(tapes, x):
+def _substitute(x):
     """An argument as the recorded call sees it: a Variable read for the tapes."""
-    return read(x) if _is_variable(x) else x
+    return read(x) if isinstance(x, Variable) else x
 
 
 def record(fn, *args, **kwargs):
-    """fn(*args, **kwargs), an index or sparse op, run eagerly for this thread's tapes."""
-    tapes = _trace.tapes()
-    if kwargs.get("out") is not None:  # (the caller's buffer, not a new value: not recorded)
-        with _trace.paused():
-            return fn(*args, **kwargs)
-    args = _map(args, lambda x: _substitute(tapes, x))
-    kwargs = {k: _map(v, lambda x: _substitute(tapes, x)) for k, v in kwargs.items()}
-    leaves = []
-    _leaves((args, list(kwargs.values())), leaves)
-    touched = _touching(tapes, leaves)
+    """fn(*args, **kwargs), an index or sparse op, run eagerly for this thread's tapes. Its
+    arrays are its positional arguments (the keywords are ndx's options, and out=, whose call
+    is not recorded: its result is the caller's buffer, not a new value). The ops take
+    TapedArrays as the ndarrays they are."""
+    touched = None
+    if kwargs.get("out") is None:
+        leaves = []
+        _leaves(args, leaves)
+        if any(isinstance(x, Variable) for x in leaves):
+            args = _map(args, _substitute)
+            leaves = []
+            _leaves(args, leaves)
+        touched = _touching(_trace.tapes(), leaves)
     with _trace.paused():
-        result = fn(*_map(args, _plain), **{k: _map(v, _plain) for k, v in kwargs.items()})
+        result = fn(*args, **kwargs)
     if not touched:
         return result
     entry = _Entry(fn, None, args, kwargs, None)
