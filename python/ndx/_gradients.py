@@ -9,6 +9,8 @@ ndx's slices have an index depth k (the gather_nd's): for k = 1 `indices` is a v
 TensorFlow's; for k > 1 it is [N, k], rows into the first k dims (values [N] + shape[k:]).
 Used where a tensor is expected (an op's input, arithmetic) an IndexedSlices is densified
 (scatter_nd, duplicates adding up), as TensorFlow's convert_to_tensor does."""
+import contextlib
+
 import numpy as np
 
 from . import _trace
@@ -252,7 +254,6 @@ class GradientTape:
         traced graph has no record to pause: the block is a no-op there)."""
         if self._mode() is None:
             return self._eager.stop_recording()
-        import contextlib
         return contextlib.nullcontext()
 
     def reset(self):

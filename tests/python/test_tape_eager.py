@@ -479,3 +479,22 @@ def test_tapes_in_several_threads_at_once_keep_to_their_own_thread():
     assert not errors, errors[0]
     from ndx import _trace
     assert _trace.active == 0
+
+
+def test_the_new_tape_methods_inside_a_trace():
+    v = ndx.Variable(np.array([1.0, 2.0]))
+
+    @ndx.function
+    def f(x):
+        with ndx.GradientTape(persistent=True) as tape:
+            tape.watch([x, v])
+            with tape.stop_recording():  # (the graph is the record: nothing to pause)
+                y = ndx.reduce_sum(x * v)
+        assert tape.watched_variables() == (v,)
+        g = tape.gradient(y, x)
+        tape.reset()
+        assert tape.watched_variables() == ()
+        return g, tape.gradient(y, x, unconnected_gradients="zero")
+    g, after_reset = f(np.array([3.0, 4.0]))
+    np.testing.assert_array_equal(g, [1.0, 2.0])
+    np.testing.assert_array_equal(after_reset, [0.0, 0.0])  # (nothing watched after reset)
