@@ -343,20 +343,25 @@ class EagerTape:
     def gradient(self, targets, sources, output_gradients, zero):
         """The gradient for each of `sources` (flat lists), as GradientTape.gradient."""
         from ._gradients import IndexedSlices, _gradients
-        if self._used and not self._persistent:
-            raise RuntimeError("GradientTape.gradient can only be called once on a "
-                               "non-persistent tape (use GradientTape(persistent=True))")
-        with self._lock:
+        with self._lock:  # (checked and marked at once: two threads cannot both pass)
+            if self._used and not self._persistent:
+                raise RuntimeError("GradientTape.gradient can only be called once on a "
+                                   "non-persistent tape (use GradientTape(persistent=True))")
+            self._used = True
             entries = list(self._entries)
             watched, variables = dict(self._watched), dict(self._variables)
-        with _trace.paused():
-            replay = _Replay(entries, watched, variables)
-            grads = replay.run(targets, sources, output_gradients, _gradients, IndexedSlices)
-            if zero:
-                grads = [_zeros(s) if d is None else d for s, d in zip(sources, grads)]
+        try:
+            with _trace.paused():
+                replay = _Replay(entries, watched, variables)
+                grads = replay.run(targets, sources, output_gradients, _gradients, IndexedSlices)
+                if zero:
+                    grads = [_zeros(s) if d is None else d for s, d in zip(sources, grads)]
+        except BaseException:
+            with self._lock:  # (a call that failed used nothing up)
+                self._used = False
+            raise
         if not self._persistent:
             with self._lock:
-                self._used = True
                 self._entries, self._watched = {}, {}  # (the record is spent: free it)
         return grads
 

@@ -498,3 +498,26 @@ def test_the_new_tape_methods_inside_a_trace():
     g, after_reset = f(np.array([3.0, 4.0]))
     np.testing.assert_array_equal(g, [1.0, 2.0])
     np.testing.assert_array_equal(after_reset, [0.0, 0.0])  # (nothing watched after reset)
+
+
+def test_two_threads_asking_a_non_persistent_tape_at_once_get_one_answer():
+    x = f64(50)
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        y = ndx.reduce_sum(ndx.multiply(x, x))
+    outcomes, start = [], threading.Barrier(4)
+
+    def ask():
+        start.wait()
+        try:
+            outcomes.append(tape.gradient(y, x))
+        except RuntimeError as e:
+            outcomes.append(e)
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    answers = [o for o in outcomes if isinstance(o, np.ndarray)]
+    assert len(answers) == 1 and len(outcomes) == 4
+    np.testing.assert_array_equal(answers[0], 2 * x)
