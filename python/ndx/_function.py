@@ -433,6 +433,8 @@ class Function:
     def __call__(self, *args, **kwargs):
         if _tracing and _trace.graph() is not None:
             return self.python_function(*args, **kwargs)  # inside a trace: inlined
+        if _tracing and _trace.tapes() is not None:
+            _trace.unrecorded(self._name, args, kwargs)  # (an eager tape does not see calls)
         fast = self._fast
         if fast is not None and not kwargs:
             # The last trace called with arrays by position, whose arguments are its leaves.

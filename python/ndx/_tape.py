@@ -243,6 +243,17 @@ def record(fn, *args, **kwargs):
     return _map(result, lambda a: o if (o := next(it)) is not None else a)
 
 
+def unrecorded(name, args, kwargs):
+    """Warns when a call the tapes cannot record (an ndx.function's) reads a value they
+    follow: gradients through it will be None."""
+    leaves = []
+    _leaves((args, list(kwargs.values())), leaves)
+    if _touching(_trace.tapes(), leaves):
+        warnings.warn(f"{name}: a call of an ndx.function is not recorded by an eager "
+                      f"GradientTape; gradients through its results are None (differentiate "
+                      f"inside the function, or call the ops eagerly)", stacklevel=3)
+
+
 def _differentiable(dtype):
     return dtype.is_floating or dtype.is_complex
 
@@ -543,3 +554,4 @@ def _sum(grads, IndexedSlices):
 
 
 _trace.record, _trace.read, _trace.mode = record, read, _TapeMode()
+_trace.unrecorded = unrecorded

@@ -39,8 +39,9 @@ def tapes():
 
 # Set by ndx/_tape.py: record(fn, *args, **kwargs) runs the op fn eagerly (recording it on the
 # tapes its inputs concern), mode is the glue's eager mode that records, read(variable) a
-# Variable's value as the tapes see it.
-record = mode = read = None
+# Variable's value as the tapes see it, unrecorded(name, args, kwargs) warns of a call they
+# cannot record.
+record = mode = read = unrecorded = None
 
 
 def push_tape(tape):

@@ -521,3 +521,14 @@ def test_two_threads_asking_a_non_persistent_tape_at_once_get_one_answer():
     answers = [o for o in outcomes if isinstance(o, np.ndarray)]
     assert len(answers) == 1 and len(outcomes) == 4
     np.testing.assert_array_equal(answers[0], 2 * x)
+
+
+def test_an_ndx_function_called_in_a_tape_on_followed_values_warns_and_gives_none():
+    f = ndx.function(lambda a: ndx.reduce_sum(a * 2.0))
+    x = np.arange(3.0)
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.warns(UserWarning, match="not recorded by an eager GradientTape"):
+            y = f(ndx.identity(x))
+        np.testing.assert_array_equal(f(np.ones(2)), 4.0)  # (nothing followed: no warning)
+    assert float(y) == 6.0 and tape.gradient(y, x) is None
