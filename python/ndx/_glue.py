@@ -318,7 +318,8 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     m = _mode()
     x = m.convert(input_tensor)
     if axis is None:
-        rank = x.ndim if isinstance(m, _GraphMode) else np.ndim(x.bits if isinstance(x, BFloat16Array) else x)
+        rank = (x.ndim if isinstance(m, _GraphMode) else
+                np.ndim(x.bits if isinstance(x, BFloat16Array) else x))
         if rank is None:  # an unknown rank: range(0, size(shape(x)))
             axes = range(0, size(shape(x)), 1)
         else:
