@@ -152,14 +152,19 @@ static float float_floor_modf(float a, float b) {
 }
 
 /* The inner loop for element type T with steps XS and YS: OUT_T out = EXPR(a, b). */
+/* The run's fields are read into locals first: the stores go through a char pointer, which
+ * may alias *r, so a loop reading r->count each time would not vectorise. */
 #define LOOP_STEPS(T, OUT_T, EXPR, XS, YS)                                                    \
     do {                                                                                      \
-        for (int64_t i = 0; i < r->count; i++) {                                              \
+        const unsigned char *xp_ = r->xp, *yp_ = r->yp;                                       \
+        unsigned char *out_ = r->out + (size_t)r->first * sizeof(OUT_T);                      \
+        const int64_t count_ = r->count;                                                      \
+        for (int64_t i = 0; i < count_; i++) {                                                \
             T a, b;                                                                           \
-            memcpy(&a, r->xp + (size_t)i * (XS), sizeof a);                                   \
-            memcpy(&b, r->yp + (size_t)i * (YS), sizeof b);                                   \
+            memcpy(&a, xp_ + (size_t)i * (XS), sizeof a);                                     \
+            memcpy(&b, yp_ + (size_t)i * (YS), sizeof b);                                     \
             OUT_T o = EXPR;                                                                   \
-            memcpy(r->out + (size_t)(r->first + i) * sizeof(OUT_T), &o, sizeof o);            \
+            memcpy(out_ + (size_t)i * sizeof(OUT_T), &o, sizeof o);                           \
         }                                                                                     \
     } while (0)
 
@@ -167,12 +172,13 @@ static float float_floor_modf(float a, float b) {
  * can vectorise them; the same expression, so the same results. */
 #define LOOP(T, OUT_T, EXPR)                                                                  \
     do {                                                                                      \
-        if (r->x_step == sizeof(T) && r->y_step == sizeof(T))                                 \
+        const size_t xs_ = r->x_step, ys_ = r->y_step;                                        \
+        if (xs_ == sizeof(T) && ys_ == sizeof(T))                                             \
             LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), sizeof(T));                                 \
-        else if (r->x_step == sizeof(T) && r->y_step == 0)                                    \
+        else if (xs_ == sizeof(T) && ys_ == 0)                                                \
             LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), 0);                                         \
         else                                                                                  \
-            LOOP_STEPS(T, OUT_T, EXPR, r->x_step, r->y_step);                                 \
+            LOOP_STEPS(T, OUT_T, EXPR, xs_, ys_);                                             \
     } while (0)
 
 /* Integers: arithmetic in uint64_t wraps without undefined behaviour. */

@@ -125,6 +125,25 @@ ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor 
     return s;
 }
 
+ndx_status ndx_partition_counted(const ndx_tensor *data, const ndx_tensor *partitions,
+                                 int num_partitions, const ndx_options *opt, part_plan *p,
+                                 void **scratch, ndx_tensor *outs, ndx_error *err) {
+    ndx_call c;
+    *scratch = NULL;
+    NDX_TRY(ndx_call_begin_outs(&c, OP, opt, err));
+    NDX_TRY(ndx_partition_plan(&c, data, partitions, num_partitions, outs != NULL, p));
+    void *mem; /* outlives the call: from the allocator, never c.local */
+    NDX_TRY(ndx_call_acquire_aligned(&c, p->scratch_bytes, 64, 0, "the partition counts", &mem));
+    ndx_status s = ndx_partition_count(p, mem, 0, err);
+    if (s != NDX_OK) {
+        ndx_call_release(&c, mem);
+        return s;
+    }
+    for (int q = 0; q < num_partitions; q++) outs[q] = ndx_partition_output(p, mem, q);
+    *scratch = mem;
+    return NDX_OK;
+}
+
 ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
                                  int num_partitions, const ndx_options *opt, ndx_tensor *outs,
                                  ndx_error *err) {

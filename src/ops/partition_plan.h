@@ -50,4 +50,17 @@ ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q);
 /* Run: places every row into outs[q].data (each of ndx_partition_output's size). Cannot fail. */
 void ndx_partition_run(const part_plan *p, void *scratch, ndx_tensor *outs);
 
+/* dynamic_partition up to its count, for a session that stitches the parts straight back
+ * (ndx_stitch_of_partition): every check and error of ndx_dynamic_partition before its outputs
+ * are allocated; outs[q] get their views with data NULL; *scratch (p->scratch_bytes from
+ * opt's allocator; the caller releases it) keeps the counts and the ids' copies. */
+ndx_status ndx_partition_counted(const ndx_tensor *data, const ndx_tensor *partitions,
+                                 int num_partitions, const ndx_options *opt, part_plan *p,
+                                 void **scratch, ndx_tensor *outs, ndx_error *err);
+/* The run undone: row i of `out` (row_bytes each) is the next row of parts[id i], by the count's
+ * copies of the ids in scratch (parts[q] holds output q's count of rows). Cannot fail. p's data
+ * and partitions views are not read. */
+void ndx_partition_unrun(const part_plan *p, void *scratch, const ndx_tensor *parts,
+                         size_t row_bytes, void *out);
+
 #endif /* NDX_PARTITION_PLAN_H */

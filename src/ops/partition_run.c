@@ -249,3 +249,77 @@ void ndx_partition_run(const part_plan *p, void *scratch, ndx_tensor *outs) {
     if (p->workers > 0 && p->row_bytes > 0)
         ndx_parallel_for(p->threads, p->rows, p->grain, place_range, &job);
 }
+
+/* ---- undone: the rows of the parts back to the positions of their ids ---------------------- */
+
+typedef struct {
+    const part_plan *plan;
+    part_slot *slots; /* one row of `stride` slots per worker: its next row of each part */
+    const void *ids;
+    unsigned char *out;
+    size_t rb;
+} unrun_job;
+
+#define TAKE(U)                                                                            \
+    do {                                                                                   \
+        const U *id = ids;                                                                 \
+        for (int64_t i = b; i < e; i++, dst += rb) {                                       \
+            part_slot *s = &at[id[i]];                                                     \
+            memcpy(dst, s->at, rb);                                                        \
+            s->at += rb;                                                                   \
+        }                                                                                  \
+    } while (0)
+
+/* Rows [b, e) of out from the parts' cursors; inlined with constant rb. Two parts: both cursors
+ * in registers, the source picked by masks (ids are random), as place_two. */
+NDX_ALWAYS_INLINE void take_rows(const part_plan *p, const void *ids, part_slot *at,
+                                 unsigned char *dst, int64_t b, int64_t e, size_t rb) {
+    if (p->np == 2) {
+        const uint8_t *id = ids;
+        uintptr_t from0 = (uintptr_t)at[0].at, from1 = (uintptr_t)at[1].at;
+        for (int64_t i = b; i < e; i++, dst += rb) {
+            uintptr_t one = id[i], pick1 = (uintptr_t)0 - one;
+            memcpy(dst, (const unsigned char *)((from0 & ~pick1) | (from1 & pick1)), rb);
+            from0 += (one ^ 1) * rb;
+            from1 += one * rb;
+        }
+        return;
+    }
+    switch (p->id_bytes) {
+    case 1: TAKE(uint8_t); break;
+    case 2: TAKE(uint16_t); break;
+    default: TAKE(uint32_t); break;
+    }
+}
+#undef TAKE
+
+static void unrun_range(void *ctx, int64_t b, int64_t e, int worker) {
+    unrun_job *job = ctx;
+    const part_plan *p = job->plan;
+    part_slot *at = job->slots + (size_t)worker * p->stride;
+    unsigned char *dst = job->out + (size_t)b * job->rb;
+    switch (job->rb) {
+    case 1: take_rows(p, job->ids, at, dst, b, e, 1); break;
+    case 2: take_rows(p, job->ids, at, dst, b, e, 2); break;
+    case 4: take_rows(p, job->ids, at, dst, b, e, 4); break;
+    case 8: take_rows(p, job->ids, at, dst, b, e, 8); break;
+    case 16: take_rows(p, job->ids, at, dst, b, e, 16); break;
+    default: take_rows(p, job->ids, at, dst, b, e, job->rb); break;
+    }
+}
+
+void ndx_partition_unrun(const part_plan *p, void *scratch, const ndx_tensor *parts,
+                         size_t row_bytes, void *out) {
+    if (p->workers == 0 || row_bytes == 0) return;
+    unrun_job job = {p, scratch, (unsigned char *)scratch + p->ids_at, out, row_bytes};
+    for (int q = 0; q < p->np; q++) { /* counts to cursors: chunk w after chunks 0..w-1 */
+        unsigned char *at = parts[q].data;
+        for (int w = 0; w < p->workers; w++) {
+            part_slot *slot = &job.slots[(size_t)w * p->stride + q];
+            int64_t c = slot->count;
+            slot->at = at;
+            if (c > 0) at += (size_t)c * row_bytes;
+        }
+    }
+    ndx_parallel_for(p->threads, p->rows, p->grain, unrun_range, &job);
+}
