@@ -102,13 +102,15 @@ ndx_status ndx_range(const ndx_tensor *start, const ndx_tensor *limit, const ndx
         /* start + i * delta, wrapping like TensorFlow's accumulation (no undefined overflow). */
         uint64_t s = (uint64_t)int_at(start), d = (uint64_t)int_at(delta);
         if (start->dtype == NDX_INT32) {
-            /* 32-bit wrapping gives the same low bits, in a loop the compiler vectorises. */
-            uint32_t s32 = (uint32_t)s, d32 = (uint32_t)d;
+            /* 32-bit wrapping gives the same low bits; an added step (not i * delta, whose
+             * 64-bit i SSE2 cannot multiply) makes the loop vectorise. */
+            uint32_t v = (uint32_t)s, d32 = (uint32_t)d;
             int32_t *o = out->data;
-            for (int64_t i = 0; i < n; i++) o[i] = (int32_t)(s32 + (uint32_t)i * d32);
+            for (int64_t i = 0; i < n; i++, v += d32) o[i] = (int32_t)v;
         } else {
             int64_t *o = out->data;
-            for (int64_t i = 0; i < n; i++) o[i] = (int64_t)(s + (uint64_t)i * d);
+            uint64_t v = s;
+            for (int64_t i = 0; i < n; i++, v += d) o[i] = (int64_t)v;
         }
         break;
     }

@@ -63,4 +63,13 @@ ndx_status ndx_partition_counted(const ndx_tensor *data, const ndx_tensor *parti
 void ndx_partition_unrun(const part_plan *p, void *scratch, const ndx_tensor *parts,
                          size_t row_bytes, void *out);
 
+/* Two parts (copies 0 or 1) of 4- or 8-byte rows, whole steps of 16 or 8 rows with AVX-512
+ * (partition_two.c): rows [b, i) of the chunk starting at src placed at to[0] / to[1] (which
+ * advance), or taken from from[0] / from[1] into dst; returns i, where the caller's loop goes on
+ * (b when the CPU or the row size has no such loop). */
+int64_t ndx_partition_place_two(const uint8_t *id, unsigned char **to, const unsigned char *src,
+                                int64_t b, int64_t e, size_t rb);
+int64_t ndx_partition_take_two(const uint8_t *id, const unsigned char **from, unsigned char *dst,
+                               int64_t b, int64_t e, size_t rb);
+
 #endif /* NDX_PARTITION_PLAN_H */

@@ -46,27 +46,29 @@ NDX_ALWAYS_INLINE int64_t count_ids(const void *ids, ndx_dtype dt, void *copy, i
 /* Two partitions (a boolean mask cast to ids, the commonest use): the count is the sum of the
  * ids, with no counter in memory to carry from one id to the next, and the range check is folded
  * over blocks so the loop vectorizes; a block with a bad id is read again (the copies already
- * made of it are never used: the call fails). */
+ * made of it are never used: the call fails). Each id is read as the unsigned type U of its
+ * width: it is 0 or 1 exactly when U >> 1 is 0 (a negative id has high bits), and a block's
+ * sum fits U, so the loop needs no widening. */
 #define COUNT_TWO_BLOCK 256
-#define COUNT_TWO(T)                                                                       \
+#define COUNT_TWO(T, U)                                                                    \
     do {                                                                                   \
         const T *in = ids;                                                                 \
         uint8_t *to = copy;                                                                \
         for (int64_t s = b; s < e; s += COUNT_TWO_BLOCK) {                                 \
             int64_t end = e - s < COUNT_TWO_BLOCK ? e : s + COUNT_TWO_BLOCK;               \
-            uint64_t any_bad = 0, sum = 0;                                                 \
+            U any_bad = 0, sum = 0;                                                        \
             if (to)                                                                        \
                 for (int64_t i = s; i < end; i++) {                                        \
-                    uint64_t id = (uint64_t)(int64_t)in[i];                                \
-                    any_bad |= id >> 1;                                                    \
-                    sum += id & 1;                                                         \
+                    U id = (U)in[i];                                                       \
+                    any_bad |= (U)(id >> 1);                                               \
+                    sum = (U)(sum + (id & 1));                                             \
                     to[i] = (uint8_t)(id & 1);                                             \
                 }                                                                          \
             else                                                                           \
                 for (int64_t i = s; i < end; i++) {                                        \
-                    uint64_t id = (uint64_t)(int64_t)in[i];                                \
-                    any_bad |= id >> 1;                                                    \
-                    sum += id & 1;                                                         \
+                    U id = (U)in[i];                                                       \
+                    any_bad |= (U)(id >> 1);                                               \
+                    sum = (U)(sum + (id & 1));                                             \
                 }                                                                          \
             if (any_bad) { /* (s itself if another thread has mended the id meanwhile) */  \
                 for (int64_t i = s; i < end; i++)                                          \
@@ -81,9 +83,9 @@ static int64_t count_two(const void *ids, ndx_dtype dt, uint8_t *copy, part_slot
                          int64_t e) {
     int64_t ones = 0;
     switch (dt) {
-    case NDX_INT64: COUNT_TWO(int64_t); break;
-    case NDX_INT32: COUNT_TWO(int32_t); break;
-    default: COUNT_TWO(int16_t); break;
+    case NDX_INT64: COUNT_TWO(int64_t, uint64_t); break;
+    case NDX_INT32: COUNT_TWO(int32_t, uint32_t); break;
+    default: COUNT_TWO(int16_t, uint16_t); break;
     }
     cnt[0].count = (e - b) - ones;
     cnt[1].count = ones;
@@ -187,7 +189,15 @@ NDX_ALWAYS_INLINE void place_rows(const part_plan *p, const void *ids, part_slot
                                   int64_t e, size_t rb,
                                   void (*store)(unsigned char *, const unsigned char *, size_t)) {
     if (p->np == 2) {
-        place_two(ids, at, (const unsigned char *)p->data->data + (size_t)b * rb, b, e, rb, store);
+        const unsigned char *src = (const unsigned char *)p->data->data + (size_t)b * rb;
+        int64_t i = b;
+        if (store == copy_row) { /* whole steps of rows first (partition_two.c) */
+            unsigned char *to[2] = {at[0].at, at[1].at};
+            i = ndx_partition_place_two(ids, to, src, b, e, rb);
+            at[0].at = to[0];
+            at[1].at = to[1];
+        }
+        place_two(ids, at, src + (size_t)(i - b) * rb, i, e, rb, store);
         return;
     }
     switch (p->id_bytes) {
@@ -276,8 +286,11 @@ NDX_ALWAYS_INLINE void take_rows(const part_plan *p, const void *ids, part_slot 
                                  unsigned char *dst, int64_t b, int64_t e, size_t rb) {
     if (p->np == 2) {
         const uint8_t *id = ids;
-        uintptr_t from0 = (uintptr_t)at[0].at, from1 = (uintptr_t)at[1].at;
-        for (int64_t i = b; i < e; i++, dst += rb) {
+        const unsigned char *from[2] = {at[0].at, at[1].at};
+        int64_t i = ndx_partition_take_two(id, from, dst, b, e, rb); /* whole steps first */
+        dst += (size_t)(i - b) * rb;
+        uintptr_t from0 = (uintptr_t)from[0], from1 = (uintptr_t)from[1];
+        for (; i < e; i++, dst += rb) {
             uintptr_t one = id[i], pick1 = (uintptr_t)0 - one;
             memcpy(dst, (const unsigned char *)((from0 & ~pick1) | (from1 & pick1)), rb);
             from0 += (one ^ 1) * rb;
