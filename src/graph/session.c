@@ -108,6 +108,8 @@ void ndx_session_trim(ndx_session *s) {
 
 size_t ndx_session_pool_bytes(const ndx_session *s) { return s ? s->pool.held : 0; }
 
+int ndx_session_fused_stitches(const ndx_session *s) { return s ? s->last_fusions : 0; }
+
 /* ---- checking a run's arguments ----------------------------------------------------------- */
 
 static ndx_status check_handle(const ndx_session *s, ndx_output o, const char *what, int i,
@@ -574,6 +576,7 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
         p = find_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets);
     if (st == NDX_OK && !p)
         st = make_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets, &p, err);
+    s->last_fusions = p ? p->num_fusions : 0;
     if (st != NDX_OK) {
         release_borrowed(s, 0, NULL);
         return st;
