@@ -199,8 +199,8 @@ static void cast_range(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
-ndx_status ndx_cast_infer(const ndx_spec *x, ndx_dtype to, ndx_spec *out, ndx_error *err) {
-    NDX_TRY(ndx_spec_check(x, "cast: x", err));
+/* Infer once x is a valid spec (ndx_cast has checked the view it comes from). */
+static ndx_status infer_checked(const ndx_spec *x, ndx_dtype to, ndx_spec *out, ndx_error *err) {
     if (!ndx_dtype_is_valid(to))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "cast: the target dtype %d is not a dtype",
                         (int)to);
@@ -213,14 +213,19 @@ ndx_status ndx_cast_infer(const ndx_spec *x, ndx_dtype to, ndx_spec *out, ndx_er
     return NDX_OK;
 }
 
+ndx_status ndx_cast_infer(const ndx_spec *x, ndx_dtype to, ndx_spec *out, ndx_error *err) {
+    NDX_TRY(ndx_spec_check(x, "cast: x", err));
+    return infer_checked(x, to, out, err);
+}
+
 ndx_status ndx_cast(const ndx_tensor *x, ndx_dtype to, const ndx_options *opt, ndx_tensor *out,
                     ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, "cast", opt, out, err));
     if (!x) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "cast: x is NULL");
-    NDX_TRY(ndx_tensor_check(x, "cast: x", NULL, NULL, err));
-    ndx_spec xs = ndx_spec_of(x), os;
-    NDX_TRY(ndx_cast_infer(&xs, to, &os, err));
+    NDX_TRY(ndx_check_view(x, "cast: x", NULL, NULL, err));
+    ndx_spec xs = ndx_spec_of(x), os = xs;
+    NDX_TRY(infer_checked(&xs, to, &os, err));
     ndx_tensor want = ndx_view_of_spec(&os);
     int allocated;
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));

@@ -15,10 +15,14 @@ enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
 
 #include "partition_plan.h"
 
+/* The roles of a fusion's steps. */
+enum { FUSE_RANGE = 0, FUSE_PARTITION, FUSE_STITCH };
+
 /* One rewrite of the plan (session_fuse.c): a dynamic_stitch of a dynamic_partition of a range. */
 typedef struct plan_fusion {
     int64_t ids;     /* the value of the partition's ids (the stitch's step reads it too) */
     int64_t first;   /* the value of the partition's output 0 */
+    int virtual_range; /* the range's step only checks (the partition alone reads it) */
     /* This run: */
     int fast;        /* the partition's step only counted; the stitch's places the rows */
     part_plan pp;    /* its plan (its views are stale: only sizes are read) */
@@ -43,8 +47,8 @@ typedef struct run_plan {
     int direct;           /* every fetch is INTO, of the last node, read by nothing else: that
                              node writes straight into the caller's buffers (a node that fails
                              writes nothing, and nothing runs after it) */
-    int *step;            /* per node of `order`: 0, or +f for fusion f - 1's partition and
-                             -f for its stitch; NULL without fusions */
+    int *step;            /* per node of `order`: 0, or 1 + 3 f + FUSE_* for its role in
+                             fusion f; NULL without fusions */
     plan_fusion *fusions;
     int num_fusions;
     pool_log log;
