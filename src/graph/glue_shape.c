@@ -158,8 +158,9 @@ static ndx_status check_out_dtype(const char *op, ndx_dtype d, ndx_error *err) {
                     ndx_dtype_name(d));
 }
 
-ndx_status ndx_size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out, ndx_error *err) {
-    NDX_TRY(ndx_spec_check(x, "size: x", err));
+/* Size's infer once x is a valid spec. */
+static ndx_status size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out,
+                             ndx_error *err) {
     NDX_TRY(check_out_dtype("size", out_dtype, err));
     int64_t count;
     if (out_dtype == NDX_INT32 && x->rank != NDX_UNKNOWN &&
@@ -168,6 +169,11 @@ ndx_status ndx_size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out,
                         "size: x has %lld elements, more than int32 holds", (long long)count);
     *out = ndx_spec_make(out_dtype, 0, NULL);
     return NDX_OK;
+}
+
+ndx_status ndx_size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out, ndx_error *err) {
+    NDX_TRY(ndx_spec_check(x, "size: x", err));
+    return size_infer(x, out_dtype, out, err);
 }
 
 ndx_status ndx_shape_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out, ndx_error *err) {
@@ -200,7 +206,7 @@ static ndx_status shape_op(int size, const ndx_tensor *x, ndx_dtype out_dtype,
     if (!x) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: x is NULL", op);
     NDX_TRY(ndx_tensor_check_layout(x, size ? "size: x" : "shape: x", err));
     ndx_spec xs = ndx_spec_of(x), os;
-    NDX_TRY(size ? ndx_size_infer(&xs, out_dtype, &os, err)
+    NDX_TRY(size ? size_infer(&xs, out_dtype, &os, err) /* (the layout is checked) */
                  : ndx_shape_infer(&xs, out_dtype, &os, err));
     if (!size) os.shape[0] = x->rank;
     ndx_tensor want = ndx_view_of_spec(&os);

@@ -66,6 +66,7 @@ typedef struct stitch_inputs {
     int n;
     const ndx_spec *index_specs, *data_specs;
     const ndx_tensor *index_views, *data_views;
+    int positions; /* the index views are a partition's outputs: valid index specs */
 } stitch_inputs;
 
 static void index_spec(ndx_spec *s, const stitch_inputs *in, int m) {
@@ -154,7 +155,7 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
     for (int m = 0; m < n; m++) {
         ndx_spec ix;
         index_spec(&ix, in, m);
-        if (ndx_check_index_spec(&ix, op, "", NULL) != NDX_OK) {
+        if (!in->positions && ndx_check_index_spec(&ix, op, "", NULL) != NDX_OK) {
             snprintf(what, sizeof what, "indices[%d]", m);
             return ndx_check_index_spec(&ix, op, what, err);
         }
@@ -220,7 +221,7 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
 
 ndx_status ndx_dynamic_stitch_infer(int n, const ndx_spec *indices, const ndx_spec *data,
                                     ndx_spec *out, ndx_error *err) {
-    stitch_inputs in = {n, indices, data, NULL, NULL};
+    stitch_inputs in = {n, indices, data, NULL, NULL, 0};
     if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "dynamic_stitch: out is NULL");
     return stitch_infer("dynamic_stitch", &in, out, err);
 }
@@ -373,7 +374,7 @@ static ndx_status plan_parts(ndx_call *c, int n, const ndx_tensor *indices,
     p->indices = indices;
     p->data = data;
     p->threads = c->threads;
-    stitch_inputs in = {n, NULL, NULL, indices, data};
+    stitch_inputs in = {n, NULL, NULL, indices, data, last_part >= 0};
     ndx_spec os;
     NDX_TRY(stitch_infer(op, &in, &os, err));
     char what[48];
