@@ -168,7 +168,9 @@ static inline uint64_t satf_uint64_t(float x) { return sat_uint64_t(x); }
     default: return 0;                                                                       \
     }
 
-static int cast_exact(const cast_job *j, int64_t begin, int64_t end) {
+/* Its AVX-512 and AVX2 clones give the same bits: conversions and comparisons only, no
+ * arithmetic a compiler could contract. */
+NDX_MULTIVERSION static int cast_exact(const cast_job *j, int64_t begin, int64_t end) {
     switch (j->from) {
     case NDX_BOOL: EXACT_TO(uint8_t, (src[i] != 0), INT_RULE);
     case NDX_INT8: EXACT_TO(int8_t, src[i], INT_RULE);

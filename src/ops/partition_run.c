@@ -79,8 +79,9 @@ NDX_ALWAYS_INLINE int64_t count_ids(const void *ids, ndx_dtype dt, void *copy, i
         }                                                                                  \
     } while (0)
 
-static int64_t count_two(const void *ids, ndx_dtype dt, uint8_t *copy, part_slot *cnt, int64_t b,
-                         int64_t e) {
+/* (Integers only: its AVX-512 and AVX2 clones give the same counts and copies.) */
+NDX_MULTIVERSION static int64_t count_two(const void *ids, ndx_dtype dt, uint8_t *copy,
+                                          part_slot *cnt, int64_t b, int64_t e) {
     int64_t ones = 0;
     switch (dt) {
     case NDX_INT64: COUNT_TWO(int64_t, uint64_t); break;
