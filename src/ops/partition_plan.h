@@ -45,9 +45,10 @@ ndx_status ndx_partition_fail_id(const ndx_tensor *partitions, int64_t i, int nu
  * scratch, copying the ids there too unless `counts_only` (then only the first p->ids_at bytes
  * of scratch are used); fails naming the first bad id. */
 ndx_status ndx_partition_count(const part_plan *p, void *scratch, int counts_only, ndx_error *err);
-/* The view of output q after the count (data NULL). */
-ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q);
-/* Run: places every row into outs[q].data (each of ndx_partition_output's size). Cannot fail. */
+/* Describes output q after the count in *out: dtype, itemsize, rank and shape (data is left as
+ * it is). */
+void ndx_partition_describe(const part_plan *p, const void *scratch, int q, ndx_tensor *out);
+/* Run: places every row into outs[q].data (each of ndx_partition_describe's size). Cannot fail. */
 void ndx_partition_run(const part_plan *p, void *scratch, ndx_tensor *outs);
 
 /* dynamic_partition up to its count, for a session that stitches the parts straight back

@@ -139,11 +139,17 @@ ndx_status ndx_partition_count(const part_plan *p, void *scratch, int counts_onl
     return NDX_OK;
 }
 
-ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q) {
+void ndx_partition_describe(const part_plan *p, const void *scratch, int q, ndx_tensor *out) {
     const part_slot *slots = scratch;
-    ndx_tensor want = p->desc;
-    for (int w = 0; w < p->workers; w++) want.shape[0] += slots[(size_t)w * p->stride + q].count;
-    return want;
+    int64_t rows = 0;
+    for (int w = 0; w < p->workers; w++) rows += slots[(size_t)w * p->stride + q].count;
+    /* Field by field: this runs for every output of every call, and a whole-struct copy (or a
+     * returned one) moves all NDX_MAX_RANK dims twice. */
+    out->dtype = p->desc.dtype;
+    out->itemsize = p->desc.itemsize;
+    out->rank = p->desc.rank;
+    out->shape[0] = rows;
+    for (int i = 1; i < NDX_MAX_RANK; i++) out->shape[i] = p->desc.shape[i];
 }
 
 /* Pass 2: copy the rows of chunk [b, e) to where their partitions' cursors point, by the copies
