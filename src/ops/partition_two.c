@@ -14,43 +14,44 @@
     __attribute__((target("avx512f"))) static int64_t place_two_##W(                           \
         const uint8_t *id, unsigned char **to, const unsigned char *src, int64_t b,            \
         int64_t e) {                                                                           \
-        unsigned char *to0 = to[0], *to1 = to[1];                                              \
+        uintptr_t to0 = (uintptr_t)to[0], to1 = (uintptr_t)to[1]; /* (a part may be NULL) */  \
         int64_t i = b;                                                                         \
         for (; e - i >= LANES; i += LANES, src += LANES * W) {                                 \
             __m512i ids = WIDEN(id + i);                                                       \
             unsigned m1 = (unsigned)_mm512_test_##SUFFIX##_mask(ids, ids);                     \
             unsigned n1 = (unsigned)__builtin_popcount(m1), all = (1u << LANES) - 1;           \
             __m512i v = _mm512_loadu_si512((const void *)src);                                 \
-            _mm512_mask_storeu_##SUFFIX(to1, (1u << n1) - 1,                                   \
+            _mm512_mask_storeu_##SUFFIX((void *)to1, (1u << n1) - 1,                           \
                                         _mm512_maskz_compress_##SUFFIX(m1, v));                \
-            _mm512_mask_storeu_##SUFFIX(to0, (1u << (LANES - n1)) - 1,                         \
+            _mm512_mask_storeu_##SUFFIX((void *)to0, (1u << (LANES - n1)) - 1,                 \
                                         _mm512_maskz_compress_##SUFFIX(~m1 & all, v));         \
             to1 += n1 * W;                                                                     \
             to0 += (LANES - n1) * W;                                                           \
         }                                                                                      \
-        to[0] = to0;                                                                           \
-        to[1] = to1;                                                                           \
+        to[0] = (unsigned char *)to0;                                                          \
+        to[1] = (unsigned char *)to1;                                                          \
         return i;                                                                              \
     }                                                                                          \
     __attribute__((target("avx512f"))) static int64_t take_two_##W(                            \
         const uint8_t *id, const unsigned char **from, unsigned char *dst, int64_t b,          \
         int64_t e) {                                                                           \
-        const unsigned char *from0 = from[0], *from1 = from[1];                                \
+        uintptr_t from0 = (uintptr_t)from[0], from1 = (uintptr_t)from[1];                     \
         int64_t i = b;                                                                         \
         for (; e - i >= LANES; i += LANES, dst += LANES * W) {                                 \
             __m512i ids = WIDEN(id + i);                                                       \
             unsigned m1 = (unsigned)_mm512_test_##SUFFIX##_mask(ids, ids);                     \
             unsigned n1 = (unsigned)__builtin_popcount(m1), all = (1u << LANES) - 1;           \
-            __m512i v1 = _mm512_maskz_loadu_##SUFFIX((1u << n1) - 1, from1);                   \
-            __m512i v0 = _mm512_maskz_loadu_##SUFFIX((1u << (LANES - n1)) - 1, from0);         \
+            __m512i v1 = _mm512_maskz_loadu_##SUFFIX((1u << n1) - 1, (const void *)from1);     \
+            __m512i v0 =                                                                       \
+                _mm512_maskz_loadu_##SUFFIX((1u << (LANES - n1)) - 1, (const void *)from0);    \
             __m512i r = _mm512_mask_expand_##SUFFIX(                                           \
                 _mm512_maskz_expand_##SUFFIX(~m1 & all, v0), m1, v1);                          \
             _mm512_storeu_si512((void *)dst, r);                                               \
             from1 += n1 * W;                                                                   \
             from0 += (LANES - n1) * W;                                                         \
         }                                                                                      \
-        from[0] = from0;                                                                       \
-        from[1] = from1;                                                                       \
+        from[0] = (const unsigned char *)from0;                                                \
+        from[1] = (const unsigned char *)from1;                                                \
         return i;                                                                              \
     }
 
