@@ -576,7 +576,7 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
         p = find_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets);
     if (st == NDX_OK && !p)
         st = make_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets, &p, err);
-    s->last_fusions = p ? p->num_fusions : 0;
+    s->last_fusions = 0;
     if (st != NDX_OK) {
         release_borrowed(s, 0, NULL);
         return st;
@@ -603,12 +603,14 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
     int direct_ok = p->direct;
     for (int i = 0; i < num_fetches && direct_ok; i++)
         direct_ok = fetches[i].mode == NDX_FETCH_INTO;
+    for (int f = 0; f < p->num_fusions; f++) p->fusions[f].fast = 0;
     for (int k = 0; k < p->num_order && st == NDX_OK; k++) {
         const graph_node *n = p->order_nodes[k];
         const ndx_fetch *direct = direct_ok && k == p->num_order - 1 ? fetches : NULL;
         st = run_node(s, p, p->order[k], n, p->step ? p->step[k] : 0, iv, &o, direct, err);
         iv += n->num_inputs;
     }
+    for (int f = 0; f < p->num_fusions; f++) s->last_fusions += p->fusions[f].fast;
     if (st == NDX_OK && (p->num_updates || s->num_vars))
         st = session_check_updates(s, p, fetches, err);
     if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);

@@ -71,7 +71,7 @@ struct ndx_session {
     ndx_tensor *vars;  /* each Variable node's value, in build order (session_vars.c) */
     uint32_t *var_ids; /* their nodes */
     int *var_slot;     /* per node: its index in vars, or -1 */
-    int last_fusions;  /* the fusions of the last run's plan */
+    int last_fusions;  /* the fusions the last run took (ndx_session_fused_stitches) */
 };
 
 static inline int64_t value_of(const ndx_graph *g, ndx_output o) {
