@@ -73,6 +73,11 @@ ndx_status ndx_range_infer(const ndx_spec *start, const ndx_spec *limit, const n
                            ndx_spec *out, ndx_error *err);
 ndx_status ndx_range(const ndx_tensor *start, const ndx_tensor *limit, const ndx_tensor *delta,
                      const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+/* Every check and error of ndx_range, without the result: *out gets its view with data NULL (a
+ * session's range that only a counting partition reads, session_fuse.c). */
+ndx_status ndx_range_view(const ndx_tensor *start, const ndx_tensor *limit,
+                          const ndx_tensor *delta, const ndx_options *opt, ndx_tensor *out,
+                          ndx_error *err);
 
 /* size(x, out_dtype): the element count of x as a scalar of out_dtype (int32 or int64; int32
  * refuses a count above INT32_MAX). shape(x, out_dtype): x's dims as a rank-1 tensor. Any dtype

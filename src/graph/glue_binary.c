@@ -59,14 +59,10 @@ static int64_t broadcast_dim(int64_t a, int64_t b) {
     return ndx_dim_known(known) && known != 1 ? known : NDX_UNKNOWN;
 }
 
-ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec *y,
-                            ndx_spec *out, ndx_error *err) {
+/* Infer once x and y are valid specs (the op has checked the views they come from). */
+static ndx_status infer_checked(ndx_binary_op op, const ndx_spec *x, const ndx_spec *y,
+                                ndx_spec *out, ndx_error *err) {
     const char *name = ndx_binary_op_name(op);
-    if ((unsigned)op >= NDX_BINARY_COUNT)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "binary: op = %d is not an ndx_binary_op",
-                        (int)op);
-    NDX_TRY(ndx_spec_check(x, name, err));
-    NDX_TRY(ndx_spec_check(y, name, err));
     if (x->dtype != y->dtype)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: x is %s and y is %s; they must have the same dtype", name,
@@ -96,6 +92,17 @@ ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec 
         out->itemsize = x->itemsize;
     }
     return NDX_OK;
+}
+
+ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *x, const ndx_spec *y,
+                            ndx_spec *out, ndx_error *err) {
+    const char *name = ndx_binary_op_name(op);
+    if ((unsigned)op >= NDX_BINARY_COUNT)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "binary: op = %d is not an ndx_binary_op",
+                        (int)op);
+    NDX_TRY(ndx_spec_check(x, name, err));
+    NDX_TRY(ndx_spec_check(y, name, err));
+    return infer_checked(op, x, y, out, err);
 }
 
 /* ---- the elementwise loops ---------------------------------------------------------------- */
@@ -152,14 +159,19 @@ static float float_floor_modf(float a, float b) {
 }
 
 /* The inner loop for element type T with steps XS and YS: OUT_T out = EXPR(a, b). */
+/* The run's fields are read into locals first: the stores go through a char pointer, which
+ * may alias *r, so a loop reading r->count each time would not vectorise. */
 #define LOOP_STEPS(T, OUT_T, EXPR, XS, YS)                                                    \
     do {                                                                                      \
-        for (int64_t i = 0; i < r->count; i++) {                                              \
+        const unsigned char *xp_ = r->xp, *yp_ = r->yp;                                       \
+        unsigned char *out_ = r->out + (size_t)r->first * sizeof(OUT_T);                      \
+        const int64_t count_ = r->count;                                                      \
+        for (int64_t i = 0; i < count_; i++) {                                                \
             T a, b;                                                                           \
-            memcpy(&a, r->xp + (size_t)i * (XS), sizeof a);                                   \
-            memcpy(&b, r->yp + (size_t)i * (YS), sizeof b);                                   \
+            memcpy(&a, xp_ + (size_t)i * (XS), sizeof a);                                     \
+            memcpy(&b, yp_ + (size_t)i * (YS), sizeof b);                                     \
             OUT_T o = EXPR;                                                                   \
-            memcpy(r->out + (size_t)(r->first + i) * sizeof(OUT_T), &o, sizeof o);            \
+            memcpy(out_ + (size_t)i * sizeof(OUT_T), &o, sizeof o);                           \
         }                                                                                     \
     } while (0)
 
@@ -167,12 +179,13 @@ static float float_floor_modf(float a, float b) {
  * can vectorise them; the same expression, so the same results. */
 #define LOOP(T, OUT_T, EXPR)                                                                  \
     do {                                                                                      \
-        if (r->x_step == sizeof(T) && r->y_step == sizeof(T))                                 \
+        const size_t xs_ = r->x_step, ys_ = r->y_step;                                        \
+        if (xs_ == sizeof(T) && ys_ == sizeof(T))                                             \
             LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), sizeof(T));                                 \
-        else if (r->x_step == sizeof(T) && r->y_step == 0)                                    \
+        else if (xs_ == sizeof(T) && ys_ == 0)                                                \
             LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), 0);                                         \
         else                                                                                  \
-            LOOP_STEPS(T, OUT_T, EXPR, r->x_step, r->y_step);                                 \
+            LOOP_STEPS(T, OUT_T, EXPR, xs_, ys_);                                             \
     } while (0)
 
 /* Integers: arithmetic in uint64_t wraps without undefined behaviour. */
@@ -379,10 +392,14 @@ ndx_status ndx_binary(ndx_binary_op op, const ndx_tensor *x, const ndx_tensor *y
     NDX_TRY(ndx_call_begin(&c, name, opt, out, err));
     if (!x || !y) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: x or y is NULL", name);
     int64_t nx, ny;
-    NDX_TRY(ndx_tensor_check(x, name, &nx, NULL, err));
-    NDX_TRY(ndx_tensor_check(y, name, &ny, NULL, err));
+    NDX_TRY(ndx_check_view(x, name, &nx, NULL, err));
+    NDX_TRY(ndx_check_view(y, name, &ny, NULL, err));
+    if ((unsigned)op >= NDX_BINARY_COUNT)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "binary: op = %d is not an ndx_binary_op",
+                        (int)op);
+    /* Valid views make valid specs: infer without checking them again. */
     ndx_spec xs = ndx_spec_of(x), ys = ndx_spec_of(y), os;
-    NDX_TRY(ndx_binary_infer(op, &xs, &ys, &os, err));
+    NDX_TRY(infer_checked(op, &xs, &ys, &os, err));
     ndx_dtype_kind kind = ndx_dtype_kind_of(x->dtype);
     if ((op == NDX_BINARY_FLOOR_DIV || op == NDX_BINARY_FLOOR_MOD) &&
         (kind == NDX_KIND_SIGNED || kind == NDX_KIND_UNSIGNED))

@@ -10,12 +10,13 @@ static int range_dtype(ndx_dtype d) {
     return d == NDX_INT32 || d == NDX_INT64 || d == NDX_FLOAT32 || d == NDX_FLOAT64;
 }
 
-ndx_status ndx_range_infer(const ndx_spec *start, const ndx_spec *limit, const ndx_spec *delta,
-                           ndx_spec *out, ndx_error *err) {
+/* Infer; `checked`: the specs come from views already checked. */
+static ndx_status range_infer(const ndx_spec *start, const ndx_spec *limit, const ndx_spec *delta,
+                              int checked, ndx_spec *out, ndx_error *err) {
     const ndx_spec *in[3] = {start, limit, delta};
     static const char *const names[3] = {"range: start", "range: limit", "range: delta"};
     for (int i = 0; i < 3; i++) {
-        NDX_TRY(ndx_spec_check(in[i], names[i], err));
+        if (!checked) NDX_TRY(ndx_spec_check(in[i], names[i], err));
         if (in[i]->rank != NDX_UNKNOWN && in[i]->rank != 0) {
             char dims[NDX_DIMS_TEXT];
             ndx_format_spec_dims(dims, sizeof dims, in[i]);
@@ -35,6 +36,11 @@ ndx_status ndx_range_infer(const ndx_spec *start, const ndx_spec *limit, const n
     int64_t unknown = NDX_UNKNOWN;
     *out = ndx_spec_make(start->dtype, 1, &unknown);
     return NDX_OK;
+}
+
+ndx_status ndx_range_infer(const ndx_spec *start, const ndx_spec *limit, const ndx_spec *delta,
+                           ndx_spec *out, ndx_error *err) {
+    return range_infer(start, limit, delta, 0, out, err);
 }
 
 static double real_at(const ndx_tensor *t) {
@@ -80,35 +86,53 @@ static ndx_status range_length(const ndx_tensor *start, const ndx_tensor *limit,
     return NDX_OK;
 }
 
+/* Every check of range; the result's view (data NULL) in *want. */
+static ndx_status range_view(ndx_call *c, const ndx_tensor *start, const ndx_tensor *limit,
+                             const ndx_tensor *delta, const ndx_options *opt, ndx_tensor *out,
+                             ndx_tensor *want, ndx_error *err) {
+    NDX_TRY(ndx_call_begin(c, "range", opt, out, err));
+    if (!start || !limit || !delta)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "range: start, limit or delta is NULL");
+    NDX_TRY(ndx_check_view(start, "range: start", NULL, NULL, err));
+    NDX_TRY(ndx_check_view(limit, "range: limit", NULL, NULL, err));
+    NDX_TRY(ndx_check_view(delta, "range: delta", NULL, NULL, err));
+    ndx_spec ss = ndx_spec_of(start), ls = ndx_spec_of(limit), ds = ndx_spec_of(delta), os;
+    NDX_TRY(range_infer(&ss, &ls, &ds, 1, &os, err));
+    NDX_TRY(range_length(start, limit, delta, &os.shape[0], err));
+    *want = ndx_view_of_spec(&os);
+    return NDX_OK;
+}
+
+ndx_status ndx_range_view(const ndx_tensor *start, const ndx_tensor *limit,
+                          const ndx_tensor *delta, const ndx_options *opt, ndx_tensor *out,
+                          ndx_error *err) {
+    ndx_call c;
+    return range_view(&c, start, limit, delta, opt, out, out, err);
+}
+
 ndx_status ndx_range(const ndx_tensor *start, const ndx_tensor *limit, const ndx_tensor *delta,
                      const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     ndx_call c;
-    NDX_TRY(ndx_call_begin(&c, "range", opt, out, err));
-    if (!start || !limit || !delta)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "range: start, limit or delta is NULL");
-    NDX_TRY(ndx_tensor_check(start, "range: start", NULL, NULL, err));
-    NDX_TRY(ndx_tensor_check(limit, "range: limit", NULL, NULL, err));
-    NDX_TRY(ndx_tensor_check(delta, "range: delta", NULL, NULL, err));
-    ndx_spec ss = ndx_spec_of(start), ls = ndx_spec_of(limit), ds = ndx_spec_of(delta), os;
-    NDX_TRY(ndx_range_infer(&ss, &ls, &ds, &os, err));
-    NDX_TRY(range_length(start, limit, delta, &os.shape[0], err));
-    ndx_tensor want = ndx_view_of_spec(&os);
+    ndx_tensor want;
+    NDX_TRY(range_view(&c, start, limit, delta, opt, out, &want, err));
     int allocated;
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
-    int64_t n = os.shape[0];
+    int64_t n = want.shape[0];
     switch (start->dtype) {
     case NDX_INT32:
     case NDX_INT64: {
         /* start + i * delta, wrapping like TensorFlow's accumulation (no undefined overflow). */
         uint64_t s = (uint64_t)int_at(start), d = (uint64_t)int_at(delta);
         if (start->dtype == NDX_INT32) {
-            /* 32-bit wrapping gives the same low bits, in a loop the compiler vectorises. */
-            uint32_t s32 = (uint32_t)s, d32 = (uint32_t)d;
+            /* 32-bit wrapping gives the same low bits; an added step (not i * delta, whose
+             * 64-bit i SSE2 cannot multiply) makes the loop vectorise. */
+            uint32_t v = (uint32_t)s, d32 = (uint32_t)d;
             int32_t *o = out->data;
-            for (int64_t i = 0; i < n; i++) o[i] = (int32_t)(s32 + (uint32_t)i * d32);
+            for (int64_t i = 0; i < n; i++, v += d32) o[i] = (int32_t)v;
         } else {
             int64_t *o = out->data;
-            for (int64_t i = 0; i < n; i++) o[i] = (int64_t)(s + (uint64_t)i * d);
+            uint64_t v = s;
+            for (int64_t i = 0; i < n; i++, v += d) o[i] = (int64_t)v;
         }
         break;
     }
@@ -134,8 +158,9 @@ static ndx_status check_out_dtype(const char *op, ndx_dtype d, ndx_error *err) {
                     ndx_dtype_name(d));
 }
 
-ndx_status ndx_size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out, ndx_error *err) {
-    NDX_TRY(ndx_spec_check(x, "size: x", err));
+/* Size's infer once x is a valid spec. */
+static ndx_status size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out,
+                             ndx_error *err) {
     NDX_TRY(check_out_dtype("size", out_dtype, err));
     int64_t count;
     if (out_dtype == NDX_INT32 && x->rank != NDX_UNKNOWN &&
@@ -144,6 +169,11 @@ ndx_status ndx_size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out,
                         "size: x has %lld elements, more than int32 holds", (long long)count);
     *out = ndx_spec_make(out_dtype, 0, NULL);
     return NDX_OK;
+}
+
+ndx_status ndx_size_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out, ndx_error *err) {
+    NDX_TRY(ndx_spec_check(x, "size: x", err));
+    return size_infer(x, out_dtype, out, err);
 }
 
 ndx_status ndx_shape_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out, ndx_error *err) {
@@ -176,7 +206,7 @@ static ndx_status shape_op(int size, const ndx_tensor *x, ndx_dtype out_dtype,
     if (!x) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: x is NULL", op);
     NDX_TRY(ndx_tensor_check_layout(x, size ? "size: x" : "shape: x", err));
     ndx_spec xs = ndx_spec_of(x), os;
-    NDX_TRY(size ? ndx_size_infer(&xs, out_dtype, &os, err)
+    NDX_TRY(size ? size_infer(&xs, out_dtype, &os, err) /* (the layout is checked) */
                  : ndx_shape_infer(&xs, out_dtype, &os, err));
     if (!size) os.shape[0] = x->rank;
     ndx_tensor want = ndx_view_of_spec(&os);

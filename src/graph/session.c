@@ -74,6 +74,8 @@ static void plan_free(run_plan *p) {
     free(p->fresh);
     free(p->updates);
     free(p->update_in);
+    free(p->step);
+    free(p->fusions);
     pool_log_free(&p->log);
     free(p);
 }
@@ -105,6 +107,8 @@ void ndx_session_trim(ndx_session *s) {
 }
 
 size_t ndx_session_pool_bytes(const ndx_session *s) { return s ? s->pool.held : 0; }
+
+int ndx_session_fused_stitches(const ndx_session *s) { return s ? s->last_fusions : 0; }
 
 /* ---- checking a run's arguments ----------------------------------------------------------- */
 
@@ -360,6 +364,7 @@ static ndx_status make_plan(ndx_session *s, int num_feeds, const ndx_feed *feeds
     st = mark_needed(s, p, fetches, needed, err);
     if (st != NDX_OK) goto done;
     st = lay_out(s, p, fetches, needed);
+    if (st == NDX_OK) st = session_plan_fusions(s, p);
     if (st != NDX_OK) goto done;
     if (s->borrowed_cap < num_fetches) {
         int *bigger = realloc(s->borrowed, (size_t)num_fetches * sizeof *bigger);
@@ -411,8 +416,8 @@ static int reshape_as_view(const graph_node *n, const ndx_tensor *in, ndx_tensor
 /* Runs one node, whose inputs are the values numbered iv[]: its outputs come from the pool (a
  * tensor_scatter whose tensor has no other reader updates it in place); each output's block gets
  * its readers; inputs are let go. `o` holds the run's options (threads, the pool). */
-static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
-                           const graph_node *n, const int64_t *iv, ndx_options *o, const ndx_fetch *direct,
+static ndx_status run_node(ndx_session *s, run_plan *p, uint32_t id, const graph_node *n,
+                           int step, const int64_t *iv, ndx_options *o, const ndx_fetch *direct,
                            ndx_error *err) {
     for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[iv[i]];
     int64_t v0 = n->first_value;
@@ -442,7 +447,8 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
             o->max_memory = room ? room : 1;
         }
         ndx_error e;
-        st = graph_kernel(n, s->in, o, s->out, &e);
+        st = step ? session_fused_kernel(s, p, step, n, s->in, o, s->out, &e)
+                  : graph_kernel(n, s->in, o, s->out, &e);
         if (st == NDX_E_MEMORY_BUDGET) {
             char msg[NDX_ERROR_MESSAGE_SIZE];
             snprintf(msg, sizeof msg,
@@ -467,6 +473,7 @@ static ndx_status run_node(ndx_session *s, const run_plan *p, uint32_t id,
         if (p->reads[v] == 0 && b != in_place) pool_unref(&s->pool, b, 0);
     }
     for (int i = 0; i < n->num_inputs; i++) pool_unref(&s->pool, s->block[iv[i]], 1);
+    if (step) session_fused_after(s, p, step);
     return NDX_OK;
 }
 
@@ -569,6 +576,7 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
         p = find_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets);
     if (st == NDX_OK && !p)
         st = make_plan(s, num_feeds, feeds, num_fetches, fetches, num_targets, targets, &p, err);
+    s->last_fusions = 0;
     if (st != NDX_OK) {
         release_borrowed(s, 0, NULL);
         return st;
@@ -595,12 +603,14 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
     int direct_ok = p->direct;
     for (int i = 0; i < num_fetches && direct_ok; i++)
         direct_ok = fetches[i].mode == NDX_FETCH_INTO;
+    for (int f = 0; f < p->num_fusions; f++) p->fusions[f].fast = 0;
     for (int k = 0; k < p->num_order && st == NDX_OK; k++) {
         const graph_node *n = p->order_nodes[k];
         const ndx_fetch *direct = direct_ok && k == p->num_order - 1 ? fetches : NULL;
-        st = run_node(s, p, p->order[k], n, iv, &o, direct, err);
+        st = run_node(s, p, p->order[k], n, p->step ? p->step[k] : 0, iv, &o, direct, err);
         iv += n->num_inputs;
     }
+    for (int f = 0; f < p->num_fusions; f++) s->last_fusions += p->fusions[f].fast;
     if (st == NDX_OK && (p->num_updates || s->num_vars))
         st = session_check_updates(s, p, fetches, err);
     if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);

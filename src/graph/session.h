@@ -13,6 +13,22 @@
 /* Where a value comes from in one plan. */
 enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
 
+#include "partition_plan.h"
+
+/* The roles of a fusion's steps. */
+enum { FUSE_RANGE = 0, FUSE_PARTITION, FUSE_STITCH };
+
+/* One rewrite of the plan (session_fuse.c): a dynamic_stitch of a dynamic_partition of a range. */
+typedef struct plan_fusion {
+    int64_t ids;     /* the value of the partition's ids (the stitch's step reads it too) */
+    int64_t first;   /* the value of the partition's output 0 */
+    int virtual_range; /* the range's step only checks (the partition alone reads it) */
+    /* This run: */
+    int fast;        /* the partition's step only counted; the stitch's places the rows */
+    part_plan pp;    /* its plan (its views are stale: only sizes are read) */
+    void *counted;   /* its counts and ids' copies, a pool block the stitch's read lets go */
+} plan_fusion;
+
 typedef struct run_plan {
     int num_feeds, num_fetches, num_targets;
     ndx_output *keys;     /* the feeds' outputs, then the fetches', then the targets' (index 0) */
@@ -31,6 +47,10 @@ typedef struct run_plan {
     int direct;           /* every fetch is INTO, of the last node, read by nothing else: that
                              node writes straight into the caller's buffers (a node that fails
                              writes nothing, and nothing runs after it) */
+    int *step;            /* per node of `order`: 0, or 1 + 3 f + FUSE_* for its role in
+                             fusion f; NULL without fusions */
+    plan_fusion *fusions;
+    int num_fusions;
     pool_log log;
     struct run_plan *next;
 } run_plan;
@@ -51,6 +71,7 @@ struct ndx_session {
     ndx_tensor *vars;  /* each Variable node's value, in build order (session_vars.c) */
     uint32_t *var_ids; /* their nodes */
     int *var_slot;     /* per node: its index in vars, or -1 */
+    int last_fusions;  /* the fusions the last run took (ndx_session_fused_stitches) */
 };
 
 static inline int64_t value_of(const ndx_graph *g, ndx_output o) {
@@ -59,6 +80,17 @@ static inline int64_t value_of(const ndx_graph *g, ndx_output o) {
 
 /* Frees every plan of the session (session.c). */
 void session_drop_plans(ndx_session *s);
+
+/* ---- the rewrite (session_fuse.c) ---------------------------------------------------------- */
+
+/* Finds the plan's fusions (after its reads are counted); NDX_E_NO_MEMORY. */
+ndx_status session_plan_fusions(ndx_session *s, run_plan *p);
+/* The kernel of a fused step (n its node, step its p->step entry). */
+ndx_status session_fused_kernel(ndx_session *s, run_plan *p, int step, const graph_node *n,
+                                const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
+                                ndx_error *e);
+/* After a fused step's outputs are published: the blocks of its extra reads. */
+void session_fused_after(ndx_session *s, run_plan *p, int step);
 
 /* ---- variables (session_vars.c) ------------------------------------------------------------ */
 

@@ -120,9 +120,34 @@ ndx_status ndx_dynamic_partition_shape(const ndx_tensor *data, const ndx_tensor 
     NDX_TRY(ndx_call_scratch(&c, p.ids_at, 0, "the partition counts", &scratch));
     ndx_status s = ndx_partition_count(&p, scratch, 1, err);
     if (s == NDX_OK)
-        for (int q = 0; q < num_partitions; q++) outs[q] = ndx_partition_output(&p, scratch, q);
+        for (int q = 0; q < num_partitions; q++) {
+            ndx_partition_describe(&p, scratch, q, &outs[q]);
+            outs[q].data = NULL;
+        }
     ndx_call_release(&c, scratch);
     return s;
+}
+
+ndx_status ndx_partition_counted(const ndx_tensor *data, const ndx_tensor *partitions,
+                                 int num_partitions, const ndx_options *opt, part_plan *p,
+                                 void **scratch, ndx_tensor *outs, ndx_error *err) {
+    ndx_call c;
+    *scratch = NULL;
+    NDX_TRY(ndx_call_begin_outs(&c, OP, opt, err));
+    NDX_TRY(ndx_partition_plan(&c, data, partitions, num_partitions, outs != NULL, p));
+    void *mem; /* outlives the call: from the allocator, never c.local */
+    NDX_TRY(ndx_call_acquire_aligned(&c, p->scratch_bytes, 64, 0, "the partition counts", &mem));
+    ndx_status s = ndx_partition_count(p, mem, 0, err);
+    if (s != NDX_OK) {
+        ndx_call_release(&c, mem);
+        return s;
+    }
+    for (int q = 0; q < num_partitions; q++) {
+        ndx_partition_describe(p, mem, q, &outs[q]);
+        outs[q].data = NULL;
+    }
+    *scratch = mem;
+    return NDX_OK;
 }
 
 ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *partitions,
@@ -144,7 +169,9 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
     /* Check or allocate every output before writing any; on failure undo the allocations. */
     int q = 0;
     for (; s == NDX_OK && q < np; q++) {
-        ndx_tensor want = ndx_partition_output(&p, scratch, q), tmp = outs[q];
+        ndx_tensor want, tmp = outs[q];
+        want.data = NULL;
+        ndx_partition_describe(&p, scratch, q, &want);
         static const char *const names[8] = {"outs[0]", "outs[1]", "outs[2]", "outs[3]",
                                              "outs[4]", "outs[5]", "outs[6]", "outs[7]"};
         char what[32]; /* made only past the names at hand: this runs for every output */
@@ -161,11 +188,7 @@ ndx_status ndx_dynamic_partition(const ndx_tensor *data, const ndx_tensor *parti
                 outs[r].data = NULL;
             }
     } else {
-        for (int r = 0; r < np; r++) {
-            void *mem = outs[r].data;
-            outs[r] = ndx_partition_output(&p, scratch, r);
-            outs[r].data = mem;
-        }
+        for (int r = 0; r < np; r++) ndx_partition_describe(&p, scratch, r, &outs[r]);
         ndx_partition_run(&p, scratch, outs);
     }
     ndx_call_release(&c, scratch);

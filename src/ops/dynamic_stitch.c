@@ -66,6 +66,7 @@ typedef struct stitch_inputs {
     int n;
     const ndx_spec *index_specs, *data_specs;
     const ndx_tensor *index_views, *data_views;
+    int positions; /* the index views are a partition's outputs: valid index specs */
 } stitch_inputs;
 
 static void index_spec(ndx_spec *s, const stitch_inputs *in, int m) {
@@ -154,7 +155,7 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
     for (int m = 0; m < n; m++) {
         ndx_spec ix;
         index_spec(&ix, in, m);
-        if (ndx_check_index_spec(&ix, op, "", NULL) != NDX_OK) {
+        if (!in->positions && ndx_check_index_spec(&ix, op, "", NULL) != NDX_OK) {
             snprintf(what, sizeof what, "indices[%d]", m);
             return ndx_check_index_spec(&ix, op, what, err);
         }
@@ -220,7 +221,7 @@ static ndx_status stitch_infer(const char *op, const stitch_inputs *in, ndx_spec
 
 ndx_status ndx_dynamic_stitch_infer(int n, const ndx_spec *indices, const ndx_spec *data,
                                     ndx_spec *out, ndx_error *err) {
-    stitch_inputs in = {n, indices, data, NULL, NULL};
+    stitch_inputs in = {n, indices, data, NULL, NULL, 0};
     if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "dynamic_stitch: out is NULL");
     return stitch_infer("dynamic_stitch", &in, out, err);
 }
@@ -298,10 +299,10 @@ static int find_first(const stitch_plan *p, int negative, int64_t value, int *pm
 
 /* Describes the largest index for messages: "indices[2][0, 1] = 7". */
 static void format_largest(const stitch_plan *p, char *buf, size_t cap) {
-    int m;
-    int64_t i;
+    int m = p->last_part;
+    int64_t i = m >= 0 ? stitch_part_count(&p->indices[m]) - 1 : 0; /* positions: no index read */
     char where[NDX_DIMS_TEXT] = "";
-    if (find_first(p, 0, p->max_index, &m, &i))
+    if (m >= 0 || find_first(p, 0, p->max_index, &m, &i))
         stitch_position(where, sizeof where, m, &p->indices[m], i);
     snprintf(buf, cap, "indices%s = %lld", where, (long long)p->max_index);
 }
@@ -360,26 +361,30 @@ static ndx_status choose_stitch_path(stitch_plan *p, ndx_error *err) {
     return NDX_OK;
 }
 
-ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const ndx_tensor *data,
-                           stitch_plan *p) {
+/* The plan, of indices read (last_part -1) or known to be positions (ndx_stitch_plan_positions:
+ * their views are not checked, for they are a partition's outputs, and no index is read). */
+static ndx_status plan_parts(ndx_call *c, int n, const ndx_tensor *indices,
+                             const ndx_tensor *data, int last_part, stitch_plan *p) {
     const char *op = c->op;
     ndx_error *err = c->err;
     memset(p, 0, sizeof *p);
+    p->last_part = last_part;
     p->op = op;
     p->n = n;
     p->indices = indices;
     p->data = data;
     p->threads = c->threads;
-    stitch_inputs in = {n, NULL, NULL, indices, data};
+    stitch_inputs in = {n, NULL, NULL, indices, data, last_part >= 0};
     ndx_spec os;
     NDX_TRY(stitch_infer(op, &in, &os, err));
     char what[48];
     for (int m = 0; m < n; m++) {
-        if (ndx_check_index_tensor(&indices[m], op, "", NULL, NULL) != NDX_OK) {
+        if (last_part < 0 && ndx_check_index_tensor(&indices[m], op, "", NULL, NULL) != NDX_OK) {
             snprintf(what, sizeof what, "indices[%d]", m);
             return ndx_check_index_tensor(&indices[m], op, what, NULL, err);
         }
-        if (ndx_tensor_check(&data[m], "", NULL, NULL, NULL) != NDX_OK) {
+        if (!ndx_tensor_is_plain(&data[m], NULL, NULL) && /* the usual case inline */
+            ndx_tensor_check(&data[m], "", NULL, NULL, NULL) != NDX_OK) {
             snprintf(what, sizeof what, "%s: data[%d]", op, m);
             return ndx_tensor_check(&data[m], what, NULL, NULL, err);
         }
@@ -387,7 +392,12 @@ ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const 
         p->total += cnt; /* infer checked the sum */
         if (cnt > p->max_part) p->max_part = cnt;
     }
-    NDX_TRY(scan_indices(p, c->threads, err));
+    if (last_part < 0) {
+        NDX_TRY(scan_indices(p, c->threads, err));
+    } else { /* each of 0 .. total - 1 once, increasing in every part */
+        p->max_index = p->total - 1;
+        p->sorted = 1;
+    }
     if (p->max_index == INT64_MAX)
         return ndx_fail(err, NDX_E_OVERFLOW,
                         "%s: the largest index, %lld, leaves no room for an output row count",
@@ -409,6 +419,16 @@ ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const 
     }
     p->row_bytes = (size_t)row_elems * os.itemsize; /* at most `bytes` when rows > 0 */
     return choose_stitch_path(p, err);
+}
+
+ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const ndx_tensor *data,
+                           stitch_plan *p) {
+    return plan_parts(c, n, indices, data, -1, p);
+}
+
+ndx_status ndx_stitch_plan_positions(ndx_call *c, int n, const ndx_tensor *indices,
+                                     const ndx_tensor *data, int last_part, stitch_plan *p) {
+    return plan_parts(c, n, indices, data, last_part, p);
 }
 
 /* More than opt->max_memory, or more than the machine has (every output byte gets written, so

@@ -45,9 +45,32 @@ ndx_status ndx_partition_fail_id(const ndx_tensor *partitions, int64_t i, int nu
  * scratch, copying the ids there too unless `counts_only` (then only the first p->ids_at bytes
  * of scratch are used); fails naming the first bad id. */
 ndx_status ndx_partition_count(const part_plan *p, void *scratch, int counts_only, ndx_error *err);
-/* The view of output q after the count (data NULL). */
-ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q);
-/* Run: places every row into outs[q].data (each of ndx_partition_output's size). Cannot fail. */
+/* Describes output q after the count in *out: dtype, itemsize, rank and shape (data is left as
+ * it is). */
+void ndx_partition_describe(const part_plan *p, const void *scratch, int q, ndx_tensor *out);
+/* Run: places every row into outs[q].data (each of ndx_partition_describe's size). Cannot fail. */
 void ndx_partition_run(const part_plan *p, void *scratch, ndx_tensor *outs);
+
+/* dynamic_partition up to its count, for a session that stitches the parts straight back
+ * (ndx_stitch_of_partition): every check and error of ndx_dynamic_partition before its outputs
+ * are allocated; outs[q] get their views with data NULL; *scratch (p->scratch_bytes from
+ * opt's allocator; the caller releases it) keeps the counts and the ids' copies. */
+ndx_status ndx_partition_counted(const ndx_tensor *data, const ndx_tensor *partitions,
+                                 int num_partitions, const ndx_options *opt, part_plan *p,
+                                 void **scratch, ndx_tensor *outs, ndx_error *err);
+/* The run undone: row i of `out` (row_bytes each) is the next row of parts[id i], by the count's
+ * copies of the ids in scratch (parts[q] holds output q's count of rows). Cannot fail. p's data
+ * and partitions views are not read. */
+void ndx_partition_unrun(const part_plan *p, void *scratch, const ndx_tensor *parts,
+                         size_t row_bytes, void *out);
+
+/* Two parts (copies 0 or 1) of 4- or 8-byte rows, whole steps of 16 or 8 rows with AVX-512
+ * (partition_two.c): rows [b, i) of the chunk starting at src placed at to[0] / to[1] (which
+ * advance), or taken from from[0] / from[1] into dst; returns i, where the caller's loop goes on
+ * (b when the CPU or the row size has no such loop). */
+int64_t ndx_partition_place_two(const uint8_t *id, unsigned char **to, const unsigned char *src,
+                                int64_t b, int64_t e, size_t rb);
+int64_t ndx_partition_take_two(const uint8_t *id, const unsigned char **from, unsigned char *dst,
+                               int64_t b, int64_t e, size_t rb);
 
 #endif /* NDX_PARTITION_PLAN_H */

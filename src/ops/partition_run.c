@@ -46,27 +46,29 @@ NDX_ALWAYS_INLINE int64_t count_ids(const void *ids, ndx_dtype dt, void *copy, i
 /* Two partitions (a boolean mask cast to ids, the commonest use): the count is the sum of the
  * ids, with no counter in memory to carry from one id to the next, and the range check is folded
  * over blocks so the loop vectorizes; a block with a bad id is read again (the copies already
- * made of it are never used: the call fails). */
+ * made of it are never used: the call fails). Each id is read as the unsigned type U of its
+ * width: it is 0 or 1 exactly when U >> 1 is 0 (a negative id has high bits), and a block's
+ * sum fits U, so the loop needs no widening. */
 #define COUNT_TWO_BLOCK 256
-#define COUNT_TWO(T)                                                                       \
+#define COUNT_TWO(T, U)                                                                    \
     do {                                                                                   \
         const T *in = ids;                                                                 \
         uint8_t *to = copy;                                                                \
         for (int64_t s = b; s < e; s += COUNT_TWO_BLOCK) {                                 \
             int64_t end = e - s < COUNT_TWO_BLOCK ? e : s + COUNT_TWO_BLOCK;               \
-            uint64_t any_bad = 0, sum = 0;                                                 \
+            U any_bad = 0, sum = 0;                                                        \
             if (to)                                                                        \
                 for (int64_t i = s; i < end; i++) {                                        \
-                    uint64_t id = (uint64_t)(int64_t)in[i];                                \
-                    any_bad |= id >> 1;                                                    \
-                    sum += id & 1;                                                         \
+                    U id = (U)in[i];                                                       \
+                    any_bad |= (U)(id >> 1);                                               \
+                    sum = (U)(sum + (id & 1));                                             \
                     to[i] = (uint8_t)(id & 1);                                             \
                 }                                                                          \
             else                                                                           \
                 for (int64_t i = s; i < end; i++) {                                        \
-                    uint64_t id = (uint64_t)(int64_t)in[i];                                \
-                    any_bad |= id >> 1;                                                    \
-                    sum += id & 1;                                                         \
+                    U id = (U)in[i];                                                       \
+                    any_bad |= (U)(id >> 1);                                               \
+                    sum = (U)(sum + (id & 1));                                             \
                 }                                                                          \
             if (any_bad) { /* (s itself if another thread has mended the id meanwhile) */  \
                 for (int64_t i = s; i < end; i++)                                          \
@@ -77,13 +79,14 @@ NDX_ALWAYS_INLINE int64_t count_ids(const void *ids, ndx_dtype dt, void *copy, i
         }                                                                                  \
     } while (0)
 
-static int64_t count_two(const void *ids, ndx_dtype dt, uint8_t *copy, part_slot *cnt, int64_t b,
-                         int64_t e) {
+/* (Integers only: its AVX-512 and AVX2 clones give the same counts and copies.) */
+NDX_MULTIVERSION static int64_t count_two(const void *ids, ndx_dtype dt, uint8_t *copy,
+                                          part_slot *cnt, int64_t b, int64_t e) {
     int64_t ones = 0;
     switch (dt) {
-    case NDX_INT64: COUNT_TWO(int64_t); break;
-    case NDX_INT32: COUNT_TWO(int32_t); break;
-    default: COUNT_TWO(int16_t); break;
+    case NDX_INT64: COUNT_TWO(int64_t, uint64_t); break;
+    case NDX_INT32: COUNT_TWO(int32_t, uint32_t); break;
+    default: COUNT_TWO(int16_t, uint16_t); break;
     }
     cnt[0].count = (e - b) - ones;
     cnt[1].count = ones;
@@ -136,11 +139,17 @@ ndx_status ndx_partition_count(const part_plan *p, void *scratch, int counts_onl
     return NDX_OK;
 }
 
-ndx_tensor ndx_partition_output(const part_plan *p, const void *scratch, int q) {
+void ndx_partition_describe(const part_plan *p, const void *scratch, int q, ndx_tensor *out) {
     const part_slot *slots = scratch;
-    ndx_tensor want = p->desc;
-    for (int w = 0; w < p->workers; w++) want.shape[0] += slots[(size_t)w * p->stride + q].count;
-    return want;
+    int64_t rows = 0;
+    for (int w = 0; w < p->workers; w++) rows += slots[(size_t)w * p->stride + q].count;
+    /* Field by field: this runs for every output of every call, and a whole-struct copy (or a
+     * returned one) moves all NDX_MAX_RANK dims twice. */
+    out->dtype = p->desc.dtype;
+    out->itemsize = p->desc.itemsize;
+    out->rank = p->desc.rank;
+    out->shape[0] = rows;
+    for (int i = 1; i < NDX_MAX_RANK; i++) out->shape[i] = p->desc.shape[i];
 }
 
 /* Pass 2: copy the rows of chunk [b, e) to where their partitions' cursors point, by the copies
@@ -187,7 +196,15 @@ NDX_ALWAYS_INLINE void place_rows(const part_plan *p, const void *ids, part_slot
                                   int64_t e, size_t rb,
                                   void (*store)(unsigned char *, const unsigned char *, size_t)) {
     if (p->np == 2) {
-        place_two(ids, at, (const unsigned char *)p->data->data + (size_t)b * rb, b, e, rb, store);
+        const unsigned char *src = (const unsigned char *)p->data->data + (size_t)b * rb;
+        int64_t i = b;
+        if (store == copy_row) { /* whole steps of rows first (partition_two.c) */
+            unsigned char *to[2] = {at[0].at, at[1].at};
+            i = ndx_partition_place_two(ids, to, src, b, e, rb);
+            at[0].at = to[0];
+            at[1].at = to[1];
+        }
+        place_two(ids, at, src + (size_t)(i - b) * rb, i, e, rb, store);
         return;
     }
     switch (p->id_bytes) {
@@ -248,4 +265,81 @@ void ndx_partition_run(const part_plan *p, void *scratch, ndx_tensor *outs) {
     }
     if (p->workers > 0 && p->row_bytes > 0)
         ndx_parallel_for(p->threads, p->rows, p->grain, place_range, &job);
+}
+
+/* ---- undone: the rows of the parts back to the positions of their ids ---------------------- */
+
+typedef struct {
+    const part_plan *plan;
+    part_slot *slots; /* one row of `stride` slots per worker: its next row of each part */
+    const void *ids;
+    unsigned char *out;
+    size_t rb;
+} unrun_job;
+
+#define TAKE(U)                                                                            \
+    do {                                                                                   \
+        const U *id = ids;                                                                 \
+        for (int64_t i = b; i < e; i++, dst += rb) {                                       \
+            part_slot *s = &at[id[i]];                                                     \
+            memcpy(dst, s->at, rb);                                                        \
+            s->at += rb;                                                                   \
+        }                                                                                  \
+    } while (0)
+
+/* Rows [b, e) of out from the parts' cursors; inlined with constant rb. Two parts: both cursors
+ * in registers, the source picked by masks (ids are random), as place_two. */
+NDX_ALWAYS_INLINE void take_rows(const part_plan *p, const void *ids, part_slot *at,
+                                 unsigned char *dst, int64_t b, int64_t e, size_t rb) {
+    if (p->np == 2) {
+        const uint8_t *id = ids;
+        const unsigned char *from[2] = {at[0].at, at[1].at};
+        int64_t i = ndx_partition_take_two(id, from, dst, b, e, rb); /* whole steps first */
+        dst += (size_t)(i - b) * rb;
+        uintptr_t from0 = (uintptr_t)from[0], from1 = (uintptr_t)from[1];
+        for (; i < e; i++, dst += rb) {
+            uintptr_t one = id[i], pick1 = (uintptr_t)0 - one;
+            memcpy(dst, (const unsigned char *)((from0 & ~pick1) | (from1 & pick1)), rb);
+            from0 += (one ^ 1) * rb;
+            from1 += one * rb;
+        }
+        return;
+    }
+    switch (p->id_bytes) {
+    case 1: TAKE(uint8_t); break;
+    case 2: TAKE(uint16_t); break;
+    default: TAKE(uint32_t); break;
+    }
+}
+#undef TAKE
+
+static void unrun_range(void *ctx, int64_t b, int64_t e, int worker) {
+    unrun_job *job = ctx;
+    const part_plan *p = job->plan;
+    part_slot *at = job->slots + (size_t)worker * p->stride;
+    unsigned char *dst = job->out + (size_t)b * job->rb;
+    switch (job->rb) {
+    case 1: take_rows(p, job->ids, at, dst, b, e, 1); break;
+    case 2: take_rows(p, job->ids, at, dst, b, e, 2); break;
+    case 4: take_rows(p, job->ids, at, dst, b, e, 4); break;
+    case 8: take_rows(p, job->ids, at, dst, b, e, 8); break;
+    case 16: take_rows(p, job->ids, at, dst, b, e, 16); break;
+    default: take_rows(p, job->ids, at, dst, b, e, job->rb); break;
+    }
+}
+
+void ndx_partition_unrun(const part_plan *p, void *scratch, const ndx_tensor *parts,
+                         size_t row_bytes, void *out) {
+    if (p->workers == 0 || row_bytes == 0) return;
+    unrun_job job = {p, scratch, (unsigned char *)scratch + p->ids_at, out, row_bytes};
+    for (int q = 0; q < p->np; q++) { /* counts to cursors: chunk w after chunks 0..w-1 */
+        unsigned char *at = parts[q].data;
+        for (int w = 0; w < p->workers; w++) {
+            part_slot *slot = &job.slots[(size_t)w * p->stride + q];
+            int64_t c = slot->count;
+            slot->at = at;
+            if (c > 0) at += (size_t)c * row_bytes;
+        }
+    }
+    ndx_parallel_for(p->threads, p->rows, p->grain, unrun_range, &job);
 }

@@ -15,6 +15,7 @@ typedef struct stitch_plan {
     int64_t max_index; /* largest index, -1 when there is none */
     int64_t rows;      /* output rows: max_index + 1 */
     int sorted;        /* no indices[m] ever decreases */
+    int last_part;     /* ndx_stitch_plan_positions: the part holding the largest index; else -1 */
     size_t row_bytes;  /* bytes of one output row */
     ndx_tensor out;    /* the output's description, data NULL */
     /* The run's path, chosen by the plan: */
@@ -40,6 +41,23 @@ static inline int64_t stitch_part_count(const ndx_tensor *t) {
  * run's path and scratch. c->op names the op in messages. Allocates nothing. */
 ndx_status ndx_stitch_plan(ndx_call *c, int n, const ndx_tensor *indices, const ndx_tensor *data,
                            stitch_plan *p);
+/* The plan of a stitch whose indices are known to be dynamic_partition(range(total), ids)'s
+ * outputs (each of 0 .. total - 1 once, increasing in every part): the same checks and errors
+ * as ndx_stitch_plan, but the indices' views (a partition's outputs: their data may be NULL)
+ * are not checked and no index is read. last_part: the part of position total - 1 (any part
+ * when total is 0), for messages. Used by ndx_stitch_of_partition. */
+ndx_status ndx_stitch_plan_positions(ndx_call *c, int n, const ndx_tensor *indices,
+                                     const ndx_tensor *data, int last_part, stitch_plan *p);
+struct part_plan;
+/* dynamic_stitch (op: "dynamic_stitch" or "parallel_dynamic_stitch") of indices that are
+ * dynamic_partition(range(n), ids, n)'s outputs, whose partition step only counted
+ * (ndx_partition_counted: its plan pp and scratch `counted`): the stitch's checks and errors
+ * (indices[q] are views whose data is not read), then row i of out is the next row of
+ * data[ids[i]] (stitch_positions.c). */
+ndx_status ndx_stitch_of_partition(const char *op, int n, const ndx_tensor *indices,
+                                   const ndx_tensor *data, const struct part_plan *pp,
+                                   void *counted, const ndx_options *opt, ndx_tensor *out,
+                                   ndx_error *err);
 /* Refuses a call whose output (when `allocating`) and scratch exceed the budget or the machine,
  * naming the largest index, before anything is allocated. */
 ndx_status ndx_stitch_check_memory(const ndx_call *c, const stitch_plan *p, int allocating);
