@@ -2,9 +2,7 @@
  * never cross MPI.
  *
  * Lookups keep each id once (a hash of the ids: one pass, in first-seen order), so an owner
- * receives every distinct row it must serve once, whatever the skew; `from` tells where each
- * distinct row will be read: the shard (own) or its place among the rows that come back (grouped
- * by owner in rank order, as MPI_Alltoallv delivers them). Updates keep every id, grouped by
+ * receives every distinct row it must serve once, whatever the skew. Updates keep every id, grouped by
  * owner and otherwise in their order, because each update must be applied, in a fixed order. */
 #include <limits.h>
 #include <string.h>
@@ -41,7 +39,12 @@ static ndx_status route_counts(mpi_call *c, const int64_t *counts, mpi_route *r)
 
 /* Open addressing (Fibonacci hashing, linear probing), at most half full. A slot holds the
  * distinct row + 1 (0: empty) and the id is compared through `first`: 4-byte slots make the table
- * a quarter of {id, row} pairs, so clearing it and probing it stay within the L2 cache. */
+ * a quarter of {id, row} pairs, so clearing it and probing it stay within the L2 cache.
+ *
+ * Each id's slot ends as its row in the distinct rows the lookup gathers its output from: the
+ * rows coming back from the other ranks (grouped by owner in rank order, as MPI_Alltoallv
+ * delivers them), then this rank's own distinct rows (copied from the shard), so the output is
+ * one ndx_gather_nd from one block. */
 ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_route *r) {
     const ndx_mpi_table *t = c->t;
     memset(r, 0, sizeof *r);
@@ -58,11 +61,10 @@ ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_rout
     uint32_t *hash = mpi_take(c, cap * sizeof *hash, "the ids' hash");
     int *owner = mpi_take(c, (size_t)n * sizeof *owner, "the owners of the distinct ids");
     int64_t *first = mpi_take(c, bytes, "the distinct ids");
+    int64_t *place = mpi_take(c, bytes, "the distinct rows' places");
     r->slot = mpi_take(c, bytes, "each id's distinct row");
-    r->from = mpi_take(c, bytes, "where the rows come from");
-    r->remote = mpi_take(c, (size_t)n, "the rows' owners");
     r->send_rows = mpi_take(c, bytes, "the ids to send");
-    if (!counts || !hash || !owner || !first || !r->slot || !r->from || !r->remote || !r->send_rows)
+    if (!counts || !hash || !owner || !first || !place || !r->slot || !r->send_rows)
         return c->status;
     memset(counts, 0, ((size_t)t->size + 1) * sizeof *counts);
     memset(hash, 0, cap * sizeof *hash);
@@ -80,24 +82,41 @@ ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_rout
         }
         r->slot[i] = e - 1;
     }
-    /* Owners of the distinct ids: own rows are read from the shard, the others counted. */
+    /* Owners and local rows of the distinct ids; the other ranks' counted. */
+    const int me = t->rank;
     for (int64_t d = 0; d < distinct; d++) {
-        owner[d] = owner_of(t, first[d], &r->from[d]);
-        r->remote[d] = owner[d] != t->rank;
-        counts[owner[d] + 1] += r->remote[d];
+        owner[d] = owner_of(t, first[d], &place[d]);
+        counts[owner[d] + 1] += owner[d] != me;
     }
-    /* The remote ones grouped by owner, in rank order: their place among the rows coming back. */
+    /* The remote ones grouped by owner, in rank order: their place among the rows coming back;
+     * this rank's own after them, in first-seen order (their local rows overwrite `first`, which
+     * is read no more: the own row j is written at j <= d). */
     int64_t *next = counts; /* next[o]: where owner o's next id goes */
     for (int o = 0; o < t->size; o++) next[o + 1] += next[o];
+    const int64_t sent = next[t->size];
+    int64_t own = 0;
+    r->own_rows = first;
     for (int64_t d = 0; d < distinct; d++) {
-        if (!r->remote[d]) continue;
-        int64_t place = next[owner[d]]++;
-        r->send_rows[place] = r->from[d];
-        r->from[d] = place;
+        int64_t local = place[d];
+        if (owner[d] != me) {
+            int64_t at = next[owner[d]]++;
+            r->send_rows[at] = local;
+            place[d] = at;
+        } else {
+            r->own_rows[own] = local;
+            place[d] = sent + own++;
+        }
+    }
+    int64_t remote_all = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = place[r->slot[i]];
+        r->slot[i] = at;
+        remote_all += at < sent;
     }
     r->distinct = distinct;
-    r->sent = r->remote_ids = next[t->size - 1];
-    for (int64_t i = 0; i < n; i++) r->remote_all += r->remote[r->slot[i]];
+    r->own_distinct = own;
+    r->sent = r->remote_ids = sent;
+    r->remote_all = remote_all;
     /* next[o] is now the end of owner o's ids: the counts are the differences. */
     for (int o = t->size - 1; o > 0; o--) next[o] -= next[o - 1];
     return route_counts(c, next, r);
