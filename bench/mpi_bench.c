@@ -8,8 +8,8 @@
  * proportional to 1 / (k+1)^s, hot rows scattered over the table), it reports per call:
  * aggregate rows/s (P x batch / the slowest rank's time), bytes each rank sends to others, the
  * traffic with and without per-destination dedupe, and the slowest rank's time split into
- * partition / exchange / gather / stitch (means over the calls, and the fastest call's partition
- * and stitch: local work, least inflated by time slicing). In the same run, interleaved call by call, every rank
+ * partition / exchange / gather / stitch (means over the calls, and the fastest call's partition,
+ * gather and stitch: local work, least inflated by time slicing). In the same run, interleaved call by call, every rank
  * also times the single-process ops on a whole table of its own (ndx_gather_nd and an in-place
  * ndx_tensor_scatter_nd add of the same ids) and the bare MPI_Alltoallv floor of the lookup's
  * bytes (distinct ids out, rows back, nothing for a rank's own rows), and rank 0 prints the
@@ -70,8 +70,8 @@ typedef struct totals {
     double partition, exchange, gather, stitch;
     double bytes_sent, caused, caused_without;
     double ids_sent;
-    double partition_fastest, stitch_fastest; /* the fastest call's (local work: on a loaded
-                                                 machine the least time-sliced estimate) */
+    double partition_fastest, gather_fastest, stitch_fastest; /* the fastest call's (local work:
+                                                 on a loaded machine the least time-sliced estimate) */
 } totals;
 
 static void add_stats(totals *t, const ndx_mpi_stats *s) {
@@ -85,6 +85,8 @@ static void add_stats(totals *t, const ndx_mpi_stats *s) {
     t->ids_sent += (double)s->ids_sent;
     if (t->partition_fastest == 0 || s->seconds_partition < t->partition_fastest)
         t->partition_fastest = s->seconds_partition;
+    if (t->gather_fastest == 0 || s->seconds_gather < t->gather_fastest)
+        t->gather_fastest = s->seconds_gather;
     if (t->stitch_fastest == 0 || s->seconds_stitch < t->stitch_fastest)
         t->stitch_fastest = s->seconds_stitch;
 }
@@ -111,22 +113,25 @@ static double median_of_slowest(const double *mine, int iters, double *best) {
  * per rank, total traffic. */
 static void report(const char *what, const char *dist, const totals *mine, double call, int iters,
                    int64_t batch) {
-    double t_max[6], sums[4];
-    double t_mine[6] = {mine->partition, mine->exchange, mine->gather, mine->stitch,
-                        mine->partition_fastest * iters, mine->stitch_fastest * iters};
+    double t_max[7], sums[4];
+    double t_mine[7] = {mine->partition, mine->exchange, mine->gather, mine->stitch,
+                        mine->partition_fastest * iters, mine->stitch_fastest * iters,
+                        mine->gather_fastest * iters};
     double s_mine[4] = {mine->bytes_sent, mine->caused, mine->caused_without, mine->ids_sent};
-    MPI_Reduce(t_mine, t_max, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(t_mine, t_max, 7, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(s_mine, sums, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank_ != 0) return;
-    for (int i = 0; i < 6; i++) t_max[i] /= iters;
+    for (int i = 0; i < 7; i++) t_max[i] /= iters;
     for (int i = 0; i < 4; i++) sums[i] /= iters;
     double rows_per_s = (double)size_ * (double)batch / call;
     double saving = sums[2] > 0 ? 100.0 * (1.0 - sums[1] / sums[2]) : 0.0;
     printf("RESULT %-6s P=%d %-7s rows/s=%.3e  call=%.3f ms  partition=%.3f exchange=%.3f "
-           "gather=%.3f stitch=%.3f ms  fastest: partition_fastest=%.3f stitch_fastest=%.3f ms  sent/rank=%.2f MB  traffic=%.2f MB (without dedupe %.2f MB, "
+           "gather=%.3f stitch=%.3f ms  fastest: partition_fastest=%.3f gather_fastest=%.3f "
+           "stitch_fastest=%.3f ms  sent/rank=%.2f MB  traffic=%.2f MB (without dedupe %.2f MB, "
            "saving %.1f%%)  ids_sent/rank=%.0f\n",
            what, size_, dist, rows_per_s, call * 1e3, t_max[0] * 1e3, t_max[1] * 1e3,
-           t_max[2] * 1e3, t_max[3] * 1e3, t_max[4] * 1e3, t_max[5] * 1e3, sums[0] / size_ / 1e6, sums[1] / 1e6, sums[2] / 1e6,
+           t_max[2] * 1e3, t_max[3] * 1e3, t_max[4] * 1e3, t_max[6] * 1e3, t_max[5] * 1e3,
+           sums[0] / size_ / 1e6, sums[1] / 1e6, sums[2] / 1e6,
            saving, sums[3] / size_);
 }
 

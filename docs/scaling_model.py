@@ -43,10 +43,10 @@ r2 = result("lookup", 2, "zipf")
 # Routing (checks, the hash dedupe, grouping by owner): per id, from the 2-rank Zipf lookup.
 # The fastest call's partition when the bench prints it (local work: least time-sliced).
 c_partition = r2.get("partition_fastest", r2["partition"]) * 1e-3 / batch
-# Copying rows is what a single-process gather does: per distinct row an owner serves (random
-# rows of a large shard: the uniform batch's rate), and per id for the stitch, which writes every
-# output row once from the shard or the rows that came back (the Zipf batch's rate: repeated
-# rows hit the cache as in a lookup's batch). Fastest runs at one rank, which has the machine.
+# Copying rows is what a single-process gather does: per distinct row copied out of a shard
+# (random rows of a large shard: the uniform batch's rate), and per id for the stitch, which
+# gathers every output row once from the distinct rows (the Zipf batch's rate: repeated rows hit
+# the cache as in a lookup's batch). Fastest runs at one rank, which has the machine.
 c_gather = fastest_single(1, "uniform") / batch
 c_stitch = fastest_single(1, "zipf") / batch
 
@@ -75,8 +75,10 @@ def lookup_time(P, per_rank, unique, alpha, beta, row_bytes=256):
     exchange = alpha * messages + bytes_out / beta
     if P == 1:  # no routing, no exchange: one gather of the batch from the shard
         return c_stitch * per_rank, c_stitch * per_rank, 0.0
-    # an owner serves what the others ask of it: by symmetry, `remote` rows
-    compute = c_partition * per_rank + c_gather * remote + c_stitch * per_rank
+    # an owner serves what the others ask of it (by symmetry, `remote` rows) and copies its own
+    # distinct rows beside the ones that come back: `unique` rows from its shard in all; then the
+    # output is one gather from those distinct rows
+    compute = c_partition * per_rank + c_gather * unique + c_stitch * per_rank
     return compute + exchange, compute, exchange
 
 

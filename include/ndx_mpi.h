@@ -130,7 +130,8 @@ typedef struct ndx_mpi_stats {
     int64_t ids_sent;                   /* ids sent to other ranks (after dedupe for lookups); a
                                            rank's own ids never cross MPI */
     int64_t rows_served;                /* rows this rank copied out of its shard, for other ranks
-                                           and for its own ids (lookup), or applied (update) */
+                                           and its own distinct ids once (lookup), or applied
+                                           (update) */
     int64_t bytes_sent, bytes_received; /* ids + rows this rank sent to / received from others */
     int64_t bytes_caused;               /* ids out + rows back (lookup) or ids + rows out (update)
                                            that this rank's ids put on the network; summed over the
@@ -138,10 +139,11 @@ typedef struct ndx_mpi_stats {
     int64_t bytes_caused_without_dedupe; /* the same if every id were sent as it comes */
     double seconds_partition;           /* checks, routing by owner, deduplication, packing */
     double seconds_exchange;            /* counts, the agreements, ids and rows over MPI */
-    double seconds_gather;              /* ndx_gather_nd / ndx_tensor_scatter_nd on the shard (at
-                                           one rank the whole lookup's rows) */
-    double seconds_stitch;              /* writing every output row in the order of the ids: own
-                                           rows from the shard, the others from what came back */
+    double seconds_gather;              /* ndx_gather_nd / ndx_tensor_scatter_nd on the shard: the
+                                           rows the others asked for and this rank's own distinct
+                                           rows (at one rank the whole lookup's rows) */
+    double seconds_stitch;              /* writing every output row in the order of the ids, one
+                                           ndx_gather_nd from the distinct rows */
 } ndx_mpi_stats;
 
 /* Collective: out = table[ids], shape ids.shape + row_shape, the table's dtype, in the order of

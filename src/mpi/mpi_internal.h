@@ -134,21 +134,21 @@ typedef struct mpi_route {
     int *send_counts;     /* [size] ids to each rank; 0 to this one */
     int64_t *send_rows;   /* [sent] local rows on their owners, grouped by owner */
     int64_t own;          /* update: ids this rank owns (the hole it leaves in the receive layout;
-                             a lookup leaves none: its own rows go straight to the output) */
+                             a lookup leaves none: its own rows never reach the exchange) */
     int64_t *slot;        /* update: [n - own] the positions sent, in send order (by owner, stable);
-                             lookup: [n] each id's distinct row */
+                             lookup: [n] each id's row among the distinct rows: the `sent` rows
+                             that come back, then the `own_distinct` copied from the shard */
     int64_t *own_pos;     /* update: [own] the positions of this rank's own ids, in order */
-    int64_t *own_rows;    /* update: [own] their local rows */
+    int64_t *own_rows;    /* update: [own] their local rows; lookup: [own_distinct] the local rows
+                             of its own distinct ids, in first-seen order */
     int64_t distinct;     /* lookup: distinct ids */
-    int64_t *from;        /* lookup: [distinct] where each distinct row comes from: its local row
-                             here (own), or its place among the rows that come back (remote) */
-    unsigned char *remote;/* lookup: [distinct] 1 when another rank owns it */
+    int64_t own_distinct; /* lookup: distinct ids this rank owns */
     int64_t remote_ids;   /* ids sent to other ranks (after dedupe) */
     int64_t remote_all;   /* ids that name rows of other ranks, duplicates included */
 } mpi_route;
 
-/* Lookup: keeps each id once (a hash of the ids, in first-seen order) and groups the distinct
- * ids of other ranks by owner. */
+/* Lookup: keeps each id once (a hash of the ids, in first-seen order), groups the distinct ids
+ * of other ranks by owner and lists this rank's own apart. */
 MPI_HIDDEN ndx_status mpi_route_unique(mpi_call *c, const int64_t *ids, int64_t n, mpi_route *r);
 /* Update: groups the ids of other ranks by owner keeping their order (no dedupe: every update is
  * applied) and keeps this rank's own apart. */
@@ -214,8 +214,9 @@ struct mpi_collective {
     mpi_exchange x;
     int64_t *recv_ids;          /* [x.total] local rows this rank serves */
     void *owner_rows;           /* [x.total] rows at the owner: gathered (lookup), applied (update) */
-    void *rows;                 /* [route.sent] rows: coming back (lookup), to send (update) */
-    const char **src;           /* lookup: [route.distinct] where the stitch reads each distinct row */
+    void *rows;                 /* rows: lookup [route.sent + route.own_distinct] the distinct rows
+                                   (those coming back, then this rank's own); update [route.sent]
+                                   the rows to send */
     ndx_tensor result;          /* lookup: the output's view (its data allocated when out's is NULL) */
     void *allocated;            /* lookup: result.data when the library allocated it */
     double seconds_gather, seconds_stitch, seconds_exchange; /* the kind's own step */
