@@ -22,6 +22,17 @@
 #define NDX_PREFETCH_W(p) ((void)(p))
 #endif
 
+/* Asks with PREFETCH (one of the above) for the first `bytes` of a row, up to 4 KiB, line by
+ * line: for rows a ring of later entries will use, which land anywhere, so the hardware cannot
+ * guess them (the scatters, the sparse apply ops). Wide rows need all 4 KiB: scatter-add of
+ * 2 KiB rows into 32 MiB (4 updates per row, one thread, AMD EPYC) took 16.0 ms prefetching 512
+ * bytes of each, 10.9 prefetching all; 512-byte rows were unchanged. */
+#define NDX_PREFETCH_SPAN(p, bytes, PREFETCH)                                                   \
+    do {                                                                                        \
+        size_t n_ = (bytes) > 4096 ? 4096 : (bytes);                                            \
+        for (size_t x_ = 0; x_ < n_; x_ += 64) PREFETCH((p) + x_);                              \
+    } while (0)
+
 /* On a function holding a hot loop: it is compiled for AVX-512 and AVX2 as well as the baseline
  * x86-64, and the loader binds the best the CPU has (a GNU ifunc, so glibc only; resolved once,
  * no global state of ours). Index checks are compute-bound on one thread: the sparse scan of C0

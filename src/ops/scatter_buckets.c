@@ -292,8 +292,8 @@ static void apply_owned_rows(const bucket_job *j, int owner) {
     for (int64_t q = q0; q < q1; q++) {
         if (q + SCATTER_AHEAD < q1) {
             const int64_t *ahead = e + 2 * (q + SCATTER_AHEAD);
-            SCATTER_PREFETCH_SLICE(j->out + (size_t)ahead[0] * sb, sb, NDX_PREFETCH_W);
-            SCATTER_PREFETCH_SLICE(p->updates + (size_t)ahead[1] * sb, sb, NDX_PREFETCH);
+            NDX_PREFETCH_SPAN(j->out + (size_t)ahead[0] * sb, sb, NDX_PREFETCH_W);
+            NDX_PREFETCH_SPAN(p->updates + (size_t)ahead[1] * sb, sb, NDX_PREFETCH);
         }
         p->k.run(j->out + (size_t)e[2 * q] * sb, p->updates + (size_t)e[2 * q + 1] * sb, p->slice,
                  p->itemsize);

@@ -29,10 +29,6 @@
 /* Rows between a destination's prefetch and its update. S1 on one thread, AMD EPYC: 4 ahead
  * 12.5 ms, 8 8.7, 16 7.7, 32 8.5. */
 #define SCATTER_AHEAD 16
-/* The most of one slice worth prefetching. Wide rows need all of it: scatter-add of 2 KiB rows
- * into 32 MiB (4 updates per row, one thread, AMD EPYC) took 16.0 ms prefetching 512 bytes of
- * each, 10.9 prefetching all; 512-byte rows were unchanged. */
-#define SCATTER_PREFETCH_BYTES 4096
 #define SCATTER_ROW_GRAIN ((int64_t)1 << 14) /* index rows per worker of a pass over the rows */
 #define SCATTER_BLOCK_BYTES ((int64_t)1 << 19) /* a bucketed block: stays in L2 while updated */
 #define SCATTER_COLUMN_BYTES 256 /* least bytes of every slice worth a column thread of its own */
@@ -169,16 +165,5 @@ static inline void scatter_fill(const scatter_plan *p, unsigned char *out, size_
     else if (out != p->source)
         memcpy(out + offset, p->source + offset, bytes);
 }
-
-/* Asks for the first bytes (up to SCATTER_PREFETCH_BYTES) of a slice a later row will use, with
- * NDX_PREFETCH_W (to write) or NDX_PREFETCH (to read): destinations land anywhere in the
- * output, and the update rows an owner applies are scattered among the others' rows, so the
- * hardware cannot guess either. S1 with two owners took 20 ms without prefetching the update
- * rows, 10.5 ms with it. */
-#define SCATTER_PREFETCH_SLICE(p, bytes, PREFETCH)                                             \
-    do {                                                                                       \
-        size_t n_ = (bytes) > SCATTER_PREFETCH_BYTES ? SCATTER_PREFETCH_BYTES : (bytes);       \
-        for (size_t x_ = 0; x_ < n_; x_ += SCATTER_LINE) PREFETCH((p) + x_);                   \
-    } while (0)
 
 #endif /* NDX_SCATTER_ND_PLAN_H */

@@ -23,8 +23,6 @@
 #define SMALL_WORK ((int64_t)1 << 18)
 /* Entries whose rows are prefetched before they are applied (a power of two). */
 #define AHEAD 16
-/* The most of one row worth prefetching. */
-#define PREFETCH_BYTES 4096
 #define LINE 64
 /* Least bytes of every row worth a column worker of its own. */
 #define COLUMN_BYTES 256
@@ -100,12 +98,6 @@ static ndx_status read_indices(const ndx_call *c, const char *op, const ndx_tens
 
 /* ---- the runs ------------------------------------------------------------------------------- */
 
-#define PREFETCH_ROW(p, bytes, PREFETCH)                                                           \
-    do {                                                                                           \
-        size_t n_ = (bytes) > PREFETCH_BYTES ? PREFETCH_BYTES : (bytes);                           \
-        for (size_t x_ = 0; x_ < n_; x_ += LINE) PREFETCH((p) + x_);                               \
-    } while (0)
-
 /* Applies, in entry order, the entries whose row lies in [r0, r1) to columns [c0, c1) of that
  * row. The next AHEAD such entries are found early and their rows of var and accum prefetched
  * (they land anywhere in a large var), and their grad rows too when only some entries fall in the
@@ -122,10 +114,10 @@ static void apply_range(const apply_plan *p, int64_t r0, int64_t r1, int64_t c0,
                 unsigned at = (head + queued++) & (AHEAD - 1);
                 slot[at] = r;
                 entry[at] = next;
-                PREFETCH_ROW(p->var + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
-                if (p->accum) PREFETCH_ROW(p->accum + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
+                NDX_PREFETCH_SPAN(p->var + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
+                if (p->accum) NDX_PREFETCH_SPAN(p->accum + (size_t)r * rb + off, bytes, NDX_PREFETCH_W);
                 if (r1 - r0 != p->rows)
-                    PREFETCH_ROW(p->grad + (size_t)next * rb + off, bytes, NDX_PREFETCH);
+                    NDX_PREFETCH_SPAN(p->grad + (size_t)next * rb + off, bytes, NDX_PREFETCH);
             }
             next++;
         }
