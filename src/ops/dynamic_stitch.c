@@ -383,8 +383,7 @@ static ndx_status plan_parts(ndx_call *c, int n, const ndx_tensor *indices,
             snprintf(what, sizeof what, "indices[%d]", m);
             return ndx_check_index_tensor(&indices[m], op, what, NULL, err);
         }
-        if (!ndx_tensor_is_plain(&data[m], NULL, NULL) && /* the usual case inline */
-            ndx_tensor_check(&data[m], "", NULL, NULL, NULL) != NDX_OK) {
+        if (ndx_check_view(&data[m], "", NULL, NULL, NULL) != NDX_OK) {
             snprintf(what, sizeof what, "%s: data[%d]", op, m);
             return ndx_tensor_check(&data[m], what, NULL, NULL, err);
         }
