@@ -81,7 +81,9 @@ static int parse_in_out(const cli_command *cmd, int argc, char **argv, const arg
 
 #define OPTION_COUNT(opts) ((int)(sizeof(opts) / sizeof(opts)[0]))
 
-int ndx_cmd_sparse_reorder(int argc, char **argv) {
+/* sparse_reorder and dense_to_sparse: IN -o OUT.npz [--compress], one op from the input to a
+ * sparse tensor. `sparse_in` says which: the input is a sparse .npz to reorder, or a dense .npy. */
+static int run_to_sparse(const cli_command *cmd, int sparse_in, int argc, char **argv) {
     cli_globals g;
     const char *in_path = NULL, *out_path = NULL;
     int compress = 0;
@@ -90,49 +92,34 @@ int ndx_cmd_sparse_reorder(int argc, char **argv) {
         {"--compress", NULL, NULL, &compress},
         CLI_GLOBAL_OPTIONS(g),
     };
-    int rc = parse_in_out(&reorder_cmd, argc, argv, opts, OPTION_COUNT(opts), &g, &in_path,
-                          &out_path);
+    int rc = parse_in_out(cmd, argc, argv, opts, OPTION_COUNT(opts), &g, &in_path, &out_path);
     if (rc != CLI_CONTINUE) return rc;
-    ndx_sparse_array in = {0};
+    ndx_sparse_array sparse = {0};
+    ndx_array dense = {0};
     ndx_sparse_tensor out = {0};
-    rc = cli_load_sparse(&g, in_path, &in);
+    rc = sparse_in ? cli_load_sparse(&g, in_path, &sparse) : cli_load_npy(&g, in_path, &dense);
     if (rc == 0) {
         ndx_error err = {0};
-        if (ndx_sparse_reorder(&in.sp, &g.opt, &out, &err) != NDX_OK)
+        ndx_status st = sparse_in ? ndx_sparse_reorder(&sparse.sp, &g.opt, &out, &err)
+                                  : ndx_dense_to_sparse(&dense.t, &g.opt, &out, &err);
+        ndx_string_kind kind = sparse_in ? sparse.values.string_kind : dense.string_kind;
+        if (st != NDX_OK)
             rc = cli_fail(&err);
         else
-            rc = cli_save_sparse(out_path, &out, in.values.string_kind, compress);
+            rc = cli_save_sparse(out_path, &out, kind, compress);
     }
     ndx_sparse_free(&out);
-    ndx_sparse_array_free(&in);
+    ndx_sparse_array_free(&sparse);
+    ndx_array_free(&dense);
     return rc;
 }
 
+int ndx_cmd_sparse_reorder(int argc, char **argv) {
+    return run_to_sparse(&reorder_cmd, 1, argc, argv);
+}
+
 int ndx_cmd_dense_to_sparse(int argc, char **argv) {
-    cli_globals g;
-    const char *in_path = NULL, *out_path = NULL;
-    int compress = 0;
-    const args_option opts[] = {
-        {"--output", "-o", &out_path, NULL},
-        {"--compress", NULL, NULL, &compress},
-        CLI_GLOBAL_OPTIONS(g),
-    };
-    int rc = parse_in_out(&from_dense_cmd, argc, argv, opts, OPTION_COUNT(opts), &g, &in_path,
-                          &out_path);
-    if (rc != CLI_CONTINUE) return rc;
-    ndx_array in = {0};
-    ndx_sparse_tensor out = {0};
-    rc = cli_load_npy(&g, in_path, &in);
-    if (rc == 0) {
-        ndx_error err = {0};
-        if (ndx_dense_to_sparse(&in.t, &g.opt, &out, &err) != NDX_OK)
-            rc = cli_fail(&err);
-        else
-            rc = cli_save_sparse(out_path, &out, in.string_kind, compress);
-    }
-    ndx_sparse_free(&out);
-    ndx_array_free(&in);
-    return rc;
+    return run_to_sparse(&from_dense_cmd, 0, argc, argv);
 }
 
 /* What --default-value turns into: the element the op fills with, and the string copies made
