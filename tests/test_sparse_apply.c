@@ -16,6 +16,11 @@
 #include <pthread.h>
 #include <stdio.h>
 
+/* glibc defines CMPLX only for GCC; clang has the same builtin. */
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+
 /* ---- elements of any supported dtype, as double (complex) ------------------------------------ */
 
 static const ndx_dtype apply_dtypes[] = {NDX_FLOAT16,  NDX_FLOAT32,   NDX_FLOAT64,
