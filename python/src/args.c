@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "string_width.h"
 
 int py_widen_strings(py_tensor *ts, size_t stride, int n) {
 #define AT(i) ((py_tensor *)((char *)ts + (size_t)(i) * stride))
@@ -12,14 +13,13 @@ int py_widen_strings(py_tensor *ts, size_t stride, int n) {
     for (int i = 0; i < n; i++) {
         py_tensor *t = AT(i);
         if (t->t.dtype != NDX_STRING || t->t.itemsize == width) continue;
-        PyArray_Descr *wide = PyArray_DescrNewFromType(NPY_STRING);
-        if (!wide) return -1;
-        wide->elsize = (int)width;
-        PyObject *copy = PyArray_FromAny(t->array, wide, 0, 0, NPY_ARRAY_CARRAY_RO, NULL);
+        ndx_tensor wide = t->t;
+        wide.itemsize = width;
+        PyObject *copy = py_new_output(&wide);
         if (!copy) return -1;
+        ndx_strings_widen(wide.data, width, &t->t);
         Py_SETREF(t->array, copy);
-        t->t.itemsize = width;
-        t->t.data = PyArray_DATA((PyArrayObject *)copy);
+        t->t = wide;
     }
     return 0;
 #undef AT
