@@ -187,19 +187,28 @@ static ndx_status load_sparse(const zip_archive *z, const char *path, ndx_call *
     return NDX_OK;
 }
 
-ndx_status ndx_npz_load_sparse(const char *path, size_t max_bytes, ndx_sparse_array *out,
-                               ndx_error *err) {
-    ndx_error_clear(err);
-    memset(out, 0, sizeof *out);
-    if (!path) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npz: path is NULL");
+/* Opens the archive at `path` and loads from it the member `key` into *array, or with no key
+ * the sparse tensor into *sparse. */
+static ndx_status load_npz(const char *path, size_t max_bytes, const char *key, ndx_array *array,
+                           ndx_sparse_array *sparse, ndx_error *err) {
     ndx_options opt = {.max_memory = max_bytes};
     ndx_call b;
     NDX_TRY(ndx_call_init(&b, path, &opt, err));
     archive_bytes bytes = {0};
     zip_archive z;
     ndx_status st = open_zip(path, &b, &bytes, &z, err);
-    if (st == NDX_OK) st = load_sparse(&z, path, &b, out, err);
+    if (st == NDX_OK)
+        st = key ? load_member(&z, key, &b, array, err) : load_sparse(&z, path, &b, sparse, err);
     close_archive(&bytes, &b);
+    return st;
+}
+
+ndx_status ndx_npz_load_sparse(const char *path, size_t max_bytes, ndx_sparse_array *out,
+                               ndx_error *err) {
+    ndx_error_clear(err);
+    memset(out, 0, sizeof *out);
+    if (!path) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npz: path is NULL");
+    ndx_status st = load_npz(path, max_bytes, NULL, NULL, out, err);
     if (st != NDX_OK) ndx_sparse_array_free(out);
     return st;
 }
@@ -269,15 +278,7 @@ ndx_status ndx_npz_load_array(const char *path, const char *key, size_t max_byte
     ndx_error_clear(err);
     memset(out, 0, sizeof *out);
     if (!path || !key) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "npz: path or key is NULL");
-    ndx_options opt = {.max_memory = max_bytes};
-    ndx_call b;
-    NDX_TRY(ndx_call_init(&b, path, &opt, err));
-    archive_bytes bytes = {0};
-    zip_archive z;
-    ndx_status st = open_zip(path, &b, &bytes, &z, err);
-    if (st == NDX_OK) st = load_member(&z, key, &b, out, err);
-    close_archive(&bytes, &b);
-    return st;
+    return load_npz(path, max_bytes, key, out, NULL, err);
 }
 
 /* 1 when the name (len bytes, not terminated) is KEY.npy or KEY for one of the keys. */
