@@ -22,41 +22,27 @@ typedef double _Complex cdouble;
 
 /* ---- arithmetic per element type: C = compute type, load/store through the element type ---- */
 
-/* float16 / bfloat16: R rounds a float result to the element type and back. */
-static inline float f16_round(float x) { return ndx_half_to_float(ndx_float_to_half(x)); }
-static inline float bf16_round(float x) { return ndx_bf16_to_float(ndx_float_to_bf16(x)); }
-static inline float f16_load(const unsigned char *p) {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return ndx_half_to_float(h);
-}
-static inline void f16_store(unsigned char *p, float x) {
-    uint16_t h = ndx_float_to_half(x);
-    memcpy(p, &h, 2);
-}
-static inline float bf16_load(const unsigned char *p) {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    return ndx_bf16_to_float(h);
-}
-static inline void bf16_store(unsigned char *p, float x) {
-    uint16_t h = ndx_float_to_bf16(x);
-    memcpy(p, &h, 2);
-}
-
-/* The native types round by themselves. */
-#define NATIVE(tag, T)                                                                             \
-    static inline T tag##_round(T x) { return x; }                                                 \
-    static inline T tag##_load(const unsigned char *p) {                                           \
+/* Element type T computed in type C: TO_C and FROM_C convert, R rounds a C result to the element
+ * type and back. float16 and bfloat16 are computed in float; the native types are their own
+ * compute type (AS_IS), so they round by themselves. */
+#define ELEMENT(tag, T, C, TO_C, FROM_C)                                                           \
+    static inline C tag##_round(C x) { return TO_C(FROM_C(x)); }                                   \
+    static inline C tag##_load(const unsigned char *p) {                                           \
         T x;                                                                                       \
         memcpy(&x, p, sizeof x);                                                                   \
-        return x;                                                                                  \
+        return TO_C(x);                                                                            \
     }                                                                                              \
-    static inline void tag##_store(unsigned char *p, T x) { memcpy(p, &x, sizeof x); }
-NATIVE(f32, float)
-NATIVE(f64, double)
-NATIVE(c64, cfloat)
-NATIVE(c128, cdouble)
+    static inline void tag##_store(unsigned char *p, C v) {                                        \
+        T x = FROM_C(v);                                                                           \
+        memcpy(p, &x, sizeof x);                                                                   \
+    }
+#define AS_IS(x) (x)
+ELEMENT(f16, uint16_t, float, ndx_half_to_float, ndx_float_to_half)
+ELEMENT(bf16, uint16_t, float, ndx_bf16_to_float, ndx_float_to_bf16)
+ELEMENT(f32, float, float, AS_IS, AS_IS)
+ELEMENT(f64, double, double, AS_IS, AS_IS)
+ELEMENT(c64, cfloat, cfloat, AS_IS, AS_IS)
+ELEMENT(c128, cdouble, cdouble, AS_IS, AS_IS)
 
 /* ---- the kernels, for tag (element size S, compute type C, scalar field F, square root SQRT) */
 
