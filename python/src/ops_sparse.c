@@ -147,22 +147,38 @@ done:
     return result;
 }
 
-/* sparse_reorder(sp_input, threads, max_memory) */
-PyObject *py_sparse_reorder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* sparse_reorder(sp_input, threads, max_memory) and sparse_from_dense(tensor, threads,
+ * max_memory): one op from one input to a SparseTensor. `sparse_in` says which: the input is a
+ * SparseTensor to reorder, or a dense tensor. */
+static PyObject *to_sparse(PyObject *const *args, Py_ssize_t nargs, int sparse_in) {
     ndx_options opt;
-    py_sparse in;
-    if (py_arity(nargs, 3, "_sparse_reorder") < 0 ||
-        py_options("sparse_reorder", Py_None, NULL, args[1], args[2], &opt) < 0)
+    if (py_arity(nargs, 3, sparse_in ? "_sparse_reorder" : "_sparse_from_dense") < 0 ||
+        py_options(sparse_in ? "sparse_reorder" : "from_dense", Py_None, NULL, args[1], args[2],
+                   &opt) < 0)
         return NULL;
-    PyObject *input_obj = args[0];
-    if (sparse_from(input_obj, "sparse_reorder", "sp_input", NULL, &in) < 0) return NULL;
-    ndx_sparse_tensor view = sparse_view(&in), out = {0};
+    py_sparse sparse = {0};
+    py_tensor dense = {0};
+    if ((sparse_in ? sparse_from(args[0], "sparse_reorder", "sp_input", NULL, &sparse)
+                   : py_tensor_from(args[0], "dense_to_sparse", "tensor", ROLE_VALUES, NULL,
+                                    &dense)) < 0)
+        return NULL;
+    ndx_sparse_tensor view = sparse_view(&sparse), out = {0};
     ndx_error err;
     ndx_status status;
-    Py_BEGIN_ALLOW_THREADS status = ndx_sparse_reorder(&view, &opt, &out, &err);
+    Py_BEGIN_ALLOW_THREADS status = sparse_in ? ndx_sparse_reorder(&view, &opt, &out, &err)
+                                              : ndx_dense_to_sparse(&dense.t, &opt, &out, &err);
     Py_END_ALLOW_THREADS
-    sparse_release(&in);
+    sparse_release(&sparse);
+    py_tensor_release(&dense);
     return sparse_done(status, &err, &out);
+}
+
+PyObject *py_sparse_reorder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return to_sparse(args, nargs, 1);
+}
+
+PyObject *py_sparse_from_dense(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return to_sparse(args, nargs, 0);
 }
 
 /* sparse_to_dense(sp_input, default_value, threads, max_memory) */
@@ -206,23 +222,4 @@ done:
     py_tensor_release(&fill);
     sparse_release(&in);
     return result;
-}
-
-/* sparse_from_dense(tensor, threads, max_memory) */
-PyObject *py_sparse_from_dense(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    ndx_options opt;
-    py_tensor dense;
-    if (py_arity(nargs, 3, "_sparse_from_dense") < 0 ||
-        py_options("from_dense", Py_None, NULL, args[1], args[2], &opt) < 0)
-        return NULL;
-    PyObject *tensor_obj = args[0];
-    if (py_tensor_from(tensor_obj, "dense_to_sparse", "tensor", ROLE_VALUES, NULL, &dense) < 0)
-        return NULL;
-    ndx_sparse_tensor out = {0};
-    ndx_error err;
-    ndx_status status;
-    Py_BEGIN_ALLOW_THREADS status = ndx_dense_to_sparse(&dense.t, &opt, &out, &err);
-    Py_END_ALLOW_THREADS
-    py_tensor_release(&dense);
-    return sparse_done(status, &err, &out);
 }
