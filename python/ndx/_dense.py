@@ -43,12 +43,10 @@ def _bound(fn):
 
 def gather_nd(params, indices, batch_dims=0, name=None, *, bad_indices=None, threads=None,
               max_memory=None):
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.gather_nd(g, params, indices, batch_dims, name, bad_indices, threads,
-                                    max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(gather_nd, params, indices, batch_dims, name, bad_indices=bad_indices,
-                             threads=threads, max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(gather_nd, _graph_ops.gather_nd, _ndx._gather_nd,
+                              (params, indices, batch_dims), name, bad_indices=bad_indices,
+                              threads=threads, max_memory=max_memory)
     return _ndx._gather_nd(params, indices, batch_dims, bad_indices, threads, max_memory)
 
 
@@ -83,12 +81,10 @@ gather_nd = _bound(gather_nd)
 
 def scatter_nd(indices, updates, shape, name=None, *, bad_indices=None, threads=None,
                max_memory=None):
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.scatter_nd(g, indices, updates, shape, name, bad_indices, threads,
-                                     max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(scatter_nd, indices, updates, shape, name, bad_indices=bad_indices,
-                             threads=threads, max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(scatter_nd, _graph_ops.scatter_nd, _ndx._scatter_nd,
+                              (indices, updates, shape), name, bad_indices=bad_indices,
+                              threads=threads, max_memory=max_memory)
     return _ndx._scatter_nd(indices, updates, shape, bad_indices, threads, max_memory)
 
 
@@ -124,14 +120,15 @@ read-only one ValueError.
 def _tensor_scatter(op, summary, examples):
     private = getattr(_ndx, "_tensor_scatter_nd_" + op)
 
+    def build(g, *args):
+        return _graph_ops.tensor_scatter_nd(g, op, *args)
+
     def tensor_scatter_nd(tensor, indices, updates, name=None, *, out=None, bad_indices=None,
                           threads=None, max_memory=None):
-        if _tracing and (g := _trace.graph()) is not None:
-            return _graph_ops.tensor_scatter_nd(g, op, tensor, indices, updates, name, out,
-                                                bad_indices, threads, max_memory)
-        if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-            return _trace.record(tensor_scatter_nd, tensor, indices, updates, name, out=out,
-                                 bad_indices=bad_indices, threads=threads, max_memory=max_memory)
+        if _tracing:
+            return _trace.op_call(tensor_scatter_nd, build, private, (tensor, indices, updates),
+                                  name, out=out, bad_indices=bad_indices, threads=threads,
+                                  max_memory=max_memory)
         return private(tensor, indices, updates, out, bad_indices, threads, max_memory)
 
     tensor_scatter_nd.__name__ = tensor_scatter_nd.__qualname__ = "tensor_scatter_nd_" + op
@@ -180,6 +177,11 @@ array([7, 5, 5, 5])
 """)
 
 
+def _stitch_node(parallel):
+    """The graph builder of dynamic_stitch (parallel False) or parallel_dynamic_stitch."""
+    return lambda g, *args: _graph_ops.dynamic_stitch(g, parallel, *args)
+
+
 def dynamic_stitch(indices, data, name=None, *, threads=None, max_memory=None):
     """Interleaves the values from the `data` arrays into a single array.
 
@@ -206,11 +208,9 @@ def dynamic_stitch(indices, data, name=None, *, threads=None, max_memory=None):
     >>> ndx.dynamic_stitch(where, parts)
     array([ 1.1, -1. ,  6.2,  5.3, -1. ,  8.4], dtype=float32)
     """
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.dynamic_stitch(g, False, indices, data, name, threads, max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(dynamic_stitch, indices, data, name, threads=threads,
-                             max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(dynamic_stitch, _stitch_node(False), _ndx._dynamic_stitch,
+                              (indices, data), name, threads=threads, max_memory=max_memory)
     return _ndx._dynamic_stitch(indices, data, threads, max_memory)
 
 
@@ -221,11 +221,10 @@ def parallel_dynamic_stitch(indices, data, name=None, *, threads=None, max_memor
     >>> ndx.parallel_dynamic_stitch([[0, 2], [1]], [[10, 30], [20]])
     array([10, 20, 30], dtype=int32)
     """
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.dynamic_stitch(g, True, indices, data, name, threads, max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(parallel_dynamic_stitch, indices, data, name, threads=threads,
-                             max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(parallel_dynamic_stitch, _stitch_node(True),
+                              _ndx._parallel_dynamic_stitch, (indices, data), name,
+                              threads=threads, max_memory=max_memory)
     return _ndx._parallel_dynamic_stitch(indices, data, threads, max_memory)
 
 
@@ -240,12 +239,10 @@ def dynamic_partition(data, partitions, num_partitions, name=None, *, threads=No
     >>> ndx.dynamic_partition(np.array([10, 20, 30, 40, 50]), [0, 0, 1, 1, 0], 2)
     [array([10, 20, 50]), array([30, 40])]
     """
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.dynamic_partition(g, data, partitions, num_partitions, name, threads,
-                                            max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(dynamic_partition, data, partitions, num_partitions, name,
-                             threads=threads, max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(dynamic_partition, _graph_ops.dynamic_partition,
+                              _ndx._dynamic_partition, (data, partitions, num_partitions), name,
+                              threads=threads, max_memory=max_memory)
     return _ndx._dynamic_partition(data, partitions, num_partitions, threads, max_memory)
 
 

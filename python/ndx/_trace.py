@@ -44,6 +44,18 @@ def tapes():
 record = mode = read = unrecorded = None
 
 
+def op_call(fn, build, run, args, name, **options):
+    """A call of the index or sparse op fn(*args, name, **options) while some thread traces (the
+    wrappers check their `_tracing` first): build(g, *args, name, *options) adds its node to this
+    thread's graph; else, under this thread's eager tapes, record runs it for them; else
+    run(*args, *options), the op's private function, runs it."""
+    if (g := graph()) is not None:
+        return build(g, *args, name, *options.values())
+    if tapes() is not None:
+        return record(fn, *args, name, **options)
+    return run(*args, *options.values())
+
+
 def push_tape(tape):
     _local.tapes = (getattr(_local, "tapes", None) or []) + [tape]
     _count(1)

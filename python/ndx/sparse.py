@@ -32,12 +32,10 @@ def concat(axis, sp_inputs, expand_nonconcat_dims=False, name=None, *,
     """
     if expand_nonconcat_dim is not None:
         expand_nonconcat_dims = expand_nonconcat_dim
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.sparse_concat(g, axis, sp_inputs, expand_nonconcat_dims, name, threads,
-                                        max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(concat, axis, sp_inputs, expand_nonconcat_dims, name,
-                             threads=threads, max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(concat, _graph_ops.sparse_concat, _ndx._sparse_concat,
+                              (axis, sp_inputs, expand_nonconcat_dims), name, threads=threads,
+                              max_memory=max_memory)
     return _ndx._sparse_concat(axis, sp_inputs, expand_nonconcat_dims, threads, max_memory)
 
 
@@ -49,10 +47,9 @@ def reorder(sp_input, name=None, *, threads=None, max_memory=None):
     >>> r.indices.tolist(), r.values.tolist()
     ([[0, 3], [1, 0]], [8, 7])
     """
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.sparse_reorder(g, sp_input, name, threads, max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(reorder, sp_input, name, threads=threads, max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(reorder, _graph_ops.sparse_reorder, _ndx._sparse_reorder,
+                              (sp_input,), name, threads=threads, max_memory=max_memory)
     return _ndx._sparse_reorder(sp_input, threads, max_memory)
 
 
@@ -86,10 +83,9 @@ def from_dense(tensor, name=None, *, threads=None, max_memory=None):
     >>> st.indices.tolist(), st.values.tolist(), st.dense_shape.tolist()
     ([[0, 1], [1, 0]], [3, 4], [2, 2])
     """
-    if _tracing and (g := _trace.graph()) is not None:
-        return _graph_ops.sparse_from_dense(g, tensor, name, threads, max_memory)
-    if _tracing and _trace.tapes() is not None:  # (an eager GradientTape records)
-        return _trace.record(from_dense, tensor, name, threads=threads, max_memory=max_memory)
+    if _tracing:
+        return _trace.op_call(from_dense, _graph_ops.sparse_from_dense, _ndx._sparse_from_dense,
+                              (tensor,), name, threads=threads, max_memory=max_memory)
     return _ndx._sparse_from_dense(tensor, threads, max_memory)
 
 
