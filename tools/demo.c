@@ -486,31 +486,23 @@ static void sparse_examples(demo *d) {
 
 /* ---- seed 003 as a graph ------------------------------------------------------------------- */
 
-static void graph_example(demo *d) {
-    title("seed 003 as a graph", "TensorFlow's C++ op classes: scope, operation, output, node()");
-    ndx_output x, y;
-    ndx_graph *g = seed003_graph(&x, &y);
-    ndx_error err = {0};
+/* g finished and a session on it. NULL when either fails, or when g is NULL from a load that
+ * failed (and said why in *err): the failure is shown and g freed. */
+static ndx_session *open_session(demo *d, ndx_graph *g, ndx_error *err) {
     ndx_session_options so = {d->opt.num_threads, d->opt.max_memory, NULL};
     ndx_session *s = NULL;
-    if (ndx_graph_finish(g, &err) != NDX_OK || !(s = ndx_session_new(g, &so, &err))) {
-        failed(d, &err);
+    if ((!g && err->code != NDX_OK) || ndx_graph_finish(g, err) != NDX_OK ||
+        !(s = ndx_session_new(g, &so, err))) {
+        failed(d, err);
         ndx_graph_free(g);
-        return;
     }
-    heading("Nodes, with the shapes inferred when the graph was built (x is float32 [?]):");
-    for (int i = 0; i < ndx_graph_node_count(g); i++) {
-        ndx_node node;
-        ndx_operation op = ndx_graph_node(g, i);
-        ndx_node_info(op, &node, NULL);
-        printf(INDENT "%-28s %-17s", node.name, node.type);
-        for (int k = 0; k < node.num_outputs; k++) {
-            char dims[NDX_DIMS_TEXT];
-            ndx_format_spec_dims(dims, sizeof dims, &node.outputs[k]);
-            printf(" %s%s", ndx_dtype_name(node.outputs[k].dtype), dims);
-        }
-        printf("%s\n", ndx_output_constant(ndx_operation_output(op, 0)) ? "  (constant)" : "");
-    }
+    return s;
+}
+
+/* Runs seed 003's program (g, with session s) with x fed, checks y against the documented
+ * output, then frees s and g. */
+static void run_seed003(demo *d, ndx_graph *g, ndx_session *s, ndx_output x, ndx_output y) {
+    ndx_error err = {0};
     heading("Run with x fed:");
     ndx_tensor xv = f32(d, 1, SHAPE(6), REALS(0.1, -1., 5.2, 4.3, -1., 7.4));
     ndx_tensor want = f32(d, 1, SHAPE(6), REALS(1.1, -1., 6.2, 5.3, -1, 8.4));
@@ -527,6 +519,29 @@ static void graph_example(demo *d) {
     ndx_graph_free(g);
 }
 
+static void graph_example(demo *d) {
+    title("seed 003 as a graph", "TensorFlow's C++ op classes: scope, operation, output, node()");
+    ndx_output x, y;
+    ndx_graph *g = seed003_graph(&x, &y);
+    ndx_error err = {0};
+    ndx_session *s = open_session(d, g, &err);
+    if (!s) return;
+    heading("Nodes, with the shapes inferred when the graph was built (x is float32 [?]):");
+    for (int i = 0; i < ndx_graph_node_count(g); i++) {
+        ndx_node node;
+        ndx_operation op = ndx_graph_node(g, i);
+        ndx_node_info(op, &node, NULL);
+        printf(INDENT "%-28s %-17s", node.name, node.type);
+        for (int k = 0; k < node.num_outputs; k++) {
+            char dims[NDX_DIMS_TEXT];
+            ndx_format_spec_dims(dims, sizeof dims, &node.outputs[k]);
+            printf(" %s%s", ndx_dtype_name(node.outputs[k].dtype), dims);
+        }
+        printf("%s\n", ndx_output_constant(ndx_operation_output(op, 0)) ? "  (constant)" : "");
+    }
+    run_seed003(d, g, s, x, y);
+}
+
 /* The same program as a saved graph (examples/graphs/seed003.txt, compiled in), read and run. */
 static void saved_graph_example(demo *d) {
     title("seed 003 as a saved graph", "examples/graphs/seed003.txt, as 'ndx run' reads it");
@@ -535,27 +550,10 @@ static void saved_graph_example(demo *d) {
     ndx_error err = {0};
     ndx_graph *g = ndx_graph_from_text(seed003_text, sizeof seed003_text - 1,
                                        "examples/graphs/seed003.txt", &err);
-    ndx_session_options so = {d->opt.num_threads, d->opt.max_memory, NULL};
-    ndx_session *s = NULL;
-    if (!g || ndx_graph_finish(g, &err) != NDX_OK || !(s = ndx_session_new(g, &so, &err))) {
-        failed(d, &err);
-        ndx_graph_free(g);
-        return;
-    }
-    heading("Run with x fed:");
-    ndx_tensor xv = f32(d, 1, SHAPE(6), REALS(0.1, -1., 5.2, 4.3, -1., 7.4));
-    ndx_tensor want = f32(d, 1, SHAPE(6), REALS(1.1, -1., 6.2, 5.3, -1, 8.4));
-    show("x", 1, &xv);
-    ndx_feed feed = {ndx_operation_output(ndx_graph_find(g, "x"), 0), xv};
-    ndx_fetch fetch = {ndx_operation_output(ndx_graph_find(g, "y"), 0), NDX_FETCH_BORROW, {0}};
-    if (ndx_session_run(s, 1, &feed, 1, &fetch, &err) != NDX_OK) {
-        failed(d, &err);
-    } else {
-        show("y", 1, &fetch.value);
-        verdict(d, documented(&fetch.value, &want), "y", 1, &want);
-    }
-    ndx_session_free(s);
-    ndx_graph_free(g);
+    ndx_session *s = open_session(d, g, &err);
+    if (!s) return;
+    run_seed003(d, g, s, ndx_operation_output(ndx_graph_find(g, "x"), 0),
+                ndx_operation_output(ndx_graph_find(g, "y"), 0));
 }
 
 int ndx_cmd_demo(int argc, char **argv) {
