@@ -40,6 +40,19 @@ static void assert_strings(const ndx_tensor *t, size_t width, int64_t count, con
     assert_memory_equal(t->data, bytes, (size_t)count * width);
 }
 
+/* Finishes g, runs it once with the feeds and checks the fetched y (borrowed): `count` strings
+ * of `width` bytes, `bytes`. Frees the session and g. */
+static void run_once(ndx_graph *g, int nfeeds, const ndx_feed *feeds, ndx_output y, size_t width,
+                     int64_t count, const char *bytes) {
+    ndx_session *s = finish(g);
+    ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
+    ndx_error err;
+    assert_ok(ndx_session_run(s, nfeeds, feeds, 1, &f, &err), &err);
+    assert_strings(&f.value, width, count, bytes);
+    ndx_session_free(s);
+    ndx_graph_free(g);
+}
+
 /* ---- dynamic_stitch ------------------------------------------------------------------------ */
 
 /* indices [0, 2] and [1]; data ["ab", "c"] (wa bytes) and ["xyz"] (wb bytes). */
@@ -55,6 +68,17 @@ static ndx_graph *stitch_graph(size_t wa, size_t wb, ndx_output *i, ndx_output *
     return g;
 }
 
+/* Feeds for stitch_graph: indices [0, 2] and [1], data ["ab", "c"] (2 bytes) and ["xyz"] (3),
+ * which stitch to "ab", "xyz", "c". */
+static void stitch_feeds(const ndx_output *i, const ndx_output *d, ndx_feed feeds[4]) {
+    static int32_t i0[2] = {0, 2}, i1[1] = {1};
+    static char d0[2][2] = {{'a', 'b'}, {'c', 0}}, d1[1][3] = {{'x', 'y', 'z'}};
+    feeds[0] = (ndx_feed){i[0], ndx_tensor_make(NDX_INT32, 1, SHAPE(2), i0)};
+    feeds[1] = (ndx_feed){i[1], ndx_tensor_make(NDX_INT32, 1, SHAPE(1), i1)};
+    feeds[2] = (ndx_feed){d[0], ndx_tensor_string(2, 1, SHAPE(2), d0)};
+    feeds[3] = (ndx_feed){d[1], ndx_tensor_string(3, 1, SHAPE(1), d1)};
+}
+
 static void stitch_of_two_widths(void **state) {
     (void)state;
     ndx_output i[2], d[2], y;
@@ -64,12 +88,8 @@ static void stitch_of_two_widths(void **state) {
     ndx_spec ys = ndx_output_spec(y);
     assert_int_equal(ys.itemsize, 3); /* the widest, known at build time */
     ndx_session *s = finish(g);
-    int32_t i0[2] = {0, 2}, i1[1] = {1};
-    char d0[2][2] = {{'a', 'b'}, {'c', 0}}, d1[1][3] = {{'x', 'y', 'z'}};
-    ndx_feed feeds[4] = {{i[0], ndx_tensor_make(NDX_INT32, 1, SHAPE(2), i0)},
-                         {i[1], ndx_tensor_make(NDX_INT32, 1, SHAPE(1), i1)},
-                         {d[0], ndx_tensor_string(2, 1, SHAPE(2), d0)},
-                         {d[1], ndx_tensor_string(3, 1, SHAPE(1), d1)}};
+    ndx_feed feeds[4];
+    stitch_feeds(i, d, feeds);
     /* all three fetch modes */
     ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
     assert_ok(ndx_session_run(s, 4, feeds, 1, &f, &err), &err);
@@ -103,12 +123,8 @@ static void stitch_of_open_widths(void **state) {
     ndx_spec ys = ndx_output_spec(y);
     assert_int_equal(ys.itemsize, 0);
     ndx_session *s = finish(g);
-    int32_t i0[2] = {0, 2}, i1[1] = {1};
-    char d0[2][2] = {{'a', 'b'}, {'c', 0}}, d1[1][3] = {{'x', 'y', 'z'}};
-    ndx_feed feeds[4] = {{i[0], ndx_tensor_make(NDX_INT32, 1, SHAPE(2), i0)},
-                         {i[1], ndx_tensor_make(NDX_INT32, 1, SHAPE(1), i1)},
-                         {d[0], ndx_tensor_string(2, 1, SHAPE(2), d0)},
-                         {d[1], ndx_tensor_string(3, 1, SHAPE(1), d1)}};
+    ndx_feed feeds[4];
+    stitch_feeds(i, d, feeds);
     ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
     ndx_error err;
     assert_ok(ndx_session_run(s, 4, feeds, 1, &f, &err), &err);
@@ -140,12 +156,8 @@ static void widening_without_memory(void **state) {
     ndx_session_options so = {1, 0, &a.base};
     ndx_session *s = ndx_session_new(g, &so, &err);
     assert_non_null(s);
-    int32_t i0[2] = {0, 2}, i1[1] = {1};
-    char d0[2][2] = {{'a', 'b'}, {'c', 0}}, d1[1][3] = {{'x', 'y', 'z'}};
-    ndx_feed feeds[4] = {{i[0], ndx_tensor_make(NDX_INT32, 1, SHAPE(2), i0)},
-                         {i[1], ndx_tensor_make(NDX_INT32, 1, SHAPE(1), i1)},
-                         {d[0], ndx_tensor_string(2, 1, SHAPE(2), d0)},
-                         {d[1], ndx_tensor_string(3, 1, SHAPE(1), d1)}};
+    ndx_feed feeds[4];
+    stitch_feeds(i, d, feeds);
     char into[3][3];
     memset(into, '#', sizeof into);
     ndx_fetch f = {y, NDX_FETCH_INTO, ndx_tensor_string(3, 1, SHAPE(3), into)};
@@ -228,17 +240,11 @@ static void tensor_scatter_wider_updates(void **state) {
         ndx_output y = ndx_op_tensor_scatter_nd_update(s, tensor, idx, upd, NULL);
         ndx_spec ys = ndx_output_spec(y);
         assert_int_equal(ys.itemsize, 4);
-        ndx_session *ss = finish(g);
         int64_t at[1][1] = {{1}};
         ndx_feed feeds[3] = {{t, ndx_tensor_string(2, 1, SHAPE(3), "abcdef")},
                              {idx, ndx_tensor_make(NDX_INT64, 2, SHAPE(1, 1), at)},
                              {upd, ndx_tensor_string(4, 1, SHAPE(1), "WXYZ")}};
-        ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
-        ndx_error err;
-        assert_ok(ndx_session_run(ss, 3, feeds, 1, &f, &err), &err);
-        assert_strings(&f.value, 4, 3, "ab\0\0WXYZef\0\0");
-        ndx_session_free(ss);
-        ndx_graph_free(g);
+        run_once(g, 3, feeds, y, 4, 3, "ab\0\0WXYZef\0\0");
     }
 }
 
@@ -254,15 +260,9 @@ static void tensor_scatter_narrower_updates(void **state) {
     ndx_output tensor = ndx_op_gather_nd(s, t, ndx_op_const(s, &ta), NULL);
     ndx_output upd = strings_placeholder(s, 0, 1, SHAPE(1));
     ndx_output y = ndx_op_tensor_scatter_nd_update(s, tensor, ndx_op_const(s, &tat), upd, NULL);
-    ndx_session *ss = finish(g);
     ndx_feed feeds[2] = {{t, ndx_tensor_string(3, 1, SHAPE(2), "abcdef")},
                          {upd, ndx_tensor_string(1, 1, SHAPE(1), "Z")}};
-    ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
-    ndx_error err;
-    assert_ok(ndx_session_run(ss, 2, feeds, 1, &f, &err), &err);
-    assert_strings(&f.value, 3, 2, "Z\0\0def");
-    ndx_session_free(ss);
-    ndx_graph_free(g);
+    run_once(g, 2, feeds, y, 3, 2, "Z\0\0def");
 }
 
 /* ---- sparse_concat and sparse_to_dense ----------------------------------------------------- */
@@ -283,14 +283,9 @@ static void sparse_concat_of_two_widths(void **state) {
     ndx_sparse_output y = ndx_op_sparse_concat(s, 0, 2, in, 0);
     ndx_error err;
     assert_ok(ndx_graph_status(g, &err), &err);
-    ndx_session *ss = finish(g);
     ndx_feed feeds[2] = {{va, ndx_tensor_string(1, 1, SHAPE(1), "a")},
                          {vb, ndx_tensor_string(3, 1, SHAPE(2), "bcdefg")}};
-    ndx_fetch f = {y.values, NDX_FETCH_BORROW, {0}};
-    assert_ok(ndx_session_run(ss, 2, feeds, 1, &f, &err), &err);
-    assert_strings(&f.value, 3, 3, "a\0\0bcdefg");
-    ndx_session_free(ss);
-    ndx_graph_free(g);
+    run_once(g, 2, feeds, y.values, 3, 3, "a\0\0bcdefg");
 }
 
 static void sparse_to_dense_wider_default(void **state) {
@@ -307,14 +302,8 @@ static void sparse_to_dense_wider_default(void **state) {
     ndx_output y = ndx_op_sparse_to_dense(s, sp, &def);
     ndx_spec ys = ndx_output_spec(y);
     assert_int_equal(ys.itemsize, 5);
-    ndx_session *ss = finish(g);
     ndx_feed feed = {v, ndx_tensor_string(2, 1, SHAPE(1), "hi")};
-    ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
-    ndx_error err;
-    assert_ok(ndx_session_run(ss, 1, &feed, 1, &f, &err), &err);
-    assert_strings(&f.value, 5, 3, "emptyhi\0\0\0empty");
-    ndx_session_free(ss);
-    ndx_graph_free(g);
+    run_once(g, 1, &feed, y, 5, 3, "emptyhi\0\0\0empty");
 }
 
 /* ---- what stays an error ------------------------------------------------------------------- */
