@@ -195,6 +195,26 @@ static ndx_sparse_tensor sparse_empty_out(void) {
     return o;
 }
 
+/* Concatenates (allocating the output) and checks the result is `want`, values of dtype vt. */
+static void concat_is(int axis, int n, const ndx_sparse_tensor *in, int expand,
+                      const ndx_options *opt, const entries *want, ndx_dtype vt) {
+    ndx_error err;
+    ndx_sparse_tensor out = sparse_empty_out();
+    assert_ok(ndx_sparse_concat(axis, n, in, expand, opt, &out, &err), &err);
+    assert_sparse_is(&out, want, vt);
+    ndx_sparse_free(&out);
+}
+
+/* Reorders (allocating the output) and checks the result is `want`, values of dtype vt. */
+static void reorder_is(const ndx_sparse_tensor *in, const ndx_options *opt, const entries *want,
+                       ndx_dtype vt) {
+    ndx_error err;
+    ndx_sparse_tensor out = sparse_empty_out();
+    assert_ok(ndx_sparse_reorder(in, opt, &out, &err), &err);
+    assert_sparse_is(&out, want, vt);
+    ndx_sparse_free(&out);
+}
+
 /* ---- the seed examples (tf.sparse.concat documentation) --------------------------------- */
 
 static ndx_sparse_tensor string_sparse(int64_t rows, int64_t cols, int nnz, const int64_t *idx,
@@ -393,7 +413,6 @@ static void concat_random(void **state) {
 static void concat_axis1_value_sizes(void **state) {
     (void)state;
     test_rng r = {303};
-    ndx_error err;
     static const ndx_dtype types[] = {NDX_INT8,    NDX_FLOAT16, NDX_FLOAT32,
                                       NDX_FLOAT64, NDX_COMPLEX128, NDX_STRING};
     for (size_t t = 0; t < sizeof types / sizeof *types; t++) {
@@ -410,10 +429,7 @@ static void concat_axis1_value_sizes(void **state) {
             entries want = concat_entries(4, in, 1, out_dims, shifts);
             for (int threads = 1; threads <= 3; threads++) {
                 ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
-                ndx_sparse_tensor out = sparse_empty_out();
-                assert_ok(ndx_sparse_concat(1, 4, in, 0, &opt, &out, &err), &err);
-                assert_sparse_is(&out, &want, types[t]);
-                ndx_sparse_free(&out);
+                concat_is(1, 4, in, 0, &opt, &want, types[t]);
             }
             entries_del(&want);
             for (int m = 0; m < 4; m++) test_sparse_free(&in[m]);
@@ -466,10 +482,7 @@ static void concat_threads_large(void **state) {
     entries want = concat_entries(9, many, 1, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
-        ndx_sparse_tensor out = sparse_empty_out();
-        assert_ok(ndx_sparse_concat(1, 9, many, 0, &opt, &out, &err), &err);
-        assert_sparse_is(&out, &want, NDX_INT8);
-        ndx_sparse_free(&out);
+        concat_is(1, 9, many, 0, &opt, &want, NDX_INT8);
     }
     entries_del(&want);
     for (int m = 0; m < 9; m++) test_sparse_free(&many[m]);
@@ -485,10 +498,7 @@ static void concat_threads_large(void **state) {
         entries wbig = concat_entries(3, big, axis, obig, sh);
         for (int threads = 1; threads <= 2; threads++) {
             ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
-            ndx_sparse_tensor out = sparse_empty_out();
-            assert_ok(ndx_sparse_concat(axis, 3, big, 0, &opt, &out, &err), &err);
-            assert_sparse_is(&out, &wbig, NDX_FLOAT32);
-            ndx_sparse_free(&out);
+            concat_is(axis, 3, big, 0, &opt, &wbig, NDX_FLOAT32);
         }
         entries_del(&wbig);
     }
@@ -554,10 +564,7 @@ static void concat_many_inputs(void **state) {
         entries want = concat_entries(N, in, axis, od, shifts);
         for (int threads = 1; threads <= 3; threads++) {
             ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
-            ndx_sparse_tensor out = sparse_empty_out();
-            assert_ok(ndx_sparse_concat(axis, N, in, 0, &opt, &out, &err), &err);
-            assert_sparse_is(&out, &want, NDX_INT32);
-            ndx_sparse_free(&out);
+            concat_is(axis, N, in, 0, &opt, &want, NDX_INT32);
         }
         entries_del(&want);
         free(shifts);
@@ -585,7 +592,6 @@ static void concat_many_inputs(void **state) {
 static void concat_high_rank(void **state) {
     (void)state;
     test_rng r = {303};
-    ndx_error err;
     for (int rank = 8; rank <= NDX_MAX_RANK; rank += 8) {
         int64_t dims[NDX_MAX_RANK];
         for (int d = 0; d < rank; d++) dims[d] = 2;
@@ -598,10 +604,7 @@ static void concat_high_rank(void **state) {
             od[axis] = 4;
             int64_t shifts[2];
             entries want = concat_entries(2, in, axis, od, shifts);
-            ndx_sparse_tensor out = sparse_empty_out();
-            assert_ok(ndx_sparse_concat(axis - rank, 2, in, 0, NULL, &out, &err), &err);
-            assert_sparse_is(&out, &want, NDX_UINT16);
-            ndx_sparse_free(&out);
+            concat_is(axis - rank, 2, in, 0, NULL, &want, NDX_UINT16);
             entries_del(&want);
             test_sparse_free(&in[0]);
             test_sparse_free(&in[1]);
@@ -688,7 +691,6 @@ static void reorder_random(void **state) {
 static void reorder_threads_large(void **state) {
     (void)state;
     test_rng r = {808};
-    ndx_error err;
     const int64_t shapes[3][3] = {{300000, 0, 0}, {300, 400, 0}, {50, 60, 70}};
     for (int k = 0; k < 3; k++) {
         int rank = k + 1;
@@ -697,10 +699,7 @@ static void reorder_threads_large(void **state) {
         entries want = reordered_entries(&in);
         for (int threads = 1; threads <= 3; threads++) {
             ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
-            ndx_sparse_tensor out = sparse_empty_out();
-            assert_ok(ndx_sparse_reorder(&in, &opt, &out, &err), &err);
-            assert_sparse_is(&out, &want, NDX_FLOAT64);
-            ndx_sparse_free(&out);
+            reorder_is(&in, &opt, &want, NDX_FLOAT64);
         }
         entries_del(&want);
         test_sparse_free(&in);
@@ -712,7 +711,6 @@ static void reorder_threads_large(void **state) {
 static void reorder_huge_volume(void **state) {
     (void)state;
     test_rng r = {1010};
-    ndx_error err;
     int64_t dims[2] = {(int64_t)1 << 30, (int64_t)1 << 31};
     int64_t pool[50][2];
     for (int k = 0; k < 50; k++) {
@@ -730,17 +728,12 @@ static void reorder_huge_volume(void **state) {
         }
     }
     entries want = reordered_entries(&in[0]);
-    ndx_sparse_tensor out = sparse_empty_out();
-    assert_ok(ndx_sparse_reorder(&in[0], NULL, &out, &err), &err);
-    assert_sparse_is(&out, &want, NDX_INT16);
-    ndx_sparse_free(&out);
+    reorder_is(&in[0], NULL, &want, NDX_INT16);
     /* And through concat, which sorts its unsorted inputs the same way. */
     int64_t od[2] = {(int64_t)1 << 30, (int64_t)1 << 32};
     int64_t shifts[2];
     entries cw = concat_entries(2, in, 1, od, shifts);
-    assert_ok(ndx_sparse_concat(1, 2, in, 0, NULL, &out, &err), &err);
-    assert_sparse_is(&out, &cw, NDX_INT16);
-    ndx_sparse_free(&out);
+    concat_is(1, 2, in, 0, NULL, &cw, NDX_INT16);
     entries_del(&cw);
     entries_del(&want);
     test_sparse_free(&in[0]);
@@ -777,13 +770,8 @@ static void scan_flags_late(void **state) {
     entries cw = concat_entries(3, in, 0, od, shifts);
     for (int threads = 1; threads <= 3; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
-        ndx_sparse_tensor out = sparse_empty_out();
-        assert_ok(ndx_sparse_reorder(&in[0], &opt, &out, &err), &err);
-        assert_sparse_is(&out, &want, NDX_FLOAT32);
-        ndx_sparse_free(&out);
-        assert_ok(ndx_sparse_concat(0, 3, in, 0, &opt, &out, &err), &err);
-        assert_sparse_is(&out, &cw, NDX_FLOAT32);
-        ndx_sparse_free(&out);
+        reorder_is(&in[0], &opt, &want, NDX_FLOAT32);
+        concat_is(0, 3, in, 0, &opt, &cw, NDX_FLOAT32);
     }
     /* A repeat near the end of a sorted input. */
     ix = in[2].indices.data;
