@@ -435,6 +435,27 @@ static int unchanged(const ndx_mpi_table *t, const void *copy, size_t bytes) {
     return memcmp(shard.data, copy, bytes) == 0;
 }
 
+/* Creates a float32 table of 10 rows of [3, 2] (mod) on every rank, rank 1 passing one argument
+ * that differs: `kind` 0 num_rows (11), 1 dtype (int32), 2 the row shape ([3, 4]), 3 the
+ * strategy (div), 4 the row rank (1), 5 dtype (bool). *bt is set to a non-NULL pointer first: a
+ * failed create must set it back to NULL. */
+static ndx_status create_disagreeing(int kind, ndx_mpi_table **bt, ndx_error *err) {
+    int64_t rs[2] = {3, 2}, rows_n = 10;
+    ndx_dtype dt = NDX_FLOAT32;
+    ndx_mpi_strategy strat = NDX_MPI_MOD;
+    int rrank = 2;
+    if (rank_ == 1) {
+        if (kind == 0) rows_n = 11;
+        if (kind == 1) dt = NDX_INT32;
+        if (kind == 2) rs[1] = 4;
+        if (kind == 3) strat = NDX_MPI_DIV;
+        if (kind == 4) rrank = 1;
+        if (kind == 5) dt = NDX_BOOL;
+    }
+    *bt = (ndx_mpi_table *)err;
+    return ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, rs, strat, NULL, bt, err);
+}
+
 static void test_bad_input(void) {
     const int64_t dims[1] = {2};
     ndx_mpi_table *t;
@@ -520,19 +541,8 @@ static void test_bad_input(void) {
 
     /* Creation: one rank disagreeing on num_rows, dtype, row shape or strategy fails everywhere. */
     for (int kind = 0; kind < 5 && size_ >= 2; kind++) {
-        int64_t rs[2] = {3, 2}, rows_n = 10;
-        ndx_dtype dt = NDX_FLOAT32;
-        ndx_mpi_strategy strat = NDX_MPI_MOD;
-        int rrank = 2;
-        if (rank_ == 1) {
-            if (kind == 0) rows_n = 11;
-            if (kind == 1) dt = NDX_INT32;
-            if (kind == 2) rs[1] = 4;
-            if (kind == 3) strat = NDX_MPI_DIV;
-            if (kind == 4) dt = NDX_BOOL;
-        }
-        ndx_mpi_table *bt = (ndx_mpi_table *)&err; /* must come back NULL */
-        ndx_status st = ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, rs, strat, NULL, &bt, &err);
+        ndx_mpi_table *bt;
+        ndx_status st = create_disagreeing(kind == 4 ? 5 : kind, &bt, &err); /* (4: bool) */
         CHECK(st != NDX_OK && bt == NULL && strstr(err.message, "rank 1"), "create mismatch %d: %d '%s'", kind, st, err.message);
     }
     ndx_mpi_table *bt;
@@ -652,19 +662,8 @@ static void test_arguments_agreed(void) {
                                         "strategy: rank 1 passed \"div\" but rank 0 passed \"mod\"",
                                         "row_rank: rank 1 passed 1 but rank 0 passed 2"};
     for (int kind = 0; kind < 5 && size_ >= 2; kind++) {
-        int64_t rs[2] = {3, 2}, rows_n = 10;
-        ndx_dtype dt = NDX_FLOAT32;
-        ndx_mpi_strategy strat = NDX_MPI_MOD;
-        int rrank = 2;
-        if (rank_ == 1) {
-            if (kind == 0) rows_n = 11;
-            if (kind == 1) dt = NDX_INT32;
-            if (kind == 2) rs[1] = 4;
-            if (kind == 3) strat = NDX_MPI_DIV;
-            if (kind == 4) rrank = 1;
-        }
-        ndx_mpi_table *bt = (ndx_mpi_table *)&err;
-        st = ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, rs, strat, NULL, &bt, &err);
+        ndx_mpi_table *bt;
+        st = create_disagreeing(kind, &bt, &err);
         snprintf(want, sizeof want, "ndx_mpi_table_create: the ranks disagree on %s", what[kind]);
         CHECK(st == NDX_E_INVALID_ARGUMENT && bt == NULL && strcmp(err.message, want) == 0,
               "create differs %d: %d '%s'", kind, st, err.message);
