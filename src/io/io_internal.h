@@ -174,6 +174,16 @@ ndx_status npy_image_emit(const npy_image *img, io_sink_fn sink, void *ctx, ndx_
 
 /* ---- zip archives (zip_read.c, zip_write.c) ---- */
 
+/* The record signatures and fields both sides use (APPNOTE.TXT). */
+#define SIG_LOCAL 0x04034b50u
+#define SIG_CENTRAL 0x02014b50u
+#define SIG_END 0x06054b50u
+#define SIG_END64 0x06064b50u
+#define SIG_LOCATOR64 0x07064b50u
+#define SIG_DESCRIPTOR 0x08074b50u
+#define ZIP_FLAG_DESCRIPTOR 0x0008u
+#define ZIP_MASK32 0xffffffffu
+
 typedef struct zip_archive {
     const unsigned char *data;
     size_t len;

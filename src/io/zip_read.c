@@ -8,16 +8,8 @@
 
 #include "io_internal.h"
 
-#define SIG_LOCAL 0x04034b50u
-#define SIG_CENTRAL 0x02014b50u
-#define SIG_END 0x06054b50u
-#define SIG_END64 0x06064b50u
-#define SIG_LOCATOR64 0x07064b50u
-#define SIG_DESCRIPTOR 0x08074b50u
 #define ZIP_FLAG_ENCRYPTED 0x0001u
-#define ZIP_FLAG_DESCRIPTOR 0x0008u
 #define ZIP_FLAG_STRONG_ENCRYPTION 0x0040u
-#define ZIP_MASK32 0xffffffffu
 /* Deflate emits at most 258 bytes per 2 bits, so no member expands more than 1032 times. */
 #define DEFLATE_MAX_RATIO 1032u
 

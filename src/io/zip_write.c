@@ -9,14 +9,6 @@
 
 #include "io_internal.h"
 
-#define SIG_LOCAL 0x04034b50u
-#define SIG_CENTRAL 0x02014b50u
-#define SIG_END 0x06054b50u
-#define SIG_END64 0x06064b50u
-#define SIG_LOCATOR64 0x07064b50u
-#define SIG_DESCRIPTOR 0x08074b50u
-#define ZIP_MASK32 0xffffffffu
-#define ZIP_FLAG_DESCRIPTOR 0x0008u
 #define DOS_DATE_1980 0x0021u
 #define MADE_BY_UNIX 3u
 #define UNIX_FILE_0644 (0100644u << 16)
