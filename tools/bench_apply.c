@@ -69,27 +69,13 @@ static ndx_status run_ndx(int which, const apply_data *d, const ndx_options *opt
 /* ---- the workload -----------------------------------------------------------------------------
  */
 
-static int compare_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static int64_t scaled(int64_t base, double scale) {
-    double v = floor((double)base * scale);
-    return v < 1.0 ? 1 : (int64_t)v;
-}
-
 ndx_status bench_apply(int which, double scale, uint64_t seed, int threads, int repeat,
                        bench_apply_result *r, ndx_error *err) {
     memset(r, 0, sizeof *r);
     if (repeat > MAX_SAMPLES) repeat = MAX_SAMPLES;
     if (threads <= 0) threads = omp_get_num_procs();
-    apply_data d = {scaled(1000000, scale), scaled(65536, scale), NULL, NULL, NULL, NULL};
+    apply_data d = {bench_scaled(1000000, scale), bench_scaled(65536, scale), NULL, NULL, NULL,
+                    NULL};
     size_t table = (size_t)d.rows * COLS;
     d.var = malloc(table * sizeof(float));
     d.accum = malloc(table * sizeof(float));
@@ -138,9 +124,9 @@ ndx_status bench_apply(int which, double scale, uint64_t seed, int threads, int 
             tp[k] = t3 - t2;
         }
         if (s == NDX_OK) {
-            r->ndx_s = median(tn, repeat);
-            r->serial_s = median(ts, repeat);
-            r->parallel_s = median(tp, repeat);
+            r->ndx_s = bench_median(tn, repeat);
+            r->serial_s = bench_median(ts, repeat);
+            r->parallel_s = bench_median(tp, repeat);
             /* grad and indices read; the rows read and written (var, and accum for Adagrad). */
             r->bytes = (double)d.entries * (COLS * 4.0 * (which == 0 ? 3 : 5) + 8);
         }

@@ -4,7 +4,6 @@
  * the first step has made the plan and filled the pool. */
 #include "bench_train.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +15,6 @@
 #include "../tests/support/counting_allocator.h"
 
 enum { RANK = 64, BATCHES = 4, MAX_STEPS = 1000 };
-
-static int compare_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static int64_t scaled(int64_t base, double scale) {
-    double v = floor((double)base * scale);
-    return v < 1.0 ? 1 : (int64_t)v;
-}
 
 /* A [rows, RANK] float32 Variable filled with `value` (computed by each session: past folding's
  * size, the graph keeps no copy). */
@@ -77,7 +66,7 @@ ndx_status bench_train(int which, double scale, uint64_t seed, int threads, int 
                        bench_train_result *r, ndx_error *err) {
     memset(r, 0, sizeof *r);
     if (steps > MAX_STEPS) steps = MAX_STEPS;
-    int64_t rows = scaled(1000000, scale), batch = scaled(65536, scale);
+    int64_t rows = bench_scaled(1000000, scale), batch = bench_scaled(65536, scale);
     int32_t *ids = malloc((size_t)batch * BATCHES * 2 * sizeof(int32_t));
     float *ratings = malloc((size_t)batch * BATCHES * sizeof(float));
     ndx_counter count = {0};
@@ -132,8 +121,7 @@ ndx_status bench_train(int which, double scale, uint64_t seed, int threads, int 
         r->bytes_after = count.bytes - before_bytes;
         r->loss_last = loss;
         r->steps = steps;
-        qsort(t, (size_t)steps, sizeof *t, compare_double);
-        r->step_s = steps % 2 ? t[steps / 2] : 0.5 * (t[steps / 2 - 1] + t[steps / 2]);
+        r->step_s = bench_median(t, steps);
     }
     ndx_session_free(sess);
     ndx_graph_free(g);

@@ -51,10 +51,19 @@ double bench_now(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* A counted dimension at the requested scale: floor(base * scale), at least 1. */
-static int64_t scaled(int64_t base, double scale) {
+int64_t bench_scaled(int64_t base, double scale) {
     double v = floor((double)base * scale);
     return v < 1.0 ? 1 : (int64_t)v;
+}
+
+static int compare_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static size_t tensor_bytes(const ndx_tensor *t) {
@@ -110,7 +119,7 @@ static void fill_pairs(int64_t *dst, int64_t n, uint64_t key, int64_t rows, int6
 static ndx_status build_gather(bench_case *c, double scale, uint64_t seed, ndx_error *err) {
     uint64_t k0 = bench_key(seed, c->id, 0), k1 = bench_key(seed, c->id, 1);
     if (c->id == G1) {
-        int64_t p = scaled(262144, scale), n = scaled(262144, scale);
+        int64_t p = bench_scaled(262144, scale), n = bench_scaled(262144, scale);
         ndx_status s;
         if ((s = case_tensor(c, NDX_FLOAT32, 2, (int64_t[]){p, 128}, &c->in[0], err))) return s;
         if ((s = case_tensor(c, NDX_INT64, 2, (int64_t[]){n, 1}, &c->in[1], err))) return s;
@@ -119,7 +128,7 @@ static ndx_status build_gather(bench_case *c, double scale, uint64_t seed, ndx_e
         for (int64_t i = 0; i < n; i++) idx[i] = bench_below(k1, (uint64_t)i, (uint64_t)p);
         c->bytes = (double)n * 8 + 2.0 * (double)n * 128 * 4;
     } else if (c->id == G2) {
-        int64_t r = scaled(4096, scale), n = scaled(4194304, scale);
+        int64_t r = bench_scaled(4096, scale), n = bench_scaled(4194304, scale);
         ndx_status s;
         if ((s = case_tensor(c, NDX_FLOAT32, 2, (int64_t[]){r, 4096}, &c->in[0], err))) return s;
         if ((s = case_tensor(c, NDX_INT64, 2, (int64_t[]){n, 2}, &c->in[1], err))) return s;
@@ -127,7 +136,7 @@ static ndx_status build_gather(bench_case *c, double scale, uint64_t seed, ndx_e
         fill_pairs(c->in[1].data, n, k1, r, 4096);
         c->bytes = (double)n * 16 + 2.0 * (double)n * 4;
     } else {
-        int64_t m = scaled(4096, scale);
+        int64_t m = bench_scaled(4096, scale);
         ndx_status s;
         if ((s = case_tensor(c, NDX_FLOAT32, 3, (int64_t[]){64, m, 64}, &c->in[0], err))) return s;
         if ((s = case_tensor(c, NDX_INT64, 3, (int64_t[]){64, m, 1}, &c->in[1], err))) return s;
@@ -146,7 +155,7 @@ static ndx_status build_scatter(bench_case *c, double scale, uint64_t seed, ndx_
              k2 = bench_key(seed, c->id, 2);
     ndx_status s;
     if (c->id == S1) {
-        int64_t t = scaled(65536, scale), n = scaled(262144, scale);
+        int64_t t = bench_scaled(65536, scale), n = bench_scaled(262144, scale);
         if ((s = case_tensor(c, NDX_FLOAT32, 2, (int64_t[]){t, 128}, &c->in[0], err))) return s;
         if ((s = case_tensor(c, NDX_INT64, 2, (int64_t[]){n, 1}, &c->in[1], err))) return s;
         if ((s = case_tensor(c, NDX_FLOAT32, 2, (int64_t[]){n, 128}, &c->in[2], err))) return s;
@@ -156,7 +165,7 @@ static ndx_status build_scatter(bench_case *c, double scale, uint64_t seed, ndx_
         fill_unit(c->in[2].data, n * 128, k2);
         c->bytes = 2.0 * (double)t * 128 * 4 + (double)n * 8 + (double)n * 128 * 4;
     } else {
-        int64_t r = scaled(4096, scale), n = scaled(4194304, scale);
+        int64_t r = bench_scaled(4096, scale), n = bench_scaled(4194304, scale);
         if ((s = case_tensor(c, NDX_FLOAT32, 2, (int64_t[]){r, 4096}, &c->in[0], err))) return s;
         if ((s = case_tensor(c, NDX_INT64, 2, (int64_t[]){n, 2}, &c->in[1], err))) return s;
         if ((s = case_tensor(c, NDX_FLOAT32, 1, (int64_t[]){n}, &c->in[2], err))) return s;
@@ -173,7 +182,7 @@ static ndx_status build_scatter(bench_case *c, double scale, uint64_t seed, ndx_
  * positions of its rows (ascending, int32) and those rows, so the stitched result is X. */
 static ndx_status build_stitch(bench_case *c, double scale, uint64_t seed, ndx_error *err) {
     uint64_t k0 = bench_key(seed, c->id, 0), k1 = bench_key(seed, c->id, 1);
-    int64_t r = scaled(4194304, scale), count[PARTS] = {0};
+    int64_t r = bench_scaled(4194304, scale), count[PARTS] = {0};
     for (int64_t i = 0; i < r; i++) count[bench_below(k0, (uint64_t)i, PARTS)]++;
     ndx_status s;
     for (int m = 0; m < PARTS; m++) {
@@ -197,7 +206,7 @@ static ndx_status build_stitch(bench_case *c, double scale, uint64_t seed, ndx_e
 
 static ndx_status build_partition(bench_case *c, double scale, uint64_t seed, ndx_error *err) {
     uint64_t k0 = bench_key(seed, c->id, 0), k1 = bench_key(seed, c->id, 1);
-    int64_t r = scaled(4194304, scale);
+    int64_t r = bench_scaled(4194304, scale);
     ndx_status s;
     if ((s = case_tensor(c, NDX_FLOAT32, 2, (int64_t[]){r, 16}, &c->in[0], err))) return s;
     if ((s = case_tensor(c, NDX_INT32, 1, (int64_t[]){r}, &c->in[1], err))) return s;
@@ -222,7 +231,7 @@ static int compare_u64(const void *a, const void *b) {
  * spread apart where equal: p'[i] = max_{j<=i}(p[j] - j) + i is strictly increasing and < N. */
 static ndx_status build_sparse(bench_case *c, double scale, uint64_t seed, ndx_error *err) {
     const int64_t rows = 100000, cols = 1000000, cells = rows * cols;
-    int64_t n = scaled(1000000, scale);
+    int64_t n = bench_scaled(1000000, scale);
     uint64_t *pos = malloc((size_t)n * sizeof *pos);
     if (!pos) {
         err->code = NDX_E_NO_MEMORY;

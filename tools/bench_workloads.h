@@ -45,4 +45,10 @@ uint64_t bench_case_digest(const bench_case *c);
 /* Seconds on a monotonic clock. */
 double bench_now(void);
 
+/* A counted dimension at the requested scale: floor(base * scale), at least 1. */
+int64_t bench_scaled(int64_t base, double scale);
+
+/* The median of v[0 .. n) (n >= 1; the mean of the middle two when n is even). Sorts v. */
+double bench_median(double *v, int n);
+
 #endif /* NDX_TOOLS_BENCH_WORKLOADS_H */

@@ -90,16 +90,6 @@ static const cli_command bench_cmd = {
  * --seed N changes the inputs, --digest adds "digest=<hex>" (bench_rng.h's digest of the
  * output) so another program can check the result on the same inputs. */
 
-static int compare_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Peak resident memory is per process; Linux lets a process reset its own high-water mark
  * (writing 5 to /proc/self/clear_refs) so each workload reports its own peak. */
 static void reset_peak_rss(void) {
@@ -254,13 +244,13 @@ static int bench_one(const bench_settings *st, int id, int nth, int total) {
         bench_case_free(c);
         return cli_error("bench %s: %s", name, err.message);
     }
-    double med = median(times, st->repeat);
+    double med = bench_median(times, st->repeat);
     double gbps = med > 0 ? bench_case_bytes(c) / med / 1e9 : 0.0;
     printf("%s median_s=%.6f GBps=%.2f threads=%d peak_rss_mb=%.0f first_touch_s=%.6f "
            "fresh_s=%.6f", name, med, gbps, st->threads, peak_rss_mib(), cold,
-           median(fresh, FIRST_TOUCH_RUNS));
+           bench_median(fresh, FIRST_TOUCH_RUNS));
     if (bg) {
-        double g = median(graph_times, st->repeat);
+        double g = bench_median(graph_times, st->repeat);
         printf(" graph_median_s=%.6f graph_vs_direct=%.3f", g, med > 0 ? g / med : 0.0);
     }
     if (st->digest) printf(" digest=%016llx", (unsigned long long)digest);
