@@ -6,24 +6,11 @@
 #include <stdio.h>
 
 #include "contract.h"
+#include "graph_support.h"
 #include "ndx_graph.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
-
-static ndx_output const_of(ndx_scope s, ndx_dtype dt, int rank, const int64_t *shape,
-                           const void *values) {
-    ndx_tensor t = ndx_tensor_make(dt, rank, shape, (void *)values);
-    return ndx_op_const(s, &t);
-}
-
-static ndx_session *finish(ndx_graph *g, const ndx_session_options *opt) {
-    ndx_error err;
-    assert_ok(ndx_graph_finish(g, &err), &err);
-    ndx_session *s = ndx_session_new(g, opt, &err);
-    if (!s) fail_msg("ndx_session_new: %s", err.message);
-    return s;
-}
 
 /* Runs with one fetch borrowed and returns it. */
 static ndx_tensor run1(ndx_session *s, int nf, const ndx_feed *feeds, ndx_output y) {
@@ -61,7 +48,7 @@ static void seed003_program(void **state) {
     ndx_spec ys = ndx_output_spec(y);
     ndx_format_spec_dims(dims, sizeof dims, &ys);
     assert_string_equal(dims, "[?]");
-    ndx_session *s = finish(g, NULL);
+    ndx_session *s = test_session(g, NULL);
     float xs[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f};
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), xs)};
     ndx_tensor out = run1(s, 1, &feed, y);
@@ -109,12 +96,12 @@ static void seed001_gather(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
-        ndx_output params = const_of(s, NDX_INT32, cases[c].prank, cases[c].pshape,
+        ndx_output params = test_const(s, NDX_INT32, cases[c].prank, cases[c].pshape,
                                      cases[c].params);
         ndx_spec is = ndx_spec_make(NDX_INT32, cases[c].irank, NULL); /* dims unknown */
         ndx_output idx = ndx_op_placeholder(s, &is);
         ndx_output y = ndx_op_gather_nd(s, params, idx, NULL);
-        ndx_session *sess = finish(g, NULL);
+        ndx_session *sess = test_session(g, NULL);
         ndx_feed f = {idx, ndx_tensor_make(NDX_INT32, cases[c].irank, cases[c].ishape,
                                            cases[c].idx)};
         ndx_tensor out = run1(sess, 1, &f, y);
@@ -137,15 +124,15 @@ static void seed002_scatter(void **state) {
     ndx_scope s = ndx_graph_root(g);
     ndx_spec ts = ndx_spec_make(NDX_INT32, U, NULL);
     ndx_output t = ndx_op_placeholder(s, &ts);
-    ndx_output idx = const_of(s, NDX_INT32, 2, SHAPE(4, 1), (int32_t[]){4, 3, 1, 7});
-    ndx_output upd = const_of(s, NDX_INT32, 1, SHAPE(4), (int32_t[]){9, 10, 11, 12});
+    ndx_output idx = test_const(s, NDX_INT32, 2, SHAPE(4, 1), (int32_t[]){4, 3, 1, 7});
+    ndx_output upd = test_const(s, NDX_INT32, 1, SHAPE(4), (int32_t[]){9, 10, 11, 12});
     ndx_output y = ndx_op_tensor_scatter_nd_add(s, t, idx, upd, NULL);
     int32_t u2[32];
     for (int i = 0; i < 32; i++) u2[i] = 5 + (i % 16) / 4;
     ndx_output y2 = ndx_op_tensor_scatter_nd_add(
-        s, t, const_of(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){0, 2}),
-        const_of(s, NDX_INT32, 3, SHAPE(2, 4, 4), u2), NULL);
-    ndx_session *sess = finish(g, NULL);
+        s, t, test_const(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){0, 2}),
+        test_const(s, NDX_INT32, 3, SHAPE(2, 4, 4), u2), NULL);
+    ndx_session *sess = test_session(g, NULL);
     int32_t ones[64];
     for (int i = 0; i < 64; i++) ones[i] = 1;
     ndx_feed f = {t, ndx_tensor_make(NDX_INT32, 1, SHAPE(8), ones)};
@@ -168,9 +155,9 @@ static void seed003_stitch_and_seed004_concat(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
-    ndx_output idx[3] = {const_of(s, NDX_INT32, 0, NULL, (int32_t[]){6}),
-                         const_of(s, NDX_INT32, 1, SHAPE(2), (int32_t[]){4, 1}),
-                         const_of(s, NDX_INT32, 2, SHAPE(2, 2), (int32_t[]){5, 2, 0, 3})};
+    ndx_output idx[3] = {test_const(s, NDX_INT32, 0, NULL, (int32_t[]){6}),
+                         test_const(s, NDX_INT32, 1, SHAPE(2), (int32_t[]){4, 1}),
+                         test_const(s, NDX_INT32, 2, SHAPE(2, 2), (int32_t[]){5, 2, 0, 3})};
     ndx_spec d0 = ndx_spec_make(NDX_INT32, 1, SHAPE(2)), d1 = ndx_spec_make(NDX_INT32, 2, SHAPE(2, 2)),
              d2 = ndx_spec_make(NDX_INT32, 3, SHAPE(2, 2, 2));
     ndx_output data[3] = {ndx_op_placeholder(s, &d0), ndx_op_placeholder(s, &d1),
@@ -179,17 +166,17 @@ static void seed003_stitch_and_seed004_concat(void **state) {
     /* seed 004: axis 1, strings; the second with expand_nonconcat_dim */
     ndx_tensor a = test_strings(1, 1, SHAPE(3), (const char *[]){"a", "b", "c"});
     ndx_tensor de = test_strings(1, 1, SHAPE(2), (const char *[]){"d", "e"});
-    ndx_sparse_output sp0 = {const_of(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 1, 1}),
-                             ndx_op_const(s, &a),
-                             const_of(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 3})};
-    ndx_sparse_output sp1 = {const_of(s, NDX_INT64, 2, SHAPE(2, 2), (int64_t[]){0, 1, 0, 2}),
+    ndx_sparse_output sp0 = {
+        test_const(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 1, 1}),
+        ndx_op_const(s, &a), test_const(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 3})};
+    ndx_sparse_output sp1 = {test_const(s, NDX_INT64, 2, SHAPE(2, 2), (int64_t[]){0, 1, 0, 2}),
                              ndx_op_const(s, &de),
-                             const_of(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 4})};
+                             test_const(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 4})};
     ndx_sparse_output both[2] = {sp0, sp1};
     ndx_sparse_output cat = ndx_op_sparse_concat(s, 1, 2, both, 0);
-    ndx_sparse_output sp2 = {const_of(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 2, 1}),
-                             ndx_op_const(s, &a),
-                             const_of(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){3, 3})};
+    ndx_sparse_output sp2 = {
+        test_const(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 2, 1}),
+        ndx_op_const(s, &a), test_const(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){3, 3})};
     ndx_sparse_output both2[2] = {sp2, sp1};
     ndx_sparse_output cat2 = ndx_op_sparse_concat(s, 1, 2, both2, 1);
     ndx_sparse_output refused = ndx_op_sparse_concat(ndx_scope_sub(s, "strict"), 1, 2, both2, 0);
@@ -211,22 +198,22 @@ static void seed003_stitch_and_seed004_concat(void **state) {
     data[1] = ndx_op_placeholder(s, &d1);
     data[2] = ndx_op_placeholder(s, &d2);
     merged = ndx_op_dynamic_stitch(s, 3, idx, data);
-    sp0.indices = const_of(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 1, 1});
+    sp0.indices = test_const(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 1, 1});
     sp0.values = ndx_op_const(s, &a);
-    sp0.dense_shape = const_of(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 3});
-    sp1.indices = const_of(s, NDX_INT64, 2, SHAPE(2, 2), (int64_t[]){0, 1, 0, 2});
+    sp0.dense_shape = test_const(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 3});
+    sp1.indices = test_const(s, NDX_INT64, 2, SHAPE(2, 2), (int64_t[]){0, 1, 0, 2});
     sp1.values = ndx_op_const(s, &de);
-    sp1.dense_shape = const_of(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 4});
-    sp2.indices = const_of(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 2, 1});
+    sp1.dense_shape = test_const(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 4});
+    sp2.indices = test_const(s, NDX_INT64, 2, SHAPE(3, 2), (int64_t[]){0, 2, 1, 0, 2, 1});
     sp2.values = sp0.values;
-    sp2.dense_shape = const_of(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){3, 3});
+    sp2.dense_shape = test_const(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){3, 3});
     both[0] = sp0;
     both[1] = sp1;
     both2[0] = sp2;
     both2[1] = sp1;
     cat = ndx_op_sparse_concat(s, 1, 2, both, 0);
     cat2 = ndx_op_sparse_concat(s, 1, 2, both2, 1);
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     int32_t v0[2] = {61, 62}, v1[4] = {41, 42, 11, 12}, v2[8] = {51, 52, 21, 22, 1, 2, 31, 32};
     ndx_feed feeds[3] = {{data[0], ndx_tensor_make(NDX_INT32, 1, SHAPE(2), v0)},
                          {data[1], ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 2), v1)},
@@ -268,7 +255,7 @@ static void fetch_modes_change_between_runs(void **state) {
     ndx_output params = ndx_op_placeholder(ndx_scope_named(s, "params"), &ps);
     ndx_output idx = ndx_op_placeholder(ndx_scope_named(s, "idx"), &is);
     ndx_output y = ndx_op_gather_nd(s, params, idx, NULL);
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     float p[12];
     for (int i = 0; i < 12; i++) p[i] = (float)i;
     int32_t rows[2] = {3, 1};
@@ -306,7 +293,7 @@ static void feeds_checked_first(void **state) {
     ndx_output idx = ndx_op_placeholder(ndx_scope_named(s, "idx"), &is);
     int line = __LINE__ + 1;
     ndx_output y = ndx_op_gather_nd(s, params, idx, NULL);
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     float p[12] = {0}, yv[6];
     int32_t good[2] = {0, 3}, bad[2] = {1, 4};
     int64_t good64[2] = {0, 1};
@@ -375,7 +362,7 @@ static void all_or_nothing(void **state) {
     ndx_output x = ndx_op_placeholder(s, &xs);
     ndx_output a = ndx_op_add(s, x, ndx_op_const_int(s, NDX_INT32, 1));
     ndx_output b = ndx_op_floor_div(s, a, x); /* fails when x has a zero */
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     int32_t xv[4] = {1, 2, 0, 4}, av[4], bv[4];
     ndx_tensor at = ndx_tensor_make(NDX_INT32, 1, SHAPE(4), av);
     ndx_tensor bt = ndx_tensor_make(NDX_INT32, 1, SHAPE(4), bv);
@@ -412,7 +399,7 @@ static void feeding_intermediates(void **state) {
     ndx_output x = ndx_op_placeholder(s, &xs);
     ndx_output q = ndx_op_floor_div(s, ndx_op_const_int(s, NDX_INT32, 6), x);
     ndx_output y = ndx_op_mul(s, q, ndx_op_const_int(s, NDX_INT32, 10));
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     int32_t qv[2] = {7, 8};
     ndx_feed feed = {q, ndx_tensor_make(NDX_INT32, 1, SHAPE(2), qv)};
     ndx_tensor out = run1(sess, 1, &feed, y); /* x is not needed, not fed */
@@ -446,7 +433,7 @@ static void feeding_overrides_folding(void **state) {
     test_allocator counting;
     test_allocator_init(&counting);
     ndx_session_options opt = {1, 0, &counting.base};
-    ndx_session *sess = finish(g, &opt);
+    ndx_session *sess = test_session(g, &opt);
     int32_t five = 5, one = 1, seven = 7;
     ndx_feed feeds[2] = {{c, ndx_tensor_make(NDX_INT32, 0, NULL, &five)},
                          {x, ndx_tensor_make(NDX_INT32, 0, NULL, &one)}};
@@ -487,14 +474,15 @@ static void feeding_overrides_folding(void **state) {
     /* size and shape of a known shape fold; fed Const indices are checked again at run time */
     g = ndx_graph_new();
     s = ndx_graph_root(g);
-    ndx_output v = const_of(s, NDX_FLOAT32, 1, SHAPE(3), (float[]){1, 2, 3});
+    ndx_output v = test_const(s, NDX_FLOAT32, 1, SHAPE(3), (float[]){1, 2, 3});
     ndx_output n = ndx_op_size(s, v, NDX_INT32);
-    ndx_output idx = const_of(ndx_scope_named(s, "idx"), NDX_INT32, 2, SHAPE(1, 1), (int32_t[]){1});
+    ndx_output idx =
+        test_const(ndx_scope_named(s, "idx"), NDX_INT32, 2, SHAPE(1, 1), (int32_t[]){1});
     ndx_output got = ndx_op_gather_nd(s, v, idx, NULL);
     ndx_output back = ndx_op_range(s, ndx_op_const_int(s, NDX_INT32, 0), n,
                                    ndx_op_const_int(s, NDX_INT32, 1));
     assert_non_null(ndx_output_constant(got));
-    sess = finish(g, NULL);
+    sess = test_session(g, NULL);
     float w[3] = {4, 5, 6};
     int32_t far[1] = {3}, near[1] = {2};
     ndx_feed fv = {v, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), w)};
@@ -523,7 +511,7 @@ static void every_builder_against_direct_calls(void **state) {
     ndx_tensor upd = ndx_tensor_make(NDX_INT32, 1, SHAPE(3), upd_v);
     ndx_tensor shp = ndx_tensor_make(NDX_INT32, 1, SHAPE(1), shape_v);
     ndx_tensor tv = ndx_tensor_make(NDX_INT32, 1, SHAPE(4), t_v);
-    ndx_output I = const_of(s, NDX_INT32, 2, SHAPE(3, 1), idx_v), UPD = ndx_op_const(s, &upd);
+    ndx_output I = test_const(s, NDX_INT32, 2, SHAPE(3, 1), idx_v), UPD = ndx_op_const(s, &upd);
     ndx_spec shape_spec = ndx_spec_make(NDX_INT32, 1, SHAPE(1));
     ndx_output SH = ndx_op_placeholder(s, &shape_spec); /* the scatter's dims wait for the run */
     ndx_output T = ndx_op_const(s, &tv);
@@ -571,7 +559,7 @@ static void every_builder_against_direct_calls(void **state) {
     got[10] = ndx_op_shape(s, ndx_op_const(s, &strs), NDX_INT64);
     const int64_t w10[2] = {1, 2};
     want[10] = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), w10);
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     ndx_fetch f[N];
     for (int i = 0; i < N; i++) {
         f[i].output = got[i];
@@ -605,7 +593,7 @@ static void steady_state_allocates_nothing(void **state) {
     test_allocator counting;
     test_allocator_init(&counting);
     ndx_session_options opt = {1, 0, &counting.base};
-    ndx_session *sess = finish(g, &opt);
+    ndx_session *sess = test_session(g, &opt);
     float xs[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f}, ys[6];
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), xs)};
     ndx_fetch into = {y, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), ys)};
@@ -681,7 +669,7 @@ static void run_errors_name_the_node(void **state) {
     test_allocator refusing;
     test_allocator_init(&refusing);
     ndx_session_options opt = {1, 0, &refusing.base};
-    ndx_session *sess = finish(g, &opt);
+    ndx_session *sess = test_session(g, &opt);
     float xv[192] = {0};
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(192), xv)};
     ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
@@ -727,10 +715,10 @@ static void scatter_in_place(void **state) {
         ndx_spec xs = ndx_spec_make(NDX_FLOAT64, 1, SHAPE(4096));
         ndx_output x = ndx_op_placeholder(s, &xs);
         ndx_output t = ndx_op_mul(s, x, ndx_op_const_float(s, NDX_FLOAT64, 2.0));
-        ndx_output idx = const_of(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){3, 3});
-        ndx_output upd = const_of(s, NDX_FLOAT64, 1, SHAPE(2), (double[]){0.5, 0.25});
+        ndx_output idx = test_const(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){3, 3});
+        ndx_output upd = test_const(s, NDX_FLOAT64, 1, SHAPE(2), (double[]){0.5, 0.25});
         ndx_output y = ndx_op_tensor_scatter_nd_add(s, t, idx, upd, NULL);
-        ndx_session *sess = finish(g, NULL);
+        ndx_session *sess = test_session(g, NULL);
         double xv[4096];
         for (int i = 0; i < 4096; i++) xv[i] = i;
         ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT64, 1, SHAPE(4096), xv)};

@@ -10,26 +10,13 @@
 #include <unistd.h>
 
 #include "contract.h"
+#include "graph_support.h"
 #include "ndx_graph.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 static char dir[] = "/tmp/ndx_graph_vars_XXXXXX";
-
-static ndx_output const_of(ndx_scope s, ndx_dtype dt, int rank, const int64_t *shape,
-                           const void *values) {
-    ndx_tensor t = ndx_tensor_make(dt, rank, shape, (void *)values);
-    return ndx_op_const(s, &t);
-}
-
-static ndx_session *finish(ndx_graph *g, const ndx_session_options *opt) {
-    ndx_error err;
-    assert_ok(ndx_graph_finish(g, &err), &err);
-    ndx_session *s = ndx_session_new(g, opt, &err);
-    if (!s) fail_msg("ndx_session_new: %s", err.message);
-    return s;
-}
 
 static void fill_floats(test_rng *r, float *x, size_t n) {
     for (size_t i = 0; i < n; i++) x[i] = (float)rng_range(r, -1000, 1000) / 128.0f;
@@ -57,12 +44,12 @@ static sgd_graph sgd_program(const float *init, float lr) {
     m.g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(m.g);
     m.table = ndx_op_variable(ndx_scope_named(s, "table"),
-                              const_of(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init));
+                              test_const(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init));
     ndx_spec ids = ndx_spec_make(NDX_INT32, 1, SHAPE(U));
     ndx_spec grad = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(U, COLS));
     m.ids = ndx_op_placeholder(ndx_scope_named(s, "ids"), &ids);
     m.grad = ndx_op_placeholder(ndx_scope_named(s, "grad"), &grad);
-    ndx_output ids_2d = ndx_op_reshape(s, m.ids, const_of(s, NDX_INT64, 1, SHAPE(2),
+    ndx_output ids_2d = ndx_op_reshape(s, m.ids, test_const(s, NDX_INT64, 1, SHAPE(2),
                                                           (const int64_t[]){-1, 1}));
     m.rows = ndx_op_gather_nd(s, m.table, ids_2d, NULL);
     m.step = ndx_op_apply_sgd(ndx_scope_named(s, "step"), m.table,
@@ -89,7 +76,7 @@ static void sgd_persists_and_matches(void **state) {
     memcpy(direct, init, sizeof init);
     const float lr = 0.375f;
     sgd_graph m = sgd_program(init, lr);
-    ndx_session *s = finish(m.g, NULL);
+    ndx_session *s = test_session(m.g, NULL);
     int32_t ids[N] = {4, 1, 4, 0, 4}; /* duplicates, applied in order */
     for (int step = 0; step < 3; step++) {
         float grad[N * COLS];
@@ -118,13 +105,13 @@ static void slices_indices_as_matrix(void **state) {
     float init[4 * 2] = {0, 1, 2, 3, 4, 5, 6, 7};
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
-    ndx_output v = ndx_op_variable(s, const_of(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
-    ndx_output idx = const_of(s, NDX_INT64, 2, SHAPE(3, 1), (const int64_t[]){3, 0, 3});
+    ndx_output v = ndx_op_variable(s, test_const(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
+    ndx_output idx = test_const(s, NDX_INT64, 2, SHAPE(3, 1), (const int64_t[]){3, 0, 3});
     ndx_output grad =
-        const_of(s, NDX_FLOAT32, 2, SHAPE(3, 2), (const float[]){1, 1, 2, 2, 4, 4});
+        test_const(s, NDX_FLOAT32, 2, SHAPE(3, 2), (const float[]){1, 1, 2, 2, 4, 4});
     ndx_operation step = ndx_op_apply_sgd(ndx_scope_named(s, "step"), v,
                                           ndx_op_const_float(s, NDX_FLOAT32, 1.0), grad, idx);
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     ndx_node info;
     ndx_error err;
     assert_ok(ndx_node_info(step, &info, &err), &err);
@@ -174,11 +161,11 @@ static void adagrad_matches(void **state) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
         ndx_output var = ndx_op_variable(ndx_scope_named(s, "var"),
-                                         const_of(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init));
+                                         test_const(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init));
         /* the accumulator starts at 0.1 everywhere: a fill of constants */
         ndx_output acc = ndx_op_variable(
             ndx_scope_named(s, "accum"),
-            ndx_op_fill(s, const_of(s, NDX_INT64, 1, SHAPE(2), (const int64_t[]){ROWS, COLS}),
+            ndx_op_fill(s, test_const(s, NDX_INT64, 1, SHAPE(2), (const int64_t[]){ROWS, COLS}),
                         ndx_op_const_float(s, NDX_FLOAT32, 0.1)));
         ndx_spec ids_spec = ndx_spec_make(NDX_INT32, 1, SHAPE(U));
         ndx_spec grad_spec = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(U, COLS));
@@ -188,7 +175,7 @@ static void adagrad_matches(void **state) {
         ndx_operation step =
             ndx_op_apply_adagrad(s, var, acc, ndx_op_const_float(s, NDX_FLOAT32, lr),
                                  v2 ? &eps_out : NULL, grad, ids, 1);
-        ndx_session *sess = finish(g, NULL);
+        ndx_session *sess = test_session(g, NULL);
         int32_t idx[N] = {2, 5, 2, 2, 0};
         for (int k = 0; k < 3; k++) {
             float gr[N * COLS];
@@ -225,17 +212,17 @@ static void scatter_and_assign(void **state) {
     float init[3 * 4] = {0};
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
-    ndx_output v = ndx_op_variable(s, const_of(s, NDX_FLOAT32, 2, SHAPE(3, 4), init));
+    ndx_output v = ndx_op_variable(s, test_const(s, NDX_FLOAT32, 2, SHAPE(3, 4), init));
     ndx_output idx =
-        const_of(s, NDX_INT32, 2, SHAPE(3, 2), (const int32_t[]){2, 3, 0, 0, 2, 3});
-    ndx_output upd = const_of(s, NDX_FLOAT32, 1, SHAPE(3), (const float[]){1.5f, 2, 4});
+        test_const(s, NDX_INT32, 2, SHAPE(3, 2), (const int32_t[]){2, 3, 0, 0, 2, 3});
+    ndx_output upd = test_const(s, NDX_FLOAT32, 1, SHAPE(3), (const float[]){1.5f, 2, 4});
     ndx_operation add = ndx_op_scatter_nd_add_variable(s, v, idx, upd);
     float ones[12];
     for (int i = 0; i < 12; i++) ones[i] = (float)i;
-    ndx_output dense = const_of(s, NDX_FLOAT32, 2, SHAPE(3, 4), ones);
+    ndx_output dense = test_const(s, NDX_FLOAT32, 2, SHAPE(3, 4), ones);
     ndx_operation plus = ndx_op_assign_add_variable(s, v, dense);
     ndx_operation minus = ndx_op_assign_sub_variable(s, v, dense);
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
     ndx_error err;
     assert_ok(ndx_session_run_targets(sess, 0, NULL, 0, NULL, 1, &add, &err), &err);
     float got[12], want[12] = {0};
@@ -267,9 +254,9 @@ static void failed_runs_change_nothing(void **state) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
     ndx_output a = ndx_op_variable(ndx_scope_named(s, "a"),
-                                   const_of(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init));
+                                   test_const(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init));
     ndx_output b = ndx_op_variable(ndx_scope_named(s, "b"),
-                                   const_of(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init2));
+                                   test_const(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init2));
     ndx_spec ids_spec = ndx_spec_make(NDX_INT64, 1, SHAPE(U));
     ndx_spec grad_spec = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(U, COLS));
     ndx_output ids_a = ndx_op_placeholder(s, &ids_spec), ids_b = ndx_op_placeholder(s, &ids_spec);
@@ -281,7 +268,7 @@ static void failed_runs_change_nothing(void **state) {
     ndx_spec gi_spec = ndx_spec_make(NDX_INT64, 2, SHAPE(U, 1));
     ndx_output gi = ndx_op_placeholder(s, &gi_spec);
     ndx_output rows = ndx_op_gather_nd(ndx_scope_named(s, "late_gather"), a, gi, NULL);
-    ndx_session *sess = finish(g, NULL);
+    ndx_session *sess = test_session(g, NULL);
 
     int64_t good[2] = {1, 1}, bad[2] = {1, ROWS}, gi_good[1] = {0}, gi_bad[1] = {ROWS + 3};
     float gr[2 * COLS] = {1, 2, 3, 4, 5, 6};
@@ -348,9 +335,9 @@ static void reads_see_start_of_run(void **state) {
     ndx_scope s = ndx_graph_root(m.g);
     float zeros[ROWS * COLS] = {0};
     ndx_output w = ndx_op_variable(ndx_scope_named(s, "w"),
-                                   const_of(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), zeros));
+                                   test_const(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), zeros));
     ndx_operation copy = ndx_op_assign_add_variable(s, w, m.table);
-    ndx_session *sess = finish(m.g, NULL);
+    ndx_session *sess = test_session(m.g, NULL);
     int32_t ids[2] = {0, 0};
     float gr[2 * COLS] = {1, 1, 1, 1, 1, 1};
     ndx_feed feeds[2] = {{m.ids, ndx_tensor_make(NDX_INT32, 1, SHAPE(2), ids)},
@@ -390,7 +377,7 @@ static void read_write_save_load(void **state) {
     fill_floats(&r, init, ROWS * COLS);
     fill_floats(&r, other, ROWS * COLS);
     sgd_graph m = sgd_program(init, 1.0f);
-    ndx_session *s = finish(m.g, NULL);
+    ndx_session *s = test_session(m.g, NULL);
     ndx_error err;
     /* errors name the node */
     double wrong_type[ROWS * COLS];
@@ -422,8 +409,8 @@ static void read_write_save_load(void **state) {
     ndx_graph *g2 = ndx_graph_new();
     ndx_scope s2 = ndx_graph_root(g2);
     ndx_op_variable(ndx_scope_named(s2, "table"),
-                    const_of(s2, NDX_FLOAT32, 2, SHAPE(COLS, ROWS), other));
-    ndx_session *sess2 = finish(g2, NULL);
+                    test_const(s2, NDX_FLOAT32, 2, SHAPE(COLS, ROWS), other));
+    ndx_session *sess2 = test_session(g2, NULL);
     assert_ok(ndx_session_save_variables(sess2, path2, &err), &err);
     assert_ok(ndx_session_write_variable(s, m.table.op, &t, &err), &err);
     assert_fails(ndx_session_load_variables(s, path2, &err), &err, NDX_E_INVALID_ARGUMENT,
@@ -434,9 +421,9 @@ static void read_write_save_load(void **state) {
     ndx_graph *g3 = ndx_graph_new();
     ndx_scope s3 = ndx_graph_root(g3);
     ndx_output keep = ndx_op_variable(ndx_scope_named(s3, "table"),
-                                      const_of(s3, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), other));
+                                      test_const(s3, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), other));
     ndx_op_variable(ndx_scope_named(s3, "missing"), ndx_op_const_int(s3, NDX_INT32, 3));
-    ndx_session *sess3 = finish(g3, NULL);
+    ndx_session *sess3 = test_session(g3, NULL);
     assert_fails(ndx_session_load_variables(sess3, path, &err), &err, NDX_E_FORMAT, "missing");
     read_var(sess3, keep.op, got, 2, SHAPE(ROWS, COLS));
     assert_memory_equal(got, other, sizeof got); /* "table" was read but not committed */
@@ -444,7 +431,7 @@ static void read_write_save_load(void **state) {
     ndx_graph *g4 = ndx_graph_new();
     ndx_scope s4 = ndx_graph_root(g4);
     ndx_op_variable(ndx_scope_named(s4, "weights"), ndx_op_const_int(s4, NDX_INT32, 3));
-    ndx_session *sess4 = finish(g4, NULL);
+    ndx_session *sess4 = test_session(g4, NULL);
     assert_fails(ndx_session_load_variables(sess4, path2, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "member 'table.npy' names no Variable node of the graph");
     ndx_session_free(sess4);
@@ -495,10 +482,10 @@ static void text_round_trip(void **state) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
     ndx_output v = ndx_op_variable(ndx_scope_named(s, "emb"),
-                                   const_of(s, NDX_FLOAT32, 2, SHAPE(BIG, COLS), init));
+                                   test_const(s, NDX_FLOAT32, 2, SHAPE(BIG, COLS), init));
     ndx_output acc = ndx_op_variable(
         ndx_scope_named(s, "acc"),
-        ndx_op_fill(s, const_of(s, NDX_INT32, 1, SHAPE(2), (const int32_t[]){BIG, COLS}),
+        ndx_op_fill(s, test_const(s, NDX_INT32, 1, SHAPE(2), (const int32_t[]){BIG, COLS}),
                     ndx_op_const_float(s, NDX_FLOAT32, 0.1)));
     ndx_spec ids_spec = ndx_spec_make(NDX_INT32, 2, SHAPE(U, 1));
     ndx_output ids = ndx_op_placeholder(ndx_scope_named(s, "ids"), &ids_spec);
@@ -525,7 +512,7 @@ static void text_round_trip(void **state) {
     free(t1);
     free(t2);
     /* both graphs train the same */
-    ndx_session *a = finish(g, NULL), *b = finish(back, NULL);
+    ndx_session *a = test_session(g, NULL), *b = test_session(back, NULL);
     int32_t idv[3] = {5, 2, 5};
     ndx_operation ta[2] = {ndx_graph_find(g, "train"), ndx_graph_find(g, "decay")};
     ndx_operation tb[2] = {ndx_graph_find(back, "train"), ndx_graph_find(back, "decay")};
@@ -568,12 +555,12 @@ static void same_bits_at_any_thread_count(void **state) {
     for (int i = 0; i < ENTRIES; i++) ids[i] = rng_below(&r, 40); /* many duplicates */
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
-    ndx_output v = ndx_op_variable(s, const_of(s, NDX_FLOAT32, 2, SHAPE(BIG_ROWS, WIDE), init));
+    ndx_output v = ndx_op_variable(s, test_const(s, NDX_FLOAT32, 2, SHAPE(BIG_ROWS, WIDE), init));
     ndx_output acc = ndx_op_variable(
-        s, ndx_op_fill(s, const_of(s, NDX_INT32, 1, SHAPE(2), (const int32_t[]){BIG_ROWS, WIDE}),
+        s, ndx_op_fill(s, test_const(s, NDX_INT32, 1, SHAPE(2), (const int32_t[]){BIG_ROWS, WIDE}),
                        ndx_op_const_float(s, NDX_FLOAT32, 0.1)));
-    ndx_output gr = const_of(s, NDX_FLOAT32, 2, SHAPE(ENTRIES, WIDE), grad);
-    ndx_output id = const_of(s, NDX_INT64, 1, SHAPE(ENTRIES), ids);
+    ndx_output gr = test_const(s, NDX_FLOAT32, 2, SHAPE(ENTRIES, WIDE), grad);
+    ndx_output id = test_const(s, NDX_INT64, 1, SHAPE(ENTRIES), ids);
     ndx_operation steps[2] = {
         ndx_op_apply_adagrad(s, v, acc, ndx_op_const_float(s, NDX_FLOAT32, 0.01), NULL, gr, id, 1),
         ndx_op_apply_sgd(s, v, ndx_op_const_float(s, NDX_FLOAT32, 0.5), gr, id)};
@@ -608,7 +595,7 @@ static void repeated_runs_allocate_nothing(void **state) {
     test_allocator counting;
     test_allocator_init(&counting);
     ndx_session_options opt = {2, 0, &counting.base};
-    ndx_session *s = finish(m.g, &opt);
+    ndx_session *s = test_session(m.g, &opt);
     int32_t ids[N] = {1, 2, 1, 5, 0};
     float gr[N * COLS];
     fill_floats(&r, gr, N * COLS);
@@ -637,15 +624,15 @@ static void memory_failures_change_nothing(void **state) {
     float init[4 * 2] = {0, 1, 2, 3, 4, 5, 6, 7};
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
-    ndx_output a = ndx_op_variable(s, const_of(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
-    ndx_output b = ndx_op_variable(s, const_of(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
+    ndx_output a = ndx_op_variable(s, test_const(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
+    ndx_output b = ndx_op_variable(s, test_const(s, NDX_FLOAT32, 2, SHAPE(4, 2), init));
     ndx_output lr = ndx_op_const_float(s, NDX_FLOAT32, 1.0);
-    ndx_output grad = const_of(s, NDX_FLOAT32, 2, SHAPE(3, 2), (const float[]){1, 1, 1, 1, 1, 1});
-    ndx_output few = const_of(s, NDX_INT32, 1, SHAPE(1), (const int32_t[]){2});
-    ndx_output many = const_of(s, NDX_INT32, 1, SHAPE(3), (const int32_t[]){0, 1, 0});
+    ndx_output grad = test_const(s, NDX_FLOAT32, 2, SHAPE(3, 2), (const float[]){1, 1, 1, 1, 1, 1});
+    ndx_output few = test_const(s, NDX_INT32, 1, SHAPE(1), (const int32_t[]){2});
+    ndx_output many = test_const(s, NDX_INT32, 1, SHAPE(3), (const int32_t[]){0, 1, 0});
     ndx_operation steps[2] = {
         ndx_op_apply_sgd(ndx_scope_named(s, "small"), a, lr,
-                         const_of(s, NDX_FLOAT32, 2, SHAPE(1, 2), (const float[]){1, 1}), few),
+                         test_const(s, NDX_FLOAT32, 2, SHAPE(1, 2), (const float[]){1, 1}), few),
         ndx_op_apply_sgd(ndx_scope_named(s, "large"), b, lr, grad, many)};
     ndx_error err;
     assert_ok(ndx_graph_finish(g, &err), &err);
@@ -694,14 +681,14 @@ static void large_initial_value(void **state) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
     ndx_output init =
-        ndx_op_fill(s, const_of(s, NDX_INT64, 1, SHAPE(2), (const int64_t[]){TALL, FIVE}),
+        ndx_op_fill(s, test_const(s, NDX_INT64, 1, SHAPE(2), (const int64_t[]){TALL, FIVE}),
                     ndx_op_const_float(s, NDX_FLOAT32, 0.1));
     assert_null(ndx_output_constant(init)); /* past the 16 MiB of folding */
     ndx_output acc = ndx_op_variable(s, init);
     ndx_operation bump = ndx_op_scatter_nd_add_variable(
-        s, acc, const_of(s, NDX_INT32, 2, SHAPE(1, 2), (const int32_t[]){TALL - 1, 4}),
-        const_of(s, NDX_FLOAT32, 1, SHAPE(1), (const float[]){1.0f}));
-    ndx_session *sess = finish(g, NULL);
+        s, acc, test_const(s, NDX_INT32, 2, SHAPE(1, 2), (const int32_t[]){TALL - 1, 4}),
+        test_const(s, NDX_FLOAT32, 1, SHAPE(1), (const float[]){1.0f}));
+    ndx_session *sess = test_session(g, NULL);
     assert_int_equal(ndx_session_pool_bytes(sess), 0);
     ndx_error err;
     assert_ok(ndx_session_run_targets(sess, 0, NULL, 0, NULL, 1, &bump, &err), &err);

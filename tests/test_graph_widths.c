@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "contract.h"
+#include "graph_support.h"
 #include "ndx_graph.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
@@ -24,14 +25,6 @@ static ndx_output int_placeholder(ndx_scope s, ndx_dtype dt, int rank, const int
     return ndx_op_placeholder(s, &sp);
 }
 
-static ndx_session *finish(ndx_graph *g) {
-    ndx_error err;
-    assert_ok(ndx_graph_finish(g, &err), &err);
-    ndx_session *s = ndx_session_new(g, NULL, &err);
-    if (!s) fail_msg("ndx_session_new: %s", err.message);
-    return s;
-}
-
 /* Checks a string result: its width, its count and its bytes. */
 static void assert_strings(const ndx_tensor *t, size_t width, int64_t count, const char *bytes) {
     assert_int_equal(t->dtype, NDX_STRING);
@@ -44,7 +37,7 @@ static void assert_strings(const ndx_tensor *t, size_t width, int64_t count, con
  * of `width` bytes, `bytes`. Frees the session and g. */
 static void run_once(ndx_graph *g, int nfeeds, const ndx_feed *feeds, ndx_output y, size_t width,
                      int64_t count, const char *bytes) {
-    ndx_session *s = finish(g);
+    ndx_session *s = test_session(g, NULL);
     ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
     ndx_error err;
     assert_ok(ndx_session_run(s, nfeeds, feeds, 1, &f, &err), &err);
@@ -87,7 +80,7 @@ static void stitch_of_two_widths(void **state) {
     assert_ok(ndx_graph_status(g, &err), &err);
     ndx_spec ys = ndx_output_spec(y);
     assert_int_equal(ys.itemsize, 3); /* the widest, known at build time */
-    ndx_session *s = finish(g);
+    ndx_session *s = test_session(g, NULL);
     ndx_feed feeds[4];
     stitch_feeds(i, d, feeds);
     /* all three fetch modes */
@@ -122,7 +115,7 @@ static void stitch_of_open_widths(void **state) {
     ndx_graph *g = stitch_graph(0, 0, i, d, &y);
     ndx_spec ys = ndx_output_spec(y);
     assert_int_equal(ys.itemsize, 0);
-    ndx_session *s = finish(g);
+    ndx_session *s = test_session(g, NULL);
     ndx_feed feeds[4];
     stitch_feeds(i, d, feeds);
     ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};

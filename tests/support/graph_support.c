@@ -10,7 +10,20 @@ void test_dims_are(ndx_output o, const char *want) {
     assert_string_equal(dims, want);
 }
 
-ndx_output test_const_i32(ndx_scope s, int rank, const int64_t *shape, const int32_t *values) {
-    ndx_tensor t = ndx_tensor_make(NDX_INT32, rank, shape, (void *)values);
+ndx_output test_const(ndx_scope s, ndx_dtype dt, int rank, const int64_t *shape,
+                      const void *values) {
+    ndx_tensor t = ndx_tensor_make(dt, rank, shape, (void *)values);
     return ndx_op_const(s, &t);
+}
+
+ndx_output test_const_i32(ndx_scope s, int rank, const int64_t *shape, const int32_t *values) {
+    return test_const(s, NDX_INT32, rank, shape, values);
+}
+
+ndx_session *test_session(ndx_graph *g, const ndx_session_options *opt) {
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    ndx_session *s = ndx_session_new(g, opt, &err);
+    if (!s) fail_msg("ndx_session_new: %s", err.message);
+    return s;
 }
