@@ -208,22 +208,30 @@ static void assert_close(const ndx_tensor *got, const ndx_tensor *want, const ch
     }
 }
 
-/* Runs one case through the op (at `threads`) and the reference, and compares. */
-static void check_case(step s, const ndx_tensor *var0, const ndx_tensor *accum0,
-                       const ndx_tensor *lr, const ndx_tensor *eps, const ndx_tensor *grad,
-                       const ndx_tensor *indices, int threads) {
-    ndx_tensor var = copy_of(var0), accum = copy_of(accum0);
+/* Compares var and accum, the op's step s from var0 and accum0, with the reference's. */
+static void assert_reference(step s, const ndx_tensor *var, const ndx_tensor *accum,
+                             const ndx_tensor *var0, const ndx_tensor *accum0,
+                             const ndx_tensor *lr, const ndx_tensor *eps, const ndx_tensor *grad,
+                             const ndx_tensor *indices) {
     ndx_tensor want_var = copy_of(var0), want_accum = copy_of(accum0);
-    ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
-    ndx_error err;
-    assert_ok(apply(s, &var, &accum, lr, eps, grad, indices, &opt, &err), &err);
     reference(s, &want_var, s.k == SGD ? NULL : &want_accum, lr, eps, grad, indices);
-    assert_close(&var, &want_var, "var");
-    assert_close(&accum, &want_accum, "accum");
-    test_tensor_free(&var);
-    test_tensor_free(&accum);
+    assert_close(var, &want_var, "var");
+    assert_close(accum, &want_accum, "accum");
     test_tensor_free(&want_var);
     test_tensor_free(&want_accum);
+}
+
+/* Runs one case through the op (at `threads`, under `policy`) and the reference, and compares. */
+static void check_case(step s, const ndx_tensor *var0, const ndx_tensor *accum0,
+                       const ndx_tensor *lr, const ndx_tensor *eps, const ndx_tensor *grad,
+                       const ndx_tensor *indices, int threads, ndx_bad_indices policy) {
+    ndx_tensor var = copy_of(var0), accum = copy_of(accum0);
+    ndx_options opt = test_options(threads, policy);
+    ndx_error err;
+    assert_ok(apply(s, &var, &accum, lr, eps, grad, indices, &opt, &err), &err);
+    assert_reference(s, &var, &accum, var0, accum0, lr, eps, grad, indices);
+    test_tensor_free(&var);
+    test_tensor_free(&accum);
 }
 
 static const step every_step[] = {
@@ -318,7 +326,7 @@ static void every_dtype_rank_and_index_dtype(void **state) {
                         ndx_tensor lr = scalar(dt, is_complex(dt) ? CMPLX(0.25, 0.125) : 0.25);
                         ndx_tensor eps = scalar(dt, 0.125);
                         check_case(every_step[st], &var, &accum, &lr, &eps, &grad, &idx,
-                                   1 + trial % 2);
+                                   1 + trial % 2, NDX_BAD_INDICES_ERROR);
                         test_tensor_free(&var);
                         test_tensor_free(&accum);
                         test_tensor_free(&grad);
@@ -342,7 +350,7 @@ static void single_element_rows(void **state) {
     fill(&r, &accum, 0.1, 3);
     fill(&r, &grad, -2, 2);
     ndx_tensor lr = scalar(NDX_FLOAT32, 0.3);
-    check_case(every_step[1], &var, &accum, &lr, NULL, &grad, &idx, 1);
+    check_case(every_step[1], &var, &accum, &lr, NULL, &grad, &idx, 1, NDX_BAD_INDICES_ERROR);
     test_tensor_free(&var);
     test_tensor_free(&accum);
     test_tensor_free(&grad);
@@ -400,13 +408,8 @@ static void same_bits_at_any_thread_count(void **state) {
                 test_tensor_free(&var);
                 test_tensor_free(&accum);
             }
-            ndx_tensor want_var = copy_of(&var0), want_accum = copy_of(&accum0);
-            reference(every_step[st], &want_var, every_step[st].k == SGD ? NULL : &want_accum, &lr,
-                      &eps, &grad, &idx);
-            assert_close(&first_var, &want_var, "var");
-            assert_close(&first_accum, &want_accum, "accum");
-            test_tensor_free(&want_var);
-            test_tensor_free(&want_accum);
+            assert_reference(every_step[st], &first_var, &first_accum, &var0, &accum0, &lr, &eps,
+                             &grad, &idx);
             test_tensor_free(&first_var);
             test_tensor_free(&first_accum);
         }
@@ -463,21 +466,9 @@ static void ignore_policy_skips_bad_entries(void **state) {
     fill(&r, &accum0, 1, 2);
     fill(&r, &grad, -1, 1);
     ndx_tensor lr = scalar(NDX_FLOAT64, 0.5), eps = scalar(NDX_FLOAT64, 0.25);
-    for (int st = 0; st < STEPS; st++) {
-        ndx_tensor var = copy_of(&var0), accum = copy_of(&accum0);
-        ndx_tensor want_var = copy_of(&var0), want_accum = copy_of(&accum0);
-        ndx_options opt = test_options(2, NDX_BAD_INDICES_IGNORE);
-        ndx_error err;
-        assert_ok(apply(every_step[st], &var, &accum, &lr, &eps, &grad, &idx, &opt, &err), &err);
-        reference(every_step[st], &want_var, every_step[st].k == SGD ? NULL : &want_accum, &lr,
-                  &eps, &grad, &idx);
-        assert_close(&var, &want_var, "var");
-        assert_close(&accum, &want_accum, "accum");
-        test_tensor_free(&var);
-        test_tensor_free(&accum);
-        test_tensor_free(&want_var);
-        test_tensor_free(&want_accum);
-    }
+    for (int st = 0; st < STEPS; st++)
+        check_case(every_step[st], &var0, &accum0, &lr, &eps, &grad, &idx, 2,
+                   NDX_BAD_INDICES_IGNORE);
     test_tensor_free(&var0);
     test_tensor_free(&accum0);
     test_tensor_free(&grad);
