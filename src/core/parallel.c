@@ -48,9 +48,17 @@ static void copy_range(void *ctx, int64_t begin, int64_t end, int worker) {
     memcpy(job->dst + begin, job->src + begin, (size_t)(end - begin));
 }
 
+/* Up to this size memcpy keeps its ordinary stores (glibc streams only copies of a sizeable
+ * share of the last-level cache) and is the faster loop. */
+#define NDX_WARM_MEMCPY_MAX ((size_t)256 << 10)
+
 void ndx_copy_warm(void *dst, const void *src, size_t n) {
     unsigned char *d = dst;
     const unsigned char *s = src;
+    if (n <= NDX_WARM_MEMCPY_MAX) {
+        memcpy(d, s, n);
+        return;
+    }
     size_t i = 0;
     for (; i + 64 <= n; i += 64) memcpy(d + i, s + i, 64); /* inlined: ordinary vector stores */
     memcpy(d + i, s + i, n - i);
