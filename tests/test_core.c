@@ -1,5 +1,5 @@
 /* test_core.c — dtype table, tensor checks, overflow-checked sizes, float16/bfloat16 rounding,
- * the parallel-for split, the memory budget and the cache of large blocks. */
+ * the parallel-for split, the warm copy, the memory budget and the cache of large blocks. */
 #include "ndx_test.h"
 
 #include <math.h>
@@ -84,6 +84,37 @@ static void mark(void *ctx, int64_t b, int64_t e, int w) {
     cover *c = ctx;
     for (int64_t i = b; i < e; i++) c->covered[i]++;
     if (w > c->max_worker) c->max_worker = w;
+}
+
+/* ndx_copy_warm / ndx_parallel_copy_warm copy exactly n bytes, at any alignment and length
+ * (around its 64-byte steps and its 256 KiB memcpy limit), on 1-3 threads, and write nothing
+ * beyond them: checked byte by byte against the source and a guard. */
+static void warm_copy_is_exact(void **state) {
+    (void)state;
+    size_t cap = ((size_t)256 << 10) + 4096;
+    unsigned char *src = malloc(cap + 64), *dst = malloc(cap + 64);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (size_t i = 0; i < cap + 64; i++) src[i] = (unsigned char)(i * 131u + 7u);
+    size_t lengths[] = {0, 1, 63, 64, 65, 127, 1000, ((size_t)256 << 10) - 1, (size_t)256 << 10,
+                        ((size_t)256 << 10) + 1, ((size_t)256 << 10) + 63, cap - 3};
+    for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+        for (size_t off = 0; off < 3; off++) {
+            for (int threads = 0; threads <= 3; threads++) { /* 0: the serial entry */
+                size_t n = lengths[k];
+                memset(dst, 0xA5, cap + 64);
+                if (threads == 0)
+                    ndx_copy_warm(dst + off, src + 2 * off + 1, n);
+                else
+                    ndx_parallel_copy_warm(dst + off, src + 2 * off + 1, n, threads);
+                for (size_t i = 0; i < off; i++) assert_int_equal(dst[i], 0xA5);
+                assert_int_equal(memcmp(dst + off, src + 2 * off + 1, n), 0);
+                for (size_t i = off + n; i < off + n + 32; i++) assert_int_equal(dst[i], 0xA5);
+            }
+        }
+    }
+    free(src);
+    free(dst);
 }
 
 static void parallel_for_covers_once(void **state) {
@@ -223,6 +254,7 @@ int main(void) {
         cmocka_unit_test(tensor_check_rejects_bad_views),
         cmocka_unit_test(half_conversions),
         cmocka_unit_test(parallel_for_covers_once),
+        cmocka_unit_test(warm_copy_is_exact),
         cmocka_unit_test(budget_caps_allocation),
         cmocka_unit_test(large_blocks_are_kept_for_reuse),
         cmocka_unit_test(format_dims),

@@ -335,5 +335,10 @@ ndx_status ndx_output_matches(const char *op, const ndx_tensor *want, const ndx_
 void ndx_parallel_zero(void *p, size_t n, int threads);
 /* Copies n bytes using up to `threads` threads. */
 void ndx_parallel_copy(void *dst, const void *src, size_t n, int threads);
+/* Copies n bytes with ordinary stores, so what was written last is still in the cache: for a
+ * destination the caller goes on to update at random (a scatter's output). memcpy streams a
+ * large copy past the cache, and every update then fetches its row from memory again. */
+void ndx_copy_warm(void *dst, const void *src, size_t n);
+void ndx_parallel_copy_warm(void *dst, const void *src, size_t n, int threads);
 
 #endif /* NDX_CORE_H */

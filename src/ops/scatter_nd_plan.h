@@ -163,7 +163,7 @@ static inline void scatter_fill(const scatter_plan *p, unsigned char *out, size_
     if (p->zero_fill)
         memset(out + offset, 0, bytes);
     else if (out != p->source)
-        memcpy(out + offset, p->source + offset, bytes);
+        ndx_copy_warm(out + offset, p->source + offset, bytes); /* updated next */
 }
 
 #endif /* NDX_SCATTER_ND_PLAN_H */

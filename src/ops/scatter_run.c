@@ -68,7 +68,7 @@ static void fill_all(const scatter_plan *p, unsigned char *out) {
     if (p->zero_fill)
         ndx_parallel_zero(out, bytes, p->threads);
     else if (out != p->source)
-        ndx_parallel_copy(out, p->source, bytes, p->threads);
+        ndx_parallel_copy_warm(out, p->source, bytes, p->threads);
 }
 
 /* ---- columns: worker ranges are whole cache lines of a slice, so threads seldom share a line */
