@@ -12,7 +12,8 @@ alternates from round to round. Prints, per build and id distribution: the ratio
 + 2 gathers) of every round (median calls and fastest calls, mpi_bench's RATIO lines; and the
 median of the per-call ratios, its PAIRED line, the steadiest of the three on an oversubscribed
 machine), their median and minimum; and against the first build, each round's lookup and update
-time ratios (median calls) and their median. The machine's load average before each run is kept
+time ratios (median calls) and their median, and the same for the PAIRED ratio (the
+lookup against the floor and gathers of its own calls: the least disturbed by other work). The machine's load average before each run is kept
 with the raw output (--raw).
 """
 import re
@@ -58,3 +59,8 @@ for dist in ("uniform", "zipf"):
             print(f"{np_} ranks {dist:7} {label}/{base} per round: lookup "
                   f"{' '.join(f'{x:.2f}' for x in lk)} (median {st.median(lk):.2f}), update median "
                   f"{st.median(up):.2f}")
+            pr = [a / b for a, b in zip(ratios.get((label, dist, "paired"), []),
+                                        ratios.get((base, dist, "paired"), []))]
+            if pr:
+                print(f"{np_} ranks {dist:7} {label}/{base} per round: paired target ratio "
+                      f"{' '.join(f'{x:.2f}' for x in pr)} (median {st.median(pr):.2f})")
