@@ -14,9 +14,24 @@
  * ndx_tensor_scatter_nd add of the same ids) and the bare MPI_Alltoallv floor of the lookup's
  * bytes (distinct ids out, rows back, nothing for a rank's own rows), and rank 0 prints the
  * ratios: lookup / gather_nd, lookup / (floor + 2 gathers), update / scatter (medians of the
- * slowest rank's time). Last, an MPI_Alltoall sweep over
- * message sizes gives the points the alpha-beta model of docs/SCALING.md is fitted to
- * ("EXCHANGE" lines). */
+ * slowest rank's time; RATIO lines), and the target ratio call by call, lookup_i / (floor_i + 2
+ * gather_i) of the same call's steps, its median, quartiles and how many calls met it (PAIRED
+ * lines). Last, an MPI_Alltoall sweep over message sizes gives the points the alpha-beta model
+ * of docs/SCALING.md is fitted to ("EXCHANGE" lines).
+ *
+ * More ranks than cores (4 ranks on a 2-core machine; docs/SCALING.md, "Measuring 4 ranks on 2
+ * cores"):
+ *
+ *   mpirun --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1 -n 4 \
+ *       build/mpi_bench 1000000 64 65536 60
+ *
+ * A rank waiting in a collective must give its core away (yield_when_idle; Open MPI 4.1 turns
+ * it on by itself under --oversubscribe, the flag says so for any version or launcher), so
+ * that the call costs its ranks' CPU time over the cores. Take 60 calls or more and read the
+ * PAIRED line: single calls of a few ms swing with every scheduling slice (quartiles of the
+ * per-call ratio 0.65-1.06 in one 20-call run), and the paired median cancels load that comes
+ * and goes between the steps of different calls. Compare builds with bench/mpi_bench_ab.py
+ * (alternating runs) rather than across separate runs, and note the load average. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

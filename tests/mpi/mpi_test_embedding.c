@@ -6,7 +6,9 @@
  * compute the single-process answer by itself: lookups against a naive row copy, updates against
  * one ndx_tensor_scatter_nd over the whole table with all ranks' ids concatenated in rank order
  * (and, for integers and exact floats, against a naive loop too). */
+#define _GNU_SOURCE /* dlsym(RTLD_NEXT, ...): the real ndx_gather_nd behind the test's own */
 #include <complex.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -894,8 +896,8 @@ static void test_update_without_scratch(void) {
 
 /* ---- a lookup whose memory runs out after the agreement, on one rank ---------------------------
  * After the first agreement a lookup's own steps (the owners' gather, the copy of a rank's own
- * rows, the gather of the output from the distinct rows) may still take scratch inside
- * ndx_gather_nd. With an allocator that refuses from then on, on the last rank only, the call
+ * rows; after the last agreement, the gather of the output from the distinct rows) may still
+ * take scratch inside ndx_gather_nd. With an allocator that refuses from then on, on the last rank only, the call
  * either succeeds everywhere with the right rows or fails everywhere with one status and one
  * message: no rank returns alone. (Where ndx_gather_nd plans no scratch for these sizes, as on
  * AMD EPYC, it succeeds: the steps after the agreement take no memory.) */
@@ -1067,6 +1069,87 @@ static void test_mpi_failures_reported(void) {
     ndx_mpi_table_free(t);
 }
 
+/* ---- ndx_gather_nd failing inside a lookup, on one rank ------------------------------------
+ * The test defines ndx_gather_nd itself, as it does the MPI calls: libndx_mpi's calls reach this
+ * one, which forwards to libndx's (dlsym RTLD_NEXT) unless told to fail, as a gather that finds
+ * no memory for its scratch would. Failing from the Nth MPI_Allreduce on picks the step: after
+ * the first agreement the owners' gather (a failure every rank must report alike), after the
+ * last the stitch (which must not fail: the rows are there, it copies them itself). */
+static long fail_gather_from = -1; /* >= 0: gathers fail once allreduce_calls reaches this */
+static long gathers_failed;
+
+ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                         const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    static ndx_status (*real)(const ndx_tensor *, const ndx_tensor *, int, const ndx_options *,
+                              ndx_tensor *, ndx_error *);
+    if (!real) {
+        void *sym = dlsym(RTLD_NEXT, "ndx_gather_nd");
+        memcpy(&real, &sym, sizeof real);
+    }
+    if (fail_gather_from >= 0 && allreduce_calls >= fail_gather_from) {
+        gathers_failed++;
+        if (err) {
+            err->code = NDX_E_NO_MEMORY;
+            snprintf(err->message, sizeof err->message, "ndx_gather_nd: no memory (the test's)");
+        }
+        return NDX_E_NO_MEMORY;
+    }
+    return real(params, indices, batch_dims, opt, out, err);
+}
+
+static void test_gather_fails_in_lookup(void) {
+    const int64_t dims[2] = {3, 5}, num_rows = 500, n = 3000;
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_INT32, num_rows, 2, dims, NDX_MPI_DIV, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    int32_t *sd = shard.data;
+    for (int64_t l = 0; l < shard.shape[0]; l++)
+        for (int e = 0; e < 15; e++)
+            sd[l * 15 + e] = (int32_t)(ndx_mpi_row_global(NDX_MPI_DIV, num_rows, size_, rank_, l) * 15 + e);
+    uint64_t s = 99 + (uint64_t)rank_;
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) ids[i] = below(&s, 2) ? below(&s, 20) : below(&s, num_rows);
+    int64_t oshape[3] = {n, 3, 5};
+    int32_t *outbuf = malloc((size_t)n * 15 * sizeof *outbuf);
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), out = ndx_tensor_make(NDX_INT32, 3, oshape, outbuf);
+    int bad = size_ - 1;
+    for (int step = 0; step < 2; step++) {
+        /* step 0: the stitch, after the last agreement (at one rank there is none: no failure);
+         * step 1: the owners' gather (at one rank, the lookup's one gather), after the first. */
+        memset(outbuf, 0x5a, (size_t)n * 15 * sizeof *outbuf);
+        long failed0 = gathers_failed, reduces0 = allreduce_calls;
+        if (rank_ == bad) fail_gather_from = allreduce_calls + (step == 0 ? 2 : 1);
+        ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+        fail_gather_from = -1;
+        long reduces = allreduce_calls - reduces0;
+        if (step == 0) {
+            CHECK(st == NDX_OK, "a lookup whose stitch found no memory on rank %d: %d '%s'", bad, st, err.message);
+            CHECK(rank_ != bad || size_ == 1 || gathers_failed > failed0,
+                  "the stitch's gather was not made to fail (%ld MPI_Allreduce in the call)", reduces);
+            int same = 1;
+            for (int64_t i = 0; i < n; i++)
+                for (int e = 0; e < 15; e++) same &= outbuf[i * 15 + e] == (int32_t)(ids[i] * 15 + e);
+            CHECK(same, "a lookup whose stitch found no memory gave wrong rows");
+        } else {
+            char want[64], first[NDX_ERROR_MESSAGE_SIZE];
+            snprintf(want, sizeof want, "ndx_mpi_lookup on rank %d: ndx_gather_nd: no memory", bad);
+            CHECK(st == NDX_E_NO_MEMORY && strstr(err.message, want),
+                  "a lookup whose owners' gather failed on rank %d: %d '%s'", bad, st, err.message);
+            memcpy(first, err.message, sizeof first);
+            MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+            CHECK(strcmp(first, err.message) == 0, "rank 0 says '%s', this rank '%s'", first, err.message);
+        }
+        /* One agreement before the ids move and one after the rows came back, none after the
+         * stitch; at one rank the first only. */
+        CHECK(reduces == (size_ > 1 ? 2 : 1), "the lookup made %ld MPI_Allreduce calls", reduces);
+    }
+    free(ids);
+    free(outbuf);
+    ndx_mpi_table_free(t);
+}
+
 /* ---- dedupe: a skewed batch sends each hot row once ----------------------------------------- */
 static void test_dedupe_traffic(void) {
     const int64_t dims[1] = {4};
@@ -1124,6 +1207,7 @@ int main(int argc, char **argv) {
     test_lookup_memory_after_agreement();
     test_memory_goes_through_options();
     test_mpi_failures_reported();
+    test_gather_fails_in_lookup();
     test_dedupe_traffic();
     CHECK(self_crossings == 0, "%ld MPI_Alltoall(v) calls moved a rank's own ids or rows to itself",
           self_crossings);
