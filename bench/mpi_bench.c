@@ -19,8 +19,8 @@
  * lines). Last, an MPI_Alltoall sweep over message sizes gives the points the alpha-beta model
  * of docs/SCALING.md is fitted to ("EXCHANGE" lines).
  *
- * More ranks than cores (4 ranks on a 2-core machine; docs/SCALING.md, "Measuring 4 ranks on 2
- * cores"):
+ * More ranks than cores (4 ranks on a 2-core machine; docs/SCALING.md, round 6, "Measuring 4 ranks
+ * on a 2-core machine"):
  *
  *   mpirun --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1 -n 4 \
  *       build/mpi_bench 1000000 64 65536 60

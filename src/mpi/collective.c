@@ -3,17 +3,13 @@
  *   prepare (this rank alone: checks, ids, routing, packing)
  *   → counts (MPI_Alltoall; zeros from a rank that failed), receive buffers, own rows placed
  *   → agree (one MPI_Allreduce: any failure, and which call and which op every rank passed)
- *   → ids to their owners (MPI_Alltoallv) → the kind's step at the owners → agree
- *   → the kind's finish (local work that cannot fail: the lookup's stitch).
+ *   → ids to their owners (MPI_Alltoallv) → the kind's step at the owners → agree.
  *
  * Everything that can fail on one rank because of its arguments or its memory happens before the
  * first agreement, so every rank leaves at the same point with the same error and no rank waits
  * in an exchange the others skipped; only counts have crossed by then. Once the ids travel, every
  * rank takes part in every remaining MPI call whatever happens to it, and the last agreement
- * reports any failure on every rank. What follows it cannot fail, so it needs no agreement and
- * no rank waits for it on another (placed after the stitch, the last agreement waited for the
- * slowest rank's: 6-26 % of a Zipf lookup's ratio to its floor at 4 ranks on 2 cores,
- * docs/SCALING.md round 6). At one rank only the first agreement is an MPI call. */
+ * reports any failure on every rank. At one rank only the first agreement is an MPI call. */
 #include <stdio.h>
 #include <string.h>
 
@@ -94,7 +90,6 @@ ndx_status mpi_collective_run(ndx_mpi_table *t, const mpi_kind *kind, mpi_collec
         s = t->size > 1 ? mpi_agree(t->comm, t->rank, c->op, NULL, c->status, &e) : c->status;
     }
     double t5 = MPI_Wtime();
-    if (s == NDX_OK && kind->finish) kind->finish(k);
     if (s == NDX_OK && stats) {
         ndx_mpi_stats st;
         memset(&st, 0, sizeof st);

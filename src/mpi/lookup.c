@@ -66,33 +66,17 @@ static void lookup_serve(mpi_collective *k) {
     }
     double t1 = MPI_Wtime();
     mpi_exchange_rows(c, &k->x, 1, k->owner_rows, k->rows);
-    k->seconds_gather = t1 - t0;
-    k->seconds_exchange = MPI_Wtime() - t1;
-}
-
-/* Every output row from the distinct rows, in the order of the ids: after the last agreement,
- * when every rank has all its rows, so that no rank waits for the others' stitch. Nothing may
- * fail here on one rank alone: the indices are this call's own, so ndx_gather_nd can only fail
- * for its scratch, and then the same rows are copied one by one (the same bytes). */
-static void lookup_finish(mpi_collective *k) {
-    mpi_call *c = &k->call;
-    ndx_mpi_table *t = c->t;
-    const mpi_route *r = &k->route;
-    double t0 = MPI_Wtime();
-    if (t->size > 1 && t->row_bytes > 0 && k->n > 0) {
-        ndx_options inner = mpi_call_options(c);
+    double t2 = MPI_Wtime();
+    /* Every output row from the distinct rows, in the order of the ids. */
+    if (c->status == NDX_OK && t->row_bytes > 0 && k->n > 0) {
         ndx_tensor distinct = mpi_block_view(t, r->sent + r->own_distinct, k->rows);
         ndx_tensor index = mpi_index_view(k->n, r->slot);
         ndx_tensor ordered = mpi_block_view(t, k->n, k->result.data);
-        ndx_error ignored;
-        if (ndx_gather_nd(&distinct, &index, 0, &inner, &ordered, &ignored) != NDX_OK) {
-            const char *from = k->rows;
-            char *to = k->result.data;
-            for (int64_t i = 0; i < k->n; i++)
-                memcpy(to + (size_t)i * t->row_bytes, from + (size_t)r->slot[i] * t->row_bytes, t->row_bytes);
-        }
+        mpi_call_ndx(c, ndx_gather_nd(&distinct, &index, 0, &inner, &ordered, mpi_call_err(c)));
     }
-    k->seconds_stitch = MPI_Wtime() - t0;
+    k->seconds_gather = t1 - t0;
+    k->seconds_exchange = t2 - t1;
+    k->seconds_stitch = MPI_Wtime() - t2;
 }
 
 static void lookup_stats(const mpi_collective *k, ndx_mpi_stats *st) {
@@ -109,7 +93,7 @@ static void lookup_stats(const mpi_collective *k, ndx_mpi_stats *st) {
 }
 
 static const mpi_kind lookup_kind = {"ndx_mpi_lookup", MPI_CALL_LOOKUP, 0, lookup_prepare, NULL,
-                                     lookup_serve, lookup_finish, lookup_stats};
+                                     lookup_serve, lookup_stats};
 
 ndx_status ndx_mpi_lookup(ndx_mpi_table *t, const ndx_tensor *ids, const ndx_options *opt,
                           ndx_tensor *out, ndx_mpi_stats *stats, ndx_error *err) {

@@ -178,9 +178,8 @@ MPI_HIDDEN ndx_status mpi_exchange_rows(mpi_call *c, const mpi_exchange *x, int 
 /* collective.c: the one skeleton of lookup and update. This rank prepares (checks, routing,
  * packing), the counts cross, it takes its receive buffers, every rank agrees (one reduction:
  * failures, shared arguments), the ids cross, the kind's own step runs (taking part in every MPI
- * call even after a local failure), a last agreement reports any failure everywhere, and the
- * kind's finish (work that cannot fail) runs on its own. At one rank nothing crosses MPI but the
- * first agreement. */
+ * call even after a local failure), and a last agreement reports any failure everywhere. At one
+ * rank nothing crosses MPI but the first agreement. */
 typedef struct mpi_collective mpi_collective;
 enum { MPI_CALL_LOOKUP = 1, MPI_CALL_UPDATE = 2 };
 typedef struct mpi_kind {
@@ -196,9 +195,6 @@ typedef struct mpi_kind {
     /* After the ids reached their owners (recv_ids, owner_rows are there): the owners' op and the
      * rows' way. Records failures in k->call and never skips an MPI call because of one. */
     void (*serve)(mpi_collective *k);
-    /* After the last agreement, on every rank when every rank succeeded (may be NULL): local work
-     * that cannot fail, so no rank waits for it on another (the lookup's stitch). */
-    void (*finish)(mpi_collective *k);
     /* On success on every rank: this rank's stats (bytes and counts; the skeleton times it). */
     void (*stats)(const mpi_collective *k, ndx_mpi_stats *st);
 } mpi_kind;
@@ -223,7 +219,7 @@ struct mpi_collective {
                                    the rows to send */
     ndx_tensor result;          /* lookup: the output's view (its data allocated when out's is NULL) */
     void *allocated;            /* lookup: result.data when the library allocated it */
-    double seconds_gather, seconds_stitch, seconds_exchange; /* the kind's own steps */
+    double seconds_gather, seconds_stitch, seconds_exchange; /* the kind's own step */
 };
 
 MPI_HIDDEN ndx_status mpi_collective_run(ndx_mpi_table *t, const mpi_kind *kind,

@@ -132,7 +132,7 @@ static void update_stats(const mpi_collective *k, ndx_mpi_stats *st) {
 }
 
 static const mpi_kind update_kind = {"ndx_mpi_update", MPI_CALL_UPDATE, 1, update_prepare,
-                                     update_place_own, update_serve, NULL, update_stats};
+                                     update_place_own, update_serve, update_stats};
 
 ndx_status ndx_mpi_update(ndx_mpi_table *t, ndx_scatter_op op, const ndx_tensor *ids,
                           const ndx_tensor *updates, const ndx_options *opt,

@@ -896,8 +896,8 @@ static void test_update_without_scratch(void) {
 
 /* ---- a lookup whose memory runs out after the agreement, on one rank ---------------------------
  * After the first agreement a lookup's own steps (the owners' gather, the copy of a rank's own
- * rows; after the last agreement, the gather of the output from the distinct rows) may still
- * take scratch inside ndx_gather_nd. With an allocator that refuses from then on, on the last rank only, the call
+ * rows, the gather of the output from the distinct rows) may still take scratch inside
+ * ndx_gather_nd. With an allocator that refuses from then on, on the last rank only, the call
  * either succeeds everywhere with the right rows or fails everywhere with one status and one
  * message: no rank returns alone. (Where ndx_gather_nd plans no scratch for these sizes, as on
  * AMD EPYC, it succeeds: the steps after the agreement take no memory.) */
@@ -1072,10 +1072,12 @@ static void test_mpi_failures_reported(void) {
 /* ---- ndx_gather_nd failing inside a lookup, on one rank ------------------------------------
  * The test defines ndx_gather_nd itself, as it does the MPI calls: libndx_mpi's calls reach this
  * one, which forwards to libndx's (dlsym RTLD_NEXT) unless told to fail, as a gather that finds
- * no memory for its scratch would. Failing from the Nth MPI_Allreduce on picks the step: after
- * the first agreement the owners' gather (a failure every rank must report alike), after the
- * last the stitch (which must not fail: the rows are there, it copies them itself). */
-static long fail_gather_from = -1; /* >= 0: gathers fail once allreduce_calls reaches this */
+ * no memory for its scratch would. Failing once the lookup's first agreement is past hits the
+ * owners' gather; once its rows came back (its second MPI_Alltoallv), the stitch. Either way, on
+ * one rank, after the ids moved: every rank must return the same status and message. */
+static int fail_gather;            /* 1: gathers fail once both counters below are reached */
+static long fail_gather_allreduce; /* ... allreduce_calls >= this */
+static long fail_gather_alltoallv; /* ... alltoallv_calls >= this */
 static long gathers_failed;
 
 ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
@@ -1086,7 +1088,7 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
         void *sym = dlsym(RTLD_NEXT, "ndx_gather_nd");
         memcpy(&real, &sym, sizeof real);
     }
-    if (fail_gather_from >= 0 && allreduce_calls >= fail_gather_from) {
+    if (fail_gather && allreduce_calls >= fail_gather_allreduce && alltoallv_calls >= fail_gather_alltoallv) {
         gathers_failed++;
         if (err) {
             err->code = NDX_E_NO_MEMORY;
@@ -1115,34 +1117,37 @@ static void test_gather_fails_in_lookup(void) {
     int32_t *outbuf = malloc((size_t)n * 15 * sizeof *outbuf);
     ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), out = ndx_tensor_make(NDX_INT32, 3, oshape, outbuf);
     int bad = size_ - 1;
-    for (int step = 0; step < 2; step++) {
-        /* step 0: the stitch, after the last agreement (at one rank there is none: no failure);
-         * step 1: the owners' gather (at one rank, the lookup's one gather), after the first. */
+    for (int step = 0; step < 3; step++) {
+        /* step 0: the owners' gather (at one rank, the lookup's one gather); step 1: the stitch
+         * (at one rank there is none: nothing fails); step 2: nothing fails, the table still
+         * serves. */
         memset(outbuf, 0x5a, (size_t)n * 15 * sizeof *outbuf);
         long failed0 = gathers_failed, reduces0 = allreduce_calls;
-        if (rank_ == bad) fail_gather_from = allreduce_calls + (step == 0 ? 2 : 1);
+        fail_gather_allreduce = allreduce_calls + 1;
+        fail_gather_alltoallv = step == 1 ? alltoallv_calls + 2 : 0;
+        fail_gather = rank_ == bad && step < 2;
         ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
-        fail_gather_from = -1;
+        fail_gather = 0;
         long reduces = allreduce_calls - reduces0;
-        if (step == 0) {
-            CHECK(st == NDX_OK, "a lookup whose stitch found no memory on rank %d: %d '%s'", bad, st, err.message);
-            CHECK(rank_ != bad || size_ == 1 || gathers_failed > failed0,
-                  "the stitch's gather was not made to fail (%ld MPI_Allreduce in the call)", reduces);
+        if (step == 2 || (step == 1 && size_ == 1)) {
+            CHECK(st == NDX_OK, "lookup (step %d): %d '%s'", step, st, err.message);
             int same = 1;
             for (int64_t i = 0; i < n; i++)
                 for (int e = 0; e < 15; e++) same &= outbuf[i * 15 + e] == (int32_t)(ids[i] * 15 + e);
-            CHECK(same, "a lookup whose stitch found no memory gave wrong rows");
+            CHECK(same, "the lookup (step %d) gave wrong rows", step);
         } else {
             char want[64], first[NDX_ERROR_MESSAGE_SIZE];
             snprintf(want, sizeof want, "ndx_mpi_lookup on rank %d: ndx_gather_nd: no memory", bad);
             CHECK(st == NDX_E_NO_MEMORY && strstr(err.message, want),
-                  "a lookup whose owners' gather failed on rank %d: %d '%s'", bad, st, err.message);
+                  "a lookup whose %s failed on rank %d: %d '%s'", step ? "stitch" : "owners' gather", bad,
+                  st, err.message);
+            CHECK(rank_ != bad || gathers_failed > failed0, "the gather was not made to fail (step %d)", step);
             memcpy(first, err.message, sizeof first);
             MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
             CHECK(strcmp(first, err.message) == 0, "rank 0 says '%s', this rank '%s'", first, err.message);
         }
-        /* One agreement before the ids move and one after the rows came back, none after the
-         * stitch; at one rank the first only. */
+        /* One agreement before the ids move and one after the output is written (at one rank
+         * the first only); the failing rank's message goes out by broadcast. */
         CHECK(reduces == (size_ > 1 ? 2 : 1), "the lookup made %ld MPI_Allreduce calls", reduces);
     }
     free(ids);
