@@ -19,8 +19,7 @@
  * lines). Last, an MPI_Alltoall sweep over message sizes gives the points the alpha-beta model
  * of docs/SCALING.md is fitted to ("EXCHANGE" lines).
  *
- * More ranks than cores (4 ranks on a 2-core machine; docs/SCALING.md, round 6, "Measuring 4 ranks
- * on a 2-core machine"):
+ * More ranks than cores (docs/SCALING.md, round 6, "Measuring 4 ranks on a 2-core machine"):
  *
  *   mpirun --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1 -n 4 \
  *       build/mpi_bench 1000000 64 65536 60
@@ -146,7 +145,8 @@ static void report_paired(const char *dist, const double *lookup, const double *
                           const double *xfloor, int iters) {
     double *l = slowest_per_call(lookup, iters), *g = slowest_per_call(gather, iters);
     double *f = slowest_per_call(xfloor, iters);
-    double *target = malloc((size_t)iters * sizeof *target), *speed = malloc((size_t)iters * sizeof *speed);
+    double *target = malloc((size_t)iters * sizeof *target);
+    double *speed = malloc((size_t)iters * sizeof *speed);
     int met = 0;
     for (int i = 0; i < iters; i++) {
         target[i] = l[i] / (f[i] + 2 * g[i]);

@@ -12,9 +12,9 @@ alternates from round to round. Prints, per build and id distribution: the ratio
 + 2 gathers) of every round (median calls and fastest calls, mpi_bench's RATIO lines; and the
 median of the per-call ratios, its PAIRED line, the steadiest of the three on an oversubscribed
 machine), their median and minimum; and against the first build, each round's lookup and update
-time ratios (median calls) and their median, and the same for the PAIRED ratio (the
-lookup against the floor and gathers of its own calls: the least disturbed by other work). The machine's load average before each run is kept
-with the raw output (--raw).
+time ratios (median calls) and their median, and the same for the PAIRED ratio (the lookup
+against the floor and gathers of its own calls: the least disturbed by other work). The
+machine's load average before each run is kept with the raw output (--raw).
 """
 import re
 import statistics as st
