@@ -14,9 +14,23 @@
  * ndx_tensor_scatter_nd add of the same ids) and the bare MPI_Alltoallv floor of the lookup's
  * bytes (distinct ids out, rows back, nothing for a rank's own rows), and rank 0 prints the
  * ratios: lookup / gather_nd, lookup / (floor + 2 gathers), update / scatter (medians of the
- * slowest rank's time). Last, an MPI_Alltoall sweep over
- * message sizes gives the points the alpha-beta model of docs/SCALING.md is fitted to
- * ("EXCHANGE" lines). */
+ * slowest rank's time; RATIO lines), and the target ratio call by call, lookup_i / (floor_i + 2
+ * gather_i) of the same call's steps, its median, quartiles and how many calls met it (PAIRED
+ * lines). Last, an MPI_Alltoall sweep over message sizes gives the points the alpha-beta model
+ * of docs/SCALING.md is fitted to ("EXCHANGE" lines).
+ *
+ * More ranks than cores (docs/SCALING.md, round 6, "Measuring 4 ranks on a 2-core machine"):
+ *
+ *   mpirun --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1 -n 4 \
+ *       build/mpi_bench 1000000 64 65536 60
+ *
+ * A rank waiting in a collective must give its core away (yield_when_idle; Open MPI 4.1 turns
+ * it on by itself under --oversubscribe, the flag says so for any version or launcher), so
+ * that the call costs its ranks' CPU time over the cores. Take 60 calls or more and read the
+ * PAIRED line: single calls of a few ms swing with every scheduling slice (quartiles of the
+ * per-call ratio 0.65-1.06 in one 20-call run), and the paired median cancels load that comes
+ * and goes between the steps of different calls. Compare builds with bench/mpi_bench_ab.py
+ * (alternating runs) rather than across separate runs, and note the load average. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,17 +110,57 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The slowest rank's time of each call, on every rank. */
+static double *slowest_per_call(const double *mine, int iters) {
+    double *slowest = malloc((size_t)iters * sizeof *slowest);
+    MPI_Allreduce(mine, slowest, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
+/* The q-quantile of v[0..n) (sorted in place), interpolated between neighbours. */
+static double quantile(double *v, int n, double q) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    double at = q * (n - 1);
+    int lo = (int)at;
+    return lo + 1 < n ? v[lo] + (at - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
 /* The median over the timed calls of the slowest rank's time (every rank gets it), and in *best
  * the fastest of them: on a machine shared with other work the minimum is the better estimate
  * of what a call costs, the median of what it costs there. */
 static double median_of_slowest(const double *mine, int iters, double *best) {
-    double *slowest = malloc((size_t)iters * sizeof *slowest);
-    MPI_Allreduce(mine, slowest, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    qsort(slowest, (size_t)iters, sizeof *slowest, cmp_double);
-    double m = iters % 2 ? slowest[iters / 2] : 0.5 * (slowest[iters / 2 - 1] + slowest[iters / 2]);
+    double *slowest = slowest_per_call(mine, iters);
+    double m = quantile(slowest, iters, 0.5);
     *best = slowest[0];
     free(slowest);
     return m;
+}
+
+/* The target ratio call by call: lookup_i / (floor_i + 2 gather_i), each the slowest rank's time
+ * of call i. The three steps of one call ran back to back (the lookup and the gather in
+ * alternating order), so a burst of other work on the machine inflates numerator and
+ * denominator alike, where the ratio of separate medians can pair a quiet lookup with a loaded
+ * floor. Rank 0 prints the quartiles and how many calls met the target. */
+static void report_paired(const char *dist, const double *lookup, const double *gather,
+                          const double *xfloor, int iters) {
+    double *l = slowest_per_call(lookup, iters), *g = slowest_per_call(gather, iters);
+    double *f = slowest_per_call(xfloor, iters);
+    double *target = malloc((size_t)iters * sizeof *target);
+    double *speed = malloc((size_t)iters * sizeof *speed);
+    int met = 0;
+    for (int i = 0; i < iters; i++) {
+        target[i] = l[i] / (f[i] + 2 * g[i]);
+        speed[i] = l[i] / g[i];
+        met += target[i] <= 1.0;
+    }
+    double q1 = quantile(target, iters, 0.25), med = quantile(target, iters, 0.5);
+    double q3 = quantile(target, iters, 0.75);
+    if (rank_ == 0)
+        printf("PAIRED P=%d %-7s per call: lookup/(floor + 2 gathers) median=%.2f  quartiles "
+               "%.2f-%.2f  range %.2f-%.2f  met in %d of %d calls  lookup/gather_nd median=%.2fx\n",
+               size_, dist, med, q1, q3, target[0], target[iters - 1], met, iters,
+               quantile(speed, iters, 0.5));
+    free(l), free(g), free(f), free(target), free(speed);
 }
 
 /* Prints one line: the median call (slowest rank), the slowest rank's mean phases, mean bytes
@@ -333,6 +387,7 @@ int main(int argc, char **argv) {
                        sc / u);
             }
         }
+        report_paired(name, t_lookup, t_gather, t_floor, iters);
         floor_free(&fl);
         free(out_data);
     }

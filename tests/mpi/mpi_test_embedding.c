@@ -6,7 +6,9 @@
  * compute the single-process answer by itself: lookups against a naive row copy, updates against
  * one ndx_tensor_scatter_nd over the whole table with all ranks' ids concatenated in rank order
  * (and, for integers and exact floats, against a naive loop too). */
+#define _GNU_SOURCE /* dlsym(RTLD_NEXT, ...): the real ndx_gather_nd behind the test's own */
 #include <complex.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1066,6 +1068,92 @@ static void test_mpi_failures_reported(void) {
     ndx_mpi_table_free(t);
 }
 
+/* ---- ndx_gather_nd failing inside a lookup, on one rank ------------------------------------
+ * The test defines ndx_gather_nd itself, as it does the MPI calls: libndx_mpi's calls reach this
+ * one, which forwards to libndx's (dlsym RTLD_NEXT) unless told to fail, as a gather that finds
+ * no memory for its scratch would. Failing once the lookup's first agreement is past hits the
+ * owners' gather; once its rows came back (its second MPI_Alltoallv), the stitch. Either way, on
+ * one rank, after the ids moved: every rank must return the same status and message. */
+static int fail_gather;            /* 1: gathers fail once both counters below are reached */
+static long fail_gather_allreduce; /* ... allreduce_calls >= this */
+static long fail_gather_alltoallv; /* ... alltoallv_calls >= this */
+static long gathers_failed;
+
+ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
+                         const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    static ndx_status (*real)(const ndx_tensor *, const ndx_tensor *, int, const ndx_options *,
+                              ndx_tensor *, ndx_error *);
+    if (!real) {
+        void *sym = dlsym(RTLD_NEXT, "ndx_gather_nd");
+        memcpy(&real, &sym, sizeof real);
+    }
+    if (fail_gather && allreduce_calls >= fail_gather_allreduce && alltoallv_calls >= fail_gather_alltoallv) {
+        gathers_failed++;
+        if (err) {
+            err->code = NDX_E_NO_MEMORY;
+            snprintf(err->message, sizeof err->message, "ndx_gather_nd: no memory (the test's)");
+        }
+        return NDX_E_NO_MEMORY;
+    }
+    return real(params, indices, batch_dims, opt, out, err);
+}
+
+static void test_gather_fails_in_lookup(void) {
+    const int64_t dims[2] = {3, 5}, num_rows = 500, n = 3000;
+    ndx_mpi_table *t;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_INT32, num_rows, 2, dims, NDX_MPI_DIV, NULL, &t, &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    int32_t *sd = shard.data;
+    for (int64_t l = 0; l < shard.shape[0]; l++)
+        for (int e = 0; e < 15; e++)
+            sd[l * 15 + e] = (int32_t)(ndx_mpi_row_global(NDX_MPI_DIV, num_rows, size_, rank_, l) * 15 + e);
+    uint64_t s = 99 + (uint64_t)rank_;
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    for (int64_t i = 0; i < n; i++) ids[i] = below(&s, 2) ? below(&s, 20) : below(&s, num_rows);
+    int64_t oshape[3] = {n, 3, 5};
+    int32_t *outbuf = malloc((size_t)n * 15 * sizeof *outbuf);
+    ndx_tensor idv = ndx_tensor_make(NDX_INT64, 1, &n, ids), out = ndx_tensor_make(NDX_INT32, 3, oshape, outbuf);
+    int bad = size_ - 1;
+    for (int step = 0; step < 3; step++) {
+        /* step 0: the owners' gather (at one rank, the lookup's one gather); step 1: the stitch
+         * (at one rank there is none: nothing fails); step 2: nothing fails, the table still
+         * serves. */
+        memset(outbuf, 0x5a, (size_t)n * 15 * sizeof *outbuf);
+        long failed0 = gathers_failed, reduces0 = allreduce_calls;
+        fail_gather_allreduce = allreduce_calls + 1;
+        fail_gather_alltoallv = step == 1 ? alltoallv_calls + 2 : 0;
+        fail_gather = rank_ == bad && step < 2;
+        ndx_status st = ndx_mpi_lookup(t, &idv, NULL, &out, NULL, &err);
+        fail_gather = 0;
+        long reduces = allreduce_calls - reduces0;
+        if (step == 2 || (step == 1 && size_ == 1)) {
+            CHECK(st == NDX_OK, "lookup (step %d): %d '%s'", step, st, err.message);
+            int same = 1;
+            for (int64_t i = 0; i < n; i++)
+                for (int e = 0; e < 15; e++) same &= outbuf[i * 15 + e] == (int32_t)(ids[i] * 15 + e);
+            CHECK(same, "the lookup (step %d) gave wrong rows", step);
+        } else {
+            char want[64], first[NDX_ERROR_MESSAGE_SIZE];
+            snprintf(want, sizeof want, "ndx_mpi_lookup on rank %d: ndx_gather_nd: no memory", bad);
+            CHECK(st == NDX_E_NO_MEMORY && strstr(err.message, want),
+                  "a lookup whose %s failed on rank %d: %d '%s'", step ? "stitch" : "owners' gather", bad,
+                  st, err.message);
+            CHECK(rank_ != bad || gathers_failed > failed0, "the gather was not made to fail (step %d)", step);
+            memcpy(first, err.message, sizeof first);
+            MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+            CHECK(strcmp(first, err.message) == 0, "rank 0 says '%s', this rank '%s'", first, err.message);
+        }
+        /* One agreement before the ids move and one after the output is written (at one rank
+         * the first only); the failing rank's message goes out by broadcast. */
+        CHECK(reduces == (size_ > 1 ? 2 : 1), "the lookup made %ld MPI_Allreduce calls", reduces);
+    }
+    free(ids);
+    free(outbuf);
+    ndx_mpi_table_free(t);
+}
+
 /* ---- dedupe: a skewed batch sends each hot row once ----------------------------------------- */
 static void test_dedupe_traffic(void) {
     const int64_t dims[1] = {4};
@@ -1123,6 +1211,7 @@ int main(int argc, char **argv) {
     test_lookup_memory_after_agreement();
     test_memory_goes_through_options();
     test_mpi_failures_reported();
+    test_gather_fails_in_lookup();
     test_dedupe_traffic();
     CHECK(self_crossings == 0, "%ld MPI_Alltoall(v) calls moved a rank's own ids or rows to itself",
           self_crossings);
