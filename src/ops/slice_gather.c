@@ -14,11 +14,9 @@ NDX_ALWAYS_INLINE void
 gather_with(unsigned char *dst, const unsigned char *src, const int64_t *offsets, int64_t n,
             size_t size, void (*store)(unsigned char *, const unsigned char *, size_t)) {
     int64_t ahead = size >= 4096 ? 1 : size <= 256 ? 16 : (int64_t)(4096 / size);
-    size_t lines = size < 4096 ? size : 4096; /* past a page the hardware prefetcher follows */
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < n; i++) { /* past 4 KiB the hardware prefetcher follows */
         int64_t j = i + ahead;
-        if (j < n && offsets[j] >= 0)
-            for (size_t b = 0; b < lines; b += 64) NDX_PREFETCH_L2(src + offsets[j] + b);
+        if (j < n && offsets[j] >= 0) NDX_PREFETCH_SPAN(src + offsets[j], size, NDX_PREFETCH_L2);
         store(dst + (size_t)i * size, offsets[i] >= 0 ? src + offsets[i] : NULL, size);
     }
 }
