@@ -162,6 +162,28 @@ static int op_supported(ndx_scatter_op op, ndx_dtype dtype) {
     return !((op == NDX_SCATTER_MIN || op == NDX_SCATTER_MAX) && k == NDX_KIND_COMPLEX);
 }
 
+/* A float32 or int32 table whose element e of global row g holds g * (elements per row) + e,
+ * so that any row a lookup returns can be checked against its id. */
+static ndx_mpi_table *numbered_table(ndx_dtype dtype, int64_t num_rows, int row_rank,
+                                     const int64_t *dims, ndx_mpi_strategy strategy) {
+    ndx_mpi_table *t = NULL;
+    ndx_error err;
+    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, dtype, num_rows, row_rank, dims, strategy, NULL, &t,
+                               &err) == NDX_OK,
+          "create: %s", err.message);
+    ndx_tensor shard = ndx_mpi_table_shard(t);
+    int64_t per_row = 1;
+    for (int d = 0; d < row_rank; d++) per_row *= dims[d];
+    for (int64_t l = 0; l < shard.shape[0]; l++) {
+        int64_t first = ndx_mpi_row_global(strategy, num_rows, size_, rank_, l) * per_row;
+        for (int64_t e = 0; e < per_row; e++) {
+            if (dtype == NDX_FLOAT32) ((float *)shard.data)[l * per_row + e] = (float)(first + e);
+            else ((int32_t *)shard.data)[l * per_row + e] = (int32_t)(first + e);
+        }
+    }
+    return t;
+}
+
 /* ---- the layout functions ------------------------------------------------------------------ */
 static void test_layout(void) {
     for (int P = 1; P <= 5; P++)
@@ -902,15 +924,8 @@ static void test_update_without_scratch(void) {
  * AMD EPYC, it succeeds: the steps after the agreement take no memory.) */
 static void test_lookup_memory_after_agreement(void) {
     const int64_t dims[1] = {64}, num_rows = 3000, n = 20000;
-    ndx_mpi_table *t;
     ndx_error err;
-    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_FLOAT32, num_rows, 1, dims, NDX_MPI_MOD, NULL, &t, &err) == NDX_OK,
-          "create: %s", err.message);
-    ndx_tensor shard = ndx_mpi_table_shard(t);
-    float *sd = shard.data;
-    for (int64_t l = 0; l < shard.shape[0]; l++)
-        for (int e = 0; e < 64; e++)
-            sd[l * 64 + e] = (float)(ndx_mpi_row_global(NDX_MPI_MOD, num_rows, size_, rank_, l) * 64 + e);
+    ndx_mpi_table *t = numbered_table(NDX_FLOAT32, num_rows, 1, dims, NDX_MPI_MOD);
     uint64_t s = 1234 + (uint64_t)rank_;
     int64_t *ids = malloc((size_t)n * sizeof *ids);
     for (int64_t i = 0; i < n; i++) ids[i] = below(&s, 4) ? below(&s, 50) : below(&s, num_rows);
@@ -1100,15 +1115,8 @@ ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, in
 
 static void test_gather_fails_in_lookup(void) {
     const int64_t dims[2] = {3, 5}, num_rows = 500, n = 3000;
-    ndx_mpi_table *t;
     ndx_error err;
-    CHECK(ndx_mpi_table_create(MPI_COMM_WORLD, NDX_INT32, num_rows, 2, dims, NDX_MPI_DIV, NULL, &t, &err) == NDX_OK,
-          "create: %s", err.message);
-    ndx_tensor shard = ndx_mpi_table_shard(t);
-    int32_t *sd = shard.data;
-    for (int64_t l = 0; l < shard.shape[0]; l++)
-        for (int e = 0; e < 15; e++)
-            sd[l * 15 + e] = (int32_t)(ndx_mpi_row_global(NDX_MPI_DIV, num_rows, size_, rank_, l) * 15 + e);
+    ndx_mpi_table *t = numbered_table(NDX_INT32, num_rows, 2, dims, NDX_MPI_DIV);
     uint64_t s = 99 + (uint64_t)rank_;
     int64_t *ids = malloc((size_t)n * sizeof *ids);
     for (int64_t i = 0; i < n; i++) ids[i] = below(&s, 2) ? below(&s, 20) : below(&s, num_rows);
