@@ -59,6 +59,7 @@ typedef struct helper {
 
 static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
 static helper *free_helpers; /* idle, under pool_mu */
+static helper *stale_helpers; /* in a forked child: the parent's, freed at the next call */
 static int helper_count;     /* made so far, under pool_mu */
 static int fork_handler_set;
 static _Thread_local int in_chunk; /* this thread is running a chunk: nested calls stay here */
@@ -117,11 +118,12 @@ static void *helper_main(void *arg) {
     }
 }
 
-/* In the child of a fork only the forking thread exists: start again with no helpers (those
- * of the parent are left to it; their memory is not reused). */
+/* In the child of a fork only the forking thread exists: start again with no helpers. The
+ * parent's idle ones are freed at the child's next call (their locks are never touched). */
 static void pool_prepare(void) { pthread_mutex_lock(&pool_mu); }
 static void pool_parent(void) { pthread_mutex_unlock(&pool_mu); }
 static void pool_child(void) {
+    stale_helpers = free_helpers;
     free_helpers = NULL;
     helper_count = 0;
     pthread_mutex_unlock(&pool_mu);
@@ -160,6 +162,11 @@ no_mutex:
 static int take_helpers(helper **got, int want) {
     int n = 0;
     pthread_mutex_lock(&pool_mu);
+    for (helper *h = stale_helpers, *next; h; h = next) {
+        next = h->next_free;
+        free(h);
+    }
+    stale_helpers = NULL;
     while (n < want && free_helpers) {
         got[n++] = free_helpers;
         free_helpers = free_helpers->next_free;
