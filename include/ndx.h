@@ -55,7 +55,8 @@
  *   passes its own allocator never touches it. And ndx's helper threads (POSIX threads, not
  *   OpenMP's, so OMP_* settings do not apply): made when a call first runs on several threads
  *   and kept for later calls; after a call they spin for at most 50 us, then sleep, so they
- *   leave a busy machine's cores to others. A forked child makes its own. (The number of cores
+ *   leave a busy machine's cores to others. A forked child makes its own. Their stacks and a few
+ *   hundred bytes each come from the C library, not from a caller's allocator or budget. (The number of cores
  *   the process may use and the machine's memory are also read once and kept.)
  * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids,
  *   except the sparse apply ops, which take TensorFlow's int32 and int64.
