@@ -2,14 +2,14 @@
  * machine's load disturbs far less than wall time (a descheduled thread uses none). Not a peer
  * comparison (bench/compare is): a way to compare builds, or paths, while others use the cores.
  *
- *   cc -O2 -fopenmp -Iinclude bench/cpu_time.c build/libndx.a -lm -lz -o build/cpu_time
- *   OMP_WAIT_POLICY=passive build/cpu_time C1|S1 THREADS REPEAT
+ *   cc -O2 -pthread -Iinclude bench/cpu_time.c build/libndx.a -lm -lz -o build/cpu_time
+ *   build/cpu_time C1|S1 THREADS REPEAT
  *
  * Prints the minimum and the median over REPEAT calls (one warm-up first) of the CPU time of all
  * threads, and a digest of the output so that builds can be checked to agree. With THREADS > 1
  * the figure is the sum over the threads: divided by THREADS it bounds the wall time from below
- * when the work is balanced. OMP_WAIT_POLICY=passive keeps idle workers from spinning, which
- * would count. The inputs follow bench/workloads.py's shapes (not its values): C1, 8 inputs
+ * when the work is balanced. ndx's idle helper threads spin at most 50 us before they sleep
+ * (src/core/pool.c), which counts little. The inputs follow bench/workloads.py's shapes (not its values): C1, 8 inputs
  * [100000, 1000000] of 1000000 entries (int64 indices, float32 values) concatenated along axis 1;
  * S1, tensor [65536, 128] float32, indices [262144, 1] int64, updates [262144, 128]. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */

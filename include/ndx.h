@@ -48,12 +48,16 @@
  *   (dtype, itemsize, rank and shape are compared) and `data` must hold that many bytes.
  * - Every function is safe to call from several threads at once on distinct outputs. Inputs are
  *   never modified (except by the in-place scatter). What a call needs comes in through its
- *   arguments and ndx_options; the one thing that lives in the process is the cache of large
- *   blocks behind ndx's default allocator (see ndx_release_memory): at most 16 blocks and
- *   min(1 GiB, physical memory / 8) bytes, shared by every thread behind one mutex, filled by
- *   ndx_tensor_free and by the ops' own scratch, emptied by ndx_release_memory. It changes no
- *   result; a caller that passes its own allocator never touches it. (The number of online cores
- *   and the machine's memory are also read once and kept.)
+ *   arguments and ndx_options; two things live in the process. The cache of large blocks behind
+ *   ndx's default allocator (see ndx_release_memory): at most 16 blocks and min(1 GiB, physical
+ *   memory / 8) bytes, shared by every thread behind one mutex, filled by ndx_tensor_free and by
+ *   the ops' own scratch, emptied by ndx_release_memory. It changes no result; a caller that
+ *   passes its own allocator never touches it. And ndx's helper threads (POSIX threads, not
+ *   OpenMP's, so OMP_* settings do not apply): made when a call first runs on several threads
+ *   and kept for later calls; after a call they spin for at most 50 us, then sleep, so they
+ *   leave a busy machine's cores to others. A forked child makes its own. Their stacks and a few
+ *   hundred bytes each come from the C library, not from a caller's allocator or budget. (The number of cores
+ *   the process may use and the machine's memory are also read once and kept.)
  * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids,
  *   except the sparse apply ops, which take TensorFlow's int32 and int64.
  * - Sizes are int64_t element counts; every product and sum is checked for overflow.

@@ -3,7 +3,7 @@ compiled together (no installed libndx needed). Install with `pip install --no-b
 
 libndx is compiled with the flags cmake/libndx_flags.txt defines, the file CMakeLists.txt reads
 too (warnings, and the memcpy strategy when the compiler takes it), plus what CMake's Release
-build adds (-O3 -DNDEBUG), C11 with GNU extensions, OpenMP and hidden visibility."""
+build adds (-O3 -DNDEBUG), C11 with GNU extensions, POSIX threads and hidden visibility."""
 import glob
 import os
 import re
@@ -87,8 +87,8 @@ extension = Extension(
                   os.path.join(root, "src", "ops"), os.path.join(root, "src", "graph"),
                   os.path.join(root, "src", "io"), "src", numpy.get_include()],
     define_macros=[("NDEBUG", None)],
-    extra_compile_args=["-std=gnu11", "-O3", "-fopenmp", "-fvisibility=hidden"] + FLAGS["warnings"],
-    extra_link_args=["-fopenmp", "-lm"],
+    extra_compile_args=["-std=gnu11", "-O3", "-pthread", "-fvisibility=hidden"] + FLAGS["warnings"],
+    extra_link_args=["-pthread", "-lm"],
     libraries=["z"],  # src/io: .npz members are deflated with zlib
 )
 

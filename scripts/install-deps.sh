@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 python3-numpy
           python3-dev python3-setuptools python3-wheel python3-pip python3-venv) # + the module
 if [ "${1:-}" = "--test" ]; then
-  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev valgrind) # fuzz/run builds with clang + OpenMP
+  packages+=(clang-14 libclang-rt-14-dev valgrind) # fuzz/run builds with clang (libFuzzer)
   packages+=(python3-pytest python3-hypothesis)                   # the Python module's tests
 fi
 packages+=(libopenmpi-dev openmpi-bin) # MPI: libndx_mpi and its tests (CMake skips them without it)

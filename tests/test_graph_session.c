@@ -793,8 +793,7 @@ static void concurrent_sessions(void **state) {
     ndx_graph_free(g);
 }
 
-/* An argument runs only the tests whose names match it (the ThreadSanitizer run of
- * scripts/test.sh runs concurrent_sessions alone: OpenMP's runtime is not instrumented). */
+/* An argument runs only the tests whose names match it (e.g. concurrent_sessions alone). */
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {

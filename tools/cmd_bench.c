@@ -73,9 +73,15 @@ static const cli_command bench_cmd = {
     "With --graph every other workload also runs as a one-node graph (a session fed the same\n"
     "inputs, fetching into the same outputs), timed alternately with the direct call, and adds\n"
     "graph_median_s=S graph_vs_direct=S/median_s to its line.\n"
+    "With --scaling (T of 2 or more, G1 ... C1 only) each timed run at T threads is paired with\n"
+    "one at 1 thread, before or after it by turns, and the line adds one_thread_median_s=S1\n"
+    "scaling=X scaling_q1=A scaling_q3=B: the median and quartiles of the pairs' 1-thread time\n"
+    "over T-thread time. Pairs see the same moment of the machine, so this ratio holds still on a\n"
+    "busy machine where two separate medians do not.\n"
     "\n"
     "  --repeat R           timed runs per workload (default and minimum 5)\n"
-    "  --graph              also time the workloads as one-node graphs\n" CLI_GLOBAL_HELP
+    "  --graph              also time the workloads as one-node graphs\n"
+    "  --scaling            also time each run at 1 thread, paired (see above)\n" CLI_GLOBAL_HELP
     "  --quiet              no progress lines on stderr\n"
     "\n"
     "Progress goes to stderr. bench/compare runs the same workloads through NumPy, PyTorch and\n"
@@ -84,7 +90,8 @@ static const cli_command bench_cmd = {
     "Example:\n"
     "  ndx bench G1 --threads 1\n"
     "  ndx bench all --repeat 9\n"
-    "  ndx bench N3 N20 G1 --graph\n"};
+    "  ndx bench N3 N20 G1 --graph\n"
+    "  ndx bench C1 --threads 2 --scaling --repeat 21\n"};
 
 /* Hidden options, for tests and bench/compare: --scale S shrinks (or grows) every workload,
  * --seed N changes the inputs, --digest adds "digest=<hex>" (bench_rng.h's digest of the
@@ -123,6 +130,7 @@ typedef struct bench_settings {
     int digest;
     int quiet;
     int graph;
+    int scaling; /* pair every timed run with one at 1 thread */
 } bench_settings;
 
 enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, LOAD_10K, APPLY_A1, APPLY_A2, TRAIN_T1,
@@ -194,6 +202,27 @@ static int bench_small(const bench_settings *st, int id) {
     return 0;
 }
 
+/* One run of the workload, timed into *seconds. */
+static ndx_status timed_run(bench_case *c, const ndx_options *opt, double *seconds,
+                            ndx_error *err) {
+    double start = bench_now();
+    ndx_status s = bench_case_run(c, opt, err);
+    *seconds = bench_now() - start;
+    return s;
+}
+
+/* --scaling's figures: the median and quartiles of one[r] / many[r] over the pairs. */
+static void print_scaling(const double *one, const double *many, int n) {
+    double ratio[MAX_RUNS], sorted_one[MAX_RUNS];
+    for (int r = 0; r < n; r++) {
+        ratio[r] = many[r] > 0 ? one[r] / many[r] : 0.0;
+        sorted_one[r] = one[r];
+    }
+    double med = bench_median(ratio, n); /* sorts ratio */
+    printf(" one_thread_median_s=%.6f scaling=%.2f scaling_q1=%.2f scaling_q3=%.2f",
+           bench_median(sorted_one, n), med, ratio[n / 4], ratio[(3 * n) / 4]);
+}
+
 /* Builds, times and reports one workload. 0, or CLI_FAILED after printing why. */
 static int bench_one(const bench_settings *st, int id, int nth, int total) {
     const char *name = bench_workload_name(id);
@@ -215,18 +244,23 @@ static int bench_one(const bench_settings *st, int id, int nth, int total) {
                 FIRST_TOUCH_RUNS);
         fflush(stderr);
     }
-    double times[MAX_RUNS], graph_times[MAX_RUNS], fresh[FIRST_TOUCH_RUNS];
+    double times[MAX_RUNS], graph_times[MAX_RUNS], one_times[MAX_RUNS], fresh[FIRST_TOUCH_RUNS];
+    ndx_options one = st->opt; /* --scaling's pair */
+    one.num_threads = 1;
     bench_graph *bg = NULL;
     ndx_status s = NDX_OK;
     if (st->graph) s = bench_graph_create(c, st->opt.num_threads, &bg, &err);
     if (s == NDX_OK) s = bench_case_run(c, &st->opt, &err); /* warm-up */
     if (s == NDX_OK && bg) s = bench_graph_run(bg, &err);
+    if (s == NDX_OK && st->scaling) s = bench_case_run(c, &one, &err);
     for (int r = 0; s == NDX_OK && r < st->repeat; r++) {
-        double start = bench_now();
-        s = bench_case_run(c, &st->opt, &err);
-        times[r] = bench_now() - start;
+        /* The 1-thread run goes first in even pairs and last in odd ones: neither side always
+         * follows the other's effect on the caches. */
+        if (st->scaling && r % 2 == 0) s = timed_run(c, &one, &one_times[r], &err);
+        if (s == NDX_OK) s = timed_run(c, &st->opt, &times[r], &err);
+        if (s == NDX_OK && st->scaling && r % 2 == 1) s = timed_run(c, &one, &one_times[r], &err);
         if (s != NDX_OK || !bg) continue;
-        start = bench_now();
+        double start = bench_now();
         s = bench_graph_run(bg, &err);
         graph_times[r] = bench_now() - start;
     }
@@ -253,6 +287,7 @@ static int bench_one(const bench_settings *st, int id, int nth, int total) {
         double g = bench_median(graph_times, st->repeat);
         printf(" graph_median_s=%.6f graph_vs_direct=%.3f", g, med > 0 ? g / med : 0.0);
     }
+    if (st->scaling) print_scaling(one_times, times, st->repeat);
     if (st->digest) printf(" digest=%016llx", (unsigned long long)digest);
     printf("\n");
     fflush(stdout);
@@ -263,7 +298,7 @@ static int bench_one(const bench_settings *st, int id, int nth, int total) {
 int ndx_cmd_bench(int argc, char **argv) {
     cli_globals g;
     const char *repeat_text = NULL, *scale_text = NULL, *seed_text = NULL;
-    int digest = 0, quiet = 0, graph = 0;
+    int digest = 0, quiet = 0, graph = 0, scaling = 0;
     const args_option opts[] = {
         {"--repeat", NULL, &repeat_text, NULL},
         {"--scale", NULL, &scale_text, NULL},
@@ -271,6 +306,7 @@ int ndx_cmd_bench(int argc, char **argv) {
         {"--digest", NULL, NULL, &digest},
         {"--quiet", NULL, NULL, &quiet},
         {"--graph", NULL, NULL, &graph},
+        {"--scaling", NULL, NULL, &scaling},
         CLI_GLOBAL_OPTIONS(g),
     };
     const char *pos[argc > 0 ? argc : 1];
@@ -280,7 +316,7 @@ int ndx_cmd_bench(int argc, char **argv) {
     if (rc != CLI_CONTINUE) return rc;
 
     bench_settings st = {.opt = g.opt, .repeat = MIN_REPEAT, .scale = 1.0, .seed = 42,
-                         .digest = digest, .quiet = quiet, .graph = graph};
+                         .digest = digest, .quiet = quiet, .graph = graph, .scaling = scaling};
     if (repeat_text &&
         (!args_parse_int(repeat_text, &st.repeat) || st.repeat < MIN_REPEAT || st.repeat > MAX_RUNS))
         return cli_usage_error(&bench_cmd, "--repeat takes a count from %d to %d, not '%s'",
@@ -327,6 +363,13 @@ int ndx_cmd_bench(int argc, char **argv) {
         for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
             if (!chosen[k]) chosen[k] = 1, order[n++] = k;
     }
+    if (scaling && st.threads < 2)
+        return cli_usage_error(&bench_cmd, "--scaling compares T threads with 1: it needs T of "
+                               "2 or more, not %d (--threads, or this machine's cores)", st.threads);
+    for (int i = 0; scaling && i < n; i++)
+        if (order[i] >= BENCH_WORKLOAD_COUNT)
+            return cli_usage_error(&bench_cmd, "--scaling applies to G1 ... C1 only, not to N3, "
+                                   "N20, L10K, A1, A2, T1 or T2");
     int failed = 0;
     for (int i = 0; i < n; i++) {
         int one = order[i] >= TRAIN_T1  ? bench_train_one(&st, order[i])

@@ -1,9 +1,11 @@
 /* call.c — one call context per public op call: options validated once, threads resolved once,
  * and every block the call allocates drawn from one allocator and charged to one budget. */
-#include <omp.h>
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -31,12 +33,18 @@ static void default_release(void *user, void *block) {
     ndx_block_release(block);
 }
 
-/* omp_get_num_procs() asks the kernel for the affinity mask on every call (0.6 us, more than a
- * small op's work), so the answer is kept. A race only asks twice. */
+/* The cores this process may run on (its affinity mask, as OpenMP counts them). Asking the
+ * kernel costs about 0.6 us, more than a small op's work, so the answer is kept. A race only
+ * asks twice. */
 static int online_cores(void) {
     static _Atomic int cores;
     int n = cores;
-    if (n <= 0) cores = n = omp_get_num_procs();
+    if (n <= 0) {
+        cpu_set_t set;
+        n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+        if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+        cores = n = n > 0 ? n : 1;
+    }
     return n;
 }
 

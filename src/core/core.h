@@ -311,6 +311,11 @@ static inline int64_t ndx_chunk_begin(int64_t n, int workers, int w) {
     return (int64_t)(((__int128)n * w) / workers);
 }
 
+/* Runs fn over chunks 0 .. chunks - 1 of [0, n) (chunk w is [ndx_chunk_begin(n, chunks, w),
+ * ndx_chunk_begin(n, chunks, w + 1)), passed w as its worker), each exactly once, on the calling
+ * thread and up to chunks - 1 of ndx's helper threads (pool.c); returns when all are done. */
+void ndx_pool_run(int chunks, int64_t n, ndx_range_fn fn, void *ctx);
+
 /* ---- memory ------------------------------------------------------------------------------ */
 
 /* The machine's physical memory in bytes, or 0 when it cannot be told. A single block larger

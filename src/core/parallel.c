@@ -1,7 +1,6 @@
-/* parallel.c — the one parallel-for every op uses. OpenMP supplies the thread pool; ndx decides
- * the split itself (contiguous chunks by worker number) so results never depend on scheduling. */
-#include <omp.h>
-
+/* parallel.c — the one parallel-for every op uses. ndx decides the split itself (contiguous
+ * chunks, numbered) so results never depend on scheduling; the chunks run on the calling thread
+ * and ndx's own helper threads (pool.c). */
 #include "core.h"
 
 int ndx_parallel_workers(int threads, int64_t n, int64_t grain) {
@@ -20,14 +19,7 @@ int ndx_parallel_for(int threads, int64_t n, int64_t grain, ndx_range_fn fn, voi
         fn(ctx, 0, n, 0);
         return 1;
     }
-#pragma omp parallel num_threads(workers)
-    {
-        /* OpenMP may give fewer threads than asked (nested regions, limits): each thread then
-         * takes every workers-th chunk so every chunk still runs exactly once. */
-        int got = omp_get_num_threads();
-        for (int w = omp_get_thread_num(); w < workers; w += got)
-            fn(ctx, ndx_chunk_begin(n, workers, w), ndx_chunk_begin(n, workers, w + 1), w);
-    }
+    ndx_pool_run(workers, n, fn, ctx);
     return workers;
 }
 

@@ -50,6 +50,11 @@ class Usage(unittest.TestCase):
         self.assert_usage(ndx("G1", "--frobnicate"), "unknown option")
         self.assert_usage(ndx("G1", "--repeat"), "needs a value")
 
+    def test_scaling_needs_threads_and_a_plain_workload(self):
+        self.assert_usage(ndx("G1", "--scaling", "--threads", "1"), "it needs T of 2 or more, not 1")
+        self.assert_usage(ndx("N3", "--scaling", "--threads", "2"), "--scaling applies to G1 ... C1")
+        self.assert_usage(ndx("G1", "A1", "--scaling", "--threads", "2"), "not to N3")
+
     def test_help(self):
         proc = ndx("--help")
         self.assertEqual(proc.returncode, 0)
@@ -117,6 +122,24 @@ class Runs(unittest.TestCase):
             self.assertEqual(int(m.group(3)), nodes)
             g, d, per = float(m.group(1)), float(m.group(2)), float(m.group(4))
             self.assertAlmostEqual(per, (g - d) / nodes, delta=0.002)
+
+    def test_scaling_pairs(self):
+        # --scaling times a 1-thread run beside every 3-thread one into the same output: the
+        # digest is still NumPy's, and the ratio printed is a median between its quartiles
+        proc = ndx("C1", "G2", "--scale", str(SCALE), "--threads", "3", "--scaling",
+                   "--repeat", "9", "--digest", "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual([l.split()[0] for l in lines], ["C1", "G2"])  # in the order named
+        for line in lines:
+            m = re.search(r" threads=3 .* one_thread_median_s=(\d+\.\d{6}) scaling=(\d+\.\d\d) "
+                          r"scaling_q1=(\d+\.\d\d) scaling_q3=(\d+\.\d\d) digest=([0-9a-f]{16})$", line)
+            self.assertIsNotNone(m, line)
+            one, med, q1, q3 = (float(m.group(k)) for k in range(1, 5))
+            self.assertGreater(one, 0)
+            self.assertLessEqual(q1, med, line)
+            self.assertLessEqual(med, q3, line)
+            self.assertEqual(int(m.group(5), 16), self.expected[line.split()[0]][0], line)
 
     def test_one_workload_names_and_quiet(self):
         proc = ndx("g3", "G3", "--scale", str(SCALE), "--repeat", "7", "--quiet", "--threads", "2")
