@@ -155,6 +155,12 @@ void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t);
 static inline int ndx_dim_known(int64_t d) { return d >= 0; }
 /* 1 when both dims are known and differ: the only case an infer function can refuse. */
 static inline int ndx_dims_conflict(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+/* 1 when no pair of a[i], b[i] (i < n) conflicts: dims that may still turn out the same. */
+static inline int ndx_dims_agree(int n, const int64_t *a, const int64_t *b) {
+    for (int i = 0; i < n; i++)
+        if (ndx_dims_conflict(a[i], b[i])) return 0;
+    return 1;
+}
 /* Product of dims[0..n) of a checked spec: 1 and *count when all are known, else 0. A known zero
  * makes the product 0 even beside unknown dims. */
 static inline int ndx_known_product(int n, const int64_t *dims, int64_t *count) {

@@ -103,10 +103,8 @@ static ndx_status check_updates_shape(const char *op, const char *target_name,
     int expect_rank = 0;
     for (int i = 0; i < indices->rank - 1; i++) expect[expect_rank++] = indices->shape[i];
     for (int i = depth; i < target->rank; i++) expect[expect_rank++] = target->shape[i];
-    int same = updates->rank == expect_rank;
-    for (int i = 0; same && i < expect_rank; i++)
-        same = !ndx_dims_conflict(updates->shape[i], expect[i]);
-    if (same) return NDX_OK;
+    if (updates->rank == expect_rank && ndx_dims_agree(expect_rank, updates->shape, expect))
+        return NDX_OK;
     char ushape[NDX_DIMS_TEXT], eshape[NDX_DIMS_TEXT], ishape[NDX_DIMS_TEXT], wshape[NDX_DIMS_TEXT];
     ndx_format_spec_dims(ushape, sizeof ushape, updates);
     ndx_format_spec_dims(ishape, sizeof ishape, indices);
