@@ -153,6 +153,12 @@ void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t);
 
 /* 1 when the dim is known (not NDX_UNKNOWN). */
 static inline int ndx_dim_known(int64_t d) { return d >= 0; }
+/* 1 when dims[0..n) are all known. */
+static inline int ndx_dims_known(int n, const int64_t *dims) {
+    for (int i = 0; i < n; i++)
+        if (!ndx_dim_known(dims[i])) return 0;
+    return 1;
+}
 /* 1 when both dims are known and differ: the only case an infer function can refuse. */
 static inline int ndx_dims_conflict(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
 /* 1 when no pair of a[i], b[i] (i < n) conflicts: dims that may still turn out the same. */
@@ -179,10 +185,8 @@ static inline int ndx_known_product(int n, const int64_t *dims, int64_t *count) 
 }
 /* ndx_spec_is_complete, inline for the library's own calls (the exported function calls it). */
 static inline int ndx_spec_is_complete_inline(const ndx_spec *spec) {
-    if (!spec || spec->itemsize == 0 || spec->rank < 0) return 0;
-    for (int i = 0; i < spec->rank; i++)
-        if (spec->shape[i] < 0) return 0;
-    return 1;
+    return spec && spec->itemsize != 0 && spec->rank >= 0 &&
+           ndx_dims_known(spec->rank, spec->shape);
 }
 #define ndx_spec_is_complete(s) ndx_spec_is_complete_inline(s)
 /* The same check as ndx_tensor_check on a tensor's layout, shared with ndx_spec_check:

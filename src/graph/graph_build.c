@@ -166,11 +166,8 @@ static ndx_status fold(graph_node *n, const ndx_tensor *in, ndx_error *err) {
 /* size, shape and the like need only their input's shape: known dims are as good as a
  * constant. */
 static int folds_from_spec(const graph_node *n, const ndx_spec *in) {
-    if (!(graph_desc(n->kind)->flags & GRAPH_KIND_SHAPE_ONLY) || in[0].rank == NDX_UNKNOWN)
-        return 0;
-    for (int i = 0; i < in[0].rank; i++)
-        if (!ndx_dim_known(in[0].shape[i])) return 0;
-    return 1;
+    return (graph_desc(n->kind)->flags & GRAPH_KIND_SHAPE_ONLY) && in[0].rank != NDX_UNKNOWN &&
+           ndx_dims_known(in[0].rank, in[0].shape);
 }
 
 /* Infers (and, when it can, folds) node n from its inputs' specs and constants. */

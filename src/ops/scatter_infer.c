@@ -176,9 +176,7 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
     /* With depth 0 indices has no elements, so its row count was never checked. */
     int64_t rows = 0;
     int rows_known = ndx_known_product(lead, indices->shape, &rows);
-    int lead_known = 1;
-    for (int i = 0; i < lead; i++) lead_known &= indices->shape[i] >= 0;
-    if (lead_known && !ndx_dims_product(lead, indices->shape, &rows)) {
+    if (ndx_dims_known(lead, indices->shape) && !ndx_dims_product(lead, indices->shape, &rows)) {
         ndx_format_spec_dims(ishape, sizeof ishape, indices);
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
                         op, ishape);
