@@ -183,6 +183,11 @@ static inline int ndx_known_product(int n, const int64_t *dims, int64_t *count) 
     if (known) *count = c;
     return known;
 }
+/* 1 when two specs have one dtype and one width: a width of 0 (a string's, not known yet) cannot
+ * differ. */
+static inline int ndx_spec_types_agree(const ndx_spec *a, const ndx_spec *b) {
+    return a->dtype == b->dtype && (!a->itemsize || !b->itemsize || a->itemsize == b->itemsize);
+}
 /* ndx_spec_is_complete, inline for the library's own calls (the exported function calls it). */
 static inline int ndx_spec_is_complete_inline(const ndx_spec *spec) {
     return spec && spec->itemsize != 0 && spec->rank >= 0 &&

@@ -138,7 +138,7 @@ static ndx_status check_declared(parser *ps, const node_line *nl) {
                           node.num_outputs);
     for (int k = 0; k < node.num_outputs; k++) {
         const ndx_spec *d = &nl->specs[k], *i = &node.outputs[k];
-        int ok = d->dtype == i->dtype && (!d->itemsize || !i->itemsize || d->itemsize == i->itemsize);
+        int ok = ndx_spec_types_agree(d, i);
         if (ok && d->rank != NDX_UNKNOWN && i->rank != NDX_UNKNOWN)
             ok = d->rank == i->rank && ndx_dims_agree(d->rank, d->shape, i->shape);
         if (ok) continue;

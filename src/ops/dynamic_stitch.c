@@ -98,7 +98,7 @@ static ndx_status check_data_spec(const char *op, int m, const ndx_spec *d, cons
         snprintf(what, sizeof what, "%s: data[%d]", op, m);
         return ndx_spec_check(d, what, err);
     }
-    if (d->dtype != d0->dtype || (d->itemsize && d0->itemsize && d->itemsize != d0->itemsize)) {
+    if (!ndx_spec_types_agree(d, d0)) {
         char have[32], want[32];
         ndx_tensor dv = ndx_view_of_spec(d), d0v = ndx_view_of_spec(d0);
         ndx_format_type(have, sizeof have, &dv);

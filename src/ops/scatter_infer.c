@@ -145,9 +145,7 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: indices is a scalar; it needs a last dimension, the index depth", op);
     if (!views) NDX_TRY(ndx_spec_check_as(updates, op, "updates", err));
-    /* A string width of 0 is not known yet, so it cannot differ. */
-    if (updates->dtype != target->dtype ||
-        (updates->itemsize && target->itemsize && updates->itemsize != target->itemsize)) {
+    if (!ndx_spec_types_agree(updates, target)) {
         char ut[32], wt[32];
         format_spec_type(ut, sizeof ut, updates);
         format_spec_type(wt, sizeof wt, target);
