@@ -144,7 +144,16 @@ static inline ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char 
 }
 
 /* 1 when a and b have the same dtype and itemsize. */
-int ndx_same_type(const ndx_tensor *a, const ndx_tensor *b);
+static inline int ndx_same_type(const ndx_tensor *a, const ndx_tensor *b) {
+    return a->dtype == b->dtype && a->itemsize == b->itemsize;
+}
+/* 1 when a and b have the same dtype, itemsize and shape (inline: every out= is checked so). */
+static inline int ndx_same_layout(const ndx_tensor *a, const ndx_tensor *b) {
+    if (!ndx_same_type(a, b) || a->rank != b->rank) return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
 
 /* Writes a type description such as "float32" or "string(8)" into buf. */
 void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t);
