@@ -20,10 +20,7 @@ int sparse_apply_dtype_ok(ndx_dtype dtype) {
 
 static ndx_status check_spec(const char *op, const char *what, const ndx_spec *s, ndx_error *err) {
     if (!s) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: %s is NULL", op, what);
-    if (ndx_spec_check(s, "", NULL) == NDX_OK) return NDX_OK;
-    char name[64];
-    snprintf(name, sizeof name, "%s: %s", op, what);
-    return ndx_spec_check(s, name, err);
+    return ndx_spec_check_as(s, op, what, err);
 }
 
 static ndx_status check_same_dtype(const char *op, const char *what, const ndx_spec *s,
