@@ -107,6 +107,8 @@ def _tf_default(a):
     return a
 
 
+_INT64_MAX = 2**63 - 1
+
 _ALLOWED = {  # kinds a Python value may take when the dtype beside it says so
     "b": "b", "i": "iu", "u": "iu", "f": "iuf", "c": "iufc", "S": "SU", "U": "SU",
 }
@@ -114,6 +116,10 @@ _ALLOWED = {  # kinds a Python value may take when the dtype beside it says so
 
 def _from_python(obj, like):
     a = np.asarray(obj)
+    if a.size and _past_int64(a):  # (rare: Python ints NumPy could not give int64)
+        items = _numbers(obj, a.dtype.kind != "O")
+        if items is not None and len(items) == a.size:
+            a = _wide_numbers(items, like).reshape(a.shape)
     if a.dtype.kind in "UO":
         a = _to_bytes(a)
     if like is None:
@@ -126,6 +132,68 @@ def _from_python(obj, like):
     if a.dtype.kind in "iu" and like.kind in "iu" and not np.array_equal(converted, a):
         raise TypeError(f"values out of the range of {like}, the dtype of the other arguments")
     return converted
+
+
+def _past_int64(a):
+    """Whether NumPy's array of a Python value may hold integers int64 cannot: it is an object
+    array, or a uint64 array past int64's top, or floats reaching 2**63 (what NumPy makes of ints
+    past int64's top beside negative ones)."""
+    kind = a.dtype.kind
+    if kind == "O":
+        return True
+    if kind == "u":
+        return a.itemsize == 8 and int(a.max()) > _INT64_MAX
+    if kind != "f" or a.ndim == 0:
+        return False
+    top = max(a.tolist()) if a.ndim == 1 and a.size < 64 else a.max()  # (tolist: no ufunc call)
+    return top >= 2.0**63  # (a NaN in it: floats were given)
+
+
+def _is_integer(x):
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _numbers(obj, ints_only):
+    """The items of a Python number or nested lists and tuples of numbers, in order (integers as
+    Python ints); None when any item is something else (a str, a bool, an object; with ints_only
+    anything but an integer: NumPy's float or uint64 array of it is TensorFlow's then too)."""
+    out, todo = [], [obj]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, (list, tuple)):
+            todo.extend(reversed(x))
+        elif _is_integer(x):
+            out.append(int(x))
+        elif not ints_only and isinstance(x, (float, complex, np.floating, np.complexfloating)):
+            out.append(x)
+        else:
+            return None
+    return out
+
+
+def _check_int64(ints, dtype="int64"):
+    """TensorFlow refuses a Python int its integer dtype cannot hold (a ValueError): ndx raises
+    InvalidArgumentError, a ValueError, naming the first such value."""
+    info = np.iinfo(dtype)
+    for x in ints:
+        if not info.min <= x <= info.max:
+            from . import _ndx
+            raise _ndx.InvalidArgumentError(f"the integer {x} is out of {dtype}'s range")
+
+
+def _wide_numbers(items, like):
+    """Python numbers among which NumPy found no one dtype (some int past int64) as TensorFlow
+    converts them: to the float or complex dtype of the arguments beside them; else floats when
+    any is a float (complex when any is complex); else integers, which must fit int64 (uint64
+    beside a uint64 array)."""
+    if like is not None and like.kind in "fc":
+        return np.array(items, dtype=like)
+    if not all(isinstance(x, int) for x in items):
+        complex_ = any(isinstance(x, (complex, np.complexfloating)) for x in items)
+        return np.array(items, dtype=np.complex128 if complex_ else np.float64)
+    dtype = "uint64" if like is not None and like == np.uint64 else "int64"
+    _check_int64(items, dtype)
+    return np.array(items, dtype=dtype)
 
 
 def _to_bytes(a):
@@ -143,6 +211,7 @@ def _to_bytes(a):
             elif isinstance(x, (bytes, np.bytes_)):
                 items.append(bytes(x))
             else:
+                _check_int64([int(y) for y in flat if _is_integer(y)])  # a huge int: say so
                 raise TypeError(f"object arrays must hold bytes or str, not {type(x).__name__}")
         width = max((len(x) for x in items), default=1) or 1
         out = np.array(items, dtype=f"S{width}").reshape(a.shape)

@@ -8,7 +8,10 @@ __all__ = ["SparseTensor"]
 
 
 def _int64_array(x, what):
-    a = _as_array(x)
+    try:
+        a = _as_array(x)
+    except _ndx.InvalidArgumentError as e:  # an integer out of int64's range: name the part
+        raise _ndx.InvalidArgumentError(f"SparseTensor: {what}: {e}") from e
     if isinstance(a, BFloat16Array) or a.dtype.kind not in "iu":
         raise TypeError(f"SparseTensor: {what} must hold integers, not {a.dtype}")
     return a.astype(np.int64, copy=False)

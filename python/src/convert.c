@@ -156,9 +156,11 @@ static const char *dtype_text(const py_tensor *t) {
 }
 
 /* Puts "op: what: " before the message of the exception being raised, when it is one of the
- * plain kinds conversion raises (a caller's own exception classes pass through unchanged). */
+ * plain kinds conversion raises, or ndx._as_array's InvalidArgumentError for an integer out of
+ * int64's range (a caller's own exception classes pass through unchanged). */
 static void name_argument(const char *op, const char *what) {
-    PyObject *kinds[] = {PyExc_TypeError, PyExc_ValueError, PyExc_MemoryError, PyExc_OverflowError};
+    PyObject *kinds[] = {PyExc_TypeError, PyExc_ValueError, PyExc_MemoryError, PyExc_OverflowError,
+                         ndx_py_invalid_argument};
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);

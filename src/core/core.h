@@ -144,7 +144,16 @@ static inline ndx_status ndx_check_index_tensor(const ndx_tensor *t, const char 
 }
 
 /* 1 when a and b have the same dtype and itemsize. */
-int ndx_same_type(const ndx_tensor *a, const ndx_tensor *b);
+static inline int ndx_same_type(const ndx_tensor *a, const ndx_tensor *b) {
+    return a->dtype == b->dtype && a->itemsize == b->itemsize;
+}
+/* 1 when a and b have the same dtype, itemsize and shape (inline: every out= is checked so). */
+static inline int ndx_same_layout(const ndx_tensor *a, const ndx_tensor *b) {
+    if (!ndx_same_type(a, b) || a->rank != b->rank) return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
 
 /* Writes a type description such as "float32" or "string(8)" into buf. */
 void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t);
@@ -153,8 +162,20 @@ void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t);
 
 /* 1 when the dim is known (not NDX_UNKNOWN). */
 static inline int ndx_dim_known(int64_t d) { return d >= 0; }
+/* 1 when dims[0..n) are all known. */
+static inline int ndx_dims_known(int n, const int64_t *dims) {
+    for (int i = 0; i < n; i++)
+        if (!ndx_dim_known(dims[i])) return 0;
+    return 1;
+}
 /* 1 when both dims are known and differ: the only case an infer function can refuse. */
 static inline int ndx_dims_conflict(int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; }
+/* 1 when no pair of a[i], b[i] (i < n) conflicts: dims that may still turn out the same. */
+static inline int ndx_dims_agree(int n, const int64_t *a, const int64_t *b) {
+    for (int i = 0; i < n; i++)
+        if (ndx_dims_conflict(a[i], b[i])) return 0;
+    return 1;
+}
 /* Product of dims[0..n) of a checked spec: 1 and *count when all are known, else 0. A known zero
  * makes the product 0 even beside unknown dims. */
 static inline int ndx_known_product(int n, const int64_t *dims, int64_t *count) {
@@ -171,12 +192,15 @@ static inline int ndx_known_product(int n, const int64_t *dims, int64_t *count) 
     if (known) *count = c;
     return known;
 }
+/* 1 when two specs have one dtype and one width: a width of 0 (a string's, not known yet) cannot
+ * differ. */
+static inline int ndx_spec_types_agree(const ndx_spec *a, const ndx_spec *b) {
+    return a->dtype == b->dtype && (!a->itemsize || !b->itemsize || a->itemsize == b->itemsize);
+}
 /* ndx_spec_is_complete, inline for the library's own calls (the exported function calls it). */
 static inline int ndx_spec_is_complete_inline(const ndx_spec *spec) {
-    if (!spec || spec->itemsize == 0 || spec->rank < 0) return 0;
-    for (int i = 0; i < spec->rank; i++)
-        if (spec->shape[i] < 0) return 0;
-    return 1;
+    return spec && spec->itemsize != 0 && spec->rank >= 0 &&
+           ndx_dims_known(spec->rank, spec->shape);
 }
 #define ndx_spec_is_complete(s) ndx_spec_is_complete_inline(s)
 /* The same check as ndx_tensor_check on a tensor's layout, shared with ndx_spec_check:

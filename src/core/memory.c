@@ -28,10 +28,7 @@ void ndx_tensor_free(ndx_tensor *t) {
 
 ndx_status ndx_output_matches(const char *op, const ndx_tensor *want, const ndx_tensor *out,
                               const char *what, ndx_error *err) {
-    int same = out->dtype == want->dtype && out->itemsize == want->itemsize &&
-               out->rank == want->rank;
-    for (int i = 0; same && i < want->rank; i++) same = out->shape[i] == want->shape[i];
-    if (same) return NDX_OK;
+    if (ndx_same_layout(out, want)) return NDX_OK;
     char have_dims[NDX_DIMS_TEXT], want_dims[NDX_DIMS_TEXT], have_t[32], want_t[32];
     int rank = out->rank < 0 ? 0 : out->rank > NDX_MAX_RANK ? NDX_MAX_RANK : out->rank;
     ndx_format_dims(have_dims, sizeof have_dims, rank, out->shape);

@@ -70,7 +70,3 @@ ndx_status ndx_check_index_tensor_full(const ndx_tensor *t, const char *op, cons
                         ndx_dtype_name(t->dtype));
     return NDX_OK;
 }
-
-int ndx_same_type(const ndx_tensor *a, const ndx_tensor *b) {
-    return a->dtype == b->dtype && a->itemsize == b->itemsize;
-}

@@ -62,10 +62,7 @@ ndx_output grad_scalar(const grad_ctx *c, ndx_dtype dtype, double v) {
 
 /* 1 when dims [first, first + count) of spec are all known. */
 static int dims_known(const ndx_spec *sp, int first, int count) {
-    if (sp->rank == NDX_UNKNOWN) return 0;
-    for (int i = first; i < first + count; i++)
-        if (!ndx_dim_known(sp->shape[i])) return 0;
-    return 1;
+    return sp->rank != NDX_UNKNOWN && ndx_dims_known(count, sp->shape + first);
 }
 
 ndx_output grad_dims(const grad_ctx *c, ndx_output x, int first, int count) {

@@ -73,12 +73,8 @@ static ndx_status check_args(const call *k, int ny, const ndx_output *ys, const 
         NDX_TRY(check_handle(k, dys[i], what));
         ndx_spec d = ndx_output_spec(dys[i]);
         int fits = d.dtype == y.dtype;
-        if (fits && d.rank != NDX_UNKNOWN && y.rank != NDX_UNKNOWN) {
-            fits = d.rank == y.rank;
-            for (int j = 0; fits && j < y.rank; j++)
-                fits = !ndx_dim_known(d.shape[j]) || !ndx_dim_known(y.shape[j]) ||
-                       d.shape[j] == y.shape[j];
-        }
+        if (fits && d.rank != NDX_UNKNOWN && y.rank != NDX_UNKNOWN)
+            fits = d.rank == y.rank && ndx_dims_agree(y.rank, d.shape, y.shape);
         if (!fits) {
             ndx_format_spec_dims(a, sizeof a, &d);
             ndx_format_spec_dims(b, sizeof b, &y);

@@ -166,11 +166,8 @@ static ndx_status fold(graph_node *n, const ndx_tensor *in, ndx_error *err) {
 /* size, shape and the like need only their input's shape: known dims are as good as a
  * constant. */
 static int folds_from_spec(const graph_node *n, const ndx_spec *in) {
-    if (!(graph_desc(n->kind)->flags & GRAPH_KIND_SHAPE_ONLY) || in[0].rank == NDX_UNKNOWN)
-        return 0;
-    for (int i = 0; i < in[0].rank; i++)
-        if (!ndx_dim_known(in[0].shape[i])) return 0;
-    return 1;
+    return (graph_desc(n->kind)->flags & GRAPH_KIND_SHAPE_ONLY) && in[0].rank != NDX_UNKNOWN &&
+           ndx_dims_known(in[0].rank, in[0].shape);
 }
 
 /* Infers (and, when it can, folds) node n from its inputs' specs and constants. */
@@ -296,6 +293,16 @@ static ndx_output first_output(ndx_scope s, uint32_t id) {
     return out;
 }
 
+/* An op chosen by an enum value outside its enum: the error on the would-be node (of its
+ * family's first kind, typed `type`), and the failed output. */
+static ndx_output refuse_variant(ndx_scope s, const char *file, int line, graph_kind first,
+                                 const char *type, const char *msg) {
+    build b = build_of(s, file, line, first);
+    b.type = type;
+    if (build_can_start(&b)) build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, msg);
+    return first_output(s, 0);
+}
+
 /* A node of `kind` with one output, or a sparse one, from these inputs. */
 static ndx_output build_dense(const char *file, int line, ndx_scope s, graph_kind kind,
                               const graph_attrs *attrs, int num_inputs, const ndx_output *inputs) {
@@ -392,12 +399,9 @@ ndx_output ndx_op_tensor_scatter_nd_at(const char *file, int line, ndx_scope s, 
                                        ndx_output tensor, ndx_output indices, ndx_output updates,
                                        const ndx_scatter_attrs *attrs) {
     if ((unsigned)op > (unsigned)(GRAPH_TENSOR_SCATTER_MAX - GRAPH_TENSOR_SCATTER_UPDATE)) {
-        build b = build_of(s, file, line, GRAPH_TENSOR_SCATTER_UPDATE);
-        b.type = "TensorScatter";
         char msg[64];
         snprintf(msg, sizeof msg, "tensor_scatter_nd: op %d is not an ndx_scatter_op", (int)op);
-        if (build_can_start(&b)) build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, msg);
-        return first_output(s, 0);
+        return refuse_variant(s, file, line, GRAPH_TENSOR_SCATTER_UPDATE, "TensorScatter", msg);
     }
     graph_attrs a = {0};
     if (attrs) a.bad_indices = (int)attrs->bad_indices;
@@ -469,13 +473,8 @@ ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, ndx_scop
 
 ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
                             ndx_output x, ndx_output y) {
-    if ((unsigned)kind > (unsigned)(GRAPH_MINIMUM - GRAPH_ADD)) {
-        build b = build_of(s, file, line, GRAPH_ADD);
-        b.type = "Binary";
-        if (build_can_start(&b))
-            build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "kind is not an ndx_binary_kind");
-        return first_output(s, 0);
-    }
+    if ((unsigned)kind > (unsigned)(GRAPH_MINIMUM - GRAPH_ADD))
+        return refuse_variant(s, file, line, GRAPH_ADD, "Binary", "kind is not an ndx_binary_kind");
     ndx_output in[2] = {x, y};
     return build_dense(file, line, s, (graph_kind)(GRAPH_ADD + (int)kind), NULL, 2, in);
 }
@@ -507,13 +506,8 @@ ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x
 
 ndx_output ndx_op_unary_at(const char *file, int line, ndx_scope s, ndx_unary_kind kind,
                            ndx_output x) {
-    if ((unsigned)kind > (unsigned)(GRAPH_ONES_LIKE - GRAPH_NEG)) {
-        build b = build_of(s, file, line, GRAPH_NEG);
-        b.type = "Unary";
-        if (build_can_start(&b))
-            build_fail(&b, NULL, NDX_E_INVALID_ARGUMENT, "kind is not an ndx_unary_kind");
-        return first_output(s, 0);
-    }
+    if ((unsigned)kind > (unsigned)(GRAPH_ONES_LIKE - GRAPH_NEG))
+        return refuse_variant(s, file, line, GRAPH_NEG, "Unary", "kind is not an ndx_unary_kind");
     return build_dense(file, line, s, (graph_kind)(GRAPH_NEG + (int)kind), NULL, 1, &x);
 }
 

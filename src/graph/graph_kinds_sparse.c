@@ -118,8 +118,7 @@ static ndx_status infer_sparse_to_dense(const graph_node *n, const ndx_spec *in,
     NDX_TRY(ndx_sparse_to_dense_infer(&sp, out, err));
     if (n->num_inputs == 4) {
         const ndx_spec *d = &in[3];
-        if (d->dtype != sp.values.dtype || (d->rank != NDX_UNKNOWN && d->rank != 0) ||
-            (d->itemsize && sp.values.itemsize && d->itemsize != sp.values.itemsize)) {
+        if (!ndx_spec_types_agree(d, &sp.values) || (d->rank != NDX_UNKNOWN && d->rank != 0)) {
             char dims[NDX_DIMS_TEXT];
             ndx_format_spec_dims(dims, sizeof dims, d);
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT,

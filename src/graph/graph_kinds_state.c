@@ -49,9 +49,8 @@ static ndx_status infer_variable(const graph_node *n, const ndx_spec *in,
                             "but it reads the %s '%s'",
                             graph_type_name(graph_node_at(n->inputs[0].op.graph, source)),
                             graph_node_at(n->inputs[0].op.graph, source)->name);
-        int known = in[0].rank != NDX_UNKNOWN;
-        for (int i = 0; known && i < in[0].rank; i++) known = ndx_dim_known(in[0].shape[i]);
-        if (!known || (in[0].dtype == NDX_STRING && in[0].itemsize == 0))
+        if (in[0].rank == NDX_UNKNOWN || !ndx_dims_known(in[0].rank, in[0].shape) ||
+            (in[0].dtype == NDX_STRING && in[0].itemsize == 0))
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                             "variable: the initial value's shape must be known when the graph "
                             "is built");

@@ -138,11 +138,9 @@ static ndx_status check_declared(parser *ps, const node_line *nl) {
                           node.num_outputs);
     for (int k = 0; k < node.num_outputs; k++) {
         const ndx_spec *d = &nl->specs[k], *i = &node.outputs[k];
-        int ok = d->dtype == i->dtype && (!d->itemsize || !i->itemsize || d->itemsize == i->itemsize);
-        if (ok && d->rank != NDX_UNKNOWN && i->rank != NDX_UNKNOWN) {
-            ok = d->rank == i->rank;
-            for (int j = 0; ok && j < d->rank; j++) ok = !ndx_dims_conflict(d->shape[j], i->shape[j]);
-        }
+        int ok = ndx_spec_types_agree(d, i);
+        if (ok && d->rank != NDX_UNKNOWN && i->rank != NDX_UNKNOWN)
+            ok = d->rank == i->rank && ndx_dims_agree(d->rank, d->shape, i->shape);
         if (ok) continue;
         text_buf want = {0}, got = {0};
         graph_format_spec(&want, d);

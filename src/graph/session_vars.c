@@ -119,10 +119,7 @@ static ndx_status check_like(const ndx_session *s, ndx_operation var, const ndx_
     ndx_error e;
     ndx_status st = t ? ndx_tensor_check(t, full, NULL, NULL, &e)
                       : ndx_fail(&e, NDX_E_INVALID_ARGUMENT, "%s is NULL", full);
-    int same = st == NDX_OK && t->dtype == want->dtype && t->itemsize == want->itemsize &&
-               t->rank == want->rank;
-    for (int i = 0; same && i < want->rank; i++) same = t->shape[i] == want->shape[i];
-    if (st == NDX_OK && !same) {
+    if (st == NDX_OK && !ndx_same_layout(t, want)) {
         char have_dims[NDX_DIMS_TEXT], want_dims[NDX_DIMS_TEXT], have_t[32], want_t[32];
         ndx_format_dims(have_dims, sizeof have_dims, t->rank, t->shape);
         ndx_format_dims(want_dims, sizeof want_dims, want->rank, want->shape);

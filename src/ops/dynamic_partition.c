@@ -30,10 +30,7 @@ static ndx_status infer_checked(const ndx_spec *data, const ndx_spec *partitions
     out.rank = NDX_UNKNOWN;
     int P = partitions->rank;
     if (P != NDX_UNKNOWN && data->rank != NDX_UNKNOWN) {
-        int starts = data->rank >= P;
-        for (int k = 0; starts && k < P; k++)
-            starts = !ndx_dims_conflict(data->shape[k], partitions->shape[k]);
-        if (!starts) {
+        if (data->rank < P || !ndx_dims_agree(P, data->shape, partitions->shape)) {
             char dd[NDX_DIMS_TEXT], pd[NDX_DIMS_TEXT];
             ndx_format_spec_dims(dd, sizeof dd, data);
             ndx_format_spec_dims(pd, sizeof pd, partitions);

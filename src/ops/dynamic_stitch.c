@@ -98,7 +98,7 @@ static ndx_status check_data_spec(const char *op, int m, const ndx_spec *d, cons
         snprintf(what, sizeof what, "%s: data[%d]", op, m);
         return ndx_spec_check(d, what, err);
     }
-    if (d->dtype != d0->dtype || (d->itemsize && d0->itemsize && d->itemsize != d0->itemsize)) {
+    if (!ndx_spec_types_agree(d, d0)) {
         char have[32], want[32];
         ndx_tensor dv = ndx_view_of_spec(d), d0v = ndx_view_of_spec(d0);
         ndx_format_type(have, sizeof have, &dv);
@@ -110,10 +110,7 @@ static ndx_status check_data_spec(const char *op, int m, const ndx_spec *d, cons
                                               : "dtype");
     }
     if (d->rank == NDX_UNKNOWN || ix->rank == NDX_UNKNOWN) return NDX_OK;
-    int starts = d->rank >= ix->rank;
-    for (int k = 0; starts && k < ix->rank; k++)
-        starts = !ndx_dims_conflict(d->shape[k], ix->shape[k]);
-    if (!starts) {
+    if (d->rank < ix->rank || !ndx_dims_agree(ix->rank, d->shape, ix->shape)) {
         ndx_format_spec_dims(dims_d, sizeof dims_d, d);
         ndx_format_spec_dims(dims_i, sizeof dims_i, ix);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -122,10 +119,7 @@ static ndx_status check_data_spec(const char *op, int m, const ndx_spec *d, cons
     }
     if (d0->rank == NDX_UNKNOWN || i0->rank == NDX_UNKNOWN) return NDX_OK;
     int extra = d->rank - ix->rank, extra0 = d0->rank - i0->rank;
-    int same = extra == extra0;
-    for (int k = 0; same && k < extra; k++)
-        same = !ndx_dims_conflict(d->shape[ix->rank + k], d0->shape[i0->rank + k]);
-    if (!same) {
+    if (extra != extra0 || !ndx_dims_agree(extra, d->shape + ix->rank, d0->shape + i0->rank)) {
         format_tail(dims_d, sizeof dims_d, d, ix->rank);
         format_tail(dims_i, sizeof dims_i, d0, i0->rank);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,

@@ -26,11 +26,7 @@ typedef struct layout_ref {
 /* ndx_spec_is_complete of a layout; `views`: it comes from a checked view, whose rank and dims
  * are all known, so only the itemsize (a string's width may be 0) is left to look at. */
 static int layout_complete(int views, size_t itemsize, int rank, const int64_t *shape) {
-    if (itemsize == 0 || rank < 0) return 0;
-    if (views) return 1;
-    for (int i = 0; i < rank; i++)
-        if (shape[i] < 0) return 0;
-    return 1;
+    return itemsize != 0 && rank >= 0 && (views || ndx_dims_known(rank, shape));
 }
 
 /* Everything infer checks once the two layouts are valid on their own (the plan has checked the

@@ -103,10 +103,8 @@ static ndx_status check_updates_shape(const char *op, const char *target_name,
     int expect_rank = 0;
     for (int i = 0; i < indices->rank - 1; i++) expect[expect_rank++] = indices->shape[i];
     for (int i = depth; i < target->rank; i++) expect[expect_rank++] = target->shape[i];
-    int same = updates->rank == expect_rank;
-    for (int i = 0; same && i < expect_rank; i++)
-        same = !ndx_dims_conflict(updates->shape[i], expect[i]);
-    if (same) return NDX_OK;
+    if (updates->rank == expect_rank && ndx_dims_agree(expect_rank, updates->shape, expect))
+        return NDX_OK;
     char ushape[NDX_DIMS_TEXT], eshape[NDX_DIMS_TEXT], ishape[NDX_DIMS_TEXT], wshape[NDX_DIMS_TEXT];
     ndx_format_spec_dims(ushape, sizeof ushape, updates);
     ndx_format_spec_dims(ishape, sizeof ishape, indices);
@@ -147,9 +145,7 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: indices is a scalar; it needs a last dimension, the index depth", op);
     if (!views) NDX_TRY(ndx_spec_check_as(updates, op, "updates", err));
-    /* A string width of 0 is not known yet, so it cannot differ. */
-    if (updates->dtype != target->dtype ||
-        (updates->itemsize && target->itemsize && updates->itemsize != target->itemsize)) {
+    if (!ndx_spec_types_agree(updates, target)) {
         char ut[32], wt[32];
         format_spec_type(ut, sizeof ut, updates);
         format_spec_type(wt, sizeof wt, target);
@@ -178,9 +174,7 @@ static ndx_status infer_rows(const char *op, const char *target_name, const ndx_
     /* With depth 0 indices has no elements, so its row count was never checked. */
     int64_t rows = 0;
     int rows_known = ndx_known_product(lead, indices->shape, &rows);
-    int lead_known = 1;
-    for (int i = 0; i < lead; i++) lead_known &= indices->shape[i] >= 0;
-    if (lead_known && !ndx_dims_product(lead, indices->shape, &rows)) {
+    if (ndx_dims_known(lead, indices->shape) && !ndx_dims_product(lead, indices->shape, &rows)) {
         ndx_format_spec_dims(ishape, sizeof ishape, indices);
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: indices of shape %s has too many rows to count",
                         op, ishape);

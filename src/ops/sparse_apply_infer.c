@@ -20,10 +20,7 @@ int sparse_apply_dtype_ok(ndx_dtype dtype) {
 
 static ndx_status check_spec(const char *op, const char *what, const ndx_spec *s, ndx_error *err) {
     if (!s) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: %s is NULL", op, what);
-    if (ndx_spec_check(s, "", NULL) == NDX_OK) return NDX_OK;
-    char name[64];
-    snprintf(name, sizeof name, "%s: %s", op, what);
-    return ndx_spec_check(s, name, err);
+    return ndx_spec_check_as(s, op, what, err);
 }
 
 static ndx_status check_same_dtype(const char *op, const char *what, const ndx_spec *s,
@@ -54,10 +51,7 @@ static ndx_status merge_accum(const char *op, ndx_spec *m, const ndx_spec *accum
         m->itemsize = size;
         return NDX_OK;
     }
-    int same = m->rank == accum->rank;
-    for (int d = 0; same && d < m->rank; d++)
-        same = !ndx_dims_conflict(m->shape[d], accum->shape[d]);
-    if (!same) {
+    if (m->rank != accum->rank || !ndx_dims_agree(m->rank, m->shape, accum->shape)) {
         char a[NDX_DIMS_TEXT], v[NDX_DIMS_TEXT];
         ndx_format_spec_dims(a, sizeof a, accum);
         ndx_format_spec_dims(v, sizeof v, m);
@@ -83,10 +77,8 @@ static ndx_status merge_grad(const char *op, ndx_spec *m, const ndx_spec *grad,
             return NDX_OK;
         }
     } else {
-        int same = grad->rank == m->rank && !ndx_dims_conflict(grad->shape[0], entries);
-        for (int d = 1; same && d < m->rank; d++)
-            same = !ndx_dims_conflict(grad->shape[d], m->shape[d]);
-        if (same) {
+        if (grad->rank == m->rank && !ndx_dims_conflict(grad->shape[0], entries) &&
+            ndx_dims_agree(m->rank - 1, grad->shape + 1, m->shape + 1)) {
             for (int d = 1; d < m->rank; d++)
                 if (!ndx_dim_known(m->shape[d])) m->shape[d] = grad->shape[d];
             return NDX_OK;

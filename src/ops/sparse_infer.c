@@ -103,7 +103,7 @@ ndx_status ndx_sparse_concat_infer(int axis, int n, const ndx_sparse_spec *input
                                 CONCAT ": inputs[%d] has rank %d but inputs[0] has rank %d", m, r,
                                 rank0);
             const ndx_spec *v = &inputs[m].values, *v0 = &inputs[0].values;
-            if (v->dtype != v0->dtype || (v->itemsize && v0->itemsize && v->itemsize != v0->itemsize)) {
+            if (!ndx_spec_types_agree(v, v0)) {
                 char have[32], want[32];
                 ndx_tensor hv = ndx_view_of_spec(v), wv = ndx_view_of_spec(v0);
                 ndx_format_type(have, sizeof have, &hv);

@@ -339,6 +339,111 @@ def test_scatter_nd_shapes_huge_and_negative(shape):
         ndx.scatter_nd(indices, np.zeros((0,)), shape)
 
 
+class DuckSparse:
+    """A SparseTensor by its three parts, as the sparse ops take one (no checks on the way in)."""
+
+    def __init__(self, indices):
+        self.indices, self.values, self.dense_shape = indices, np.array([1.0]), np.array([3])
+
+
+# Index values int64 cannot hold, in each form a caller may pass them: a Python list (NumPy
+# gives it an object array, a uint64 array, or float64 when negatives sit beside 2**63), and a
+# NumPy object array. Each was a TypeError about object arrays and bytes, or about uint64 and
+# float32 dtypes, though the caller passed integers.
+HUGE = {"2**70": (2**70, lambda v: [[v]]),
+        "-2**63-1": (-2**63 - 1, lambda v: [[v]]),
+        "2**63": (2**63, lambda v: [[v]]),
+        "2**64-1": (2**64 - 1, lambda v: [[0], [v]]),
+        "-1,2**63": (2**63, lambda v: [[-1], [v]]),
+        "object array": (2**70, lambda v: np.array([[v]], dtype=object)),
+        "object array, small beside": (2**65, lambda v: np.array([[1], [v]], dtype=object))}
+
+
+
+def flat(x):
+    """The rows of HUGE's [[v], ...] as one vector, in the same form (a list or an array)."""
+    return x.ravel() if isinstance(x, np.ndarray) else [v for row in x for v in row]
+
+
+# (op, argument, call taking the index tensor) for every argument that holds indices.
+INDEX_ARGUMENTS = [
+    ("gather_nd", "indices", lambda x: ndx.gather_nd(PARAMS, x)),
+    ("scatter_nd", "indices", lambda x: ndx.scatter_nd(x, [5.0], [3])),
+    ("scatter_nd", "shape", lambda x: ndx.scatter_nd([[1]], [5.0], flat(x))),
+] + [(f"tensor_scatter_nd_{k}", "indices",
+      lambda x, k=k: getattr(ndx, f"tensor_scatter_nd_{k}")(np.zeros(3), x, [1.0]))
+     for k in ("update", "add", "sub", "min", "max")] + [
+    ("dynamic_stitch", r"indices\[1\]", lambda x: ndx.dynamic_stitch([[0], x], [[1.0], [2.0]])),
+    ("parallel_dynamic_stitch", r"indices\[0\]",
+     lambda x: ndx.parallel_dynamic_stitch([x], [[1.0]])),
+    ("dynamic_partition", "partitions", lambda x: ndx.dynamic_partition(np.arange(1.0), x, 2)),
+    ("sparse_concat", r"sp_inputs\[1\]\.indices",
+     lambda x: ndx.sparse.concat(0, [SP, DuckSparse(x)])),
+    ("sparse_reorder", r"sp_input\.indices", lambda x: ndx.sparse.reorder(DuckSparse(x))),
+    ("sparse_to_dense", r"sp_input\.indices", lambda x: ndx.sparse.to_dense(DuckSparse(x))),
+    ("SparseTensor", "indices", lambda x: ndx.SparseTensor(x, [1.0] * len(x), [3])),
+    ("SparseTensor", "dense_shape", lambda x: ndx.SparseTensor([[0]], [1.0], flat(x))),
+]
+
+
+@pytest.mark.parametrize("op,what,call", INDEX_ARGUMENTS,
+                         ids=[f"{op}-{k}" for k, (op, _, _) in enumerate(INDEX_ARGUMENTS)])
+@pytest.mark.parametrize("form", list(HUGE))
+def test_index_values_out_of_int64_named(op, what, call, form):
+    # TensorFlow refuses a Python int int64 cannot hold with a ValueError; ndx raises
+    # InvalidArgumentError (a ValueError), naming the op, the argument and the value.
+    value, make = HUGE[form]
+    with pytest.raises(ndx.InvalidArgumentError,
+                       match=rf"^{op}: {what}: the integer {value} is out of int64's range$"):
+        call(make(value))
+
+
+@pytest.mark.parametrize("form", list(HUGE))
+def test_index_values_out_of_int64_change_nothing(form):
+    value, make = HUGE[form]
+    for k in ("update", "add", "sub", "min", "max"):
+        tensor = np.arange(4.0)
+        out = np.full(4, 5.0)
+        with pytest.raises(ndx.InvalidArgumentError, match="indices: .* out of int64's range"):
+            getattr(ndx, f"tensor_scatter_nd_{k}")(tensor, make(value), [1.0], out=out)
+        with pytest.raises(ndx.InvalidArgumentError, match="indices: .* out of int64's range"):
+            getattr(ndx, f"tensor_scatter_nd_{k}")(tensor, make(value), [1.0], out=tensor)
+        assert (out == 5.0).all() and tensor.tolist() == [0.0, 1.0, 2.0, 3.0], k
+    var, accum = np.arange(4.0), np.ones(4)
+    grad = np.ones(len(make(value)))
+    with pytest.raises(ndx.InvalidArgumentError,
+                       match=rf"^sparse_apply_sgd: indices: the integer {value} is out of "):
+        ndx.sparse_apply_sgd(var, 0.5, grad, flat(make(value)))
+    with pytest.raises(ndx.InvalidArgumentError,
+                       match=rf"^sparse_apply_adagrad: indices: the integer {value} is out of "):
+        ndx.sparse_apply_adagrad(var, accum, 0.5, grad, flat(make(value)))
+    assert var.tolist() == [0.0, 1.0, 2.0, 3.0] and accum.tolist() == [1.0] * 4
+
+
+def test_python_ints_past_int64_convert_as_tensorflow_converts_them():
+    # Values beside them decide: floats make floats (TensorFlow's float32 by default), a uint64
+    # tensor takes what fits uint64; integers alone must fit int64 (a ValueError in TensorFlow).
+    assert ndx.gather_nd([1.5, 2**70], [[1]]).tolist() == [np.float32(2.0**70)]
+    assert ndx.gather_nd([1.5, 2**70], [[1]]).dtype == np.float32
+    assert ndx.tensor_scatter_nd_add(np.zeros(2), [[1]], [2**70]).tolist() == [0.0, 2.0**70]
+    got = ndx.tensor_scatter_nd_update(np.zeros(2, np.uint64), [[1]], [2**64 - 1])
+    assert got.dtype == np.uint64 and got.tolist() == [0, 2**64 - 1]
+    with pytest.raises(ndx.InvalidArgumentError,
+                       match=r"^tensor_scatter_nd_add: updates: the integer 18446744073709551616 "
+                             r"is out of uint64's range$"):
+        ndx.tensor_scatter_nd_add(np.zeros(2, np.uint64), [[1]], [2**64])
+    with pytest.raises(ndx.InvalidArgumentError,
+                       match=r"^gather_nd: params: the integer 9223372036854775808 is out of "
+                             r"int64's range$"):
+        ndx.gather_nd([2**63], [[0]])  # (was a uint64 array, which TensorFlow never makes)
+    with pytest.raises(ndx.InvalidArgumentError, match=r"^tensor_scatter_nd_add: updates: .* "
+                                                       r"out of int64's range$"):
+        ndx.tensor_scatter_nd_add(np.zeros(2, np.int64), [[1]], [-1, 2**63])
+    assert ndx.gather_nd([-2**63, 2**63 - 1], [[1], [0]]).tolist() == [2**63 - 1, -2**63]
+    with pytest.raises(TypeError, match="object arrays must hold bytes or str, not int"):
+        ndx.gather_nd(PARAMS, np.array([[1]], dtype=object))  # small ints: as before
+
+
 # ---- wrong types and broken array protocols -----------------------------------------------------
 
 class ArrayRaises:
