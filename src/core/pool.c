@@ -7,7 +7,9 @@
  * 1.1-1.4x. A library cannot set that variable (libgomp reads it before any library code runs),
  * so ndx runs its chunks on threads of its own, which:
  *   - spin briefly (SPIN_NS) for the next job, then sleep on a condition variable;
- *   - claim chunks from a shared counter, the calling thread too, so a helper that the kernel
+ *   - each run the chunk of their own number first (the caller chunk 0, helper k chunk k + 1:
+ *     OpenMP's static split, so consecutive regions of an op find their part of the data in
+ *     the same core's cache), then take any chunk not yet taken, so a helper that the kernel
  *     has not scheduled yet holds nothing up: once the chunks are gone the caller takes back
  *     every helper that has not started, and waits only for those running a chunk.
  * Which thread runs a chunk never matters: ops write per chunk (its number is the `worker`
@@ -43,13 +45,14 @@ typedef struct pool_job {
     void *ctx;
     int64_t n;
     int chunks;
-    atomic_int next; /* the next chunk to claim */
+    atomic_uchar taken[NDX_MAX_WORKERS]; /* chunk w has been claimed */
 } pool_job;
 
 typedef struct helper {
     atomic_int state;      /* IDLE -> ASSIGNED (caller) -> RUNNING (helper) -> DONE -> IDLE;
                               ASSIGNED -> IDLE when the caller takes it back unstarted */
     pool_job *_Atomic job; /* set before ASSIGNED */
+    int first;             /* the chunk this helper runs first */
     pthread_mutex_t mu;    /* with the two conditions, for sleeping only */
     pthread_cond_t work;   /* the helper waits here for ASSIGNED or STOP */
     pthread_cond_t done;   /* the caller waits here for DONE */
@@ -85,12 +88,13 @@ static int spin_for(atomic_int *state, int a, int b) {
     }
 }
 
-static void run_chunks(pool_job *job) {
+/* Runs chunk `first`, then every chunk nobody has taken yet. */
+static void run_chunks(pool_job *job, int first) {
     int outer = in_chunk;
     in_chunk = 1;
-    for (;;) {
-        int w = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-        if (w >= job->chunks) break;
+    for (int k = 0; k < job->chunks; k++) {
+        int w = (first + k) % job->chunks;
+        if (atomic_exchange_explicit(&job->taken[w], 1, memory_order_relaxed)) continue;
         job->fn(job->ctx, ndx_chunk_begin(job->n, job->chunks, w),
                 ndx_chunk_begin(job->n, job->chunks, w + 1), w);
     }
@@ -110,7 +114,7 @@ static void *helper_main(void *arg) {
         if (s == STOP) return NULL;
         int expected = ASSIGNED; /* the caller may have taken the job back meanwhile */
         if (!atomic_compare_exchange_strong(&h->state, &expected, RUNNING)) continue;
-        run_chunks(atomic_load(&h->job));
+        run_chunks(atomic_load(&h->job), h->first);
         atomic_store(&h->state, DONE); /* the job is not touched after this */
         pthread_mutex_lock(&h->mu);
         pthread_cond_signal(&h->done);
@@ -203,17 +207,18 @@ static void release(helper *h) {
 
 void ndx_pool_run(int chunks, int64_t n, ndx_range_fn fn, void *ctx) {
     pool_job job = {.fn = fn, .ctx = ctx, .n = n, .chunks = chunks};
-    atomic_init(&job.next, 0);
+    for (int w = 0; w < chunks; w++) atomic_init(&job.taken[w], 0);
     helper *got[NDX_MAX_WORKERS];
     int helpers = in_chunk || chunks < 2 ? 0 : take_helpers(got, chunks - 1);
     for (int i = 0; i < helpers; i++) {
+        got[i]->first = i + 1;
         atomic_store(&got[i]->job, &job);
         atomic_store(&got[i]->state, ASSIGNED);
         pthread_mutex_lock(&got[i]->mu);
         pthread_cond_signal(&got[i]->work);
         pthread_mutex_unlock(&got[i]->mu);
     }
-    run_chunks(&job);
+    run_chunks(&job, 0);
     for (int i = 0; i < helpers; i++) release(got[i]);
     give_back(got, helpers);
 }
