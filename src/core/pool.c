@@ -206,8 +206,7 @@ static void release(helper *h) {
 }
 
 void ndx_pool_run(int chunks, int64_t n, ndx_range_fn fn, void *ctx) {
-    pool_job job = {.fn = fn, .ctx = ctx, .n = n, .chunks = chunks};
-    for (int w = 0; w < chunks; w++) atomic_init(&job.taken[w], 0);
+    pool_job job = {.fn = fn, .ctx = ctx, .n = n, .chunks = chunks}; /* (taken: all zero) */
     helper *got[NDX_MAX_WORKERS];
     int helpers = in_chunk || chunks < 2 ? 0 : take_helpers(got, chunks - 1);
     for (int i = 0; i < helpers; i++) {
