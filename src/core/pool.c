@@ -2,9 +2,9 @@
  *
  * Why not OpenMP's team: libgomp's idle threads spin for a long while (GOMP_SPINCOUNT, 300,000
  * rounds) before they sleep, and a region waits for every thread it was given. With one other
- * busy process on a 2-core machine, 2 threads then ran G1, S1 and C1 at 0.65-0.84x the speed of
+ * busy process on a 2-core machine, 2 threads then ran G1, S1 and C1 at 0.66-0.84x the speed of
  * 1 thread (`ndx bench W --threads 2 --scaling` beside a busy loop); with OMP_WAIT_POLICY=passive
- * 1.1-1.4x. A library cannot set that variable (libgomp reads it before any library code runs),
+ * 1.1-1.55x. A library cannot set that variable (libgomp reads it before any library code runs),
  * so ndx runs its chunks on threads of its own, which:
  *   - spin briefly (SPIN_NS) for the next job, then sleep on a condition variable;
  *   - each run the chunk of their own number first (the caller chunk 0, helper k chunk k + 1:
