@@ -166,8 +166,8 @@ static void every_op_against_reference(void **state) {
             fill_small(&r, &y, 1);
             for (int op = 0; op < NDX_BINARY_COUNT; op++) {
                 if (op == NDX_BINARY_REAL_DIV && !is_float(dt)) continue;
-                if ((op == NDX_BINARY_LOGICAL_AND || op == NDX_BINARY_LOGICAL_OR) != (dt == NDX_BOOL))
-                    continue;
+                int logical = op == NDX_BINARY_LOGICAL_AND || op == NDX_BINARY_LOGICAL_OR;
+                if (logical != (dt == NDX_BOOL)) continue;
                 if (dt == NDX_BOOL && op != NDX_BINARY_EQUAL && op != NDX_BINARY_NOT_EQUAL &&
                     op != NDX_BINARY_LOGICAL_AND && op != NDX_BINARY_LOGICAL_OR)
                     continue;

@@ -196,7 +196,8 @@ static void orderings_documented(void **state) {
         assert_ok(ndx_binary(orderings[o], &X, &Y, NULL, &O, &err), &err);
         assert_memory_equal(got, want[o], 4);
     }
-    ndx_spec xs = ndx_spec_make(NDX_INT32, 2, SHAPE(NDX_UNKNOWN, 1)), ys = ndx_spec_make(NDX_INT32, 1, SHAPE(3)), os;
+    ndx_spec xs = ndx_spec_make(NDX_INT32, 2, SHAPE(NDX_UNKNOWN, 1));
+    ndx_spec ys = ndx_spec_make(NDX_INT32, 1, SHAPE(3)), os;
     assert_ok(ndx_binary_infer(NDX_BINARY_GREATER, &xs, &ys, &os, &err), &err);
     assert_int_equal(os.dtype, NDX_BOOL);
     assert_spec_dims(&os, "[?, 3]");
@@ -221,7 +222,8 @@ static void logical_ops(void **state) {
             for (int j = 0; j < 2; j++)
                 assert_int_equal(got[i * 2 + j], or_ ? (a[i] || b[j]) : (a[i] && b[j]));
     }
-    ndx_tensor A1 = ndx_tensor_make(NDX_BOOL, 1, SHAPE(4), a), N = ndx_tensor_make(NDX_BOOL, 1, SHAPE(4), got);
+    ndx_tensor A1 = ndx_tensor_make(NDX_BOOL, 1, SHAPE(4), a);
+    ndx_tensor N = ndx_tensor_make(NDX_BOOL, 1, SHAPE(4), got);
     assert_ok(ndx_unary(NDX_UNARY_LOGICAL_NOT, &A1, NULL, &N, &err), &err);
     assert_memory_equal(got, ((uint8_t[]){1, 1, 0, 0}), 4);
     for (int d = 0; d < test_all_dtypes_count; d++) {

@@ -1,5 +1,6 @@
 /* grad_glue.c — the gradients of identity, cast, the elementwise ops (abs, square, sqrt too),
- * reshape, reduce_sum and fill (TensorFlow's math_grad.py and array_grad.py), and of the kinds that have none. */
+ * reshape, reduce_sum and fill (TensorFlow's math_grad.py and array_grad.py), and of the kinds
+ * that have none. */
 #include <stdlib.h>
 
 #include "grad_util.h"

@@ -66,7 +66,8 @@ static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,
               "one descriptor per graph_kind, in its order");
 
 /* The builders map the public enums onto these runs of kinds by offset. */
-static_assert(GRAPH_LOGICAL_OR - GRAPH_ADD + 1 == NDX_BINARY_COUNT, "a binary kind per ndx_binary_op");
+static_assert(GRAPH_LOGICAL_OR - GRAPH_ADD + 1 == NDX_BINARY_COUNT,
+              "a binary kind per ndx_binary_op");
 static_assert(GRAPH_SQRT - GRAPH_NEG + 1 == NDX_UNARY_COUNT, "a unary kind per ndx_unary_op");
 static_assert(GRAPH_TENSOR_SCATTER_MAX - GRAPH_TENSOR_SCATTER_UPDATE == NDX_SCATTER_MAX,
               "a tensor_scatter kind per ndx_scatter_op");
