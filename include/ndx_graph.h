@@ -9,9 +9,10 @@
  *      what the next builder takes as input (TensorFlow's Output / Input).
  *   3. Builders: one typed function per op of ndx.h, plus const, placeholder, identity and the
  *      glue ops that programs of these ops and their gradients need (equal, not_equal, cast,
- *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, neg, zeros_like, ones_like,
- *      fill, reshape, reduce_sum, range, size, shape), and ndx_op_by_type, one generic builder
- *      for language bindings (any node by its type name and attributes).
+ *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
+ *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
+ *      ones_like, fill, reshape, reduce_sum, range, size, shape), and ndx_op_by_type, one
+ *      generic builder for language bindings (any node by its type name and attributes).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *   6. Saved graphs: the text form.
