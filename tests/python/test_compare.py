@@ -298,3 +298,15 @@ def test_taped_array_comparisons_are_plain_and_math_is_recorded():
         np.testing.assert_array_equal(m, w)
     grad = np.sign(x) + 2 * x + 0.5 / np.sqrt(np.abs(x)) * np.sign(x)
     np.testing.assert_allclose(tape.gradient(loss, x), grad, rtol=1e-12)
+
+
+@pytest.mark.parametrize("obj", [ndx.less, ndx.logical_and, ndx.abs, ndx.sqrt],
+                         ids=lambda o: o.__name__)
+def test_docstring_examples(obj):
+    import doctest
+    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
+                                               None, 0)
+    assert test.examples
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
