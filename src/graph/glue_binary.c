@@ -11,9 +11,8 @@
 
 const char *ndx_binary_op_name(ndx_binary_op op) {
     static const char *const names[NDX_BINARY_COUNT] = {
-        "add",     "sub",     "mul",        "floor_div", "floor_mod",     "equal",
-        "not_equal", "div",   "maximum",    "minimum",   "less",          "less_equal",
-        "greater", "greater_equal", "logical_and", "logical_or"};
+        "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal", "div", "maximum",
+        "minimum", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or"};
     return (unsigned)op < NDX_BINARY_COUNT ? names[op] : "binary";
 }
 

@@ -7,9 +7,8 @@
 #include "half.h"
 
 const char *ndx_unary_op_name(ndx_unary_op op) {
-    static const char *const names[NDX_UNARY_COUNT] = {"neg",        "zeros_like", "ones_like",
-                                                         "logical_not", "abs",       "square",
-                                                         "sqrt"};
+    static const char *const names[NDX_UNARY_COUNT] = {
+        "neg", "zeros_like", "ones_like", "logical_not", "abs", "square", "sqrt"};
     return (unsigned)op < NDX_UNARY_COUNT ? names[op] : "unary";
 }
 
