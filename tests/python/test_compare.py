@@ -298,6 +298,23 @@ def test_taped_array_comparisons_are_plain_and_math_is_recorded():
         np.testing.assert_array_equal(m, w)
     grad = np.sign(x) + 2 * x + 0.5 / np.sqrt(np.abs(x)) * np.sign(x)
     np.testing.assert_allclose(tape.gradient(loss, x), grad, rtol=1e-12)
+    after = y > 0  # (no tape: NumPy's comparison, plain too)
+    assert type(after) is np.ndarray
+    np.testing.assert_array_equal(after, x > 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_taped_array_operators_broadcast_against_numpy(dtype):
+    x, y = values(dtype, (3, 1)), values(dtype, (4,))
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        tx = ndx.multiply(x, 1.0)
+        got = [op(tx, y) for _, _, op in COMPARE] + [op(y, tx) for _, _, op in COMPARE]
+    with np.errstate(invalid="ignore"):
+        want = [op(x, y) for _, _, op in COMPARE] + [op(y, x) for _, _, op in COMPARE]
+    for g, w in zip(got, want):
+        assert type(g) is np.ndarray and g.shape == (3, 4)
+        np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("obj", [ndx.less, ndx.logical_and, ndx.abs, ndx.sqrt],
