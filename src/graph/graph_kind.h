@@ -61,6 +61,8 @@ typedef enum graph_kind {
     GRAPH_SCATTER_ADD_VAR,
     GRAPH_ASSIGN_ADD_VAR,
     GRAPH_ASSIGN_SUB_VAR,
+    GRAPH_READ_VARIABLE,
+    GRAPH_ASSIGN_VAR,
     GRAPH_KIND_COUNT
 } graph_kind;
 
@@ -166,7 +168,7 @@ typedef struct graph_kind_desc {
     graph_infer_fn infer;      /* NULL: Const and Placeholder, which have no inputs */
     graph_run_fn run;          /* NULL: Const, Placeholder, Identity (sessions alias it) */
     graph_grad_fn gradient;    /* NULL: none yet */
-    /* GRAPH_KIND_MUTATES: how many leading inputs are variables; the checks that run before
+    /* GRAPH_KIND_MUTATES (and ReadVariableOp): how many leading inputs are variables; the checks that run before
        any variable changes (every dtype, shape and index `run` will see); and the scratch `run`
        asks of its allocator (NULL: none; a kind whose op can do without, as tensor_scatter's
        direct path does, says 0), which the session reserves before any update runs, so that
@@ -198,6 +200,6 @@ extern const graph_kind_desc graph_kind_const, graph_kind_placeholder, graph_kin
     graph_kind_size, graph_kind_shape, graph_kind_fill, graph_kind_reshape, graph_kind_sum;
 extern const graph_kind_desc graph_kind_variable, graph_kind_apply_sgd, graph_kind_apply_adagrad,
     graph_kind_apply_adagrad_v2, graph_kind_scatter_add_var, graph_kind_assign_add_var,
-    graph_kind_assign_sub_var;
+    graph_kind_assign_sub_var, graph_kind_read_variable, graph_kind_assign_var;
 
 #endif /* NDX_GRAPH_KIND_H */
