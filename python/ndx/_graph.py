@@ -367,6 +367,7 @@ class Graph:
         self.targets = []
         self._variables = {}  # Variable -> its Variable node's Tensor (ndx/_variables.py)
         self._updated = set()  # the Variables the targets update
+        self._reads = {}  # updated Variable -> its read after the last update (None: none yet)
 
     # ---- building -----------------------------------------------------------------------
 
