@@ -640,9 +640,10 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  * it apply them, in build order. A run that fails anywhere (a feed, a node, a fetch, an update's
  * check) leaves every variable, and every fetch, as it was. Every read of a Variable node's
  * output in a run (a node's input, a fetch, an update's lr or grad computed from a variable)
- * sees its value at the start of the run, whatever the run updates. The updates' scratch (8 bytes per index of a
- * sparse step) is reserved with the checks, under the run's max_memory, so once the checks
- * pass nothing can fail: an allocator that refuses memory fails the run before any update.
+ * sees its value at the start of the run, whatever the run updates. The updates' scratch (8
+ * bytes per index of a sparse step) is reserved with the checks, under the run's max_memory, so
+ * once the checks pass nothing can fail: an allocator that refuses memory fails the run before
+ * any update.
  * Naming an update twice among the targets runs it once. Feeding a Variable's output gives its
  * readers in that run the fed value; updates still change the variable itself.
  *

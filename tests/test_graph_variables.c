@@ -836,8 +836,9 @@ static void failures_in_program_order_change_nothing(void **state) {
         const char *needle;
     } cases[] = {{bad, sgood, "picked"}, {good, sbad, "late"}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        ndx_feed feeds[2] = {{m.gi, ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 1), (void *)cases[k].gi)},
-                             {si, ndx_tensor_make(NDX_INT32, 2, SHAPE(1, 1), (void *)cases[k].si)}};
+        ndx_feed feeds[2] = {
+            {m.gi, ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 1), (void *)cases[k].gi)},
+            {si, ndx_tensor_make(NDX_INT32, 2, SHAPE(1, 1), (void *)cases[k].si)}};
         ndx_error err;
         assert_fails(ndx_session_run_targets(sess, 2, feeds, 1, &f, 1, &late, &err), &err,
                      NDX_E_OUT_OF_RANGE, cases[k].needle);

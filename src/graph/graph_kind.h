@@ -168,11 +168,11 @@ typedef struct graph_kind_desc {
     graph_infer_fn infer;      /* NULL: Const and Placeholder, which have no inputs */
     graph_run_fn run;          /* NULL: Const, Placeholder, Identity (sessions alias it) */
     graph_grad_fn gradient;    /* NULL: none yet */
-    /* GRAPH_KIND_MUTATES (and ReadVariableOp): how many leading inputs are variables; the checks that run before
-       any variable changes (every dtype, shape and index `run` will see); and the scratch `run`
-       asks of its allocator (NULL: none; a kind whose op can do without, as tensor_scatter's
-       direct path does, says 0), which the session reserves before any update runs, so that
-       `run` cannot fail. */
+    /* GRAPH_KIND_MUTATES (and ReadVariableOp): how many leading inputs are variables; the
+       checks that run before any variable changes (every dtype, shape and index `run` will
+       see); and the scratch `run` asks of its allocator (NULL: none; a kind whose op can do
+       without, as tensor_scatter's direct path does, says 0), which the session reserves
+       before any update runs, so that `run` cannot fail. */
     int vars;
     graph_run_fn check;
     size_t (*scratch)(const struct graph_node *n, const ndx_tensor *in);

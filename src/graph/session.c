@@ -445,7 +445,7 @@ static ndx_status run_node(ndx_session *s, run_plan *p, uint32_t id, const graph
         s->out[0] = s->vars[s->var_slot[id]];
     } else if (n->kind == GRAPH_READ_VARIABLE) { /* (a plan in program order) */
         NDX_TRY(session_read_staged(s, n, &s->out[0], err));
-    } else if (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES) { /* (ditto) */
+    } else if (p->ordered && (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)) { /* (ditto) */
         NDX_TRY(session_update_staged(s, n, s->in, o, err));
     } else if (n->kind == GRAPH_RESHAPE && !direct && reshape_as_view(n, &s->in[0], &s->out[0])) {
         in_place = s->block[iv[0]]; /* the same bytes, other dims */
