@@ -528,3 +528,35 @@ def test_saved_program_order_runs_the_same_through_ndx_run(tmp_path):
     subprocess.run([cli, "run", str(path), "--feed", f"x={tmp_path / 'x.npy'}", "--fetch",
                     f"{out}={tmp_path / 'y.npy'}"], check=True, capture_output=True)
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want)
+
+
+def test_reads_after_optimizer_steps_see_them():
+    emb = RNG.standard_normal((4, 2)).astype(np.float32)
+    ids = np.array([[2], [0], [2]], np.int32)
+    results = {}
+    for mode in ("graph", "eager"):
+        E = ndx.Variable(emb, name="E")
+        sgd = ndx.optimizers.SGD(0.25)
+        ada = ndx.optimizers.Adagrad(0.5, initial_accumulator_value=0.1)
+
+        def step(ids):
+            with ndx.GradientTape(persistent=True) as tape:
+                loss = ndx.reduce_sum(ndx.gather_nd(E, ids) * 2.0)
+            sgd.apply_gradients([(tape.gradient(loss, E), E)])
+            after_sgd = E * 1.0
+            with ndx.GradientTape() as tape:  # (the loss of the stepped table)
+                rows = ndx.gather_nd(E, ids)
+                loss = ndx.reduce_sum(rows * rows)
+            ada.apply_gradients([(tape.gradient(loss, E), E)])
+            return after_sgd, E * 1.0, ada.accumulators[E] * 1.0
+
+        run = ndx.function(step) if mode == "graph" else step
+        results[mode] = [tuple(np.asarray(x) for x in run(ids)) for _ in range(2)]
+        results[mode].append(E.numpy())
+    for g, e in zip(results["graph"][:2], results["eager"][:2]):
+        for a, b in zip(g, e):
+            np.testing.assert_allclose(a, b, rtol=1e-6)
+    np.testing.assert_allclose(results["graph"][2], results["eager"][2], rtol=1e-6)
+    first = results["eager"][0][0]
+    np.testing.assert_allclose(first, sgd_loop(emb, np.float32(0.25),
+                                               np.full((3, 2), 2, np.float32), ids[:, 0]))
