@@ -961,6 +961,43 @@ static void program_order_text_round_trip(void **state) {
     ndx_graph_free(m.g);
 }
 
+/* The run's copies of its variables come from the pool: a max_memory with no room for them, or
+ * an allocator that refuses them, fails the run with every variable as it was. */
+static void program_order_memory_failures_change_nothing(void **state) {
+    (void)state;
+    const float init[LEN] = {1, 2, 3, 4}, c[LEN] = {1, 1, 1, 1};
+    order_graph m = order_program(init, c);
+    float got[LEN], now[LEN];
+    ndx_fetch f = {m.after_scatter, NDX_FETCH_INTO,
+                   ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), got)};
+    ndx_error err;
+    assert_ok(ndx_graph_finish(m.g, &err), &err);
+    ndx_session_options tight = {1, 8, NULL}; /* the variable alone is 16 bytes */
+    ndx_session *sess = ndx_session_new(m.g, &tight, &err);
+    assert_non_null(sess);
+    assert_fails(ndx_session_run(sess, 0, NULL, 1, &f, &err), &err, NDX_E_MEMORY_BUDGET, "add");
+    read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, init, sizeof now);
+    ndx_session_free(sess);
+    test_allocator refusing;
+    test_allocator_init(&refusing);
+    ndx_session_options opt = {1, 0, &refusing.base};
+    sess = ndx_session_new(m.g, &opt, &err);
+    assert_non_null(sess);
+    refusing.refuse = 1;
+    assert_fails(ndx_session_run(sess, 0, NULL, 1, &f, &err), &err, NDX_E_NO_MEMORY, "");
+    read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, init, sizeof now);
+    refusing.refuse = 0;
+    assert_ok(ndx_session_run(sess, 0, NULL, 1, &f, &err), &err);
+    read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, got, sizeof now);
+    assert_memory_not_equal(now, init, sizeof now);
+    ndx_session_free(sess);
+    assert_int_equal(refusing.live, 0);
+    ndx_graph_free(m.g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sgd_persists_and_matches),
@@ -980,6 +1017,7 @@ int main(void) {
         cmocka_unit_test(failures_in_program_order_change_nothing),
         cmocka_unit_test(assign_variable_checks_and_runs),
         cmocka_unit_test(program_order_text_round_trip),
+        cmocka_unit_test(program_order_memory_failures_change_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
