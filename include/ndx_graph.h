@@ -643,9 +643,8 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  * sees its value at the start of the run, whatever the run updates. The updates' scratch (8
  * bytes per index of a sparse step) is reserved with the checks, under the run's max_memory, so
  * once the checks pass nothing can fail: an allocator that refuses memory fails the run before
- * any update.
- * Naming an update twice among the targets runs it once. Feeding a Variable's output gives its
- * readers in that run the fed value; updates still change the variable itself.
+ * any update. Naming an update twice among the targets runs it once. Feeding a Variable's
+ * output gives its readers in that run the fed value; updates still change the variable itself.
  *
  * Program order (TensorFlow 2's automatic control dependencies). A ReadVariableOp node
  * (ndx_op_read_variable) reads a variable after the updates of that variable built before it:
