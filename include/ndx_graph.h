@@ -665,24 +665,43 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
 /* A Variable node (TensorFlow's resource variable: VarHandleOp and ReadVariableOp in one node)
  * holds a tensor that lives in each session and persists from run to run. Its output is the
  * variable's value at the start of the run. Update nodes (the optimizer steps, scatter-add,
- * assign-add) change variables in place; they have no outputs, and a run runs them only when
- * they are among its targets (ndx_session_run_targets).
+ * assign-add, assign) change variables in place; they have no outputs, and a run runs them only
+ * when they are among its targets (ndx_session_run_targets) or a ReadVariableOp it needs comes
+ * after them (see "Program order" below).
  *
  * All or nothing. A run computes every other node first; then it checks every update it runs
  * (dtypes, shapes and every index, with the messages the ops give), and only when all pass does
  * it apply them, in build order. A run that fails anywhere (a feed, a node, a fetch, an update's
- * check) leaves every variable, and every fetch, as it was. Every read of a variable in a run
- * (a node's input, a fetch, an update's lr or grad computed from a variable) sees its value at
- * the start of the run, whatever the run updates. The updates' scratch (8 bytes per index of a
- * sparse step) is reserved with the checks, under the run's max_memory, so once the checks
- * pass nothing can fail: an allocator that refuses memory fails the run before any update.
- * Naming an update twice among the targets runs it once. Feeding a Variable's output gives its
- * readers in that run the fed value; updates still change the variable itself.
+ * check) leaves every variable, and every fetch, as it was. Every read of a Variable node's
+ * output in a run (a node's input, a fetch, an update's lr or grad computed from a variable)
+ * sees its value at the start of the run, whatever the run updates. The updates' scratch (8
+ * bytes per index of a sparse step) is reserved with the checks, under the run's max_memory, so
+ * once the checks pass nothing can fail: an allocator that refuses memory fails the run before
+ * any update. Naming an update twice among the targets runs it once. Feeding a Variable's
+ * output gives its readers in that run the fed value; updates still change the variable itself.
+ *
+ * Program order (TensorFlow 2's automatic control dependencies). A ReadVariableOp node
+ * (ndx_op_read_variable) reads a variable after the updates of that variable built before it:
+ * build order is program order. A run that needs such a read also runs every update of the
+ * variable built before it (as if they were targets), and such a run takes another path: every
+ * node runs in build order, each update at its place, into the run's own copy of its variable
+ * (made at the variable's first update in the run, from the pool: counted by max_memory); a
+ * ReadVariableOp gives a copy of that copy as it is at its place (or, before any update of the
+ * variable in the run, the variable itself), and only once every node and fetch succeeded do the
+ * copies replace the variables. So all or nothing still holds: a failure anywhere (an update's
+ * check or run included) leaves every variable as it was. A ReadVariableOp reads the variable
+ * itself, whatever is fed to the Variable node's output. Runs with no ReadVariableOp take the
+ * path above, unchanged (no copies). Two updates of one variable always apply in build order;
+ * the Variable node's output stays the value at the start of the run, even in a graph that
+ * reads it again after an update.
  *
  * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no
  * outputs, so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
  * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true); the other
- * updates are ResourceScatterNdAdd, AssignAddVariableOp and AssignSubVariableOp.
+ * updates are ResourceScatterNdAdd, AssignAddVariableOp, AssignSubVariableOp and
+ * AssignVariableOp; a read after them is `now = ReadVariableOp(table) : float32[4, 2]`. The text
+ * keeps build order, so a saved graph keeps its program order, and graphs with no
+ * ReadVariableOp run as they always did.
  *
  * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
  * order, so the results are the same bits at any thread count. Each session keeps its own copy
@@ -711,7 +730,10 @@ NDX_API ndx_output ndx_op_variable_at(const char *file, int line, ndx_scope s, n
  * scatter_nd_add_variable (ResourceScatterNdAdd): var = tensor_scatter_nd_add(var, indices,
  *   updates) in place, for a gradient in slices form of any index depth.
  * assign_add_variable, assign_sub_variable (AssignAddVariableOp, AssignSubVariableOp):
- *   var += value, var -= value, value of var's dtype and shape (a dense gradient step). */
+ *   var += value, var -= value, value of var's dtype and shape (a dense gradient step).
+ * assign_variable (AssignVariableOp): var = value, value of var's dtype and shape (checked when
+ *   the graph is built where known, else when the run checks the update; a string value may be
+ *   narrower than the variable's strings, NUL-padded to their width). */
 #define ndx_op_apply_sgd(s, var, lr, grad, indices) \
     ndx_op_apply_sgd_at(__FILE__, __LINE__, (s), (var), (lr), (grad), (indices))
 NDX_API ndx_operation ndx_op_apply_sgd_at(const char *file, int line, ndx_scope s, ndx_output var,
@@ -735,6 +757,17 @@ NDX_API ndx_operation ndx_op_scatter_nd_add_variable_at(const char *file, int li
 NDX_API ndx_operation ndx_op_assign_add_variable_at(const char *file, int line, ndx_scope s,
                                                     ndx_output var, ndx_output value,
                                                     int subtract);
+#define ndx_op_assign_variable(s, var, value) \
+    ndx_op_assign_variable_at(__FILE__, __LINE__, (s), (var), (value))
+NDX_API ndx_operation ndx_op_assign_variable_at(const char *file, int line, ndx_scope s,
+                                                ndx_output var, ndx_output value);
+
+/* ReadVariableOp: the value of variable `var` (a Variable node's output) after every update of
+ * it built before this node (see "Program order" above); its gradient is the gradient of the
+ * variable (passed through, as TensorFlow's). */
+#define ndx_op_read_variable(s, var) ndx_op_read_variable_at(__FILE__, __LINE__, (s), (var))
+NDX_API ndx_output ndx_op_read_variable_at(const char *file, int line, ndx_scope s,
+                                           ndx_output var);
 
 /* ndx_session_run with targets (TensorFlow's run(fetches, targets)): also runs the nodes
  * `targets` names (updates, or any node) and what they need, without fetching anything from

@@ -712,6 +712,292 @@ static int teardown(void **state) {
     return rmdir(dir);
 }
 
+/* ---- program order: ReadVariableOp and AssignVariableOp -------------------------------------- */
+
+enum { LEN = 4 };
+
+typedef struct order_graph {
+    ndx_graph *g;
+    ndx_output v, start, after_add, after_assign, after_scatter, gi, picked;
+    ndx_operation add, assign, scatter;
+} order_graph;
+
+/* start = v; v += c; after_add = read; v = after_add * 2; after_assign = read;
+ * v[idx] += upd; after_scatter = read; picked = gather_nd(after_add, gi) */
+static order_graph order_program(const float *init, const float *c) {
+    order_graph m;
+    m.g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(m.g);
+    m.v = ndx_op_variable(ndx_scope_named(s, "v"), test_const(s, NDX_FLOAT32, 1, SHAPE(LEN), init));
+    m.start = ndx_op_identity(s, m.v);
+    m.add = ndx_op_assign_add_variable(ndx_scope_named(s, "add"), m.v,
+                                       test_const(s, NDX_FLOAT32, 1, SHAPE(LEN), c));
+    m.after_add = ndx_op_read_variable(ndx_scope_named(s, "after_add"), m.v);
+    m.assign = ndx_op_assign_variable(
+        ndx_scope_named(s, "assign"), m.v,
+        ndx_op_mul(s, m.after_add, ndx_op_const_float(s, NDX_FLOAT32, 2)));
+    m.after_assign = ndx_op_read_variable(ndx_scope_named(s, "after_assign"), m.v);
+    m.scatter = ndx_op_scatter_nd_add_variable(
+        ndx_scope_named(s, "scatter"), m.v,
+        test_const(s, NDX_INT32, 2, SHAPE(2, 1), (const int32_t[]){3, 3}),
+        test_const(s, NDX_FLOAT32, 1, SHAPE(2), (const float[]){0.5f, 0.25f}));
+    m.after_scatter = ndx_op_read_variable(ndx_scope_named(s, "after_scatter"), m.v);
+    ndx_spec gi_spec = ndx_spec_make(NDX_INT32, 2, SHAPE(U, 1));
+    m.gi = ndx_op_placeholder(ndx_scope_named(s, "gi"), &gi_spec);
+    m.picked = ndx_op_gather_nd(ndx_scope_named(s, "picked"), m.after_add, m.gi, NULL);
+    return m;
+}
+
+/* The program written out on plain floats: the values each read must see. */
+static void order_naive(float *v, const float *c, float *after_add, float *after_assign,
+                        float *after_scatter) {
+    for (int i = 0; i < LEN; i++) after_add[i] = v[i] = v[i] + c[i];
+    for (int i = 0; i < LEN; i++) after_assign[i] = v[i] = after_add[i] * 2;
+    v[3] = v[3] + 0.5f;
+    v[3] = v[3] + 0.25f;
+    memcpy(after_scatter, v, LEN * sizeof *v);
+}
+
+static void reads_follow_updates_in_build_order(void **state) {
+    (void)state;
+    const float init[LEN] = {1, -2, 3.5f, 0.125f}, c[LEN] = {0.5f, 4, -1, 2};
+    order_graph m = order_program(init, c);
+    test_allocator counting;
+    test_allocator_init(&counting);
+    ndx_session_options opt = {1, 0, &counting.base};
+    ndx_session *s = test_session(m.g, &opt);
+    float naive[LEN], want_add[LEN], want_assign[LEN], want_scatter[LEN];
+    memcpy(naive, init, sizeof naive);
+    float start[LEN], add[LEN], assigned[LEN], scattered[LEN], picked[2];
+    int32_t gi[2] = {2, 0};
+    ndx_feed feed = {m.gi, ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 1), gi)};
+    /* no targets: the reads alone run the updates built before them */
+    ndx_fetch f[5] = {
+        {m.start, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), start)},
+        {m.after_add, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), add)},
+        {m.after_assign, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), assigned)},
+        {m.after_scatter, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), scattered)},
+        {m.picked, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), picked)}};
+    int calls = 0;
+    for (int run = 0; run < 3; run++) {
+        float before[LEN];
+        memcpy(before, naive, sizeof before);
+        order_naive(naive, c, want_add, want_assign, want_scatter);
+        ndx_error err;
+        assert_ok(ndx_session_run(s, 1, &feed, 5, f, &err), &err);
+        assert_memory_equal(start, before, sizeof start);
+        assert_memory_equal(add, want_add, sizeof add);
+        assert_memory_equal(assigned, want_assign, sizeof assigned);
+        assert_memory_equal(scattered, want_scatter, sizeof scattered);
+        assert_true(picked[0] == want_add[2] && picked[1] == want_add[0]);
+        float now[LEN];
+        read_var(s, m.v.op, now, 1, SHAPE(LEN));
+        assert_memory_equal(now, naive, sizeof now);
+        if (run == 0) calls = counting.calls; /* later runs allocate nothing */
+        assert_int_equal(counting.calls, calls);
+    }
+    /* a read after the first update only runs that update */
+    ndx_fetch one = {m.after_add, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), add)};
+    float before[LEN], now[LEN];
+    read_var(s, m.v.op, before, 1, SHAPE(LEN));
+    ndx_error err;
+    assert_ok(ndx_session_run(s, 0, NULL, 1, &one, &err), &err);
+    for (int i = 0; i < LEN; i++) assert_true(add[i] == before[i] + c[i]);
+    read_var(s, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, add, sizeof now);
+    /* fetching the Variable itself runs no update */
+    ndx_fetch plain = {m.start, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), start)};
+    assert_ok(ndx_session_run(s, 0, NULL, 1, &plain, &err), &err);
+    read_var(s, m.v.op, before, 1, SHAPE(LEN));
+    assert_memory_equal(before, now, sizeof now);
+    assert_memory_equal(start, now, sizeof now);
+    ndx_session_free(s);
+    assert_int_equal(counting.live, 0);
+    ndx_graph_free(m.g);
+}
+
+static void failures_in_program_order_change_nothing(void **state) {
+    (void)state;
+    const float init[LEN] = {1, 2, 3, 4}, c[LEN] = {1, 1, 1, 1};
+    order_graph m = order_program(init, c);
+    ndx_scope s = ndx_graph_root(m.g);
+    /* an update after the reads whose index comes from a feed */
+    ndx_spec si_spec = ndx_spec_make(NDX_INT32, 2, SHAPE(U, 1));
+    ndx_output si = ndx_op_placeholder(ndx_scope_named(s, "si"), &si_spec);
+    ndx_operation late = ndx_op_scatter_nd_add_variable(
+        ndx_scope_named(s, "late"), m.v, si,
+        test_const(s, NDX_FLOAT32, 1, SHAPE(1), (const float[]){100}));
+    ndx_session *sess = test_session(m.g, NULL);
+    int32_t good[2] = {0, 1}, bad[2] = {0, LEN + 5}, sgood[1] = {1}, sbad[1] = {-1};
+    float picked[2] = {-7, -7};
+    ndx_fetch f = {m.picked, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(2), picked)};
+    struct {
+        const int32_t *gi, *si;
+        const char *needle;
+    } cases[] = {{bad, sgood, "picked"}, {good, sbad, "late"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ndx_feed feeds[2] = {
+            {m.gi, ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 1), (void *)cases[k].gi)},
+            {si, ndx_tensor_make(NDX_INT32, 2, SHAPE(1, 1), (void *)cases[k].si)}};
+        ndx_error err;
+        assert_fails(ndx_session_run_targets(sess, 2, feeds, 1, &f, 1, &late, &err), &err,
+                     NDX_E_OUT_OF_RANGE, cases[k].needle);
+        float now[LEN];
+        read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+        assert_memory_equal(now, init, sizeof now);
+        assert_true(picked[0] == -7 && picked[1] == -7);
+    }
+    /* the same run with good inputs: the update the gather's read needs, then the late one
+     * (the updates between them are neither targets nor needed by a read) */
+    ndx_feed feeds[2] = {{m.gi, ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 1), good)},
+                         {si, ndx_tensor_make(NDX_INT32, 2, SHAPE(1, 1), sgood)}};
+    ndx_error err;
+    assert_ok(ndx_session_run_targets(sess, 2, feeds, 1, &f, 1, &late, &err), &err);
+    float v[LEN], now[LEN];
+    for (int i = 0; i < LEN; i++) v[i] = init[i] + c[i];
+    assert_true(picked[0] == v[0] && picked[1] == v[1]);
+    v[1] += 100;
+    read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, v, sizeof now);
+    ndx_session_free(sess);
+    ndx_graph_free(m.g);
+}
+
+static void assign_variable_checks_and_runs(void **state) {
+    (void)state;
+    const float init[LEN] = {1, 2, 3, 4};
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output v = ndx_op_variable(s, test_const(s, NDX_FLOAT32, 1, SHAPE(LEN), init));
+    ndx_error err;
+    ndx_op_assign_variable(s, v, test_const(s, NDX_FLOAT32, 1, SHAPE(3), init));
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "AssignVariableOp: value has shape [3], but the variable has shape [4]");
+    ndx_graph_free(g);
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    v = ndx_op_variable(s, test_const(s, NDX_FLOAT32, 1, SHAPE(LEN), init));
+    ndx_op_assign_variable(s, v, ndx_op_const_int(s, NDX_INT32, 1));
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "AssignVariableOp: value is int32, but the variable is float32");
+    ndx_graph_free(g);
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    ndx_op_read_variable(s, ndx_op_const_float(s, NDX_FLOAT32, 1));
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "ReadVariableOp: input 'var' must be a Variable node's output, not a Const's");
+    ndx_graph_free(g);
+
+    /* a value whose shape is known only when the run checks the update */
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    v = ndx_op_variable(ndx_scope_named(s, "v"), test_const(s, NDX_FLOAT32, 1, SHAPE(LEN), init));
+    ndx_spec any = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(U));
+    ndx_output x = ndx_op_placeholder(ndx_scope_named(s, "x"), &any);
+    ndx_operation set = ndx_op_assign_variable(ndx_scope_named(s, "set"), v, x);
+    ndx_output now = ndx_op_read_variable(s, v);
+    ndx_session *sess = test_session(g, NULL);
+    const float three[3] = {9, 9, 9}, four[LEN] = {5, 6, 7, 8};
+    ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), (void *)three)};
+    float got[LEN];
+    ndx_fetch f = {now, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), got)};
+    for (int ordered = 0; ordered < 2; ordered++) { /* the target alone; the read after it */
+        assert_fails(ndx_session_run_targets(sess, 1, &feed, ordered, &f, 1, &set, &err), &err,
+                     NDX_E_INVALID_ARGUMENT, "set: AssignVariableOp: value has shape [3]");
+        read_var(sess, v.op, got, 1, SHAPE(LEN));
+        assert_memory_equal(got, init, sizeof got);
+    }
+    feed.value = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), (void *)four);
+    assert_ok(ndx_session_run_targets(sess, 1, &feed, 0, NULL, 1, &set, &err), &err);
+    read_var(sess, v.op, got, 1, SHAPE(LEN));
+    assert_memory_equal(got, four, sizeof got);
+    memset(got, 0, sizeof got);
+    feed.value.data = (void *)init;
+    assert_ok(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err);
+    assert_memory_equal(got, init, sizeof got);
+    read_var(sess, v.op, got, 1, SHAPE(LEN));
+    assert_memory_equal(got, init, sizeof got);
+    ndx_session_free(sess);
+    ndx_graph_free(g);
+}
+
+static void program_order_text_round_trip(void **state) {
+    (void)state;
+    const float init[LEN] = {1, -2, 3.5f, 0.125f}, c[LEN] = {0.5f, 4, -1, 2};
+    order_graph m = order_program(init, c);
+    ndx_error err;
+    assert_ok(ndx_graph_finish(m.g, &err), &err);
+    char *text;
+    assert_ok(ndx_graph_to_text(m.g, &text, NULL, &err), &err);
+    assert_non_null(strstr(text, "after_add = ReadVariableOp(v) : float32[4]\n"));
+    assert_non_null(strstr(text, "assign = AssignVariableOp(v, "));
+    ndx_graph *back = ndx_graph_from_text(text, strlen(text), "order.txt", &err);
+    if (!back) fail_msg("%s", err.message);
+    assert_ok(ndx_graph_finish(back, &err), &err);
+    char *again;
+    assert_ok(ndx_graph_to_text(back, &again, NULL, &err), &err);
+    assert_string_equal(text, again);
+    free(text);
+    free(again);
+    ndx_session *a = test_session(m.g, NULL), *b = test_session(back, NULL);
+    float got_a[LEN], got_b[LEN];
+    for (int run = 0; run < 2; run++) {
+        ndx_fetch fa = {m.after_scatter, NDX_FETCH_INTO,
+                        ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), got_a)};
+        ndx_fetch fb = {{ndx_graph_find(back, "after_scatter"), 0}, NDX_FETCH_INTO,
+                        ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), got_b)};
+        assert_ok(ndx_session_run(a, 0, NULL, 1, &fa, &err), &err);
+        assert_ok(ndx_session_run(b, 0, NULL, 1, &fb, &err), &err);
+        assert_memory_equal(got_a, got_b, sizeof got_a);
+    }
+    float v[LEN], x[LEN], y[LEN], z[LEN];
+    memcpy(v, init, sizeof v);
+    order_naive(v, c, x, y, z);
+    order_naive(v, c, x, y, z);
+    assert_memory_equal(got_a, z, sizeof z);
+    ndx_session_free(a);
+    ndx_session_free(b);
+    ndx_graph_free(back);
+    ndx_graph_free(m.g);
+}
+
+/* The run's copies of its variables come from the pool: a max_memory with no room for them, or
+ * an allocator that refuses them, fails the run with every variable as it was. */
+static void program_order_memory_failures_change_nothing(void **state) {
+    (void)state;
+    const float init[LEN] = {1, 2, 3, 4}, c[LEN] = {1, 1, 1, 1};
+    order_graph m = order_program(init, c);
+    float got[LEN], now[LEN];
+    ndx_fetch f = {m.after_scatter, NDX_FETCH_INTO,
+                   ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(LEN), got)};
+    ndx_error err;
+    assert_ok(ndx_graph_finish(m.g, &err), &err);
+    ndx_session_options tight = {1, 8, NULL}; /* the variable alone is 16 bytes */
+    ndx_session *sess = ndx_session_new(m.g, &tight, &err);
+    assert_non_null(sess);
+    assert_fails(ndx_session_run(sess, 0, NULL, 1, &f, &err), &err, NDX_E_MEMORY_BUDGET, "add");
+    read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, init, sizeof now);
+    ndx_session_free(sess);
+    test_allocator refusing;
+    test_allocator_init(&refusing);
+    ndx_session_options opt = {1, 0, &refusing.base};
+    sess = ndx_session_new(m.g, &opt, &err);
+    assert_non_null(sess);
+    refusing.refuse = 1;
+    assert_fails(ndx_session_run(sess, 0, NULL, 1, &f, &err), &err, NDX_E_NO_MEMORY, "");
+    read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, init, sizeof now);
+    refusing.refuse = 0;
+    assert_ok(ndx_session_run(sess, 0, NULL, 1, &f, &err), &err);
+    read_var(sess, m.v.op, now, 1, SHAPE(LEN));
+    assert_memory_equal(now, got, sizeof now);
+    assert_memory_not_equal(now, init, sizeof now);
+    ndx_session_free(sess);
+    assert_int_equal(refusing.live, 0);
+    ndx_graph_free(m.g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sgd_persists_and_matches),
@@ -727,6 +1013,11 @@ int main(void) {
         cmocka_unit_test(repeated_runs_allocate_nothing),
         cmocka_unit_test(memory_failures_change_nothing),
         cmocka_unit_test(large_initial_value),
+        cmocka_unit_test(reads_follow_updates_in_build_order),
+        cmocka_unit_test(failures_in_program_order_change_nothing),
+        cmocka_unit_test(assign_variable_checks_and_runs),
+        cmocka_unit_test(program_order_text_round_trip),
+        cmocka_unit_test(program_order_memory_failures_change_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

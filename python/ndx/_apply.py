@@ -81,9 +81,6 @@ def _node(g, type_, variables, rest, bad_indices, attrs=None):
         raise TypeError(f"{type_}: inside a traced function every index must be in range "
                         f"(bad_indices= is for eager calls)")
     dtype = variables[0].dtype
-    ins = [v._ndx_tensor(g) for v in variables]
-    ins += [g.convert(x, dtype) for x in rest[:-1]] + [g.convert(rest[-1])]
-    _update(g, variables[0], type_, ins, attrs)
-    for v in variables[1:]:
-        g._updated.add(v)
+    ins = [g.convert(x, dtype) for x in rest[:-1]] + [g.convert(rest[-1])]
+    _update(g, variables, type_, [v._ndx_handle(g) for v in variables] + ins, attrs)
     return None

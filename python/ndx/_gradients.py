@@ -148,9 +148,10 @@ def _unflatten(structure, it):
 
 
 def _source(g, x):
-    """A source as a Tensor of g (a Variable: its Variable node)."""
+    """A source as a Tensor of g (a Variable: its Variable node, which every read of it in g
+    passes its gradient to)."""
     if getattr(x, "_ndx_variable", False):
-        return x._ndx_tensor(g)
+        return x._ndx_handle(g)
     if not isinstance(x, Tensor):
         raise TypeError(f"gradients: a source must be a Tensor of the traced function or an "
                         f"ndx.Variable, not {type(x).__name__}")

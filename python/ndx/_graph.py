@@ -421,6 +421,8 @@ class Graph:
         # identity (their == is elementwise).
         self._variables = IdentityDict()
         self._updated = IdentitySet()  # the Variables the targets update
+        # updated Variable -> its read after the last update (None: none yet)
+        self._reads = IdentityDict()
 
     # ---- building -----------------------------------------------------------------------
 

@@ -14,9 +14,14 @@ lock, so two functions sharing a variable run one after the other.
 
 In a graph a Variable becomes one Variable node per graph, made on first use (named after the
 Variable; its initial value is a Const of the value at trace time, or a Fill of zeros past 64 KiB,
-which the first run overwrites anyway). Updates (assign_add, assign_sub, scatter_nd_add, the
-optimizers' steps) are nodes with no outputs that every call of the trace runs, after everything
-else, all or nothing (ndx_session_run_targets); reads in a call see the value at its start."""
+which the first run overwrites anyway): its handle, whose output is the value at the start of a
+call. Updates (assign, assign_add, assign_sub, scatter_nd_add, the optimizers' steps) are nodes
+with no outputs that every call of the trace runs (ndx_session_run_targets), all or nothing.
+Reads and updates follow program order, as TensorFlow 2's automatic control dependencies make
+them: a read before the variable's first update in the trace is the handle itself (so a trace
+that only reads, then updates, runs exactly as it always did); a read after an update is a
+ReadVariableOp node (one per run of reads between two updates), which the C session runs after
+every update of the variable built before it (ndx_graph.h, "Program order")."""
 import threading
 
 import numpy as np
@@ -37,13 +42,15 @@ class Variable:
     tf.Variable): `Variable(initial_value, name=None, trainable=True, dtype=None)`.
 
     Create it outside a function, or inside one on its first trace (a later trace that would
-    create one raises, as tf.function does). Inside a trace it reads as a tensor (its value at
-    the start of the call) wherever an op takes one, and assign_add, assign_sub and
-    scatter_nd_add add update nodes that every call runs; outside, numpy() / read_value() give
-    a copy of its value and assign, assign_add, assign_sub, scatter_nd_add change it now.
-    Optimizers (ndx.optimizers) and GradientTape take it as a source. Operators are its
-    value's (TensorFlow 2's: == and != elementwise, < <= > >=, & | ^ ~ on bool, abs()); as in
-    TensorFlow 2 a Variable is unhashable: key dicts and sets by v.ref()."""
+    create one raises, as tf.function does). Inside a trace it reads as a tensor wherever an op
+    takes one, and assign, assign_add, assign_sub and scatter_nd_add add update nodes that every
+    call runs; reads and updates happen in program order, as in TensorFlow 2 (a read after
+    `v.assign_add(1.)` sees the new value, a read before it the old one), and a call that fails
+    anywhere changes no variable. Outside, numpy() / read_value() give a copy of its value and
+    the updates change it now. Optimizers (ndx.optimizers) and GradientTape take it as a
+    source. Operators are its value's (TensorFlow 2's: == and != elementwise, < <= > >=,
+    & | ^ ~ on bool, abs()); as in TensorFlow 2 a Variable is unhashable: key dicts and sets by
+    v.ref()."""
 
     _ndx_variable = True  # (ndx.function passes it by reference, not as an array)
 
@@ -101,8 +108,9 @@ class Variable:
             return self._value.copy()
 
     def read_value(self):
-        """The value: a Tensor inside a trace; while an eager GradientTape records, the read it
-        follows (an ndx.TapedArray); else numpy()."""
+        """The value: inside a trace a Tensor, the value at this point of the program (after the
+        updates of it made before); while an eager GradientTape records, the read it follows
+        (an ndx.TapedArray); else numpy()."""
         g = _graph()
         if g is not None:
             return self._ndx_tensor(g)
@@ -131,49 +139,56 @@ class Variable:
                 f"{list(self.shape)}")
         return v
 
-    def assign(self, value):
-        """Sets the value (outside a traced function: ndx graphs have no Assign node; inside,
-        use assign_add / assign_sub / scatter_nd_add or an optimizer)."""
-        if _graph() is not None:
-            raise TypeError(f"{self.name}.assign inside a traced function: ndx graphs update "
-                            f"variables with assign_add, assign_sub, scatter_nd_add and the "
-                            f"optimizers' steps only (assign it outside the function)")
+    # The updates return what TensorFlow 2's return: the variable (TF2 gives a variable-like
+    # object on the same handle), whose reads made afterwards (read_value(), operators, use as a
+    # tensor) see the new value; read_value=False returns None.
+
+    def assign(self, value, read_value=True):
+        """Sets the value (TensorFlow's AssignVariableOp): value of the variable's shape,
+        converted to its dtype. Returns the variable (None with read_value=False)."""
+        g = _graph()
+        if g is not None:
+            value = g.convert(value, self.dtype)
+            _update(g, [self], "AssignVariableOp", [self._ndx_handle(g), value])
+            return self if read_value else None
         v = self._eager_value(value, "assign")
         with self._lock:
             self._set(v.copy() if isinstance(v, BFloat16Array) else np.array(v, order="C"))
-        return self
+        return self if read_value else None
 
-    def _assign_op(self, value, subtract):
+    def _assign_op(self, value, subtract, read_value):
         g = _graph()
         if g is not None:
-            var = self._ndx_tensor(g)
-            _update(g, self, "AssignSubVariableOp" if subtract else "AssignAddVariableOp",
-                    [var, g.convert(value, self.dtype)])
-            return None
+            value = g.convert(value, self.dtype)
+            _update(g, [self], "AssignSubVariableOp" if subtract else "AssignAddVariableOp",
+                    [self._ndx_handle(g), value])
+            return self if read_value else None
         v = self._eager_value(value, "assign_sub" if subtract else "assign_add")
         from ._glue import add, subtract as sub
         with self._lock, _trace.paused():  # (an update is not recorded by tapes, as in TF)
             self._fresh()
             self._set((sub if subtract else add)(self._value, v))
-        return self
+        return self if read_value else None
 
-    def assign_add(self, value):
-        """value added to the variable (TensorFlow's AssignAddVariableOp)."""
-        return self._assign_op(value, False)
+    def assign_add(self, value, read_value=True):
+        """value added to the variable (TensorFlow's AssignAddVariableOp). Returns the variable
+        (None with read_value=False)."""
+        return self._assign_op(value, False, read_value)
 
-    def assign_sub(self, value):
-        """value subtracted from the variable (AssignSubVariableOp)."""
-        return self._assign_op(value, True)
+    def assign_sub(self, value, read_value=True):
+        """value subtracted from the variable (AssignSubVariableOp). Returns the variable (None
+        with read_value=False)."""
+        return self._assign_op(value, True, read_value)
 
     def scatter_nd_add(self, indices, updates):
         """updates added at indices, duplicates adding up (TensorFlow's Variable.scatter_nd_add,
-        ResourceScatterNdAdd; indices as ndx.tensor_scatter_nd_add takes them)."""
+        ResourceScatterNdAdd; indices as ndx.tensor_scatter_nd_add takes them). Returns the
+        variable."""
         g = _graph()
         if g is not None:
-            var = self._ndx_tensor(g)
-            _update(g, self, "ResourceScatterNdAdd",
-                    [var, g.convert(indices), g.convert(updates, self.dtype)])
-            return None
+            indices, updates = g.convert(indices), g.convert(updates, self.dtype)
+            _update(g, [self], "ResourceScatterNdAdd", [self._ndx_handle(g), indices, updates])
+            return self
         from ._dense import tensor_scatter_nd_add
         with self._lock, _trace.paused():
             self._fresh()
@@ -183,7 +198,18 @@ class Variable:
     # ---- in graphs ------------------------------------------------------------------------
 
     def _ndx_tensor(self, g):
-        """This variable's Variable node in graph g (made on first use), as a Tensor."""
+        """The variable read at this point of graph g's program: its Variable node until an
+        update of it is built, then a ReadVariableOp made after each update, on first use."""
+        if self not in g._reads:
+            return self._ndx_handle(g)
+        t = g._reads[self]
+        if t is None:
+            t = g._reads[self] = g.op("ReadVariableOp", [self._ndx_handle(g)])[0]
+        return t
+
+    def _ndx_handle(self, g):
+        """This variable's Variable node in graph g (made on first use), as a Tensor: what
+        updates take and gradients are taken for."""
         t = g._variables.get(self)
         if t is not None:
             return t
@@ -314,11 +340,14 @@ def _value_of(o):
     return o._v() if isinstance(o, Variable) else o
 
 
-def _update(g, variable, type, inputs, attrs=None):
-    """Adds an update node (no outputs) that every call of the trace runs."""
+def _update(g, variables, type, inputs, attrs=None):
+    """Adds an update node (no outputs) of these Variables that every call of the trace runs;
+    their reads from now on read after it."""
     g.op(type, inputs, attrs)
     g.add_target(g._g.count())  # (an update is the last node its builder adds)
-    g._updated.add(variable)
+    for v in variables:
+        g._updated.add(v)
+        g._reads[v] = None
 
 
 def run(graph, session, run, *args):

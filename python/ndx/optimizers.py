@@ -1,7 +1,8 @@
 """Optimizers (Keras's tf.keras.optimizers.SGD and Adagrad, without their schedules): each
 apply_gradients(zip(grads, variables)) steps the variables, sparse gradients (IndexedSlices of
 index depth 1) through the sparse apply ops, so a step touches only the rows a batch used.
-Inside a traced function the steps are update nodes every call runs; outside they run now."""
+Inside a traced function the steps are update nodes every call runs (reads of the variables
+after apply_gradients see the stepped values, as in TF2); outside they run now."""
 import numpy as np
 
 from . import _trace

@@ -60,3 +60,15 @@ ndx_operation ndx_op_assign_add_variable_at(const char *file, int line, ndx_scop
     graph_kind kind = subtract ? GRAPH_ASSIGN_SUB_VAR : GRAPH_ASSIGN_ADD_VAR;
     return op_of(s, graph_build(file, line, s, kind, NULL, 2, in));
 }
+
+ndx_operation ndx_op_assign_variable_at(const char *file, int line, ndx_scope s, ndx_output var,
+                                        ndx_output value) {
+    ndx_output in[2] = {var, value};
+    return op_of(s, graph_build(file, line, s, GRAPH_ASSIGN_VAR, NULL, 2, in));
+}
+
+ndx_output ndx_op_read_variable_at(const char *file, int line, ndx_scope s, ndx_output var) {
+    ndx_output out = {op_of(s, graph_build(file, line, s, GRAPH_READ_VARIABLE, NULL, 1, &var)),
+                      0};
+    return out;
+}

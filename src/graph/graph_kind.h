@@ -71,6 +71,8 @@ typedef enum graph_kind {
     GRAPH_SCATTER_ADD_VAR,
     GRAPH_ASSIGN_ADD_VAR,
     GRAPH_ASSIGN_SUB_VAR,
+    GRAPH_READ_VARIABLE,
+    GRAPH_ASSIGN_VAR,
     GRAPH_KIND_COUNT
 } graph_kind;
 
@@ -176,11 +178,11 @@ typedef struct graph_kind_desc {
     graph_infer_fn infer;      /* NULL: Const and Placeholder, which have no inputs */
     graph_run_fn run;          /* NULL: Const, Placeholder, Identity (sessions alias it) */
     graph_grad_fn gradient;    /* NULL: none yet */
-    /* GRAPH_KIND_MUTATES: how many leading inputs are variables; the checks that run before
-       any variable changes (every dtype, shape and index `run` will see); and the scratch `run`
-       asks of its allocator (NULL: none; a kind whose op can do without, as tensor_scatter's
-       direct path does, says 0), which the session reserves before any update runs, so that
-       `run` cannot fail. */
+    /* GRAPH_KIND_MUTATES (and ReadVariableOp): how many leading inputs are variables; the
+       checks that run before any variable changes (every dtype, shape and index `run` will
+       see); and the scratch `run` asks of its allocator (NULL: none; a kind whose op can do
+       without, as tensor_scatter's direct path does, says 0), which the session reserves
+       before any update runs, so that `run` cannot fail. */
     int vars;
     graph_run_fn check;
     size_t (*scratch)(const struct graph_node *n, const ndx_tensor *in);
@@ -211,6 +213,6 @@ extern const graph_kind_desc graph_kind_less, graph_kind_less_equal, graph_kind_
     graph_kind_logical_not, graph_kind_abs, graph_kind_square, graph_kind_sqrt;
 extern const graph_kind_desc graph_kind_variable, graph_kind_apply_sgd, graph_kind_apply_adagrad,
     graph_kind_apply_adagrad_v2, graph_kind_scatter_add_var, graph_kind_assign_add_var,
-    graph_kind_assign_sub_var;
+    graph_kind_assign_sub_var, graph_kind_read_variable, graph_kind_assign_var;
 
 #endif /* NDX_GRAPH_KIND_H */

@@ -61,6 +61,8 @@ static const graph_kind_desc *const kinds[] = {
     &graph_kind_scatter_add_var,
     &graph_kind_assign_add_var,
     &graph_kind_assign_sub_var,
+    &graph_kind_read_variable,
+    &graph_kind_assign_var,
 };
 static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,
               "one descriptor per graph_kind, in its order");

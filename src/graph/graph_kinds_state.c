@@ -1,17 +1,23 @@
 /* graph_kinds_state.c — variables and the nodes that update them in place: Variable (TensorFlow's
- * VarHandleOp and ReadVariableOp in one node), the sparse optimizer steps
- * ResourceSparseApplyGradientDescent and ResourceSparseApplyAdagrad(V2), ResourceScatterNdAdd
- * (tensor_scatter_nd_add into the variable) and AssignAddVariableOp / AssignSubVariableOp.
+ * VarHandleOp and ReadVariableOp in one node: the value at the start of the run),
+ * ReadVariableOp (the value after the updates of the variable built before it), the sparse
+ * optimizer steps ResourceSparseApplyGradientDescent and ResourceSparseApplyAdagrad(V2),
+ * ResourceScatterNdAdd (tensor_scatter_nd_add into the variable), AssignAddVariableOp /
+ * AssignSubVariableOp and AssignVariableOp.
  *
  * An update has no outputs. A session runs it after every other node of the run: first its
  * `check` (every dtype, shape and index its `run` will see), for every update, and only when all
  * of them pass, each `run`, which writes the variable (in[0], and in[1] for Adagrad's accum: the
- * session's own storage). */
+ * session's own storage). A run that reads a variable with ReadVariableOp runs every node in build
+ * order instead, updates into copies the run commits at its end (session_staged.c); `check` then
+ * `run` still. ReadVariableOp has no kernel: sessions give it its value. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "graph_internal.h"
+#include "grad_util.h"
 #include "index.h"
+#include "string_width.h"
 
 /* ---- Variable ----------------------------------------------------------------------------- */
 
@@ -235,6 +241,8 @@ const graph_kind_desc graph_kind_scatter_add_var = {
 
 /* ---- AssignAddVariableOp, AssignSubVariableOp ----------------------------------------------- */
 
+static ndx_status check_value_shape(const char *op, const ndx_spec *in, ndx_error *err);
+
 static ndx_status infer_assign_var(const graph_node *n, const ndx_spec *in,
                                    const ndx_tensor *const *consts, ndx_spec *out,
                                    ndx_error *err) {
@@ -244,6 +252,11 @@ static ndx_status infer_assign_var(const graph_node *n, const ndx_spec *in,
     const char *op = graph_type_name(n);
     ndx_spec result;
     NDX_TRY(ndx_binary_infer((ndx_binary_op)graph_variant(n), &in[0], &in[1], &result, err));
+    return check_value_shape(op, in, err);
+}
+
+/* in[1], the value, must have the variable's (in[0]'s) shape where it is known. */
+static ndx_status check_value_shape(const char *op, const ndx_spec *in, ndx_error *err) {
     if (in[1].rank == NDX_UNKNOWN) return NDX_OK;
     int same = in[1].rank == in[0].rank;
     for (int i = 0; same && i < in[0].rank; i++)
@@ -279,3 +292,62 @@ const graph_kind_desc graph_kind_assign_add_var =
     ASSIGN_VAR(GRAPH_ASSIGN_ADD_VAR, "AssignAddVariableOp", NDX_BINARY_ADD);
 const graph_kind_desc graph_kind_assign_sub_var =
     ASSIGN_VAR(GRAPH_ASSIGN_SUB_VAR, "AssignSubVariableOp", NDX_BINARY_SUB);
+
+/* ---- AssignVariableOp ---------------------------------------------------------------------- */
+
+/* The value must have the variable's dtype and shape; a string value may be narrower (it is
+ * NUL-padded to the variable's width), not wider. */
+static ndx_status infer_assign(const graph_node *n, const ndx_spec *in,
+                               const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
+    (void)consts;
+    (void)out;
+    NDX_TRY(check_var_inputs(n, err));
+    if (in[1].dtype != in[0].dtype)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "AssignVariableOp: value is %s, but the variable is %s",
+                        ndx_dtype_name(in[1].dtype), ndx_dtype_name(in[0].dtype));
+    if (in[0].dtype == NDX_STRING && in[1].itemsize > in[0].itemsize)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "AssignVariableOp: value holds strings of %zu bytes, but the variable "
+                        "holds strings of at most %zu",
+                        in[1].itemsize, in[0].itemsize);
+    return check_value_shape("AssignVariableOp", in, err);
+}
+
+static ndx_status run_assign(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                             ndx_tensor *out, ndx_error *err) {
+    (void)n;
+    (void)out;
+    (void)err;
+    int64_t count = ndx_tensor_count(&in[0]);
+    if (count <= 0) return NDX_OK;
+    if (in[1].itemsize != in[0].itemsize) /* a narrower string value (checked) */
+        ndx_strings_widen(in[0].data, in[0].itemsize, &in[1]);
+    else if (in[0].data != in[1].data)
+        ndx_parallel_copy(in[0].data, in[1].data, (size_t)count * in[0].itemsize,
+                          opt->num_threads);
+    return NDX_OK;
+}
+
+static const char *const assign_inputs[] = {"var", "value"};
+const graph_kind_desc graph_kind_assign_var = {
+    .kind = GRAPH_ASSIGN_VAR, .type = "AssignVariableOp", .min_inputs = 2, .max_inputs = 2,
+    .inputs = assign_inputs, .outputs = 0, .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES,
+    .infer = infer_assign, .run = run_assign, .vars = 1, .check = check_assign_var};
+
+/* ---- ReadVariableOp ------------------------------------------------------------------------ */
+
+static ndx_status infer_read_variable(const graph_node *n, const ndx_spec *in,
+                                      const ndx_tensor *const *consts, ndx_spec *out,
+                                      ndx_error *err) {
+    (void)consts;
+    NDX_TRY(check_var_inputs(n, err));
+    out[0] = in[0];
+    return NDX_OK;
+}
+
+static const char *const read_variable_inputs[] = {"var"};
+const graph_kind_desc graph_kind_read_variable = {
+    .kind = GRAPH_READ_VARIABLE, .type = "ReadVariableOp", .min_inputs = 1, .max_inputs = 1,
+    .inputs = read_variable_inputs, .outputs = 1, .flags = GRAPH_KIND_STATEFUL,
+    .infer = infer_read_variable, .gradient = grad_identity, .vars = 1};

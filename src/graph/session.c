@@ -252,16 +252,29 @@ static ndx_status mark_needed(const ndx_session *s, run_plan *p, const ndx_fetch
             needed[id] = p->from[n->first_value + j] == VALUE_RUN;
         if (n->num_outputs == 0) needed[id] = 1;
     }
+    /* Per variable: a needed ReadVariableOp above, so every update of it below is needed. */
+    unsigned char *read_later = calloc((size_t)s->num_vars + 1, 1);
+    if (!read_later) return NDX_E_NO_MEMORY;
     for (uint32_t id = (uint32_t)ndx_graph_node_count(g); id >= 1; id--) {
-        if (!needed[id]) continue;
         graph_node *n = graph_node_at(g, id);
-        if (n->kind == GRAPH_PLACEHOLDER)
+        const graph_kind_desc *d = graph_desc(n->kind);
+        for (int i = 0; !needed[id] && (d->flags & GRAPH_KIND_MUTATES) && i < d->vars; i++)
+            needed[id] = read_later[s->var_slot[n->inputs[i].op.id]];
+        if (!needed[id]) continue;
+        if (n->kind == GRAPH_PLACEHOLDER) {
+            free(read_later);
             return graph_fail_at(err, NDX_E_INVALID_ARGUMENT, n,
                                  "this placeholder must be fed: a fetch needs it");
+        }
         if (n->kind == GRAPH_VARIABLE) continue; /* its init ran when the session was made */
+        if (n->kind == GRAPH_READ_VARIABLE) {
+            read_later[s->var_slot[n->inputs[0].op.id]] = 1;
+            p->ordered = 1;
+        }
         for (int k = 0; k < n->num_inputs; k++)
             if (p->from[value_of(g, n->inputs[k])] == VALUE_RUN) needed[n->inputs[k].op.id] = 1;
     }
+    free(read_later);
     return NDX_OK;
 }
 
@@ -271,10 +284,12 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
     const ndx_graph *g = s->g;
     uint32_t count = (uint32_t)ndx_graph_node_count(g);
     int64_t reads_total = p->num_fetches, update_inputs = 0, order_inputs = 0;
+    /* Updates run apart, at the end; in a plan in program order, in place among the others. */
+    unsigned apart = p->ordered ? 0 : GRAPH_KIND_MUTATES;
     for (uint32_t id = 1; id <= count; id++)
         if (needed[id]) {
             graph_node *n = graph_node_at(g, id);
-            if (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES) {
+            if (graph_desc(n->kind)->flags & apart) {
                 p->num_updates++;
                 update_inputs += n->num_inputs;
             } else {
@@ -298,7 +313,7 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
     for (uint32_t id = 1; id <= count; id++) {
         if (!needed[id]) continue;
         graph_node *n = graph_node_at(g, id);
-        if (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)
+        if (graph_desc(n->kind)->flags & apart)
             p->updates[u++] = id;
         else {
             p->order_nodes[k] = n;
@@ -306,7 +321,7 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
         }
         for (int i = 0; i < n->num_inputs; i++) {
             int64_t v = value_of(g, n->inputs[i]);
-            if (!(graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)) p->order_in[at++] = v;
+            if (!(graph_desc(n->kind)->flags & apart)) p->order_in[at++] = v;
             if (p->from[v] == VALUE_CONST && p->reads[v] == 0)
                 p->consts[p->num_consts++] = n->inputs[i];
             p->reads[v]++;
@@ -428,6 +443,10 @@ static ndx_status run_node(ndx_session *s, run_plan *p, uint32_t id, const graph
         in_place = s->block[iv[0]];
     } else if (n->kind == GRAPH_VARIABLE) { /* its storage, as it is at the start of the run */
         s->out[0] = s->vars[s->var_slot[id]];
+    } else if (n->kind == GRAPH_READ_VARIABLE) { /* (a plan in program order) */
+        NDX_TRY(session_read_staged(s, n, &s->out[0], err));
+    } else if (p->ordered && (graph_desc(n->kind)->flags & GRAPH_KIND_MUTATES)) { /* (ditto) */
+        NDX_TRY(session_update_staged(s, n, s->in, o, err));
     } else if (n->kind == GRAPH_RESHAPE && !direct && reshape_as_view(n, &s->in[0], &s->out[0])) {
         in_place = s->block[iv[0]]; /* the same bytes, other dims */
     } else {
@@ -617,9 +636,11 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
     if (st == NDX_OK && p->num_updates && (st = session_run_updates(s, p, err)) != NDX_OK)
         drop_fresh(s, num_fetches, p->fresh);
     if (st == NDX_OK) {
+        if (p->ordered) session_commit_staged(s);
         release_borrowed(s, 0, NULL);
         publish(s, num_fetches, fetches, p->fresh);
     } else {
+        if (p->ordered) session_forget_staged(s);
         pool_release_all(&s->pool);
         s->num_borrowed = 0;
     }

@@ -47,6 +47,8 @@ typedef struct run_plan {
     int direct;           /* every fetch is INTO, of the last node, read by nothing else: that
                              node writes straight into the caller's buffers (a node that fails
                              writes nothing, and nothing runs after it) */
+    int ordered;          /* it needs a ReadVariableOp: `order` holds the updates too, run in
+                             place into staged copies (session_staged.c); num_updates is 0 */
     int *step;            /* per node of `order`: 0, or 1 + 3 f + FUSE_* for its role in
                              fusion f; NULL without fusions */
     plan_fusion *fusions;
@@ -71,6 +73,7 @@ struct ndx_session {
     ndx_tensor *vars;  /* each Variable node's value, in build order (session_vars.c) */
     uint32_t *var_ids; /* their nodes */
     int *var_slot;     /* per node: its index in vars, or -1 */
+    ndx_tensor *staged; /* per variable: its copy in a run in program order (data NULL: none) */
     int last_fusions;  /* the fusions the last run took (ndx_session_fused_stitches) */
 };
 
@@ -100,6 +103,21 @@ ndx_status session_vars_init(ndx_session *s, ndx_error *err);
 void session_vars_free(ndx_session *s);
 /* 1 when [p, p + bytes) overlaps some variable's storage. */
 int session_in_vars(const ndx_session *s, const void *p, size_t bytes);
+
+/* ---- runs in program order (session_staged.c) ---------------------------------------------- */
+
+/* Runs update n (its inputs in `in`, the variables' replaced here by their staged copies, each
+ * made at its first update in the run): its check, then its run. */
+ndx_status session_update_staged(ndx_session *s, const graph_node *n, ndx_tensor *in,
+                                 const ndx_options *o, ndx_error *err);
+/* ReadVariableOp n's value: a pool copy of its variable's staged copy, or the variable's storage
+ * when no update of the run touched it yet. */
+ndx_status session_read_staged(ndx_session *s, const graph_node *n, ndx_tensor *out,
+                               ndx_error *err);
+/* After a run that succeeded: the staged copies become the variables (nothing can fail). */
+void session_commit_staged(ndx_session *s);
+/* After a run that failed: the staged copies are dropped (their blocks go back with the rest). */
+void session_forget_staged(ndx_session *s);
 
 /* ---- the updates at the end of a run (session_update.c) ------------------------------------ */
 

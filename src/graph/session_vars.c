@@ -43,7 +43,8 @@ ndx_status session_vars_init(ndx_session *s, ndx_error *err) {
     }
     s->vars = calloc((size_t)vars + 1, sizeof *s->vars);
     s->var_ids = calloc((size_t)vars + 1, sizeof *s->var_ids);
-    if (!s->vars || !s->var_ids)
+    s->staged = calloc((size_t)vars + 1, sizeof *s->staged);
+    if (!s->vars || !s->var_ids || !s->staged)
         return ndx_fail(err, NDX_E_NO_MEMORY, "ndx_session_new: out of memory");
     for (uint32_t id = 1; id <= count; id++) {
         const graph_node *n = graph_node_at(g, id);
@@ -73,6 +74,7 @@ void session_vars_free(ndx_session *s) {
     free(s->vars);
     free(s->var_ids);
     free(s->var_slot);
+    free(s->staged);
 }
 
 int session_in_vars(const ndx_session *s, const void *p, size_t bytes) {

@@ -165,7 +165,7 @@ def test_variables_stay_in_sync_through_fast_calls():
     @ndx.function
     def add(x):
         v.assign_add(x)
-        return v + 0.0  # (the value at the start of the call)
+        return v + 0.0  # (after the update: program order)
 
     @ndx.function
     def double(x):
@@ -175,10 +175,10 @@ def test_variables_stay_in_sync_through_fast_calls():
     one = np.ones(3, np.float32)
     expect = np.zeros(3, np.float32)
     for k in range(4):
-        np.testing.assert_array_equal(add(one), expect)
         expect = expect + 1
-        np.testing.assert_array_equal(double(np.full(3, 1.0, np.float32)), expect)
+        np.testing.assert_array_equal(add(one), expect)
         expect = expect * 2
+        np.testing.assert_array_equal(double(np.full(3, 1.0, np.float32)), expect)
         np.testing.assert_array_equal(v.numpy(), expect)
         v.assign(v.numpy() - 1)
         expect = expect - 1
