@@ -33,7 +33,8 @@ static void kind_table_complete(void **state) {
         assert_true(d->num_attrs >= 0 && d->num_attrs <= GRAPH_MAX_ATTRS);
         int source = k == GRAPH_CONST || k == GRAPH_PLACEHOLDER;
         assert_int_equal(d->infer == NULL, source);
-        assert_int_equal(d->run == NULL, source || k == GRAPH_IDENTITY || k == GRAPH_VARIABLE);
+        assert_int_equal(d->run == NULL, source || k == GRAPH_IDENTITY || k == GRAPH_VARIABLE ||
+                                             k == GRAPH_READ_VARIABLE);
         /* updates of variables have no outputs, and a check that runs before any of them */
         int mutates = (d->flags & GRAPH_KIND_MUTATES) != 0;
         assert_true(d->outputs >= 1 || d->outputs == GRAPH_OUTPUTS_COUNT || mutates);
