@@ -1,0 +1,236 @@
+"""What a GradientTape records, the same eagerly and inside ndx.function (TensorFlow's rule):
+the ops run inside its `with` block (outside stop_recording()), from the sources it watches,
+wherever those were computed. A target computed before or after the block, or a path through an
+op run outside it, carries nothing. Nested tapes give second derivatives; an integer source is
+None with one warning. Expected values are worked out here by hand with NumPy."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ndx
+
+
+def both(program, *args):
+    """program(*args) run eagerly and under ndx.function: (eager answer, traced answer)."""
+    return program(*args), ndx.function(program)(*args)
+
+
+def same(got, want):
+    """got (a structure of arrays and None) equals want (None where want is None)."""
+    if want is None:
+        assert got is None
+        return
+    if isinstance(want, (list, tuple)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+        return
+    assert got is not None
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+X = np.array([1.0, 2.0])
+
+
+def ops_before_and_after(x):
+    before = ndx.multiply(x, x)            # before the block: not recorded
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        inside = ndx.multiply(before, x)   # recorded; `before` is a constant to the tape
+    after = ndx.multiply(inside, x)        # after the block: not recorded
+    return (tape.gradient(before, x), tape.gradient(after, x), tape.gradient(inside, x),
+            tape.gradient([inside, after], [x, x]))
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_only_the_ops_inside_the_block_count(mode):
+    got = both(ops_before_and_after, X)[mode == "traced"]
+    same(got, (None, None, X * X, [X * X, X * X]))
+
+
+def test_the_issue_program_eager_and_traced_agree():
+    def program(x):
+        y = ndx.multiply(x, x)
+        with ndx.GradientTape() as tape:
+            tape.watch(x)
+        z = ndx.multiply(y, x)
+        return tape.gradient([y, z], [x, y])
+    eager, traced = both(program, X)
+    same(eager, (None, None))
+    same(traced, (None, None))
+
+
+def watched_before_the_block(x):
+    y = ndx.multiply(x, 3.0)               # y computed before the block, then watched
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch([x, y])
+        z = ndx.multiply(y, y)
+    return tape.gradient(z, y), tape.gradient(z, x)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_a_watched_tensor_is_a_source_wherever_it_was_computed(mode):
+    got = both(watched_before_the_block, X)[mode == "traced"]
+    # dz/dy = 2y; dz/dx: the path x -> y runs through an op outside the block: None.
+    same(got, (2 * 3 * X, None))
+
+
+def stop_and_reset(x):
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        with tape.stop_recording():
+            s = ndx.multiply(x, x)         # not recorded: a constant to the tape
+        t = ndx.multiply(s, x)
+    first = tape.gradient(t, x)
+    with ndx.GradientTape() as tape2:
+        tape2.watch(x)
+        u = ndx.multiply(x, x)
+        tape2.reset()                      # forgets u's op (and the watch)
+        tape2.watch(x)
+        v = ndx.multiply(u, x)
+    return first, tape2.gradient(v, x)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_stop_recording_and_reset_cut_the_record(mode):
+    got = both(stop_and_reset, X)[mode == "traced"]
+    same(got, (X * X, X * X))
+
+
+def test_variables_read_inside_the_block_through_ops_outside_it():
+    v = ndx.Variable(np.array([0.5, -1.5]), name="v_record")
+
+    def program(x):
+        pre = ndx.multiply(v, 2.0)         # read before the block: not recorded
+        with ndx.GradientTape() as tape:
+            y = ndx.multiply(pre, v)       # v read inside: watched by itself
+        return tape.gradient(y, v)
+    eager, traced = both(program, X)
+    same(eager, 2 * v.numpy())
+    same(traced, 2 * v.numpy())
+
+
+def reentered(x):
+    tape = ndx.GradientTape(persistent=True)
+    with tape:
+        tape.watch(x)
+        a = ndx.multiply(x, x)
+    b = ndx.multiply(a, x)                 # between the blocks: not recorded
+    with tape:
+        c = ndx.multiply(b, x)             # recorded again
+    return tape.gradient(c, x), tape.gradient(a, x)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_a_tape_entered_again_records_both_blocks_only(mode):
+    got = both(reentered, X)[mode == "traced"]
+    same(got, (X ** 3, 2 * X))
+
+
+# ---- nested tapes ---------------------------------------------------------------------------
+
+def second_order(x):
+    with ndx.GradientTape() as tape2:
+        tape2.watch(x)
+        with ndx.GradientTape() as tape1:
+            tape1.watch(x)
+            y = ndx.multiply(x, x)
+        dy = tape1.gradient(y, x)
+    return dy, tape2.gradient(dy, x)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_nested_tapes_give_the_second_derivative(mode):
+    got = both(second_order, X)[mode == "traced"]
+    same(got, (2 * X, 2 * np.ones(2)))
+
+
+def third_order(x):
+    with ndx.GradientTape() as t3:
+        t3.watch(x)
+        with ndx.GradientTape() as t2:
+            t2.watch(x)
+            with ndx.GradientTape() as t1:
+                t1.watch(x)
+                y = ndx.reduce_sum(ndx.multiply(ndx.multiply(x, x), ndx.divide(x, 3.0)))
+            d1 = t1.gradient(y, x)
+        d2 = t2.gradient(d1, x)
+    return d1, d2, t3.gradient(d2, x)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_three_nested_tapes(mode):
+    got = both(third_order, X)[mode == "traced"]
+    same(got, (X * X, 2 * X, 2 * np.ones(2)))
+
+
+def inner_sees_only_its_block(x):
+    with ndx.GradientTape() as outer:
+        outer.watch(x)
+        y = ndx.multiply(x, x)             # outer only
+        with ndx.GradientTape() as inner:
+            inner.watch(x)
+            z = ndx.multiply(y, x)         # both: to inner, y is a constant
+        dz = inner.gradient(z, x)          # = y = x^2, recorded by outer
+    return dz, outer.gradient(dz, x)       # d(x^2)/dx = 2x
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_a_nested_gradient_through_an_op_the_inner_tape_did_not_record(mode):
+    got = both(inner_sees_only_its_block, X)[mode == "traced"]
+    same(got, (X * X, 2 * X))
+
+
+def test_second_order_with_a_variable_and_output_structure():
+    v = ndx.Variable(np.array([1.5, -0.5]), name="v_second")
+
+    def program():
+        with ndx.GradientTape() as outer:
+            with ndx.GradientTape() as inner:
+                y = ndx.reduce_sum(ndx.multiply(ndx.multiply(v, v), v))
+            (g,) = inner.gradient(y, [v])
+            h = ndx.reduce_sum(g)
+        return g, outer.gradient(h, v)
+    want = (3 * v.numpy() ** 2, 6 * v.numpy())
+    same(program(), want)
+    same(ndx.function(program)(), want)
+
+
+# ---- integer sources ------------------------------------------------------------------------
+
+def integer_source(x, i):
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        y = ndx.multiply(x, ndx.cast(i, ndx.float64))
+    return tape.gradient(y, [x, i])
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_an_integer_source_is_none_with_a_warning(mode):
+    i = np.array([3, 4], np.int32)
+    f = integer_source if mode == "eager" else ndx.function(integer_source)
+    with pytest.warns(UserWarning, match="GradientTape.gradient: a int32 source has no "
+                                         "gradient") as record:
+        dx, di = f(X, i)
+    assert [str(w.message) for w in record].count(str(record[0].message)) == 1
+    same(dx, i.astype(np.float64))
+    assert di is None
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_watching_an_integer_warns_the_same_in_both_modes(mode):
+    def program(i):
+        with ndx.GradientTape() as tape:
+            tape.watch(i)
+            y = ndx.multiply(i, 2)
+        return ndx.identity(y)
+    f = program if mode == "eager" else ndx.function(program)
+    with pytest.warns(UserWarning, match="GradientTape.watch: a int32 value is not watched"):
+        f(np.array([1, 2], np.int32))
+
+
+def test_no_warning_for_float_sources():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        both(second_order, X)
