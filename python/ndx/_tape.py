@@ -367,14 +367,8 @@ class EagerTape:
                 grads = replay.run(targets, sources, output_gradients, IndexedSlices)
             touched = _touching(outer, replay.inputs) if outer is not None else None
             if touched:
-                fn = _NestedGradient([e for e in entries if e in replay.need], watched,
-                                     variables, targets, sources, output_gradients,
-                                     replay.inputs)
-                entry = _Entry(fn, None, (replay.inputs,), {}, None)
-                outputs = _outputs(entry, grads)
-                for t in touched:
-                    t._add(entry)
-                grads = [o if o is not None else d for o, d in zip(outputs, grads)]
+                grads = self._record(touched, replay, entries, watched, variables, targets,
+                                     sources, output_gradients, grads, IndexedSlices)
             if zero:
                 grads = [_zeros(s) if d is None else d for s, d in zip(sources, grads)]
         except BaseException:
@@ -385,6 +379,38 @@ class EagerTape:
             with self._lock:
                 self._entries, self._watched = {}, {}  # (the record is spent: free it)
         return grads
+
+
+    @staticmethod
+    def _record(touched, replay, entries, watched, variables, targets, sources,
+                output_gradients, grads, IndexedSlices):
+        """grads as the results of an entry the touched tapes record (a nested gradient): the
+        arrays (an IndexedSlices' three parts) as TapedArrays of it."""
+        layout = [None if d is None else "slices" if isinstance(d, IndexedSlices) else "dense"
+                  for d in grads]
+        fn = _NestedGradient([e for e in entries if e in replay.need], watched, variables,
+                             targets, sources, output_gradients, replay.inputs, layout)
+        entry = _Entry(fn, None, (replay.inputs,), {}, None)
+        flat = []
+        for d in grads:
+            if isinstance(d, IndexedSlices):
+                flat.extend((d.values, d.indices, d.dense_shape))
+            elif d is not None:
+                flat.append(d)
+        it = iter(_outputs(entry, flat))
+        for t in touched:
+            t._add(entry)
+        out = []
+        for d in grads:
+            if isinstance(d, IndexedSlices):
+                d = IndexedSlices(*(o if o is not None else a for o, a in
+                                    zip((next(it), next(it), next(it)),
+                                        (d.values, d.indices, d.dense_shape))))
+            elif d is not None:
+                o = next(it)
+                d = o if o is not None else d
+            out.append(d)
+        return out
 
 
 class _Stopped:
@@ -556,12 +582,14 @@ class _NestedGradient:
     graph's Tensors for the arrays the inner record read (`inputs`), it replays the inner record
     there and builds the gradients through those nodes only (ndx_graph_gradients_within: what
     the inner tape did not record carries nothing, as in its own replay). Returns a dense
-    Tensor or None per source."""
+    Tensor per dense source and an IndexedSlices' three parts per slices one (`layout`, the
+    forms of the recorded answers)."""
 
-    def __init__(self, entries, watched, variables, targets, sources, output_gradients, inputs):
+    def __init__(self, entries, watched, variables, targets, sources, output_gradients, inputs,
+                 layout):
         self.entries, self.watched, self.variables = entries, watched, variables
         self.targets, self.sources, self.output_gradients = targets, sources, output_gradients
-        self.inputs = inputs
+        self.inputs, self.layout = inputs, layout
 
     def __call__(self, tensors):
         from ._gradients import IndexedSlices
@@ -577,17 +605,33 @@ class _NestedGradient:
         forms, where = inner.build(self.targets, self.sources, self.output_gradients,
                                    _Ranges(g, begin))
         out = []
-        for ks in where:
-            total = None
-            for k in ks:
-                d = forms[k]
-                if d is None:
-                    continue
-                if isinstance(d, IndexedSlices):
-                    d = d._ndx_tensor(g)
-                total = d if total is None else total + d
-            out.append(total)
+        for ks, form in zip(where, self.layout):
+            ds = [forms[k] for k in ks if forms[k] is not None]
+            if form == "slices":
+                # (several reads: their rows one after another, as _sum concatenates them)
+                out.extend((_concat_rows([d.values for d in ds]),
+                            _concat_rows([d.indices for d in ds]), ds[0].dense_shape))
+            elif form == "dense":
+                total = None
+                for d in ds:
+                    d = d._ndx_tensor(g) if isinstance(d, IndexedSlices) else d
+                    total = d if total is None else total + d
+                out.append(total)
         return out
+
+
+def _concat_rows(parts):
+    """The Tensors' rows one after another (a dynamic_stitch, which has a gradient)."""
+    if len(parts) == 1:
+        return parts[0]
+    from ._dense import dynamic_stitch
+    from ._glue import range as arange, shape
+    positions, start = [], 0
+    for p in parts:
+        end = start + shape(p)[0]
+        positions.append(arange(start, end))
+        start = end
+    return dynamic_stitch(positions, parts)
 
 
 class _Ranges:

@@ -234,3 +234,52 @@ def test_no_warning_for_float_sources():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         both(second_order, X)
+
+
+def test_second_order_through_indexed_slices_eager_and_traced():
+    p = np.array([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]])
+    i = np.array([[2], [0], [2]], np.int32)
+
+    def program(p, i):
+        with ndx.GradientTape() as outer:
+            outer.watch(p)
+            with ndx.GradientTape() as inner:
+                inner.watch(p)
+                rows = ndx.gather_nd(p, i)
+                y = ndx.reduce_sum(ndx.multiply(ndx.multiply(rows, rows), rows))
+            g = inner.gradient(y, p)                       # slices: 3 * rows^2
+            h = ndx.reduce_sum(ndx.multiply(g.values, g.values))
+        return g.values, outer.gradient(h, p)
+    rows = p[i[:, 0]]
+    # h = sum over gathered rows r of 9 r^4: dh/dp adds 36 r^3 at each row's index.
+    want = np.zeros_like(p)
+    np.add.at(want, i[:, 0], 36 * rows ** 3)
+    for f in (program, ndx.function(program)):
+        values, d = f(p, i)
+        np.testing.assert_allclose(values, 3 * rows ** 2)
+        from test_gradients import dense
+        np.testing.assert_allclose(dense(d, p.shape), want)
+
+
+def test_second_order_of_a_variable_read_twice_gives_the_sum_of_both_reads():
+    v = ndx.Variable(np.array([1.0, 2.0, 3.0]), name="v_twice")
+    i = np.array([[1], [2]], np.int32)
+
+    def program():
+        with ndx.GradientTape() as outer:
+            with ndx.GradientTape() as inner:
+                a = ndx.reduce_sum(ndx.multiply(ndx.gather_nd(v, i), ndx.gather_nd(v, i)))
+                v.assign_add(np.array([1.0, 1.0, 1.0]))
+                b = ndx.reduce_sum(ndx.gather_nd(v, i))
+                y = ndx.add(a, b)
+            g = inner.gradient(y, v)
+            h = ndx.reduce_sum(ndx.multiply(g.values, g.values))
+        return g, outer.gradient(h, v)
+    base = v.numpy().copy()
+    g, d = program()
+    from test_gradients import dense
+    np.testing.assert_allclose(dense(g, (3,)), [0, 2 * base[1] + 1, 2 * base[2] + 1])
+    # g's slices hold a row r per gather of the first read (two: r and r) and a 1 per row of
+    # the second: h = 2 sum(r^2) + 2, so dh/dv = 4 r at those rows (the second read's ones are
+    # constants).
+    np.testing.assert_allclose(dense(d, (3,)), [0, 4 * base[1], 4 * base[2]])
