@@ -200,7 +200,7 @@ def test_a_symbolic_sparse_tensor_as_input_signature_and_argument():
     @ndx.function(input_signature=[ndx.SparseTensorSpec([None, 3], ndx.float64)])
     def scaled(st):
         return ndx.SparseTensor(st.indices, st.values * 10.0, st.dense_shape)
-    st = ndx.SparseTensor([[0, 1], [2, 2]], [1.0, 2.0], [3, 3])
+    st = ndx.SparseTensor([[0, 1], [2, 2]], np.array([1.0, 2.0]), [3, 3])
     out = scaled(st)
     np.testing.assert_array_equal(out.values, [10.0, 20.0])
     np.testing.assert_array_equal(out.indices, st.indices)
