@@ -348,11 +348,15 @@ class GradientTape:
         g = self._graph.check_open()
         self._used = True
         watched = []
+        on_tape = None
         for s, bad in zip(leaves, integer):
             if getattr(s, "_ndx_variable", False):
                 ok = id(s) in self._watched or (self._watch_variables and s.trainable)
             elif isinstance(s, Tensor):
                 ok = s.output in self._watched
+                if not ok and not bad:  # (an intermediate result the tape recorded)
+                    on_tape = on_tape or self._on_tape(g)
+                    ok = on_tape(s.op)
             else:
                 raise TypeError(f"GradientTape.gradient: a source must be a Tensor or an "
                                 f"ndx.Variable, not {type(s).__name__}")
@@ -365,6 +369,39 @@ class GradientTape:
             from ._glue import zeros_like
             out = [zeros_like(_source(g, s)) if d is None else d for s, d in zip(leaves, out)]
         return _unflatten(structure, iter(out))
+
+
+    def _on_tape(self, g):
+        """Traced: whether a node's outputs are on the tape (TensorFlow records an op run while
+        it records when one of its inputs is watched, or is on the tape): a function of node
+        ids, memoized."""
+        ranges = self._recorded()
+        starts = {out for out in self._watched if isinstance(out, tuple)}
+        for v, t in g._variables.items():
+            if id(v) in self._watched or (self._watch_variables and v.trainable):
+                starts.add(t.output)
+        memo = {}
+
+        def on(node):
+            stack = [node]
+            while stack:
+                n = stack[-1]
+                if n in memo:
+                    stack.pop()
+                    continue
+                if not any(b < n <= e for b, e in ranges):
+                    memo[n] = False
+                    stack.pop()
+                    continue
+                inputs = g._g.node(n)[4]
+                pending = [i for i, k in inputs if i not in memo and (i, k) not in starts]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                memo[n] = any(inp in starts or memo.get(inp[0], False) for inp in inputs)
+                stack.pop()
+            return memo[node]
+        return on
 
 
 class _TracedStop:

@@ -283,3 +283,21 @@ def test_second_order_of_a_variable_read_twice_gives_the_sum_of_both_reads():
     # the second: h = 2 sum(r^2) + 2, so dh/dv = 4 r at those rows (the second read's ones are
     # constants).
     np.testing.assert_allclose(dense(d, (3,)), [0, 4 * base[1], 4 * base[2]])
+
+
+def intermediate_sources(x, u):
+    with ndx.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        a = ndx.multiply(x, x)             # on the tape: from the watched x
+        b = ndx.multiply(u, 2.0)           # not: u is not watched
+        y = ndx.add(ndx.multiply(a, 3.0), ndx.multiply(b, a))
+    return tape.gradient(y, a), tape.gradient(y, b), tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_an_intermediate_result_on_the_tape_is_a_source(mode):
+    u = np.array([0.5, -1.0])
+    got = both(intermediate_sources, X, u)[mode == "traced"]
+    # dy/da = 3 + b; b was computed from nothing watched: None (as TensorFlow's tape);
+    # dy/dx = (3 + b) * 2x.
+    same(got, (3 + 2 * u, None, (3 + 2 * u) * 2 * X))
