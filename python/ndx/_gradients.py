@@ -107,6 +107,9 @@ def convert_to_tensor(value, dtype=None):
         return g.convert(value, None if dtype is None else _dtype(dtype))
     if isinstance(value, IndexedSlices):
         value = value.numpy()
+    from ._tape import TapedArray
+    if isinstance(value, TapedArray) and (dtype is None or _dtype(dtype) is dtype_of(value)):
+        return value  # (the tensor itself, as TensorFlow's: a tape goes on following it)
     if getattr(value, "_ndx_variable", False) and _trace.active and _trace.tapes() is not None:
         value = _trace.read(value)  # (a read an eager tape follows)
         if dtype is None:

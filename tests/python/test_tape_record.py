@@ -301,3 +301,63 @@ def test_an_intermediate_result_on_the_tape_is_a_source(mode):
     # dy/da = 3 + b; b was computed from nothing watched: None (as TensorFlow's tape);
     # dy/dx = (3 + b) * 2x.
     same(got, (3 + 2 * u, None, (3 + 2 * u) * 2 * X))
+
+
+# ---- second derivatives against central differences of the first ---------------------------
+
+I1 = np.array([[2], [0], [2]], np.int32)
+SECOND = {
+    "cube": lambda x: ndx.multiply(ndx.multiply(x, x), x),
+    "quotient": lambda x: ndx.divide(x, ndx.add(ndx.multiply(x, x), 1.0)),
+    "maximum": lambda x: ndx.maximum(ndx.multiply(x, x), ndx.multiply(x, 1.5)),
+    "sum_times": lambda x: ndx.multiply(ndx.reduce_sum(ndx.multiply(x, x)), x),
+    "gather": lambda x: ndx.multiply(ndx.gather_nd(x, I1), ndx.gather_nd(x, I1)),
+    "scatter": lambda x: ndx.tensor_scatter_nd_add(
+        ndx.multiply(x, x), I1[:2], ndx.multiply(ndx.gather_nd(x, I1[:2]),
+                                                 ndx.gather_nd(x, np.array([1], np.int32)))),
+    "stitch": lambda x: ndx.dynamic_stitch([np.array([1, 0, 2], np.int32)],
+                                           [ndx.multiply(ndx.multiply(x, x), x)]),
+    "reshape_cast": lambda x: ndx.reshape(
+        ndx.multiply(ndx.cast(ndx.cast(x, ndx.complex128), ndx.float64), x),
+        np.array([3, 1], np.int64)),
+}
+W = np.array([0.7, -1.3, 2.1])
+
+
+def first(fn, x):
+    """d/dx sum(w * fn(x)) by one eager tape."""
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        y = ndx.reduce_sum(ndx.multiply(ndx.reshape(fn(x), np.array([-1], np.int64)), W))
+    return np.asarray(tape.gradient(y, x), np.float64)
+
+
+def hessian_vector(fn, x, v):
+    """d/dx sum(v * d/dx sum(w * fn(x))) by two nested tapes."""
+    with ndx.GradientTape() as outer:
+        outer.watch(x)
+        with ndx.GradientTape() as inner:
+            inner.watch(x)
+            y = ndx.reduce_sum(ndx.multiply(ndx.reshape(fn(x), np.array([-1], np.int64)), W))
+        g = ndx.convert_to_tensor(inner.gradient(y, x))
+        h = ndx.reduce_sum(ndx.multiply(g, v))
+    return ndx.convert_to_tensor(outer.gradient(h, x))
+
+
+@pytest.mark.parametrize("name", sorted(SECOND))
+@pytest.mark.parametrize("mode", ["eager", "traced"])
+def test_second_derivatives_match_central_differences_of_the_first(name, mode):
+    fn = SECOND[name]
+    x = np.array([0.9, -0.4, 1.7])
+    v = np.array([0.3, 1.1, -0.6])
+    if mode == "eager":
+        got = hessian_vector(fn, x, v)
+    else:
+        got = ndx.function(lambda x, v: hessian_vector(fn, x, v))(x, v)
+    h = 1e-6
+    want = np.zeros(3)
+    for k in range(3):
+        e = np.zeros(3)
+        e[k] = h
+        want[k] = np.dot(v, (first(fn, x + e) - first(fn, x - e)) / (2 * h))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
