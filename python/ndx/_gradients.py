@@ -298,11 +298,17 @@ class GradientTape:
                 self._begin = self._graph._g.count()
 
     def watched_variables(self):
-        """The Variables the tape watches: watched, or trainable and read while recording
-        (eager); inside a trace, those given to watch()."""
+        """The Variables the tape watches: given to watch(), or trainable and read while it
+        recorded (with watch_accessed_variables; inside a trace: read by a node it recorded)."""
         if self._mode() is None:
             return self._eager.watched_variables()
-        return tuple(t for t in self._watched.values() if getattr(t, "_ndx_variable", False))
+        out = [t for t in self._watched.values() if getattr(t, "_ndx_variable", False)]
+        if self._watch_variables:
+            g, ranges = self._graph, self._recorded()
+            read = {i[0] for b, e in ranges for n in range(b + 1, e + 1) for i in g._g.node(n)[4]}
+            out += [v for v, t in g._variables.items()
+                    if v.trainable and t.op in read and id(v) not in self._watched]
+        return tuple(out)
 
     def watch(self, tensor):
         """Records gradients for tensor (a Tensor, array, Variable, or a structure of them).

@@ -15,7 +15,13 @@ trace, through the same public functions (so each becomes the very node ndx.func
 build), with placeholders for the arrays read, and builds the gradients there with the C
 gradient layer (ndx.gradients' path). The session is fed the recorded values, the results of
 the entries included, so the forward is not computed again and the gradient is that of the
-values the code saw."""
+values the code saw.
+
+Nested tapes. A gradient() asked while other tapes record in the thread, whose record reads a
+value one of them follows, is itself an entry on them (_NestedGradient): replayed in an outer
+tape's graph, it replays the inner record there on the outer replay's tensors and builds the
+gradients through those nodes only (ndx_graph_gradients_within), so the outer tape can
+differentiate the gradient (second derivatives), exactly as ndx.function's traced tapes do."""
 import threading
 import warnings
 import weakref

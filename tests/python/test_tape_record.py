@@ -361,3 +361,23 @@ def test_second_derivatives_match_central_differences_of_the_first(name, mode):
         e[k] = h
         want[k] = np.dot(v, (first(fn, x + e) - first(fn, x - e)) / (2 * h))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_watched_variables_are_those_read_while_recording_in_both_modes():
+    a = ndx.Variable(np.array([1.0]), name="wa")
+    b = ndx.Variable(np.array([2.0]), name="wb")
+    frozen = ndx.Variable(np.array([3.0]), name="wf", trainable=False)
+
+    def program(x):
+        before = ndx.multiply(b, 1.0)          # read before the block: not watched by it
+        with ndx.GradientTape() as tape:
+            y = ndx.multiply(ndx.multiply(a, x), frozen)
+        with ndx.GradientTape(watch_accessed_variables=False) as quiet:
+            quiet.watch(b)
+            z = ndx.multiply(a, x)
+        names = [v.name for v in tape.watched_variables()], [v.name for v in
+                                                              quiet.watched_variables()]
+        assert names == (["wa"], ["wb"]), names
+        return ndx.add(ndx.add(y, z), before)
+    program(X)
+    ndx.function(program)(X)
