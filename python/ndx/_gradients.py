@@ -371,7 +371,10 @@ class GradientTape:
                                 f"ndx.Variable, not {type(s).__name__}")
             watched.append(ok and not bad)
         xs = [_source(g, s) for s, ok in zip(leaves, watched) if ok]
-        grads = _gradients(g, targets, xs, output_gradients, self._recorded()) if xs else []
+        begin = g._g.count()  # (a target that is an IndexedSlices is densified here: recorded)
+        targets = [g.convert(y) if isinstance(y, IndexedSlices) else y for y in targets]
+        ranges = self._recorded() + [(begin, g._g.count())]
+        grads = _gradients(g, targets, xs, output_gradients, ranges) if xs else []
         it = iter(grads)
         out = [next(it) if ok else None for ok in watched]
         if unconnected_gradients == "zero":

@@ -526,11 +526,16 @@ class _Replay:
         """Replays the entries the targets need into self.g (inside its trace) and builds the
         gradients there: (forms, where), a form per Tensor differentiated for and, per source,
         the indices of its forms (a Variable read several times has several)."""
-        from ._gradients import _gradients
-        self.needed = self._needed(targets)
+        from ._gradients import IndexedSlices, _gradients
+        parts = []  # (an IndexedSlices target: its parts, densified in the graph)
+        _leaves([(y.values, y.indices, y.dense_shape) if isinstance(y, IndexedSlices) else y
+                 for y in targets], parts)
+        self.needed = self._needed(parts)
         for entry in self.needed:
             self._replay(entry)
-        ys = [self.leaf(_as_value(y)) for y in targets]
+        ys = [IndexedSlices(*(self.leaf(_as_value(p)) for p in (y.values, y.indices,
+                                                                y.dense_shape)))
+              if isinstance(y, IndexedSlices) else self.leaf(_as_value(y)) for y in targets]
         xs, where = [], []   # the Tensors to differentiate for, and per source which
         for s in sources:
             if _is_variable(s):

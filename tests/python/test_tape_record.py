@@ -241,7 +241,7 @@ def test_second_order_through_indexed_slices_eager_and_traced():
     i = np.array([[2], [0], [2]], np.int32)
 
     def program(p, i):
-        with ndx.GradientTape() as outer:
+        with ndx.GradientTape(persistent=True) as outer:
             outer.watch(p)
             with ndx.GradientTape() as inner:
                 inner.watch(p)
@@ -249,16 +249,20 @@ def test_second_order_through_indexed_slices_eager_and_traced():
                 y = ndx.reduce_sum(ndx.multiply(ndx.multiply(rows, rows), rows))
             g = inner.gradient(y, p)                       # slices: 3 * rows^2
             h = ndx.reduce_sum(ndx.multiply(g.values, g.values))
-        return g.values, outer.gradient(h, p)
+        return g.values, outer.gradient(h, p), outer.gradient(g, p)
     rows = p[i[:, 0]]
     # h = sum over gathered rows r of 9 r^4: dh/dp adds 36 r^3 at each row's index.
     want = np.zeros_like(p)
     np.add.at(want, i[:, 0], 36 * rows ** 3)
+    # the slices as a target: the sum of their dense value, 3 sum(r^2): 6 r at each index.
+    want_g = np.zeros_like(p)
+    np.add.at(want_g, i[:, 0], 6 * rows)
     for f in (program, ndx.function(program)):
-        values, d = f(p, i)
+        values, d, d_g = f(p, i)
         np.testing.assert_allclose(values, 3 * rows ** 2)
         from test_gradients import dense
         np.testing.assert_allclose(dense(d, p.shape), want)
+        np.testing.assert_allclose(dense(d_g, p.shape), want_g)
 
 
 def test_second_order_of_a_variable_read_twice_gives_the_sum_of_both_reads():
