@@ -342,6 +342,12 @@ class Function:
                                 f"only, as TensorFlow's")
             _check_specs(input_signature)
         self.input_signature = input_signature
+        # {parameter name: its specs}: the leading positional parameters, then *args (a tuple)
+        self._signed = {}
+        if input_signature is not None:
+            self._signed = dict(zip(self._positional, input_signature))
+            if len(input_signature) > len(self._positional):
+                self._signed[self._var_args] = tuple(input_signature[len(self._positional):])
         self._flat = (input_signature is not None and self._fixed and
                       len(input_signature) == len(self._names) and
                       all(isinstance(x, TensorSpec) for x in input_signature))
@@ -379,22 +385,13 @@ class Function:
         bound.apply_defaults()
         return bound.arguments
 
-    def _signed(self):
-        """{parameter name: its specs} of input_signature: the leading positional parameters,
-        then a tuple of the rest for *args."""
-        sig, npos = self.input_signature, len(self._positional)
-        specs = dict(zip(self._positional, sig))
-        if len(sig) > npos:
-            specs[self._var_args] = tuple(sig[npos:])
-        return specs
-
     def _key(self, bound):
         """(cache key, array leaves) of one call."""
         leaves = []
         if self.input_signature is None:
             key = tuple(_structure(bound[n], n, leaves) for n in self._names)
             return key, leaves
-        signed = self._signed()
+        signed = self._signed
         for n, spec in signed.items():
             _spec_leaves(spec, bound[n], n, leaves)
         if self._var_args is not None and self._var_args not in signed and bound[self._var_args]:
@@ -471,7 +468,7 @@ class Function:
             try:
                 inputs = [graph.placeholder(s.dtype, s.shape, name=n) for s, n in zip(specs, names)]
                 it = iter(inputs)
-                signed = {} if self.input_signature is None else self._signed()
+                signed = self._signed
                 args = {n: _replace_spec(signed[n], it) if n in signed else
                         _replace(bound[n], it) for n in self._names}
                 call = inspect.BoundArguments(self._signature, args)
