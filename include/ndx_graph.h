@@ -645,6 +645,28 @@ NDX_API ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope 
                                           const ndx_output *ys, const ndx_output *dys, int nx,
                                           const ndx_output *xs, ndx_gradient *dxs);
 
+/* A stretch of a graph's nodes in build order: ndx_graph_node(g, i) for begin <= i < end. Take
+ * begin = ndx_graph_node_count(g) where recording starts and end = ndx_graph_node_count(g) where
+ * it stops: the range holds the nodes built in between. */
+typedef struct ndx_node_range {
+    int begin, end;
+} ndx_node_range;
+
+/* ndx_graph_gradients where only the nodes in ranges[0..nranges) carry gradients: TensorFlow's
+ * GradientTape, which differentiates the ops run while it recorded. A path from an x to a y
+ * through a node outside every range contributes nothing (a y built outside them gets NONE for
+ * every x other than itself); xs themselves may be anywhere. The nodes the call adds are built
+ * after the ranges (a tape recording them takes them into its next range: second derivatives).
+ * nranges >= 0 (0: every dxs[j] NONE unless xs[j] is a y), and each range has
+ * 0 <= begin <= end <= ndx_graph_node_count(g), else an argument error that adds nothing. */
+#define ndx_graph_gradients_within(s, ny, ys, dys, nx, xs, dxs, nranges, ranges)            \
+    ndx_graph_gradients_within_at(__FILE__, __LINE__, (s), (ny), (ys), (dys), (nx), (xs), (dxs), \
+                                  (nranges), (ranges))
+NDX_API ndx_status ndx_graph_gradients_within_at(const char *file, int line, ndx_scope s, int ny,
+                                                 const ndx_output *ys, const ndx_output *dys,
+                                                 int nx, const ndx_output *xs, ndx_gradient *dxs,
+                                                 int nranges, const ndx_node_range *ranges);
+
 /* A gradient as a dense tensor: DENSE's own output, or scatter_nd of SLICES (skipping rows out
  * of range). NONE is a build error (there is no tensor: use zeros_like(x)). */
 #define ndx_gradient_to_dense(s, g) ndx_gradient_to_dense_at(__FILE__, __LINE__, (s), (g))

@@ -826,6 +826,83 @@ static void x_is_one_output(void **state) {
     ndx_graph_free(g);
 }
 
+/* ndx_graph_gradients_within: only the nodes in the ranges carry gradients (a tape's record).
+ * pre = x * x is built before the range, y = pre * x in it, post = y * x after it. At x = 2:
+ * dy/dx = pre = 4 through the recorded node only (12 over the whole graph); post and pre, built
+ * outside, give NONE; pre as an x gets x = 2. A second range taking in dy's gradient nodes gives
+ * the second derivative of x * x: 2. */
+static void gradients_within_ranges(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output x = f32_placeholder(s, 0, NULL);
+    ndx_output pre = ndx_op_mul(s, x, x);
+    ndx_node_range rec = {ndx_graph_node_count(g), 0};
+    ndx_output y = ndx_op_mul(s, pre, x);
+    rec.end = ndx_graph_node_count(g);
+    ndx_output post = ndx_op_mul(s, y, x);
+    ndx_gradient d[2], none;
+    assert_int_equal(ndx_graph_gradients_within(s, 1, &y, NULL, 2, ((ndx_output[]){x, pre}), d,
+                                                1, &rec),
+                     NDX_OK);
+    assert_int_equal(ndx_graph_gradients_within(s, 1, &post, NULL, 1, &x, &none, 1, &rec), NDX_OK);
+    assert_int_equal(none.form, NDX_GRADIENT_NONE);
+    assert_int_equal(ndx_graph_gradients_within(s, 1, &pre, NULL, 1, &x, &none, 1, &rec), NDX_OK);
+    assert_int_equal(none.form, NDX_GRADIENT_NONE);
+    assert_int_equal(ndx_graph_gradients_within(s, 1, &y, NULL, 1, &x, &none, 0, NULL), NDX_OK);
+    assert_int_equal(none.form, NDX_GRADIENT_NONE);
+    /* a y that is an x is its own gradient, ranges or not */
+    assert_int_equal(ndx_graph_gradients_within(s, 1, &x, NULL, 1, &x, &none, 0, NULL), NDX_OK);
+    assert_int_equal(none.form, NDX_GRADIENT_DENSE);
+
+    /* second order: x * x recorded, its gradient built inside an outer range */
+    ndx_node_range outer = {ndx_graph_node_count(g), 0}, inner = outer;
+    ndx_output sq = ndx_op_mul(s, x, x);
+    inner.end = ndx_graph_node_count(g);
+    ndx_gradient dsq, d2;
+    assert_int_equal(ndx_graph_gradients_within(s, 1, &sq, NULL, 1, &x, &dsq, 1, &inner), NDX_OK);
+    outer.end = ndx_graph_node_count(g);
+    assert_int_equal(dsq.form, NDX_GRADIENT_DENSE);
+    assert_int_equal(ndx_graph_gradients_within(s, 1, &dsq.dense, NULL, 1, &x, &d2, 1, &outer),
+                     NDX_OK);
+    ndx_output fetch[4] = {d[0].dense, d[1].dense, dsq.dense, d2.dense};
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    float xv = 2;
+    ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 0, NULL, &xv)};
+    ndx_tensor r[4];
+    grad_run(g, 1, 1, &feed, 4, fetch, r);
+    float got[4];
+    for (int i = 0; i < 4; i++) {
+        got[i] = *(const float *)r[i].data;
+        ndx_tensor_free(&r[i]);
+    }
+    assert_floats(got, (const float[]){4, 2, 4, 2}, 4);
+    ndx_graph_free(g);
+
+    /* bad ranges: an argument error that adds nothing */
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    x = f32_placeholder(s, 0, NULL);
+    y = ndx_op_neg(s, x);
+    int before = ndx_graph_node_count(g);
+    ndx_node_range past = {0, before + 1};
+    assert_int_not_equal(ndx_graph_gradients_within(s, 1, &y, NULL, 1, &x, &none, 1, &past),
+                         NDX_OK);
+    assert_graph_error(g, "ranges[0] is [0, ", "0 <= begin <= end");
+    assert_int_equal(ndx_graph_node_count(g), before);
+    assert_int_equal(none.form, NDX_GRADIENT_NONE);
+    ndx_graph_free(g);
+    g = ndx_graph_new();
+    s = ndx_graph_root(g);
+    x = f32_placeholder(s, 0, NULL);
+    y = ndx_op_neg(s, x);
+    assert_int_not_equal(ndx_graph_gradients_within(s, 1, &y, NULL, 1, &x, &none, -1, NULL),
+                         NDX_OK);
+    assert_graph_error(g, "nranges >= 0", NULL);
+    ndx_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_op_against_checker),
@@ -841,6 +918,7 @@ int main(void) {
         cmocka_unit_test(build_errors),
         cmocka_unit_test(x_is_one_output),
         cmocka_unit_test(complex_mul_conj),
+        cmocka_unit_test(gradients_within_ranges),
     };
     (void)float_dtypes;
     return cmocka_run_group_tests(tests, NULL, NULL);

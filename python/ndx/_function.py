@@ -33,8 +33,8 @@ import numpy as np
 
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
-from ._graph import (Graph, SparseTensorSpec, Tensor, TensorSpec, _like, _shape_text, dtype_of,
-                     valid_name)
+from ._graph import (Graph, SparseTensorSpec, Tensor, TensorSpec, _like, _shape_text,
+                     _shapes_agree, dtype_of, valid_name)
 from ._sparse_tensor import SparseTensor
 from . import _variables
 from ._gradients import IndexedSlices
@@ -126,8 +126,8 @@ class ConcreteFunction:
         self._fast = None                # see _fast_call
         # Arguments by position are the leaves when there are as many as parameters (and no
         # nested input_signature: TensorSpecs of lists and dicts take those apart).
-        self._params = (len(function._names) if function.input_signature is None or
-                        function._flat else -1)
+        self._params = (len(function._names) if function._fixed and
+                        (function.input_signature is None or function._flat) else -1)
 
     @property
     def structured_input_signature(self):
@@ -320,25 +320,46 @@ def _unflatten(structure, it):
 class Function:
     """A Python function traced into ndx graphs (TensorFlow's tf.function); see ndx.function."""
 
-    def __init__(self, func, input_signature=None, threads=None, max_memory=None, name=None):
+    def __init__(self, func, input_signature=None, threads=None, max_memory=None, name=None,
+                 reduce_retracing=False, autograph=True, jit_compile=None):
         functools.update_wrapper(self, func)
         self.python_function = func
         self._signature = inspect.signature(func)
-        self._names = [p.name for p in self._signature.parameters.values()
-                       if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in self._signature.parameters.values()):
-            raise TypeError(f"ndx.function: {func.__name__} takes *args or **kwargs; give it "
-                            f"named parameters")
+        params = list(self._signature.parameters.values())
+        self._names = [p.name for p in params]  # (every parameter, *args and **kwargs too)
+        self._positional = [p.name for p in params
+                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._var_args = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
+        var_kwargs = next((p.name for p in params if p.kind == p.VAR_KEYWORD), None)
+        self._fixed = len(self._positional) == len(params)  # (only positional parameters)
         if input_signature is not None:
             input_signature = list(input_signature)
-            if len(input_signature) > len(self._names):
+            if len(input_signature) > len(self._positional) and self._var_args is None:
                 raise TypeError(f"ndx.function: {len(input_signature)} specs for "
-                                f"{len(self._names)} parameters of {func.__name__}")
+                                f"{len(self._positional)} positional parameters of "
+                                f"{func.__name__}")
+            if var_kwargs is not None:
+                raise TypeError(f"ndx.function: {func.__name__} takes **{var_kwargs}: an "
+                                f"input_signature is for positional parameters (and *args) "
+                                f"only, as TensorFlow's")
             _check_specs(input_signature)
         self.input_signature = input_signature
-        self._flat = (input_signature is not None and len(input_signature) == len(self._names)
-                      and all(isinstance(x, TensorSpec) for x in input_signature))
+        # {parameter name: its specs}: the leading positional parameters, then *args (a tuple)
+        self._signed = {}
+        if input_signature is not None:
+            self._signed = dict(zip(self._positional, input_signature))
+            if len(input_signature) > len(self._positional):
+                self._signed[self._var_args] = tuple(input_signature[len(self._positional):])
+        self._flat = (input_signature is not None and self._fixed and
+                      len(input_signature) == len(self._names) and
+                      all(isinstance(x, TensorSpec) for x in input_signature))
+        self.reduce_retracing = bool(reduce_retracing)
+        self._general = {}  # reduce_retracing: skeleton of a key -> (leaf shapes, trace)
+        if not isinstance(autograph, bool) or not (jit_compile is None or
+                                                   isinstance(jit_compile, bool)):
+            raise TypeError("ndx.function: autograph is True or False, jit_compile None, True "
+                            "or False")
+        self.autograph, self.jit_compile = autograph, jit_compile
         self._flat_cf = None
         self._fast = None  # the _fast_call of the trace the arguments' tuple may call directly
         self._threads, self._max_memory = threads, max_memory
@@ -349,8 +370,6 @@ class Function:
         self._takes = {k: k in self._names for k in ("threads", "max_memory", "out")}
         kinds = [p.kind for p in self._signature.parameters.values()]
         self._plain = all(k == inspect.Parameter.POSITIONAL_OR_KEYWORD for k in kinds)
-        self._positional_only = [p.name for p in self._signature.parameters.values()
-                                 if p.kind == p.POSITIONAL_ONLY]
 
     def experimental_get_tracing_count(self):
         """How many times the Python function was traced (TensorFlow's name)."""
@@ -374,10 +393,13 @@ class Function:
         if self.input_signature is None:
             key = tuple(_structure(bound[n], n, leaves) for n in self._names)
             return key, leaves
-        for n, spec in zip(self._names, self.input_signature):
+        signed = self._signed
+        for n, spec in signed.items():
             _spec_leaves(spec, bound[n], n, leaves)
-        rest = tuple(_structure(bound[n], n, []) for n in
-                     self._names[len(self.input_signature):])
+        if self._var_args is not None and self._var_args not in signed and bound[self._var_args]:
+            raise TypeError(f"{self._name}: {len(bound[self._var_args])} more positional "
+                            f"arguments than input_signature has specs")
+        rest = tuple(_structure(bound[n], n, []) for n in self._names if n not in signed)
         return ("signature",) + rest, leaves
 
     def get_concrete_function(self, *args, **kwargs):
@@ -387,17 +409,23 @@ class Function:
             args = tuple(self.input_signature)
         bound = self._bind(args, kwargs)
         for n in self._names:  # TensorSpec arguments stand for arrays of that spec
-            v = bound[n]
-            if isinstance(v, SparseTensorSpec):
-                bound[n] = SparseTensor._from_parts(*(_spec_example(p) for p in v.parts()))
-            elif isinstance(v, TensorSpec):
-                if v.shape is None or None in v.shape:
-                    if self.input_signature is None:
-                        raise TypeError("get_concrete_function: a TensorSpec with unknown dims "
-                                        "needs ndx.function(input_signature=...)")
-                bound[n] = _spec_example(v)
+            if n == self._var_args:
+                bound[n] = tuple(self._example(v) for v in bound[n])
+            else:
+                bound[n] = self._example(bound[n])
         key, leaves = self._key(bound)
         return self._concrete(key, bound, leaves)
+
+    def _example(self, v):
+        """An argument of get_concrete_function: a spec as an example array (or SparseTensor)."""
+        if isinstance(v, SparseTensorSpec):
+            return SparseTensor._from_parts(*(_spec_example(p) for p in v.parts()))
+        if isinstance(v, TensorSpec):
+            if (v.shape is None or None in v.shape) and self.input_signature is None:
+                raise TypeError("get_concrete_function: a TensorSpec with unknown dims needs "
+                                "ndx.function(input_signature=...)")
+            return _spec_example(v)
+        return v
 
     def _concrete(self, key, bound, leaves):
         cf = self._cache.get(key)
@@ -405,7 +433,32 @@ class Function:
             with self._lock:
                 cf = self._cache.get(key)
                 if cf is None:
-                    cf = self._cache[key] = self._trace(bound, leaves)
+                    if self.reduce_retracing and self.input_signature is None:
+                        cf = self._relaxed(key, bound, leaves)
+                    else:
+                        cf = self._trace(bound, leaves)
+                    self._cache[key] = cf
+        return cf
+
+    def _relaxed(self, key, bound, leaves):
+        """reduce_retracing (TensorFlow's rule): a call whose arrays differ from an earlier
+        trace's in dims only (same structure, dtypes, ranks and Python values) runs a trace where
+        each dim that differed is None; traced once for those dims, then reused."""
+        skeleton = _skeleton(key)
+        shapes = [TensorSpec.from_value(a).shape for _, _, a in leaves]
+        known = self._general.get(skeleton)
+        if known is None:
+            cf = self._trace(bound, leaves)
+            self._general[skeleton] = (shapes, cf)
+            return cf
+        general, cf = known
+        if all(_shapes_agree(g, s) for g, s in zip(general, shapes)):
+            return cf
+        general = [tuple(a if a == b else None for a, b in zip(g, s))
+                   for g, s in zip(general, shapes)]
+        cf = self._trace(bound, [(TensorSpec(g, dtype_of(a)), n, a)
+                                 for g, (_, n, a) in zip(general, leaves)])
+        self._general[skeleton] = (general, cf)
         return cf
 
     def _trace(self, bound, leaves):
@@ -417,11 +470,11 @@ class Function:
             try:
                 inputs = [graph.placeholder(s.dtype, s.shape, name=n) for s, n in zip(specs, names)]
                 it = iter(inputs)
-                sig = self.input_signature or []
-                args = {n: _replace_spec(sig[i], it) if i < len(sig) else
-                        _replace(bound[n], it) for i, n in enumerate(self._names)}
-                first = [args.pop(n) for n in self._positional_only]
-                result = self.python_function(*first, **args)
+                signed = self._signed
+                args = {n: _replace_spec(signed[n], it) if n in signed else
+                        _replace(bound[n], it) for n in self._names}
+                call = inspect.BoundArguments(self._signature, args)
+                result = self.python_function(*call.args, **call.kwargs)
                 outputs = []
                 structure = _flatten_outputs(graph, result, outputs)
             except BaseException:
@@ -566,6 +619,23 @@ def _replace(value, it):
     return value
 
 
+def _skeleton(key):
+    """A cache key without its arrays' dims (their ranks kept): the traces reduce_retracing
+    may share."""
+    if not isinstance(key, tuple) or not key:
+        return key
+    if key[0] == "value":
+        return key
+    if key[0] == "dict":
+        return ("dict",) + tuple((k, _skeleton(v)) for k, v in key[1:])
+    if key[0] == "array":
+        shape = key[2] if len(key) == 3 else None
+        return ("array", str(key[1]), None if shape is None else len(shape))
+    if key[0] == "sparse":
+        return ("sparse",) + tuple((d, None if sh is None else len(sh)) for d, sh in key[1:])
+    return tuple(_skeleton(k) for k in key)
+
+
 def _replace_spec(spec, it):
     if isinstance(spec, TensorSpec):
         return next(it)
@@ -577,7 +647,8 @@ def _replace_spec(spec, it):
     return items if isinstance(spec, list) else tuple(items)
 
 
-def function(func=None, *, input_signature=None, threads=None, max_memory=None, name=None):
+def function(func=None, input_signature=None, autograph=True, jit_compile=None,
+             reduce_retracing=False, *, threads=None, max_memory=None, name=None):
     """Traces a Python function of ndx ops into a graph and runs the graph when it is called
     (TensorFlow's tf.function).
 
@@ -610,12 +681,31 @@ def function(func=None, *, input_signature=None, threads=None, max_memory=None, 
     >>> plus_one_except_minus_one(np.array([0.1, -1., 5.2], np.float32))
     array([ 1.1, -1. ,  6.2], dtype=float32)
 
+    The function may take *args, keyword-only parameters and **kwargs (each array leaf an
+    input, named after its parameter: args_0, ...); input_signature covers the leading
+    positional parameters and, beyond them, *args (TensorFlow's rule; not **kwargs). TensorFlow's
+    other keywords: reduce_retracing=True traces again, when a call's arrays differ from an
+    earlier trace's in dims only, once with each differing dim None, and that trace serves every
+    later call that fits (TensorFlow's shape relaxing; the first trace keeps exact shapes).
+    autograph (True by default, as TensorFlow's) and False do the same: ndx does not rewrite
+    the code, so Python `if`, `while` and `bool()` on a traced tensor raise ndx's TypeError
+    ("... is symbolic: it has no truth value while tracing"); branch and loop on Python values,
+    or compute both sides and combine them with ops. jit_compile (None,
+    True or False) is accepted for TensorFlow's code and changes nothing: ndx always runs the
+    traced graph as one planned session (there is no XLA).
+
+    A tape inside the function records the nodes built in its `with` block (ndx.GradientTape).
+    Inside the trace ndx.SparseTensor(indices, values, dense_shape) of traced tensors is a
+    symbolic sparse tensor the ndx.sparse ops take; returned, it comes back as an
+    ndx.SparseTensor of arrays.
+
     The traced graph: f.graph (or f.get_concrete_function(...).graph) lists its nodes
     (.nodes, str()), draws itself (to_dot()); f.save(path) writes it for `ndx run`,
     ndx.load and ndx_graph_load.
     """
     def wrap(f):
-        return Function(f, input_signature, threads, max_memory, name)
+        return Function(f, input_signature, threads, max_memory, name, reduce_retracing,
+                        autograph, jit_compile)
     return wrap if func is None else wrap(func)
 
 

@@ -16,6 +16,9 @@ class ConcreteFunction:
 class Function:
     python_function: Callable[..., Any]
     input_signature: Optional[List[Any]]
+    reduce_retracing: bool
+    autograph: bool
+    jit_compile: Optional[bool]
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction: ...
     def experimental_get_tracing_count(self) -> int: ...
@@ -26,16 +29,21 @@ class Function:
     def save(self, path: Any) -> None: ...
 
 @overload
-def function(func: Callable[..., Any], *, input_signature: Optional[Sequence[Any]] = None,
-             threads: Optional[int] = None, max_memory: Optional[int] = None,
-             name: Optional[str] = None) -> Function: ...
+def function(func: Callable[..., Any], input_signature: Optional[Sequence[Any]] = None,
+             autograph: bool = True, jit_compile: Optional[bool] = None,
+             reduce_retracing: bool = False, *, threads: Optional[int] = None,
+             max_memory: Optional[int] = None, name: Optional[str] = None) -> Function: ...
 @overload
-def function(func: None = None, *, input_signature: Optional[Sequence[Any]] = None,
-             threads: Optional[int] = None, max_memory: Optional[int] = None,
+def function(func: None = None, input_signature: Optional[Sequence[Any]] = None,
+             autograph: bool = True, jit_compile: Optional[bool] = None,
+             reduce_retracing: bool = False, *, threads: Optional[int] = None,
+             max_memory: Optional[int] = None,
              name: Optional[str] = None) -> Callable[[Callable[..., Any]], Function]: ...
-def function(func: Optional[Callable[..., Any]] = None, *,
-             input_signature: Optional[Sequence[Any]] = None, threads: Optional[int] = None,
-             max_memory: Optional[int] = None, name: Optional[str] = None) -> Any: ...
+def function(func: Optional[Callable[..., Any]] = None,
+             input_signature: Optional[Sequence[Any]] = None, autograph: bool = True,
+             jit_compile: Optional[bool] = None, reduce_retracing: bool = False, *,
+             threads: Optional[int] = None, max_memory: Optional[int] = None,
+             name: Optional[str] = None) -> Any: ...
 
 class LoadedFunction:
     graph: Graph

@@ -1,7 +1,7 @@
 """ndx.SparseTensor: TensorFlow's COO sparse tensor, three NumPy arrays."""
 import numpy as np
 
-from . import _ndx
+from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
 
 __all__ = ["SparseTensor"]
@@ -24,6 +24,12 @@ class SparseTensor:
     Parts that do not fit together (shapes, counts, an index outside dense_shape) raise
     InvalidArgumentError, a ValueError as TensorFlow's constructor raises.
 
+    Inside a function traced by ndx.function, parts that are traced tensors make a symbolic
+    sparse tensor (the others become constants): indices cast to int64 (any integer dtype),
+    the shapes the trace knows checked as TensorFlow's constructor checks them (indices
+    [N, rank], values [N], dense_shape [rank]); the values are checked by the ops that use it.
+    The ndx.sparse ops take it, and the function returns it as an ndx.SparseTensor of arrays.
+
     >>> st = ndx.SparseTensor(indices=[[0, 0], [1, 2]], values=[1, 2], dense_shape=[3, 4])
     >>> st.shape
     (3, 4)
@@ -33,9 +39,13 @@ class SparseTensor:
            [0, 0, 0, 0]], dtype=int32)
     """
 
-    __slots__ = ("indices", "values", "dense_shape")
+    __slots__ = ("indices", "values", "dense_shape", "_static_shape")
 
     def __init__(self, indices, values, dense_shape):
+        if _trace.active and _trace.graph() is not None and _any_tensor(indices, values,
+                                                                        dense_shape):
+            self._symbolic(_trace.graph(), indices, values, dense_shape)
+            return
         indices = _int64_array(indices, "indices")
         values = _as_array(values)
         dense_shape = _int64_array(dense_shape, "dense_shape")
@@ -48,9 +58,45 @@ class SparseTensor:
         obj.indices, obj.values, obj.dense_shape = indices, values, dense_shape
         return obj
 
+    def _symbolic(self, g, indices, values, dense_shape):
+        """The parts as Tensors of the trace's graph g, checked as far as the trace knows."""
+        from ._glue import cast
+        static = None
+        parts = []
+        for x, what in ((indices, "indices"), (dense_shape, "dense_shape")):
+            if not _is_tensor(x):
+                x = _int64_array(x, what)
+                if what == "dense_shape":
+                    static = tuple(int(d) for d in x.reshape(-1))
+            t = g.convert(x)
+            if not t.dtype.is_integer:
+                raise TypeError(f"SparseTensor: {what} must hold integers, not {t.dtype.name}")
+            parts.append(t if t.dtype.name == "int64" else cast(t, "int64"))
+        indices, dense_shape = parts
+        values = g.convert(values)
+        i, v, d = indices.shape, values.shape, dense_shape.shape
+        for t, rank, what, form in ((i, 2, "indices", "[N, rank]"), (v, 1, "values", "[N]"),
+                                    (d, 1, "dense_shape", "[rank]")):
+            if t is not None and len(t) != rank:
+                raise _ndx.InvalidArgumentError(
+                    f"SparseTensor: {what} must be {form}, not of shape {list(t)}")
+        if i is not None and v is not None and None not in (i[0], v[0]) and i[0] != v[0]:
+            raise _ndx.InvalidArgumentError(
+                f"SparseTensor: indices has {i[0]} rows but values has {v[0]} elements")
+        if i is not None and d is not None and None not in (i[1], d[0]) and i[1] != d[0]:
+            raise _ndx.InvalidArgumentError(
+                f"SparseTensor: indices rows have {i[1]} coordinates but dense_shape has "
+                f"{d[0]} dims")
+        self.indices, self.values, self.dense_shape = indices, values, dense_shape
+        self._static_shape = static if static is not None else (
+            None if d is None or d[0] is None else (None,) * d[0])
+
     @property
     def shape(self):
-        """The dense shape as a tuple of ints."""
+        """The dense shape as a tuple of ints (symbolic: as far as the trace knows it, None
+        for an unknown dim, or None for an unknown rank)."""
+        if _is_tensor(self.dense_shape):
+            return getattr(self, "_static_shape", None)
         return tuple(int(d) for d in self.dense_shape)
 
     @property
@@ -59,5 +105,17 @@ class SparseTensor:
         return self.values.dtype
 
     def __repr__(self):
+        if _any_tensor(self.indices, self.values, self.dense_shape):
+            return (f"SparseTensor(indices={self.indices!r}, values={self.values!r}, "
+                    f"dense_shape={self.dense_shape!r})")
         return (f"SparseTensor(indices={self.indices.tolist()!r}, values={self.values!r}, "
                 f"dense_shape={self.dense_shape.tolist()!r})")
+
+
+def _is_tensor(x):
+    from ._graph import Tensor
+    return isinstance(x, Tensor)
+
+
+def _any_tensor(*parts):
+    return any(_is_tensor(x) for x in parts)

@@ -15,7 +15,13 @@ trace, through the same public functions (so each becomes the very node ndx.func
 build), with placeholders for the arrays read, and builds the gradients there with the C
 gradient layer (ndx.gradients' path). The session is fed the recorded values, the results of
 the entries included, so the forward is not computed again and the gradient is that of the
-values the code saw."""
+values the code saw.
+
+Nested tapes. A gradient() asked while other tapes record in the thread, whose record reads a
+value one of them follows, is itself an entry on them (_NestedGradient): replayed in an outer
+tape's graph, it replays the inner record there on the outer replay's tensors and builds the
+gradients through those nodes only (ndx_graph_gradients_within), so the outer tape can
+differentiate the gradient (second derivatives), exactly as ndx.function's traced tapes do."""
 import threading
 import warnings
 import weakref
@@ -336,6 +342,7 @@ class EagerTape:
             self._used = False
 
     def watch(self, items):
+        from ._gradients import _not_differentiable
         for x in items:
             if _is_variable(x):
                 dtype = x.dtype
@@ -344,9 +351,7 @@ class EagerTape:
             else:
                 raise TypeError(f"GradientTape.watch: watch takes NumPy arrays, the arrays ndx "
                                 f"ops return, or ndx.Variables, not {type(x).__name__}")
-            if not _differentiable(dtype):
-                warnings.warn(f"GradientTape.watch: a {dtype.name} value is not watched; only "
-                              f"floating and complex values have gradients", stacklevel=3)
+            if _not_differentiable(dtype, "watch", 3):
                 continue
             with self._lock:
                 if _is_variable(x):
@@ -362,7 +367,8 @@ class EagerTape:
 
     def gradient(self, targets, sources, output_gradients, zero):
         """The gradient for each of `sources` (flat lists), as GradientTape.gradient."""
-        from ._gradients import IndexedSlices, _gradients
+        from ._gradients import IndexedSlices
+        outer = _trace.tapes()  # (the tapes recording in this thread record this gradient)
         with self._lock:  # (checked and marked at once: two threads cannot both pass)
             if self._used and not self._persistent:
                 raise RuntimeError("GradientTape.gradient can only be called once on a "
@@ -373,9 +379,13 @@ class EagerTape:
         try:
             with _trace.paused():
                 replay = _Replay(entries, watched, variables)
-                grads = replay.run(targets, sources, output_gradients, _gradients, IndexedSlices)
-                if zero:
-                    grads = [_zeros(s) if d is None else d for s, d in zip(sources, grads)]
+                grads = replay.run(targets, sources, output_gradients, IndexedSlices)
+            touched = _touching(outer, replay.inputs) if outer is not None else None
+            if touched:
+                grads = self._record(touched, replay, entries, watched, variables, targets,
+                                     sources, output_gradients, grads, IndexedSlices)
+            if zero:
+                grads = [_zeros(s) if d is None else d for s, d in zip(sources, grads)]
         except BaseException:
             with self._lock:  # (a call that failed used nothing up)
                 self._used = False
@@ -384,6 +394,38 @@ class EagerTape:
             with self._lock:
                 self._entries, self._watched = {}, {}  # (the record is spent: free it)
         return grads
+
+
+    @staticmethod
+    def _record(touched, replay, entries, watched, variables, targets, sources,
+                output_gradients, grads, IndexedSlices):
+        """grads as the results of an entry the touched tapes record (a nested gradient): the
+        arrays (an IndexedSlices' three parts) as TapedArrays of it."""
+        layout = [None if d is None else "slices" if isinstance(d, IndexedSlices) else "dense"
+                  for d in grads]
+        fn = _NestedGradient([e for e in entries if e in replay.need], watched, variables,
+                             targets, sources, output_gradients, replay.inputs, layout)
+        entry = _Entry(fn, None, (replay.inputs,), {}, None)
+        flat = []
+        for d in grads:
+            if isinstance(d, IndexedSlices):
+                flat.extend((d.values, d.indices, d.dense_shape))
+            elif d is not None:
+                flat.append(d)
+        it = iter(_outputs(entry, flat))
+        for t in touched:
+            t._add(entry)
+        out = []
+        for d in grads:
+            if isinstance(d, IndexedSlices):
+                d = IndexedSlices(*(o if o is not None else a for o, a in
+                                    zip((next(it), next(it), next(it)),
+                                        (d.values, d.indices, d.dense_shape))))
+            elif d is not None:
+                o = next(it)
+                d = o if o is not None else d
+            out.append(d)
+        return out
 
 
 class _Stopped:
@@ -418,6 +460,7 @@ class _Replay:
         self.outs = {}       # (entry, output index) -> its Tensor in the replay
         self.feeds = []      # (node, index, array, like)
         self.reads = IdentityDict()  # Variable -> [Tensor of each read]
+        self.inputs = []     # the arrays read that no needed entry returned, in memo order
 
     def _follows(self, x):
         """Whether a source is one the tape follows."""
@@ -463,6 +506,7 @@ class _Replay:
         else:
             t = self._feed(value)
         self.memo[id(x)] = t
+        self.inputs.append(x)
         return t
 
     def _feed(self, value):
@@ -487,30 +531,43 @@ class _Replay:
             if not self.g._g.node(t.op)[6]:  # (a node folded at build time is not fed)
                 self.feeds.append((t.op, t.index, a, None))
 
-    def run(self, targets, sources, output_gradients, gradients, IndexedSlices):
+    def build(self, targets, sources, output_gradients, ranges):
+        """Replays the entries the targets need into self.g (inside its trace) and builds the
+        gradients there: (forms, where), a form per Tensor differentiated for and, per source,
+        the indices of its forms (a Variable read several times has several)."""
+        from ._gradients import IndexedSlices, _gradients
+        parts = []  # (an IndexedSlices target: its parts, densified in the graph)
+        _leaves([(y.values, y.indices, y.dense_shape) if isinstance(y, IndexedSlices) else y
+                 for y in targets], parts)
+        self.needed = self._needed(parts)
+        for entry in self.needed:
+            self._replay(entry)
+        ys = [IndexedSlices(*(self.leaf(_as_value(p)) for p in (y.values, y.indices,
+                                                                y.dense_shape)))
+              if isinstance(y, IndexedSlices) else self.leaf(_as_value(y)) for y in targets]
+        xs, where = [], []   # the Tensors to differentiate for, and per source which
+        for s in sources:
+            if _is_variable(s):
+                ts = self.reads.get(s, []) if s in self.variables else []
+            elif isinstance(s, (np.ndarray, BFloat16Array)):
+                out = _output(s)
+                t = (self.outs.get(out) if out is not None and out[0] in self.need
+                     else self.memo.get(id(s)))
+                ok = t is not None and _differentiable(t.dtype) and self._follows(s)
+                ts = [t] if ok else []
+            else:
+                raise TypeError(f"GradientTape.gradient: a source must be an array or "
+                                f"an ndx.Variable, not {type(s).__name__}")
+            where.append([len(xs) + k for k in range(len(ts))])
+            xs.extend(ts)
+        forms = _gradients(self.g, ys, xs, output_gradients, ranges) if xs else []
+        return forms, where
+
+    def run(self, targets, sources, output_gradients, IndexedSlices):
         self.g = g = Graph("tape")
-        self.needed = self._needed(targets)
         with _trace.tracing(g):
             try:
-                for entry in self.needed:
-                    self._replay(entry)
-                ys = [self.leaf(_as_value(y)) for y in targets]
-                xs, where = [], []   # the Tensors to differentiate for, and per source which
-                for s in sources:
-                    if _is_variable(s):
-                        ts = self.reads.get(s, []) if s in self.variables else []
-                    elif isinstance(s, (np.ndarray, BFloat16Array)):
-                        out = _output(s)
-                        t = (self.outs.get(out) if out is not None and out[0] in self.need
-                             else self.memo.get(id(s)))
-                        ok = t is not None and _differentiable(t.dtype) and self._follows(s)
-                        ts = [t] if ok else []
-                    else:
-                        raise TypeError(f"GradientTape.gradient: a source must be an array or "
-                                        f"an ndx.Variable, not {type(s).__name__}")
-                    where.append([len(xs) + k for k in range(len(ts))])
-                    xs.extend(ts)
-                forms = gradients(g, ys, xs, output_gradients) if xs else []
+                forms, where = self.build(targets, sources, output_gradients, None)
                 fetches, shapes = [], []
                 for form in forms:
                     if form is None:
@@ -537,6 +594,75 @@ class _Replay:
             else:
                 answers.append(IndexedSlices(*values[shape[0]:shape[0] + 3]))
         return [_sum([answers[k] for k in ks], IndexedSlices) for ks in where]
+
+
+class _NestedGradient:
+    """A tape's gradient() as an op the other tapes recording in the thread record (TensorFlow's
+    nested tapes: second derivatives). Called in the replay of an outer tape with the outer
+    graph's Tensors for the arrays the inner record read (`inputs`), it replays the inner record
+    there and builds the gradients through those nodes only (ndx_graph_gradients_within: what
+    the inner tape did not record carries nothing, as in its own replay). Returns a dense
+    Tensor per dense source and an IndexedSlices' three parts per slices one (`layout`, the
+    forms of the recorded answers)."""
+
+    def __init__(self, entries, watched, variables, targets, sources, output_gradients, inputs,
+                 layout):
+        self.entries, self.watched, self.variables = entries, watched, variables
+        self.targets, self.sources, self.output_gradients = targets, sources, output_gradients
+        self.inputs, self.layout = inputs, layout
+
+    def __call__(self, tensors):
+        from ._gradients import IndexedSlices
+        g = _trace.graph()
+        inner = _Replay(self.entries, self.watched, self.variables)
+        inner.g = g
+        for x, t in zip(self.inputs, tensors):
+            inner.memo[id(x)] = t
+            ref = x._ndx_ref if isinstance(x, TapedArray) else None
+            if type(ref) is _Read and ref.variable in self.variables:
+                inner.reads.setdefault(ref.variable, []).append(t)
+        begin = g._g.count()
+        forms, where = inner.build(self.targets, self.sources, self.output_gradients,
+                                   _Ranges(g, begin))
+        out = []
+        for ks, form in zip(where, self.layout):
+            ds = [forms[k] for k in ks if forms[k] is not None]
+            if form == "slices":
+                # (several reads: their rows one after another, as _sum concatenates them)
+                out.extend((_concat_rows([d.values for d in ds]),
+                            _concat_rows([d.indices for d in ds]), ds[0].dense_shape))
+            elif form == "dense":
+                total = None
+                for d in ds:
+                    d = d._ndx_tensor(g) if isinstance(d, IndexedSlices) else d
+                    total = d if total is None else total + d
+                out.append(total)
+        return out
+
+
+def _concat_rows(parts):
+    """The Tensors' rows one after another (a dynamic_stitch, which has a gradient)."""
+    if len(parts) == 1:
+        return parts[0]
+    from ._dense import dynamic_stitch
+    from ._glue import range as arange, shape
+    positions, start = [], 0
+    for p in parts:
+        end = start + shape(p)[0]
+        positions.append(arange(start, end))
+        start = end
+    return dynamic_stitch(positions, parts)
+
+
+class _Ranges:
+    """The one range of the nodes built from `begin` up to now (read when the gradients are
+    built: the nodes an inner record's replay added)."""
+
+    def __init__(self, g, begin):
+        self.g, self.begin = g, begin
+
+    def __iter__(self):
+        return iter([(self.begin, self.g._g.count())])
 
 
 def _as_value(y):

@@ -35,20 +35,46 @@ static ndx_output *outputs_of(py_graph *g, PyObject *seq, Py_ssize_t *n) {
     return outs;
 }
 
-/* gradients(ys, dys, xs, file, line) -> a list, per x: None (NONE), ("dense", handle) or
- * ("slices", values, indices, dense_shape); ys and xs sequences of (id, index), dys one too or
- * None (ones). A build error raises it (the graph then has it as its first error). */
+/* A sequence of (begin, end) node counts as a PyMem block of n (+1) ranges, or NULL. */
+static ndx_node_range *ranges_of(PyObject *seq, Py_ssize_t *n) {
+    PyObject *t = PySequence_Tuple(seq);
+    if (!t) return NULL;
+    *n = PyTuple_GET_SIZE(t);
+    ndx_node_range *ranges = *n > INT32_MAX / 2 ? NULL : PyMem_Calloc((size_t)*n + 1, sizeof *ranges);
+    if (!ranges) PyErr_NoMemory();
+    for (Py_ssize_t i = 0; ranges && i < *n; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(t, i);
+        if (!PyTuple_Check(pair) ||
+            !PyArg_ParseTuple(pair, "ii:gradients range", &ranges[i].begin, &ranges[i].end)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "gradients: ranges are (begin, end) pairs");
+            PyMem_Free(ranges);
+            ranges = NULL;
+        }
+    }
+    Py_DECREF(t);
+    return ranges;
+}
+
+/* gradients(ys, dys, xs, file, line, ranges=None) -> a list, per x: None (NONE), ("dense",
+ * handle) or ("slices", values, indices, dense_shape); ys and xs sequences of (id, index), dys
+ * one too or None (ones); ranges None (every node) or a sequence of (begin, end) node counts
+ * (ndx_graph_gradients_within). A build error raises it (the graph then has it as its first
+ * error). */
 PyObject *py_graph_gradients(py_graph *self, PyObject *args) {
-    PyObject *ys_obj, *dys_obj, *xs_obj;
+    PyObject *ys_obj, *dys_obj, *xs_obj, *ranges_obj = Py_None;
     const char *file;
     int line;
-    if (!PyArg_ParseTuple(args, "OOOsi:gradients", &ys_obj, &dys_obj, &xs_obj, &file, &line))
+    if (!PyArg_ParseTuple(args, "OOOsi|O:gradients", &ys_obj, &dys_obj, &xs_obj, &file, &line,
+                          &ranges_obj))
         return NULL;
-    Py_ssize_t ny, ndy = 0, nx;
+    Py_ssize_t ny, ndy = 0, nx, nranges = -1;
     ndx_output *ys = outputs_of(self, ys_obj, &ny), *dys = NULL, *xs = NULL;
+    ndx_node_range *ranges = NULL;
     ndx_gradient *dxs = NULL;
     PyObject *result = NULL;
     if (!ys) goto done;
+    if (ranges_obj != Py_None && !(ranges = ranges_of(ranges_obj, &nranges))) goto done;
     if (dys_obj != Py_None && !(dys = outputs_of(self, dys_obj, &ndy))) goto done;
     if (dys && ndy != ny) {
         py_invalid("gradients: %zd output gradients for %zd targets", ndy, ny);
@@ -61,7 +87,11 @@ PyObject *py_graph_gradients(py_graph *self, PyObject *args) {
         goto done;
     }
     ndx_scope s = ndx_graph_root(self->g);
-    if (ndx_graph_gradients_at(file, line, s, (int)ny, ys, dys, (int)nx, xs, dxs) != NDX_OK) {
+    ndx_status st = ranges ? ndx_graph_gradients_within_at(file, line, s, (int)ny, ys, dys, (int)nx,
+                                                           xs, dxs, (int)nranges, ranges)
+                           : ndx_graph_gradients_at(file, line, s, (int)ny, ys, dys, (int)nx, xs,
+                                                    dxs);
+    if (st != NDX_OK) {
         py_graph_raise(self);
         goto done;
     }
@@ -83,6 +113,7 @@ done:
     PyMem_Free(dys);
     PyMem_Free(xs);
     PyMem_Free(dxs);
+    PyMem_Free(ranges);
     return result;
 }
 

@@ -130,17 +130,25 @@ static int64_t value_of(ndx_output o) {
 }
 
 static void mark_paths(const ndx_graph *g, uint32_t count, int ny, const ndx_output *ys, int nx,
-                       const ndx_output *xs, paths *p) {
+                       const ndx_output *xs, int nranges, const ndx_node_range *ranges,
+                       paths *p) {
     unsigned char *to_y = p->walk + count + 1;
     for (int j = 0; j < nx; j++)
         p->from_x[value_of(xs[j])] = 1;
+    /* to_y marks, for now, the nodes the ranges let carry gradients (all without ranges). */
+    for (uint32_t id = 1; id <= count; id++)
+        to_y[id] = nranges < 0;
+    for (int r = 0; r < nranges; r++)
+        for (uint32_t id = (uint32_t)ranges[r].begin + 1; id <= (uint32_t)ranges[r].end; id++)
+            to_y[id] = 1;
     for (uint32_t id = 1; id <= count; id++) {
         const graph_node *n = g->nodes[id - 1];
-        for (int i = 0; i < n->num_inputs && !p->walk[id]; i++)
+        for (int i = 0; to_y[id] && i < n->num_inputs && !p->walk[id]; i++)
             p->walk[id] = p->from_x[value_of(n->inputs[i])];
         for (int o = 0; p->walk[id] && o < n->num_outputs; o++)
             p->from_x[n->first_value + o] = 1;
     }
+    memset(to_y + 1, 0, count);
     for (int i = 0; i < ny; i++)
         to_y[ys[i].op.id] = 1;
     for (uint32_t id = count; id >= 1; id--) {
@@ -189,15 +197,36 @@ static ndx_status backprop(const call *k, ndx_scope top, uint32_t count, const p
     return NDX_OK;
 }
 
-ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int ny,
-                                  const ndx_output *ys, const ndx_output *dys, int nx,
-                                  const ndx_output *xs, ndx_gradient *dxs) {
+/* Checks the ranges of ndx_graph_gradients_within: stretches of the nodes built so far. */
+static ndx_status check_ranges(const call *k, int nranges, const ndx_node_range *ranges) {
+    char msg[NDX_ERROR_MESSAGE_SIZE];
+    if (nranges < 0 || (nranges > 0 && !ranges))
+        return call_fail(k, NULL, NDX_E_INVALID_ARGUMENT,
+                         "needs nranges >= 0, with an array of that many ranges");
+    for (int r = 0; r < nranges; r++) {
+        if (ranges[r].begin >= 0 && ranges[r].begin <= ranges[r].end &&
+            (uint32_t)ranges[r].end <= k->g->count)
+            continue;
+        snprintf(msg, sizeof msg,
+                 "ranges[%d] is [%d, %d), but the graph has %u nodes: a range is "
+                 "0 <= begin <= end <= ndx_graph_node_count",
+                 r, ranges[r].begin, ranges[r].end, (unsigned)k->g->count);
+        return call_fail(k, NULL, NDX_E_INVALID_ARGUMENT, msg);
+    }
+    return NDX_OK;
+}
+
+/* Both public calls: nranges < 0 lets every node carry gradients. */
+static ndx_status gradients(const char *file, int line, ndx_scope s, int ny, const ndx_output *ys,
+                            const ndx_output *dys, int nx, const ndx_output *xs,
+                            ndx_gradient *dxs, int nranges, const ndx_node_range *ranges) {
     for (int j = 0; dxs && j < nx; j++)
         memset(&dxs[j], 0, sizeof dxs[j]);
     call k = {file ? file : "?", line, s, s.graph};
     if (!k.g) return NDX_E_NO_MEMORY;
     if (k.g->failed) return k.g->first.code;
     NDX_TRY(check_args(&k, ny, ys, dys, nx, xs, dxs));
+    if (nranges >= 0) NDX_TRY(check_ranges(&k, nranges, ranges));
     uint32_t count = k.g->count;
     paths p = {calloc((size_t)k.g->values + 1, 1), calloc(2 * ((size_t)count + 1), 1)};
     graph_grad *acc = calloc((size_t)k.g->values + 1, sizeof *acc);
@@ -207,7 +236,7 @@ ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int n
         free(acc);
         return call_fail(&k, NULL, NDX_E_NO_MEMORY, "out of memory");
     }
-    mark_paths(k.g, count, ny, ys, nx, xs, &p);
+    mark_paths(k.g, count, ny, ys, nx, xs, nranges, ranges, &p);
     ndx_scope top = ndx_scope_sub_at(k.file, line, s, "gradients");
     for (int i = 0; i < ny && !k.g->failed; i++) {
         graph_node *y = node_of(ys[i]);
@@ -222,6 +251,26 @@ ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int n
     free(p.walk);
     free(acc);
     return st;
+}
+
+ndx_status ndx_graph_gradients_at(const char *file, int line, ndx_scope s, int ny,
+                                  const ndx_output *ys, const ndx_output *dys, int nx,
+                                  const ndx_output *xs, ndx_gradient *dxs) {
+    return gradients(file, line, s, ny, ys, dys, nx, xs, dxs, -1, NULL);
+}
+
+ndx_status ndx_graph_gradients_within_at(const char *file, int line, ndx_scope s, int ny,
+                                         const ndx_output *ys, const ndx_output *dys, int nx,
+                                         const ndx_output *xs, ndx_gradient *dxs, int nranges,
+                                         const ndx_node_range *ranges) {
+    if (nranges < 0) {
+        call k = {file ? file : "?", line, s, s.graph};
+        for (int j = 0; dxs && j < nx; j++)
+            memset(&dxs[j], 0, sizeof dxs[j]);
+        if (!k.g) return NDX_E_NO_MEMORY;
+        return k.g->failed ? k.g->first.code : check_ranges(&k, nranges, ranges);
+    }
+    return gradients(file, line, s, ny, ys, dys, nx, xs, dxs, nranges, ranges);
 }
 
 ndx_output ndx_gradient_to_dense_at(const char *file, int line, ndx_scope s, ndx_gradient g) {

@@ -86,8 +86,10 @@ def test_bad_definitions_and_arguments():
         ndx.function(lambda x: x, input_signature=[np.float32])
     with pytest.raises(TypeError, match="specs for"):
         ndx.function(lambda x: x, input_signature=[ndx.TensorSpec([1]), ndx.TensorSpec([1])])
-    with pytest.raises(TypeError, match=r"\*args"):
-        ndx.function(lambda *xs: xs)
+    with pytest.raises(TypeError, match=r"\*\*kw: an input_signature is for positional"):
+        ndx.function(lambda x, **kw: x, input_signature=[ndx.TensorSpec([1])])
+    with pytest.raises(TypeError, match="autograph is True or False"):
+        ndx.function(lambda x: x, autograph="yes")
     with pytest.raises(ValueError):
         ndx.TensorSpec([-2])
     with pytest.raises(TypeError):
