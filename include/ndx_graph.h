@@ -378,6 +378,20 @@ NDX_API ndx_output ndx_op_size_at(const char *file, int line, ndx_scope s, ndx_o
 NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x,
                                    ndx_dtype dtype);
 
+/* broadcast_gradient_args (BroadcastGradientArgs), as TensorFlow's: s0 and s1 are the shapes of
+ * a binary op's operands (int32 or int64 vectors of one dtype); output 0 (r0) and output 1 (r1),
+ * vectors of that dtype, are the axes of the broadcast output along which operand 0 and operand
+ * 1 were repeated (increasing; an axis where both dims are 1 is in both; none when s0 equals
+ * s1), so that d x_i = reshape(reduce_sum(dy, r_i), s_i). Shapes that do not broadcast are a
+ * run-time error "broadcast_gradient_args: Incompatible shapes: [2,3] vs. [4]". The gradients of
+ * the binary ops use it when the build cannot tell which axes an operand was broadcast along.
+ * The outputs are also stored in outs[0..1] when outs is not NULL. */
+#define ndx_op_broadcast_gradient_args(s, s0, s1, outs) \
+    ndx_op_broadcast_gradient_args_at(__FILE__, __LINE__, (s), (s0), (s1), (outs))
+NDX_API ndx_operation ndx_op_broadcast_gradient_args_at(const char *file, int line, ndx_scope s,
+                                                        ndx_output s0, ndx_output s1,
+                                                        ndx_output *outs);
+
 /* Any node but Const, Placeholder and Variable (which have their own builders) from its
  * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then

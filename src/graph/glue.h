@@ -98,6 +98,18 @@ ndx_status ndx_shape_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out
 ndx_status ndx_shape_of(const ndx_tensor *x, ndx_dtype out_dtype, const ndx_options *opt,
                         ndx_tensor *out, ndx_error *err);
 
+/* broadcast_gradient_args(s0, s1) (TF's BroadcastGradientArgs): s0 and s1 are the shapes of a
+ * binary op's operands (int32 or int64 vectors of one dtype); out[0] and out[1] (r0, r1, vectors
+ * of that dtype) are the axes of the broadcast output along which each operand was repeated, in
+ * increasing order: the output's leading axes beyond the operand's rank and those where its dim
+ * is 1 (an axis where both dims are 1 is in both); none at all when s0 equals s1. Shapes that do
+ * not broadcast: NDX_E_INVALID_ARGUMENT "broadcast_gradient_args: Incompatible shapes: [2,3] vs.
+ * [4]". Infer: two vectors of unknown length. glue_broadcast_args.c. */
+ndx_status ndx_broadcast_gradient_args_infer(const ndx_spec *s0, const ndx_spec *s1,
+                                             ndx_spec *out, ndx_error *err);
+ndx_status ndx_broadcast_gradient_args(const ndx_tensor *s0, const ndx_tensor *s1,
+                                       const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
 /* Elementwise ops of one tensor (TensorFlow's Neg, ZerosLike, OnesLike, LogicalNot, Abs,
  * Square, Sqrt); the output has x's dtype and shape.
  *   NEG: signed integers (wrapping: -INT_MIN is INT_MIN), floats (the sign flips, NaN's too),

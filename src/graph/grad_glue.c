@@ -73,8 +73,10 @@ ndx_status grad_cast(ndx_scope s, ndx_operation op, const graph_grad *dys, graph
 
 /* The two operands' gradients of x op y from gx and gy of the output's shape. */
 static void both(const grad_ctx *c, ndx_output gx, ndx_output gy, graph_grad *dxs) {
-    dxs[0] = grad_dense_of(grad_unbroadcast(c, gx, grad_in(c, 0), grad_in(c, 1)));
-    dxs[1] = grad_dense_of(grad_unbroadcast(c, gy, grad_in(c, 1), grad_in(c, 0)));
+    ndx_output dx[2];
+    grad_unbroadcast(c, gx, gy, dx);
+    dxs[0] = grad_dense_of(dx[0]);
+    dxs[1] = grad_dense_of(dx[1]);
 }
 
 ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
@@ -85,8 +87,8 @@ ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, gra
     ndx_binary_op kind = (ndx_binary_op)graph_variant(c.n);
     int64_t axes[NDX_MAX_RANK];
     if ((kind == NDX_BINARY_ADD || kind == NDX_BINARY_SUB) && dys[0].form == GRAPH_GRAD_SLICES &&
-        grad_broadcast_axes(&c, x, y, out, axes) == 0 &&
-        grad_broadcast_axes(&c, y, x, out, axes) == 0) {
+        grad_broadcast_axes(x, y, out, axes) == 0 &&
+        grad_broadcast_axes(y, x, out, axes) == 0) {
         /* Operands of the output's shape: slices pass through. */
         dxs[0] = dys[0];
         dxs[1] = kind == NDX_BINARY_SUB ? negated(&c, &dys[0]) : dys[0];
@@ -139,6 +141,21 @@ ndx_status grad_fill(ndx_scope s, ndx_operation op, const graph_grad *dys, graph
     return grad_status(&c);
 }
 
+/* dy of a reduce_sum over `axes` broadcast back to x's shape when the build knows too little
+ * (TensorFlow's reduced_shape): x's shape with 1 at the axes, stitched at run time, is the shape
+ * of dy with kept dims, which ones of x's shape then broadcast. */
+static ndx_output spread_at_run_time(const grad_ctx *c, ndx_output dy, ndx_output axes) {
+    ndx_output x = grad_in(c, 0), shape = grad_shape(c, x), one = grad_i64(c, 1);
+    ndx_output rank = grad_size(c, shape), zero = grad_i64(c, 0);
+    ndx_output flat = G_RESHAPE(c, grad_int64(c, axes), grad_i64_vec(c, 1, (const int64_t[]){-1}));
+    ndx_output at[2] = {G_RANGE(c, zero, rank, one),
+                        G_BIN(c, NDX_OP_FLOOR_MOD, G_ADD(c, flat, rank), rank)};
+    ndx_output count = G_RESHAPE(c, grad_size(c, flat), grad_i64_vec(c, 1, (const int64_t[]){1}));
+    ndx_output dims[2] = {shape, G_FILL(c, count, one)};
+    ndx_output kept = G_STITCH(c, 0, 2, at, dims);
+    return G_MUL(c, G_RESHAPE(c, dy, kept), G_ONES_LIKE(c, x));
+}
+
 /* dy of a reduce_sum over the axes in `reduced` broadcast back to x's shape (x's rank known):
  * dy with x's dims of 1 at the reduced axes times ones of x's dims at the reduced axes and of 1
  * at the others, which the binary op broadcasts to x's shape (no table of x's size). */
@@ -157,12 +174,7 @@ static ndx_output spread(const grad_ctx *c, ndx_output dy, const ndx_spec *x, co
     if (kept == 0) /* every axis: dy is one number */
         return G_MUL(c, G_ONES_LIKE(c, x_in), G_RESHAPE(c, dy, grad_i64_vec(c, 0, NULL)));
     if (!keep_dims) {
-        if (unknown_kept > 1) {
-            grad_fail(c, NDX_E_UNSUPPORTED,
-                      "without keep_dims, needs at most one unknown dim of the input outside the "
-                      "reduced axes");
-            return dy;
-        }
+        if (unknown_kept > 1) return spread_at_run_time(c, dy, grad_in(c, 1));
         dy = G_RESHAPE(c, dy, grad_i64_vec(c, x->rank, keep_shape));
     }
     ndx_dtype dt = x->dtype;
@@ -178,16 +190,17 @@ ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_
     ndx_spec xs = ndx_output_spec(x);
     if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
     const ndx_tensor *axes = ndx_output_constant(grad_in(&c, 1));
-    if (!axes || xs.rank == NDX_UNKNOWN)
-        return grad_fail(&c, NDX_E_UNSUPPORTED,
-                         "needs constant axes and the input's rank known at build time");
+    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    if (!axes || xs.rank == NDX_UNKNOWN) {
+        dxs[0] = grad_dense_of(spread_at_run_time(&c, dy, grad_in(&c, 1)));
+        return grad_status(&c);
+    }
     int reduced[NDX_MAX_RANK] = {0};
     int64_t n = ndx_tensor_count(axes);
     for (int64_t i = 0; i < n; i++) {
         int64_t a = ndx_read_index(axes->data, axes->dtype, i);
         reduced[a < 0 ? a + xs.rank : a] = 1;
     }
-    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
     int keep_dims = c.n->attrs.keep_dims;
     dxs[0] = grad_dense_of(n == 0 ? dy : spread(&c, dy, &xs, reduced, keep_dims));
     return grad_status(&c);

@@ -222,44 +222,43 @@ ndx_output grad_dense(const grad_ctx *c, const graph_grad *g, ndx_output like) {
     return G_SCATTER(c, g->indices, g->values, g->dense_shape, &skip);
 }
 
-int grad_broadcast_axes(const grad_ctx *c, ndx_output x, ndx_output other, ndx_output out,
-                        int64_t *axes) {
+int grad_broadcast_axes(ndx_output x, ndx_output other, ndx_output out, int64_t *axes) {
     ndx_spec xs = ndx_output_spec(x), ys = ndx_output_spec(other), os = ndx_output_spec(out);
-    if (xs.rank == NDX_UNKNOWN || os.rank == NDX_UNKNOWN) {
-        grad_fail(c, NDX_E_INVALID_ARGUMENT,
-                  "needs each operand's rank known at build time (a broadcast operand's gradient "
-                  "is a sum)");
-        return -1;
-    }
+    if (xs.rank == NDX_UNKNOWN || os.rank == NDX_UNKNOWN) return -1;
     int n = 0, lead = os.rank - xs.rank;
     for (int i = 0; i < os.rank; i++) {
         int64_t d = i < lead ? 1 : xs.shape[i - lead];
         int ky = i - (os.rank - (ys.rank == NDX_UNKNOWN ? os.rank : ys.rank));
         int64_t o = os.shape[i], e = ky < 0 ? 1 : ys.shape[ky];
-        if (i < lead || (d == 1 && o != 1)) {
-            axes[n++] = i; /* x repeated along axis i */
-        } else if (!ndx_dim_known(d) && o != 1 && e != 1) {
-            /* d is 1 or e: not known which */
-            char msg[160];
-            snprintf(msg, sizeof msg,
-                     "needs to know at build time whether an operand is broadcast along axis %d "
-                     "(one operand's dim there is unknown and the other's is not 1)",
-                     i);
-            grad_fail(c, NDX_E_UNSUPPORTED, msg);
-            return -1;
-        }
+        if (i < lead || (d == 1 && o != 1))
+            axes[n++] = i;                                       /* x repeated along axis i */
+        else if (!ndx_dim_known(d) && o != 1 && e != 1) return -1; /* d is 1 or e: unknown */
     }
     return n;
 }
 
-ndx_output grad_unbroadcast(const grad_ctx *c, ndx_output g, ndx_output x, ndx_output other) {
-    int64_t axes[NDX_MAX_RANK];
-    int n = grad_broadcast_axes(c, x, other, grad_out(c, 0), axes);
-    if (n <= 0) return g;
-    ndx_spec xs = ndx_output_spec(x);
+/* g summed over the n axes the build found x broadcast along, in x's shape. */
+static ndx_output unbroadcast_known(const grad_ctx *c, ndx_output g, ndx_output x, int n,
+                                    const int64_t *axes) {
+    if (n == 0) return g;
     ndx_output sum = G_SUM(c, g, grad_i64_vec(c, n, axes), 0);
     /* the sum drops x's leading dims; x's own dims of 1 that were summed come back by a reshape */
-    return n == ndx_output_spec(grad_out(c, 0)).rank - xs.rank ? sum : G_RESHAPE(c, sum, grad_shape(c, x));
+    int lead = ndx_output_spec(grad_out(c, 0)).rank - ndx_output_spec(x).rank;
+    return n == lead ? sum : G_RESHAPE(c, sum, grad_shape(c, x));
+}
+
+void grad_unbroadcast(const grad_ctx *c, ndx_output gx, ndx_output gy, ndx_output *dx) {
+    ndx_output xy[2] = {grad_in(c, 0), grad_in(c, 1)}, g[2] = {gx, gy}, r[2];
+    int64_t axes[2][NDX_MAX_RANK];
+    int n[2];
+    for (int k = 0; k < 2; k++)
+        n[k] = grad_broadcast_axes(xy[k], xy[1 - k], grad_out(c, 0), axes[k]);
+    if (n[0] < 0 || n[1] < 0) /* TensorFlow's way: the axes from both shapes at run time */
+        ndx_op_broadcast_gradient_args_at(c->file, c->line, c->s, grad_shape(c, xy[0]),
+                                          grad_shape(c, xy[1]), r);
+    for (int k = 0; k < 2; k++)
+        dx[k] = n[k] >= 0 ? unbroadcast_known(c, g[k], xy[k], n[k], axes[k])
+                          : G_RESHAPE(c, G_SUM(c, g[k], r[k], 0), grad_shape(c, xy[k]));
 }
 
 graph_grad grad_dense_of(ndx_output dense) {

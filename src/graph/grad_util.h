@@ -87,17 +87,17 @@ ndx_output grad_keep_rows(const grad_ctx *c, ndx_output values, ndx_output keep)
 /* g as a dense tensor of like's shape: zeros for NONE, scatter_nd (skipping rows out of range)
  * for SLICES. */
 ndx_output grad_dense(const grad_ctx *c, const graph_grad *g, ndx_output like);
-/* TensorFlow's BroadcastGradientArgs for operand x of a binary op whose other operand is
- * `other` and whose output is `out`: the axes of out along which x was repeated (out's leading
- * axes beyond x's rank, and those where x has a dim of 1 and out does not) into axes; returns
- * their count, or -1 after recording a build error (x's rank unknown, or an axis where x's dim is
- * unknown and neither other's nor out's is known to be 1: whether x is repeated there is not
- * known). */
-int grad_broadcast_axes(const grad_ctx *c, ndx_output x, ndx_output other, ndx_output out,
-                        int64_t *axes);
-/* A dense gradient g of the forward binary node's output, for its operand x: summed over the
- * axes along which x was broadcast and reshaped to x's shape; g itself when x was not. */
-ndx_output grad_unbroadcast(const grad_ctx *c, ndx_output g, ndx_output x, ndx_output other);
+/* TensorFlow's BroadcastGradientArgs at build time, for operand x of a binary op whose other
+ * operand is `other` and whose output is `out`: the axes of out along which x was repeated (out's
+ * leading axes beyond x's rank, and those where x has a dim of 1 and out does not) into axes;
+ * returns their count, or -1 when the build cannot tell (a rank unknown, or an axis where x's
+ * dim is unknown and neither other's nor out's is known to be 1). */
+int grad_broadcast_axes(ndx_output x, ndx_output other, ndx_output out, int64_t *axes);
+/* Dense gradients gx, gy of the forward binary node's output, for its operands x and y: each
+ * summed over the axes along which its operand was broadcast and reshaped to its shape (itself
+ * when it was not), into dx[0], dx[1]. Axes the build cannot tell come from a
+ * BroadcastGradientArgs node at run time, which also reports shapes that do not broadcast. */
+void grad_unbroadcast(const grad_ctx *c, ndx_output gx, ndx_output gy, ndx_output *dx);
 /* A gradient of each form. */
 graph_grad grad_dense_of(ndx_output dense);
 graph_grad grad_slices_of(ndx_output indices, ndx_output values, ndx_output dense_shape);

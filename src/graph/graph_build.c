@@ -504,6 +504,15 @@ ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x
     return build_dense(file, line, s, GRAPH_SHAPE, &a, 1, &x);
 }
 
+ndx_operation ndx_op_broadcast_gradient_args_at(const char *file, int line, ndx_scope s,
+                                                ndx_output s0, ndx_output s1, ndx_output *outs) {
+    ndx_output in[2] = {s0, s1};
+    ndx_operation op = {s.graph, graph_build(file, line, s, GRAPH_BROADCAST_GRADIENT_ARGS, NULL, 2,
+                                             in)};
+    for (int i = 0; outs && i < 2; i++) outs[i] = ndx_operation_output(op, i);
+    return op;
+}
+
 ndx_output ndx_op_unary_at(const char *file, int line, ndx_scope s, ndx_unary_kind kind,
                            ndx_output x) {
     if ((unsigned)kind > (unsigned)(GRAPH_SQRT - GRAPH_NEG))

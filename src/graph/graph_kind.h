@@ -60,6 +60,7 @@ typedef enum graph_kind {
     GRAPH_RANGE,
     GRAPH_SIZE,
     GRAPH_SHAPE,
+    GRAPH_BROADCAST_GRADIENT_ARGS,
     GRAPH_FILL,
     GRAPH_RESHAPE,
     GRAPH_SUM,
@@ -208,6 +209,7 @@ extern const graph_kind_desc graph_kind_const, graph_kind_placeholder, graph_kin
     graph_kind_not_equal, graph_kind_real_div, graph_kind_maximum, graph_kind_minimum,
     graph_kind_neg, graph_kind_zeros_like, graph_kind_ones_like, graph_kind_cast, graph_kind_range,
     graph_kind_size, graph_kind_shape, graph_kind_fill, graph_kind_reshape, graph_kind_sum;
+extern const graph_kind_desc graph_kind_broadcast_gradient_args;
 extern const graph_kind_desc graph_kind_less, graph_kind_less_equal, graph_kind_greater,
     graph_kind_greater_equal, graph_kind_logical_and, graph_kind_logical_or,
     graph_kind_logical_not, graph_kind_abs, graph_kind_square, graph_kind_sqrt;

@@ -51,6 +51,7 @@ static const graph_kind_desc *const kinds[] = {
     &graph_kind_range,
     &graph_kind_size,
     &graph_kind_shape,
+    &graph_kind_broadcast_gradient_args,
     &graph_kind_fill,
     &graph_kind_reshape,
     &graph_kind_sum,

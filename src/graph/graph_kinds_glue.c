@@ -173,3 +173,25 @@ const graph_kind_desc graph_kind_shape = {
     .kind = GRAPH_SHAPE, .type = "Shape", .min_inputs = 1, .max_inputs = 1, .inputs = x_input,
     .outputs = 1, .flags = GRAPH_KIND_SHAPE_ONLY, .num_attrs = 1, .attrs = {OUT_TYPE},
     .infer = infer_shape, .run = run_shape, .gradient = grad_none};
+
+/* ---- broadcast_gradient_args -------------------------------------------------------------- */
+
+static ndx_status infer_bcast_args(const graph_node *n, const ndx_spec *in,
+                                   const ndx_tensor *const *consts, ndx_spec *out,
+                                   ndx_error *err) {
+    (void)n;
+    (void)consts;
+    return ndx_broadcast_gradient_args_infer(&in[0], &in[1], out, err);
+}
+
+static ndx_status run_bcast_args(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                                 ndx_tensor *out, ndx_error *err) {
+    (void)n;
+    return ndx_broadcast_gradient_args(&in[0], &in[1], opt, out, err);
+}
+
+static const char *const bcast_args_inputs[] = {"s0", "s1"};
+const graph_kind_desc graph_kind_broadcast_gradient_args = {
+    .kind = GRAPH_BROADCAST_GRADIENT_ARGS, .type = "BroadcastGradientArgs", .min_inputs = 2,
+    .max_inputs = 2, .inputs = bcast_args_inputs, .outputs = 2, .infer = infer_bcast_args,
+    .run = run_bcast_args, .gradient = grad_none};
