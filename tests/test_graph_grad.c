@@ -744,17 +744,17 @@ static void build_errors(void **state) {
         ndx_graph_free(g);
     }
 
-    /* a gradient that needs what the graph does not know: reduce_sum over axes fed at run
-     * time; the error names the forward node and its builder's line */
+    /* a gradient that needs what the graph does not know: gather_nd with an index depth fed
+     * at run time; the error names the forward node and its builder's line */
     g = ndx_graph_new();
     s = ndx_graph_root(g);
     p = f32_placeholder(s, 2, SHAPE(2, 3));
-    ndx_spec as = ndx_spec_make(NDX_INT32, 1, SHAPE(1));
-    y = ndx_op_reduce_sum(ndx_scope_sub(s, "layer"), p, ndx_op_placeholder(s, &as), 0);
+    ndx_spec as = ndx_spec_make(NDX_INT32, 2, SHAPE(2, NDX_UNKNOWN));
+    y = ndx_op_gather_nd(ndx_scope_sub(s, "layer"), p, ndx_op_placeholder(s, &as), NULL);
     char line[32];
-    snprintf(line, sizeof line, ":%d: layer/Sum", __LINE__ - 2);
+    snprintf(line, sizeof line, ":%d: layer/GatherNd", __LINE__ - 2);
     assert_int_not_equal(ndx_graph_gradients(s, 1, &y, NULL, 1, &p, dx), NDX_OK);
-    assert_graph_error(g, line, "gradient of Sum: needs constant axes");
+    assert_graph_error(g, line, "gradient of GatherNd: needs the index depth");
     assert_int_equal(dx[0].form, NDX_GRADIENT_NONE);
     ndx_graph_free(g);
 

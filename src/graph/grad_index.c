@@ -89,8 +89,7 @@ ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, 
     if (rows < 0 && batch > 0)
         return grad_fail(&c, NDX_E_UNSUPPORTED,
                          "with batch_dims > 0, needs indices' shape known at build time");
-    ndx_output at = batch == 0 ? G_RESHAPE(&c, grad_int64(&c, indices),
-                                           grad_i64_vec(&c, 2, (const int64_t[]){-1, depth}))
+    ndx_output at = batch == 0 ? grad_index_matrix(&c, indices)
                                : batch_rows(&c, indices, &is, batch, rows, depth);
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
     ndx_output values = G_RESHAPE(&c, dy, grad_rows_shape(&c, indices, params, batch + (int)depth));
@@ -108,7 +107,7 @@ ndx_status grad_scatter_nd(ndx_scope s, ndx_operation op, const graph_grad *dys,
     ndx_gather_nd_attrs a = gather_policy(&c);
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
     dxs[1] = grad_dense_of(grad_known_empty(dy) ? G_ZEROS_LIKE(&c, grad_in(&c, 1))
-                                                : G_GATHER(&c, dy, grad_in(&c, 0), &a));
+                                                : grad_gather_rows(&c, dy, grad_in(&c, 0), &a));
     return grad_status(&c);
 }
 
@@ -127,7 +126,7 @@ static ndx_output update_winners(const grad_ctx *c, ndx_output gathered, int dep
     ndx_output slots = G_FILL(c, grad_dims(c, tensor, 0, depth), grad_i64(c, -1));
     ndx_output won = G_TSCATTER(c, NDX_SCATTER_UPDATE, slots, indices, ishape, &sa);
     ndx_output winner =
-        G_RESHAPE(c, G_GATHER(c, won, indices, &ga), grad_i64_vec(c, 1, (const int64_t[]){-1}));
+        G_RESHAPE(c, grad_gather_rows(c, won, indices, &ga), grad_i64_vec(c, 1, (const int64_t[]){-1}));
     ndx_output keep = G_CAST(c, G_EQUAL(c, winner, ids), NDX_INT64);
     return G_RESHAPE(c, grad_keep_rows(c, g, keep), grad_shape(c, updates));
 }
@@ -141,12 +140,12 @@ static void min_max(const grad_ctx *c, ndx_output dy, graph_grad *dxs) {
     ndx_scatter_attrs sa = scatter_policy(c);
     ndx_gather_nd_attrs ga = gather_policy(c);
     ndx_output x_ind = G_CAST(c, G_EQUAL(c, tensor, out), dt);
-    ndx_output y_ind = G_CAST(c, G_EQUAL(c, updates, G_GATHER(c, out, indices, &ga)), dt);
+    ndx_output y_ind = G_CAST(c, G_EQUAL(c, updates, grad_gather_rows(c, out, indices, &ga)), dt);
     ndx_output ys_ind = G_SCATTER(c, indices, y_ind, grad_shape(c, tensor), &sa);
     ndx_output count = G_ADD(c, x_ind, ys_ind);
     ndx_output share = G_DIV(c, dy, count);
     dxs[0] = grad_dense_of(G_MUL(c, x_ind, share));
-    dxs[2] = grad_dense_of(G_MUL(c, G_GATHER(c, share, indices, &ga), y_ind));
+    dxs[2] = grad_dense_of(G_MUL(c, grad_gather_rows(c, share, indices, &ga), y_ind));
 }
 
 ndx_status grad_tensor_scatter(ndx_scope s, ndx_operation op, const graph_grad *dys,
@@ -166,7 +165,7 @@ ndx_status grad_tensor_scatter(ndx_scope s, ndx_operation op, const graph_grad *
         dxs[2] = grad_dense_of(G_ZEROS_LIKE(&c, updates));
         return grad_status(&c);
     }
-    ndx_output gathered = G_GATHER(&c, dy, indices, &ga);
+    ndx_output gathered = grad_gather_rows(&c, dy, indices, &ga);
     switch (kind) {
     case NDX_SCATTER_ADD:
         if (dxs[0].form == GRAPH_GRAD_NONE) dxs[0] = grad_dense_of(dy);

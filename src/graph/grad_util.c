@@ -1,6 +1,7 @@
 /* grad_util.c — the compositions of glue ops that the gradient functions share (grad_util.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "grad_util.h"
 #include "graph_store.h"
@@ -150,13 +151,44 @@ ndx_output grad_index_rows(const grad_ctx *c, ndx_output indices) {
     for (int i = 0; i < is.rank - 1 && rows >= 0; i++)
         rows = ndx_dim_known(is.shape[i]) ? rows * is.shape[i] : -1;
     if (rows >= 0) return grad_i64(c, rows);
-    if (is.shape[is.rank - 1] == 0) {
-        grad_fail(c, NDX_E_UNSUPPORTED,
-                  "with index depth 0, needs indices' shape known at build "
-                  "time");
-        return indices;
-    }
+    if (is.shape[is.rank - 1] == 0) /* no coordinates to count: the rows' count of zeros */
+        return grad_size(c, G_SUM(c, grad_int64(c, indices), grad_i64(c, is.rank - 1), 0));
     return G_BIN(c, NDX_OP_FLOOR_DIV, grad_size(c, indices), grad_i64(c, is.shape[is.rank - 1]));
+}
+
+ndx_output grad_index_matrix(const grad_ctx *c, ndx_output indices) {
+    ndx_spec is = ndx_output_spec(indices);
+    int64_t depth = is.shape[is.rank - 1];
+    ndx_output flat = grad_int64(c, indices);
+    if (depth > 0) return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){-1, depth}));
+    /* [N, 0]: reshape cannot find N from no elements */
+    ndx_output rows = grad_index_rows(c, indices);
+    const ndx_tensor *known = ndx_output_constant(rows);
+    if (known) return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){*(const int64_t *)known->data, 0}));
+    ndx_output parts[2] = {G_RESHAPE(c, rows, grad_i64_vec(c, 1, (const int64_t[]){1})),
+                           grad_i64_vec(c, 1, (const int64_t[]){0})};
+    return G_RESHAPE(c, flat, grad_concat0(c, 2, parts));
+}
+
+ndx_output grad_gather_rows(const grad_ctx *c, ndx_output params, ndx_output indices,
+                            const ndx_gather_nd_attrs *attrs) {
+    ndx_spec is = ndx_output_spec(indices);
+    if (is.rank == NDX_UNKNOWN || is.shape[is.rank - 1] != 0 || (attrs && attrs->batch_dims))
+        return G_GATHER(c, params, indices, attrs);
+    /* Depth 0 takes the whole of params for each row, a scalar too (which gather_nd refuses):
+     * rows of index 0, depth 1, into params with a leading dim of 1. */
+    ndx_output zeros = G_SUM(c, grad_int64(c, indices), grad_i64(c, is.rank - 1), 1);
+    ndx_spec ps = ndx_output_spec(params);
+    ndx_output shape;
+    if (ps.rank != NDX_UNKNOWN && dims_known(&ps, 0, ps.rank)) {
+        int64_t dims[NDX_MAX_RANK + 1] = {1};
+        memcpy(dims + 1, ps.shape, (size_t)ps.rank * sizeof *dims);
+        shape = grad_i64_vec(c, ps.rank + 1, dims);
+    } else {
+        ndx_output parts[2] = {grad_i64_vec(c, 1, (const int64_t[]){1}), grad_shape(c, params)};
+        shape = grad_concat0(c, 2, parts);
+    }
+    return G_GATHER(c, G_RESHAPE(c, params, shape), zeros, attrs);
 }
 
 ndx_output grad_rows_shape(const grad_ctx *c, ndx_output indices, ndx_output x, int k) {

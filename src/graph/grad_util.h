@@ -74,6 +74,14 @@ ndx_output grad_concat0(const grad_ctx *c, int n, const ndx_output *parts);
 /* The number of index rows N of indices [N..., depth] as an int64 scalar (a constant when its
  * leading dims are known). */
 ndx_output grad_index_rows(const grad_ctx *c, ndx_output indices);
+/* indices [N..., depth] as an int64 matrix [N, depth] (depth known at build time; N found at
+ * run time when the build does not know it, depth 0 too). */
+ndx_output grad_index_matrix(const grad_ctx *c, ndx_output indices);
+/* gather_nd(params, indices, attrs), where an index depth of 0 with batch_dims 0 takes all of
+ * params for each row even when params is a scalar (which gather_nd refuses): what the
+ * gradients of the scatters gather their dy with. */
+ndx_output grad_gather_rows(const grad_ctx *c, ndx_output params, ndx_output indices,
+                            const ndx_gather_nd_attrs *attrs);
 /* [N] + x.shape[k:] as an int64 vector, N = grad_index_rows(indices) (-1 when x.shape[k:] is
  * known and not empty: reshape then finds N). */
 ndx_output grad_rows_shape(const grad_ctx *c, ndx_output indices, ndx_output x, int k);
