@@ -44,6 +44,8 @@ typedef struct gcase {
     int complex_ok;                /* the op takes complex dtypes */
     int distinct;                  /* inputs all different (min/max, dense_to_sparse) */
     int positive;                  /* inputs in [1, 3) (div) */
+    unsigned unknown[3];           /* bit i of unknown[j]: the gradient's graph sees dim i of
+                                      xs[j] as unknown (grad_check_masked) */
 } gcase;
 
 static ndx_output idx_const(ndx_scope s, const idx_t *t) {
@@ -155,7 +157,7 @@ static void check_case(gcase *c, uint64_t seed) {
         ndx_dtype dt = all_grad_dtypes[d];
         if ((dt == NDX_COMPLEX64 || dt == NDX_COMPLEX128) && !c->complex_ok) continue;
         if (c->distinct && (dt == NDX_FLOAT16 || dt == NDX_BFLOAT16) && pool > 64) continue;
-        double e = grad_check(build_case, c, dt, c->nx, c->xs, seed, 0);
+        double e = grad_check_masked(build_case, c, dt, c->nx, c->xs, c->unknown, seed, 0);
         if (!(e <= grad_check_tolerance(dt)))
             fail_msg("%s (seed %llu) in %s: error %g over tolerance %g", c->name,
                      (unsigned long long)seed, ndx_dtype_name(dt), e, grad_check_tolerance(dt));
@@ -233,6 +235,44 @@ static void every_op_against_checker(void **state) {
         {"used twice", OP_TWICE, 1, {X(2, 4, 2)}, {IDX2(3, 1, 1, 3, 1), IDX2(3, 1, 0, 1, 0)}, .complex_ok = 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], 1000 + i);
+}
+
+/* Operands whose dims the graph under test does not know (a placeholder's None: `unknown`), so that the binary ops' gradients find their broadcast axes at run time, with run-time
+ * dims of 1 among them; reduce_sum with unknown kept dims; and every index op at index depth 0
+ * (each row is the whole tensor), batch_dims 0 and 1, scalar tensors too. */
+static void unknown_dims_and_depth_0_against_checker(void **state) {
+    (void)state;
+    gcase cases[] = {
+        {"mul [?,2] * [?,2]", OP_MUL, 2, {X(2, 3, 2), X(2, 3, 2)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {1, 1}},
+        {"mul [?,2] * [?,2] at 1", OP_MUL, 2, {X(2, 1, 2), X(2, 1, 2)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {1, 1}},
+        {"mul [?,2] * [?,2] at 1 and 3", OP_MUL, 2, {X(2, 1, 2), X(2, 3, 2)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {1, 1}},
+        {"mul [?,2] * [2]", OP_MUL, 2, {X(2, 3, 2), X(1, 2)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {1, 0}},
+        {"add [?,1] + [1,?]", OP_ADD, 2, {X(2, 3, 1), X(2, 1, 4)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {1, 2}},
+        {"add [?,1] + [1,?] at 1", OP_ADD, 2, {X(2, 1, 1), X(2, 1, 4)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {1, 2}},
+        {"sub [?,?] - [?,?]", OP_SUB, 2, {X(2, 3, 1), X(2, 3, 2)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {3, 3}},
+        {"sub [?] - [?,?,?]", OP_SUB, 2, {X(1, 2), X(3, 2, 1, 2)}, {IDX1(1, 0)}, .complex_ok = 1, .unknown = {1, 7}},
+        {"div scalar / [?]", OP_DIV, 2, {X(0, 0), X(1, 4)}, {IDX1(1, 0)}, .positive = 1, .complex_ok = 1, .unknown = {0, 1}},
+        {"div [?] / [?] at 1", OP_DIV, 2, {X(1, 3), X(1, 1)}, {IDX1(1, 0)}, .positive = 1, .complex_ok = 1, .unknown = {1, 1}},
+        {"maximum [?,2], [?,2]", OP_MAX, 2, {X(2, 3, 2), X(2, 1, 2)}, {IDX1(1, 0)}, .distinct = 1, .unknown = {1, 1}},
+        {"minimum [?], [?]", OP_MIN, 2, {X(1, 1), X(1, 4)}, {IDX1(1, 0)}, .distinct = 1, .unknown = {1, 1}},
+        {"reduce_sum [?,3,?] axis 1", OP_SUM, 1, {X(3, 2, 3, 4)}, {IDX1(1, 1)}, .extra = 0, .unknown = {5}},
+        {"reduce_sum [?,?,?,?] axes 1, 3", OP_SUM, 1, {X(4, 2, 1, 3, 2)}, {IDX1(2, 1, -1)}, .extra = 0, .unknown = {15}},
+        {"reduce_sum [?,?,?] axis 1 keep", OP_SUM, 1, {X(3, 2, 3, 1)}, {IDX1(1, 1)}, .extra = 1, .unknown = {7}},
+        {"gather_nd depth 0", OP_GATHER, 1, {X(1, 3)}, {IDX2(2, 0, 0)}, .complex_ok = 1},
+        {"gather_nd depth 0 [?,2]", OP_GATHER, 1, {X(2, 3, 2)}, {IDX3(2, 2, 0, 0)}, .complex_ok = 1, .unknown = {1}},
+        {"gather_nd depth 0 ignore", OP_GATHER, 1, {X(1, 2)}, {IDX2(3, 0, 0)}, .policy = 1},
+        {"gather_nd depth 0 batch_dims 1", OP_GATHER, 1, {X(2, 2, 3)}, {IDX3(2, 3, 0, 0)},
+         .batch_dims = 1, .complex_ok = 1},
+        {"scatter_nd depth 0", OP_SCATTER, 1, {X(2, 3, 2)}, {IDX2(3, 0, 0), IDX1(1, 2)}, .complex_ok = 1},
+        {"scatter_nd depth 0 scalar", OP_SCATTER, 1, {X(1, 3)}, {IDX2(3, 0, 0), IDX1(0, 0)}, .complex_ok = 1},
+        {"tensor_scatter_nd_add depth 0", OP_TS_ADD, 2, {X(1, 2), X(2, 3, 2)}, {IDX2(3, 0, 0)}, .complex_ok = 1},
+        {"tensor_scatter_nd_sub depth 0 scalar", OP_TS_SUB, 2, {X(0, 0), X(1, 3)}, {IDX2(3, 0, 0)}, .complex_ok = 1},
+        {"tensor_scatter_nd_update depth 0", OP_TS_UPDATE, 2, {X(1, 2), X(2, 2, 2)}, {IDX2(2, 0, 0)}, .complex_ok = 1, .unknown = {1, 0}},
+        {"tensor_scatter_nd_update depth 0 scalar", OP_TS_UPDATE, 2, {X(0, 0), X(1, 3)}, {IDX2(3, 0, 0)}, .complex_ok = 1},
+        {"tensor_scatter_nd_min depth 0", OP_TS_MIN, 2, {X(1, 2), X(2, 3, 2)}, {IDX2(3, 0, 0)}, .distinct = 1},
+        {"tensor_scatter_nd_max depth 0 scalar", OP_TS_MAX, 2, {X(0, 0), X(1, 2)}, {IDX2(2, 0, 0)}, .distinct = 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], 3000 + i);
 }
 
 /* Random shapes (empty dims included) and random indices with duplicates, for the index ops. */
@@ -907,6 +947,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_op_against_checker),
         cmocka_unit_test(random_shapes_against_checker),
+        cmocka_unit_test(unknown_dims_and_depth_0_against_checker),
         cmocka_unit_test(stitch_duplicates),
         cmocka_unit_test(min_max_ties),
         cmocka_unit_test(gather_batch_dims),

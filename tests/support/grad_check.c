@@ -76,6 +76,12 @@ static void assert_built(ndx_graph *g) {
 
 double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const grad_check_x *xs,
                   uint64_t seed, int threads) {
+    return grad_check_masked(fn, user, dtype, nx, xs, NULL, seed, threads);
+}
+
+double grad_check_masked(grad_check_fn fn, void *user, ndx_dtype dtype, int nx,
+                         const grad_check_x *xs, const unsigned *unknown, uint64_t seed,
+                         int threads) {
     ndx_dtype wide = is_complex(dtype) ? NDX_COMPLEX128 : NDX_FLOAT64;
     int parts = is_complex(dtype) ? 2 : 1;
     test_rng rng = {seed};
@@ -114,6 +120,8 @@ double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const g
     ndx_output pd[8];
     for (int j = 0; j < nx; j++) {
         ndx_spec sp = ndx_spec_of(&xdt[j]);
+        for (int i = 0; unknown && i < sp.rank; i++)
+            if (unknown[j] >> i & 1) sp.shape[i] = NDX_UNKNOWN;
         pd[j] = ndx_op_placeholder(root, &sp);
     }
     ndx_output yd = fn(root, dtype, pd, user);

@@ -28,6 +28,13 @@ typedef struct grad_check_x {
 double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const grad_check_x *xs,
                   uint64_t seed, int threads);
 
+/* grad_check where the graph under test sees some dims as unknown: bit i of unknown[j] makes
+ * dim i of xs[j]'s placeholder NDX_UNKNOWN (a None of an input signature); the float64 graph
+ * keeps every dim. unknown NULL: grad_check. */
+double grad_check_masked(grad_check_fn fn, void *user, ndx_dtype dtype, int nx,
+                         const grad_check_x *xs, const unsigned *unknown, uint64_t seed,
+                         int threads);
+
 /* The tolerance of grad_check's error for a dtype's gradient: float64 and complex128 1e-6,
  * float32 and complex64 1e-3, float16 1e-2, bfloat16 5e-2. */
 double grad_check_tolerance(ndx_dtype dtype);
