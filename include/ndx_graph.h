@@ -383,7 +383,7 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * vectors of that dtype, are the axes of the broadcast output along which operand 0 and operand
  * 1 were repeated (increasing; an axis where both dims are 1 is in both; none when s0 equals
  * s1), so that d x_i = reshape(reduce_sum(dy, r_i), s_i). Shapes that do not broadcast are a
- * run-time error "broadcast_gradient_args: Incompatible shapes: [2,3] vs. [4]". The gradients of
+ * run-time error "broadcast_gradient_args: Incompatible shapes: [2, 3] vs. [4]". The gradients of
  * the binary ops use it when the build cannot tell which axes an operand was broadcast along.
  * The outputs are also stored in outs[0..1] when outs is not NULL. */
 #define ndx_op_broadcast_gradient_args(s, s0, s1, outs) \

@@ -723,6 +723,150 @@ static void deterministic_large(void **state) {
     ndx_graph_free(g);
 }
 
+/* TensorFlow's _GatherNdGrad example at index depth 0: params [3], indices [2, 0] (each row is
+ * all of params), dy [[1, 2, 3], [4, 5, 6]] gives d params = [5, 7, 9]; with indices' leading
+ * dim known at build time and fed at run time. */
+static void gather_depth_0_example(void **state) {
+    (void)state;
+    for (int fed = 0; fed < 2; fed++) {
+        ndx_graph *g = ndx_graph_new();
+        ndx_scope s = ndx_graph_root(g);
+        ndx_output p = f32_placeholder(s, 1, SHAPE(3));
+        int32_t none = 0;
+        ndx_tensor it = ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 0), &none);
+        ndx_spec is = ndx_spec_make(NDX_INT32, 2, SHAPE(NDX_UNKNOWN, 0));
+        ndx_output ids = fed ? ndx_op_placeholder(s, &is) : ndx_op_const(s, &it);
+        ndx_output y = ndx_op_gather_nd(s, p, ids, NULL);
+        ndx_output dy = f32_const(s, 2, SHAPE(2, 3), (const float[]){1, 2, 3, 4, 5, 6});
+        ndx_gradient dx;
+        assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &p, &dx), NDX_OK);
+        float pv[3] = {0}, got[3];
+        ndx_feed feeds[2] = {{p, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), pv)}, {ids, it}};
+        dense_values(g, dx, 1 + fed, feeds, got, 3);
+        assert_floats(got, (const float[]){5, 7, 9}, 3);
+        ndx_graph_free(g);
+    }
+}
+
+/* Runs BroadcastGradientArgs on shapes a (na dims) and b (nb dims) of dtype dt fed to
+ * placeholders of unknown length; checks r0 and r1 against the axes wanted. */
+static void bcast_args_case(ndx_dtype dt, int na, const int64_t *a, int nb, const int64_t *b,
+                            int n0, const int64_t *r0, int n1, const int64_t *r1) {
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_spec sp = ndx_spec_make(dt, 1, SHAPE(NDX_UNKNOWN));
+    ndx_output s0 = ndx_op_placeholder(s, &sp), s1 = ndx_op_placeholder(s, &sp), r[2];
+    ndx_op_broadcast_gradient_args(s, s0, s1, r);
+    assert_int_equal(ndx_output_spec(r[1]).dtype, dt);
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    int32_t a32[8], b32[8];
+    for (int i = 0; i < na; i++) a32[i] = (int32_t)a[i];
+    for (int i = 0; i < nb; i++) b32[i] = (int32_t)b[i];
+    int64_t la = na, lb = nb;
+    ndx_feed feeds[2] = {
+        {s0, ndx_tensor_make(dt, 1, &la, dt == NDX_INT32 ? (void *)a32 : (void *)a)},
+        {s1, ndx_tensor_make(dt, 1, &lb, dt == NDX_INT32 ? (void *)b32 : (void *)b)}};
+    ndx_tensor out[2];
+    grad_run(g, 1, 2, feeds, 2, r, out);
+    const int64_t *want[2] = {r0, r1};
+    int nwant[2] = {n0, n1};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(out[k].dtype, dt);
+        assert_int_equal(ndx_tensor_count(&out[k]), nwant[k]);
+        for (int i = 0; i < nwant[k]; i++)
+            assert_int_equal(dt == NDX_INT32 ? ((int32_t *)out[k].data)[i]
+                                             : ((int64_t *)out[k].data)[i],
+                             want[k][i]);
+        ndx_tensor_free(&out[k]);
+    }
+    ndx_graph_free(g);
+}
+
+/* TensorFlow's BCast reduction indices, worked by hand: equal shapes reduce nothing (dims of 1
+ * too); leading dims beyond an operand's rank and its dims of 1 are reduced, an axis where both
+ * are 1 for both; a scalar reduces every axis. Shapes that do not broadcast fail at run time
+ * with TensorFlow's message, and the text form keeps the node. */
+static void broadcast_gradient_args(void **state) {
+    (void)state;
+    for (int d = 0; d < 2; d++) {
+        ndx_dtype dt = d ? NDX_INT64 : NDX_INT32;
+        bcast_args_case(dt, 2, SHAPE(2, 3), 2, SHAPE(2, 3), 0, NULL, 0, NULL);
+        bcast_args_case(dt, 2, SHAPE(1, 1), 2, SHAPE(1, 1), 0, NULL, 0, NULL);
+        bcast_args_case(dt, 3, SHAPE(2, 1, 3), 1, SHAPE(3), 1, SHAPE(1), 2, SHAPE(0, 1));
+        bcast_args_case(dt, 2, SHAPE(3, 1), 2, SHAPE(1, 4), 1, SHAPE(1), 1, SHAPE(0));
+        bcast_args_case(dt, 0, NULL, 2, SHAPE(2, 3), 2, SHAPE(0, 1), 0, NULL);
+        bcast_args_case(dt, 2, SHAPE(5, 0), 1, SHAPE(1), 0, NULL, 2, SHAPE(0, 1));
+        bcast_args_case(dt, 3, SHAPE(1, 2, 1), 2, SHAPE(1, 1), 2, SHAPE(0, 2), 3, SHAPE(0, 1, 2));
+    }
+    /* [2, 3] against [4]: the gradient graph of a mul traced with unknown dims reports it */
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output x = f32_placeholder(s, 2, SHAPE(NDX_UNKNOWN, NDX_UNKNOWN));
+    ndx_output y = f32_placeholder(s, 1, SHAPE(NDX_UNKNOWN));
+    ndx_output xy[2] = {x, y};
+    ndx_gradient dx[2];
+    ndx_output dy = f32_placeholder(s, 2, SHAPE(NDX_UNKNOWN, NDX_UNKNOWN));
+    ndx_output z = ndx_op_mul(s, x, y);
+    assert_int_equal(ndx_graph_gradients(s, 1, &z, &dy, 2, xy, dx), NDX_OK);
+    ndx_output dense = ndx_gradient_to_dense(s, dx[1]);
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    char *text;
+    size_t len;
+    assert_ok(ndx_graph_to_text(g, &text, &len, &err), &err);
+    assert_non_null(strstr(text, "BroadcastGradientArgs"));
+    ndx_graph *back = ndx_graph_from_text(text, len, "grad.ndxg", &err);
+    assert_non_null(back);
+    ndx_graph_free(back);
+    free(text);
+    float v[6] = {0};
+    ndx_feed feeds[3] = {{x, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), v)},
+                         {y, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(4), v)},
+                         {dy, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), v)}};
+    ndx_session *ss = ndx_session_new(g, NULL, &err);
+    assert_non_null(ss);
+    ndx_fetch f = {dense, NDX_FETCH_ALLOCATE, {0}};
+    assert_int_equal(ndx_session_run(ss, 3, feeds, 1, &f, &err), NDX_E_INVALID_ARGUMENT);
+    if (!strstr(err.message, "broadcast_gradient_args: Incompatible shapes: [2, 3] vs. [4]"))
+        fail_msg("message \"%s\"", err.message);
+    ndx_session_free(ss);
+    ndx_graph_free(g);
+}
+
+/* The build decides what it can: gradients of binary ops whose broadcast is known at build time
+ * add no BroadcastGradientArgs node; [?, 2] * [?, 2] adds exactly one. */
+static int count_bcast_args(const ndx_graph *g) {
+    char *text;
+    size_t len;
+    ndx_error err;
+    assert_ok(ndx_graph_to_text(g, &text, &len, &err), &err);
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, "= BroadcastGradientArgs(")) != NULL; p++) n++;
+    free(text);
+    return n;
+}
+
+static void broadcast_decided_at_build_time(void **state) {
+    (void)state;
+    const int64_t shapes[4][2][2] = {{{3, 2}, {1, 2}},
+                                     {{NDX_UNKNOWN, 2}, {1, 2}},
+                                     {{NDX_UNKNOWN, 2}, {1, 1}},
+                                     {{NDX_UNKNOWN, 2}, {NDX_UNKNOWN, 2}}};
+    for (int k = 0; k < 4; k++) {
+        ndx_graph *g = ndx_graph_new();
+        ndx_scope s = ndx_graph_root(g);
+        ndx_output xy[2] = {f32_placeholder(s, 2, shapes[k][0]), f32_placeholder(s, 2, shapes[k][1])};
+        ndx_output z = ndx_op_mul(s, xy[0], xy[1]);
+        ndx_gradient dx[2];
+        assert_int_equal(ndx_graph_gradients(s, 1, &z, NULL, 2, xy, dx), NDX_OK);
+        ndx_error err;
+        assert_ok(ndx_graph_finish(g, &err), &err);
+        assert_int_equal(count_bcast_args(g), k == 3 ? 1 : 0);
+        ndx_graph_free(g);
+    }
+}
+
 /* ---- errors ---------------------------------------------------------------------------------- */
 
 static void assert_graph_error(ndx_graph *g, const char *a, const char *b) {
@@ -948,6 +1092,9 @@ int main(void) {
         cmocka_unit_test(every_op_against_checker),
         cmocka_unit_test(random_shapes_against_checker),
         cmocka_unit_test(unknown_dims_and_depth_0_against_checker),
+        cmocka_unit_test(gather_depth_0_example),
+        cmocka_unit_test(broadcast_gradient_args),
+        cmocka_unit_test(broadcast_decided_at_build_time),
         cmocka_unit_test(stitch_duplicates),
         cmocka_unit_test(min_max_ties),
         cmocka_unit_test(gather_batch_dims),

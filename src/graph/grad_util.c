@@ -285,9 +285,10 @@ void grad_unbroadcast(const grad_ctx *c, ndx_output gx, ndx_output gy, ndx_outpu
     int n[2];
     for (int k = 0; k < 2; k++)
         n[k] = grad_broadcast_axes(xy[k], xy[1 - k], grad_out(c, 0), axes[k]);
-    if (n[0] < 0 || n[1] < 0) /* TensorFlow's way: the axes from both shapes at run time */
-        ndx_op_broadcast_gradient_args_at(c->file, c->line, c->s, grad_shape(c, xy[0]),
-                                          grad_shape(c, xy[1]), r);
+    if (n[0] < 0 || n[1] < 0) { /* TensorFlow's way: the axes from both shapes at run time */
+        ndx_output sx = grad_shape(c, xy[0]), sy = grad_shape(c, xy[1]);
+        ndx_op_broadcast_gradient_args_at(c->file, c->line, c->s, sx, sy, r);
+    }
     for (int k = 0; k < 2; k++)
         dx[k] = n[k] >= 0 ? unbroadcast_known(c, g[k], xy[k], n[k], axes[k])
                           : G_RESHAPE(c, G_SUM(c, g[k], r[k], 0), grad_shape(c, xy[k]));
