@@ -748,6 +748,36 @@ static void gather_depth_0_example(void **state) {
     }
 }
 
+/* gather_nd with batch_dims 1 whose indices' dims are fed at run time: gather_batch_dims's
+ * example (d params [[2, 0, 1], [0, 7, 0]]), and depth 0: params [2, 3], indices [2, 2, 0],
+ * dy 1..12 as [2, 2, 3] gives each batch row the sum of its two dy rows, [[5, 7, 9],
+ * [17, 19, 21]]. */
+static void gather_batch_dims_unknown(void **state) {
+    (void)state;
+    for (int depth = 0; depth < 2; depth++) {
+        ndx_graph *g = ndx_graph_new();
+        ndx_scope s = ndx_graph_root(g);
+        ndx_output p = f32_placeholder(s, 2, SHAPE(2, 3));
+        ndx_spec is = ndx_spec_make(NDX_INT32, 3, SHAPE(NDX_UNKNOWN, NDX_UNKNOWN, depth));
+        ndx_output ids = ndx_op_placeholder(s, &is);
+        ndx_gather_nd_attrs a = {1, NDX_BAD_INDICES_ERROR};
+        ndx_output y = ndx_op_gather_nd(s, p, ids, &a);
+        const float dyv[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+        ndx_output dy = depth ? f32_const(s, 2, SHAPE(2, 2), dyv)
+                              : f32_const(s, 3, SHAPE(2, 2, 3), dyv);
+        ndx_gradient dx;
+        assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &p, &dx), NDX_OK);
+        float pv[6] = {0}, got[6];
+        int32_t iv[4] = {2, 0, 1, 1};
+        ndx_feed feeds[2] = {{p, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), pv)},
+                             {ids, ndx_tensor_make(NDX_INT32, 3, SHAPE(2, 2, depth), iv)}};
+        dense_values(g, dx, 2, feeds, got, 6);
+        assert_floats(got, depth ? (const float[]){2, 0, 1, 0, 7, 0}
+                                 : (const float[]){5, 7, 9, 17, 19, 21}, 6);
+        ndx_graph_free(g);
+    }
+}
+
 /* Runs BroadcastGradientArgs on shapes a (na dims) and b (nb dims) of dtype dt fed to
  * placeholders of unknown length; checks r0 and r1 against the axes wanted. */
 static void bcast_args_case(ndx_dtype dt, int na, const int64_t *a, int nb, const int64_t *b,
@@ -1093,6 +1123,7 @@ int main(void) {
         cmocka_unit_test(random_shapes_against_checker),
         cmocka_unit_test(unknown_dims_and_depth_0_against_checker),
         cmocka_unit_test(gather_depth_0_example),
+        cmocka_unit_test(gather_batch_dims_unknown),
         cmocka_unit_test(broadcast_gradient_args),
         cmocka_unit_test(broadcast_decided_at_build_time),
         cmocka_unit_test(stitch_duplicates),

@@ -53,6 +53,40 @@ static ndx_output batch_rows(const grad_ctx *c, ndx_output indices, const ndx_sp
     return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){rows, width}));
 }
 
+/* batch_rows when indices' leading dims are known only at run time: row r's batch coordinates
+ * are r // (rows per batch combination) written in the batch dims' mixed radix, stitched with
+ * the index rows at positions r * width + b (and r * width + batch + k). */
+static ndx_output batch_rows_at_run_time(const grad_ctx *c, ndx_output indices, int batch,
+                                         int64_t depth) {
+    int64_t width = batch + depth;
+    ndx_output zero = grad_i64(c, 0), one = grad_i64(c, 1), scalar = grad_i64_vec(c, 0, NULL);
+    ndx_output rows = grad_index_rows(c, indices);
+    ndx_output r = G_RANGE(c, zero, rows, one), base = G_MUL(c, r, grad_i64(c, width));
+    ndx_output radix[NDX_MAX_RANK], combos = one;
+    for (int b = 0; b < batch; b++) { /* a dim 0 leaves no rows: 1 keeps the divisions defined */
+        radix[b] = G_BIN(c, NDX_OP_MAXIMUM, G_RESHAPE(c, grad_dims(c, indices, b, 1), scalar), one);
+        combos = G_MUL(c, combos, radix[b]);
+    }
+    ndx_output per = G_BIN(c, NDX_OP_MAXIMUM, G_BIN(c, NDX_OP_FLOOR_DIV, rows, combos), one);
+    ndx_output rest = G_BIN(c, NDX_OP_FLOOR_DIV, r, per);
+    ndx_output at[NDX_MAX_RANK + 1], data[NDX_MAX_RANK + 1];
+    for (int b = batch - 1; b >= 0; b--) {
+        at[b] = G_ADD(c, base, grad_i64(c, b));
+        data[b] = G_BIN(c, NDX_OP_FLOOR_MOD, rest, radix[b]);
+        rest = G_BIN(c, NDX_OP_FLOOR_DIV, rest, radix[b]);
+    }
+    int n = batch;
+    if (depth > 0) {
+        int64_t cols[NDX_MAX_RANK];
+        for (int64_t k = 0; k < depth; k++) cols[k] = batch + k;
+        ndx_output col = G_RESHAPE(c, base, grad_i64_vec(c, 2, (const int64_t[]){-1, 1}));
+        at[n] = G_ADD(c, col, grad_i64_vec(c, (int)depth, cols));
+        data[n++] = grad_index_matrix(c, indices);
+    }
+    ndx_output flat = G_STITCH(c, 0, n, at, data);
+    return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){-1, width}));
+}
+
 /* gather_nd with the ignore policy read zeros for rows out of range, so their gradient is zero:
  * such a row becomes row 0 with zero values, which any consumer takes. A row is inside when
  * floor_div(coordinate, dim) is 0 for each of its k coordinates (dims taken as at least 1). */
@@ -86,10 +120,8 @@ ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, 
     int64_t rows = 1;
     for (int i = 0; i < is.rank - 1; i++)
         rows = ndx_dim_known(is.shape[i]) && rows >= 0 ? rows * is.shape[i] : -1;
-    if (rows < 0 && batch > 0)
-        return grad_fail(&c, NDX_E_UNSUPPORTED,
-                         "with batch_dims > 0, needs indices' shape known at build time");
     ndx_output at = batch == 0 ? grad_index_matrix(&c, indices)
+                    : rows < 0 ? batch_rows_at_run_time(&c, indices, batch, depth)
                                : batch_rows(&c, indices, &is, batch, rows, depth);
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
     ndx_output values = G_RESHAPE(&c, dy, grad_rows_shape(&c, indices, params, batch + (int)depth));
