@@ -725,16 +725,17 @@ static void deterministic_large(void **state) {
 
 /* TensorFlow's _GatherNdGrad example at index depth 0: params [3], indices [2, 0] (each row is
  * all of params), dy [[1, 2, 3], [4, 5, 6]] gives d params = [5, 7, 9]; with indices' leading
- * dim known at build time and fed at run time. */
+ * dim known at build time, fed at run time, and the depth fed too. */
 static void gather_depth_0_example(void **state) {
     (void)state;
-    for (int fed = 0; fed < 2; fed++) {
+    for (int fed = 0; fed < 3; fed++) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
         ndx_output p = f32_placeholder(s, 1, SHAPE(3));
         int32_t none = 0;
         ndx_tensor it = ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 0), &none);
         ndx_spec is = ndx_spec_make(NDX_INT32, 2, SHAPE(NDX_UNKNOWN, 0));
+        if (fed == 2) is.shape[1] = NDX_UNKNOWN; /* the depth too: a dense scatter_nd */
         ndx_output ids = fed ? ndx_op_placeholder(s, &is) : ndx_op_const(s, &it);
         ndx_output y = ndx_op_gather_nd(s, p, ids, NULL);
         ndx_output dy = f32_const(s, 2, SHAPE(2, 3), (const float[]){1, 2, 3, 4, 5, 6});
@@ -742,7 +743,7 @@ static void gather_depth_0_example(void **state) {
         assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &p, &dx), NDX_OK);
         float pv[3] = {0}, got[3];
         ndx_feed feeds[2] = {{p, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), pv)}, {ids, it}};
-        dense_values(g, dx, 1 + fed, feeds, got, 3);
+        dense_values(g, dx, 1 + (fed > 0), feeds, got, 3);
         assert_floats(got, (const float[]){5, 7, 9}, 3);
         ndx_graph_free(g);
     }
@@ -958,17 +959,18 @@ static void build_errors(void **state) {
         ndx_graph_free(g);
     }
 
-    /* a gradient that needs what the graph does not know: gather_nd with an index depth fed
-     * at run time; the error names the forward node and its builder's line */
+    /* a gradient that needs what the graph does not know: gather_nd with batch_dims 1 and an
+     * index depth fed at run time; the error names the forward node and its builder's line */
     g = ndx_graph_new();
     s = ndx_graph_root(g);
     p = f32_placeholder(s, 2, SHAPE(2, 3));
-    ndx_spec as = ndx_spec_make(NDX_INT32, 2, SHAPE(2, NDX_UNKNOWN));
-    y = ndx_op_gather_nd(ndx_scope_sub(s, "layer"), p, ndx_op_placeholder(s, &as), NULL);
+    ndx_spec as = ndx_spec_make(NDX_INT32, 3, SHAPE(2, 1, NDX_UNKNOWN));
+    ndx_gather_nd_attrs batch1 = {1, NDX_BAD_INDICES_ERROR};
+    y = ndx_op_gather_nd(ndx_scope_sub(s, "layer"), p, ndx_op_placeholder(s, &as), &batch1);
     char line[32];
     snprintf(line, sizeof line, ":%d: layer/GatherNd", __LINE__ - 2);
     assert_int_not_equal(ndx_graph_gradients(s, 1, &y, NULL, 1, &p, dx), NDX_OK);
-    assert_graph_error(g, line, "gradient of GatherNd: needs the index depth");
+    assert_graph_error(g, line, "gradient of GatherNd: with batch_dims > 0, needs the index depth");
     assert_int_equal(dx[0].form, NDX_GRADIENT_NONE);
     ndx_graph_free(g);
 

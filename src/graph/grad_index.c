@@ -113,9 +113,17 @@ ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, 
     ndx_spec is = ndx_output_spec(indices);
     int batch = c.n->attrs.batch_dims;
     if (!grad_dtype_ok(ndx_output_spec(params).dtype)) return NDX_OK;
+    if ((is.rank == NDX_UNKNOWN || !ndx_dim_known(is.shape[is.rank - 1])) && batch == 0) {
+        /* no rows of a known width for slices: TensorFlow's dense scatter_nd(indices, dy) */
+        ndx_scatter_attrs sa = scatter_policy(&c);
+        ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+        dxs[0] = grad_dense_of(G_SCATTER(&c, indices, dy, grad_shape(&c, params), &sa));
+        return grad_status(&c);
+    }
     if (is.rank == NDX_UNKNOWN || !ndx_dim_known(is.shape[is.rank - 1]))
         return grad_fail(&c, NDX_E_UNSUPPORTED,
-                         "needs the index depth (indices' last dim) known at build time");
+                         "with batch_dims > 0, needs the index depth (indices' last dim) known "
+                         "at build time");
     int64_t depth = is.shape[is.rank - 1];
     int64_t rows = 1;
     for (int i = 0; i < is.rank - 1; i++)
