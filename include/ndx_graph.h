@@ -603,10 +603,17 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * file:line) adds nothing; an error met on the way back (an op on a path from an x to a y
  * that has no gradient, or a gradient that needs what the graph does not know at build time)
  * names the forward node and its
- * builder's file:line, and leaves the graph failed like any builder's error. What must be
- * known at build time: gather_nd's and tensor_scatter_nd_update's index depth (gather_nd with
- * batch_dims > 0: indices' whole shape), the rank of each operand of the elementwise ops, and
- * reduce_sum's axes (constant).
+ * builder's file:line, and leaves the graph failed like any builder's error. Dims need not be
+ * known at build time (a variable batch, an input signature's None): where the build cannot
+ * tell which axes an operand of a binary op was broadcast along (both [?, 2] operands of a mul,
+ * or a rank unknown), a BroadcastGradientArgs node finds them at run time, as in TensorFlow,
+ * and reports shapes that do not broadcast; where it can, the axes are constants and no such
+ * node is built. reduce_sum's gradient takes unknown dims, an unknown rank and axes computed at
+ * run time. Every index op differentiates at every index depth it takes, 0 included (each row
+ * is the whole tensor, a scalar too), with indices' leading dims known or not. What must be
+ * known at build time: the index depth of tensor_scatter_nd_update and of gather_nd with
+ * batch_dims > 0 (gather_nd with batch_dims 0 and an unknown depth gives TensorFlow's dense
+ * scatter_nd(indices, dy, shape(params))).
  *
  * Formulas (TensorFlow's, python/ops/array_grad.py, data_flow_grad.py, math_grad.py):
  *   gather_nd(p, i, b)          dp = SLICES(rows of i with their batch coordinates, dy); with
@@ -624,7 +631,8 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
  *   identity, add, sub, neg     dy, -dy, each summed over the axes its operand was broadcast along
- *                               (TensorFlow's BroadcastGradientArgs) and reshaped to it
+ *                               (TensorFlow's BroadcastGradientArgs: constants when the build
+ *                               knows them, else that node at run time) and reshaped to it
  *   mul, div                    dy * conj(y), conj(x) * dy; dy / conj(y), -dy * conj(x) /
  *                               conj(y) / conj(y) (TensorFlow's convention for complex dtypes;
  *                               conj is built from casts, as ndx has no conj op)

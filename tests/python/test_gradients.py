@@ -19,6 +19,8 @@ def dense(grad, shape):
         out = np.zeros(shape, np.float64)
         idx = np.asarray(grad.indices)
         idx = idx.reshape(-1, 1) if idx.ndim == 1 else idx
+        if idx.shape[1] == 0:  # index depth 0: every row is the whole tensor
+            return out + np.sum(np.asarray(grad.values, np.float64), axis=0)
         np.add.at(out, tuple(idx.T), grad.values)
         return out
     return np.asarray(grad, np.float64)
@@ -284,14 +286,14 @@ def test_gradient_tape_output_gradients_and_zero_unconnected():
 
 def test_a_gradient_the_graph_cannot_build_names_the_forward_node_and_its_line():
     @ndx.function(input_signature=[ndx.TensorSpec([4, 2], ndx.float64),
-                                   ndx.TensorSpec(None, ndx.int32)])
+                                   ndx.TensorSpec([4, None], ndx.int32)])
     def f(p, i):
-        y = ndx.gather_nd(p, i)
-        z = y * 2.0
-        return ndx.gradients(z, p)
-    line = f.python_function.__code__.co_firstlineno + 4  # z = y * 2.0 (after 2 decorator lines)
-    with pytest.raises(ndx.InvalidArgumentError, match=rf"test_gradients\.py:{line}: Mul: "
-                                                       rf"gradient of Mul"):
+        z = p * 2.0
+        y = ndx.gather_nd(z, i, batch_dims=1)
+        return ndx.gradients(y, p)
+    line = f.python_function.__code__.co_firstlineno + 4  # y = ... (after 2 decorator lines)
+    with pytest.raises(TypeError, match=rf"test_gradients\.py:{line}: GatherNd: gradient of "
+                                        rf"GatherNd: with batch_dims > 0, needs the index depth"):
         f.get_concrete_function()
 
 
@@ -324,3 +326,130 @@ def test_complex_gradients_follow_tensorflows_convention(fn):
                 d = (loss(*plus) - loss(*minus)) / (2 * h)
                 num[j] += d if step == 1 else 1j * d
         np.testing.assert_allclose(got[k], num, rtol=1e-6, atol=1e-6)
+
+
+# ---- dims known only at run time (an input_signature's None), index depth 0 ----------------
+
+
+def traced_once(*specs):
+    """A `gradients` for check: ndx.gradients in one trace whose input_signature is specs (the
+    grad_ys too, every dim None), reused for every call, so that each call runs the same graph
+    at new run-time shapes."""
+    cache = {}
+
+    def gradients(fn, args, wrt, ws, single):
+        if "f" not in cache:
+            wspecs = [ndx.TensorSpec([None] * np.ndim(w), ndx.float64) for w in ws]
+
+            @ndx.function(input_signature=list(specs) + wspecs)
+            def grads(*a):
+                xs, w = a[:len(specs)], list(a[len(specs):])
+                out = fn(*xs)
+                return ndx.gradients([out] if single else out, [xs[i] for i in wrt], grad_ys=w)
+            cache["f"] = grads
+        got = cache["f"](*args, *ws)
+        assert cache["f"].experimental_get_tracing_count() == 1
+        return got
+    return gradients
+
+
+F64 = ndx.float64
+
+
+def spec(*dims, dtype=F64):
+    return ndx.TensorSpec(list(dims), dtype)
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b),
+    ("div", lambda a, b: a / b), ("maximum", ndx.maximum), ("minimum", ndx.minimum),
+    ("floormod", ndx.floormod)])
+@pytest.mark.parametrize("specs,shapes", [
+    ((spec(None, 2), spec(None, 2)), [((3, 2), (3, 2)), ((1, 2), (4, 2)), ((4, 2), (1, 2)),
+                                      ((1, 2), (1, 2))]),
+    ((spec(None, 2), spec(2)), [((3, 2), (2,)), ((1, 2), (2,))]),
+    ((spec(None, 1), spec(1, None)), [((3, 1), (1, 4)), ((1, 1), (1, 4)), ((3, 1), (1, 1))]),
+    ((spec(), spec(None)), [((), (4,)), ((), (1,))]),
+    ((spec(None, None), spec(None)), [((2, 3), (3,)), ((2, 1), (3,)), ((2, 3), (1,))])])
+def test_binary_ops_at_unknown_dims(name, fn, specs, shapes):
+    """The usual training step traced with a variable batch: the broadcast axes of each operand's
+    gradient are decided at run time (TensorFlow's BroadcastGradientArgs), dims of 1 included."""
+    gradients = traced_once(*specs)
+    for sa, sb in shapes:
+        a, b = RNG.standard_normal(sa), RNG.uniform(0.5, 2.0, sb)
+        check(fn, [a, b], [0, 1], gradients=gradients)
+
+
+def test_training_step_with_a_variable_batch():
+    """gather_nd(table, ids) * z and diff * diff of two different tensors, batch unknown."""
+    table = f64(5, 2)
+    gradients = traced_once(spec(5, 2), spec(None, 1, dtype=ndx.int32), spec(None, 2),
+                            spec(None, 2))
+
+    def step(t, ids, z, target):
+        diff = ndx.gather_nd(t, ids) * z - target
+        return diff * (target - diff)
+    for n in (3, 1):
+        ids = RNG.integers(0, 5, (n, 1)).astype(np.int32)
+        check(step, [table, ids, f64(n, 2), f64(n, 2)], [0, 2, 3], gradients=gradients)
+
+
+@pytest.mark.parametrize("axis,keepdims", [(1, False), (1, True), ((0, 2), False), (-1, False)])
+def test_reduce_sum_with_unknown_kept_dims(axis, keepdims):
+    gradients = traced_once(spec(None, None, None))
+    for shape in [(2, 3, 4), (1, 3, 1), (3, 1, 2)]:
+        check(lambda x: ndx.reduce_sum(x, axis, keepdims=keepdims), [f64(*shape)], [0],
+              gradients=gradients)
+
+
+def test_reduce_sum_with_axes_fed_at_run_time():
+    gradients = traced_once(spec(None, None, None), spec(None, dtype=ndx.int32))
+    x = f64(2, 3, 4)
+    for axes in ([1], [0, 2], [-1], []):
+        check(lambda x, a: ndx.reduce_sum(x, a), [x, np.array(axes, np.int32)], [0],
+              gradients=gradients)
+
+
+def test_binary_shape_mismatch_at_run_time_is_a_clear_error():
+    gradients = traced_once(spec(None, 2), spec(None, 2))
+    with pytest.raises(ndx.InvalidArgumentError, match=r"Incompatible shapes|broadcast"):
+        gradients(lambda a, b: a * b, [f64(3, 2), f64(4, 2)], [0, 1], [f64(3, 2)], True)
+
+
+def test_gather_nd_depth_0_tensorflows_example():
+    """params [3], indices [2, 0]: each row is all of params; dy [[1, 2, 3], [4, 5, 6]] gives
+    d params [5, 7, 9], with indices' leading dim known and unknown at build time."""
+    p, idx = np.zeros(3), np.zeros((2, 0), np.int32)
+    dy = np.array([[1., 2., 3.], [4., 5., 6.]])
+    for ispec in (spec(2, 0, dtype=ndx.int32), spec(None, 0, dtype=ndx.int32)):
+        @ndx.function(input_signature=[spec(3), ispec])
+        def f(p, i):
+            return ndx.gradients(ndx.gather_nd(p, i), p, grad_ys=ndx.constant(dy))[0]
+        np.testing.assert_array_equal(dense(f(p, idx), (3,)), [5., 7., 9.])
+
+
+I0 = spec(None, 0, dtype=ndx.int32)
+
+
+@pytest.mark.parametrize("n", [3, 1, 0])
+def test_every_index_op_at_depth_0(n):
+    """Index depth 0 (each row is the whole tensor, a scalar too), rows known only at run time."""
+    idx = np.zeros((n, 0), np.int32)
+    for shape in [(2,), ()]:
+        t, u = f64(*shape), f64(n, *shape)
+        dims = [None] * len(shape)
+        check(lambda p, i: ndx.gather_nd(p, i), [f64(2, 2), idx], [0],
+              gradients=traced_once(spec(None, None), I0))
+        check(lambda i, u: ndx.scatter_nd(i, u, list(shape)), [idx, u], [1],
+              gradients=traced_once(I0, spec(None, *dims)))
+        for op in (ndx.tensor_scatter_nd_add, ndx.tensor_scatter_nd_sub,
+                   ndx.tensor_scatter_nd_update, ndx.tensor_scatter_nd_min,
+                   ndx.tensor_scatter_nd_max):
+            check(lambda t, i, u: op(t, i, u), [t, idx, u], [0, 2],
+                  gradients=traced_once(spec(*dims), I0, spec(None, *dims)))
+
+
+def test_gather_nd_depth_0_with_batch_dims():
+    p, idx = f64(2, 3), np.zeros((2, 2, 0), np.int32)
+    check(lambda p, i: ndx.gather_nd(p, i, batch_dims=1), [p, idx], [0],
+          gradients=traced_once(spec(2, 3), spec(None, None, 0, dtype=ndx.int32)))
