@@ -148,10 +148,12 @@ static ndx_output spread_at_run_time(const grad_ctx *c, ndx_output dy, ndx_outpu
     ndx_output x = grad_in(c, 0), shape = grad_shape(c, x), one = grad_i64(c, 1);
     ndx_output rank = grad_size(c, shape), zero = grad_i64(c, 0);
     ndx_output flat = G_RESHAPE(c, grad_int64(c, axes), grad_i64_vec(c, 1, (const int64_t[]){-1}));
-    ndx_output at[2] = {G_RANGE(c, zero, rank, one),
-                        G_BIN(c, NDX_OP_FLOOR_MOD, G_ADD(c, flat, rank), rank)};
+    ndx_output at[2], dims[2];
+    at[0] = G_RANGE(c, zero, rank, one);
+    at[1] = G_BIN(c, NDX_OP_FLOOR_MOD, G_ADD(c, flat, rank), rank);
     ndx_output count = G_RESHAPE(c, grad_size(c, flat), grad_i64_vec(c, 1, (const int64_t[]){1}));
-    ndx_output dims[2] = {shape, G_FILL(c, count, one)};
+    dims[0] = shape;
+    dims[1] = G_FILL(c, count, one);
     ndx_output kept = G_STITCH(c, 0, 2, at, dims);
     return G_MUL(c, G_RESHAPE(c, dy, kept), G_ONES_LIKE(c, x));
 }

@@ -151,19 +151,62 @@ ndx_status grad_scatter_nd(ndx_scope s, ndx_operation op, const graph_grad *dys,
     return grad_status(&c);
 }
 
+/* What tensor_scatter_nd_update's gradient needs of the shapes, as int64 tensors: the number
+ * of index rows N (a scalar), [N] + tensor.shape[depth:], indices.shape[:-1] and
+ * tensor.shape[:depth]. */
+typedef struct update_dims {
+    ndx_output rows, rows_shape, lead, slots;
+} update_dims;
+
+static update_dims update_dims_known(const grad_ctx *c, int depth) {
+    ndx_output tensor = grad_in(c, 0), indices = grad_in(c, 1);
+    update_dims d; /* one statement each: the nodes are built in this order */
+    d.rows = grad_index_rows(c, indices);
+    d.rows_shape = grad_rows_shape(c, indices, tensor, depth);
+    d.lead = grad_dims(c, indices, 0, ndx_output_spec(indices).rank - 1);
+    d.slots = grad_dims(c, tensor, 0, depth);
+    return d;
+}
+
+/* dims [begin, end) of x's shape at run time (begin, end int64 scalars). */
+static ndx_output shape_between(const grad_ctx *c, ndx_output x, ndx_output begin,
+                                ndx_output end) {
+    ndx_output at = G_RESHAPE(c, G_RANGE(c, begin, end, grad_i64(c, 1)),
+                              grad_i64_vec(c, 2, (const int64_t[]){-1, 1}));
+    return G_GATHER(c, ndx_op_shape_at(c->file, c->line, c->s, x, NDX_INT64), at, NULL);
+}
+
+/* update_dims when the index depth is known only at run time. */
+static update_dims update_dims_at_run_time(const grad_ctx *c) {
+    ndx_output tensor = grad_in(c, 0), indices = grad_in(c, 1);
+    ndx_output zero = grad_i64(c, 0), one = grad_i64(c, 1);
+    ndx_output index_rank = grad_size(c, grad_shape(c, indices));
+    ndx_output rank = grad_size(c, grad_shape(c, tensor));
+    ndx_output last = G_SUB(c, index_rank, one);
+    ndx_output depth = G_RESHAPE(c, shape_between(c, indices, last, index_rank),
+                                 grad_i64_vec(c, 0, NULL));
+    update_dims d;
+    /* rows of any depth, 0 too: the count of the sums of each row's coordinates */
+    d.rows = grad_size(c, G_SUM(c, grad_int64(c, indices), grad_i64(c, -1), 0));
+    ndx_output parts[2];
+    parts[0] = G_RESHAPE(c, d.rows, grad_i64_vec(c, 1, (const int64_t[]){1}));
+    parts[1] = shape_between(c, tensor, depth, rank);
+    d.rows_shape = grad_concat0(c, 2, parts);
+    d.lead = shape_between(c, indices, zero, last);
+    d.slots = shape_between(c, tensor, zero, depth);
+    return d;
+}
+
 /* tensor_scatter_nd_update: the updates' gradient only for the rows that won their slot (the
  * last of duplicates, as the op applies them), found by scattering row ids. */
-static ndx_output update_winners(const grad_ctx *c, ndx_output gathered, int depth) {
-    ndx_output tensor = grad_in(c, 0), indices = grad_in(c, 1), updates = grad_in(c, 2);
+static ndx_output update_winners(const grad_ctx *c, ndx_output gathered, const update_dims *d) {
+    ndx_output indices = grad_in(c, 1), updates = grad_in(c, 2);
     ndx_scatter_attrs sa = scatter_policy(c);
     ndx_gather_nd_attrs ga = gather_policy(c);
-    ndx_output rows = grad_index_rows(c, indices);
-    ndx_output g = G_RESHAPE(c, gathered, grad_rows_shape(c, indices, tensor, depth));
-    ndx_output one = grad_i64(c, 1);
-    ndx_output ids = G_RANGE(c, grad_i64(c, 0), rows, one);
-    ndx_output ishape =
-        G_RESHAPE(c, ids, grad_dims(c, indices, 0, ndx_output_spec(indices).rank - 1));
-    ndx_output slots = G_FILL(c, grad_dims(c, tensor, 0, depth), grad_i64(c, -1));
+    ndx_output g = G_RESHAPE(c, gathered, d->rows_shape);
+    ndx_output ids = G_RANGE(c, grad_i64(c, 0), d->rows, grad_i64(c, 1));
+    ndx_output ishape = G_RESHAPE(c, ids, d->lead);
+    ndx_output slots = G_FILL(c, d->slots, grad_i64(c, -1));
     ndx_output won = G_TSCATTER(c, NDX_SCATTER_UPDATE, slots, indices, ishape, &sa);
     ndx_output winner =
         G_RESHAPE(c, grad_gather_rows(c, won, indices, &ga), grad_i64_vec(c, 1, (const int64_t[]){-1}));
@@ -215,14 +258,15 @@ ndx_status grad_tensor_scatter(ndx_scope s, ndx_operation op, const graph_grad *
         dxs[0] = grad_dense_of(dy);
         dxs[2] = grad_dense_of(G_NEG(&c, gathered));
         break;
-    case NDX_SCATTER_UPDATE:
-        if (is.rank == NDX_UNKNOWN || !ndx_dim_known(is.shape[is.rank - 1]))
-            return grad_fail(&c, NDX_E_UNSUPPORTED,
-                             "needs the index depth (indices' last dim) known at build time");
+    case NDX_SCATTER_UPDATE: {
+        update_dims d = is.rank != NDX_UNKNOWN && ndx_dim_known(is.shape[is.rank - 1])
+                            ? update_dims_known(&c, (int)is.shape[is.rank - 1])
+                            : update_dims_at_run_time(&c);
         dxs[0] = grad_dense_of(
             G_TSCATTER(&c, NDX_SCATTER_UPDATE, dy, indices, G_ZEROS_LIKE(&c, updates), &sa));
-        dxs[2] = grad_dense_of(update_winners(&c, gathered, (int)is.shape[is.rank - 1]));
+        dxs[2] = grad_dense_of(update_winners(&c, gathered, &d));
         break;
+    }
     default:
         if (grad_is_complex(dt)) return grad_fail(&c, NDX_E_UNSUPPORTED, "complex has no order");
         min_max(&c, dy, dxs);

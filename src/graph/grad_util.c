@@ -165,8 +165,9 @@ ndx_output grad_index_matrix(const grad_ctx *c, ndx_output indices) {
     ndx_output rows = grad_index_rows(c, indices);
     const ndx_tensor *known = ndx_output_constant(rows);
     if (known) return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){*(const int64_t *)known->data, 0}));
-    ndx_output parts[2] = {G_RESHAPE(c, rows, grad_i64_vec(c, 1, (const int64_t[]){1})),
-                           grad_i64_vec(c, 1, (const int64_t[]){0})};
+    ndx_output parts[2];
+    parts[0] = G_RESHAPE(c, rows, grad_i64_vec(c, 1, (const int64_t[]){1}));
+    parts[1] = grad_i64_vec(c, 1, (const int64_t[]){0});
     return G_RESHAPE(c, flat, grad_concat0(c, 2, parts));
 }
 
@@ -185,7 +186,9 @@ ndx_output grad_gather_rows(const grad_ctx *c, ndx_output params, ndx_output ind
         memcpy(dims + 1, ps.shape, (size_t)ps.rank * sizeof *dims);
         shape = grad_i64_vec(c, ps.rank + 1, dims);
     } else {
-        ndx_output parts[2] = {grad_i64_vec(c, 1, (const int64_t[]){1}), grad_shape(c, params)};
+        ndx_output parts[2];
+        parts[0] = grad_i64_vec(c, 1, (const int64_t[]){1});
+        parts[1] = grad_shape(c, params);
         shape = grad_concat0(c, 2, parts);
     }
     return G_GATHER(c, G_RESHAPE(c, params, shape), zeros, attrs);

@@ -453,3 +453,18 @@ def test_gather_nd_depth_0_with_batch_dims():
     p, idx = f64(2, 3), np.zeros((2, 2, 0), np.int32)
     check(lambda p, i: ndx.gather_nd(p, i, batch_dims=1), [p, idx], [0],
           gradients=traced_once(spec(2, 3), spec(None, None, 0, dtype=ndx.int32)))
+
+
+@pytest.mark.parametrize("depth", [1, 2, 0])
+def test_index_ops_at_an_index_depth_known_only_at_run_time(depth):
+    """indices [None, None]: gather_nd's gradient is TensorFlow's dense scatter_nd, the
+    tensor_scatters' gather their rows at run time (update: the winning row of duplicates)."""
+    t = f64(3, 2)
+    idx = np.array([[2, 1], [0, 0], [2, 1]], np.int32)[:, :depth]
+    u = f64(3, *t.shape[depth:])
+    ispec = spec(None, None, dtype=ndx.int32)
+    check(lambda p, i: ndx.gather_nd(p, i), [t, idx], [0],
+          gradients=traced_once(spec(None, None), ispec))
+    for op in (ndx.tensor_scatter_nd_add, ndx.tensor_scatter_nd_sub, ndx.tensor_scatter_nd_update):
+        check(lambda t, i, u: op(t, i, u), [t, idx, u], [0, 2],
+              gradients=traced_once(spec(None, None), ispec, spec(*[None] * u.ndim)))
