@@ -192,8 +192,14 @@ static update_dims update_dims_at_run_time(const grad_ctx *c) {
     parts[0] = G_RESHAPE(c, d.rows, grad_i64_vec(c, 1, (const int64_t[]){1}));
     parts[1] = shape_between(c, tensor, depth, rank);
     d.rows_shape = grad_concat0(c, 2, parts);
-    d.lead = shape_between(c, indices, zero, last);
-    d.slots = shape_between(c, tensor, zero, depth);
+    /* a trailing dim of 1 on the slots and the row ids: the slots are never a scalar, which
+     * gather_nd would refuse at depth 0 */
+    ndx_output trail = grad_i64_vec(c, 1, (const int64_t[]){1});
+    parts[0] = shape_between(c, indices, zero, last);
+    parts[1] = trail;
+    d.lead = grad_concat0(c, 2, parts);
+    parts[0] = shape_between(c, tensor, zero, depth);
+    d.slots = grad_concat0(c, 2, parts);
     return d;
 }
 

@@ -403,11 +403,13 @@ def test_reduce_sum_with_unknown_kept_dims(axis, keepdims):
 
 
 def test_reduce_sum_with_axes_fed_at_run_time():
-    gradients = traced_once(spec(None, None, None), spec(None, dtype=ndx.int32))
     x = f64(2, 3, 4)
     for axes in ([1], [0, 2], [-1], []):
         check(lambda x, a: ndx.reduce_sum(x, a), [x, np.array(axes, np.int32)], [0],
-              gradients=gradients)
+              gradients=traced_once(spec(None, None, None), spec(None, dtype=ndx.int32)))
+    x = f64(3, 2)  # a rank unknown at build time
+    check(lambda x, a: ndx.reduce_sum(x, a), [x, np.array([0], np.int32)], [0],
+          gradients=traced_once(ndx.TensorSpec(None, F64), spec(None, dtype=ndx.int32)))
 
 
 def test_binary_shape_mismatch_at_run_time_is_a_clear_error():
