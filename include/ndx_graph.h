@@ -655,7 +655,9 @@ typedef struct ndx_node_range {
 /* ndx_graph_gradients where only the nodes in ranges[0..nranges) carry gradients: TensorFlow's
  * GradientTape, which differentiates the ops run while it recorded. A path from an x to a y
  * through a node outside every range contributes nothing (a y built outside them gets NONE for
- * every x other than itself); xs themselves may be anywhere. The nodes the call adds are built
+ * every x other than itself); xs themselves may be anywhere, and so may ReadVariableOp nodes,
+ * which stand for their variable as its Variable node does (one read serves every read between
+ * two updates, wherever it was built). The nodes the call adds are built
  * after the ranges (a tape recording them takes them into its next range: second derivatives).
  * nranges >= 0 (0: every dxs[j] NONE unless xs[j] is a y), and each range has
  * 0 <= begin <= end <= ndx_graph_node_count(g), else an argument error that adds nothing. */
