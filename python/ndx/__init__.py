@@ -65,6 +65,7 @@ from ._glue import (
     subtract,
     zeros_like,
 )
+from ._array import concat, expand_dims, ones, slice, squeeze, stack, zeros
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
 from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
 from ._tape import TapedArray
@@ -97,6 +98,7 @@ __all__ = [
     "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
     "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
     "identity", "reshape", "reduce_sum", "range", "size", "shape",
+    "ones", "zeros", "concat", "stack", "expand_dims", "squeeze", "slice",
     # gradients and variables
     "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable", "TapedArray",
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",

@@ -48,7 +48,7 @@ static ndx_status check_values(const char *op, int n, const ndx_spec *values, nd
 static ndx_status check_scalar_int(const char *op, const char *what, const ndx_spec *s,
                                    int one_element_ok, ndx_error *err) {
     int64_t len;
-    NDX_TRY(glue_check_int_arg(op, what, s, one_element_ok, &len, err));
+    NDX_TRY(glue_check_int_arg(op, what, s, 1, &len, err));
     if (!one_element_ok && s->rank != NDX_UNKNOWN && s->rank != 0) {
         char dims[NDX_DIMS_TEXT];
         ndx_format_spec_dims(dims, sizeof dims, s);
