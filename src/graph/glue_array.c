@@ -110,15 +110,16 @@ ndx_status ndx_concat_infer(int n, const ndx_spec *values, const ndx_spec *axis_
         *out = joined_type(n, values, NDX_UNKNOWN, shape);
         return NDX_OK;
     }
-    int64_t a = NDX_UNKNOWN;
-    if (axis) {
-        a = ndx_read_index(axis->data, axis->dtype, 0);
-        if (a < -rank || a >= rank)
-            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "concat: expected concatenating "
-                            "dimensions in the range [%d, %d), but got %lld", -rank, rank,
-                            (long long)a);
-        if (a < 0) a += rank;
+    if (!axis) { /* any dim may be the axis: only the ranks are checked */
+        for (int d = 0; d < rank; d++) shape[d] = NDX_UNKNOWN;
+        *out = joined_type(n, values, rank, shape);
+        return NDX_OK;
     }
+    int64_t a = ndx_read_index(axis->data, axis->dtype, 0);
+    if (a < -rank || a >= rank)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "concat: expected concatenating dimensions "
+                        "in the range [%d, %d), but got %lld", -rank, rank, (long long)a);
+    if (a < 0) a += rank;
     /* Each dim: the first known one, which every other known one must equal (but the axis's,
      * which add up). */
     int64_t total = 0;
@@ -153,8 +154,7 @@ ndx_status ndx_concat_infer(int n, const ndx_spec *values, const ndx_spec *axis_
                             x, i, y);
         }
     }
-    if (a != NDX_UNKNOWN) shape[a] = total;
-    else for (int d = 0; d < rank; d++) shape[d] = NDX_UNKNOWN;
+    shape[a] = total;
     *out = joined_type(n, values, rank, shape);
     return NDX_OK;
 }
