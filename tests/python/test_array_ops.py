@@ -204,3 +204,15 @@ def test_a_gradient_tape_records_the_new_ops():
         y = ndx.stack([ndx.squeeze(ndx.expand_dims(x, 0), 0), ndx.concat([x[:, :0] + 0, x], 1)])
         loss = ndx.reduce_sum(ndx.multiply(y, w))
     np.testing.assert_allclose(tape.gradient(loss, x), w[0] + w[1])
+
+
+@pytest.mark.parametrize("fn", [ndx.ones, ndx.zeros, ndx.concat, ndx.stack, ndx.expand_dims,
+                                ndx.squeeze, ndx.slice], ids=lambda f: f.__name__)
+def test_docstring_examples(fn):
+    import doctest
+    test = doctest.DocTestParser().get_doctest(fn.__doc__, {"ndx": ndx, "np": np}, fn.__name__,
+                                               None, 0)
+    assert test.examples
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
