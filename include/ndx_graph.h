@@ -395,7 +395,9 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * every values, then every dense_shape) and its attributes named as in the text form (section
  * 6), each an integer: batch_dims, axis, num_partitions; bools (expand_nonconcat_dim,
  * keep_dims, update_slots) 0 or 1; dtypes (to, out_type) an ndx_dtype; bad_indices an
- * ndx_bad_indices. Attributes not given take the text form's defaults. TensorFlow's
+ * ndx_bad_indices; squeeze_dims (Squeeze) a set of axes as a bit mask, bit a for an axis
+ * a >= 0 and bit 15 - a for a < 0 ({0, -1}: 1 | 1 << 16); ConcatV2's inputs are its values,
+ * then the axis. Attributes not given take the text form's defaults. TensorFlow's
  * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
  * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
  * error like any builder's (the graph's first error, at file:line), and the node is then a
@@ -526,8 +528,8 @@ NDX_API int ndx_session_fused_stitches(const ndx_session *s);
  * ScatterNd and TensorScatter* bad_indices=error|ignore (skip is read as ignore; the canonical
  * text writes ignore); DynamicPartition num_partitions=N; SparseConcat axis=N
  * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Sum
- * keep_dims=true|false; Const
- * value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
+ * keep_dims=true|false; Pack axis=N; Squeeze squeeze_dims=[a, ...] (axes; none or []: every
+ * dim of 1); Const value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
  * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
  * constants of more than 64 elements there). Specs: dtype, string(W) for a string width
  * (string alone: open, for a Placeholder), [d, ?, ...] with ? for an unknown dim, [*] for an unknown rank; a Placeholder's and a Const's
