@@ -9,9 +9,10 @@
  *      what the next builder takes as input (TensorFlow's Output / Input).
  *   3. Builders: one typed function per op of ndx.h, plus const, placeholder, identity and the
  *      glue ops that programs of these ops and their gradients need (equal, not_equal, cast,
- *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, neg, zeros_like, ones_like,
- *      fill, reshape, reduce_sum, range, size, shape), and ndx_op_by_type, one generic builder
- *      for language bindings (any node by its type name and attributes).
+ *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
+ *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
+ *      ones_like, fill, reshape, reduce_sum, range, size, shape), and ndx_op_by_type, one
+ *      generic builder for language bindings (any node by its type name and attributes).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *   6. Saved graphs: the text form.
@@ -264,8 +265,10 @@ NDX_API ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, 
  * wrap); floor_div, floor_mod: integers and floats, TensorFlow's FloorDiv / FloorMod (an
  * integer division by zero fails the run); equal, not_equal: any dtype, bool result; div: floats and complex, TensorFlow's RealDiv (IEEE
  * division; there is no integer div); maximum, minimum: integers and floats, TensorFlow's
- * Maximum / Minimum (a NaN operand gives NaN). float16 and bfloat16 are computed in float and
- * rounded to nearest even. */
+ * Maximum / Minimum (a NaN operand gives NaN); less, less_equal, greater, greater_equal:
+ * integers and floats, TensorFlow's Less / LessEqual / Greater / GreaterEqual, bool result (a
+ * NaN operand compares false); logical_and, logical_or: bool only (LogicalAnd / LogicalOr).
+ * float16 and bfloat16 are computed in float and rounded to nearest even. */
 typedef enum ndx_binary_kind {
     NDX_OP_ADD = 0,
     NDX_OP_SUB,
@@ -276,7 +279,13 @@ typedef enum ndx_binary_kind {
     NDX_OP_NOT_EQUAL,
     NDX_OP_DIV,
     NDX_OP_MAXIMUM,
-    NDX_OP_MINIMUM
+    NDX_OP_MINIMUM,
+    NDX_OP_LESS,
+    NDX_OP_LESS_EQUAL,
+    NDX_OP_GREATER,
+    NDX_OP_GREATER_EQUAL,
+    NDX_OP_LOGICAL_AND,
+    NDX_OP_LOGICAL_OR
 } ndx_binary_kind;
 #define ndx_op_binary(s, kind, a, b) ndx_op_binary_at(__FILE__, __LINE__, (s), (kind), (a), (b))
 NDX_API ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
@@ -291,17 +300,39 @@ NDX_API ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx
 #define ndx_op_div(s, a, b) ndx_op_binary(s, NDX_OP_DIV, a, b)
 #define ndx_op_maximum(s, a, b) ndx_op_binary(s, NDX_OP_MAXIMUM, a, b)
 #define ndx_op_minimum(s, a, b) ndx_op_binary(s, NDX_OP_MINIMUM, a, b)
+#define ndx_op_less(s, a, b) ndx_op_binary(s, NDX_OP_LESS, a, b)
+#define ndx_op_less_equal(s, a, b) ndx_op_binary(s, NDX_OP_LESS_EQUAL, a, b)
+#define ndx_op_greater(s, a, b) ndx_op_binary(s, NDX_OP_GREATER, a, b)
+#define ndx_op_greater_equal(s, a, b) ndx_op_binary(s, NDX_OP_GREATER_EQUAL, a, b)
+#define ndx_op_logical_and(s, a, b) ndx_op_binary(s, NDX_OP_LOGICAL_AND, a, b)
+#define ndx_op_logical_or(s, a, b) ndx_op_binary(s, NDX_OP_LOGICAL_OR, a, b)
 
 /* neg (Neg): signed integers (wrapping), floats, complex. zeros_like, ones_like (ZerosLike,
  * OnesLike): x's dtype (any but strings; ones of bool are true) and shape; x's values are never
- * read, so they are constants at build time whenever x's shape is known. */
-typedef enum ndx_unary_kind { NDX_OP_NEG = 0, NDX_OP_ZEROS_LIKE, NDX_OP_ONES_LIKE } ndx_unary_kind;
+ * read, so they are constants at build time whenever x's shape is known. logical_not
+ * (LogicalNot): bool. abs (Abs): signed integers (abs of the most negative wraps to itself, as
+ * TensorFlow's) and floats; complex is refused (its magnitude is TensorFlow's ComplexAbs). square
+ * (Square): every numeric dtype (integers wrap). sqrt (Sqrt): floats (a negative gives NaN) and
+ * complex (the principal root). The output has x's dtype and shape. */
+typedef enum ndx_unary_kind {
+    NDX_OP_NEG = 0,
+    NDX_OP_ZEROS_LIKE,
+    NDX_OP_ONES_LIKE,
+    NDX_OP_LOGICAL_NOT,
+    NDX_OP_ABS,
+    NDX_OP_SQUARE,
+    NDX_OP_SQRT
+} ndx_unary_kind;
 #define ndx_op_unary(s, kind, x) ndx_op_unary_at(__FILE__, __LINE__, (s), (kind), (x))
 NDX_API ndx_output ndx_op_unary_at(const char *file, int line, ndx_scope s, ndx_unary_kind kind,
                                    ndx_output x);
 #define ndx_op_neg(s, x) ndx_op_unary(s, NDX_OP_NEG, x)
 #define ndx_op_zeros_like(s, x) ndx_op_unary(s, NDX_OP_ZEROS_LIKE, x)
 #define ndx_op_ones_like(s, x) ndx_op_unary(s, NDX_OP_ONES_LIKE, x)
+#define ndx_op_logical_not(s, x) ndx_op_unary(s, NDX_OP_LOGICAL_NOT, x)
+#define ndx_op_abs(s, x) ndx_op_unary(s, NDX_OP_ABS, x)
+#define ndx_op_square(s, x) ndx_op_unary(s, NDX_OP_SQUARE, x)
+#define ndx_op_sqrt(s, x) ndx_op_unary(s, NDX_OP_SQRT, x)
 
 /* fill (Fill): a tensor of shape `dims` (an int32 or int64 vector, dims >= 0) whose every element
  * is the scalar `value` (any dtype). Exact dims at build time when dims is a constant. */
@@ -638,8 +669,11 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   slice                       dy padded back to the input's shape with zeros (a concat of
  *                               zeros along each axis; the rank must be known)
  *   floor_mod                   dy, -dy * floor_div(x, y)
- *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div: NONE (not
- *                               differentiable). */
+ *   abs                         dy * sign(x) (sign(0) = 0)
+ *   square                      dy * 2 conj(x)
+ *   sqrt                        dy * 0.5 / conj(y) (TensorFlow's SqrtGrad)
+ *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div, less, less_equal,
+ *   greater, greater_equal, logical_and, logical_or, logical_not: NONE (not differentiable). */
 typedef enum ndx_gradient_form {
     NDX_GRADIENT_NONE = 0,
     NDX_GRADIENT_DENSE,

@@ -18,10 +18,12 @@
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 static const ndx_dtype dtypes[] = {NDX_INT8,    NDX_INT32,    NDX_INT64,   NDX_UINT16,
-                                   NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64};
+                                   NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64,
+                                   NDX_BOOL};
 
 static void put(ndx_dtype dt, unsigned char *p, int v) {
     switch (dt) {
+    case NDX_BOOL: *p = v > 0; break; /* about half true */
     case NDX_INT8: *(int8_t *)p = (int8_t)v; break;
     case NDX_INT32: *(int32_t *)p = v; break;
     case NDX_INT64: *(int64_t *)p = v; break;
@@ -73,7 +75,13 @@ static double reference(ndx_binary_op op, ndx_dtype dt, double a, double b) {
     case NDX_BINARY_NOT_EQUAL: return a != b;
     case NDX_BINARY_REAL_DIV: return held(dt, a / b);
     case NDX_BINARY_MAXIMUM: return a < b ? b : a;
-    default: return b < a ? b : a;
+    case NDX_BINARY_MINIMUM: return b < a ? b : a;
+    case NDX_BINARY_LESS: return a < b;
+    case NDX_BINARY_LESS_EQUAL: return a <= b;
+    case NDX_BINARY_GREATER: return a > b;
+    case NDX_BINARY_GREATER_EQUAL: return a >= b;
+    case NDX_BINARY_LOGICAL_AND: return a != 0 && b != 0;
+    default: return a != 0 || b != 0; /* logical_or */
     }
 }
 
@@ -158,6 +166,11 @@ static void every_op_against_reference(void **state) {
             fill_small(&r, &y, 1);
             for (int op = 0; op < NDX_BINARY_COUNT; op++) {
                 if (op == NDX_BINARY_REAL_DIV && !is_float(dt)) continue;
+                int logical = op == NDX_BINARY_LOGICAL_AND || op == NDX_BINARY_LOGICAL_OR;
+                if (logical != (dt == NDX_BOOL)) continue;
+                if (dt == NDX_BOOL && op != NDX_BINARY_EQUAL && op != NDX_BINARY_NOT_EQUAL &&
+                    op != NDX_BINARY_LOGICAL_AND && op != NDX_BINARY_LOGICAL_OR)
+                    continue;
                 ndx_tensor out = {0};
                 ndx_error err;
                 ndx_options opt = test_options((int)rng_range(&r, 1, 3), NDX_BAD_INDICES_ERROR);
@@ -191,6 +204,7 @@ static void large_outputs_threads(void **state) {
         fill_small(&r, &x, 0);
         fill_small(&r, &y, 1);
         for (int op = 0; op < NDX_BINARY_COUNT; op++) {
+            if (op == NDX_BINARY_LOGICAL_AND || op == NDX_BINARY_LOGICAL_OR) continue;
             ndx_tensor one = {0}, three = {0};
             ndx_error err;
             ndx_options o1 = test_options(1, NDX_BAD_INDICES_ERROR);

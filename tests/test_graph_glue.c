@@ -220,14 +220,14 @@ static void bad_attribute_values(void **state) {
     g = ndx_graph_new();
     s = ndx_graph_root(g);
     x = test_const_i32(s, 0, NULL, (int32_t[]){1});
-    assert_false(ndx_output_ok(ndx_op_unary(s, (ndx_unary_kind)3, x)));
+    assert_false(ndx_output_ok(ndx_op_unary(s, (ndx_unary_kind)NDX_UNARY_COUNT, x)));
     assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "Unary: kind is not an ndx_unary_kind");
     ndx_graph_free(g);
     g = ndx_graph_new();
     s = ndx_graph_root(g);
     x = test_const_i32(s, 0, NULL, (int32_t[]){1});
-    assert_false(ndx_output_ok(ndx_op_binary(s, (ndx_binary_kind)10, x, x)));
+    assert_false(ndx_output_ok(ndx_op_binary(s, (ndx_binary_kind)NDX_BINARY_COUNT, x, x)));
     assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "Binary: kind is not an ndx_binary_kind");
     ndx_graph_free(g);

@@ -24,7 +24,7 @@ typedef enum op_id {
     OP_GATHER, OP_SCATTER, OP_TS_ADD, OP_TS_SUB, OP_TS_UPDATE, OP_TS_MIN, OP_TS_MAX, OP_STITCH,
     OP_PSTITCH, OP_PARTITION, OP_SPARSE_CONCAT, OP_SPARSE_REORDER, OP_S2D, OP_D2S, OP_ADD, OP_SUB,
     OP_MUL, OP_DIV, OP_NEG, OP_MAX, OP_MIN, OP_RESHAPE, OP_SUM, OP_FILL, OP_CAST, OP_IDENTITY,
-    OP_TWICE
+    OP_TWICE, OP_ABS, OP_SQUARE, OP_SQRT
 } op_id;
 
 /* An index tensor of a case (int64 constants). */
@@ -108,6 +108,9 @@ static ndx_output build_case(ndx_scope s, ndx_dtype dt, const ndx_output *x, voi
     case OP_CAST: /* to float64 (exact, so the float64 graph's differences are too) */
         return ndx_op_cast(s, x[0], NDX_FLOAT64);
     case OP_IDENTITY: return ndx_op_identity(s, x[0]);
+    case OP_ABS: return ndx_op_abs(s, x[0]);
+    case OP_SQUARE: return ndx_op_square(s, x[0]);
+    case OP_SQRT: return ndx_op_sqrt(s, x[0]);
     case OP_TWICE: { /* x used twice: slices + slices, then + dense */
         ndx_output a = ndx_op_gather_nd(s, x[0], i0, NULL);
         ndx_output b = ndx_op_gather_nd(s, x[0], idx_const(s, &c->idx[1]), NULL);
@@ -215,6 +218,9 @@ static void every_op_against_checker(void **state) {
         {"div", OP_DIV, 2, {X(1, 3), X(1, 3)}, {IDX1(1, 0)}, .positive = 1, .complex_ok = 1},
         {"div scalar", OP_DIV, 2, {X(0, 0), X(1, 3)}, {IDX1(1, 0)}, .positive = 1, .complex_ok = 1},
         {"neg", OP_NEG, 1, {X(1, 3)}, {IDX1(1, 0)}, .complex_ok = 1},
+        {"abs", OP_ABS, 1, {X(2, 2, 3)}, {IDX1(1, 0)}, .distinct = 1},
+        {"square", OP_SQUARE, 1, {X(2, 2, 3)}, {IDX1(1, 0)}, .complex_ok = 1},
+        {"sqrt", OP_SQRT, 1, {X(1, 5)}, {IDX1(1, 0)}, .positive = 1, .complex_ok = 1},
         {"maximum", OP_MAX, 2, {X(1, 5), X(1, 5)}, {IDX1(1, 0)}, .distinct = 1},
         {"minimum scalar", OP_MIN, 2, {X(1, 5), X(0, 0)}, {IDX1(1, 0)}, .distinct = 1},
         {"reshape", OP_RESHAPE, 1, {X(2, 2, 3)}, {IDX1(2, 3, -1)}, .complex_ok = 1},

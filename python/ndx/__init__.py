@@ -42,7 +42,18 @@ from .sparse import sparse_concat
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import (
+    abs,
     add,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    sqrt,
+    square,
     cast,
     constant,
     divide,
@@ -72,6 +83,7 @@ from ._tape import TapedArray
 from ._variables import Variable
 from ._apply import sparse_apply_adagrad, sparse_apply_sgd
 from . import optimizers
+from . import math
 
 # The dtypes, as TensorFlow names them (tf.float32 ...). ndx.bfloat16 stays the function that
 # makes BFloat16Arrays; as a dtype (TensorSpec, cast) it means bfloat16.
@@ -97,7 +109,9 @@ __all__ = [
     # glue ops
     "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
     "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
-    "identity", "reshape", "reduce_sum", "range", "size", "shape",
+    "identity", "reshape", "reduce_sum", "range", "size", "shape", "less", "less_equal",
+    "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "abs",
+    "square", "sqrt", "math",
     "ones", "zeros", "concat", "stack", "expand_dims", "squeeze", "slice",
     # gradients and variables
     "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable", "TapedArray",

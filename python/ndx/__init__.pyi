@@ -41,8 +41,20 @@ from ._tape import TapedArray as TapedArray
 from ._variables import Variable as Variable
 from ._apply import sparse_apply_adagrad as sparse_apply_adagrad, sparse_apply_sgd as sparse_apply_sgd
 from . import optimizers as optimizers
+from . import math as math
 from ._glue import (
+    abs as abs,
     add as add,
+    greater as greater,
+    greater_equal as greater_equal,
+    less as less,
+    less_equal as less_equal,
+    logical_and as logical_and,
+    logical_not as logical_not,
+    logical_or as logical_or,
+    logical_xor as logical_xor,
+    sqrt as sqrt,
+    square as square,
     cast as cast,
     constant as constant,
     divide as divide,

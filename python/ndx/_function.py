@@ -77,6 +77,8 @@ def _structure(value, name, leaves):
         a = _array(value)
         leaves.append((None, name, a))
         return ("array",) + TensorSpec.from_value(a)._key()
+    if getattr(value, "_ndx_variable", False):  # (unhashable, as TensorFlow 2's: by identity)
+        return ("variable", value.ref())
     try:
         hash(value)
     except TypeError:

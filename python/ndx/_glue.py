@@ -16,7 +16,9 @@ from ._graph import Tensor, _convert_to, as_dtype, dtype_of
 
 __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
            "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like",
-           "fill", "identity", "reshape", "reduce_sum", "range", "size", "shape"]
+           "fill", "identity", "reshape", "reduce_sum", "range", "size", "shape", "less",
+           "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_not",
+           "logical_xor", "abs", "square", "sqrt"]
 
 _EAGER_FILE = "<ndx eager>"
 _pyrange = range  # (this module defines ndx.range)
@@ -264,9 +266,141 @@ def minimum(x, y, name=None):
     return _binary("Minimum", x, y, name)
 
 
+def less(x, y, name=None):
+    """x < y elementwise, a bool tensor (TensorFlow's tf.math.less): integers and floats; a NaN
+    compares false.
+
+    >>> ndx.less(np.array([1, 5, 3], np.int32), 3)
+    array([ True, False, False])
+    """
+    return _binary("Less", x, y, name)
+
+
+def less_equal(x, y, name=None):
+    """x <= y elementwise, a bool tensor (TensorFlow's tf.math.less_equal)."""
+    return _binary("LessEqual", x, y, name)
+
+
+def greater(x, y, name=None):
+    """x > y elementwise, a bool tensor (TensorFlow's tf.math.greater)."""
+    return _binary("Greater", x, y, name)
+
+
+def greater_equal(x, y, name=None):
+    """x >= y elementwise, a bool tensor (TensorFlow's tf.math.greater_equal)."""
+    return _binary("GreaterEqual", x, y, name)
+
+
+def logical_and(x, y, name=None):
+    """x AND y elementwise on bool tensors (TensorFlow's tf.math.logical_and).
+
+    >>> ndx.logical_and(np.array([True, True, False]), np.array([True, False, False]))
+    array([ True, False, False])
+    """
+    return _binary("LogicalAnd", x, y, name)
+
+
+def logical_or(x, y, name=None):
+    """x OR y elementwise on bool tensors (TensorFlow's tf.math.logical_or)."""
+    return _binary("LogicalOr", x, y, name)
+
+
+def logical_xor(x, y, name="LogicalXor"):
+    """x XOR y elementwise on bool tensors (TensorFlow's tf.math.logical_xor, which TensorFlow
+    too builds as (x | y) & ~(x & y))."""
+    m = _mode()
+    x, y = _pair(m, x, y)
+    either = m.op("LogicalOr", [x, y])[0]
+    both = m.op("LogicalNot", [m.op("LogicalAnd", [x, y])[0]])[0]
+    return m.op("LogicalAnd", [either, both], None, None if name == "LogicalXor" else name)[0]
+
+
 def _unary(type, x, name):
     m = _mode()
     return m.op(type, [m.convert(x)], None, name)[0]
+
+
+def logical_not(x, name=None):
+    """NOT x elementwise on a bool tensor (TensorFlow's tf.math.logical_not)."""
+    return _unary("LogicalNot", x, name)
+
+
+def abs(x, name=None):
+    """|x| elementwise (TensorFlow's tf.math.abs: Abs): signed integers (abs of the most
+    negative value wraps to itself, as TensorFlow's) and floats. The magnitude of a complex
+    number (TensorFlow's ComplexAbs) is not an ndx op: complex x raises TypeError.
+
+    >>> ndx.abs(np.array([-2.25, 3.25], np.float32))
+    array([2.25, 3.25], dtype=float32)
+    """
+    return _unary("Abs", x, name)
+
+
+def square(x, name=None):
+    """x * x elementwise (TensorFlow's tf.math.square): every numeric dtype; integers wrap."""
+    return _unary("Square", x, name)
+
+
+def sqrt(x, name=None):
+    """The square root elementwise (TensorFlow's tf.math.sqrt): floats (a negative gives NaN)
+    and complex (the principal root).
+
+    >>> ndx.sqrt(np.array([4.0, 2.25]))
+    array([2. , 1.5])
+    """
+    return _unary("Sqrt", x, name)
+
+
+def _static_shape(m, x):
+    """x's shape where known (a tuple of ints and None), or None for an unknown rank."""
+    if isinstance(m, _GraphMode):
+        return x.shape
+    return np.shape(x.bits if isinstance(x, BFloat16Array) else x)
+
+
+def _broadcastable(a, b):
+    """False only when shapes a and b certainly do not broadcast."""
+    if a is None or b is None:
+        return True
+    return all(p is None or q is None or p == q or p == 1 or q == 1
+               for p, q in zip(reversed(a), reversed(b)))
+
+
+def tensor_equals(x, y, negate=False):
+    """`x == y` (`x != y` with negate) as TensorFlow 2's Tensor and Variable operators compute
+    it: y None gives False (True); operands whose shapes do not broadcast give a scalar False
+    (True) instead of an error; otherwise tf.equal (tf.not_equal), elementwise."""
+    if y is None:
+        return negate
+    m = _mode()
+    x, y = _pair(m, x, y)
+    if not _broadcastable(_static_shape(m, x), _static_shape(m, y)):
+        value = np.array(negate)
+        return m.convert(value) if isinstance(m, _GraphMode) else value
+    return m.op("NotEqual" if negate else "Equal", [x, y])[0]
+
+
+def bool_operator(symbol, x, y=None):
+    """`x & y`, `x | y`, `x ^ y` or `~x` on bool tensors (TensorFlow's logical ops for bool).
+    TensorFlow applies its bitwise ops to integers; ndx has none, so other dtypes raise."""
+    m = _mode()
+    if y is None:
+        x = m.convert(x)
+        values = (x,)
+    else:
+        x, y = _pair(m, x, y)
+        values = (x, y)
+    for v in values:
+        dt = m.dtype(v)
+        if not dt.is_bool:
+            raise TypeError(f"operator {symbol}: ndx takes bool tensors only, not {dt.name} "
+                            f"(TensorFlow applies tf.bitwise to integers; ndx has no bitwise "
+                            f"ops)")
+    if symbol == "~":
+        return m.op("LogicalNot", [x])[0]
+    if symbol == "^":
+        return logical_xor(x, y)
+    return m.op("LogicalAnd" if symbol == "&" else "LogicalOr", [x, y])[0]
 
 
 def negative(x, name=None):

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array, bfloat16
+from ._ref import IdentityDict, IdentitySet, Reference, unhashable
 from ._sparse_tensor import SparseTensor
 
 __all__ = ["DType", "TensorSpec", "SparseTensorSpec", "Tensor", "Graph", "Node"]
@@ -235,8 +236,12 @@ def _policy(value, alias):
 
 class Tensor:
     """A symbolic tensor: output `index` of node `op` of `graph`, with the dtype and partial
-    shape the graph inferred. It has no value: ndx.function's call computes one. Arithmetic
-    operators (+ - * / // % and unary -) and an integer index (x[i]) build nodes."""
+    shape the graph inferred. It has no value: ndx.function's call computes one. Operators
+    build nodes as TensorFlow 2's do: + - * / // %, unary -, abs(); == and != elementwise
+    (tf.equal, tf.not_equal; None gives False / True, shapes that cannot broadcast a scalar
+    False / True); < <= > >= (tf.less ...); & | ^ ~ on bool tensors (the logical ops); an
+    integer index (x[i]). As in TensorFlow 2 a Tensor is unhashable: key dicts and sets by
+    x.ref()."""
 
     __slots__ = ("graph", "op", "index", "dtype", "shape", "__weakref__")
     __array_ufunc__ = None  # NumPy defers: np.float32(2) * x calls x.__rmul__
@@ -306,6 +311,55 @@ class Tensor:
     def __neg__(self):
         return _glue().negative(self)
 
+    def __abs__(self):
+        return _glue().abs(self)
+
+    def __eq__(self, other):
+        return _glue().tensor_equals(self, other)
+
+    def __ne__(self, other):
+        return _glue().tensor_equals(self, other, negate=True)
+
+    def __lt__(self, other):
+        return _glue().less(self, other)
+
+    def __le__(self, other):
+        return _glue().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _glue().greater(self, other)
+
+    def __ge__(self, other):
+        return _glue().greater_equal(self, other)
+
+    def __and__(self, other):
+        return _glue().bool_operator("&", self, other)
+
+    def __rand__(self, other):
+        return _glue().bool_operator("&", other, self)
+
+    def __or__(self, other):
+        return _glue().bool_operator("|", self, other)
+
+    def __ror__(self, other):
+        return _glue().bool_operator("|", other, self)
+
+    def __xor__(self, other):
+        return _glue().bool_operator("^", self, other)
+
+    def __rxor__(self, other):
+        return _glue().bool_operator("^", other, self)
+
+    def __invert__(self):
+        return _glue().bool_operator("~", self)
+
+    __hash__ = unhashable("Tensor", "tensor")
+
+    def ref(self):
+        """A hashable reference to this tensor (TensorFlow's Tensor.ref()): equal for the same
+        tensor, usable as a dict key; deref() gives the tensor back."""
+        return Reference(self)
+
     def __getitem__(self, key):
         return self.graph.check_open().index(self, key)
 
@@ -324,8 +378,6 @@ class Tensor:
         raise TypeError(f"{self!r} is a symbolic tensor of a traced function's graph; it has "
                         f"no value (it cannot be used outside its function, or as a NumPy "
                         f"array)")
-
-    __hash__ = object.__hash__
 
 
 def _glue():
@@ -365,8 +417,10 @@ class Graph:
         # Nodes every call runs without fetching anything from them (updates of variables, say:
         # TensorFlow's control outputs); ids, added with add_target during the trace.
         self.targets = []
-        self._variables = {}  # Variable -> its Variable node's Tensor (ndx/_variables.py)
-        self._updated = set()  # the Variables the targets update
+        # Variable -> its Variable node's Tensor (ndx/_variables.py); Variables are keys by
+        # identity (their == is elementwise).
+        self._variables = IdentityDict()
+        self._updated = IdentitySet()  # the Variables the targets update
 
     # ---- building -----------------------------------------------------------------------
 

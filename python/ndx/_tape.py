@@ -25,6 +25,7 @@ import numpy as np
 from . import _glue, _ndx, _trace
 from ._convert import BFloat16Array
 from ._graph import Graph, _like, dtype_of
+from ._ref import IdentityDict
 from ._sparse_tensor import SparseTensor
 from ._variables import Variable
 
@@ -37,8 +38,10 @@ _EAGER_ONLY = ("threads", "max_memory", "out")  # keywords of the eager call, no
 class TapedArray(np.ndarray):
     """An ndarray a recording ndx.GradientTape returned (TensorFlow's EagerTensor in a tape):
     the result of an ndx op whose input the tape follows. Read-only; `+ - * / // %`, unary
-    `-`, and np.add, np.maximum, ... on it run ndx's glue ops while the tape records, so they
-    are recorded too (`x += y` gives a new array, as with tensors). Other NumPy functions,
+    `-`, abs(), and np.add, np.maximum, np.sqrt, ... on it run ndx's glue ops while the tape
+    records, so they are recorded too (`x += y` gives a new array, as with tensors). Comparisons
+    (== != < <= > >=) and the logical ops run ndx's ops too and give plain bool arrays, which
+    have no gradient. Other NumPy functions,
     slicing and views give plain results the tape does not follow: gradients through them are
     None. Outside a tape it behaves as an ndarray."""
 
@@ -80,7 +83,11 @@ _UFUNCS = {np.add: _glue.add, np.subtract: _glue.subtract, np.multiply: _glue.mu
            np.true_divide: _glue.divide, np.floor_divide: _glue.floordiv,
            np.remainder: _glue.floormod, np.negative: _glue.negative,
            np.maximum: _glue.maximum, np.minimum: _glue.minimum, np.equal: _glue.equal,
-           np.not_equal: _glue.not_equal}
+           np.not_equal: _glue.not_equal, np.less: _glue.less, np.less_equal: _glue.less_equal,
+           np.greater: _glue.greater, np.greater_equal: _glue.greater_equal,
+           np.logical_and: _glue.logical_and, np.logical_or: _glue.logical_or,
+           np.logical_not: _glue.logical_not, np.logical_xor: _glue.logical_xor,
+           np.absolute: _glue.abs, np.square: _glue.square, np.sqrt: _glue.sqrt}
 
 
 class _Entry:
@@ -195,7 +202,9 @@ def read(variable):
             if t._watch_accessed and variable not in t._variables:
                 with t._lock:
                     t._variables[variable] = None
-    reads = _thread.__dict__.setdefault("reads", {})
+    reads = _thread.__dict__.get("reads")
+    if reads is None:
+        reads = _thread.reads = IdentityDict()  # (Variables are keys by identity)
     with variable._lock:
         hit = reads.get(variable)
         if hit is not None and hit._ndx_ref.version == variable._version:
@@ -272,8 +281,8 @@ class _TapeMode(_glue._Eager):
         tapes = _trace.tapes()
         touched = _touching(tapes, inputs) if tapes is not None else None
         results = _glue._EAGER.op(op_type, [_plain(x) for x in inputs], attrs, name)
-        if not touched:
-            return results
+        if not touched or all(getattr(a, "dtype", None) == np.bool_ for a in results):
+            return results  # (bool results have no gradient: nothing to follow)
         entry = _Entry(None, (op_type, dict(attrs or {})), list(inputs), None, None)
         outputs = _outputs(entry, results)
         for t in touched:
@@ -289,7 +298,7 @@ class EagerTape:
         self._watch_accessed = watch_accessed_variables
         self._entries = {}      # _Entry -> None, in recording order
         self._watched = {}      # id -> the watched array (kept alive: ids stay unique)
-        self._variables = {}    # watched Variable -> None, in watching order
+        self._variables = IdentityDict()  # watched Variable -> None, in watching order
         self._lock = threading.Lock()
         self._thread = None     # the thread recording, while it records
         self._used = False
@@ -323,7 +332,7 @@ class EagerTape:
         """Forgets everything recorded and watched; a tape in its `with` block goes on
         recording."""
         with self._lock:
-            self._entries, self._watched, self._variables = {}, {}, {}
+            self._entries, self._watched, self._variables = {}, {}, IdentityDict()
             self._used = False
 
     def watch(self, items):
@@ -360,7 +369,7 @@ class EagerTape:
                                    "non-persistent tape (use GradientTape(persistent=True))")
             self._used = True
             entries = list(self._entries)
-            watched, variables = dict(self._watched), dict(self._variables)
+            watched, variables = dict(self._watched), self._variables.copy()
         try:
             with _trace.paused():
                 replay = _Replay(entries, watched, variables)
@@ -408,7 +417,7 @@ class _Replay:
         self.memo = {}       # id(array) -> its Tensor in the replay
         self.outs = {}       # (entry, output index) -> its Tensor in the replay
         self.feeds = []      # (node, index, array, like)
-        self.reads = {}      # Variable -> [Tensor of each read]
+        self.reads = IdentityDict()  # Variable -> [Tensor of each read]
 
     def _follows(self, x):
         """Whether a source is one the tape follows."""

@@ -24,6 +24,7 @@ import numpy as np
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
 from ._graph import Tensor, _convert_to, _user_frame, as_dtype, dtype_of, valid_name
+from ._ref import IdentityDict, Reference, unhashable
 
 __all__ = ["Variable", "run"]
 
@@ -40,7 +41,9 @@ class Variable:
     the start of the call) wherever an op takes one, and assign_add, assign_sub and
     scatter_nd_add add update nodes that every call runs; outside, numpy() / read_value() give
     a copy of its value and assign, assign_add, assign_sub, scatter_nd_add change it now.
-    Optimizers (ndx.optimizers) and GradientTape take it as a source."""
+    Optimizers (ndx.optimizers) and GradientTape take it as a source. Operators are its
+    value's (TensorFlow 2's: == and != elementwise, < <= > >=, & | ^ ~ on bool, abs()); as in
+    TensorFlow 2 a Variable is unhashable: key dicts and sets by v.ref()."""
 
     _ndx_variable = True  # (ndx.function passes it by reference, not as an array)
 
@@ -234,7 +237,68 @@ class Variable:
     def __getitem__(self, key):
         return self._v()[key]
 
-    __hash__ = object.__hash__
+    def __abs__(self):
+        from ._glue import abs
+        return abs(self._v())
+
+    def __eq__(self, o):
+        from ._glue import tensor_equals
+        return tensor_equals(self._v(), _value_of(o))
+
+    def __ne__(self, o):
+        from ._glue import tensor_equals
+        return tensor_equals(self._v(), _value_of(o), negate=True)
+
+    def __lt__(self, o):
+        from ._glue import less
+        return less(self._v(), _value_of(o))
+
+    def __le__(self, o):
+        from ._glue import less_equal
+        return less_equal(self._v(), _value_of(o))
+
+    def __gt__(self, o):
+        from ._glue import greater
+        return greater(self._v(), _value_of(o))
+
+    def __ge__(self, o):
+        from ._glue import greater_equal
+        return greater_equal(self._v(), _value_of(o))
+
+    def __and__(self, o):
+        from ._glue import bool_operator
+        return bool_operator("&", self._v(), _value_of(o))
+
+    def __rand__(self, o):
+        from ._glue import bool_operator
+        return bool_operator("&", o, self._v())
+
+    def __or__(self, o):
+        from ._glue import bool_operator
+        return bool_operator("|", self._v(), _value_of(o))
+
+    def __ror__(self, o):
+        from ._glue import bool_operator
+        return bool_operator("|", o, self._v())
+
+    def __xor__(self, o):
+        from ._glue import bool_operator
+        return bool_operator("^", self._v(), _value_of(o))
+
+    def __rxor__(self, o):
+        from ._glue import bool_operator
+        return bool_operator("^", o, self._v())
+
+    def __invert__(self):
+        from ._glue import bool_operator
+        return bool_operator("~", self._v())
+
+    __hash__ = unhashable("Variable", "variable")
+
+    def ref(self):
+        """A hashable reference to this variable (TensorFlow's Variable.ref()): equal for the
+        same variable, usable as a dict key; deref() gives the variable back."""
+        return Reference(self)
 
     def __repr__(self):
         return (f"<ndx.Variable '{self.name}' shape={list(self.shape)} "
@@ -243,6 +307,11 @@ class Variable:
 
 def _graph():
     return _trace.graph() if _trace.active else None
+
+
+def _value_of(o):
+    """The other operand of an operator: a Variable's value, anything else as it is."""
+    return o._v() if isinstance(o, Variable) else o
 
 
 def _update(g, variable, type, inputs, attrs=None):

@@ -8,6 +8,7 @@ from . import _trace
 from ._apply import sparse_apply_adagrad, sparse_apply_sgd
 from ._gradients import IndexedSlices
 from ._graph import _convert_to
+from ._ref import IdentityDict
 from ._variables import Variable
 
 __all__ = ["Optimizer", "SGD", "Adagrad"]
@@ -79,7 +80,7 @@ class Adagrad(Optimizer):
         super().__init__(learning_rate, name)
         self.initial_accumulator_value = float(initial_accumulator_value)
         self.epsilon = epsilon
-        self.accumulators = {}
+        self.accumulators = IdentityDict()  # (Variables are keys by identity)
 
     def _slot(self, var):
         accum = self.accumulators.get(var)

@@ -31,6 +31,9 @@
  *     complex divided as C's complex division, which C++'s std::complex shares).
  *   MAXIMUM, MINIMUM: integers and floats (TF's Maximum / Minimum: a NaN operand gives NaN,
  *     otherwise std::max and std::min, which give x when x and y are equal, +0 and -0 too).
+ *   LESS, LESS_EQUAL, GREATER, GREATER_EQUAL: integers and floats (TF's Less, LessEqual,
+ *     Greater, GreaterEqual); output bool; IEEE comparisons, so a NaN operand gives false.
+ *   LOGICAL_AND, LOGICAL_OR: bool only (TF's LogicalAnd, LogicalOr); output bool.
  * Other dtypes: NDX_E_UNSUPPORTED. */
 typedef enum ndx_binary_op {
     NDX_BINARY_ADD = 0,
@@ -43,11 +46,17 @@ typedef enum ndx_binary_op {
     NDX_BINARY_REAL_DIV,
     NDX_BINARY_MAXIMUM,
     NDX_BINARY_MINIMUM,
+    NDX_BINARY_LESS,
+    NDX_BINARY_LESS_EQUAL,
+    NDX_BINARY_GREATER,
+    NDX_BINARY_GREATER_EQUAL,
+    NDX_BINARY_LOGICAL_AND,
+    NDX_BINARY_LOGICAL_OR,
     NDX_BINARY_COUNT
 } ndx_binary_op;
 
 /* "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal", "div", "maximum",
- * "minimum". */
+ * "minimum", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or". */
 const char *ndx_binary_op_name(ndx_binary_op op);
 
 ndx_status ndx_binary_infer(ndx_binary_op op, const ndx_spec *a, const ndx_spec *b, ndx_spec *out,
@@ -89,21 +98,31 @@ ndx_status ndx_shape_infer(const ndx_spec *x, ndx_dtype out_dtype, ndx_spec *out
 ndx_status ndx_shape_of(const ndx_tensor *x, ndx_dtype out_dtype, const ndx_options *opt,
                         ndx_tensor *out, ndx_error *err);
 
-/* Elementwise ops of one tensor (TensorFlow's Neg, ZerosLike, OnesLike); the output has x's
- * dtype and shape.
+/* Elementwise ops of one tensor (TensorFlow's Neg, ZerosLike, OnesLike, LogicalNot, Abs,
+ * Square, Sqrt); the output has x's dtype and shape.
  *   NEG: signed integers (wrapping: -INT_MIN is INT_MIN), floats (the sign flips, NaN's too),
  *     complex.
  *   ZEROS_LIKE, ONES_LIKE: every dtype but strings (ones_like of bool is true); x's data is never
  *     read.
+ *   LOGICAL_NOT: bool.
+ *   ABS: signed integers (wrapping: abs(INT_MIN) is INT_MIN, as TF's) and floats (the sign bit
+ *     cleared). Complex is refused: TF's tf.abs of complex is ComplexAbs, whose output is real.
+ *   SQUARE: every numeric dtype (integers wrap; complex x * x).
+ *   SQRT: floats (IEEE: a negative gives NaN) and complex (C's csqrt, the principal root).
+ * float16 and bfloat16 are computed in float and rounded to nearest even.
  * Other dtypes: NDX_E_UNSUPPORTED. */
 typedef enum ndx_unary_op {
     NDX_UNARY_NEG = 0,
     NDX_UNARY_ZEROS_LIKE,
     NDX_UNARY_ONES_LIKE,
+    NDX_UNARY_LOGICAL_NOT,
+    NDX_UNARY_ABS,
+    NDX_UNARY_SQUARE,
+    NDX_UNARY_SQRT,
     NDX_UNARY_COUNT
 } ndx_unary_op;
 
-/* "neg", "zeros_like", "ones_like". */
+/* "neg", "zeros_like", "ones_like", "logical_not", "abs", "square", "sqrt". */
 const char *ndx_unary_op_name(ndx_unary_op op);
 ndx_status ndx_unary_infer(ndx_unary_op op, const ndx_spec *x, ndx_spec *out, ndx_error *err);
 ndx_status ndx_unary(ndx_unary_op op, const ndx_tensor *x, const ndx_options *opt,

@@ -1,6 +1,6 @@
 /* glue_binary.c — elementwise add, sub, mul, floor_div, floor_mod, equal, not_equal, div,
- * maximum and minimum of two
- * tensors of one dtype, broadcast as NumPy and TensorFlow do (see glue.h). */
+ * maximum, minimum, the comparisons less, less_equal, greater, greater_equal and logical_and,
+ * logical_or of two tensors of one dtype, broadcast as NumPy and TensorFlow do (see glue.h). */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,18 +12,34 @@
 const char *ndx_binary_op_name(ndx_binary_op op) {
     static const char *const names[NDX_BINARY_COUNT] = {
         "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal", "div", "maximum",
-        "minimum"};
+        "minimum", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or"};
     return (unsigned)op < NDX_BINARY_COUNT ? names[op] : "binary";
 }
 
-static int is_compare(ndx_binary_op op) {
+static int is_equality(ndx_binary_op op) {
     return op == NDX_BINARY_EQUAL || op == NDX_BINARY_NOT_EQUAL;
+}
+
+static int is_ordering(ndx_binary_op op) {
+    return op >= NDX_BINARY_LESS && op <= NDX_BINARY_GREATER_EQUAL;
+}
+
+static int is_logical(ndx_binary_op op) {
+    return op == NDX_BINARY_LOGICAL_AND || op == NDX_BINARY_LOGICAL_OR;
+}
+
+/* 1 when `op`'s output is bool. */
+static int gives_bool(ndx_binary_op op) {
+    return is_equality(op) || is_ordering(op) || is_logical(op);
 }
 
 /* 1 when `op` takes `dtype`. */
 static int supports(ndx_binary_op op, ndx_dtype dtype) {
     ndx_dtype_kind k = ndx_dtype_kind_of(dtype);
-    if (is_compare(op)) return 1;
+    if (is_equality(op)) return 1;
+    if (is_logical(op)) return k == NDX_KIND_BOOL;
+    if (is_ordering(op))
+        return k == NDX_KIND_SIGNED || k == NDX_KIND_UNSIGNED || k == NDX_KIND_FLOAT;
     if (k == NDX_KIND_BOOL || k == NDX_KIND_STRING) return 0;
     if (op == NDX_BINARY_REAL_DIV) return k == NDX_KIND_FLOAT || k == NDX_KIND_COMPLEX;
     return k != NDX_KIND_COMPLEX || op == NDX_BINARY_ADD || op == NDX_BINARY_SUB ||
@@ -84,7 +100,7 @@ static ndx_status infer_checked(ndx_binary_op op, const ndx_spec *x, const ndx_s
             out->shape[i] = d;
         }
     }
-    if (is_compare(op)) {
+    if (gives_bool(op)) {
         out->dtype = NDX_BOOL;
         out->itemsize = 1;
     } else {
@@ -199,7 +215,20 @@ static float float_floor_modf(float a, float b) {
     case NDX_BINARY_EQUAL: LOOP(T, uint8_t, a == b); break;                                   \
     case NDX_BINARY_MAXIMUM: LOOP(T, T, MAX_OF(a, b)); break;                                 \
     case NDX_BINARY_MINIMUM: LOOP(T, T, MIN_OF(a, b)); break;                                 \
+    case NDX_BINARY_LESS: LOOP(T, uint8_t, a < b); break;                                     \
+    case NDX_BINARY_LESS_EQUAL: LOOP(T, uint8_t, a <= b); break;                              \
+    case NDX_BINARY_GREATER: LOOP(T, uint8_t, a > b); break;                                  \
+    case NDX_BINARY_GREATER_EQUAL: LOOP(T, uint8_t, a >= b); break;                           \
     default: LOOP(T, uint8_t, a != b); break;                                                 \
+    }
+
+/* bool: equal, not_equal and the logical ops (any nonzero byte is true). */
+#define BOOL_OPS()                                                                            \
+    switch (j->op) {                                                                          \
+    case NDX_BINARY_EQUAL: LOOP(uint8_t, uint8_t, (a != 0) == (b != 0)); break;               \
+    case NDX_BINARY_LOGICAL_AND: LOOP(uint8_t, uint8_t, (a != 0) & (b != 0)); break;          \
+    case NDX_BINARY_LOGICAL_OR: LOOP(uint8_t, uint8_t, (a != 0) | (b != 0)); break;           \
+    default: LOOP(uint8_t, uint8_t, (a != 0) != (b != 0)); break;                             \
     }
 
 /* Floats, computed in C (float16 and bfloat16 in float): TO(a) widens, FROM(r) narrows. */
@@ -214,6 +243,10 @@ static float float_floor_modf(float a, float b) {
     case NDX_BINARY_REAL_DIV: LOOP(T, T, FROM((C)TO(a) / (C)TO(b))); break;                   \
     case NDX_BINARY_MAXIMUM: LOOP(T, T, FROM(FMAX_OF((C)TO(a), (C)TO(b)))); break;            \
     case NDX_BINARY_MINIMUM: LOOP(T, T, FROM(FMIN_OF((C)TO(a), (C)TO(b)))); break;            \
+    case NDX_BINARY_LESS: LOOP(T, uint8_t, TO(a) < TO(b)); break;                             \
+    case NDX_BINARY_LESS_EQUAL: LOOP(T, uint8_t, TO(a) <= TO(b)); break;                      \
+    case NDX_BINARY_GREATER: LOOP(T, uint8_t, TO(a) > TO(b)); break;                          \
+    case NDX_BINARY_GREATER_EQUAL: LOOP(T, uint8_t, TO(a) >= TO(b)); break;                   \
     default: LOOP(T, uint8_t, TO(a) != TO(b)); break;                                         \
     }
 
@@ -266,7 +299,7 @@ static void binary_inner(const binary_job *j, const binary_run *r) {
     case NDX_UINT16: INT_OPS(uint16_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break;
     case NDX_UINT32: INT_OPS(uint32_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break;
     case NDX_UINT64: INT_OPS(uint64_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break;
-    case NDX_BOOL: INT_OPS(uint8_t, UNSIGNED_FLOOR_DIV, UNSIGNED_FLOOR_MOD); break; /* only equal / not_equal reach here */
+    case NDX_BOOL: BOOL_OPS(); break;
     case NDX_FLOAT16:
         FLOAT_OPS(uint16_t, float, ndx_half_to_float, ndx_float_to_half, floorf,
                   float_floor_modf);

@@ -1,5 +1,6 @@
-/* grad_glue.c — the gradients of identity, cast, the elementwise ops, reshape, reduce_sum and
- * fill (TensorFlow's math_grad.py and array_grad.py), and of the kinds that have none. */
+/* grad_glue.c — the gradients of identity, cast, the elementwise ops (abs, square, sqrt too),
+ * reshape, reduce_sum and fill (TensorFlow's math_grad.py and array_grad.py), and of the kinds
+ * that have none. */
 #include <stdlib.h>
 
 #include "grad_util.h"
@@ -29,6 +30,32 @@ static graph_grad negated(const grad_ctx *c, const graph_grad *g) {
 ndx_status grad_neg(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
     grad_ctx c = grad_ctx_of(s, op);
     dxs[0] = negated(&c, &dys[0]);
+    return grad_status(&c);
+}
+
+/* abs, square, sqrt (TensorFlow's AbsGrad, SquareGrad, SqrtGrad). */
+ndx_status grad_unary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output x = grad_in(&c, 0), y = grad_out(&c, 0);
+    ndx_dtype dt = ndx_output_spec(x).dtype;
+    if (!grad_dtype_ok(dt)) return NDX_OK;
+    ndx_output dy = grad_dense(&c, &dys[0], y), dx;
+    switch ((ndx_unary_op)graph_variant(c.n)) {
+    case NDX_UNARY_ABS: { /* dy * sign(x); abs takes no complex */
+        ndx_output zero = grad_scalar(&c, dt, 0);
+        ndx_output sign = G_SUB(&c, G_CAST(&c, G_BIN(&c, NDX_OP_GREATER, x, zero), dt),
+                                G_CAST(&c, G_BIN(&c, NDX_OP_LESS, x, zero), dt));
+        dx = G_MUL(&c, dy, sign);
+        break;
+    }
+    case NDX_UNARY_SQUARE: /* dy * 2 conj(x) */
+        dx = G_MUL(&c, dy, G_MUL(&c, grad_conj(&c, x), grad_scalar(&c, dt, 2)));
+        break;
+    default: /* sqrt: dy * 0.5 / conj(y) */
+        dx = G_DIV(&c, G_MUL(&c, dy, grad_scalar(&c, dt, 0.5)), grad_conj(&c, y));
+        break;
+    }
+    dxs[0] = grad_dense_of(dx);
     return grad_status(&c);
 }
 
@@ -91,7 +118,7 @@ ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, gra
         both(&c, gx, G_SUB(&c, dy, gx), dxs);
         break;
     }
-    default: /* floor_div, equal, not_equal: not differentiable */ break;
+    default: /* floor_div, the comparisons, the logical ops: not differentiable */ break;
     }
     return grad_status(&c);
 }

@@ -112,6 +112,7 @@ ndx_status grad_none(ndx_scope s, ndx_operation op, const graph_grad *dys, graph
 ndx_status grad_identity(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_neg(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_unary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_cast(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_reshape(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);

@@ -473,7 +473,7 @@ ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, ndx_scop
 
 ndx_output ndx_op_binary_at(const char *file, int line, ndx_scope s, ndx_binary_kind kind,
                             ndx_output x, ndx_output y) {
-    if ((unsigned)kind > (unsigned)(GRAPH_MINIMUM - GRAPH_ADD))
+    if ((unsigned)kind > (unsigned)(GRAPH_LOGICAL_OR - GRAPH_ADD))
         return refuse_variant(s, file, line, GRAPH_ADD, "Binary", "kind is not an ndx_binary_kind");
     ndx_output in[2] = {x, y};
     return build_dense(file, line, s, (graph_kind)(GRAPH_ADD + (int)kind), NULL, 2, in);
@@ -506,7 +506,7 @@ ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_output x
 
 ndx_output ndx_op_unary_at(const char *file, int line, ndx_scope s, ndx_unary_kind kind,
                            ndx_output x) {
-    if ((unsigned)kind > (unsigned)(GRAPH_ONES_LIKE - GRAPH_NEG))
+    if ((unsigned)kind > (unsigned)(GRAPH_SQRT - GRAPH_NEG))
         return refuse_variant(s, file, line, GRAPH_NEG, "Unary", "kind is not an ndx_unary_kind");
     return build_dense(file, line, s, (graph_kind)(GRAPH_NEG + (int)kind), NULL, 1, &x);
 }

@@ -34,9 +34,19 @@ static const graph_kind_desc *const kinds[] = {
     &graph_kind_real_div,
     &graph_kind_maximum,
     &graph_kind_minimum,
+    &graph_kind_less,
+    &graph_kind_less_equal,
+    &graph_kind_greater,
+    &graph_kind_greater_equal,
+    &graph_kind_logical_and,
+    &graph_kind_logical_or,
     &graph_kind_neg,
     &graph_kind_zeros_like,
     &graph_kind_ones_like,
+    &graph_kind_logical_not,
+    &graph_kind_abs,
+    &graph_kind_square,
+    &graph_kind_sqrt,
     &graph_kind_cast,
     &graph_kind_range,
     &graph_kind_size,
@@ -61,8 +71,9 @@ static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,
               "one descriptor per graph_kind, in its order");
 
 /* The builders map the public enums onto these runs of kinds by offset. */
-static_assert(GRAPH_MINIMUM - GRAPH_ADD + 1 == NDX_BINARY_COUNT, "a binary kind per ndx_binary_op");
-static_assert(GRAPH_ONES_LIKE - GRAPH_NEG + 1 == NDX_UNARY_COUNT, "a unary kind per ndx_unary_op");
+static_assert(GRAPH_LOGICAL_OR - GRAPH_ADD + 1 == NDX_BINARY_COUNT,
+              "a binary kind per ndx_binary_op");
+static_assert(GRAPH_SQRT - GRAPH_NEG + 1 == NDX_UNARY_COUNT, "a unary kind per ndx_unary_op");
 static_assert(GRAPH_TENSOR_SCATTER_MAX - GRAPH_TENSOR_SCATTER_UPDATE == NDX_SCATTER_MAX,
               "a tensor_scatter kind per ndx_scatter_op");
 

@@ -59,6 +59,16 @@ const graph_kind_desc graph_kind_real_div =
     BINARY(GRAPH_REAL_DIV, "RealDiv", NDX_BINARY_REAL_DIV);
 const graph_kind_desc graph_kind_maximum = BINARY(GRAPH_MAXIMUM, "Maximum", NDX_BINARY_MAXIMUM);
 const graph_kind_desc graph_kind_minimum = BINARY(GRAPH_MINIMUM, "Minimum", NDX_BINARY_MINIMUM);
+const graph_kind_desc graph_kind_less = BINARY(GRAPH_LESS, "Less", NDX_BINARY_LESS);
+const graph_kind_desc graph_kind_less_equal =
+    BINARY(GRAPH_LESS_EQUAL, "LessEqual", NDX_BINARY_LESS_EQUAL);
+const graph_kind_desc graph_kind_greater = BINARY(GRAPH_GREATER, "Greater", NDX_BINARY_GREATER);
+const graph_kind_desc graph_kind_greater_equal =
+    BINARY(GRAPH_GREATER_EQUAL, "GreaterEqual", NDX_BINARY_GREATER_EQUAL);
+const graph_kind_desc graph_kind_logical_and =
+    BINARY(GRAPH_LOGICAL_AND, "LogicalAnd", NDX_BINARY_LOGICAL_AND);
+const graph_kind_desc graph_kind_logical_or =
+    BINARY(GRAPH_LOGICAL_OR, "LogicalOr", NDX_BINARY_LOGICAL_OR);
 
 /* ---- the unary ops ------------------------------------------------------------------------ */
 
@@ -83,6 +93,12 @@ const graph_kind_desc graph_kind_zeros_like =
     UNARY(GRAPH_ZEROS_LIKE, "ZerosLike", NDX_UNARY_ZEROS_LIKE, GRAPH_KIND_SHAPE_ONLY, grad_none);
 const graph_kind_desc graph_kind_ones_like =
     UNARY(GRAPH_ONES_LIKE, "OnesLike", NDX_UNARY_ONES_LIKE, GRAPH_KIND_SHAPE_ONLY, grad_none);
+const graph_kind_desc graph_kind_logical_not =
+    UNARY(GRAPH_LOGICAL_NOT, "LogicalNot", NDX_UNARY_LOGICAL_NOT, 0, grad_none);
+const graph_kind_desc graph_kind_abs = UNARY(GRAPH_ABS, "Abs", NDX_UNARY_ABS, 0, grad_unary);
+const graph_kind_desc graph_kind_square =
+    UNARY(GRAPH_SQUARE, "Square", NDX_UNARY_SQUARE, 0, grad_unary);
+const graph_kind_desc graph_kind_sqrt = UNARY(GRAPH_SQRT, "Sqrt", NDX_UNARY_SQRT, 0, grad_unary);
 
 /* ---- cast, range, size, shape ------------------------------------------------------------- */
 

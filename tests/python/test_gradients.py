@@ -155,6 +155,38 @@ def test_unary_and_shape_ops():
     check(lambda x: ndx.cast(ndx.cast(x, ndx.complex128), ndx.float64) * 2.0, [x], [0])
 
 
+def taped(fn, args, wrt, ws, single):
+    """The same gradients by an eager ndx.GradientTape."""
+    xs = [np.array(a) for a in args]
+    with ndx.GradientTape() as tape:
+        for x in xs:
+            tape.watch(x)
+        out = fn(*xs)
+    out = [out] if single else out
+    return tape.gradient(out, [xs[i] for i in wrt], output_gradients=ws)
+
+
+@pytest.mark.parametrize("gradients", [traced, taped])
+def test_abs_square_sqrt(gradients):
+    x = f64(2, 3)
+    x = np.where(np.abs(x) < 0.1, 0.5, x)  # (abs: away from its kink at 0)
+    check(ndx.abs, [x], [0], gradients=gradients)
+    check(lambda x: abs(ndx.multiply(x, 3.0)), [x], [0], gradients=gradients)
+    check(ndx.square, [x], [0], gradients=gradients)
+    check(ndx.sqrt, [RNG.uniform(0.5, 3.0, (2, 3))], [0], gradients=gradients)
+    check(lambda x: ndx.sqrt(ndx.square(x) + 1.0), [x], [0], gradients=gradients)
+
+
+def test_comparisons_and_logical_ops_have_no_gradient():
+    @ndx.function
+    def f(x):
+        mask = ndx.logical_not(ndx.logical_and(x > 0.0, ndx.less_equal(x, 2.0)))
+        y = ndx.cast(mask, ndx.float64) * x
+        return ndx.gradients(ndx.reduce_sum(y), [x])[0]
+    x = np.array([-1.0, 0.5, 3.0])
+    np.testing.assert_array_equal(f(x), [1.0, 0.0, 1.0])  # the mask is a constant to it
+
+
 def test_cast_to_float32():
     x = f64(4)
     check(lambda x: ndx.cast(x, ndx.float32), [x], [0], h=1e-3, tol=1e-4)
@@ -263,7 +295,8 @@ def test_a_gradient_the_graph_cannot_build_names_the_forward_node_and_its_line()
         f.get_concrete_function()
 
 
-@pytest.mark.parametrize("fn", [lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a - b])
+@pytest.mark.parametrize("fn", [lambda a, b: a * b, lambda a, b: a / b, lambda a, b: a - b,
+                                lambda a, b: ndx.square(a) * b, lambda a, b: ndx.sqrt(a) + b])
 def test_complex_gradients_follow_tensorflows_convention(fn):
     """For complex x, TensorFlow's gradient of L = Re(sum(conj(w) * y)) is dL/dRe(x) +
     i dL/dIm(x); checked by central differences along both parts."""
