@@ -357,6 +357,48 @@ NDX_API ndx_output ndx_op_reshape_at(const char *file, int line, ndx_scope s, nd
 NDX_API ndx_output ndx_op_reduce_sum_at(const char *file, int line, ndx_scope s,
                                         ndx_output input, ndx_output axes, int keep_dims);
 
+/* Joining and cutting along axes; every dtype, strings too (strings of different widths are
+ * widened to the widest, as dynamic_stitch's data are). Gradients: see section 7.
+ *
+ * concat (ConcatV2): the n values (n >= 1, one dtype, one rank >= 1, equal in every dim but
+ * `axis`) joined along `axis`, an int32 or int64 scalar (-rank <= axis < rank), as tf.concat.
+ * Exact dims at build time when axis is a constant. */
+#define ndx_op_concat(s, n, values, axis) \
+    ndx_op_concat_at(__FILE__, __LINE__, (s), (n), (values), (axis))
+NDX_API ndx_output ndx_op_concat_at(const char *file, int line, ndx_scope s, int n,
+                                    const ndx_output *values, ndx_output axis);
+
+/* stack (Pack): the n values (n >= 1, one dtype and shape) stacked along a new dim of n at
+ * `axis` (-(rank + 1) <= axis <= rank, checked when the rank is known), as tf.stack. */
+#define ndx_op_stack(s, n, values, axis) \
+    ndx_op_stack_at(__FILE__, __LINE__, (s), (n), (values), (axis))
+NDX_API ndx_output ndx_op_stack_at(const char *file, int line, ndx_scope s, int n,
+                                   const ndx_output *values, int axis);
+
+/* slice (Slice): the block of `input` that starts at `begin` and has `size` (vectors of one
+ * dtype, int32 or int64, of input's rank); 0 <= begin[i] <= dim i, and size[i] in
+ * [0, dim i - begin[i]] or -1 for "to the end", as tf.slice. */
+#define ndx_op_slice(s, input, begin, size) \
+    ndx_op_slice_at(__FILE__, __LINE__, (s), (input), (begin), (size))
+NDX_API ndx_output ndx_op_slice_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                   ndx_output begin, ndx_output size);
+
+/* expand_dims (ExpandDims): input with a dim of 1 inserted at `axis` (an int32 or int64 scalar,
+ * -rank - 1 <= axis <= rank), as tf.expand_dims. */
+#define ndx_op_expand_dims(s, input, axis) \
+    ndx_op_expand_dims_at(__FILE__, __LINE__, (s), (input), (axis))
+NDX_API ndx_output ndx_op_expand_dims_at(const char *file, int line, ndx_scope s,
+                                         ndx_output input, ndx_output axis);
+
+/* squeeze (Squeeze): input without the dims named by axes[0 .. num_axes) (each in
+ * [-rank, rank), and each such dim must be 1), or, with num_axes 0, without every dim of 1, as
+ * tf.squeeze. The text form writes the attribute squeeze_dims as a list: squeeze_dims=[0, -1].
+ * With num_axes 0 and a dim unknown at build time, the output's rank is unknown until the run. */
+#define ndx_op_squeeze(s, input, num_axes, axes) \
+    ndx_op_squeeze_at(__FILE__, __LINE__, (s), (input), (num_axes), (axes))
+NDX_API ndx_output ndx_op_squeeze_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                     int num_axes, const int *axes);
+
 /* cast (Cast) to `dtype`: any dtype but strings to any dtype but strings. Float to integer
  * truncates toward zero; NaN gives 0 and values out of range saturate (defined, unlike C). */
 #define ndx_op_cast(s, x, dtype) ndx_op_cast_at(__FILE__, __LINE__, (s), (x), (dtype))
@@ -384,7 +426,9 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * every values, then every dense_shape) and its attributes named as in the text form (section
  * 6), each an integer: batch_dims, axis, num_partitions; bools (expand_nonconcat_dim,
  * keep_dims, update_slots) 0 or 1; dtypes (to, out_type) an ndx_dtype; bad_indices an
- * ndx_bad_indices. Attributes not given take the text form's defaults. TensorFlow's
+ * ndx_bad_indices; squeeze_dims (Squeeze) a set of axes as a bit mask, bit a for an axis
+ * a >= 0 and bit 15 - a for a < 0 ({0, -1}: 1 | 1 << 16); ConcatV2's inputs are its values,
+ * then the axis. Attributes not given take the text form's defaults. TensorFlow's
  * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
  * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
  * error like any builder's (the graph's first error, at file:line), and the node is then a
@@ -515,8 +559,8 @@ NDX_API int ndx_session_fused_stitches(const ndx_session *s);
  * ScatterNd and TensorScatter* bad_indices=error|ignore (skip is read as ignore; the canonical
  * text writes ignore); DynamicPartition num_partitions=N; SparseConcat axis=N
  * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Sum
- * keep_dims=true|false; Const
- * value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
+ * keep_dims=true|false; Pack axis=N; Squeeze squeeze_dims=[a, ...] (axes; none or []: every
+ * dim of 1); Const value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
  * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
  * constants of more than 64 elements there). Specs: dtype, string(W) for a string width
  * (string alone: open, for a Placeholder), [d, ?, ...] with ? for an unknown dim, [*] for an unknown rank; a Placeholder's and a Const's
@@ -619,6 +663,11 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   reshape                     reshape(dy, shape(x))
  *   reduce_sum                  dy broadcast over the reduced axes
  *   fill                        d value = sum(dy)
+ *   concat, stack               each input's slice of dy (stack's reshaped to the input's
+ *                               shape); concat needs a constant axis, both the rank known
+ *   expand_dims, squeeze        reshape(dy, shape(input))
+ *   slice                       dy padded back to the input's shape with zeros (a concat of
+ *                               zeros along each axis; the rank must be known)
  *   floor_mod                   dy, -dy * floor_div(x, y)
  *   abs                         dy * sign(x) (sign(0) = 0)
  *   square                      dy * 2 conj(x)
