@@ -75,6 +75,7 @@ typedef struct graph_attrs {
     int dtype;       /* cast: to; size, shape: out_type (an ndx_dtype) */
     int keep_dims;   /* sum */
     int update_slots; /* ResourceSparseApplyAdagrad(V2) */
+    int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
