@@ -30,19 +30,21 @@
  *   `data` to NULL. Shape functions take no options and allocate no outputs (scatter_nd's on
  *   strings needs a little scratch to find the output width).
  * - The op itself then runs in two steps: it checks everything, including every index, and only
- *   then writes. A failed call leaves every output, and any tensor updated in place, unchanged.
+ *   then writes. A failed call leaves the outputs the caller passed, and any tensor updated in
+ *   place, byte for byte unchanged; the one exception is a data race: when another thread
+ *   changes an index tensor during the call, gather_nd, scatter_nd, dynamic_stitch,
+ *   parallel_dynamic_stitch and sparse_concat (which read their indices where they lie rather
+ *   than copy them) may report it ("changed during the call") after writing the output buffers
+ *   the caller passed, and so may tensor_scatter_nd under a max_memory too small for its copy of
+ *   the indices (8 bytes per index row, past 512 rows); an output the op allocated is freed.
  * - Inputs changed during a call (another thread writing an index tensor the call reads: a data
  *   race, but one that must not hurt): every index that addresses memory is the value that was
  *   checked, so nothing crashes and nothing is written outside the outputs, and the call returns
  *   either a clean error (an index "changed during the call", NDX_E_OUT_OF_RANGE) or a result
  *   that the indices as they were at some moment give. With NDX_BAD_INDICES_IGNORE a row whose
  *   index was bad when read is zeroed or skipped, as it would be if it had been bad all along.
- *   Such an error may come after the op wrote the output buffer the caller passed (gather_nd,
- *   scatter_nd, the stitches); an output the op allocated is freed. tensor_scatter_nd reads every
- *   index row once, before its first write, so a failing call still leaves its output and a
- *   tensor updated in place unchanged; this takes 8 bytes of scratch per index row, and only
- *   under a max_memory too small for that (and more than 512 rows) may a call whose indices
- *   change under it fail after writing.
+ *   Every other op, tensor_scatter_nd included, reads each index once into scratch before its
+ *   first write, so such an error leaves its outputs as the point above says.
  * - Outputs: if `out->data` is NULL the op allocates the output itself (free it with
  *   ndx_tensor_free); otherwise `out` must describe exactly the shape the shape function gives
  *   (dtype, itemsize, rank and shape are compared) and `data` must hold that many bytes.
