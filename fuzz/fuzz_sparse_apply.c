@@ -1,12 +1,12 @@
 /* fuzz_sparse_apply.c — sparse_apply_sgd and sparse_apply_adagrad (V1, V2, update_slots on and
  * off, duplicates stepped in turn or summed) on fuzz-built tables, gradients and indices:
  * duplicates are common (tables are small), indices are hostile in hostile cases, and now and
- * then a dtype, a shape or a whole view is wrong. Checked: a rejected call leaves var and accum as they were and says why in one line;
- * infer on the inputs' specs refuses exactly what the op refuses for shapes and dtypes, with the
- * same message; an index outside var's rows is refused (or skipped under the IGNORE policy); an
- * accepted call gives the same bytes again at another thread count. Every tensor is allocated at
- * exactly its size, so AddressSanitizer sees any stray access. Values are checked against the
- * naive reference by test_sparse_apply.c, not here. */
+ * then a dtype, a shape or a whole view is wrong. Checked: a rejected call leaves var and accum
+ * as they were and says why in one line; infer on the inputs' specs refuses exactly what the op
+ * refuses for shapes and dtypes, with the same message; an index outside var's rows is refused
+ * (or skipped under the IGNORE policy); an accepted call gives the same bytes again at another
+ * thread count. Every tensor is allocated at exactly its size, so AddressSanitizer sees any stray
+ * access. Values are checked against the naive reference by test_sparse_apply.c, not here. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
