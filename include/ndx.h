@@ -557,8 +557,8 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
  *   (a zero dim after the first), as TensorFlow does; sgd accepts it.
  * - Duplicate indices apply one after another in index order (or, summed, once), so the result
  *   is bitwise the same at any thread count (TensorFlow's Adagrad kernel races its threads on
- *   duplicates; this is its one-thread result). Threads own ranges of var's rows (or of columns when var has few
- *   rows); small updates run on the calling thread.
+ *   duplicates; this is its one-thread result). Threads own ranges of var's rows (or of
+ *   columns when var has few rows); small updates run on the calling thread.
  * - Every index is read once, into scratch of 8 bytes per index (charged to opt->max_memory;
  *   NDX_APPLY_SUM_DUPLICATES adds 8 bytes per index and a table of 8 bytes per bucket, a power
  *   of two at least twice the indices), and checked there before anything is written: an index

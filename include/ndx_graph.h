@@ -352,12 +352,12 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
  * every values, then every dense_shape) and its attributes named as in the text form (section
  * 6), each an integer: batch_dims, axis, num_partitions; bools (expand_nonconcat_dim,
- * keep_dims, update_slots) 0 or 1; dtypes (to, out_type) an ndx_dtype; bad_indices an
- * ndx_bad_indices. Attributes not given take the text form's defaults. TensorFlow's
- * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
- * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
- * error like any builder's (the graph's first error, at file:line), and the node is then a
- * failed handle. It builds exactly the node the text form's line would (so the typed builders'
+ * keep_dims, update_slots, sum_duplicates) 0 or 1; dtypes (to, out_type) an ndx_dtype;
+ * bad_indices an ndx_bad_indices. Attributes not given take the text form's defaults.
+ * TensorFlow's TF_NewOperation and TF_FinishOperation in one call, for language bindings: an
+ * unknown type, a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute
+ * is a build error like any builder's (the graph's first error, at file:line), and the node is
+ * then a failed handle. It builds exactly the node the text form's line would (so the typed builders'
  * extras are not made: a sparse apply's indices must already be a vector). */
 typedef struct ndx_attr {
     const char *name; /* "batch_dims" */
@@ -640,8 +640,9 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  * check) leaves every variable, and every fetch, as it was. Every read of a variable in a run
  * (a node's input, a fetch, an update's lr or grad computed from a variable) sees its value at
  * the start of the run, whatever the run updates. The updates' scratch (8 bytes per index of a
- * sparse step, more when Adagrad sums duplicates) is reserved with the checks, under the run's max_memory, so once the checks
- * pass nothing can fail: an allocator that refuses memory fails the run before any update.
+ * sparse step, more when Adagrad sums duplicates) is reserved with the checks, under the run's
+ * max_memory, so once the checks pass nothing can fail: an allocator that refuses memory fails
+ * the run before any update.
  * Naming an update twice among the targets runs it once. Feeding a Variable's output gives its
  * readers in that run the fed value; updates still change the variable itself.
  *

@@ -1,5 +1,6 @@
 /* test_sparse_apply.c — sparse_apply_sgd and sparse_apply_adagrad (V1 and V2, update_slots on
- * and off) against a naive sequential reference written here: one loop over the entries in
+ * and off; duplicates summed first as Keras's optimizer does are checked against a reference of
+ * Keras's tf.unique and unsorted_segment_sum) against a naive sequential reference written here: one loop over the entries in
  * index order, real dtypes computed in double and rounded to the element type after every step
  * (which gives exactly the element type's own arithmetic: double has more than twice the bits of
  * float, and float more than twice those of float16 and bfloat16, so the double rounding is
