@@ -425,9 +425,9 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
  * every values, then every dense_shape) and its attributes named as in the text form (section
  * 6), each an integer: batch_dims, axis, num_partitions; bools (expand_nonconcat_dim,
- * keep_dims, update_slots) 0 or 1; dtypes (to, out_type) an ndx_dtype; bad_indices an
- * ndx_bad_indices; squeeze_dims (Squeeze) a set of axes as a bit mask, bit a for an axis
- * a >= 0 and bit 15 - a for a < 0 ({0, -1}: 1 | 1 << 16); ConcatV2's inputs are its values,
+ * keep_dims, update_slots, sum_duplicates) 0 or 1; dtypes (to, out_type) an ndx_dtype;
+ * bad_indices an ndx_bad_indices; squeeze_dims (Squeeze) a set of axes as a bit mask, bit a
+ * for an axis a >= 0 and bit 15 - a for a < 0 ({0, -1}: 1 | 1 << 16); ConcatV2's inputs are its values,
  * then the axis. Attributes not given take the text form's defaults. TensorFlow's
  * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
  * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
@@ -748,7 +748,8 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  * check) leaves every variable, and every fetch, as it was. Every read of a Variable node's
  * output in a run (a node's input, a fetch, an update's lr or grad computed from a variable)
  * sees its value at the start of the run, whatever the run updates. The updates' scratch (8
- * bytes per index of a sparse step) is reserved with the checks, under the run's max_memory, so
+ * bytes per index of a sparse step, more when Adagrad sums duplicates) is reserved with the
+ * checks, under the run's max_memory, so
  * once the checks pass nothing can fail: an allocator that refuses memory fails the run before
  * any update. Naming an update twice among the targets runs it once. Feeding a Variable's
  * output gives its readers in that run the fed value; updates still change the variable itself.
@@ -770,14 +771,16 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  *
  * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no
  * outputs, so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
- * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true); the other
+ * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true) and
+ * sum_duplicates=true|false (default false: NDX_APPLY_SUM_DUPLICATES, Keras's step); the other
  * updates are ResourceScatterNdAdd, AssignAddVariableOp, AssignSubVariableOp and
  * AssignVariableOp; a read after them is `now = ReadVariableOp(table) : float32[4, 2]`. The text
  * keeps build order, so a saved graph keeps its program order, and graphs with no
  * ReadVariableOp run as they always did.
  *
  * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
- * order, so the results are the same bits at any thread count. Each session keeps its own copy
+ * order (or, for Adagrad with sum_duplicates, once with their sum), so the results are the same
+ * bits at any thread count. Each session keeps its own copy
  * of every variable, made from the initial value when the session is created. */
 
 /* Variable: a variable of the dtype and (full, exact) shape of `init`, initialised to its
@@ -799,7 +802,10 @@ NDX_API ndx_output ndx_op_variable_at(const char *file, int line, ndx_scope s, n
  *
  * apply_sgd (ResourceSparseApplyGradientDescent): ndx_sparse_apply_sgd(var, lr, grad, indices).
  * apply_adagrad (ResourceSparseApplyAdagrad, or ResourceSparseApplyAdagradV2 with an epsilon):
- *   ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, update_slots).
+ *   ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, flags): flags
+ *   NDX_APPLY_UPDATE_SLOTS (TensorFlow's default) and NDX_APPLY_SUM_DUPLICATES (Keras's step)
+ *   become the attrs update_slots and sum_duplicates; other bits are ignored. The sum's
+ *   scratch (ndx.h) is reserved with the checks, as the indices' is.
  * scatter_nd_add_variable (ResourceScatterNdAdd): var = tensor_scatter_nd_add(var, indices,
  *   updates) in place, for a gradient in slices form of any index depth.
  * assign_add_variable, assign_sub_variable (AssignAddVariableOp, AssignSubVariableOp):
@@ -811,13 +817,13 @@ NDX_API ndx_output ndx_op_variable_at(const char *file, int line, ndx_scope s, n
     ndx_op_apply_sgd_at(__FILE__, __LINE__, (s), (var), (lr), (grad), (indices))
 NDX_API ndx_operation ndx_op_apply_sgd_at(const char *file, int line, ndx_scope s, ndx_output var,
                                           ndx_output lr, ndx_output grad, ndx_output indices);
-#define ndx_op_apply_adagrad(s, var, accum, lr, epsilon, grad, indices, update_slots)            \
+#define ndx_op_apply_adagrad(s, var, accum, lr, epsilon, grad, indices, flags)                   \
     ndx_op_apply_adagrad_at(__FILE__, __LINE__, (s), (var), (accum), (lr), (epsilon), (grad),    \
-                            (indices), (update_slots))
+                            (indices), (flags))
 NDX_API ndx_operation ndx_op_apply_adagrad_at(const char *file, int line, ndx_scope s,
                                               ndx_output var, ndx_output accum, ndx_output lr,
                                               const ndx_output *epsilon, ndx_output grad,
-                                              ndx_output indices, int update_slots);
+                                              ndx_output indices, int flags);
 #define ndx_op_scatter_nd_add_variable(s, var, indices, updates) \
     ndx_op_scatter_nd_add_variable_at(__FILE__, __LINE__, (s), (var), (indices), (updates))
 NDX_API ndx_operation ndx_op_scatter_nd_add_variable_at(const char *file, int line, ndx_scope s,

@@ -94,6 +94,7 @@ typedef struct graph_attrs {
     int keep_dims;   /* sum */
     int update_slots; /* ResourceSparseApplyAdagrad(V2) */
     int squeeze_dims; /* squeeze: a set of axes (GRAPH_ATTR_AXES) */
+    int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
