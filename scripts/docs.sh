@@ -17,26 +17,26 @@ python3 scripts/docs_reference.py "$out/reference" include/*.h || fail=1
 
 echo "== manual page: ndx(1)"
 part() { sed -n "s/^#define NDX_VERSION_$1 \([0-9]\+\)$/\1/p" include/ndx.h; }
+version="$(part MAJOR).$(part MINOR).$(part PATCH)"
+page=$out/man/man1/ndx.1
 mkdir -p "$out/man/man1"
-sed "s/@PROJECT_VERSION@/$(part MAJOR).$(part MINOR).$(part PATCH)/" docs/man/ndx.1.in \
-  >"$out/man/man1/ndx.1"
-if grep -n '@[A-Z_]*@' "$out/man/man1/ndx.1" >&2; then
+sed "s/@PROJECT_VERSION@/$version/" docs/man/ndx.1.in >"$page"
+if grep -n '@[A-Z_]*@' "$page" >&2; then
   echo "docs/man/ndx.1.in: a placeholder CMake does not fill" >&2
   fail=1
 fi
-warnings=$( { groff -man -ww -z "$out/man/man1/ndx.1"
-              LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -l "$out/man/man1/ndx.1" >/dev/null; } 2>&1)
+warnings=$( { groff -man -ww -z "$page"
+              LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -l "$page" >/dev/null; } 2>&1)
 if [ -n "$warnings" ]; then
   echo "docs/man/ndx.1.in: warnings:" >&2
   echo "$warnings" >&2
   fail=1
 else
-  echo "manual page: $out/man/man1/ndx.1, no warnings"
+  echo "manual page: $page, no warnings"
 fi
 
 echo "== CHANGELOG.md: its newest version is ndx.h's"
-version="$(part MAJOR).$(part MINOR).$(part PATCH)"
-newest=$(sed -n 's/^## \[\([0-9][^]]*\)\].*/\1/p' CHANGELOG.md | head -n 1)
+newest=$(sed -n '/^## \[[0-9]/{s/^## \[\([^]]*\)\].*/\1/p;q}' CHANGELOG.md)
 if [ "$newest" != "$version" ]; then
   echo "CHANGELOG.md: the newest version is '$newest' but include/ndx.h says $version" >&2
   fail=1

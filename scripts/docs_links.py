@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks every relative link of the project's Markdown files.
 
-    docs_links.py SOURCE_DIR
+    docs_links.py PATH...
+
+Each PATH is a Markdown file, or a directory whose *.md files are checked.
 
 Each link [text](target) outside code blocks whose target is not a URL must name a file or
 directory that exists (relative to the Markdown file), and a #fragment must name a heading of
@@ -59,9 +61,11 @@ def anchors(path, cache={}):
 
 
 def main(argv):
-    root = argv[1] if len(argv) > 1 else "."
+    files = []
+    for path in argv[1:] or ["."]:
+        files.extend(markdown_files(path) if os.path.isdir(path) else [path])
     bad = checked = 0
-    for md in markdown_files(root):
+    for md in files:
         for n, line in prose_lines(md):
             for m in LINK.finditer(line):
                 target = m.group(1)
@@ -70,13 +74,15 @@ def main(argv):
                 checked += 1
                 path, _, fragment = target.partition("#")
                 dest = os.path.normpath(os.path.join(os.path.dirname(md), path)) if path else md
-                where = os.path.relpath(md, root)
+                where = os.path.relpath(md)
                 if not os.path.exists(dest):
-                    print(f"{where}:{n}: warning: the link to {target} names no file", file=sys.stderr)
+                    print(f"{where}:{n}: warning: the link to {target} names no file",
+                          file=sys.stderr)
                     bad += 1
-                elif fragment and dest.endswith(".md") and fragment not in anchors(dest):
+                elif fragment and (dest == md or dest.endswith(".md")) and \
+                        fragment not in anchors(dest):
                     print(f"{where}:{n}: warning: the link to {target} names no heading of "
-                          f"{os.path.relpath(dest, root)}", file=sys.stderr)
+                          f"{os.path.relpath(dest)}", file=sys.stderr)
                     bad += 1
     print(f"links: {checked} relative links in the Markdown files"
           + (f", {bad} broken" if bad else ", all found"))

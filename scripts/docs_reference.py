@@ -107,7 +107,9 @@ def declared_names(decl_lines):
             continue
         if stmt.startswith("typedef"):
             m = re.match(r"typedef (enum|struct) (\w+)", stmt)
-            last = re.search(r"(\w+)\s*$", stmt)
+            # The name: `(*name)(...)` for a function pointer, else the last word.
+            pointer = None if m else re.search(r"\(\s*\*\s*(\w+)\s*\)\s*\(", stmt)
+            last = pointer or re.search(r"(\w+)\s*$", stmt)
             kind = m.group(1) if m else "type"
             names.append((last.group(1), kind))
             if kind == "enum":
@@ -117,7 +119,7 @@ def declared_names(decl_lines):
                         names.append((item.split("=")[0].strip(), "enumerator"))
             continue
         m = re.search(r"(\w+)\s*\(", stmt)
-        if stmt.startswith("NDX_API") and m:
+        if stmt.startswith(("NDX_API", "static inline")) and m:
             names.append((m.group(1), "function"))
         elif stmt.strip() != "}":
             names.append((stmt, "?"))
@@ -171,7 +173,7 @@ def parse(path):
             close()
             title = ""
             if i + 2 < n and BANNER.match(lines[i + 2].strip()):
-                title = comment_text([lines[i + 1]])[0].strip() if comment_text([lines[i + 1]]) else ""
+                title = " ".join(comment_text([lines[i + 1]])).strip()
                 i += 3
             else:
                 i += 1
@@ -212,8 +214,12 @@ def parse(path):
             while True:
                 code = strip_comments("\n".join(lines[i:j + 1]))
                 depth = code.count("{") - code.count("}")
-                if depth == 0 and code.rstrip().endswith(";") and \
-                        lines[j].count("/*") <= lines[j].count("*/"):
+                closed = lines[j].count("/*") <= lines[j].count("*/")
+                if depth == 0 and closed and code.rstrip().endswith(";"):
+                    break
+                # A function defined in the header (static inline): it ends with its body.
+                if depth == 0 and closed and code.rstrip().endswith("}") and \
+                        code[:code.find("{")].rstrip().endswith(")"):
                     break
                 j += 1
                 if j >= n:
@@ -258,7 +264,8 @@ def check(headers):
                     texts.append((item, sec.line))
                 else:
                     texts.append((item.doc, item.line))
-                    texts.append(([ln for ln in item.decl if "/*" in ln or "*" in ln], item.line))
+                    inline = re.findall(r"/\*.*?\*/", "\n".join(item.decl), re.S)
+                    texts.append(("\n".join(inline).split("\n"), item.line))
         for text, line in texts:
             for ln in text:
                 for m in NAME_IN_TEXT.finditer(ln):
@@ -313,7 +320,7 @@ body { font-family: sans-serif; max-width: 62rem; margin: 1rem auto; padding: 0 
        line-height: 1.4; color: #1b1b1b; }
 pre { white-space: pre-wrap; font-size: 0.9rem; }
 pre.decl { background: #f3f5f8; border-left: 3px solid #4a6fa5; padding: 0.5rem; margin: 0; }
-pre.doc, pre.prose { margin: 0.4rem 0 0 0; font-family: sans-serif; font-size: 0.95rem; }
+pre.doc, pre.prose { margin: 0.4rem 0 0 0; }
 div.entry { margin: 1.2rem 0; }
 nav a, .index a { text-decoration: none; }
 .index { column-width: 18rem; }

@@ -17,8 +17,9 @@ if [ -s "$work/warnings.txt" ]; then
   cat "$work/warnings.txt" >&2
   exit 1
 fi
-grep -q "^NAME" "$work/page.txt" && grep -q "ndx - TensorFlow's index and sparse ops" "$work/page.txt" \
-  || { echo "man page: 'man ndx' shows no NAME line for ndx" >&2; exit 1; }
+grep -q "^NAME" "$work/page.txt" &&
+  grep -q "ndx - TensorFlow's index and sparse ops" "$work/page.txt" ||
+  { echo "man page: 'man ndx' shows no NAME line for ndx" >&2; exit 1; }
 # Every command of `ndx --help` (the two-space-indented lines under "Commands:") in COMMANDS.
 # (man writes plain text, without bold or hyphenation breaks, when its output is a file.)
 sed -n '/^COMMANDS/,/^OPTIONS/p' "$work/page.txt" >"$work/commands.txt"
