@@ -118,6 +118,14 @@ def declared_names(decl_lines):
                     if item.strip():
                         names.append((item.split("=")[0].strip(), "enumerator"))
             continue
+        if stmt.startswith("enum") and "{" in stmt:  # constants: enum [tag] { A = 1, B = 2 }
+            tag = re.match(r"enum\s+(\w+)", stmt)
+            if tag:
+                names.append((tag.group(1), "enum"))
+            body = stmt[stmt.index("{") + 1:stmt.rindex("}")]
+            names.extend((item.split("=")[0].strip(), "enumerator") for item in body.split(",")
+                         if item.strip())
+            continue
         m = re.search(r"(\w+)\s*\(", stmt)
         if stmt.startswith(("NDX_API", "static inline")) and m:
             names.append((m.group(1), "function"))
