@@ -130,9 +130,12 @@ typedef struct ndx_mpi_stats {
     int64_t ids;                        /* ids this rank passed */
     int64_t ids_sent;                   /* ids sent to other ranks (after dedupe for lookups); a
                                            rank's own ids never cross MPI */
-    int64_t rows_served;                /* rows this rank copied out of its shard, for other ranks
-                                           and its own distinct ids once (lookup), or applied
-                                           (update) */
+    int64_t rows_served;                /* rows this rank copied out of its shard (lookup): at
+                                           more than one rank, each distinct id another rank
+                                           sent it and each of its own distinct ids, once; at
+                                           one rank, every id, duplicates included (the lookup
+                                           is one ndx_gather_nd, which dedupes nothing); or the
+                                           rows it applied (update) */
     int64_t bytes_sent, bytes_received; /* ids + rows this rank sent to / received from others */
     int64_t bytes_caused;               /* ids out + rows back (lookup) or ids + rows out (update)
                                            that this rank's ids put on the network; summed over the
