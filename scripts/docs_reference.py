@@ -15,7 +15,7 @@ comment. Every entry becomes a block of the page, its declarations as written an
 as the text; every name it declares gets an anchor and a line in the index.
 
 Warnings, each "header:line: warning: ...", make the run fail (exit status 1) after writing:
-a public declaration with no comment above it, a name declared twice, a name in a comment that
+a header with no comment at its top, a public declaration with no comment above it, a name declared twice, a name in a comment that
 looks like ndx's (ndx_..., NDX_...) but that no header declares, and a line the reader does not
 understand. Only the standard library is used.
 """
@@ -141,17 +141,16 @@ def parse(path):
     n = len(lines)
     i = 0
     section = None
-    entry = None      # the entry being read, or None
-    pending = None    # comment lines read but not yet placed: (line, text)
+    entry = None      # the entry being read (comments, then declarations), or None
 
     def close():
-        nonlocal entry, pending
-        if entry is not None:
+        """Ends the entry being read: comments with no declaration after them are prose."""
+        nonlocal entry
+        if entry is not None and entry.decl:
             place_entry(entry)
-        elif pending is not None:
-            place_prose(pending)
+        elif entry is not None:
+            place_prose((entry.line, entry.doc))
         entry = None
-        pending = None
 
     def place_prose(p):
         if section is None:
@@ -265,6 +264,8 @@ def check(headers):
                     where.setdefault(name, (f"{h.name}:{item.line}", h, item))
                     kinds[name] = k
     for h in headers:
+        if not h.overview:
+            h.warn(1, "no comment at the top of the header to say what it holds")
         texts = [(h.overview, 1)]
         for sec in h.sections:
             for kind, item in sec.items:
@@ -346,12 +347,13 @@ def page(title, body):
 def write_header_page(h, where, out_dir, version):
     parts = [f'<nav><a href="index.html">ndx {version} reference</a></nav>',
              f"<h1>{html.escape(h.name)}</h1>",
-             f'<pre class="prose">{linkify(chr(10).join(h.overview), where, h)}</pre>',
-             "<h2>Sections</h2><ul>"]
-    for k, sec in enumerate(h.sections):
-        if sec.title:
-            parts.append(f'<li><a href="#{section_id(sec, k)}">{html.escape(sec.title)}</a></li>')
-    parts.append("</ul>")
+             f'<pre class="prose">{linkify(chr(10).join(h.overview), where, h)}</pre>']
+    titled = [(k, sec) for k, sec in enumerate(h.sections) if sec.title]
+    if titled:
+        parts.append("<h2>Sections</h2><ul>")
+        parts.extend(f'<li><a href="#{section_id(sec, k)}">{html.escape(sec.title)}</a></li>'
+                     for k, sec in titled)
+        parts.append("</ul>")
     for k, sec in enumerate(h.sections):
         if sec.title:
             parts.append(f'<h2 id="{section_id(sec, k)}">{html.escape(sec.title)}</h2>')
