@@ -162,11 +162,11 @@ def parse(path):
             section.items.append(("prose", p[1]))
 
     def place_entry(e):
-        if section is None:
-            h.sections.append(Section("", e.line))
-            h.sections[-1].items.append(("entry", e))
-        else:
-            section.items.append(("entry", e))
+        nonlocal section
+        if section is None:  # declarations before the first banner: an untitled section
+            section = Section("", e.line)
+            h.sections.append(section)
+        section.items.append(("entry", e))
 
     while i < n:
         line = lines[i]
