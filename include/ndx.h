@@ -100,6 +100,7 @@ NDX_API const char *ndx_version(void);
 /* 1. Status and errors                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/* What every call returns: NDX_OK, or the kind of failure (details in ndx_error). */
 typedef enum ndx_status {
     NDX_OK = 0,
     NDX_E_INVALID_ARGUMENT, /* shape, rank, dtype or option that the op does not accept      */
@@ -113,6 +114,7 @@ typedef enum ndx_status {
     NDX_E_FORMAT            /* a file is malformed or of an unsupported kind (io layer only)  */
 } ndx_status;
 
+/* Size of ndx_error's message buffer, the terminating NUL included. */
 #define NDX_ERROR_MESSAGE_SIZE 256
 
 /* Filled on failure: the status and one line such as
@@ -129,6 +131,8 @@ NDX_API const char *ndx_status_name(ndx_status status);
 /* 2. Data types                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The element types ndx handles (TensorFlow's DT_* of the same names); NDX_DTYPE_COUNT counts
+ * them. */
 typedef enum ndx_dtype {
     NDX_BOOL = 0, /* one byte, 0 or 1 */
     NDX_INT8,
@@ -149,6 +153,7 @@ typedef enum ndx_dtype {
     NDX_DTYPE_COUNT
 } ndx_dtype;
 
+/* The family of a dtype (ndx_dtype_kind_of). */
 typedef enum ndx_dtype_kind {
     NDX_KIND_BOOL,
     NDX_KIND_SIGNED,

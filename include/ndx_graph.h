@@ -51,6 +51,7 @@ extern "C" {
 /* 1. Graphs and scopes                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A graph of nodes, opaque: made by ndx_graph_new, filled by the builders. */
 typedef struct ndx_graph ndx_graph;
 
 /* Where builders put nodes: the graph and a name prefix (plus, from ndx_scope_named, the exact
@@ -448,6 +449,7 @@ NDX_API ndx_operation ndx_op_by_type_at(const char *file, int line, ndx_scope s,
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
+/* What ndx_node_info tells of one node. */
 typedef struct ndx_node {
     const char *name;          /* "embed/GatherNd" */
     const char *type;          /* TensorFlow's op type: "GatherNd", "DynamicPartition", "Const" */
@@ -467,6 +469,7 @@ NDX_API ndx_status ndx_node_info(ndx_operation op, ndx_node *node, ndx_error *er
 /* 5. Sessions                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A session, opaque: a finished graph made runnable (ndx_session_new). */
 typedef struct ndx_session ndx_session;
 
 /* A session's options (NULL or zeroed: the defaults). Each node's own bad-index policy is an
@@ -501,6 +504,7 @@ typedef struct ndx_feed {
     ndx_tensor value;
 } ndx_feed;
 
+/* How a fetch hands a result to the caller. */
 typedef enum ndx_fetch_mode {
     NDX_FETCH_BORROW = 0, /* value points into memory of the session (or of a feed or constant)
                              that stays valid, read-only, until the next run or ndx_session_free:
@@ -511,6 +515,7 @@ typedef enum ndx_fetch_mode {
                              ndx_tensor_free, or the session's allocator if it has one) */
 } ndx_fetch_mode;
 
+/* A result a run gives back: which output, how (mode), and its value (see ndx_fetch_mode). */
 typedef struct ndx_fetch {
     ndx_output output;
     ndx_fetch_mode mode;
@@ -680,6 +685,8 @@ typedef enum ndx_gradient_form {
     NDX_GRADIENT_SLICES
 } ndx_gradient_form;
 
+/* The gradient of one x, in its form: NONE; DENSE, one output; or SLICES, TensorFlow's
+ * IndexedSlices (rows `values` at row numbers `indices` of a tensor of shape `dense_shape`). */
 typedef struct ndx_gradient {
     ndx_gradient_form form;
     ndx_output dense;                        /* DENSE */

@@ -111,6 +111,7 @@ typedef struct ndx_mpi_table_info {
     int64_t shard_rows;  /* rows held by this rank */
 } ndx_mpi_table_info;
 
+/* The table's ndx_mpi_table_info (all zeros for a NULL table). */
 NDX_API ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *table);
 
 /* Local: a view [shard_rows, row_shape...] of this rank's shard, to read or fill in place (for a
