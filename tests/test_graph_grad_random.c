@@ -1,6 +1,7 @@
 /* test_graph_grad_random.c — random programs of ops (gathers, scatters, stitches, partitions,
  * elementwise glue) on two inputs: ndx's gradients against the numeric checker (grad_check.h),
- * in float64, float32 and complex128, at 1 thread and at every thread. */
+ * in float64, float32 and complex128, at 1 thread and at every thread; and random broadcasts
+ * of the binary ops with dims unknown at build time. */
 #include <stdio.h>
 
 #include "ndx_test.h"
@@ -119,7 +120,58 @@ static void random_programs(void **state) {
     }
 }
 
+/* One binary op of two operands (user: which). */
+static ndx_output build_binary(ndx_scope s, ndx_dtype dt, const ndx_output *xs, void *user) {
+    (void)dt;
+    switch (*(const int *)user) {
+    case 0: return ndx_op_add(s, xs[0], xs[1]);
+    case 1: return ndx_op_sub(s, xs[0], xs[1]);
+    case 2: return ndx_op_mul(s, xs[0], xs[1]);
+    case 3: return ndx_op_div(s, xs[0], xs[1]);
+    case 4: return ndx_op_maximum(s, xs[0], xs[1]);
+    default: return ndx_op_minimum(s, xs[0], xs[1]);
+    }
+}
+
+/* Random broadcasts (ranks 0 to 3, each operand's dim the output's or 1) with random dims
+ * unknown to the graph under test, so that the build decides some axes and the run the rest:
+ * every binary op's gradient against the checker. x and y never hold equal values (no ties
+ * for maximum and minimum), and are positive (div). */
+static void random_broadcasts_at_unknown_dims(void **state) {
+    (void)state;
+    test_rng r = {909};
+    for (int trial = 0; trial < 48; trial++) {
+        int op = trial % 6, rank = (int)rng_range(&r, 0, 3);
+        int64_t out[3];
+        for (int i = 0; i < rank; i++)
+            out[i] = rng_range(&r, 1, 3);
+        grad_check_x xs[2];
+        unsigned unknown[2];
+        double v[2][32];
+        for (int j = 0; j < 2; j++) {
+            xs[j].rank = (int)rng_range(&r, 0, rank);
+            for (int i = 0; i < xs[j].rank; i++) {
+                int64_t d = out[rank - xs[j].rank + i];
+                xs[j].shape[i] = rng_below(&r, 3) == 0 ? 1 : d;
+            }
+            unknown[j] = (unsigned)rng_below(&r, 8);
+            for (int i = 0; i < 32; i++)
+                v[j][i] = 1.0 + (double)rng_range(&r, 0, 7) / 4.0 + (j ? 0.125 : 0.0);
+            xs[j].values = v[j];
+        }
+        const ndx_dtype dts[2] = {NDX_FLOAT64, NDX_FLOAT32};
+        for (int d = 0; d < 2; d++) {
+            double e = grad_check_masked(build_binary, &op, dts[d], 2, xs, unknown, 9000 + trial,
+                                         0);
+            if (!(e <= grad_check_tolerance(dts[d])))
+                fail_msg("broadcast %d (op %d) in %s: error %g", trial, op,
+                         ndx_dtype_name(dts[d]), e);
+        }
+    }
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(random_programs)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(random_programs),
+                                       cmocka_unit_test(random_broadcasts_at_unknown_dims)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,7 +75,7 @@ ndx_output grad_dims(const grad_ctx *c, ndx_output x, int first, int count);
 /* The concatenation of n tensors along dim 0 (a dynamic_stitch over consecutive ranges). */
 ndx_output grad_concat0(const grad_ctx *c, int n, const ndx_output *parts);
 /* The number of index rows N of indices [N..., depth] as an int64 scalar (a constant when its
- * leading dims are known). */
+ * leading dims are known; at depth 0 counted from a sum over the empty last dim). */
 ndx_output grad_index_rows(const grad_ctx *c, ndx_output indices);
 /* indices [N..., depth] as an int64 matrix [N, depth] (depth known at build time; N found at
  * run time when the build does not know it, depth 0 too). */
