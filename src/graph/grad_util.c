@@ -211,8 +211,9 @@ ndx_output grad_rows_shape(const grad_ctx *c, ndx_output indices, ndx_output x, 
         }
     }
     ndx_output rows = grad_index_rows(c, indices);
-    ndx_output parts[2] = {G_RESHAPE(c, rows, grad_i64_vec(c, 1, (const int64_t[]){1})),
-                           grad_dims(c, x, k, sp.rank - k)};
+    ndx_output parts[2]; /* one statement each: the nodes are built in this order */
+    parts[0] = G_RESHAPE(c, rows, grad_i64_vec(c, 1, (const int64_t[]){1}));
+    parts[1] = grad_dims(c, x, k, sp.rank - k);
     return grad_concat0(c, 2, parts);
 }
 

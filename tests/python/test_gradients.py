@@ -331,15 +331,16 @@ def test_complex_gradients_follow_tensorflows_convention(fn):
 # ---- dims known only at run time (an input_signature's None), index depth 0 ----------------
 
 
-def traced_once(*specs):
+def traced_once(*specs, unknown_rank=False):
     """A `gradients` for check: ndx.gradients in one trace whose input_signature is specs (the
-    grad_ys too, every dim None), reused for every call, so that each call runs the same graph
-    at new run-time shapes."""
+    grad_ys too, every dim None; their rank too with unknown_rank), reused for every call, so
+    that each call runs the same graph at new run-time shapes."""
     cache = {}
 
     def gradients(fn, args, wrt, ws, single):
         if "f" not in cache:
-            wspecs = [ndx.TensorSpec([None] * np.ndim(w), ndx.float64) for w in ws]
+            wspecs = [ndx.TensorSpec(None if unknown_rank else [None] * np.ndim(w), F64)
+                      for w in ws]
 
             @ndx.function(input_signature=list(specs) + wspecs)
             def grads(*a):
@@ -370,11 +371,12 @@ def spec(*dims, dtype=F64):
     ((spec(None, 2), spec(2)), [((3, 2), (2,)), ((1, 2), (2,))]),
     ((spec(None, 1), spec(1, None)), [((3, 1), (1, 4)), ((1, 1), (1, 4)), ((3, 1), (1, 1))]),
     ((spec(), spec(None)), [((), (4,)), ((), (1,))]),
-    ((spec(None, None), spec(None)), [((2, 3), (3,)), ((2, 1), (3,)), ((2, 3), (1,))])])
+    ((spec(None, None), spec(None)), [((2, 3), (3,)), ((2, 1), (3,)), ((2, 3), (1,))]),
+    ((ndx.TensorSpec(None, F64), spec(None)), [((2, 3), (3,)), ((4,), (1,)), ((), (2,))])])
 def test_binary_ops_at_unknown_dims(name, fn, specs, shapes):
     """The usual training step traced with a variable batch: the broadcast axes of each operand's
     gradient are decided at run time (TensorFlow's BroadcastGradientArgs), dims of 1 included."""
-    gradients = traced_once(*specs)
+    gradients = traced_once(*specs, unknown_rank=specs[0].shape is None)
     for sa, sb in shapes:
         a, b = RNG.standard_normal(sa), RNG.uniform(0.5, 2.0, sb)
         check(fn, [a, b], [0, 1], gradients=gradients)
