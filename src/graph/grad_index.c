@@ -214,8 +214,8 @@ static ndx_output update_winners(const grad_ctx *c, ndx_output gathered, const u
     ndx_output ishape = G_RESHAPE(c, ids, d->lead);
     ndx_output slots = G_FILL(c, d->slots, grad_i64(c, -1));
     ndx_output won = G_TSCATTER(c, NDX_SCATTER_UPDATE, slots, indices, ishape, &sa);
-    ndx_output winner =
-        G_RESHAPE(c, grad_gather_rows(c, won, indices, &ga), grad_i64_vec(c, 1, (const int64_t[]){-1}));
+    ndx_output winner = G_RESHAPE(c, grad_gather_rows(c, won, indices, &ga),
+                                  grad_i64_vec(c, 1, (const int64_t[]){-1}));
     ndx_output keep = G_CAST(c, G_EQUAL(c, winner, ids), NDX_INT64);
     return G_RESHAPE(c, grad_keep_rows(c, g, keep), grad_shape(c, updates));
 }

@@ -164,7 +164,10 @@ ndx_output grad_index_matrix(const grad_ctx *c, ndx_output indices) {
     /* [N, 0]: reshape cannot find N from no elements */
     ndx_output rows = grad_index_rows(c, indices);
     const ndx_tensor *known = ndx_output_constant(rows);
-    if (known) return G_RESHAPE(c, flat, grad_i64_vec(c, 2, (const int64_t[]){*(const int64_t *)known->data, 0}));
+    if (known) {
+        int64_t shape[2] = {*(const int64_t *)known->data, 0};
+        return G_RESHAPE(c, flat, grad_i64_vec(c, 2, shape));
+    }
     ndx_output parts[2];
     parts[0] = G_RESHAPE(c, rows, grad_i64_vec(c, 1, (const int64_t[]){1}));
     parts[1] = grad_i64_vec(c, 1, (const int64_t[]){0});
