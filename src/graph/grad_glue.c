@@ -1,6 +1,6 @@
 /* grad_glue.c — the gradients of identity, cast, the elementwise ops (abs, square, sqrt too),
- * reshape, reduce_sum and fill (TensorFlow's math_grad.py and array_grad.py), and of the kinds
- * that have none. */
+ * reshape, the reductions (sum, mean, max, min), select and fill (TensorFlow's math_grad.py and
+ * array_grad.py), and of the kinds that have none. */
 #include <stdlib.h>
 
 #include "grad_util.h"
@@ -172,23 +172,97 @@ static ndx_output spread(const grad_ctx *c, ndx_output dy, const ndx_spec *x, co
     return G_MUL(c, dy, ones);
 }
 
-ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
-    grad_ctx c = grad_ctx_of(s, op);
-    ndx_output x = grad_in(&c, 0);
-    ndx_spec xs = ndx_output_spec(x);
-    if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
-    const ndx_tensor *axes = ndx_output_constant(grad_in(&c, 1));
-    if (!axes || xs.rank == NDX_UNKNOWN)
-        return grad_fail(&c, NDX_E_UNSUPPORTED,
-                         "needs constant axes and the input's rank known at build time");
-    int reduced[NDX_MAX_RANK] = {0};
+/* Which of x's dims a reduction's constant axes name (x's rank known), into reduced; the number
+ * of axes, or -1 after a build error. */
+static int64_t reduced_axes(grad_ctx *c, const ndx_spec *xs, int *reduced) {
+    const ndx_tensor *axes = ndx_output_constant(grad_in(c, 1));
+    if (!axes || xs->rank == NDX_UNKNOWN) {
+        grad_fail(c, NDX_E_UNSUPPORTED,
+                  "needs constant axes and the input's rank known at build time");
+        return -1;
+    }
+    for (int d = 0; d < NDX_MAX_RANK; d++) reduced[d] = 0;
     int64_t n = ndx_tensor_count(axes);
     for (int64_t i = 0; i < n; i++) {
         int64_t a = ndx_read_index(axes->data, axes->dtype, i);
-        reduced[a < 0 ? a + xs.rank : a] = 1;
+        reduced[a < 0 ? a + xs->rank : a] = 1;
     }
+    return n;
+}
+
+/* dy broadcast back to x's shape over the reduced axes (dy itself when there are none). */
+static ndx_output spread_back(grad_ctx *c, ndx_output dy, const ndx_spec *xs, int64_t naxes,
+                              const int *reduced) {
+    return naxes == 0 ? dy : spread(c, dy, xs, reduced, c->n->attrs.keep_dims);
+}
+
+ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_spec xs = ndx_output_spec(grad_in(&c, 0));
+    if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
+    int reduced[NDX_MAX_RANK];
+    int64_t n = reduced_axes(&c, &xs, reduced);
+    if (n < 0) return grad_status(&c);
     ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
-    int keep_dims = c.n->attrs.keep_dims;
-    dxs[0] = grad_dense_of(n == 0 ? dy : spread(&c, dy, &xs, reduced, keep_dims));
+    dxs[0] = grad_dense_of(spread_back(&c, dy, &xs, n, reduced));
+    return grad_status(&c);
+}
+
+/* TensorFlow's MeanGrad: Sum's gradient divided by the number of elements reduced into each
+ * output, size(x) // max(size(y), 1) (a constant when both sizes are known at build time). */
+ndx_status grad_mean(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_spec xs = ndx_output_spec(grad_in(&c, 0));
+    if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
+    int reduced[NDX_MAX_RANK];
+    int64_t n = reduced_axes(&c, &xs, reduced);
+    if (n < 0) return grad_status(&c);
+    ndx_output y = grad_out(&c, 0), dy = grad_dense(&c, &dys[0], y);
+    ndx_output factor = G_BIN(&c, NDX_OP_FLOOR_DIV, grad_size(&c, grad_in(&c, 0)),
+                              G_BIN(&c, NDX_OP_MAXIMUM, grad_size(&c, y), grad_i64(&c, 1)));
+    ndx_output sum_grad = spread_back(&c, dy, &xs, n, reduced);
+    dxs[0] = grad_dense_of(G_DIV(&c, sum_grad, G_CAST(&c, factor, xs.dtype)));
+    return grad_status(&c);
+}
+
+/* TensorFlow's _MinOrMaxGrad: dy goes to the elements equal to their output, shared equally
+ * among ties: indicators = cast(y == x), dx = indicators / sum(indicators) * dy, with y, dy
+ * and the count broadcast back to x's shape. */
+ndx_status grad_min_max(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output x = grad_in(&c, 0), y = grad_out(&c, 0);
+    ndx_spec xs = ndx_output_spec(x);
+    if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
+    int reduced[NDX_MAX_RANK];
+    int64_t n = reduced_axes(&c, &xs, reduced);
+    if (n < 0) return grad_status(&c);
+    ndx_output dy = grad_dense(&c, &dys[0], y);
+    if (n == 0) { /* nothing reduced: y is x */
+        dxs[0] = grad_dense_of(dy);
+        return grad_status(&c);
+    }
+    ndx_output indicators = G_CAST(&c, G_EQUAL(&c, spread_back(&c, y, &xs, n, reduced), x),
+                                   xs.dtype);
+    ndx_output count = G_SUM(&c, indicators, grad_in(&c, 1), 1);
+    ndx_output share = G_DIV(&c, indicators, count);
+    dxs[0] = grad_dense_of(G_MUL(&c, share, spread_back(&c, dy, &xs, n, reduced)));
+    return grad_status(&c);
+}
+
+/* TensorFlow's SelectV2 gradient: dy where the condition took x (zeros elsewhere) to x, the
+ * rest to y, each summed over the axes its operand was broadcast along; none for the
+ * condition. */
+ndx_status grad_select(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output cond = grad_in(&c, 0), x = grad_in(&c, 1), y = grad_in(&c, 2), out = grad_out(&c, 0);
+    ndx_dtype dt = ndx_output_spec(x).dtype;
+    if (!grad_dtype_ok(dt)) return NDX_OK;
+    ndx_output dy = grad_dense(&c, &dys[0], out), zero = grad_scalar(&c, dt, 0);
+    ndx_output gx = ndx_op_select_at(c.file, c.line, c.s, cond, dy, zero);
+    ndx_output gy = ndx_op_select_at(c.file, c.line, c.s, cond, zero, dy);
+    /* The output stands for "the other operands": x was repeated wherever out's dim is not x's
+     * (the condition may have broadcast it as well as y). */
+    dxs[1] = grad_dense_of(grad_unbroadcast(&c, gx, x, out));
+    dxs[2] = grad_dense_of(grad_unbroadcast(&c, gy, y, out));
     return grad_status(&c);
 }

@@ -113,6 +113,9 @@ ndx_status grad_unary(ndx_scope s, ndx_operation op, const graph_grad *dys, grap
 ndx_status grad_cast(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_reshape(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_mean(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_min_max(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_select(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_fill(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_scatter_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
