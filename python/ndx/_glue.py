@@ -454,8 +454,8 @@ def _reduce(type, input_tensor, axis, keepdims, name):
             axes = range(0, size(shape(x)), 1)
         else:
             axes = m.convert(np.arange(rank, dtype=np.int32))
-    else:
-        axes = m.convert(axis)
+    else:  # a Python list takes the axes' default dtype, int32 (an empty one too)
+        axes = m.convert(axis) if _typed(axis) else m.convert(axis, as_dtype("int32"))
     return m.op(type, [x, axes], {"keep_dims": bool(keepdims)}, name)[0]
 
 
