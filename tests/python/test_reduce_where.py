@@ -185,3 +185,15 @@ def test_mean_gradient_at_unknown_dims():
         return ndx.gradients(ndx.reduce_mean(x), [x])[0]
     for rows in (1, 3, 5):
         np.testing.assert_allclose(f(np.ones((rows, 2))), np.full((rows, 2), 1 / (2 * rows)))
+
+
+@pytest.mark.parametrize("obj", [ndx.reduce_mean, ndx.reduce_max, ndx.where],
+                         ids=lambda o: o.__name__)
+def test_docstring_examples(obj):
+    import doctest
+    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
+                                               None, 0)
+    assert test.examples
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
