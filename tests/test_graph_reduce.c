@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "contract.h"
+#include "graph_kind.h"
 #include "graph_support.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
@@ -20,6 +21,18 @@ static ndx_tensor run_one(ndx_graph *g, ndx_output o, int num_feeds, const ndx_f
     assert_ok(ndx_session_run(s, num_feeds, feeds, 1, &f, &err), &err);
     ndx_session_free(s);
     return f.value;
+}
+
+/* The reductions run their ndx_reduce_op; each new kind has a gradient (grad_none for Where). */
+static void descriptors(void **state) {
+    (void)state;
+    const char *types[] = {"Sum", "Mean", "Max", "Min", "SelectV2", "Where"};
+    for (int k = GRAPH_SUM; k <= GRAPH_WHERE; k++) {
+        const graph_kind_desc *d = graph_desc((graph_kind)k);
+        assert_string_equal(d->type, types[k - GRAPH_SUM]);
+        assert_non_null(d->gradient);
+        if (k <= GRAPH_MIN) assert_int_equal(d->variant, k - GRAPH_SUM);
+    }
 }
 
 static void shapes_fold_and_run(void **state) {
@@ -203,6 +216,7 @@ static void max_gradient_shares_ties(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(descriptors),
         cmocka_unit_test(shapes_fold_and_run),
         cmocka_unit_test(build_errors_name_the_op),
         cmocka_unit_test(text_round_trip),
