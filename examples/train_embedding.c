@@ -83,9 +83,12 @@ int main(void) {
     ndx_output accum_u = table(s, "accum_U", USERS, &accum_init[0][0]);
     ndx_output accum_v = table(s, "accum_V", ITEMS, &accum_init[0][0]);
     ndx_output lr = ndx_op_const_float(s, NDX_FLOAT32, 0.1);
+    /* Keras's step (ndx.optimizers.Adagrad's): a row the batch names twice is stepped once,
+     * with its gradient rows summed */
+    int flags = NDX_APPLY_UPDATE_SLOTS | NDX_APPLY_SUM_DUPLICATES;
     ndx_operation steps[2] = {
-        ndx_op_apply_adagrad(s, U, accum_u, lr, NULL, grads[0].values, grads[0].indices, 1),
-        ndx_op_apply_adagrad(s, V, accum_v, lr, NULL, grads[1].values, grads[1].indices, 1)};
+        ndx_op_apply_adagrad(s, U, accum_u, lr, NULL, grads[0].values, grads[0].indices, flags),
+        ndx_op_apply_adagrad(s, V, accum_v, lr, NULL, grads[1].values, grads[1].indices, flags)};
 
     ndx_error err;
     ndx_session *session = NULL;

@@ -1,12 +1,12 @@
 /* fuzz_sparse_apply.c — sparse_apply_sgd and sparse_apply_adagrad (V1, V2, update_slots on and
- * off) on fuzz-built tables, gradients and indices: duplicates are common (tables are small),
- * indices are hostile in hostile cases, and now and then a dtype, a shape or a whole view is
- * wrong. Checked: a rejected call leaves var and accum as they were and says why in one line;
- * infer on the inputs' specs refuses exactly what the op refuses for shapes and dtypes, with the
- * same message; an index outside var's rows is refused (or skipped under the IGNORE policy); an
- * accepted call gives the same bytes again at another thread count. Every tensor is allocated at
- * exactly its size, so AddressSanitizer sees any stray access. Values are checked against the
- * naive reference by test_sparse_apply.c, not here. */
+ * off, duplicates stepped in turn or summed) on fuzz-built tables, gradients and indices:
+ * duplicates are common (tables are small), indices are hostile in hostile cases, and now and
+ * then a dtype, a shape or a whole view is wrong. Checked: a rejected call leaves var and accum
+ * as they were and says why in one line; infer on the inputs' specs refuses exactly what the op
+ * refuses for shapes and dtypes, with the same message; an index outside var's rows is refused
+ * (or skipped under the IGNORE policy); an accepted call gives the same bytes again at another
+ * thread count. Every tensor is allocated at exactly its size, so AddressSanitizer sees any stray
+ * access. Values are checked against the naive reference by test_sparse_apply.c, not here. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ static const ndx_dtype float_dtypes[] = {NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32,
                                          NDX_FLOAT64, NDX_COMPLEX64, NDX_COMPLEX128};
 
 typedef struct apply_case {
-    int adagrad, v2, update_slots;
+    int adagrad, v2, update_slots, sum_duplicates;
     ndx_tensor var, accum, lr, eps, grad, idx;
 } apply_case;
 
@@ -26,7 +26,9 @@ static ndx_status call(const apply_case *c, const ndx_tensor *var, const ndx_ten
                        const ndx_options *opt, ndx_error *err) {
     if (!c->adagrad) return ndx_sparse_apply_sgd(var, &c->lr, &c->grad, &c->idx, opt, err);
     return ndx_sparse_apply_adagrad(var, accum, &c->lr, c->v2 ? &c->eps : NULL, &c->grad, &c->idx,
-                                    c->update_slots, opt, err);
+                                    (c->update_slots ? NDX_APPLY_UPDATE_SLOTS : 0) |
+                                        (c->sum_duplicates ? NDX_APPLY_SUM_DUPLICATES : 0),
+                                    opt, err);
 }
 
 static ndx_status infer(const apply_case *c, ndx_error *err) {
@@ -58,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     c.adagrad = fz_chance(&f, 1, 2);
     c.v2 = c.adagrad && fz_chance(&f, 1, 2);
     c.update_slots = fz_chance(&f, 3, 4);
+    c.sum_duplicates = c.adagrad && fz_chance(&f, 1, 3);
     const char *op = c.adagrad ? "sparse_apply_adagrad" : "sparse_apply_sgd";
     ndx_dtype dt = fz_chance(&f, 15, 16) ? float_dtypes[fz_range(&f, 0, 5)] : fz_dtype(&f);
     if (dt == NDX_STRING) dt = NDX_INT64;

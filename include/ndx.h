@@ -30,19 +30,21 @@
  *   `data` to NULL. Shape functions take no options and allocate no outputs (scatter_nd's on
  *   strings needs a little scratch to find the output width).
  * - The op itself then runs in two steps: it checks everything, including every index, and only
- *   then writes. A failed call leaves every output, and any tensor updated in place, unchanged.
+ *   then writes. A failed call leaves the outputs the caller passed, and any tensor updated in
+ *   place, byte for byte unchanged; the one exception is a data race: when another thread
+ *   changes an index tensor during the call, gather_nd, scatter_nd, dynamic_stitch,
+ *   parallel_dynamic_stitch and sparse_concat (which read their indices where they lie rather
+ *   than copy them) may report it ("changed during the call") after writing the output buffers
+ *   the caller passed, and so may tensor_scatter_nd under a max_memory too small for its copy of
+ *   the indices (8 bytes per index row, past 512 rows); an output the op allocated is freed.
  * - Inputs changed during a call (another thread writing an index tensor the call reads: a data
  *   race, but one that must not hurt): every index that addresses memory is the value that was
  *   checked, so nothing crashes and nothing is written outside the outputs, and the call returns
  *   either a clean error (an index "changed during the call", NDX_E_OUT_OF_RANGE) or a result
  *   that the indices as they were at some moment give. With NDX_BAD_INDICES_IGNORE a row whose
  *   index was bad when read is zeroed or skipped, as it would be if it had been bad all along.
- *   Such an error may come after the op wrote the output buffer the caller passed (gather_nd,
- *   scatter_nd, the stitches); an output the op allocated is freed. tensor_scatter_nd reads every
- *   index row once, before its first write, so a failing call still leaves its output and a
- *   tensor updated in place unchanged; this takes 8 bytes of scratch per index row, and only
- *   under a max_memory too small for that (and more than 512 rows) may a call whose indices
- *   change under it fail after writing.
+ *   Every other op, tensor_scatter_nd included, reads each index once into scratch before its
+ *   first write, so such an error leaves its outputs as the point above says.
  * - Outputs: if `out->data` is NULL the op allocates the output itself (free it with
  *   ndx_tensor_free); otherwise `out` must describe exactly the shape the shape function gives
  *   (dtype, itemsize, rank and shape are compared) and `data` must hold that many bytes.
@@ -98,6 +100,7 @@ NDX_API const char *ndx_version(void);
 /* 1. Status and errors                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/* What every call returns: NDX_OK, or the kind of failure (details in ndx_error). */
 typedef enum ndx_status {
     NDX_OK = 0,
     NDX_E_INVALID_ARGUMENT, /* shape, rank, dtype or option that the op does not accept      */
@@ -111,6 +114,7 @@ typedef enum ndx_status {
     NDX_E_FORMAT            /* a file is malformed or of an unsupported kind (io layer only)  */
 } ndx_status;
 
+/* Size of ndx_error's message buffer, the terminating NUL included. */
 #define NDX_ERROR_MESSAGE_SIZE 256
 
 /* Filled on failure: the status and one line such as
@@ -127,6 +131,8 @@ NDX_API const char *ndx_status_name(ndx_status status);
 /* 2. Data types                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The element types ndx handles (TensorFlow's DT_* of the same names); NDX_DTYPE_COUNT counts
+ * them. */
 typedef enum ndx_dtype {
     NDX_BOOL = 0, /* one byte, 0 or 1 */
     NDX_INT8,
@@ -147,6 +153,7 @@ typedef enum ndx_dtype {
     NDX_DTYPE_COUNT
 } ndx_dtype;
 
+/* The family of a dtype (ndx_dtype_kind_of). */
 typedef enum ndx_dtype_kind {
     NDX_KIND_BOOL,
     NDX_KIND_SIGNED,
@@ -520,7 +527,7 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
  * ResourceScatterAdd(var, indices, -grad * lr), which gives these values (x + -(g * lr) is
  * x - lr * g exactly; float16 and bfloat16 round the product, then the difference).
  *
- * ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, update_slots) — TensorFlow's
+ * ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, flags) — TensorFlow's
  * ResourceSparseApplyAdagrad (epsilon NULL) and ResourceSparseApplyAdagradV2 (epsilon given):
  *   for i in order, with r = indices[i]:
  *     if update_slots:  accum[r, ...] += grad[i, ...] * grad[i, ...]
@@ -528,8 +535,20 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
  *     V1:               var[r, ...] -= lr * grad[i, ...] * (1 / sqrt(accum[r, ...]))
  *                       (rows of one element, as in a rank-1 var: ... / sqrt(accum[r]))
  * each product, quotient and sqrt in that order, as TensorFlow's CPU kernel writes them
- * (TensorFlow's vectorised rsqrt may differ from 1 / sqrt in the last bit). TensorFlow's default
- * is update_slots = 1; 0 leaves accum as it is.
+ * (TensorFlow's vectorised rsqrt may differ from 1 / sqrt in the last bit). flags (or them):
+ * - NDX_APPLY_UPDATE_SLOTS: update_slots above, TensorFlow's default (1, so the 0/1 of an
+ *   update_slots argument means what it says); without it accum stays as it is.
+ * - NDX_APPLY_SUM_DUPLICATES: Keras's (tf.keras.optimizers.Adagrad) and TensorFlow 1's
+ *   AdagradOptimizer's step for a gradient whose indices repeat: they sum the rows of each
+ *   distinct index first (tf.unique, then tf.math.unsorted_segment_sum: zero plus each row in
+ *   index order, rounded to the dtype at each addition) and apply the kernel once per distinct
+ *   index, with that sum. Without it (the raw kernel) a repeated index steps its row once per
+ *   entry, each seeing the accum the one before left. The two differ for repeated indices only
+ *   (and, from the zero the sum starts at, for a gradient of -0.0 on a var of -0.0).
+ * Other bits are NDX_E_INVALID_ARGUMENT. sgd has no such flag: Keras's SGD without momentum and
+ * TensorFlow 1's GradientDescentOptimizer add -lr * grad row by row (ResourceScatterAdd) without
+ * summing first, which is what sparse_apply_sgd does (summing first would round differently:
+ * lr * (g1 + g2) is not always lr * g1 + lr * g2).
  *
  * Rules shared by both:
  * - Dtypes (TensorFlow's CPU registrations): float16, bfloat16, float32, float64, complex64 and
@@ -541,12 +560,14 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
  *   unlike ndx's other ops, int16 is refused); grad has var's dtype and rank and shape
  *   [len(indices)] + var.shape[1:]. Adagrad also refuses a var with no element per row
  *   (a zero dim after the first), as TensorFlow does; sgd accepts it.
- * - Duplicate indices apply one after another in index order, so the result is bitwise the same
- *   at any thread count (TensorFlow's Adagrad kernel races its threads on duplicates; this is
- *   its one-thread result). Threads own ranges of var's rows (or of columns when var has few
- *   rows); small updates run on the calling thread.
- * - Every index is read once, into scratch of 8 bytes per index (charged to opt->max_memory),
- *   and checked there before anything is written: an index outside [0, N) fails the call with
+ * - Duplicate indices apply one after another in index order (or, summed, once), so the result
+ *   is bitwise the same at any thread count (TensorFlow's Adagrad kernel races its threads on
+ *   duplicates; this is its one-thread result). Threads own ranges of var's rows (or of
+ *   columns when var has few rows); small updates run on the calling thread.
+ * - Every index is read once, into scratch of 8 bytes per index (charged to opt->max_memory;
+ *   NDX_APPLY_SUM_DUPLICATES adds 8 bytes per index and a table of 8 bytes per bucket, a power
+ *   of two at least twice the indices), and checked there before anything is written: an index
+ *   outside [0, N) fails the call with
  *   NDX_E_OUT_OF_RANGE and var and accum unchanged ("sparse_apply_sgd: indices[2] = 7 is out of
  *   range for var of shape [5, 2] (rows 0 to 4)"), unless opt->bad_indices is
  *   NDX_BAD_INDICES_IGNORE: that entry is then skipped. Indices changed by another thread during the
@@ -562,6 +583,8 @@ NDX_API ndx_status ndx_sparse_apply_sgd_infer(const ndx_spec *var, const ndx_spe
 NDX_API ndx_status ndx_sparse_apply_sgd(const ndx_tensor *var, const ndx_tensor *lr,
                                         const ndx_tensor *grad, const ndx_tensor *indices,
                                         const ndx_options *opt, ndx_error *err);
+/* The flags of ndx_sparse_apply_adagrad (above). */
+enum { NDX_APPLY_UPDATE_SLOTS = 1, NDX_APPLY_SUM_DUPLICATES = 2 };
 /* epsilon NULL: Adagrad (V1); a scalar: AdagradV2. */
 NDX_API ndx_status ndx_sparse_apply_adagrad_infer(const ndx_spec *var, const ndx_spec *accum,
                                                   const ndx_spec *lr, const ndx_spec *epsilon,
@@ -570,7 +593,7 @@ NDX_API ndx_status ndx_sparse_apply_adagrad_infer(const ndx_spec *var, const ndx
 NDX_API ndx_status ndx_sparse_apply_adagrad(const ndx_tensor *var, const ndx_tensor *accum,
                                             const ndx_tensor *lr, const ndx_tensor *epsilon,
                                             const ndx_tensor *grad, const ndx_tensor *indices,
-                                            int update_slots, const ndx_options *opt,
+                                            int flags, const ndx_options *opt,
                                             ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */

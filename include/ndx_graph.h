@@ -52,6 +52,7 @@ extern "C" {
 /* 1. Graphs and scopes                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A graph of nodes, opaque: made by ndx_graph_new, filled by the builders. */
 typedef struct ndx_graph ndx_graph;
 
 /* Where builders put nodes: the graph and a name prefix (plus, from ndx_scope_named, the exact
@@ -392,6 +393,48 @@ NDX_API ndx_output ndx_op_select_at(const char *file, int line, ndx_scope s, ndx
 #define ndx_op_where(s, condition) ndx_op_where_at(__FILE__, __LINE__, (s), (condition))
 NDX_API ndx_output ndx_op_where_at(const char *file, int line, ndx_scope s, ndx_output condition);
 
+/* Joining and cutting along axes; every dtype, strings too (strings of different widths are
+ * widened to the widest, as dynamic_stitch's data are). Gradients: see section 7.
+ *
+ * concat (ConcatV2): the n values (n >= 1, one dtype, one rank >= 1, equal in every dim but
+ * `axis`) joined along `axis`, an int32 or int64 scalar (-rank <= axis < rank), as tf.concat.
+ * Exact dims at build time when axis is a constant. */
+#define ndx_op_concat(s, n, values, axis) \
+    ndx_op_concat_at(__FILE__, __LINE__, (s), (n), (values), (axis))
+NDX_API ndx_output ndx_op_concat_at(const char *file, int line, ndx_scope s, int n,
+                                    const ndx_output *values, ndx_output axis);
+
+/* stack (Pack): the n values (n >= 1, one dtype and shape) stacked along a new dim of n at
+ * `axis` (-(rank + 1) <= axis <= rank, checked when the rank is known), as tf.stack. */
+#define ndx_op_stack(s, n, values, axis) \
+    ndx_op_stack_at(__FILE__, __LINE__, (s), (n), (values), (axis))
+NDX_API ndx_output ndx_op_stack_at(const char *file, int line, ndx_scope s, int n,
+                                   const ndx_output *values, int axis);
+
+/* slice (Slice): the block of `input` that starts at `begin` and has `size` (vectors of one
+ * dtype, int32 or int64, of input's rank); 0 <= begin[i] <= dim i, and size[i] in
+ * [0, dim i - begin[i]] or -1 for "to the end", as tf.slice. */
+#define ndx_op_slice(s, input, begin, size) \
+    ndx_op_slice_at(__FILE__, __LINE__, (s), (input), (begin), (size))
+NDX_API ndx_output ndx_op_slice_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                   ndx_output begin, ndx_output size);
+
+/* expand_dims (ExpandDims): input with a dim of 1 inserted at `axis` (an int32 or int64 scalar,
+ * -rank - 1 <= axis <= rank), as tf.expand_dims. */
+#define ndx_op_expand_dims(s, input, axis) \
+    ndx_op_expand_dims_at(__FILE__, __LINE__, (s), (input), (axis))
+NDX_API ndx_output ndx_op_expand_dims_at(const char *file, int line, ndx_scope s,
+                                         ndx_output input, ndx_output axis);
+
+/* squeeze (Squeeze): input without the dims named by axes[0 .. num_axes) (each in
+ * [-rank, rank), and each such dim must be 1), or, with num_axes 0, without every dim of 1, as
+ * tf.squeeze. The text form writes the attribute squeeze_dims as a list: squeeze_dims=[0, -1].
+ * With num_axes 0 and a dim unknown at build time, the output's rank is unknown until the run. */
+#define ndx_op_squeeze(s, input, num_axes, axes) \
+    ndx_op_squeeze_at(__FILE__, __LINE__, (s), (input), (num_axes), (axes))
+NDX_API ndx_output ndx_op_squeeze_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                     int num_axes, const int *axes);
+
 /* cast (Cast) to `dtype`: any dtype but strings to any dtype but strings. Float to integer
  * truncates toward zero; NaN gives 0 and values out of range saturate (defined, unlike C). */
 #define ndx_op_cast(s, x, dtype) ndx_op_cast_at(__FILE__, __LINE__, (s), (x), (dtype))
@@ -418,8 +461,10 @@ NDX_API ndx_output ndx_op_shape_at(const char *file, int line, ndx_scope s, ndx_
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
  * every values, then every dense_shape) and its attributes named as in the text form (section
  * 6), each an integer: batch_dims, axis, num_partitions; bools (expand_nonconcat_dim,
- * keep_dims, update_slots) 0 or 1; dtypes (to, out_type) an ndx_dtype; bad_indices an
- * ndx_bad_indices. Attributes not given take the text form's defaults. TensorFlow's
+ * keep_dims, update_slots, sum_duplicates) 0 or 1; dtypes (to, out_type) an ndx_dtype;
+ * bad_indices an ndx_bad_indices; squeeze_dims (Squeeze) a set of axes as a bit mask, bit a
+ * for an axis a >= 0 and bit 15 - a for a < 0 ({0, -1}: 1 | 1 << 16); ConcatV2's inputs are its values,
+ * then the axis. Attributes not given take the text form's defaults. TensorFlow's
  * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
  * a wrong count of inputs, an unknown, repeated, missing or out-of-range attribute is a build
  * error like any builder's (the graph's first error, at file:line), and the node is then a
@@ -439,6 +484,7 @@ NDX_API ndx_operation ndx_op_by_type_at(const char *file, int line, ndx_scope s,
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
+/* What ndx_node_info tells of one node. */
 typedef struct ndx_node {
     const char *name;          /* "embed/GatherNd" */
     const char *type;          /* TensorFlow's op type: "GatherNd", "DynamicPartition", "Const" */
@@ -458,6 +504,7 @@ NDX_API ndx_status ndx_node_info(ndx_operation op, ndx_node *node, ndx_error *er
 /* 5. Sessions                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A session, opaque: a finished graph made runnable (ndx_session_new). */
 typedef struct ndx_session ndx_session;
 
 /* A session's options (NULL or zeroed: the defaults). Each node's own bad-index policy is an
@@ -492,6 +539,7 @@ typedef struct ndx_feed {
     ndx_tensor value;
 } ndx_feed;
 
+/* How a fetch hands a result to the caller. */
 typedef enum ndx_fetch_mode {
     NDX_FETCH_BORROW = 0, /* value points into memory of the session (or of a feed or constant)
                              that stays valid, read-only, until the next run or ndx_session_free:
@@ -502,6 +550,7 @@ typedef enum ndx_fetch_mode {
                              ndx_tensor_free, or the session's allocator if it has one) */
 } ndx_fetch_mode;
 
+/* A result a run gives back: which output, how (mode), and its value (see ndx_fetch_mode). */
 typedef struct ndx_fetch {
     ndx_output output;
     ndx_fetch_mode mode;
@@ -550,8 +599,8 @@ NDX_API int ndx_session_fused_stitches(const ndx_session *s);
  * ScatterNd and TensorScatter* bad_indices=error|ignore (skip is read as ignore; the canonical
  * text writes ignore); DynamicPartition num_partitions=N; SparseConcat axis=N
  * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Sum,
- * Mean, Max and Min keep_dims=true|false; Const
- * value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
+ * Mean, Max and Min keep_dims=true|false; Pack axis=N; Squeeze squeeze_dims=[a, ...] (axes;
+ * none or []: every dim of 1); Const value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
  * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
  * constants of more than 64 elements there). Specs: dtype, string(W) for a string width
  * (string alone: open, for a Placeholder), [d, ?, ...] with ? for an unknown dim, [*] for an unknown rank; a Placeholder's and a Const's
@@ -659,6 +708,11 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   select                      select(c, dy, 0) to x, select(c, 0, dy) to y, each summed over
  *                               the axes it was broadcast along; NONE for the condition
  *   fill                        d value = sum(dy)
+ *   concat, stack               each input's slice of dy (stack's reshaped to the input's
+ *                               shape); concat needs a constant axis, both the rank known
+ *   expand_dims, squeeze        reshape(dy, shape(input))
+ *   slice                       dy padded back to the input's shape with zeros (a concat of
+ *                               zeros along each axis; the rank must be known)
  *   floor_mod                   dy, -dy * floor_div(x, y)
  *   abs                         dy * sign(x) (sign(0) = 0)
  *   square                      dy * 2 conj(x)
@@ -672,6 +726,8 @@ typedef enum ndx_gradient_form {
     NDX_GRADIENT_SLICES
 } ndx_gradient_form;
 
+/* The gradient of one x, in its form: NONE; DENSE, one output; or SLICES, TensorFlow's
+ * IndexedSlices (rows `values` at row numbers `indices` of a tensor of shape `dense_shape`). */
 typedef struct ndx_gradient {
     ndx_gradient_form form;
     ndx_output dense;                        /* DENSE */
@@ -696,7 +752,9 @@ typedef struct ndx_node_range {
 /* ndx_graph_gradients where only the nodes in ranges[0..nranges) carry gradients: TensorFlow's
  * GradientTape, which differentiates the ops run while it recorded. A path from an x to a y
  * through a node outside every range contributes nothing (a y built outside them gets NONE for
- * every x other than itself); xs themselves may be anywhere. The nodes the call adds are built
+ * every x other than itself); xs themselves may be anywhere, and so may ReadVariableOp nodes,
+ * which stand for their variable as its Variable node does (one read serves every read between
+ * two updates, wherever it was built). The nodes the call adds are built
  * after the ranges (a tape recording them takes them into its next range: second derivatives).
  * nranges >= 0 (0: every dxs[j] NONE unless xs[j] is a y), and each range has
  * 0 <= begin <= end <= ndx_graph_node_count(g), else an argument error that adds nothing. */
@@ -738,7 +796,8 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  * check) leaves every variable, and every fetch, as it was. Every read of a Variable node's
  * output in a run (a node's input, a fetch, an update's lr or grad computed from a variable)
  * sees its value at the start of the run, whatever the run updates. The updates' scratch (8
- * bytes per index of a sparse step) is reserved with the checks, under the run's max_memory, so
+ * bytes per index of a sparse step, more when Adagrad sums duplicates) is reserved with the
+ * checks, under the run's max_memory, so
  * once the checks pass nothing can fail: an allocator that refuses memory fails the run before
  * any update. Naming an update twice among the targets runs it once. Feeding a Variable's
  * output gives its readers in that run the fed value; updates still change the variable itself.
@@ -760,14 +819,16 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  *
  * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no
  * outputs, so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
- * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true); the other
+ * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true) and
+ * sum_duplicates=true|false (default false: NDX_APPLY_SUM_DUPLICATES, Keras's step); the other
  * updates are ResourceScatterNdAdd, AssignAddVariableOp, AssignSubVariableOp and
  * AssignVariableOp; a read after them is `now = ReadVariableOp(table) : float32[4, 2]`. The text
  * keeps build order, so a saved graph keeps its program order, and graphs with no
  * ReadVariableOp run as they always did.
  *
  * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
- * order, so the results are the same bits at any thread count. Each session keeps its own copy
+ * order (or, for Adagrad with sum_duplicates, once with their sum), so the results are the same
+ * bits at any thread count. Each session keeps its own copy
  * of every variable, made from the initial value when the session is created. */
 
 /* Variable: a variable of the dtype and (full, exact) shape of `init`, initialised to its
@@ -789,7 +850,10 @@ NDX_API ndx_output ndx_op_variable_at(const char *file, int line, ndx_scope s, n
  *
  * apply_sgd (ResourceSparseApplyGradientDescent): ndx_sparse_apply_sgd(var, lr, grad, indices).
  * apply_adagrad (ResourceSparseApplyAdagrad, or ResourceSparseApplyAdagradV2 with an epsilon):
- *   ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, update_slots).
+ *   ndx_sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, flags): flags
+ *   NDX_APPLY_UPDATE_SLOTS (TensorFlow's default) and NDX_APPLY_SUM_DUPLICATES (Keras's step)
+ *   become the attrs update_slots and sum_duplicates; other bits are ignored. The sum's
+ *   scratch (ndx.h) is reserved with the checks, as the indices' is.
  * scatter_nd_add_variable (ResourceScatterNdAdd): var = tensor_scatter_nd_add(var, indices,
  *   updates) in place, for a gradient in slices form of any index depth.
  * assign_add_variable, assign_sub_variable (AssignAddVariableOp, AssignSubVariableOp):
@@ -801,13 +865,13 @@ NDX_API ndx_output ndx_op_variable_at(const char *file, int line, ndx_scope s, n
     ndx_op_apply_sgd_at(__FILE__, __LINE__, (s), (var), (lr), (grad), (indices))
 NDX_API ndx_operation ndx_op_apply_sgd_at(const char *file, int line, ndx_scope s, ndx_output var,
                                           ndx_output lr, ndx_output grad, ndx_output indices);
-#define ndx_op_apply_adagrad(s, var, accum, lr, epsilon, grad, indices, update_slots)            \
+#define ndx_op_apply_adagrad(s, var, accum, lr, epsilon, grad, indices, flags)                   \
     ndx_op_apply_adagrad_at(__FILE__, __LINE__, (s), (var), (accum), (lr), (epsilon), (grad),    \
-                            (indices), (update_slots))
+                            (indices), (flags))
 NDX_API ndx_operation ndx_op_apply_adagrad_at(const char *file, int line, ndx_scope s,
                                               ndx_output var, ndx_output accum, ndx_output lr,
                                               const ndx_output *epsilon, ndx_output grad,
-                                              ndx_output indices, int update_slots);
+                                              ndx_output indices, int flags);
 #define ndx_op_scatter_nd_add_variable(s, var, indices, updates) \
     ndx_op_scatter_nd_add_variable_at(__FILE__, __LINE__, (s), (var), (indices), (updates))
 NDX_API ndx_operation ndx_op_scatter_nd_add_variable_at(const char *file, int line, ndx_scope s,

@@ -111,6 +111,7 @@ typedef struct ndx_mpi_table_info {
     int64_t shard_rows;  /* rows held by this rank */
 } ndx_mpi_table_info;
 
+/* The table's ndx_mpi_table_info (all zeros for a NULL table). */
 NDX_API ndx_mpi_table_info ndx_mpi_table_get_info(const ndx_mpi_table *table);
 
 /* Local: a view [shard_rows, row_shape...] of this rank's shard, to read or fill in place (for a
@@ -129,9 +130,12 @@ typedef struct ndx_mpi_stats {
     int64_t ids;                        /* ids this rank passed */
     int64_t ids_sent;                   /* ids sent to other ranks (after dedupe for lookups); a
                                            rank's own ids never cross MPI */
-    int64_t rows_served;                /* rows this rank copied out of its shard, for other ranks
-                                           and its own distinct ids once (lookup), or applied
-                                           (update) */
+    int64_t rows_served;                /* rows this rank copied out of its shard (lookup): at
+                                           more than one rank, each distinct id another rank
+                                           sent it and each of its own distinct ids, once; at
+                                           one rank, every id, duplicates included (the lookup
+                                           is one ndx_gather_nd, which dedupes nothing); or the
+                                           rows it applied (update) */
     int64_t bytes_sent, bytes_received; /* ids + rows this rank sent to / received from others */
     int64_t bytes_caused;               /* ids out + rows back (lookup) or ids + rows out (update)
                                            that this rank's ids put on the network; summed over the

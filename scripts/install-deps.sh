@@ -7,6 +7,7 @@ packages=(gcc make cmake pkg-config libc6-dev libcmocka-dev zlib1g-dev python3 p
 if [ "${1:-}" = "--test" ]; then
   packages+=(clang-14 libclang-rt-14-dev valgrind) # fuzz/run builds with clang (libFuzzer)
   packages+=(python3-pytest python3-hypothesis)                   # the Python module's tests
+  packages+=(groff-base man-db) # scripts/docs.sh and the install test check the manual page
 fi
 packages+=(libopenmpi-dev openmpi-bin) # MPI: libndx_mpi and its tests (CMake skips them without it)
 missing=()

@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
 jobs=$(nproc)
 
+# The documents first (seconds): the HTML reference of the headers, the manual page and every
+# relative link of the Markdown files, warnings as errors.
+echo "== documents: scripts/docs.sh"
+bash scripts/docs.sh
+
 echo "== release build: all tests"
 # Tests and tools are asked for explicitly: scripts/demo.sh configures the same build/ without
 # tests, and CMake would keep that cached choice. No tests at all is a failure, not a pass.

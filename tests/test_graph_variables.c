@@ -205,6 +205,108 @@ static void adagrad_matches(void **state) {
     }
 }
 
+/* Keras's Adagrad step (sum_duplicates): the naive loop on the summed rows of the distinct ids
+ * (first appearance order; zero plus each row in order, in float). */
+static void naive_keras_adagrad(float *var, float *accum, int cols, float lr, const float *eps,
+                                const float *grad, const int32_t *idx, int n) {
+    float summed[N * COLS];
+    int32_t distinct[N];
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        int at = 0;
+        while (at < m && distinct[at] != idx[i]) at++;
+        if (at == m) {
+            distinct[m++] = idx[i];
+            for (int c = 0; c < cols; c++) summed[at * cols + c] = 0.0f;
+        }
+        for (int c = 0; c < cols; c++) summed[at * cols + c] += grad[i * cols + c];
+    }
+    naive_adagrad(var, accum, cols, lr, eps, summed, distinct, m);
+}
+
+/* sum_duplicates in a session: the text form writes it and reads it back, runs step as Keras
+ * does (against the naive loop and ndx.h's direct call, bitwise) and, after the first run,
+ * allocate nothing. */
+static void summed_adagrad_in_a_session(void **state) {
+    (void)state;
+    test_rng r = {91};
+    float init[ROWS * COLS], naive[ROWS * COLS], naive_acc[ROWS * COLS];
+    float direct[ROWS * COLS], direct_acc[ROWS * COLS];
+    fill_floats(&r, init, ROWS * COLS);
+    memcpy(naive, init, sizeof init);
+    memcpy(direct, init, sizeof init);
+    for (int i = 0; i < ROWS * COLS; i++) naive_acc[i] = direct_acc[i] = 0.1f;
+    const float lr = 0.5f, eps = 1e-7f;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output var = ndx_op_variable(ndx_scope_named(s, "var"),
+                                     test_const(s, NDX_FLOAT32, 2, SHAPE(ROWS, COLS), init));
+    ndx_output acc = ndx_op_variable(
+        ndx_scope_named(s, "accum"),
+        ndx_op_fill(s, test_const(s, NDX_INT64, 1, SHAPE(2), (const int64_t[]){ROWS, COLS}),
+                    ndx_op_const_float(s, NDX_FLOAT32, 0.1)));
+    ndx_spec ids_spec = ndx_spec_make(NDX_INT32, 1, SHAPE(U));
+    ndx_spec grad_spec = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(U, COLS));
+    ndx_output ids = ndx_op_placeholder(ndx_scope_named(s, "ids"), &ids_spec);
+    ndx_output grad = ndx_op_placeholder(ndx_scope_named(s, "grad"), &grad_spec);
+    ndx_output eps_out = ndx_op_const_float(s, NDX_FLOAT32, eps);
+    ndx_op_apply_adagrad(ndx_scope_named(s, "train"), var, acc,
+                         ndx_op_const_float(s, NDX_FLOAT32, lr), &eps_out, grad, ids,
+                         NDX_APPLY_UPDATE_SLOTS | NDX_APPLY_SUM_DUPLICATES);
+    ndx_error err;
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    char *text, *again;
+    assert_ok(ndx_graph_to_text(g, &text, NULL, &err), &err);
+    assert_non_null(strstr(text, "train = ResourceSparseApplyAdagradV2(var, accum, "));
+    assert_non_null(strstr(text, " sum_duplicates=true\n"));
+    ndx_graph *back = ndx_graph_from_text(text, strlen(text), "summed", &err);
+    if (!back) fail_msg("%s", err.message);
+    assert_ok(ndx_graph_finish(back, &err), &err);
+    assert_ok(ndx_graph_to_text(back, &again, NULL, &err), &err);
+    assert_string_equal(text, again);
+    free(text);
+    free(again);
+    ndx_graph_free(g);
+
+    test_allocator counting;
+    test_allocator_init(&counting);
+    ndx_session_options opt = {2, 0, &counting.base};
+    ndx_session *sess = test_session(back, &opt);
+    ndx_operation step = ndx_graph_find(back, "train");
+    ndx_output fed_ids = {ndx_graph_find(back, "ids"), 0}, fed_grad = {ndx_graph_find(back, "grad"), 0};
+    int32_t idx[N] = {2, 5, 2, 2, 0};
+    int calls = 0;
+    for (int k = 0; k < 4; k++) {
+        float gr[N * COLS];
+        fill_floats(&r, gr, N * COLS);
+        ndx_feed feeds[2] = {{fed_ids, ndx_tensor_make(NDX_INT32, 1, SHAPE(N), idx)},
+                             {fed_grad, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(N, COLS), gr)}};
+        assert_ok(ndx_session_run_targets(sess, 2, feeds, 0, NULL, 1, &step, &err), &err);
+        if (k == 0) calls = counting.calls;
+        assert_int_equal(counting.calls, calls);
+        naive_keras_adagrad(naive, naive_acc, COLS, lr, &eps, gr, idx, N);
+        ndx_tensor tv = ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(ROWS, COLS), direct);
+        ndx_tensor ta = ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(ROWS, COLS), direct_acc);
+        ndx_tensor tl = ndx_tensor_make(NDX_FLOAT32, 0, NULL, (void *)&lr);
+        ndx_tensor te = ndx_tensor_make(NDX_FLOAT32, 0, NULL, (void *)&eps);
+        assert_ok(ndx_sparse_apply_adagrad(&tv, &ta, &tl, &te, &feeds[1].value, &feeds[0].value,
+                                           NDX_APPLY_UPDATE_SLOTS | NDX_APPLY_SUM_DUPLICATES,
+                                           NULL, &err),
+                  &err);
+        float got[ROWS * COLS], got_acc[ROWS * COLS];
+        read_var(sess, ndx_graph_find(back, "var"), got, 2, SHAPE(ROWS, COLS));
+        read_var(sess, ndx_graph_find(back, "accum"), got_acc, 2,
+                 SHAPE(ROWS, COLS));
+        assert_memory_equal(got, direct, sizeof got);
+        assert_memory_equal(got_acc, direct_acc, sizeof got);
+        assert_memory_equal(got, naive, sizeof got);
+        assert_memory_equal(got_acc, naive_acc, sizeof got);
+    }
+    ndx_session_free(sess);
+    assert_int_equal(counting.live, 0);
+    ndx_graph_free(back);
+}
+
 /* ---- scatter-add of any index depth, assign-add and assign-sub ---------------------------- */
 
 static void scatter_and_assign(void **state) {
@@ -1011,6 +1113,7 @@ int main(void) {
         cmocka_unit_test(text_round_trip),
         cmocka_unit_test(same_bits_at_any_thread_count),
         cmocka_unit_test(repeated_runs_allocate_nothing),
+        cmocka_unit_test(summed_adagrad_in_a_session),
         cmocka_unit_test(memory_failures_change_nothing),
         cmocka_unit_test(large_initial_value),
         cmocka_unit_test(reads_follow_updates_in_build_order),

@@ -1,5 +1,6 @@
 /* test_sparse_apply.c — sparse_apply_sgd and sparse_apply_adagrad (V1 and V2, update_slots on
- * and off) against a naive sequential reference written here: one loop over the entries in
+ * and off; duplicates summed first as Keras's optimizer does are checked against a reference of
+ * Keras's tf.unique and unsorted_segment_sum) against a naive sequential reference written here: one loop over the entries in
  * index order, real dtypes computed in double and rounded to the element type after every step
  * (which gives exactly the element type's own arithmetic: double has more than twice the bits of
  * float, and float more than twice those of float16 and bfloat16, so the double rounding is
@@ -903,6 +904,210 @@ static void memory_is_the_index_scratch(void **state) {
     free_fixture(&f);
 }
 
+/* ---- duplicates summed first (NDX_APPLY_SUM_DUPLICATES, Keras's step) ------------------------- */
+
+/* Keras's step, written as Keras's optimizer does it: the distinct indices in order of first
+ * appearance (tf.unique), each one's gradient rows summed from zero in index order with every
+ * addition rounded to the dtype (tf.math.unsorted_segment_sum), then one kernel step per
+ * distinct index with that sum. Entries out of range are skipped. */
+static void reference_summed(step s, ndx_tensor *var, ndx_tensor *accum, const ndx_tensor *lr,
+                             const ndx_tensor *eps, const ndx_tensor *grad,
+                             const ndx_tensor *indices) {
+    int64_t rows = var->shape[0], inner = 1, n = indices->shape[0];
+    for (int d = 1; d < var->rank; d++) inner *= var->shape[d];
+    ndx_dtype dt = var->dtype;
+    double complex l = get(lr, 0), e = eps ? get(eps, 0) : 0;
+    /* unsorted_segment_sum: per row, zero plus its entries' rows in index order */
+    double complex *sum = test_calloc((size_t)(rows * inner + 1), sizeof *sum);
+    int64_t *first = test_malloc((size_t)(rows + 1) * sizeof *first);
+    for (int64_t r = 0; r < rows; r++) first[r] = -1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = test_get_index(indices, i);
+        if (r < 0 || r >= rows) continue;
+        if (first[r] < 0) first[r] = i;
+        for (int64_t j = 0; j < inner; j++) {
+            double complex g = sum[r * inner + j] + get(grad, i * inner + j);
+            if (!is_complex(dt)) g = round_to(dt, creal(g));
+            if (dt == NDX_COMPLEX64) g = CMPLX((float)creal(g), (float)cimag(g));
+            sum[r * inner + j] = g;
+        }
+    }
+    /* unique: one step per distinct row, with its sum */
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = test_get_index(indices, i);
+        if (r < 0 || r >= rows || first[r] != i) continue;
+        for (int64_t j = 0; j < inner; j++) {
+            int64_t at = r * inner + j;
+            double complex v = get(var, at), a = get(accum, at), g = sum[at];
+            if (is_complex(dt)) {
+                ref_complex(s, &v, &a, g, l, e);
+            } else {
+                double vr = creal(v), ar = creal(a);
+                ref_real(dt, s, inner == 1, &vr, &ar, creal(g), creal(l), creal(e));
+                v = vr;
+                a = ar;
+            }
+            put(var, at, v);
+            put(accum, at, a);
+        }
+    }
+    test_free(sum);
+    test_free(first);
+}
+
+static int summed_flags(step s) {
+    return NDX_APPLY_SUM_DUPLICATES | (s.update_slots ? NDX_APPLY_UPDATE_SLOTS : 0);
+}
+
+/* The issue's case as Keras computes it (tf.keras.optimizers.Adagrad(0.1), accumulators 0.1,
+ * epsilon 1e-7): var row 0 = [0, 0], grad rows for ids [0, 0] = [[1, -1], [2, -3]]:
+ *   summed g = [3, -4]; accum = 0.1 + 9 = 9.1, 0.1 + 16 = 16.1;
+ *   var = -0.1 * 3 / (sqrt(9.1) + 1e-7) = -0.099449..., +0.4 / (sqrt(16.1) + 1e-7) = 0.099689...
+ * where the step once per entry gives -0.1/sqrt(1.1) - 0.2/sqrt(5.1) = -0.183904... instead. */
+static void worked_summed_adagrad(void **state) {
+    (void)state;
+    float v[4] = {0, 0, 5, 5}, a[4] = {0.1f, 0.1f, 0.1f, 0.1f}, g[4] = {1, -1, 2, -3};
+    float lr = 0.1f, eps = 1e-7f;
+    int64_t idx[2] = {0, 0};
+    ndx_tensor var = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){2, 2}, v);
+    ndx_tensor accum = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){2, 2}, a);
+    ndx_tensor grad = ndx_tensor_make(NDX_FLOAT32, 2, (int64_t[]){2, 2}, g);
+    ndx_tensor lrt = ndx_tensor_make(NDX_FLOAT32, 0, NULL, &lr);
+    ndx_tensor et = ndx_tensor_make(NDX_FLOAT32, 0, NULL, &eps);
+    ndx_tensor it = ndx_tensor_make(NDX_INT64, 1, (int64_t[]){2}, idx);
+    ndx_error err;
+    assert_ok(ndx_sparse_apply_adagrad(&var, &accum, &lrt, &et, &grad, &it,
+                                       NDX_APPLY_UPDATE_SLOTS | NDX_APPLY_SUM_DUPLICATES, NULL,
+                                       &err),
+              &err);
+    assert_true(fabs(v[0] - -0.1 * 3 / (sqrt(9.1) + 1e-7)) < 1e-6);
+    assert_true(fabs(v[1] - 0.1 * 4 / (sqrt(16.1) + 1e-7)) < 1e-6);
+    assert_true(fabs(a[0] - 9.1) < 1e-5 && fabs(a[1] - 16.1) < 1e-5);
+    assert_true(v[2] == 5 && v[3] == 5 && a[2] == 0.1f && a[3] == 0.1f);
+    /* the raw kernel, once per entry: a different row 0 */
+    float v1[4] = {0, 0, 5, 5}, a1[4] = {0.1f, 0.1f, 0.1f, 0.1f};
+    var.data = v1;
+    accum.data = a1;
+    assert_ok(ndx_sparse_apply_adagrad(&var, &accum, &lrt, &et, &grad, &it,
+                                       NDX_APPLY_UPDATE_SLOTS, NULL, &err),
+              &err);
+    assert_true(fabs(v1[0] - (-0.1 / sqrt(1.1) - 0.2 / sqrt(5.1))) < 1e-6);
+    /* a flag ndx does not know */
+    assert_fails(ndx_sparse_apply_adagrad(&var, &accum, &lrt, &et, &grad, &it, 4, NULL, &err),
+                 &err, NDX_E_INVALID_ARGUMENT, "flags 4");
+}
+
+/* Every dtype, ranks 1 and 2, V1 and V2, with and without update_slots, many repeats, skipped
+ * entries, and 1 to 3 threads on sizes large enough for every path: the same bytes as the
+ * Keras reference (complex within a tolerance) and as each other. */
+static void summed_duplicates_against_keras_reference(void **state) {
+    (void)state;
+    test_rng r = {31};
+    const step steps[] = {{ADAGRAD_V1, 1}, {ADAGRAD_V1, 0}, {ADAGRAD_V2, 1}, {ADAGRAD_V2, 0}};
+    const struct {
+        int64_t rows, cols, entries;
+    } sizes[] = {{7, 0, 40}, {9, 3, 50}, {4096, 64, 16384}, {3, 2048, 200}, {2000, 5, 3000}};
+    for (int d = 0; d < APPLY_DTYPES; d++)
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            ndx_dtype dt = apply_dtypes[d];
+            if (sizes[z].entries > 1000 && dt != NDX_FLOAT32 && dt != NDX_BFLOAT16) continue;
+            int rank = sizes[z].cols ? 2 : 1;
+            int64_t shape[2] = {sizes[z].rows, sizes[z].cols};
+            int64_t gshape[2] = {sizes[z].entries, sizes[z].cols};
+            ndx_tensor var0 = test_tensor(dt, 0, rank, shape), accum0 = test_tensor(dt, 0, rank, shape);
+            ndx_tensor grad = test_tensor(dt, 0, rank, gshape);
+            ndx_tensor idx = test_tensor(z % 2 ? NDX_INT32 : NDX_INT64, 0, 1, &sizes[z].entries);
+            for (int64_t i = 0; i < sizes[z].entries; i++) /* half the entries on 7 hot rows */
+                test_set_index(&idx, i, rng_below(&r, rng_below(&r, 2) && sizes[z].rows > 7
+                                                          ? 7
+                                                          : sizes[z].rows));
+            fill(&r, &var0, -4, 4);
+            fill(&r, &accum0, 0.25, 4);
+            fill(&r, &grad, -1, 1);
+            ndx_tensor lr = scalar(dt, 0.01), eps = scalar(dt, 1e-3);
+            for (size_t st = 0; st < sizeof steps / sizeof steps[0]; st++) {
+                ndx_tensor want_var = copy_of(&var0), want_accum = copy_of(&accum0);
+                reference_summed(steps[st], &want_var, &want_accum, &lr, &eps, &grad, &idx);
+                ndx_tensor first = {0};
+                for (int threads = 1; threads <= 3; threads++) {
+                    ndx_tensor var = copy_of(&var0), accum = copy_of(&accum0);
+                    ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+                    ndx_error err;
+                    assert_ok(ndx_sparse_apply_adagrad(&var, &accum, &lr,
+                                                       steps[st].k == ADAGRAD_V2 ? &eps : NULL,
+                                                       &grad, &idx, summed_flags(steps[st]), &opt,
+                                                       &err),
+                              &err);
+                    assert_close(&var, &want_var, "var");
+                    assert_close(&accum, &want_accum, "accum");
+                    if (threads == 1)
+                        first = copy_of(&var);
+                    else
+                        assert_memory_equal(var.data, first.data, test_nbytes(&var));
+                    test_tensor_free(&var);
+                    test_tensor_free(&accum);
+                }
+                test_tensor_free(&first);
+                test_tensor_free(&want_var);
+                test_tensor_free(&want_accum);
+            }
+            /* bad entries skipped (bad_indices ignore) are in no sum */
+            int64_t n = sizes[z].entries;
+            test_set_index(&idx, n - 1, -3);
+            test_set_index(&idx, n / 2, sizes[z].rows + 5);
+            ndx_tensor want_var = copy_of(&var0), want_accum = copy_of(&accum0);
+            reference_summed(steps[2], &want_var, &want_accum, &lr, &eps, &grad, &idx);
+            ndx_tensor var = copy_of(&var0), accum = copy_of(&accum0);
+            ndx_options opt = test_options(2, NDX_BAD_INDICES_IGNORE);
+            ndx_error err;
+            assert_ok(ndx_sparse_apply_adagrad(&var, &accum, &lr, &eps, &grad, &idx,
+                                               summed_flags(steps[2]), &opt, &err),
+                      &err);
+            assert_close(&var, &want_var, "var (skipped entries)");
+            assert_close(&accum, &want_accum, "accum (skipped entries)");
+            /* and under the error policy they fail the call, writing nothing */
+            ndx_options strict = test_options(2, NDX_BAD_INDICES_ERROR);
+            ndx_tensor before = copy_of(&var);
+            assert_fails(ndx_sparse_apply_adagrad(&var, &accum, &lr, &eps, &grad, &idx,
+                                                  summed_flags(steps[2]), &strict, &err),
+                         &err, NDX_E_OUT_OF_RANGE, "is out of range");
+            assert_unchanged(&before, &var);
+            test_tensor_free(&before);
+            test_tensor_free(&var);
+            test_tensor_free(&accum);
+            test_tensor_free(&want_var);
+            test_tensor_free(&want_accum);
+            test_tensor_free(&var0);
+            test_tensor_free(&accum0);
+            test_tensor_free(&grad);
+            test_tensor_free(&idx);
+            test_tensor_free(&lr);
+            test_tensor_free(&eps);
+        }
+}
+
+/* The scratch of a summed call: 8 bytes per index for the rows, 8 for the links and a table of
+ * 8-byte buckets (a power of two, at least twice the indices): 4 indices take 32 + 32 + 64. */
+static void summed_scratch_is_charged(void **state) {
+    (void)state;
+    test_rng r = {32};
+    fixture f = make_fixture(&r);
+    ndx_options budget = {.max_memory = 128};
+    ndx_error err;
+    int flags = NDX_APPLY_UPDATE_SLOTS | NDX_APPLY_SUM_DUPLICATES;
+    assert_ok(ndx_sparse_apply_adagrad(&f.var, &f.accum, &f.lr, &f.eps, &f.grad, &f.idx, flags,
+                                       &budget, &err),
+              &err);
+    budget.max_memory--;
+    ndx_tensor gv = copy_of(&f.var);
+    assert_fails(ndx_sparse_apply_adagrad(&f.var, &f.accum, &f.lr, &f.eps, &f.grad, &f.idx, flags,
+                                          &budget, &err),
+                 &err, NDX_E_MEMORY_BUDGET, "index scratch");
+    assert_unchanged(&gv, &f.var);
+    test_tensor_free(&gv);
+    free_fixture(&f);
+}
+
 /* ---- indices changed by another thread ----------------------------------------------------------
  */
 
@@ -988,6 +1193,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(infer_agrees_on_random_inputs),
         cmocka_unit_test(memory_is_the_index_scratch),
         cmocka_unit_test(indices_mutated_during_calls),
+        cmocka_unit_test(worked_summed_adagrad),
+        cmocka_unit_test(summed_duplicates_against_keras_reference),
+        cmocka_unit_test(summed_scratch_is_charged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,14 +63,33 @@ static void learns_the_same_bits_at_1_and_2_threads(void **state) {
 
 /* The same training written as plain loops, independent of the graph, its gradients and the
  * apply op: per batch, pred = sum_k U[u][k] * V[i][k], d loss / d pred = 2 (pred - r), the rows'
- * gradients from the start-of-step tables, then Adagrad (V1) on U's rows and V's rows in batch
- * order. */
+ * gradients from the start-of-step tables, then Keras's Adagrad (V1) step: each row's gradient
+ * summed over the batch entries naming it (from zero, in batch order), then one step per row. */
 static float ref_u[USERS][RANK], ref_v[ITEMS][RANK], acc_u[USERS][RANK], acc_v[ITEMS][RANK];
 
 static void adagrad_row(float *var, float *acc, const float *g) {
     for (int k = 0; k < RANK; k++) {
         acc[k] += g[k] * g[k];
         var[k] -= 0.1f * g[k] * (1.0f / sqrtf(acc[k]));
+    }
+}
+
+/* One step on the rows `ids` names (a batch): each distinct row once, with the sum of its
+ * entries' gradient rows. */
+static void sum_and_step(float *table, float *acc, const int32_t *ids, float (*g)[RANK]) {
+    static float sum[USERS > ITEMS ? USERS : ITEMS][RANK];
+    static int touched[USERS > ITEMS ? USERS : ITEMS];
+    for (int n = 0; n < BATCH; n++) {
+        int r = ids[n];
+        if (!touched[r]) memset(sum[r], 0, sizeof sum[r]);
+        touched[r] = 1;
+        for (int k = 0; k < RANK; k++) sum[r][k] += g[n][k];
+    }
+    for (int n = 0; n < BATCH; n++) {
+        int r = ids[n];
+        if (!touched[r]) continue;
+        touched[r] = 0;
+        adagrad_row(table + r * RANK, acc + r * RANK, sum[r]);
     }
 }
 
@@ -95,10 +114,8 @@ static void train_with_loops(void) {
                     gv[n][k] = d * u[k];
                 }
             }
-            for (int n = 0; n < BATCH; n++)
-                adagrad_row(ref_u[users[at + n]], acc_u[users[at + n]], gu[n]);
-            for (int n = 0; n < BATCH; n++)
-                adagrad_row(ref_v[items[at + n]], acc_v[items[at + n]], gv[n]);
+            sum_and_step(&ref_u[0][0], &acc_u[0][0], users + at, gu);
+            sum_and_step(&ref_v[0][0], &acc_v[0][0], items + at, gv);
         }
 }
 

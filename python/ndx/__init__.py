@@ -80,6 +80,7 @@ from ._glue import (
     where,
     zeros_like,
 )
+from ._array import concat, expand_dims, ones, slice, squeeze, stack, zeros
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
 from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
 from ._tape import TapedArray
@@ -116,6 +117,7 @@ __all__ = [
     "range", "size", "shape", "less", "less_equal",
     "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "abs",
     "square", "sqrt", "math",
+    "ones", "zeros", "concat", "stack", "expand_dims", "squeeze", "slice",
     # gradients and variables
     "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable", "TapedArray",
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",

@@ -81,6 +81,15 @@ from ._glue import (
     where as where,
     zeros_like as zeros_like,
 )
+from ._array import (
+    concat as concat,
+    expand_dims as expand_dims,
+    ones as ones,
+    slice as slice,
+    squeeze as squeeze,
+    stack as stack,
+    zeros as zeros,
+)
 
 __version__: str
 

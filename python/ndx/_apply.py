@@ -50,13 +50,15 @@ def sparse_apply_sgd(var, lr, grad, indices, *, bad_indices=None, threads=None, 
 
 
 def sparse_apply_adagrad(var, accum, lr, grad, indices, epsilon=None, update_slots=True, *,
-                         bad_indices=None, threads=None, max_memory=None):
+                         sum_duplicates=False, bad_indices=None, threads=None, max_memory=None):
     """TensorFlow's ResourceSparseApplyAdagrad (epsilon None) or ...V2: for each i in order,
     with r = indices[i]: accum[r] += grad[i] * grad[i] (when update_slots), then
     var[r] -= lr * grad[i] * (1 / sqrt(accum[r])) (V1) or lr * grad[i] / (sqrt(accum[r]) +
-    epsilon) (V2). var and accum: NumPy arrays of one dtype and shape, updated in place (var is
-    returned), or ndx.Variables (inside a traced function: an update node). All or nothing, as
-    sparse_apply_sgd."""
+    epsilon) (V2). sum_duplicates=True is Keras's step instead (ndx.optimizers.Adagrad uses
+    it): the grad rows of a repeated index are summed first (from zero, in order, as
+    tf.math.unsorted_segment_sum) and its row stepped once with the sum. var and accum: NumPy
+    arrays of one dtype and shape, updated in place (var is returned), or ndx.Variables (inside
+    a traced function: an update node). All or nothing, as sparse_apply_sgd."""
     g = _trace.graph() if _trace.active else None
     if g is not None:
         if threads is not None or max_memory is not None:
@@ -65,9 +67,11 @@ def sparse_apply_adagrad(var, accum, lr, grad, indices, epsilon=None, update_slo
         type_ = "ResourceSparseApplyAdagrad" if epsilon is None else "ResourceSparseApplyAdagradV2"
         rest = [lr, grad, indices] if epsilon is None else [lr, epsilon, grad, indices]
         return _node(g, type_, [var, accum], rest, bad_indices,
-                     {"update_slots": bool(update_slots)})
+                     {"update_slots": bool(update_slots),
+                      "sum_duplicates": bool(sum_duplicates)})
     _eager([var, accum], lambda a: _ndx._sparse_apply_adagrad(
-        a[0], a[1], lr, epsilon, grad, indices, update_slots, bad_indices, threads, max_memory))
+        a[0], a[1], lr, epsilon, grad, indices, update_slots, bad_indices, threads, max_memory,
+        sum_duplicates))
     return var
 
 

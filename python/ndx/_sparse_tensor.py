@@ -7,11 +7,26 @@ from ._convert import BFloat16Array, _as_array
 __all__ = ["SparseTensor"]
 
 
-def _int64_array(x, what):
+# The plain kinds a conversion raises (an integer out of int64's range: InvalidArgumentError);
+# a caller's own exception classes pass through as they are.
+_PLAIN = (TypeError, ValueError, MemoryError, OverflowError, _ndx.InvalidArgumentError)
+
+
+def _part(x, what):
+    """x as an array, a plain conversion error named as every op names it ("SparseTensor:
+    indices: ..."; "out of memory converting it" for a MemoryError without words)."""
     try:
-        a = _as_array(x)
-    except _ndx.InvalidArgumentError as e:  # an integer out of int64's range: name the part
-        raise _ndx.InvalidArgumentError(f"SparseTensor: {what}: {e}") from e
+        return _as_array(x)
+    except _PLAIN as e:
+        if type(e) not in _PLAIN:
+            raise
+        text = str(e) or ("out of memory converting it" if type(e) is MemoryError
+                          else "cannot convert it")
+        raise type(e)(f"SparseTensor: {what}: {text}") from e
+
+
+def _int64_array(x, what):
+    a = _part(x, what)
     if isinstance(a, BFloat16Array) or a.dtype.kind not in "iu":
         raise TypeError(f"SparseTensor: {what} must hold integers, not {a.dtype}")
     return a.astype(np.int64, copy=False)
@@ -47,7 +62,7 @@ class SparseTensor:
             self._symbolic(_trace.graph(), indices, values, dense_shape)
             return
         indices = _int64_array(indices, "indices")
-        values = _as_array(values)
+        values = _part(values, "values")
         dense_shape = _int64_array(dense_shape, "dense_shape")
         self.indices, self.values, self.dense_shape = indices, values, dense_shape
         _ndx._sparse_check(self)  # InvalidArgumentError (a ValueError) for inconsistent parts

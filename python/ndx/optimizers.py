@@ -53,7 +53,8 @@ class Optimizer:
 class SGD(Optimizer):
     """Plain gradient descent, var -= learning_rate * grad (Keras SGD without momentum):
     sparse_apply_sgd for slices of depth 1, scatter_nd_add of -lr * values for deeper slices,
-    assign_sub for dense gradients."""
+    assign_sub for dense gradients. A repeated index steps its row once per entry, in order,
+    as Keras's SGD does (it scatter-adds -lr * grad without summing the entries first)."""
 
     def __init__(self, learning_rate=0.01, name="SGD"):
         super().__init__(learning_rate, name)
@@ -73,8 +74,10 @@ class Adagrad(Optimizer):
     """Adagrad (Keras's Adagrad: an accumulator per variable starting at
     initial_accumulator_value; epsilon=None gives TensorFlow 1's AdagradOptimizer, Adagrad V1):
     sparse_apply_adagrad on the rows of depth-1 slices, on every row for dense gradients (and
-    deeper slices, densified). The accumulators are Variables (`accumulators[var]`, named
-    accum_<var name>), created on the first step."""
+    deeper slices, densified). As Keras does, the rows of a repeated index are summed first and
+    the row stepped once with the sum (sum_duplicates=True); the raw kernel, which steps it once
+    per entry, is ndx.sparse_apply_adagrad's default. The accumulators are Variables
+    (`accumulators[var]`, named accum_<var name>), created on the first step."""
 
     def __init__(self, learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7,
                  name="Adagrad"):
@@ -99,6 +102,9 @@ class Adagrad(Optimizer):
         lr = _convert_to(self.learning_rate, var.dtype)
         eps = None if self.epsilon is None else _convert_to(self.epsilon, var.dtype)
         sparse = _depth1(grad)
-        if sparse is None:
-            sparse = (self._dense(grad, var), np.arange(var.shape[0], dtype=np.int64))
-        sparse_apply_adagrad(var, self._slot(var), lr, sparse[0], sparse[1], eps)
+        if sparse is None:  # every row once: Keras's dense step, no sum to take
+            rows = np.arange(var.shape[0], dtype=np.int64)
+            sparse_apply_adagrad(var, self._slot(var), lr, self._dense(grad, var), rows, eps)
+        else:
+            sparse_apply_adagrad(var, self._slot(var), lr, sparse[0], sparse[1], eps,
+                                 sum_duplicates=True)

@@ -249,16 +249,18 @@ PyObject *py_sparse_apply_sgd(PyObject *self, PyObject *const *args, Py_ssize_t 
 }
 
 /* _sparse_apply_adagrad(var, accum, lr, epsilon, grad, indices, update_slots, bad_indices,
- * threads, max_memory) -> var; epsilon None: Adagrad (V1). */
+ * threads, max_memory, sum_duplicates) -> var; epsilon None: Adagrad (V1). */
 PyObject *py_sparse_apply_adagrad(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     const char *op = "sparse_apply_adagrad";
     static const char *const names[] = {"lr", "epsilon", "grad", "indices"};
     ndx_options opt;
-    if (py_arity(nargs, 10, "_sparse_apply_adagrad") < 0 ||
+    if (py_arity(nargs, 11, "_sparse_apply_adagrad") < 0 ||
         py_options(op, args[7], "skip", args[8], args[9], &opt) < 0)
         return NULL;
-    int update_slots = PyObject_IsTrue(args[6]);
-    if (update_slots < 0) return NULL;
+    int update_slots = PyObject_IsTrue(args[6]), sum_duplicates = PyObject_IsTrue(args[10]);
+    if (update_slots < 0 || sum_duplicates < 0) return NULL;
+    int flags = (update_slots ? NDX_APPLY_UPDATE_SLOTS : 0) |
+                (sum_duplicates ? NDX_APPLY_SUM_DUPLICATES : 0);
     py_tensor var, accum, in[4];
     if (table_view(args[0], op, "var", &var) < 0) return NULL;
     if (table_view(args[1], op, "accum", &accum) < 0) {
@@ -276,7 +278,7 @@ PyObject *py_sparse_apply_adagrad(PyObject *self, PyObject *const *args, Py_ssiz
     ndx_status st;
     NDX_PY_CALL(py_bytes(&in[2].t), st,
                 ndx_sparse_apply_adagrad(&var.t, &accum.t, &in[0].t, v2 ? &in[1].t : NULL, &in[2].t,
-                                         &in[3].t, update_slots, &opt, &err));
+                                         &in[3].t, flags, &opt, &err));
     for (int i = 0; i < 4; i++) py_tensor_release(&in[i]);
     py_tensor_release(&var);
     py_tensor_release(&accum);

@@ -207,4 +207,57 @@ ndx_status ndx_where_infer(const ndx_spec *condition, ndx_spec *out, ndx_error *
 ndx_status ndx_where(const ndx_tensor *condition, const ndx_options *opt, ndx_tensor *out,
                      ndx_error *err);
 
+/* The end of reshape, expand_dims and squeeze: out (allocated when its data is NULL) gets
+ * tensor's bytes as `spec` (of the same element count, checked by the caller). */
+struct ndx_call;
+ndx_status glue_reshape_to(struct ndx_call *c, const ndx_tensor *tensor, const ndx_spec *spec,
+                           ndx_tensor *out);
+
+/* ---- joining and cutting (glue_array.c): every dtype, strings of one width too ------------ */
+
+/* concat(values, axis) (TF's ConcatV2): n >= 1 values of one dtype and rank >= 1, equal in every
+ * dim but `axis` (an int32 or int64 scalar, -rank <= axis < rank), joined along it. TF's checks
+ * and messages ("concat: dimension 1 in both shapes must be equal: values[0].shape = [2,3] vs.
+ * values[1].shape = [2,4]"). Infer: `axis` NULL when its value is not known (every dim unknown
+ * then); the axis dim is unknown when any value's is. */
+ndx_status ndx_concat_infer(int n, const ndx_spec *values, const ndx_spec *axis_spec,
+                            const ndx_tensor *axis, ndx_spec *out, ndx_error *err);
+ndx_status ndx_concat(int n, const ndx_tensor *values, const ndx_tensor *axis,
+                      const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* stack(values, axis) (TF's Pack): n >= 1 values of one dtype and shape, stacked along a new dim
+ * of n at `axis` (-(rank + 1) <= axis <= rank). */
+ndx_status ndx_stack_infer(int n, const ndx_spec *values, int axis, ndx_spec *out,
+                           ndx_error *err);
+ndx_status ndx_stack(int n, const ndx_tensor *values, int axis, const ndx_options *opt,
+                     ndx_tensor *out, ndx_error *err);
+
+/* slice(input, begin, size) (TF's Slice): the block of input starting at `begin` of `size`
+ * (vectors of one dtype, int32 or int64, of length rank(input)); 0 <= begin[i] <= dim i and
+ * 0 <= size[i] <= dim i - begin[i], or size[i] = -1 for "to the end". Infer: begin or size NULL
+ * when not known. */
+ndx_status ndx_slice_infer(const ndx_spec *input, const ndx_spec *begin_spec,
+                           const ndx_tensor *begin, const ndx_spec *size_spec,
+                           const ndx_tensor *size, ndx_spec *out, ndx_error *err);
+ndx_status ndx_slice(const ndx_tensor *input, const ndx_tensor *begin, const ndx_tensor *size,
+                     const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* expand_dims(input, axis) (TF's ExpandDims): input with a dim of 1 inserted at `axis` (an int32
+ * or int64 holding one value, -rank - 1 <= axis <= rank). Infer: axis NULL when not known. */
+ndx_status ndx_expand_dims_infer(const ndx_spec *input, const ndx_spec *axis_spec,
+                                 const ndx_tensor *axis, ndx_spec *out, ndx_error *err);
+ndx_status ndx_expand_dims(const ndx_tensor *input, const ndx_tensor *axis,
+                           const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* squeeze(input, squeeze_dims) (TF's Squeeze): input without the dims of 1 that squeeze_dims
+ * names, a set of axes as a bit mask (bit ndx_squeeze_bit(a) for axis a: a for 0 <= a < 16,
+ * 15 - a for -16 <= a < 0, so that a negative axis means the same at any rank); an empty set
+ * drops every dim of 1. A named dim that is not 1 is an error ("squeeze: can not squeeze dim[1],
+ * expected a dimension of 1, got 3"), as an axis out of [-rank, rank) is. */
+int ndx_squeeze_bit(int axis); /* -1 for an axis outside [-16, 16) */
+ndx_status ndx_squeeze_infer(const ndx_spec *input, uint32_t squeeze_dims, ndx_spec *out,
+                             ndx_error *err);
+ndx_status ndx_squeeze(const ndx_tensor *input, uint32_t squeeze_dims, const ndx_options *opt,
+                       ndx_tensor *out, ndx_error *err);
+
 #endif /* NDX_GLUE_H */

@@ -155,14 +155,19 @@ ndx_status ndx_reshape(const ndx_tensor *tensor, const ndx_tensor *shape, const 
     NDX_TRY(ndx_call_begin(&c, "reshape", opt, out, err));
     if (!tensor || !shape)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "reshape: tensor or shape is NULL");
-    size_t bytes;
-    NDX_TRY(ndx_tensor_check(tensor, "reshape: tensor", NULL, &bytes, err));
+    NDX_TRY(ndx_tensor_check(tensor, "reshape: tensor", NULL, NULL, err));
     NDX_TRY(ndx_tensor_check(shape, "reshape: shape", NULL, NULL, err));
     ndx_spec ts = ndx_spec_of(tensor), ss = ndx_spec_of(shape), os;
     NDX_TRY(ndx_reshape_infer(&ts, &ss, shape, &os, err));
-    ndx_tensor want = ndx_view_of_spec(&os);
+    return glue_reshape_to(&c, tensor, &os, out);
+}
+
+ndx_status glue_reshape_to(ndx_call *c, const ndx_tensor *tensor, const ndx_spec *spec,
+                           ndx_tensor *out) {
+    ndx_tensor want = ndx_view_of_spec(spec);
     int allocated;
-    NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
+    NDX_TRY(ndx_call_output(c, &want, out, 0, "out", &allocated));
+    size_t bytes = (size_t)ndx_tensor_count(tensor) * tensor->itemsize;
     if (bytes && out->data != tensor->data) memmove(out->data, tensor->data, bytes);
     return NDX_OK;
 }

@@ -51,6 +51,9 @@ int grad_is_complex(ndx_dtype dtype);
 #define G_STITCH(c, par, n, i, d)                                                                  \
     ndx_op_dynamic_stitch_at((c)->file, (c)->line, (c)->s, (par), (n), (i), (d))
 #define G_FILL(c, dims, v) ndx_op_fill_at((c)->file, (c)->line, (c)->s, (dims), (v))
+#define G_SLICE(c, x, b, size) ndx_op_slice_at((c)->file, (c)->line, (c)->s, (x), (b), (size))
+#define G_CONCAT(c, n, v, axis) ndx_op_concat_at((c)->file, (c)->line, (c)->s, (n), (v), (axis))
+#define G_SHAPE(c, x) ndx_op_shape_at((c)->file, (c)->line, (c)->s, (x), NDX_INT64)
 #define G_SUM(c, x, axes, keep)                                                                    \
     ndx_op_reduce_sum_at((c)->file, (c)->line, (c)->s, (x), (axes), (keep))
 
@@ -129,5 +132,9 @@ ndx_status grad_sparse_to_dense(ndx_scope s, ndx_operation op, const graph_grad 
                                 graph_grad *dxs);
 ndx_status grad_dense_to_sparse(ndx_scope s, ndx_operation op, const graph_grad *dys,
                                 graph_grad *dxs);
+/* (grad_array.c) */
+ndx_status grad_concat(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_pack(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_slice(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 
 #endif /* NDX_GRAD_UTIL_H */

@@ -141,6 +141,11 @@ static void mark_paths(const ndx_graph *g, uint32_t count, int ny, const ndx_out
     for (int r = 0; r < nranges; r++)
         for (uint32_t id = (uint32_t)ranges[r].begin + 1; id <= (uint32_t)ranges[r].end; id++)
             to_y[id] = 1;
+    /* A read of a variable stands for the variable, as its Variable node does: one read node
+     * serves every read between two updates, wherever it was built, and a tape that reads the
+     * variable inside its block follows it (TensorFlow runs a read op there). */
+    for (uint32_t id = 1; id <= count; id++)
+        if (g->nodes[id - 1]->kind == GRAPH_READ_VARIABLE) to_y[id] = 1;
     for (uint32_t id = 1; id <= count; id++) {
         const graph_node *n = g->nodes[id - 1];
         for (int i = 0; to_y[id] && i < n->num_inputs && !p->walk[id]; i++)

@@ -35,9 +35,10 @@ ndx_operation ndx_op_apply_sgd_at(const char *file, int line, ndx_scope s, ndx_o
 
 ndx_operation ndx_op_apply_adagrad_at(const char *file, int line, ndx_scope s, ndx_output var,
                                       ndx_output accum, ndx_output lr, const ndx_output *epsilon,
-                                      ndx_output grad, ndx_output indices, int update_slots) {
+                                      ndx_output grad, ndx_output indices, int flags) {
     graph_attrs a = {0};
-    a.update_slots = update_slots != 0;
+    a.update_slots = (flags & NDX_APPLY_UPDATE_SLOTS) != 0;
+    a.sum_duplicates = (flags & NDX_APPLY_SUM_DUPLICATES) != 0;
     ndx_output rows = row_numbers(file, line, s, indices);
     if (!epsilon) {
         ndx_output in[5] = {var, accum, lr, grad, rows};

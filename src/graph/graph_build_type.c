@@ -17,11 +17,14 @@ static ndx_operation refuse(const char *file, int line, ndx_scope s, const char 
     return failed;
 }
 
-/* The count of inputs a kind takes: as many as it takes, or `group` times its count. */
+/* The count of inputs a kind takes: as many as it takes, or `group` times its count (+ `trailing`). */
 static int arity_ok(const graph_kind_desc *d, int k, char *msg, size_t cap) {
-    if (d->group ? k > 0 && k % d->group == 0 : k >= d->min_inputs && k <= d->max_inputs) return 1;
+    if (d->group ? k - d->trailing > 0 && (k - d->trailing) % d->group == 0
+                 : k >= d->min_inputs && k <= d->max_inputs)
+        return 1;
     char want[32];
-    if (d->group == 2) snprintf(want, sizeof want, "an even number of");
+    if (d->trailing) snprintf(want, sizeof want, "more than %d", d->trailing);
+    else if (d->group == 2) snprintf(want, sizeof want, "an even number of");
     else if (d->group) snprintf(want, sizeof want, "a multiple of %d", d->group);
     else if (d->min_inputs == d->max_inputs) snprintf(want, sizeof want, "%d", d->min_inputs);
     else snprintf(want, sizeof want, "%d or %d", d->min_inputs, d->max_inputs);
@@ -49,6 +52,11 @@ static int attr_value_ok(const graph_attr_def *a, int64_t v, char *msg, size_t c
     case GRAPH_ATTR_DTYPE:
         if (v >= 0 && v < NDX_DTYPE_COUNT) return 1;
         snprintf(msg, cap, "attribute %s = %lld is not an ndx_dtype", a->name, (long long)v);
+        return 0;
+    case GRAPH_ATTR_AXES:
+        if (v >= 0 && v <= (int64_t)UINT32_MAX) return 1;
+        snprintf(msg, cap, "attribute %s = %lld is not a set of axes (a bit mask of 32 bits)",
+                 a->name, (long long)v);
         return 0;
     default:
         snprintf(msg, cap, "attribute %s is a Const's value: build constants with ndx_op_const",
@@ -81,7 +89,7 @@ static int read_attrs(const graph_kind_desc *d, int num_attrs, const ndx_attr *a
         }
         given |= 1u << i;
         if (!attr_value_ok(&d->attrs[i], attrs[j].value, msg, cap)) return 0;
-        *(int *)((char *)out + d->attrs[i].offset) = (int)attrs[j].value;
+        *(int *)((char *)out + d->attrs[i].offset) = (int)(uint32_t)attrs[j].value;
     }
     for (int i = 0; i < d->num_attrs; i++)
         if ((d->attrs[i].flags & GRAPH_ATTR_REQUIRED) && !(given & (1u << i))) {

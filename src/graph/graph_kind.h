@@ -68,6 +68,12 @@ typedef enum graph_kind {
     GRAPH_MIN,
     GRAPH_SELECT_V2,
     GRAPH_WHERE,
+    /* Joining and cutting along axes (graph_kinds_array.c). */
+    GRAPH_CONCAT,
+    GRAPH_PACK,
+    GRAPH_SLICE,
+    GRAPH_EXPAND_DIMS,
+    GRAPH_SQUEEZE,
     /* Variables and the nodes that update them (graph_kinds_state.c). */
     GRAPH_VARIABLE,
     GRAPH_APPLY_SGD,
@@ -92,6 +98,8 @@ typedef struct graph_attrs {
     int dtype;       /* cast: to; size, shape: out_type (an ndx_dtype) */
     int keep_dims;   /* sum, mean, max, min */
     int update_slots; /* ResourceSparseApplyAdagrad(V2) */
+    int squeeze_dims; /* squeeze: a set of axes (GRAPH_ATTR_AXES) */
+    int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
@@ -101,7 +109,8 @@ typedef enum graph_attr_type {
     GRAPH_ATTR_BOOL,   /* true | false */
     GRAPH_ATTR_POLICY, /* bad_indices: error | ignore (and `alias`, read as ignore) */
     GRAPH_ATTR_DTYPE,  /* a dtype's name */
-    GRAPH_ATTR_VALUE   /* a Const's value: [e, ...] or @NAME (graph_text.c, graph_parse_value.c) */
+    GRAPH_ATTR_VALUE,  /* a Const's value: [e, ...] or @NAME (graph_text.c, graph_parse_value.c) */
+    GRAPH_ATTR_AXES    /* a set of axes, [0, -1]: an int bit mask of ndx_squeeze_bit (glue.h) */
 } graph_attr_type;
 
 enum {
@@ -170,6 +179,8 @@ typedef struct graph_kind_desc {
      * inputs[k] for k = i / n ("indices[2]") or, with grouped_parts, "inputs[i % n].<part>". */
     int min_inputs, max_inputs, group;
     int grouped_parts;
+    int trailing;              /* with group > 0: inputs after the group * n (ConcatV2's axis),
+                                  named inputs[group + j] */
     const char *const *inputs;
     const char *count_name;    /* the builder's name of n or num_partitions ("n"), or NULL */
     int outputs;               /* a count, or GRAPH_OUTPUTS_COUNT */
@@ -218,6 +229,8 @@ extern const graph_kind_desc graph_kind_less, graph_kind_less_equal, graph_kind_
     graph_kind_logical_not, graph_kind_abs, graph_kind_square, graph_kind_sqrt;
 extern const graph_kind_desc graph_kind_mean, graph_kind_max, graph_kind_min,
     graph_kind_select_v2, graph_kind_where;
+extern const graph_kind_desc graph_kind_concat, graph_kind_pack, graph_kind_slice,
+    graph_kind_expand_dims, graph_kind_squeeze;
 extern const graph_kind_desc graph_kind_variable, graph_kind_apply_sgd, graph_kind_apply_adagrad,
     graph_kind_apply_adagrad_v2, graph_kind_scatter_add_var, graph_kind_assign_add_var,
     graph_kind_assign_sub_var, graph_kind_read_variable, graph_kind_assign_var;

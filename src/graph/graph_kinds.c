@@ -59,6 +59,11 @@ static const graph_kind_desc *const kinds[] = {
     &graph_kind_min,
     &graph_kind_select_v2,
     &graph_kind_where,
+    &graph_kind_concat,
+    &graph_kind_pack,
+    &graph_kind_slice,
+    &graph_kind_expand_dims,
+    &graph_kind_squeeze,
     &graph_kind_variable,
     &graph_kind_apply_sgd,
     &graph_kind_apply_adagrad,
@@ -95,9 +100,13 @@ void graph_input_name(graph_kind kind, int num_inputs, int i, char *buf, size_t 
     } else if (d->group == 0) {
         snprintf(buf, cap, "'%s'", d->inputs[i < d->max_inputs ? i : 0]);
     } else {
-        int n = num_inputs / d->group > 0 ? num_inputs / d->group : 1;
+        int grouped = num_inputs - d->trailing;
+        int n = grouped / d->group > 0 ? grouped / d->group : 1;
         int part = i / n < d->group ? i / n : d->group - 1;
-        if (d->grouped_parts)
+        int after = i - d->group * n; /* the index among the trailing inputs */
+        if (d->trailing && after >= 0)
+            snprintf(buf, cap, "'%s'", d->inputs[d->group + (after < d->trailing ? after : 0)]);
+        else if (d->grouped_parts)
             snprintf(buf, cap, "'inputs[%d].%s'", i % n, d->inputs[part]);
         else
             snprintf(buf, cap, "'%s[%d]'", d->inputs[part], i % n);

@@ -18,6 +18,7 @@
 #include "grad_util.h"
 #include "index.h"
 #include "string_width.h"
+#include "sparse_apply.h"
 
 /* ---- Variable ----------------------------------------------------------------------------- */
 
@@ -126,9 +127,11 @@ static ndx_status infer_on(const graph_node *n, const ndx_tensor *in, ndx_error 
 
 /* ---- the sparse optimizer steps ------------------------------------------------------------ */
 
-/* ndx.h: each index is read once into scratch of 8 bytes (the indices are the last input). */
+/* ndx.h: each index is read once into scratch of 8 bytes (the indices are the last input),
+ * and summing duplicates takes its links and table beside them. */
 static size_t apply_scratch(const graph_node *n, const ndx_tensor *in) {
-    return (size_t)in[n->num_inputs - 1].shape[0] * 8;
+    int64_t entries = in[n->num_inputs - 1].shape[0];
+    return entries > 0 ? sparse_apply_scratch_bytes(entries, n->attrs.sum_duplicates) : 0;
 }
 
 static ndx_status infer_apply_sgd(const graph_node *n, const ndx_spec *in,
@@ -184,12 +187,16 @@ static ndx_status run_apply_adagrad(const graph_node *n, const ndx_tensor *in,
                                     const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     (void)out;
     int v2 = graph_variant(n);
+    int flags = (n->attrs.update_slots ? NDX_APPLY_UPDATE_SLOTS : 0) |
+                (n->attrs.sum_duplicates ? NDX_APPLY_SUM_DUPLICATES : 0);
     return ndx_sparse_apply_adagrad(&in[0], &in[1], &in[2], v2 ? &in[3] : NULL, &in[3 + v2],
-                                    &in[4 + v2], n->attrs.update_slots, opt, err);
+                                    &in[4 + v2], flags, opt, err);
 }
 
 #define UPDATE_SLOTS                                                                          \
     {"update_slots", GRAPH_ATTR_BOOL, offsetof(graph_attrs, update_slots), 1, 0, 1, 0, NULL}
+#define SUM_DUPLICATES                                                                        \
+    {"sum_duplicates", GRAPH_ATTR_BOOL, offsetof(graph_attrs, sum_duplicates), 0, 0, 1, 0, NULL}
 
 static const char *const apply_adagrad_inputs[] = {"var", "accum", "lr", "grad", "indices"};
 static const char *const apply_adagrad_v2_inputs[] = {"var",  "accum", "lr",
@@ -197,7 +204,7 @@ static const char *const apply_adagrad_v2_inputs[] = {"var",  "accum", "lr",
 #define APPLY_ADAGRAD(KIND, TYPE, V2, INPUTS)                                                  \
     {.kind = KIND, .type = TYPE, .variant = V2, .min_inputs = 5 + V2, .max_inputs = 5 + V2,    \
      .inputs = INPUTS, .outputs = 0, .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES,        \
-     .num_attrs = 1, .attrs = {UPDATE_SLOTS}, .infer = infer_apply_adagrad,                   \
+     .num_attrs = 2, .attrs = {UPDATE_SLOTS, SUM_DUPLICATES}, .infer = infer_apply_adagrad,   \
      .run = run_apply_adagrad, .vars = 2, .check = check_apply_adagrad,                      \
      .scratch = apply_scratch}
 const graph_kind_desc graph_kind_apply_adagrad = APPLY_ADAGRAD(

@@ -92,6 +92,22 @@ static ndx_status read_word(parser *ps, const graph_attr_def *a, int *v) {
     return NDX_OK;
 }
 
+/* A set of axes `[a, b, ...]` (each in [-NDX_MAX_RANK, NDX_MAX_RANK)) into its bit mask. */
+static ndx_status read_axes(parser *ps, const graph_attr_def *a, int *v) {
+    uint32_t mask = 0;
+    NDX_TRY(gp_expect(ps, '[', "to open the list of axes"));
+    if (!gp_eat(ps, ']')) {
+        do {
+            int64_t axis;
+            NDX_TRY(gp_read_int(ps, -NDX_MAX_RANK, NDX_MAX_RANK - 1, &axis, a->name));
+            mask |= 1u << ndx_squeeze_bit((int)axis);
+        } while (gp_eat(ps, ','));
+        NDX_TRY(gp_expect(ps, ']', "to close the list of axes"));
+    }
+    *v = (int)mask;
+    return NDX_OK;
+}
+
 /* One attribute `key=value` of the kind's schema. */
 static ndx_status read_attr(parser *ps, node_line *nl) {
     const graph_kind_desc *d = graph_desc(nl->kind);
@@ -123,6 +139,7 @@ static ndx_status read_attr(parser *ps, node_line *nl) {
         NDX_TRY(gp_read_dtype(ps, &dt));
         *field = (int)dt;
         return NDX_OK;
+    case GRAPH_ATTR_AXES: return read_axes(ps, a, field);
     default: return read_word(ps, a, field);
     }
 }
@@ -154,12 +171,14 @@ static ndx_status check_declared(parser *ps, const node_line *nl) {
     return NDX_OK;
 }
 
-/* k inputs for a node of kind d: as many as it takes, or `group` times its count. */
+/* k inputs for a node of kind d: as many as it takes, or `group` times its count (+ `trailing`). */
 static ndx_status check_arity(parser *ps, const char *at, const graph_kind_desc *d, int k) {
-    int ok = d->group ? k > 0 && k % d->group == 0 : k >= d->min_inputs && k <= d->max_inputs;
+    int ok = d->group ? k - d->trailing > 0 && (k - d->trailing) % d->group == 0
+                      : k >= d->min_inputs && k <= d->max_inputs;
     if (ok) return NDX_OK;
     char want[32];
-    if (d->group == 2) snprintf(want, sizeof want, "an even number of");
+    if (d->trailing) snprintf(want, sizeof want, "more than %d", d->trailing);
+    else if (d->group == 2) snprintf(want, sizeof want, "an even number of");
     else if (d->group) snprintf(want, sizeof want, "a multiple of %d", d->group);
     else if (d->min_inputs == d->max_inputs) snprintf(want, sizeof want, "%d", d->min_inputs);
     else snprintf(want, sizeof want, "%d or %d", d->min_inputs, d->max_inputs);

@@ -14,6 +14,19 @@ static void write_ref(text_buf *b, const ndx_graph *g, ndx_output o) {
     if (o.index) tb_printf(b, ":%d", o.index);
 }
 
+/* A set of axes as a list: the non-negative ones ascending, then the negative ones (-1, -2,
+ * ...). */
+static void write_axes(text_buf *b, uint32_t mask) {
+    tb_put(b, "[", 1);
+    int first = 1;
+    for (int bit = 0; bit < 2 * NDX_MAX_RANK; bit++) {
+        if (!(mask >> bit & 1u)) continue;
+        tb_printf(b, "%s%d", first ? "" : ", ", bit < NDX_MAX_RANK ? bit : NDX_MAX_RANK - 1 - bit);
+        first = 0;
+    }
+    tb_put(b, "]", 1);
+}
+
 /* The attributes of n's kind's schema, in its order: those that differ from their defaults and
  * those always written. */
 static void write_attrs(text_buf *b, const graph_node *n) {
@@ -35,6 +48,7 @@ static void write_attrs(text_buf *b, const graph_node *n) {
         case GRAPH_ATTR_INT: tb_printf(b, "%d", v); break;
         case GRAPH_ATTR_BOOL: tb_printf(b, "%s", v ? "true" : "false"); break;
         case GRAPH_ATTR_POLICY: tb_printf(b, "%s", v ? "ignore" : "error"); break;
+        case GRAPH_ATTR_AXES: write_axes(b, (uint32_t)v); break;
         default: tb_printf(b, "%s", ndx_dtype_name((ndx_dtype)v)); break;
         }
     }

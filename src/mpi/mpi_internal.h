@@ -45,7 +45,7 @@ MPI_HIDDEN ndx_status mpi_checked(int rc, const char *op, int rank, const char *
 
 /* agree.c: what every rank of a collective call must pass alike (the call itself, the op, a
  * table's description), agreed in the same reduction that agrees on failure. */
-#define MPI_SHARED_MAX (4 + NDX_MAX_RANK)
+#define MPI_SHARED_MAX (5 + NDX_MAX_RANK)
 typedef struct mpi_shared {
     int count;                      /* values in use: the same on every rank at the same point */
     int first_is_call;              /* value[0] tells which collective a rank called, so a

@@ -10,10 +10,18 @@
 #define OP "ndx_mpi_table_create"
 
 /* What every rank must pass alike, agreed with the outcome in one reduction (agree.c). */
-enum { DESC_DTYPE, DESC_STRATEGY, DESC_NUM_ROWS, DESC_ROW_RANK, DESC_SHAPE, DESC_LEN = DESC_SHAPE + NDX_MAX_RANK };
+enum {
+    DESC_DTYPE,
+    DESC_STRATEGY,
+    DESC_NUM_ROWS,
+    DESC_ROW_RANK,
+    DESC_SHAPE_NULL, /* 1: row_shape is NULL where row_rank needs one (then no dims are shared) */
+    DESC_SHAPE,
+    DESC_LEN = DESC_SHAPE + NDX_MAX_RANK
+};
 
 static void desc_name(char *buf, size_t cap, int field) {
-    static const char *const names[] = {"dtype", "strategy", "num_rows", "row_rank"};
+    static const char *const names[] = {"dtype", "strategy", "num_rows", "row_rank", "row_shape"};
     if (field < DESC_SHAPE)
         snprintf(buf, cap, "%s", names[field]);
     else
@@ -25,11 +33,14 @@ static void desc_show(char *buf, size_t cap, int field, int64_t value) {
         snprintf(buf, cap, "%s", ndx_dtype_name((ndx_dtype)value));
     else if (field == DESC_STRATEGY && (value == NDX_MPI_MOD || value == NDX_MPI_DIV))
         snprintf(buf, cap, "\"%s\"", ndx_mpi_strategy_name((ndx_mpi_strategy)value));
+    else if (field == DESC_SHAPE_NULL)
+        snprintf(buf, cap, "%s", value ? "NULL" : "an array");
     else
         snprintf(buf, cap, "%lld", (long long)value);
 }
 
-/* This rank's description (row_shape only as far as row_rank is valid and row_shape there). */
+/* This rank's description (row_shape only as far as row_rank is valid and row_shape there: a
+ * NULL row_shape is said as such, never as dims of 0 that the rank did not pass). */
 static mpi_shared describe(ndx_dtype dtype, int64_t num_rows, int row_rank,
                            const int64_t *row_shape, ndx_mpi_strategy strategy) {
     mpi_shared d;
@@ -41,6 +52,7 @@ static mpi_shared describe(ndx_dtype dtype, int64_t num_rows, int row_rank,
     d.value[DESC_STRATEGY] = strategy;
     d.value[DESC_NUM_ROWS] = num_rows;
     d.value[DESC_ROW_RANK] = row_rank;
+    d.value[DESC_SHAPE_NULL] = row_rank > 0 && !row_shape;
     for (int i = 0; row_shape && row_rank <= NDX_MAX_RANK && i < row_rank; i++)
         d.value[DESC_SHAPE + i] = row_shape[i];
     return d;
@@ -64,10 +76,12 @@ static ndx_status check_local(ndx_mpi_table *t, ndx_dtype dtype, int64_t num_row
     if (num_rows < 0 || num_rows > INT64_MAX - t->size)
         return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": num_rows %lld on rank %d is out of range",
                         (long long)num_rows, t->rank);
-    if (row_rank < 0 || row_rank >= NDX_MAX_RANK || (row_rank > 0 && !row_shape))
-        return mpi_fail(err, NDX_E_INVALID_ARGUMENT,
-                        OP ": row_rank %d on rank %d is not in [0, %d) (or row_shape is NULL)",
+    if (row_rank < 0 || row_rank >= NDX_MAX_RANK)
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT, OP ": row_rank %d on rank %d is not in [0, %d)",
                         row_rank, t->rank, NDX_MAX_RANK);
+    if (row_rank > 0 && !row_shape)
+        return mpi_fail(err, NDX_E_INVALID_ARGUMENT,
+                        OP ": row_shape is NULL on rank %d, but row_rank is %d", t->rank, row_rank);
     t->dtype = dtype;
     t->itemsize = ndx_dtype_size(dtype);
     t->row_rank = row_rank;

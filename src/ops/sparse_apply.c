@@ -14,7 +14,12 @@
  *
  * Every element of var and accum has exactly one owner, which applies the entries reaching it in
  * index order, so duplicates accumulate in order and the result is the same bytes at any thread
- * count. */
+ * count.
+ *
+ * Summing duplicates (Adagrad's NDX_APPLY_SUM_DUPLICATES, Keras's way): after the check, one
+ * pass links each entry to the next one naming the same row and leaves only each row's first
+ * entry in the slots; its owner adds up the gradient rows along the link (from zero, in entry
+ * order, per block of columns on its stack) and applies the sum once. */
 #include <stdio.h>
 
 #include "sparse_apply.h"
@@ -29,6 +34,8 @@
 /* Index entries per worker when reading them. */
 #define READ_GRAIN ((int64_t)1 << 17)
 #define READ_BLOCK 1024
+/* Bytes of a summed gradient row held on the stack at once. */
+#define SUM_BLOCK 1024
 _Static_assert((AHEAD & (AHEAD - 1)) == 0, "the ring needs a power of two");
 
 /* ---- the indices, read once ------------------------------------------------------------------ */
@@ -96,6 +103,71 @@ static ndx_status read_indices(const ndx_call *c, const char *op, const ndx_tens
     return NDX_OK;
 }
 
+/* ---- duplicates, summed ---------------------------------------------------------------------- */
+
+/* Buckets of the table that finds an entry's earlier entries of the same row: a power of two,
+ * at least twice the entries (so a probe ends soon). 0 when entries is too large. */
+static uint64_t duplicate_buckets(int64_t entries) {
+    uint64_t cap = 2;
+    while (cap < 2 * (uint64_t)entries) {
+        if (cap > ((uint64_t)1 << 58)) return 0;
+        cap <<= 1;
+    }
+    return cap;
+}
+
+size_t sparse_apply_scratch_bytes(int64_t entries, int sum_duplicates) {
+    size_t slots, links, table;
+    if (!ndx_bytes_of(entries, sizeof(int64_t), &slots)) return 0;
+    if (!sum_duplicates) return slots;
+    uint64_t cap = duplicate_buckets(entries);
+    if (cap == 0 || cap > (uint64_t)INT64_MAX || !ndx_bytes_of((int64_t)cap, 8, &table) ||
+        !ndx_bytes_of(entries, sizeof(int64_t), &links) || slots > SIZE_MAX - links ||
+        slots + links > SIZE_MAX - table)
+        return 0;
+    return slots + links + table;
+}
+
+/* Links every entry to the next entry of its row (next[e], -1 after the row's last), then leaves
+ * only each row's first entry in the slots (the others -1: the run skips them and reaches them
+ * through the links). Built from the last entry back, so the table (entry numbers keyed by row,
+ * open addressing) always holds the nearest later entry of a row. Serial and O(entries). */
+static void link_duplicates(int64_t *slots, int64_t *next, int64_t *table, uint64_t cap,
+                            int64_t entries) {
+    memset(table, 0xff, (size_t)cap * sizeof *table); /* -1: empty */
+    int shift = 64;
+    for (uint64_t c = cap; c > 1; c >>= 1) shift--;
+    for (int64_t e = entries - 1; e >= 0; e--) {
+        int64_t r = slots[e];
+        next[e] = -1;
+        if (r < 0) continue; /* skipped (bad_indices ignore) */
+        uint64_t h = ((uint64_t)r * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
+        while (table[h] >= 0 && slots[table[h]] != r) h = (h + 1) & (cap - 1);
+        next[e] = table[h];
+        table[h] = e;
+    }
+    for (int64_t e = 0; e < entries; e++)
+        if (slots[e] >= 0)
+            for (int64_t f = next[e]; f >= 0; f = next[f]) slots[f] = -1;
+}
+
+/* Applies to columns [c0, c0 + n) of one row the sum of the gradient rows of `entry` and every
+ * later entry linked to it: zero, plus each in entry order (tf.math.unsorted_segment_sum), held
+ * per SUM_BLOCK bytes on the stack. */
+static void apply_summed(const apply_plan *p, unsigned char *var, unsigned char *accum,
+                         int64_t entry, size_t off, int64_t n) {
+    _Alignas(64) unsigned char sum[SUM_BLOCK];
+    int64_t per_block = (int64_t)(SUM_BLOCK / p->itemsize);
+    for (int64_t j0 = 0; j0 < n; j0 += per_block) {
+        int64_t m = n - j0 < per_block ? n - j0 : per_block;
+        size_t at = (size_t)j0 * p->itemsize;
+        memset(sum, 0, (size_t)m * p->itemsize);
+        for (int64_t e = entry; e >= 0; e = p->next[e])
+            p->add(sum, p->grad + (size_t)e * p->row_bytes + off + at, m);
+        p->row(var + at, accum ? accum + at : NULL, sum, m, &p->consts);
+    }
+}
+
 /* ---- the runs ------------------------------------------------------------------------------- */
 
 /* Applies, in entry order, the entries whose row lies in [r0, r1) to columns [c0, c1) of that
@@ -123,8 +195,12 @@ static void apply_range(const apply_plan *p, int64_t r0, int64_t r1, int64_t c0,
         }
         if (queued == 0) return;
         size_t at = (size_t)slot[head] * rb + off;
-        p->row(p->var + at, p->accum ? p->accum + at : NULL,
-               p->grad + (size_t)entry[head] * rb + off, c1 - c0, &p->consts);
+        if (p->next)
+            apply_summed(p, p->var + at, p->accum ? p->accum + at : NULL, entry[head], off,
+                         c1 - c0);
+        else
+            p->row(p->var + at, p->accum ? p->accum + at : NULL,
+                   p->grad + (size_t)entry[head] * rb + off, c1 - c0, &p->consts);
         head = (head + 1) & (AHEAD - 1);
         queued--;
     }
@@ -222,12 +298,13 @@ static ndx_status check_views(const char *op, const apply_args *a, ndx_error *er
     return NDX_OK;
 }
 
-static ndx_status sparse_apply(const char *op, const apply_args *a, int update_slots,
+static ndx_status sparse_apply(const char *op, const apply_args *a, int flags,
                                const ndx_options *opt, ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin_outs(&c, op, opt, err));
     NDX_TRY(check_views(op, a, err));
     const ndx_tensor *var = a->var;
+    int summing = (flags & NDX_APPLY_SUM_DUPLICATES) != 0;
     apply_plan p;
     memset(&p, 0, sizeof p);
     p.var = var->data;
@@ -240,18 +317,26 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int update_s
     p.row_bytes = (size_t)p.inner * var->itemsize;
     p.threads = c.threads;
     if (p.entries == 0) return NDX_OK;
-    size_t scratch_bytes;
-    if (!ndx_bytes_of(p.entries, sizeof(int64_t), &scratch_bytes))
+    size_t scratch_bytes = sparse_apply_scratch_bytes(p.entries, summing);
+    if (scratch_bytes == 0)
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: %lld indices need more scratch than fits", op,
                         (long long)p.entries);
     void *scratch;
     NDX_TRY(ndx_call_scratch(&c, scratch_bytes, 0, "index scratch", &scratch));
-    p.slots = scratch;
-    ndx_status s = read_indices(&c, op, a->indices, var, p.entries, scratch);
+    int64_t *slots = scratch;
+    p.slots = slots;
+    ndx_status s = read_indices(&c, op, a->indices, var, p.entries, slots);
     if (s == NDX_OK && p.inner > 0) {
+        if (summing) {
+            int64_t *next = slots + p.entries;
+            link_duplicates(slots, next, next + p.entries, duplicate_buckets(p.entries),
+                            p.entries);
+            p.next = next;
+            p.add = sparse_apply_adder(var->dtype);
+        }
         p.consts.lr = sparse_apply_read_scalar(var->dtype, a->lr->data);
         if (a->epsilon) p.consts.epsilon = sparse_apply_read_scalar(var->dtype, a->epsilon->data);
-        p.consts.update_slots = update_slots != 0;
+        p.consts.update_slots = (flags & NDX_APPLY_UPDATE_SLOTS) != 0;
         p.row = sparse_apply_kernel(a->accum ? APPLY_ADAGRAD : APPLY_SGD, var->dtype,
                                     a->epsilon != NULL, p.inner == 1);
         p.path = choose_path(&p);
@@ -269,13 +354,19 @@ ndx_status ndx_sparse_apply_sgd(const ndx_tensor *var, const ndx_tensor *lr, con
 
 ndx_status ndx_sparse_apply_adagrad(const ndx_tensor *var, const ndx_tensor *accum,
                                     const ndx_tensor *lr, const ndx_tensor *epsilon,
-                                    const ndx_tensor *grad, const ndx_tensor *indices,
-                                    int update_slots, const ndx_options *opt, ndx_error *err) {
+                                    const ndx_tensor *grad, const ndx_tensor *indices, int flags,
+                                    const ndx_options *opt, ndx_error *err) {
     apply_args a = {var, accum, lr, epsilon, grad, indices};
     const char *op = "sparse_apply_adagrad";
     if (!accum) {
         ndx_error_clear(err);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: accum is NULL", op);
     }
-    return sparse_apply(op, &a, update_slots, opt, err);
+    if (flags & ~(NDX_APPLY_UPDATE_SLOTS | NDX_APPLY_SUM_DUPLICATES)) {
+        ndx_error_clear(err);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: flags %d has bits other than NDX_APPLY_UPDATE_SLOTS and "
+                        "NDX_APPLY_SUM_DUPLICATES", op, flags);
+    }
+    return sparse_apply(op, &a, flags, opt, err);
 }

@@ -50,6 +50,13 @@ typedef void (*apply_row_fn)(unsigned char *var, unsigned char *accum, const uns
  * has_epsilon picks V2, and `single` (one element per row) V1's division form. */
 apply_row_fn sparse_apply_kernel(apply_kind kind, ndx_dtype dtype, int has_epsilon, int single);
 
+/* Adds one gradient row into a sum row of n elements, each sum rounded to the element type
+ * (as tf.math.unsorted_segment_sum adds): sum += grad. */
+typedef void (*apply_add_fn)(unsigned char *sum, const unsigned char *grad, int64_t n);
+
+/* The adder on `dtype` (a dtype sparse_apply_dtype_ok accepts). */
+apply_add_fn sparse_apply_adder(ndx_dtype dtype);
+
 /* Reads a scalar of `dtype` at p (once) into the compute type. */
 apply_scalar sparse_apply_read_scalar(ndx_dtype dtype, const void *p);
 
@@ -65,6 +72,9 @@ typedef struct apply_plan {
     unsigned char *var, *accum; /* accum NULL for sgd */
     const unsigned char *grad;
     const int64_t *slots; /* the checked row of every entry (scratch), -1: skipped */
+    const int64_t *next;  /* summing duplicates: the next entry naming the same row, -1 after
+                             the last (a row's later entries are skipped in slots); else NULL */
+    apply_add_fn add;     /* summing duplicates: the dtype's adder */
     int64_t entries;      /* len(indices) */
     int64_t rows;         /* var.shape[0] */
     int64_t inner;        /* elements per row */
@@ -74,5 +84,11 @@ typedef struct apply_plan {
     int threads;
     apply_path path;
 } apply_plan;
+
+/* The scratch of one call with `entries` indices (> 0): the checked rows, 8 bytes each, and
+ * when summing duplicates the links between entries of one row (8 bytes each) and a hash table
+ * of 8-byte buckets (a power of two, at least twice the entries). 0 when it overflows size_t.
+ * The graph's update kinds reserve this before a run (graph_kinds_state.c). */
+size_t sparse_apply_scratch_bytes(int64_t entries, int sum_duplicates);
 
 #endif /* NDX_SPARSE_APPLY_H */

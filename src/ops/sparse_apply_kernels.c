@@ -81,6 +81,20 @@ ELEMENT(c128, cdouble, cdouble, AS_IS, AS_IS)
     ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_rsqrt, t *tag##_round(one / root))                  \
     ADAGRAD_KERNEL(tag, S, C, F, SQRT, adagrad_div, t / root)
 
+/* sum += g, rounded to the element type: the sum a row's duplicate entries add up to. */
+#define ADD_KERNEL(tag, S, C)                                                                      \
+    static void add_##tag(unsigned char *restrict sum, const unsigned char *restrict grad,         \
+                          int64_t n) {                                                             \
+        for (int64_t j = 0; j < n; j++)                                                            \
+            tag##_store(sum + j * S, tag##_load(sum + j * S) + tag##_load(grad + j * S));          \
+    }
+ADD_KERNEL(f16, 2, float)
+ADD_KERNEL(bf16, 2, float)
+ADD_KERNEL(f32, 4, float)
+ADD_KERNEL(f64, 8, double)
+ADD_KERNEL(c64, 8, cfloat)
+ADD_KERNEL(c128, 16, cdouble)
+
 APPLY_KERNELS(f16, 2, float, f, sqrtf)
 APPLY_KERNELS(bf16, 2, float, f, sqrtf)
 APPLY_KERNELS(f32, 4, float, f, sqrtf)
@@ -104,6 +118,18 @@ apply_row_fn sparse_apply_kernel(apply_kind kind, ndx_dtype dtype, int has_epsil
     case NDX_FLOAT64: PICK(f64);
     case NDX_COMPLEX64: PICK(c64);
     case NDX_COMPLEX128: PICK(c128);
+    default: return NULL;
+    }
+}
+
+apply_add_fn sparse_apply_adder(ndx_dtype dtype) {
+    switch (dtype) {
+    case NDX_FLOAT16: return add_f16;
+    case NDX_BFLOAT16: return add_bf16;
+    case NDX_FLOAT32: return add_f32;
+    case NDX_FLOAT64: return add_f64;
+    case NDX_COMPLEX64: return add_c64;
+    case NDX_COMPLEX128: return add_c128;
     default: return NULL;
     }
 }

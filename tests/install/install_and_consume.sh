@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build in $1 into a scratch prefix with `cmake --install`, then builds a separate
-# project against it twice: with find_package(ndx) (shared and static) and with pkg-config.
+# project against it twice: with find_package(ndx) (shared and static) and with pkg-config; and
+# checks that `man ndx` shows the installed manual page (tests/install/man_page.sh).
 #   install_and_consume.sh BUILD_DIR SOURCE_DIR [SANITIZE]
 set -euo pipefail
 build=$1 src=$2 sanitize=${3:-}
@@ -27,6 +28,10 @@ fi
 cc $flags -o "$work/consumer_pc" "$src/tests/install/consumer/main.c" $(pkg-config --cflags --libs ndx)
 "$work/consumer_pc"
 echo "install: find_package(ndx) and pkg-config both work"
+# The manual page, when the command was built and installed with it.
+if [ -x "$work/prefix/bin/ndx" ]; then
+  bash "$src/tests/install/man_page.sh" "$work/prefix"
+fi
 
 # Every program under examples/ is shown in the README as it is, builds against the installed
 # package and prints exactly its .expected file (written by hand from TensorFlow's semantics).

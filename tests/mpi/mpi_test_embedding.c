@@ -461,10 +461,12 @@ static int unchanged(const ndx_mpi_table *t, const void *copy, size_t bytes) {
 
 /* Creates a float32 table of 10 rows of [3, 2] (mod) on every rank, rank 1 passing one argument
  * that differs: `kind` 0 num_rows (11), 1 dtype (int32), 2 the row shape ([3, 4]), 3 the
- * strategy (div), 4 the row rank (1), 5 dtype (bool). *bt is set to a non-NULL pointer first: a
- * failed create must set it back to NULL. */
+ * strategy (div), 4 the row rank (1), 5 dtype (bool), 6 a NULL row_shape, 7 a NULL row_shape
+ * on every rank. *bt is set to a non-NULL pointer first: a failed create must set it back to
+ * NULL. */
 static ndx_status create_disagreeing(int kind, ndx_mpi_table **bt, ndx_error *err) {
     int64_t rs[2] = {3, 2}, rows_n = 10;
+    const int64_t *shape = kind == 7 ? NULL : rs;
     ndx_dtype dt = NDX_FLOAT32;
     ndx_mpi_strategy strat = NDX_MPI_MOD;
     int rrank = 2;
@@ -475,9 +477,10 @@ static ndx_status create_disagreeing(int kind, ndx_mpi_table **bt, ndx_error *er
         if (kind == 3) strat = NDX_MPI_DIV;
         if (kind == 4) rrank = 1;
         if (kind == 5) dt = NDX_BOOL;
+        if (kind == 6) shape = NULL;
     }
     *bt = (ndx_mpi_table *)err;
-    return ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, rs, strat, NULL, bt, err);
+    return ndx_mpi_table_create(MPI_COMM_WORLD, dt, rows_n, rrank, shape, strat, NULL, bt, err);
 }
 
 static void test_bad_input(void) {
@@ -679,19 +682,30 @@ static void test_arguments_agreed(void) {
     free(before);
     ndx_mpi_table_free(t);
 
-    /* Creation: the argument that differs is named, with both values. */
-    static const char *const what[5] = {"num_rows: rank 1 passed 11 but rank 0 passed 10",
+    /* Creation: the argument that differs is named, with both values (a NULL row_shape as
+     * NULL, not as dims it does not have). */
+    static const char *const what[7] = {"num_rows: rank 1 passed 11 but rank 0 passed 10",
                                         "dtype: rank 1 passed int32 but rank 0 passed float32",
                                         "row_shape[1]: rank 1 passed 4 but rank 0 passed 2",
                                         "strategy: rank 1 passed \"div\" but rank 0 passed \"mod\"",
-                                        "row_rank: rank 1 passed 1 but rank 0 passed 2"};
-    for (int kind = 0; kind < 5 && size_ >= 2; kind++) {
+                                        "row_rank: rank 1 passed 1 but rank 0 passed 2",
+                                        NULL,
+                                        "row_shape: rank 1 passed NULL but rank 0 passed an array"};
+    for (int kind = 0; kind < 7 && size_ >= 2; kind++) {
+        if (!what[kind]) continue;
         ndx_mpi_table *bt;
         st = create_disagreeing(kind, &bt, &err);
         snprintf(want, sizeof want, "ndx_mpi_table_create: the ranks disagree on %s", what[kind]);
         CHECK(st == NDX_E_INVALID_ARGUMENT && bt == NULL && strcmp(err.message, want) == 0,
               "create differs %d: %d '%s'", kind, st, err.message);
     }
+    /* Every rank passing a NULL row_shape with row_rank 2: the lowest rank's own error. */
+    ndx_mpi_table *bt;
+    st = create_disagreeing(7, &bt, &err);
+    CHECK(st == NDX_E_INVALID_ARGUMENT && bt == NULL &&
+              strcmp(err.message, "ndx_mpi_table_create: row_shape is NULL on rank 0, but "
+                                  "row_rank is 2") == 0,
+          "NULL row_shape: %d '%s'", st, err.message);
 }
 
 /* ---- every agreed error names the rank at fault ------------------------------------------- */

@@ -720,6 +720,29 @@ def test_sparse_tensor_with_inconsistent_parts(parts):
     assert isinstance(e.value, ValueError) and "SparseTensor" in str(e.value)
 
 
+class _OutOfMemory:
+    """Converting it runs out of memory (a MemoryError without words, as NumPy raises)."""
+
+    def __array__(self, *args, **kwargs):
+        raise MemoryError()
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_sparse_tensor_names_the_part_it_could_not_convert(at):
+    parts = [[[0, 1]], [1.0], [2, 2]]
+    what = ["indices", "values", "dense_shape"][at]
+    parts[at] = _OutOfMemory()
+    with pytest.raises(MemoryError) as e:
+        ndx.SparseTensor(*parts)
+    assert str(e.value) == f"SparseTensor: {what}: out of memory converting it"
+    with pytest.raises(MemoryError, match=r"^gather_nd: params: out of memory converting it$"):
+        ndx.gather_nd(_OutOfMemory(), [[0]])  # the words every op uses
+    parts[at] = [[2**70]] if at == 0 else parts[at]
+    if at == 0:  # an integer past int64 still names its part
+        with pytest.raises(ndx.InvalidArgumentError, match=r"^SparseTensor: indices: "):
+            ndx.SparseTensor(*parts)
+
+
 def test_scatter_nd_empty_shape_is_a_scalar_shape():
     got = ndx.scatter_nd(np.zeros((2, 0), np.int32), np.array([1.5, 2.0]), [])
     assert got.shape == () and got == 3.5  # both updates land on the one element

@@ -29,6 +29,17 @@ def adagrad_loop(var, accum, lr, grad, indices, epsilon=None):
     return var, accum
 
 
+def keras_adagrad(var, accum, lr, grad, indices, epsilon):
+    """Keras's Adagrad step on IndexedSlices, as its optimizer writes it: the distinct indices
+    (tf.unique), each one's gradient rows summed from zero in order (tf.math.unsorted_segment_sum,
+    in the dtype), then the kernel once per distinct index with that sum."""
+    distinct = list(dict.fromkeys(int(r) for r in indices))
+    summed = np.zeros((len(distinct),) + grad.shape[1:], grad.dtype)
+    for i, r in enumerate(indices):
+        summed[distinct.index(int(r))] += grad[i]
+    return adagrad_loop(var, accum, lr, summed, distinct, epsilon)
+
+
 # ---- eager sparse apply ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -269,10 +280,70 @@ def test_adagrad_in_a_graph_and_eagerly_agree_with_loops():
             grad = ndx.IndexedSlices(np.full((3, 2), 3.0, np.float32), ids[:, 0].astype(np.int64),
                                      np.array([4, 2], np.int64))
             opt.apply_gradients([(grad, E)])
-        want, acc = adagrad_loop(emb, np.full((4, 2), 0.1, np.float32), np.float32(0.5),
-                                 np.full((3, 2), 3.0, np.float32), ids[:, 0], np.float32(1e-7))
+        want, acc = keras_adagrad(emb, np.full((4, 2), 0.1, np.float32), np.float32(0.5),
+                                  np.full((3, 2), 3.0, np.float32), ids[:, 0], np.float32(1e-7))
         np.testing.assert_allclose(E.numpy(), want, rtol=1e-6, err_msg=mode)
         np.testing.assert_array_equal(opt.accumulators[E].numpy(), acc)
+
+
+def test_adagrad_repeated_ids_give_keras_numbers_traced_and_eager():
+    """Keras: var row 0 = [0.5, -0.5], ids [0, 1, 0] with gradient rows [1, -2], [3, 3],
+    [2, -1]: row 0's sum [3, -3], accum 0.1 + 9 = 9.1, var 0.5 - 0.1 * 3 / (sqrt(9.1) + 1e-7)
+    = 0.40055...; stepping once per entry instead gives 0.5 - 0.1/sqrt(1.1) - 0.2/sqrt(5.1)."""
+    emb = np.array([[0.5, -0.5], [1.0, 2.0], [-1.0, 0.25]], np.float32)
+    ids = np.array([0, 1, 0], np.int64)
+    g = np.array([[1, -2], [3, 3], [2, -1]], np.float32)
+    accum0 = np.full((3, 2), 0.1, np.float32)
+    want, want_acc = keras_adagrad(emb, accum0, np.float32(0.1), g, ids, np.float32(1e-7))
+    assert abs(want[0, 0] - (0.5 - 0.1 * 3 / (np.sqrt(9.1) + 1e-7))) < 1e-6
+    per_entry, _ = adagrad_loop(emb, accum0, np.float32(0.1), g, ids, np.float32(1e-7))
+    assert abs(per_entry[0, 0] - want[0, 0]) > 1e-2
+    for mode in ("traced", "eager"):
+        E = ndx.Variable(emb, name="E")
+        opt = ndx.optimizers.Adagrad(0.1)
+        weights = ndx.constant(g)
+
+        def step(ids):
+            with ndx.GradientTape() as tape:
+                rows = ndx.gather_nd(E, ndx.reshape(ids, [-1, 1]))
+                loss = ndx.reduce_sum(rows * weights)
+            grads = tape.gradient(loss, [E])
+            assert isinstance(grads[0], ndx.IndexedSlices)
+            opt.apply_gradients(zip(grads, [E]))
+            return loss
+
+        (ndx.function(step) if mode == "traced" else step)(ids)
+        np.testing.assert_array_equal(E.numpy(), want, err_msg=mode)
+        np.testing.assert_array_equal(opt.accumulators[E].numpy(), want_acc, err_msg=mode)
+
+
+@pytest.mark.parametrize("epsilon", [None, 1e-7])
+def test_sparse_apply_adagrad_sum_duplicates_eager_and_traced(epsilon):
+    var0 = RNG.standard_normal((5, 3)).astype(np.float32)
+    grad = RNG.standard_normal((6, 3)).astype(np.float32)
+    idx = np.array([4, 1, 4, 4, 0, 1], np.int32)
+    accum0 = np.full((5, 3), 0.1, np.float32)
+    eps = None if epsilon is None else np.float32(epsilon)
+    want, want_acc = keras_adagrad(var0, accum0, np.float32(0.25), grad, idx, eps)
+    var, accum = var0.copy(), accum0.copy()
+    ndx.sparse_apply_adagrad(var, accum, 0.25, grad, idx, eps, sum_duplicates=True)
+    np.testing.assert_array_equal(var, want)
+    np.testing.assert_array_equal(accum, want_acc)
+    # the raw kernel (the default) steps a repeated row once per entry
+    raw, raw_acc = var0.copy(), accum0.copy()
+    ndx.sparse_apply_adagrad(raw, raw_acc, 0.25, grad, idx, eps)
+    np.testing.assert_array_equal(raw, adagrad_loop(var0, accum0, np.float32(0.25), grad, idx,
+                                                    eps)[0])
+    V, A = ndx.Variable(var0, name="V"), ndx.Variable(accum0, name="A")
+
+    @ndx.function
+    def f(grad, idx):
+        ndx.sparse_apply_adagrad(V, A, 0.25, grad, idx, eps, sum_duplicates=True)
+        return ndx.identity(V)
+
+    f(grad, idx)
+    np.testing.assert_array_equal(V.numpy(), want)
+    np.testing.assert_array_equal(A.numpy(), want_acc)
 
 
 def test_adagrad_dense_gradient_updates_every_row():
