@@ -11,7 +11,8 @@
  *      glue ops that programs of these ops and their gradients need (equal, not_equal, cast,
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
- *      ones_like, fill, reshape, reduce_sum, range, size, shape), and ndx_op_by_type, one
+ *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
+ *      where, range, size, shape), and ndx_op_by_type, one
  *      generic builder for language bindings (any node by its type name and attributes).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
@@ -358,6 +359,40 @@ NDX_API ndx_output ndx_op_reshape_at(const char *file, int line, ndx_scope s, nd
 NDX_API ndx_output ndx_op_reduce_sum_at(const char *file, int line, ndx_scope s,
                                         ndx_output input, ndx_output axes, int keep_dims);
 
+/* reduce_mean (Mean), reduce_max (Max), reduce_min (Min): input reduced over `axes` as
+ * reduce_sum, with its checks, keep_dims and fixed order. mean: numeric dtypes; the sum divided
+ * by the count (integers: summed without overflow as TensorFlow's, int8 .. int32 in int64,
+ * uint8 .. uint32 in uint64, then divided truncating toward zero; float16 and bfloat16 in
+ * float); an empty mean is NaN for floats, 0 for integers and complex. max, min: integers and
+ * floats; a NaN among the reduced elements gives NaN; an empty reduction gives -inf / +inf for
+ * floats, the lowest / highest value for integers (TensorFlow's identities). */
+#define ndx_op_reduce_mean(s, input, axes, keep_dims) \
+    ndx_op_reduce_mean_at(__FILE__, __LINE__, (s), (input), (axes), (keep_dims))
+NDX_API ndx_output ndx_op_reduce_mean_at(const char *file, int line, ndx_scope s,
+                                         ndx_output input, ndx_output axes, int keep_dims);
+#define ndx_op_reduce_max(s, input, axes, keep_dims) \
+    ndx_op_reduce_max_at(__FILE__, __LINE__, (s), (input), (axes), (keep_dims))
+NDX_API ndx_output ndx_op_reduce_max_at(const char *file, int line, ndx_scope s,
+                                        ndx_output input, ndx_output axes, int keep_dims);
+#define ndx_op_reduce_min(s, input, axes, keep_dims) \
+    ndx_op_reduce_min_at(__FILE__, __LINE__, (s), (input), (axes), (keep_dims))
+NDX_API ndx_output ndx_op_reduce_min_at(const char *file, int line, ndx_scope s,
+                                        ndx_output input, ndx_output axes, int keep_dims);
+
+/* select (SelectV2, TensorFlow 2's tf.where(condition, x, y)): x where `condition` (bool) is
+ * true, else y. x and y share one dtype (any; strings of different widths are widened to the
+ * wider); condition, x and y broadcast together as the binary ops' operands do. */
+#define ndx_op_select(s, condition, x, y) \
+    ndx_op_select_at(__FILE__, __LINE__, (s), (condition), (x), (y))
+NDX_API ndx_output ndx_op_select_at(const char *file, int line, ndx_scope s, ndx_output condition,
+                                    ndx_output x, ndx_output y);
+
+/* where (Where, tf.where(condition)): the coordinates of condition's true elements (bool) or
+ * non-zero ones (numeric dtypes; NaN is non-zero), in row-major order, as int64 [N, rank];
+ * N is known only at run time. */
+#define ndx_op_where(s, condition) ndx_op_where_at(__FILE__, __LINE__, (s), (condition))
+NDX_API ndx_output ndx_op_where_at(const char *file, int line, ndx_scope s, ndx_output condition);
+
 /* Joining and cutting along axes; every dtype, strings too (strings of different widths are
  * widened to the widest, as dynamic_stitch's data are). Gradients: see section 7.
  *
@@ -577,9 +612,9 @@ NDX_API int ndx_session_fused_stitches(const ndx_session *s);
  * > 0). Attributes: GatherNd batch_dims=N bad_indices=error|ignore (zero is read as ignore);
  * ScatterNd and TensorScatter* bad_indices=error|ignore (skip is read as ignore; the canonical
  * text writes ignore); DynamicPartition num_partitions=N; SparseConcat axis=N
- * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Sum
- * keep_dims=true|false; Pack axis=N; Squeeze squeeze_dims=[a, ...] (axes; none or []: every
- * dim of 1); Const value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
+ * expand_nonconcat_dim=true|false; Cast to=DTYPE; Size and Shape out_type=int32|int64; Sum,
+ * Mean, Max and Min keep_dims=true|false; Pack axis=N; Squeeze squeeze_dims=[a, ...] (axes;
+ * none or []: every dim of 1); Const value=[e, ...] (row-major; strings quoted with \" \\ \n \t \xHH escapes; complex as (re, im);
  * nan, inf, -inf) or value=@NAME, the member NAME.npy of the .npz beside the text (saving puts
  * constants of more than 64 elements there). Specs: dtype, string(W) for a string width
  * (string alone: open, for a Placeholder), [d, ?, ...] with ? for an unknown dim, [*] for an unknown rank; a Placeholder's and a Const's
@@ -658,11 +693,12 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  * or a rank unknown), a BroadcastGradientArgs node finds them at run time, as in TensorFlow,
  * and reports shapes that do not broadcast; where it can, the axes are constants and no such
  * node is built. reduce_sum's gradient takes unknown dims, an unknown rank and axes computed at
- * run time. Every index op differentiates at every index depth it takes, 0 included (each row
- * is the whole tensor, a scalar too), with indices' leading dims known or not. What must be
- * known at build time: the index depth of tensor_scatter_nd_update and of gather_nd with
- * batch_dims > 0 (gather_nd with batch_dims 0 and an unknown depth gives TensorFlow's dense
- * scatter_nd(indices, dy, shape(params))).
+ * run time, and so do those of reduce_mean, reduce_max and reduce_min. Every index op
+ * differentiates at every index depth it takes, 0 included (each row is the whole tensor, a
+ * scalar too), with indices' leading dims known or not. What must be known at build time: the
+ * index depth of gather_nd with batch_dims > 0 (with batch_dims 0 and an unknown depth, its
+ * gradient is TensorFlow's dense scatter_nd(indices, dy, shape(params))); the axis and the rank
+ * of concat's inputs, and the rank of stack's and slice's.
  *
  * Formulas (TensorFlow's, python/ops/array_grad.py, data_flow_grad.py, math_grad.py):
  *   gather_nd(p, i, b)          dp = SLICES(rows of i with their batch coordinates, dy); with
@@ -689,6 +725,11 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   cast                        cast back (float and complex to float and complex), else NONE
  *   reshape                     reshape(dy, shape(x))
  *   reduce_sum                  dy broadcast over the reduced axes
+ *   reduce_mean                 reduce_sum's divided by size(x) // max(size(y), 1)
+ *   reduce_max, reduce_min      indicators = cast(x == y broadcast), dy broadcast *
+ *                               indicators / sum(indicators) (ties share dy equally)
+ *   select                      select(c, dy, 0) to x, select(c, 0, dy) to y, each summed over
+ *                               the axes it was broadcast along; NONE for the condition
  *   fill                        d value = sum(dy)
  *   concat, stack               each input's slice of dy (stack's reshaped to the input's
  *                               shape); concat needs a constant axis, both the rank known
@@ -700,7 +741,8 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   square                      dy * 2 conj(x)
  *   sqrt                        dy * 0.5 / conj(y) (TensorFlow's SqrtGrad)
  *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div, less, less_equal,
- *   greater, greater_equal, logical_and, logical_or, logical_not: NONE (not differentiable). */
+ *   greater, greater_equal, logical_and, logical_or, logical_not, where: NONE (not
+ *   differentiable). */
 typedef enum ndx_gradient_form {
     NDX_GRADIENT_NONE = 0,
     NDX_GRADIENT_DENSE,

@@ -24,7 +24,7 @@ typedef enum op_id {
     OP_GATHER, OP_SCATTER, OP_TS_ADD, OP_TS_SUB, OP_TS_UPDATE, OP_TS_MIN, OP_TS_MAX, OP_STITCH,
     OP_PSTITCH, OP_PARTITION, OP_SPARSE_CONCAT, OP_SPARSE_REORDER, OP_S2D, OP_D2S, OP_ADD, OP_SUB,
     OP_MUL, OP_DIV, OP_NEG, OP_MAX, OP_MIN, OP_RESHAPE, OP_SUM, OP_FILL, OP_CAST, OP_IDENTITY,
-    OP_TWICE, OP_ABS, OP_SQUARE, OP_SQRT
+    OP_TWICE, OP_ABS, OP_SQUARE, OP_SQRT, OP_MEAN, OP_RMAX, OP_RMIN, OP_SELECT
 } op_id;
 
 /* An index tensor of a case (int64 constants). */
@@ -113,6 +113,11 @@ static ndx_output build_case(ndx_scope s, ndx_dtype dt, const ndx_output *x, voi
     case OP_ABS: return ndx_op_abs(s, x[0]);
     case OP_SQUARE: return ndx_op_square(s, x[0]);
     case OP_SQRT: return ndx_op_sqrt(s, x[0]);
+    case OP_MEAN: return ndx_op_reduce_mean(s, x[0], i0, c->extra);
+    case OP_RMAX: return ndx_op_reduce_max(s, x[0], i0, c->extra);
+    case OP_RMIN: return ndx_op_reduce_min(s, x[0], i0, c->extra);
+    case OP_SELECT: /* the condition: idx[0] != 0 */
+        return ndx_op_select(s, ndx_op_cast(s, i0, NDX_BOOL), x[0], x[1]);
     case OP_TWICE: { /* x used twice: slices + slices, then + dense */
         ndx_output a = ndx_op_gather_nd(s, x[0], i0, NULL);
         ndx_output b = ndx_op_gather_nd(s, x[0], idx_const(s, &c->idx[1]), NULL);
@@ -229,6 +234,18 @@ static void every_op_against_checker(void **state) {
         {"reduce_sum axis 1", OP_SUM, 1, {X(3, 2, 3, 2)}, {IDX1(1, 1)}, .extra = 0},
         {"reduce_sum all keep", OP_SUM, 1, {X(2, 2, 3)}, {IDX1(2, 0, -1)}, .extra = 1},
         {"reduce_sum empty", OP_SUM, 1, {X(2, 0, 3)}, {IDX1(1, 0)}, .extra = 0},
+        {"reduce_mean axis 1", OP_MEAN, 1, {X(3, 2, 3, 2)}, {IDX1(1, 1)}, .extra = 0, .complex_ok = 1},
+        {"reduce_mean all keep", OP_MEAN, 1, {X(2, 2, 3)}, {IDX1(2, 0, -1)}, .extra = 1, .complex_ok = 1},
+        {"reduce_mean none", OP_MEAN, 1, {X(2, 2, 3)}, {IDX1(0, 0)}, .extra = 0, .complex_ok = 1},
+        {"reduce_mean empty", OP_MEAN, 1, {X(2, 0, 3)}, {IDX1(1, 0)}, .extra = 0},
+        {"reduce_max axis 1", OP_RMAX, 1, {X(3, 2, 3, 2)}, {IDX1(1, 1)}, .extra = 0, .distinct = 1},
+        {"reduce_max all keep", OP_RMAX, 1, {X(2, 2, 3)}, {IDX1(2, -1, 0)}, .extra = 1, .distinct = 1},
+        {"reduce_min axis -1", OP_RMIN, 1, {X(2, 3, 4)}, {IDX1(1, -1)}, .extra = 0, .distinct = 1},
+        {"reduce_min scalar axis", OP_RMIN, 1, {X(2, 3, 4)}, {{0, {0}, {1}}}, .extra = 1, .distinct = 1},
+        {"reduce_max empty", OP_RMAX, 1, {X(2, 0, 3)}, {IDX1(1, 1)}, .extra = 0},
+        {"select", OP_SELECT, 2, {X(2, 2, 3), X(2, 2, 3)}, {IDX2(2, 3, 1, 0, 0, 0, 1, 1)}, .complex_ok = 1},
+        {"select broadcast", OP_SELECT, 2, {X(2, 1, 3), X(1, 3)}, {IDX2(2, 1, 1, 0)}, .complex_ok = 1},
+        {"select scalar y", OP_SELECT, 2, {X(1, 3), X(0, 0)}, {IDX2(2, 3, 0, 1, 1, 0, 0, 1)}, .complex_ok = 1},
         {"fill", OP_FILL, 1, {X(0, 0)}, {IDX1(2, 2, 3)}, .complex_ok = 1},
         {"cast", OP_CAST, 1, {X(1, 4)}, {IDX1(1, 0)}, .extra = 0},
         {"identity", OP_IDENTITY, 1, {X(2, 2, 0)}, {IDX1(1, 0)}, .complex_ok = 1},

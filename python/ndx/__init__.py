@@ -69,11 +69,15 @@ from ._glue import (
     not_equal,
     ones_like,
     range,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
     reduce_sum,
     reshape,
     shape,
     size,
     subtract,
+    where,
     zeros_like,
 )
 from ._array import concat, expand_dims, ones, slice, squeeze, stack, zeros
@@ -109,7 +113,8 @@ __all__ = [
     # glue ops
     "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
     "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
-    "identity", "reshape", "reduce_sum", "range", "size", "shape", "less", "less_equal",
+    "identity", "reshape", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "where",
+    "range", "size", "shape", "less", "less_equal",
     "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "abs",
     "square", "sqrt", "math",
     "ones", "zeros", "concat", "stack", "expand_dims", "squeeze", "slice",

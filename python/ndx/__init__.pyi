@@ -70,11 +70,15 @@ from ._glue import (
     not_equal as not_equal,
     ones_like as ones_like,
     range as range,
+    reduce_max as reduce_max,
+    reduce_mean as reduce_mean,
+    reduce_min as reduce_min,
     reduce_sum as reduce_sum,
     reshape as reshape,
     shape as shape,
     size as size,
     subtract as subtract,
+    where as where,
     zeros_like as zeros_like,
 )
 from ._array import (

@@ -16,7 +16,8 @@ from ._graph import Tensor, _convert_to, as_dtype, dtype_of
 
 __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
            "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like",
-           "fill", "identity", "reshape", "reduce_sum", "range", "size", "shape", "less",
+           "fill", "identity", "reshape", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min",
+           "where", "range", "size", "shape", "less",
            "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_not",
            "logical_xor", "abs", "square", "sqrt"]
 
@@ -442,13 +443,8 @@ def reshape(tensor, shape, name=None):
     return m.op("Reshape", [m.convert(tensor), m.convert(shape)], None, name)[0]
 
 
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    """The sum over `axis` (an int or a list; None: every axis), as tf.reduce_sum; the reduced
-    dims are dropped unless keepdims. Integers wrap; each element sums in one fixed order.
-
-    >>> ndx.reduce_sum(np.array([[1, 2], [3, 4]], np.int32), axis=0)
-    array([4, 6], dtype=int32)
-    """
+def _reduce(type, input_tensor, axis, keepdims, name):
+    """The reduction `type` (Sum, Mean, Max, Min) over `axis` (None: every axis)."""
     m = _mode()
     x = m.convert(input_tensor)
     if axis is None:
@@ -458,9 +454,68 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
             axes = range(0, size(shape(x)), 1)
         else:
             axes = m.convert(np.arange(rank, dtype=np.int32))
-    else:
-        axes = m.convert(axis)
-    return m.op("Sum", [x, axes], {"keep_dims": bool(keepdims)}, name)[0]
+    else:  # a Python list takes the axes' default dtype, int32 (an empty one too)
+        axes = m.convert(axis) if _typed(axis) else m.convert(axis, as_dtype("int32"))
+    return m.op(type, [x, axes], {"keep_dims": bool(keepdims)}, name)[0]
+
+
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    """The sum over `axis` (an int or a list; None: every axis), as tf.reduce_sum; the reduced
+    dims are dropped unless keepdims. Integers wrap; each element sums in one fixed order.
+
+    >>> ndx.reduce_sum(np.array([[1, 2], [3, 4]], np.int32), axis=0)
+    array([4, 6], dtype=int32)
+    """
+    return _reduce("Sum", input_tensor, axis, keepdims, name)
+
+
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    """The mean over `axis` (an int or a list; None: every axis), as tf.reduce_mean: the sum
+    divided by the count, integers truncating as TensorFlow's (int32's mean of [1, 2] is 1);
+    float16 and bfloat16 are averaged in float. An empty mean is NaN for floats, 0 for integers.
+
+    >>> ndx.reduce_mean(np.array([[1., 2.], [3., 5.]], np.float32), axis=1)
+    array([1.5, 4. ], dtype=float32)
+    """
+    return _reduce("Mean", input_tensor, axis, keepdims, name)
+
+
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    """The largest element over `axis` (None: every axis), as tf.reduce_max: integers and
+    floats; NaN if any reduced element is; an empty reduction gives -inf (the lowest integer).
+
+    >>> ndx.reduce_max(np.array([[1, 7], [3, 4]], np.int32), axis=0)
+    array([3, 7], dtype=int32)
+    """
+    return _reduce("Max", input_tensor, axis, keepdims, name)
+
+
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    """The smallest element over `axis` (None: every axis), as tf.reduce_min: integers and
+    floats; NaN if any reduced element is; an empty reduction gives +inf (the highest integer)."""
+    return _reduce("Min", input_tensor, axis, keepdims, name)
+
+
+def where(condition, x=None, y=None, name=None):
+    """TensorFlow 2's tf.where. With x and y: x where `condition` (bool) is true, else y, the
+    three broadcast together (SelectV2; x and y converted as a binary op's operands). With
+    neither: the coordinates of condition's true (or non-zero) elements in row-major order, an
+    int64 array [N, rank] (Where). One of x and y alone raises ValueError, as TensorFlow does.
+
+    >>> ndx.where(np.array([True, False, True]), np.array([1, 2, 3]), 0)
+    array([1, 0, 3])
+    >>> ndx.where(np.array([[True, False], [False, True]]))
+    array([[0, 0],
+           [1, 1]])
+    """
+    if (x is None) != (y is None):
+        raise ValueError("x and y must both be non-None or both be None.")
+    m = _mode()
+    condition = m.convert(condition)
+    if x is None:
+        return m.op("Where", [condition], None, name)[0]
+    x, y = _pair(m, x, y)
+    return m.op("SelectV2", [condition, x, y], None, name)[0]
 
 
 _RANGE_ORDER = ["int32", "int64", "float32", "float64"]

@@ -20,6 +20,9 @@ from ._glue import (
     multiply,
     negative,
     not_equal,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
     reduce_sum,
     sqrt,
     square,
@@ -28,5 +31,5 @@ from ._glue import (
 
 __all__ = ["abs", "add", "divide", "equal", "floordiv", "floormod", "greater", "greater_equal",
            "less", "less_equal", "logical_and", "logical_not", "logical_or", "logical_xor",
-           "maximum", "minimum", "multiply", "negative", "not_equal", "reduce_sum", "sqrt",
-           "square", "subtract"]
+           "maximum", "minimum", "multiply", "negative", "not_equal", "reduce_max", "reduce_mean",
+           "reduce_min", "reduce_sum", "sqrt", "square", "subtract"]

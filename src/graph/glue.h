@@ -162,17 +162,62 @@ ndx_status ndx_reshape_infer(const ndx_spec *tensor, const ndx_spec *shape_spec,
 ndx_status ndx_reshape(const ndx_tensor *tensor, const ndx_tensor *shape, const ndx_options *opt,
                        ndx_tensor *out, ndx_error *err);
 
-/* reduce_sum(input, axes, keep_dims) (TF's Sum): the sum of input over the dims `axes` names (an
- * int32 or int64 scalar or vector; -rank <= axis < rank; no axis twice; none: input itself),
- * those dims dropped, or kept as 1 with keep_dims. Numeric dtypes (integers wrap; float16 and
- * bfloat16 summed in float, float32 in float, rounded once at the end). Each output element is
- * summed in one fixed order (the reduced elements in row-major order), so a result is the same
- * bits at any thread count. Infer: `axes` NULL when its value is not known. */
+/* The reductions (TF's Sum, Mean, Max, Min): input reduced over the dims `axes` names (an int32
+ * or int64 scalar or vector; -rank <= axis < rank; no axis twice; none: input itself), those
+ * dims dropped, or kept as 1 with keep_dims. Each output element is reduced in one fixed order
+ * (its reduced elements in row-major order), so a result is the same bits at any thread count.
+ * Errors name the op: "reduce_mean: axes[0] = 2 is out of range for an input of rank 2 (from -2
+ * to 1)". Infer: `axes` NULL when its value is not known.
+ *   SUM: numeric dtypes (integers wrap; float16 and bfloat16 summed in float, float32 in float,
+ *     rounded once at the end); an empty reduction gives 0.
+ *   MEAN: numeric dtypes; the sum (integers: int8 .. int32 summed in int64, uint8 .. uint32 in
+ *     uint64, 64-bit ones wrapping, as TF's) divided by the count, integers truncating toward
+ *     zero; float16 and bfloat16 in float. Empty: NaN for floats, 0 for integers and complex (TF's
+ *     CPU identities).
+ *   MAX, MIN: integers and floats (not complex); a NaN among the reduced elements gives NaN (TF's
+ *     reducers propagate it). Empty: the identity, -inf / +inf for floats, the lowest / highest
+ *     value for integers. */
+typedef enum ndx_reduce_op {
+    NDX_REDUCE_SUM = 0,
+    NDX_REDUCE_MEAN,
+    NDX_REDUCE_MAX,
+    NDX_REDUCE_MIN,
+    NDX_REDUCE_COUNT
+} ndx_reduce_op;
+
+/* "reduce_sum", "reduce_mean", "reduce_max", "reduce_min". */
+const char *ndx_reduce_op_name(ndx_reduce_op op);
+ndx_status ndx_reduce_infer(ndx_reduce_op op, const ndx_spec *input, const ndx_spec *axes_spec,
+                            const ndx_tensor *axes, int keep_dims, ndx_spec *out,
+                            ndx_error *err);
+ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tensor *axes,
+                      int keep_dims, const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+/* ndx_reduce_infer and ndx_reduce with NDX_REDUCE_SUM. */
 ndx_status ndx_reduce_sum_infer(const ndx_spec *input, const ndx_spec *axes_spec,
                                 const ndx_tensor *axes, int keep_dims, ndx_spec *out,
                                 ndx_error *err);
 ndx_status ndx_reduce_sum(const ndx_tensor *input, const ndx_tensor *axes, int keep_dims,
                           const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* The broadcast of two dims (glue_binary.c's rule, NDX_UNKNOWN where it depends on an unknown
+ * dim); -2 when they conflict. */
+int64_t glue_broadcast_dim(int64_t a, int64_t b);
+
+/* select(condition, x, y) (TF's SelectV2, TF2's tf.where(condition, x, y)): x where condition
+ * is true, else y. condition is bool; x and y share one dtype (any, strings too: the output's
+ * width is the wider of theirs, padded with NULs); the three shapes broadcast together as the
+ * binary ops' do. */
+ndx_status ndx_select_infer(const ndx_spec *condition, const ndx_spec *x, const ndx_spec *y,
+                            ndx_spec *out, ndx_error *err);
+ndx_status ndx_select(const ndx_tensor *condition, const ndx_tensor *x, const ndx_tensor *y,
+                      const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* where(condition) (TF's Where, TF2's tf.where(condition)): the coordinates of condition's true
+ * elements (bool) or non-zero ones (numeric dtypes; NaN counts as non-zero, -0 as zero; complex
+ * when either part is), in row-major order: int64 [N, rank]. Infer: N unknown. */
+ndx_status ndx_where_infer(const ndx_spec *condition, ndx_spec *out, ndx_error *err);
+ndx_status ndx_where(const ndx_tensor *condition, const ndx_options *opt, ndx_tensor *out,
+                     ndx_error *err);
 
 /* The end of reshape, expand_dims and squeeze: out (allocated when its data is NULL) gets
  * tensor's bytes as `spec` (of the same element count, checked by the caller). */

@@ -66,9 +66,7 @@ static int64_t aligned_dim(const ndx_spec *sp, int rank, int i) {
     return k < 0 ? 1 : sp->shape[k];
 }
 
-/* The broadcast of dims a and b (NDX_UNKNOWN where it depends on an unknown dim); -2 when they
- * conflict. */
-static int64_t broadcast_dim(int64_t a, int64_t b) {
+int64_t glue_broadcast_dim(int64_t a, int64_t b) {
     if (ndx_dim_known(a) && ndx_dim_known(b)) return a == b || b == 1 ? a : a == 1 ? b : -2;
     int64_t known = ndx_dim_known(a) ? a : b;
     /* an unknown dim is 1 or equal to the other */
@@ -95,7 +93,7 @@ static ndx_status infer_checked(ndx_binary_op op, const ndx_spec *x, const ndx_s
         *out = *x;
         out->rank = rank;
         for (int i = 0; i < rank; i++) {
-            int64_t d = broadcast_dim(aligned_dim(x, rank, i), aligned_dim(y, rank, i));
+            int64_t d = glue_broadcast_dim(aligned_dim(x, rank, i), aligned_dim(y, rank, i));
             if (d == -2) return shape_conflict(name, x, y, err);
             out->shape[i] = d;
         }

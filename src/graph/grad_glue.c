@@ -1,6 +1,6 @@
 /* grad_glue.c — the gradients of identity, cast, the elementwise ops (abs, square, sqrt too),
- * reshape, reduce_sum and fill (TensorFlow's math_grad.py and array_grad.py), and of the kinds
- * that have none. */
+ * reshape, the reductions (sum, mean, max, min), select and fill (TensorFlow's math_grad.py and
+ * array_grad.py), and of the kinds that have none. */
 #include <stdlib.h>
 
 #include "grad_util.h"
@@ -186,24 +186,81 @@ static ndx_output spread(const grad_ctx *c, ndx_output dy, const ndx_spec *x, co
     return G_MUL(c, dy, ones);
 }
 
-ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
-    grad_ctx c = grad_ctx_of(s, op);
-    ndx_output x = grad_in(&c, 0);
-    ndx_spec xs = ndx_output_spec(x);
-    if (!grad_dtype_ok(xs.dtype)) return NDX_OK;
-    const ndx_tensor *axes = ndx_output_constant(grad_in(&c, 1));
-    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
-    if (!axes || xs.rank == NDX_UNKNOWN) {
-        dxs[0] = grad_dense_of(spread_at_run_time(&c, dy, grad_in(&c, 1)));
-        return grad_status(&c);
-    }
+/* A reduction's dy (Sum, Mean, Max, Min: output 0, input 0 reduced over the axes of input 1)
+ * broadcast back to x's shape: from the constant axes when the build knows them and x's rank,
+ * at run time otherwise (dy itself when no axis is reduced). */
+static ndx_output spread_back(const grad_ctx *c, ndx_output dy) {
+    ndx_spec xs = ndx_output_spec(grad_in(c, 0));
+    const ndx_tensor *axes = ndx_output_constant(grad_in(c, 1));
+    if (!axes || xs.rank == NDX_UNKNOWN) return spread_at_run_time(c, dy, grad_in(c, 1));
     int reduced[NDX_MAX_RANK] = {0};
     int64_t n = ndx_tensor_count(axes);
     for (int64_t i = 0; i < n; i++) {
         int64_t a = ndx_read_index(axes->data, axes->dtype, i);
         reduced[a < 0 ? a + xs.rank : a] = 1;
     }
-    int keep_dims = c.n->attrs.keep_dims;
-    dxs[0] = grad_dense_of(n == 0 ? dy : spread(&c, dy, &xs, reduced, keep_dims));
+    return n == 0 ? dy : spread(c, dy, &xs, reduced, c->n->attrs.keep_dims);
+}
+
+/* 1 when the build knows that a reduction reduces no axis (constant, empty axes). */
+static int reduces_nothing(const grad_ctx *c) {
+    const ndx_tensor *axes = ndx_output_constant(grad_in(c, 1));
+    return axes && ndx_tensor_count(axes) == 0;
+}
+
+ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    if (!grad_dtype_ok(ndx_output_spec(grad_in(&c, 0)).dtype)) return NDX_OK;
+    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    dxs[0] = grad_dense_of(spread_back(&c, dy));
+    return grad_status(&c);
+}
+
+/* TensorFlow's MeanGrad: Sum's gradient divided by the number of elements reduced into each
+ * output, size(x) // max(size(y), 1) (a constant when both sizes are known at build time). */
+ndx_status grad_mean(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_dtype dt = ndx_output_spec(grad_in(&c, 0)).dtype;
+    if (!grad_dtype_ok(dt)) return NDX_OK;
+    ndx_output y = grad_out(&c, 0), dy = grad_dense(&c, &dys[0], y);
+    ndx_output factor = G_BIN(&c, NDX_OP_FLOOR_DIV, grad_size(&c, grad_in(&c, 0)),
+                              G_BIN(&c, NDX_OP_MAXIMUM, grad_size(&c, y), grad_i64(&c, 1)));
+    dxs[0] = grad_dense_of(G_DIV(&c, spread_back(&c, dy), G_CAST(&c, factor, dt)));
+    return grad_status(&c);
+}
+
+/* TensorFlow's _MinOrMaxGrad: dy goes to the elements equal to their output, shared equally
+ * among ties: indicators = cast(y == x), dx = indicators / sum(indicators) * dy, with y, dy
+ * and the count broadcast back to x's shape. */
+ndx_status grad_min_max(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output x = grad_in(&c, 0), y = grad_out(&c, 0);
+    ndx_dtype dt = ndx_output_spec(x).dtype;
+    if (!grad_dtype_ok(dt)) return NDX_OK;
+    ndx_output dy = grad_dense(&c, &dys[0], y);
+    if (reduces_nothing(&c)) { /* y is x */
+        dxs[0] = grad_dense_of(dy);
+        return grad_status(&c);
+    }
+    ndx_output indicators = G_CAST(&c, G_EQUAL(&c, spread_back(&c, y), x), dt);
+    ndx_output count = G_SUM(&c, indicators, grad_in(&c, 1), 1);
+    ndx_output share = G_DIV(&c, indicators, count);
+    dxs[0] = grad_dense_of(G_MUL(&c, share, spread_back(&c, dy)));
+    return grad_status(&c);
+}
+
+/* TensorFlow's SelectV2 gradient: dy where the condition took x (zeros elsewhere) to x, the
+ * rest to y, each summed over the axes its operand was broadcast along; none for the
+ * condition. */
+ndx_status grad_select(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output cond = grad_in(&c, 0), x = grad_in(&c, 1), y = grad_in(&c, 2), out = grad_out(&c, 0);
+    ndx_dtype dt = ndx_output_spec(x).dtype;
+    if (!grad_dtype_ok(dt)) return NDX_OK;
+    ndx_output dy = grad_dense(&c, &dys[0], out), zero = grad_scalar(&c, dt, 0);
+    ndx_output gx = ndx_op_select_at(c.file, c.line, c.s, cond, dy, zero);
+    ndx_output gy = ndx_op_select_at(c.file, c.line, c.s, cond, zero, dy);
+    dxs[1] = grad_dense_of(grad_unbroadcast_to(&c, gx, x));
+    dxs[2] = grad_dense_of(grad_unbroadcast_to(&c, gy, y));
     return grad_status(&c);
 }

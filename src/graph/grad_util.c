@@ -301,6 +301,16 @@ void grad_unbroadcast(const grad_ctx *c, ndx_output gx, ndx_output gy, ndx_outpu
                           : G_RESHAPE(c, G_SUM(c, g[k], r[k], 0), grad_shape(c, xy[k]));
 }
 
+ndx_output grad_unbroadcast_to(const grad_ctx *c, ndx_output g, ndx_output x) {
+    ndx_output out = grad_out(c, 0), r[2];
+    int64_t axes[NDX_MAX_RANK];
+    int n = grad_broadcast_axes(x, out, out, axes);
+    if (n >= 0) return unbroadcast_known(c, g, x, n, axes);
+    ndx_op_broadcast_gradient_args_at(c->file, c->line, c->s, grad_shape(c, x), grad_shape(c, out),
+                                      r);
+    return G_RESHAPE(c, G_SUM(c, g, r[0], 0), grad_shape(c, x));
+}
+
 graph_grad grad_dense_of(ndx_output dense) {
     graph_grad g;
     memset(&g, 0, sizeof g);

@@ -109,6 +109,10 @@ int grad_broadcast_axes(ndx_output x, ndx_output other, ndx_output out, int64_t 
  * when it was not), into dx[0], dx[1]. Axes the build cannot tell come from a
  * BroadcastGradientArgs node at run time, which also reports shapes that do not broadcast. */
 void grad_unbroadcast(const grad_ctx *c, ndx_output gx, ndx_output gy, ndx_output *dx);
+/* A dense gradient g of the forward node's output 0 (the broadcast of all its operands, as
+ * SelectV2's), for its operand x: summed over the axes along which x was repeated and reshaped
+ * to x's shape (g itself when it was not); axes the build cannot tell, at run time. */
+ndx_output grad_unbroadcast_to(const grad_ctx *c, ndx_output g, ndx_output x);
 /* A gradient of each form. */
 graph_grad grad_dense_of(ndx_output dense);
 graph_grad grad_slices_of(ndx_output indices, ndx_output values, ndx_output dense_shape);
@@ -124,6 +128,9 @@ ndx_status grad_unary(ndx_scope s, ndx_operation op, const graph_grad *dys, grap
 ndx_status grad_cast(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_reshape(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_mean(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_min_max(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+ndx_status grad_select(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_fill(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
 ndx_status grad_scatter_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);

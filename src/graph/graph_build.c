@@ -539,3 +539,36 @@ ndx_output ndx_op_reduce_sum_at(const char *file, int line, ndx_scope s, ndx_out
     ndx_output in[2] = {input, axes};
     return build_dense(file, line, s, GRAPH_SUM, &a, 2, in);
 }
+
+static ndx_output reduction(const char *file, int line, ndx_scope s, graph_kind kind,
+                            ndx_output input, ndx_output axes, int keep_dims) {
+    graph_attrs a = {0};
+    a.keep_dims = keep_dims != 0;
+    ndx_output in[2] = {input, axes};
+    return build_dense(file, line, s, kind, &a, 2, in);
+}
+
+ndx_output ndx_op_reduce_mean_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                 ndx_output axes, int keep_dims) {
+    return reduction(file, line, s, GRAPH_MEAN, input, axes, keep_dims);
+}
+
+ndx_output ndx_op_reduce_max_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                ndx_output axes, int keep_dims) {
+    return reduction(file, line, s, GRAPH_MAX, input, axes, keep_dims);
+}
+
+ndx_output ndx_op_reduce_min_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                ndx_output axes, int keep_dims) {
+    return reduction(file, line, s, GRAPH_MIN, input, axes, keep_dims);
+}
+
+ndx_output ndx_op_select_at(const char *file, int line, ndx_scope s, ndx_output condition,
+                            ndx_output x, ndx_output y) {
+    ndx_output in[3] = {condition, x, y};
+    return build_dense(file, line, s, GRAPH_SELECT_V2, NULL, 3, in);
+}
+
+ndx_output ndx_op_where_at(const char *file, int line, ndx_scope s, ndx_output condition) {
+    return build_dense(file, line, s, GRAPH_WHERE, NULL, 1, &condition);
+}

@@ -13,8 +13,8 @@
 #include "ndx_graph.h"
 
 /* Every kind of node: one TensorFlow op type each. The tensor_scatter kinds follow
- * ndx_scatter_op's order, the binary kinds ndx_binary_op's and the unary kinds ndx_unary_op's (a
- * descriptor's `variant`). */
+ * ndx_scatter_op's order, the binary kinds ndx_binary_op's, the unary kinds ndx_unary_op's and
+ * the reductions (Sum .. Min) ndx_reduce_op's (a descriptor's `variant`). */
 typedef enum graph_kind {
     GRAPH_CONST = 0,
     GRAPH_PLACEHOLDER,
@@ -64,6 +64,11 @@ typedef enum graph_kind {
     GRAPH_FILL,
     GRAPH_RESHAPE,
     GRAPH_SUM,
+    GRAPH_MEAN,
+    GRAPH_MAX,
+    GRAPH_MIN,
+    GRAPH_SELECT_V2,
+    GRAPH_WHERE,
     /* Joining and cutting along axes (graph_kinds_array.c). */
     GRAPH_CONCAT,
     GRAPH_PACK,
@@ -92,7 +97,7 @@ typedef struct graph_attrs {
     int axis;        /* sparse_concat */
     int expand;      /* sparse_concat: expand_nonconcat_dim */
     int dtype;       /* cast: to; size, shape: out_type (an ndx_dtype) */
-    int keep_dims;   /* sum */
+    int keep_dims;   /* sum, mean, max, min */
     int update_slots; /* ResourceSparseApplyAdagrad(V2) */
     int squeeze_dims; /* squeeze: a set of axes (GRAPH_ATTR_AXES) */
     int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
@@ -224,6 +229,8 @@ extern const graph_kind_desc graph_kind_broadcast_gradient_args;
 extern const graph_kind_desc graph_kind_less, graph_kind_less_equal, graph_kind_greater,
     graph_kind_greater_equal, graph_kind_logical_and, graph_kind_logical_or,
     graph_kind_logical_not, graph_kind_abs, graph_kind_square, graph_kind_sqrt;
+extern const graph_kind_desc graph_kind_mean, graph_kind_max, graph_kind_min,
+    graph_kind_select_v2, graph_kind_where;
 extern const graph_kind_desc graph_kind_concat, graph_kind_pack, graph_kind_slice,
     graph_kind_expand_dims, graph_kind_squeeze;
 extern const graph_kind_desc graph_kind_variable, graph_kind_apply_sgd, graph_kind_apply_adagrad,

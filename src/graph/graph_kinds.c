@@ -55,6 +55,11 @@ static const graph_kind_desc *const kinds[] = {
     &graph_kind_fill,
     &graph_kind_reshape,
     &graph_kind_sum,
+    &graph_kind_mean,
+    &graph_kind_max,
+    &graph_kind_min,
+    &graph_kind_select_v2,
+    &graph_kind_where,
     &graph_kind_concat,
     &graph_kind_pack,
     &graph_kind_slice,
@@ -77,6 +82,7 @@ static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,
 static_assert(GRAPH_LOGICAL_OR - GRAPH_ADD + 1 == NDX_BINARY_COUNT,
               "a binary kind per ndx_binary_op");
 static_assert(GRAPH_SQRT - GRAPH_NEG + 1 == NDX_UNARY_COUNT, "a unary kind per ndx_unary_op");
+static_assert(GRAPH_MIN - GRAPH_SUM + 1 == NDX_REDUCE_COUNT, "a reduction kind per ndx_reduce_op");
 static_assert(GRAPH_TENSOR_SCATTER_MAX - GRAPH_TENSOR_SCATTER_UPDATE == NDX_SCATTER_MAX,
               "a tensor_scatter kind per ndx_scatter_op");
 
