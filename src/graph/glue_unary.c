@@ -1,6 +1,7 @@
 /* glue_unary.c — neg, zeros_like, ones_like, logical_not, abs, square and sqrt (see glue.h). */
 #include <complex.h>
 #include <math.h>
+#include <string.h>
 
 #include "core.h"
 #include "glue.h"
@@ -126,12 +127,18 @@ static c64 c64_square(c64 v) {
 static c128 c128_square(c128 v) {
     return (c128){v.re * v.re - v.im * v.im, v.re * v.im + v.im * v.re};
 }
+/* (C11 lays a complex number out as its real and imaginary parts, as c64 and c128 are; glibc
+ * defines CMPLX only for GCC.) */
 static c64 c64_sqrt(c64 v) {
-    float _Complex r = csqrtf(CMPLXF(v.re, v.im));
+    float _Complex z;
+    memcpy(&z, &v, sizeof z);
+    float _Complex r = csqrtf(z);
     return (c64){crealf(r), cimagf(r)};
 }
 static c128 c128_sqrt(c128 v) {
-    double _Complex r = csqrt(CMPLX(v.re, v.im));
+    double _Complex z;
+    memcpy(&z, &v, sizeof z);
+    double _Complex r = csqrt(z);
     return (c128){creal(r), cimag(r)};
 }
 
