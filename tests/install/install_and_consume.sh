@@ -33,15 +33,16 @@ if [ -x "$work/prefix/bin/ndx" ]; then
   bash "$src/tests/install/man_page.sh" "$work/prefix"
 fi
 
-# Every program under examples/ is shown in the README as it is, builds against the installed
-# package and prints exactly its .expected file (written by hand from TensorFlow's semantics).
+# Every program under examples/ is shown in a page of docs/ as it is, builds against the
+# installed package and prints exactly its .expected file (written by hand from TensorFlow's
+# semantics).
 for ex in "$src"/examples/*.c; do
   name=$(basename "$ex" .c)
-  python3 - "$src/README.md" "$ex" <<'PY'
-import sys
-readme, example = (open(p).read() for p in sys.argv[1:3])
-if example not in readme:
-    sys.exit(f"README.md does not show {sys.argv[2]} as it is")
+  python3 - "$src/docs" "$ex" <<'PY'
+import glob, os, sys
+docs, example = sys.argv[1], open(sys.argv[2]).read()
+if not any(example in open(p).read() for p in glob.glob(os.path.join(docs, "*.md"))):
+    sys.exit(f"no page of docs/ shows {sys.argv[2]} as it is")
 PY
   if [[ $name == mpi_* ]]; then # libndx_mpi's: ndx_mpi.pc carries MPI's flags; run on 2 ranks
     pkg-config --exists ndx_mpi || { echo "example $name: skipped (ndx built without MPI)"; continue; }
