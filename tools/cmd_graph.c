@@ -30,7 +30,7 @@ static const cli_command graph_cmd = {
     "\n" CLI_GLOBAL_HELP
     "\n"
     "Examples:\n"
-    "  ndx graph show examples/graphs/seed003.txt\n"
+    "  ndx graph show examples/graphs/replace_minus_one.txt\n"
     "  ndx graph fmt my_graph.txt > canonical.txt\n"
     "  ndx graph dot examples/graphs/embedding_lookup.txt | dot -Tsvg > lookup.svg\n"};
 

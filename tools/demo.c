@@ -23,7 +23,7 @@ static const cli_command demo_cmd = {
     "builds the replace -1 entries program (dynamic_partition + dynamic_stitch) as a graph,\n"
     "prints its nodes with the shapes inferred before any data exists, and runs it; and reads\n"
     "the same program saved as text\n"
-    "(examples/graphs/seed003.txt, compiled in) and runs that.\n"
+    "(examples/graphs/replace_minus_one.txt, compiled in) and runs that.\n"
     "Exits 0 when every example gives the documented result, 1 otherwise.\n"
     "\n" CLI_GLOBAL_HELP
     "\n"
@@ -544,15 +544,15 @@ static void graph_example(demo *d) {
     run_seed003(d, g, s, x, y);
 }
 
-/* The same program as a saved graph (examples/graphs/seed003.txt, compiled in), read and run. */
+/* The same program as a saved graph (examples/graphs/replace_minus_one.txt, compiled in), read and run. */
 static void saved_graph_example(demo *d) {
     title("the replace -1 entries program as a saved graph",
-          "examples/graphs/seed003.txt, as 'ndx run' reads it");
+          "examples/graphs/replace_minus_one.txt, as 'ndx run' reads it");
     heading("The text form: one line per node, NAME = Op(inputs) attributes : output specs");
     printf("%s", seed003_text);
     ndx_error err = {0};
     ndx_graph *g = ndx_graph_from_text(seed003_text, sizeof seed003_text - 1,
-                                       "examples/graphs/seed003.txt", &err);
+                                       "examples/graphs/replace_minus_one.txt", &err);
     ndx_session *s = open_session(d, g, &err);
     if (!s) return;
     run_seed003(d, g, s, ndx_operation_output(ndx_graph_find(g, "x"), 0),

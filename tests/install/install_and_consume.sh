@@ -17,7 +17,7 @@ cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer_shared"
 "$work/consumer/consumer_static"
-"$work/consumer/graph_seed003" | diff -u "$src/examples/graph_seed003.expected" -
+"$work/consumer/graph_replace_minus_one" | diff -u "$src/examples/graph_replace_minus_one.expected" -
 
 pc_dir=$(dirname "$(find "$work/prefix" -name ndx.pc | head -n 1)")
 export PKG_CONFIG_PATH="$pc_dir"
