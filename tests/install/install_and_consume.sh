@@ -62,3 +62,19 @@ PY
   diff -u "${ex%.c}.expected" "$work/$name.out"
   echo "example $name: output as expected"
 done
+
+# The README's graph example (the second C block: a gather and its gradient as slices of rows)
+# builds against the installed package and prints the rows it gathered, ids 1, 3 and 1.
+python3 - "$src/README.md" "$work/readme_graph.c" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+blocks = text.split("```c\n")[1:]
+if len(blocks) < 2:
+    sys.exit("README.md: the graph example (its second C block) is missing")
+open(sys.argv[2], "w").write(blocks[1].split("```", 1)[0])
+PY
+# shellcheck disable=SC2046
+cc $flags -std=c11 -Wall -Wextra -Werror -o "$work/readme_graph" "$work/readme_graph.c" \
+  $(pkg-config --cflags --libs ndx)
+test "$("$work/readme_graph")" = "rows 1 3 1 of the table, each with gradient 1"
+echo "README's graph example: output as expected"
