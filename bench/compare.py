@@ -842,7 +842,7 @@ def report(about, tables, notes, chart, scale):
 
 def publish_chart(args, rows, report_path, caption, full):
     """Draws the chart beside the report; a full run (scale 1, every workload) also copies it
-    to bench/results/latest.png, which the README shows. The chart's path, or None."""
+    to bench/results/latest.png, which docs/performance.md shows. The chart's path, or None."""
     path = os.path.splitext(report_path)[0] + ".png"
     try:
         draw_chart(rows, path, caption)

@@ -3,7 +3,7 @@ session against the same ops called directly from C) beside the same two program
 NumPy, the way a Python user would (seed 003's program on 6 elements; a chain of 20 row gathers
 on an [8, 4] array). NumPy's results are checked against seed 003's documented answer and a
 plain loop. Then saved graphs: `ndx bench L10K` (reading a 10,000-node graph) and the wall time
-of a whole `ndx run` of examples/graphs/seed003.txt (process start, load, run, write).
+of a whole `ndx run` of examples/graphs/replace_minus_one.txt (process start, load, run, write).
 
     /usr/bin/python3 bench/graph_compare.py [--ndx build/ndx] [--repeat 7]
 """
@@ -94,7 +94,7 @@ def saved_graphs(ndx, repeat):
                           capture_output=True, text=True, check=True)
     load = dict(f.split("=") for f in proc.stdout.split()[1:])
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    graph = os.path.join(root, "examples", "graphs", "seed003.txt")
+    graph = os.path.join(root, "examples", "graphs", "replace_minus_one.txt")
     with tempfile.TemporaryDirectory() as d:
         x, y = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
         np.save(x, SEED_X)

@@ -1,5 +1,5 @@
 /* mpi_bench.c — libndx_mpi's lookup and update, and the raw exchange, at whatever rank count
- * mpirun gives it. Not a test: it prints figures (docs/SCALING.md uses them).
+ * mpirun gives it. Not a test: it prints figures (bench/results/mpi-scaling-log.md uses them).
  *
  *   mpirun -n P build/mpi_bench [rows] [dim] [batch] [iters] [zipf_s]
  *   (defaults: 1000000 rows x 64 float32, batches of 65536 ids per rank, 10 timed calls, s = 1.1)
@@ -17,9 +17,9 @@
  * slowest rank's time; RATIO lines), and the target ratio call by call, lookup_i / (floor_i + 2
  * gather_i) of the same call's steps, its median, quartiles and how many calls met it (PAIRED
  * lines). Last, an MPI_Alltoall sweep over message sizes gives the points the alpha-beta model
- * of docs/SCALING.md is fitted to ("EXCHANGE" lines).
+ * of bench/results/mpi-scaling-log.md is fitted to ("EXCHANGE" lines).
  *
- * More ranks than cores (docs/SCALING.md, round 6, "Measuring 4 ranks on a 2-core machine"):
+ * More ranks than cores (bench/results/mpi-scaling-log.md, round 6, "Measuring 4 ranks on a 2-core machine"):
  *
  *   mpirun --oversubscribe --allow-run-as-root --mca mpi_yield_when_idle 1 -n 4 \
  *       build/mpi_bench 1000000 64 65536 60

@@ -17,7 +17,7 @@ target_include_directories(ndx_mpi PRIVATE ${PROJECT_SOURCE_DIR}/src/mpi)
 target_link_libraries(ndx_mpi PUBLIC ndx_shared MPI::MPI_C)
 add_library(ndx::ndx_mpi ALIAS ndx_mpi)
 
-# The README's example and the benchmark (run them with mpirun).
+# The example of docs/mpi.md and the benchmark (run them with mpirun).
 add_executable(mpi_embedding ${PROJECT_SOURCE_DIR}/examples/mpi_embedding.c)
 target_link_libraries(mpi_embedding PRIVATE ndx_mpi)
 add_executable(mpi_bench ${PROJECT_SOURCE_DIR}/bench/mpi_bench.c)

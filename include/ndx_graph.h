@@ -590,10 +590,10 @@ NDX_API void ndx_session_trim(ndx_session *s);
 /* Bytes the pool holds now, in use or free (for monitoring, and the tests of trim). */
 NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
 /* How many stitches of a partition of a range the last run placed in one pass (the plans' one
- * rewrite, of seed 003's idiom dynamic_stitch(dynamic_partition(range(n), ids, N), data):
- * README.md, "Graphs", describes when it applies; results and errors are the ops' own). 0
- * before any run, and for a rewrite whose ids did not match the range at run time (the ops then
- * ran one by one) or that the run did not reach. */
+ * rewrite, of the idiom dynamic_stitch(dynamic_partition(range(n), ids, N), data):
+ * docs/graphs.md, "Building and running", describes when it applies; results and errors are
+ * the ops' own). 0 before any run, and for a rewrite whose ids did not match the range at run
+ * time (the ops then ran one by one) or that the run did not reach. */
 NDX_API int ndx_session_fused_stitches(const ndx_session *s);
 
 /* ------------------------------------------------------------------------------------------ */

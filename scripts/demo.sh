@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: build ndx and run `ndx demo` (every example of the seed documents).
+# The main job: build ndx and run `ndx demo` (every example of TensorFlow's documentation of the ops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -1,6 +1,6 @@
 /* test_graph_by_type.c — ndx_op_by_type, the generic builder of language bindings: the seed-003
  * program built by type name gives the same text as the typed builders give (which
- * examples/graphs/seed003.txt records), attributes take their defaults and are checked against
+ * examples/graphs/replace_minus_one.txt records), attributes take their defaults and are checked against
  * the schema, and every refusal is a deferred build error at the caller's file:line. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #define U NDX_UNKNOWN
 
 /* Seed 003 with ndx_op_by_type for every node but the constants and the placeholder (the typed
- * builders' version is examples/graph_seed003.c). */
+ * builders' version is examples/graph_replace_minus_one.c). */
 static ndx_graph *seed003_by_type(void) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
@@ -46,7 +46,7 @@ static ndx_graph *seed003_by_type(void) {
     return g;
 }
 
-/* The same program with the typed builders (examples/graph_seed003.c). */
+/* The same program with the typed builders (examples/graph_replace_minus_one.c). */
 static ndx_graph *seed003_typed(void) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
@@ -90,9 +90,9 @@ static void same_text_as_typed_builders(void **state) {
     (void)state;
     char *text = text_of(seed003_by_type()), *want = text_of(seed003_typed());
     assert_string_equal(text, want);
-    /* examples/graphs/seed003.txt is this program's text (tests/python/test_function.py compares
+    /* examples/graphs/replace_minus_one.txt is this program's text (tests/python/test_function.py compares
        the graph traced from Python with it) */
-    char *saved = read_file(NDX_SOURCE_DIR "/examples/graphs/seed003.txt");
+    char *saved = read_file(NDX_SOURCE_DIR "/examples/graphs/replace_minus_one.txt");
     assert_string_equal(text, saved);
     free(saved);
     assert_non_null(strstr(text, "DynamicPartition_1 = DynamicPartition(Range, Cast) num_partitions=2"));

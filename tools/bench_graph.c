@@ -1,7 +1,7 @@
 /* bench_graph.c — the graph side of ndx bench: each large workload as a one-node graph (fed the
  * workload's inputs, fetched into its reused outputs), and two small graphs whose cost is the
- * per-run overhead: seed 003's program on 6 elements and a chain of 20 gather_nd nodes, each
- * against the same work done with direct calls. */
+ * per-run overhead: the replace -1 entries program on 6 elements and a chain of 20 gather_nd
+ * nodes, each against the same work done with direct calls. */
 #include "bench_graph.h"
 
 #include <stdio.h>
@@ -120,8 +120,8 @@ void bench_graph_free(bench_graph *bg) {
 
 static const float seed_x[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f};
 
-/* Seed 003's program written with direct calls, as a C user would: the glue as loops, the
- * index ops through the library (allocating their outputs, whose sizes depend on the data). */
+/* The replace -1 entries program written with direct calls, as a C user would: the glue as
+ * loops, the index ops through the library (allocating their outputs, whose sizes depend on the data). */
 static ndx_status seed003_direct(const ndx_options *opt, float *y, ndx_error *err) {
     int32_t mask[6], where[6];
     for (int i = 0; i < 6; i++) {

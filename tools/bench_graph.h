@@ -12,8 +12,8 @@ ndx_status bench_graph_create(bench_case *c, int threads, bench_graph **out, ndx
 ndx_status bench_graph_run(bench_graph *bg, ndx_error *err);
 void bench_graph_free(bench_graph *bg);
 
-/* Small graphs: 0 is seed 003's program on 6 elements ("N3"), 1 a chain of 20 gather_nd nodes
- * on [8, 4] floats ("N20"). Times `repeat` interleaved samples of many runs of the warm session
+/* Small graphs: 0 is the replace -1 entries program on 6 elements ("N3"), 1 a chain of 20
+ * gather_nd nodes on [8, 4] floats ("N20"). Times `repeat` interleaved samples of many runs of the warm session
  * and of the same work by direct calls, checks they agree, and gives the medians per run. */
 typedef struct bench_small_result {
     double graph_us, direct_us;

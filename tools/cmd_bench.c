@@ -49,7 +49,7 @@ static const cli_command bench_cmd = {
     "  P1  dynamic_partition: data [4194304, 16] into 8 partitions\n"
     "  C0  sparse_concat axis 0: 8 inputs [100000, 1000000] with 1000000 entries each\n"
     "  C1  sparse_concat axis 1: the same 8 inputs\n"
-    "  N3  graph: seed 003's program on 6 elements (8 nodes run), against direct calls\n"
+    "  N3  graph: the replace -1 entries program on 6 elements (8 nodes run), against direct calls\n"
     "  N20 graph: a chain of 20 gather_nd nodes on [8, 4] floats, against direct calls\n"
     "  L10K saved graphs: reading the text of a 10,000-node graph (ndx_graph_from_text)\n"
     "  A1  sparse_apply_sgd: 65536 rows of 64 float32 into a [1000000, 64] table, in place\n"

@@ -26,11 +26,11 @@ static const cli_command graph_cmd = {
     "\n"
     "The text form: a first line 'ndx-graph 1', then one line per node,\n"
     "  NAME = Op(INPUT, ...) attr=value ... : dtype[dims], ...\n"
-    "e.g. 'y = GatherNd(params, indices) batch_dims=1 : float32[?, 4]'. README.md describes it.\n"
+    "e.g. 'y = GatherNd(params, indices) batch_dims=1 : float32[?, 4]'. docs/graphs.md describes it.\n"
     "\n" CLI_GLOBAL_HELP
     "\n"
     "Examples:\n"
-    "  ndx graph show examples/graphs/seed003.txt\n"
+    "  ndx graph show examples/graphs/replace_minus_one.txt\n"
     "  ndx graph fmt my_graph.txt > canonical.txt\n"
     "  ndx graph dot examples/graphs/embedding_lookup.txt | dot -Tsvg > lookup.svg\n"};
 

@@ -43,7 +43,7 @@ static const cli_command run_cmd = {
     "\n"
     "Example:\n"
     "  python3 -c \"import numpy as np; np.save('x.npy', np.float32([0.1, -1, 5.2, 4.3, -1, 7.4]))\"\n"
-    "  ndx run examples/graphs/seed003.txt --feed x=x.npy --fetch y=y.npy\n"
+    "  ndx run examples/graphs/replace_minus_one.txt --feed x=x.npy --fetch y=y.npy\n"
     "  ndx info y.npy\n"};
 
 enum { MAX_BINDINGS = 256 };

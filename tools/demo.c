@@ -20,9 +20,10 @@ static const cli_command demo_cmd = {
     "Runs every example of TensorFlow's documentation for gather_nd, tensor_scatter_nd_add,\n"
     "dynamic_stitch (with dynamic_partition) and sparse_concat through the library, prints the\n"
     "inputs and outputs, and checks each output against the one the documentation gives. Then\n"
-    "builds seed 003's program as a graph, prints its nodes with the shapes inferred before any\n"
-    "data exists, and runs it; and reads the same program saved as text\n"
-    "(examples/graphs/seed003.txt, compiled in) and runs that.\n"
+    "builds the replace -1 entries program (dynamic_partition + dynamic_stitch) as a graph,\n"
+    "prints its nodes with the shapes inferred before any data exists, and runs it; and reads\n"
+    "the same program saved as text\n"
+    "(examples/graphs/replace_minus_one.txt, compiled in) and runs that.\n"
     "Exits 0 when every example gives the documented result, 1 otherwise.\n"
     "\n" CLI_GLOBAL_HELP
     "\n"
@@ -484,7 +485,7 @@ static void sparse_examples(demo *d) {
     concat(d, in, 1, &want);
 }
 
-/* ---- seed 003 as a graph ------------------------------------------------------------------- */
+/* ---- the replace -1 entries program as a graph ---------------------------------------------- */
 
 /* g finished and a session on it. NULL when either fails, or when g is NULL from a load that
  * failed (and said why in *err): the failure is shown and g freed. */
@@ -499,8 +500,8 @@ static ndx_session *open_session(demo *d, ndx_graph *g, ndx_error *err) {
     return s;
 }
 
-/* Runs seed 003's program (g, with session s) with x fed, checks y against the documented
- * output, then frees s and g. */
+/* Runs the replace -1 entries program (g, with session s) with x fed, checks y against the
+ * documented output, then frees s and g. */
 static void run_seed003(demo *d, ndx_graph *g, ndx_session *s, ndx_output x, ndx_output y) {
     ndx_error err = {0};
     heading("Run with x fed:");
@@ -520,7 +521,8 @@ static void run_seed003(demo *d, ndx_graph *g, ndx_session *s, ndx_output x, ndx
 }
 
 static void graph_example(demo *d) {
-    title("seed 003 as a graph", "TensorFlow's C++ op classes: scope, operation, output, node()");
+    title("the replace -1 entries program as a graph",
+          "TensorFlow's C++ op classes: scope, operation, output, node()");
     ndx_output x, y;
     ndx_graph *g = seed003_graph(&x, &y);
     ndx_error err = {0};
@@ -542,14 +544,15 @@ static void graph_example(demo *d) {
     run_seed003(d, g, s, x, y);
 }
 
-/* The same program as a saved graph (examples/graphs/seed003.txt, compiled in), read and run. */
+/* The same program as a saved graph (examples/graphs/replace_minus_one.txt, compiled in), read and run. */
 static void saved_graph_example(demo *d) {
-    title("seed 003 as a saved graph", "examples/graphs/seed003.txt, as 'ndx run' reads it");
+    title("the replace -1 entries program as a saved graph",
+          "examples/graphs/replace_minus_one.txt, as 'ndx run' reads it");
     heading("The text form: one line per node, NAME = Op(inputs) attributes : output specs");
     printf("%s", seed003_text);
     ndx_error err = {0};
     ndx_graph *g = ndx_graph_from_text(seed003_text, sizeof seed003_text - 1,
-                                       "examples/graphs/seed003.txt", &err);
+                                       "examples/graphs/replace_minus_one.txt", &err);
     ndx_session *s = open_session(d, g, &err);
     if (!s) return;
     run_seed003(d, g, s, ndx_operation_output(ndx_graph_find(g, "x"), 0),

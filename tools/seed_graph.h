@@ -1,4 +1,4 @@
-/* seed_graph.h — seed 003's program as a graph, shared by ndx demo and ndx bench. */
+/* seed_graph.h — the replace -1 entries program as a graph, shared by ndx demo and ndx bench. */
 #ifndef NDX_TOOLS_SEED_GRAPH_H
 #define NDX_TOOLS_SEED_GRAPH_H
 

@@ -772,7 +772,7 @@ def load(path, threads=None, max_memory=None):
     keyword arguments by placeholder name; it returns the value of the one node no other reads
     (or a dict of them), or what fetches= names ("y", or a list giving a dict).
 
-    >>> g = ndx.load("examples/graphs/seed003.txt")
+    >>> g = ndx.load("examples/graphs/replace_minus_one.txt")
     >>> g(x=np.array([0.1, -1.0], np.float32))
     array([ 1.1, -1. ], dtype=float32)
     """

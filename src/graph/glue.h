@@ -1,5 +1,5 @@
-/* glue.h — the few small ops that programs of ndx's index ops need around them (seed 003's
- * `x != -1`, `cast`, `+ 1`, `range(size(x))`; a sharded lookup's `ids % shards`, `ids // shards`).
+/* glue.h — the few small ops that programs of ndx's index ops need around them (the replace -1
+ * entries program's `x != -1`, `cast`, `+ 1`, `range(size(x))`; a sharded lookup's `ids % shards`, `ids // shards`).
  * The operands of the binary ops are called x and y, as in TensorFlow. They follow the conventions of the public ops (ndx.h): an infer function on partial shapes
  * with the same checks and messages as the op, the op checks everything before it writes, and
  * an output with data == NULL is allocated through the call's allocator (ndx_call_output).

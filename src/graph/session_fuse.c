@@ -1,6 +1,6 @@
 /* session_fuse.c — the plans' one rewrite: dynamic_stitch of dynamic_partition(range(n), ids, N)
- * (seed 003's idiom, the inverse of a partition by the same ids). The indices of part q are the
- * increasing positions where ids == q, together 0 .. n - 1 once, so the stitch's output row i
+ * (the replace -1 entries program's idiom, the inverse of a partition by the same ids). The
+ * indices of part q are the increasing positions where ids == q, together 0 .. n - 1 once, so the stitch's output row i
  * is the next row of data[ids[i]]: one pass from the ids, with no positions written, copied or
  * merged. Both nodes keep their places in the run, so every error comes where and as it came:
  * the partition's step makes every check and the count of its op (and fails as it would), but

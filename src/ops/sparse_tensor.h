@@ -73,7 +73,7 @@ typedef struct ndx_sparse_view {
     int borrowed;                /* idx is the caller's int64 indices, not a checked copy */
 } ndx_sparse_view;
 
-/* The sparse ops' stages, like every op's (see README, "The op contract"), with one step
+/* The sparse ops' stages, like every op's (see docs/architecture.md, "The op contract"), with one step
  * between plan and run that reads the indices into scratch:
  *   plan   ndx_sparse_check_all: the views' shapes and dense_shape values (no index read);
  *          ndx_sparse_open_bytes: the exact scratch of the index check;

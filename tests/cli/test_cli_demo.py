@@ -1,5 +1,6 @@
-"""ndx demo shows every example of the seed documents (shared/seeds) with the documented inputs
-and outputs. The expected texts below are copied from the seeds, not from ndx; they are matched
+"""ndx demo shows every example of TensorFlow's documentation of the ops (docs/testing.md, "The
+TensorFlow examples") with the documented inputs and outputs. The expected texts below are copied
+from those pages, not from ndx; they are matched
 as token sequences (brackets, numbers, strings, names), so spacing, commas and quote style may
 differ, as between TensorFlow's docs and NumPy's printing."""
 import os
@@ -9,7 +10,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import Folder, check, main, run  # noqa: E402
 
-# seed 000: tf.gather_nd with string params (indices, params, output as the docs list them).
+# The C++ API's GatherNd: string params (indices, params, output as the docs list them).
 M = "params = [['a', 'b'], ['c', 'd']]"
 T3 = "params = [[['a0', 'b0'], ['c0', 'd0']], [['a1', 'b1'], ['c1', 'd1']]]"
 GATHER_STRINGS = [
@@ -29,7 +30,7 @@ GATHER_STRINGS = [
     "output = [['b0', 'b1'], ['d0', 'c1']]",
 ]
 
-# seed 001: tf.gather_nd on np.arange data (the gathered indices, then the printed result).
+# tf.gather_nd on np.arange data (the gathered indices, then the printed result).
 GATHER_ARANGE = [
     "indices = [1, 2] output = 8",
     "indices = [[1, 2], [2, 3]] output = [8, 15]",
@@ -47,7 +48,7 @@ GATHER_ARANGE = [
  [8 9]]""",
 ]
 
-# seed 002: tf.tensor_scatter_nd_add.
+# tf.tensor_scatter_nd_add.
 SCATTER = [
     "indices = [[4], [3], [1], [7]] updates = [9, 10, 11, 12] updated = [1, 12, 1, 11, 10, 1, 1, 13]",
     """indices = [[0], [2]]
@@ -61,7 +62,7 @@ SCATTER = [
  [[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]]]""",
 ]
 
-# seed 003: tf.dynamic_stitch, and the partition round trip.
+# tf.dynamic_stitch, and the replace -1 entries program (partition, then stitch).
 STITCH = [
     """indices[0] = 6
     indices[1] = [4, 1]
@@ -75,7 +76,7 @@ STITCH = [
     "x = [1.1, -1., 6.2, 5.3, -1, 8.4]",
 ]
 
-# seed 004: tf.sparse.concat (entries as listed, and the error without expand_nonconcat_dim).
+# tf.sparse.concat (entries as listed, and the error without expand_nonconcat_dim).
 SPARSE = [
     """sp_inputs[0]: shape = [2, 3]
 [0, 2]: "a"
@@ -144,7 +145,7 @@ def demo_output(*flags):
     return p.stdout
 
 
-def test_demo_shows_every_seed_example():
+def test_demo_shows_every_tensorflow_example():
     out = demo_output()
     have = tokens(out)
     for group in (GATHER_STRINGS, GATHER_ARANGE, SCATTER, STITCH, SPARSE):
@@ -156,12 +157,12 @@ def test_demo_shows_every_seed_example():
         check(found, "the demo does not draw:\n" + "\n".join(picture))
     check("All 26 examples give the documented results." in out, out[-300:])
     # and the saved graph, as text, run
-    check("seed 003 as a saved graph" in out and
+    check("the replace -1 entries program as a saved graph" in out and
           "y = DynamicStitch(DynamicPartition_1, DynamicPartition_1:1, DynamicPartition, AddV2)"
           in out, out[-2500:])
-    # seed 003 as a graph: its nodes with the shapes inferred before any data, then its run
-    check("seed003/x" in out and "Placeholder       float32[?]" in out, out[-1500:])
-    check("seed003/partitioned_data" in out and "DynamicPartition  float32[?] float32[?]" in out,
+    # the replace -1 entries program as a graph: its nodes with the shapes inferred before any data, then its run
+    check("replace/x" in out and "Placeholder       float32[?]" in out, out[-1500:])
+    check("replace/partitioned_data" in out and "DynamicPartition  float32[?] float32[?]" in out,
           out[-1500:])
     check("(constant)" in out, out[-1500:])
 

@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import Folder, check, check_same, error_of, main, run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SEED003 = os.path.join(ROOT, "examples", "graphs", "seed003.txt")
+SEED003 = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
 LOOKUP = os.path.join(ROOT, "examples", "graphs", "embedding_lookup.txt")
 GRAD = os.path.join(ROOT, "examples", "graphs", "embedding_grad.txt")
 

@@ -17,7 +17,7 @@ cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="
 cmake --build "$work/consumer" >/dev/null
 "$work/consumer/consumer_shared"
 "$work/consumer/consumer_static"
-"$work/consumer/graph_seed003" | diff -u "$src/examples/graph_seed003.expected" -
+"$work/consumer/graph_replace_minus_one" | diff -u "$src/examples/graph_replace_minus_one.expected" -
 
 pc_dir=$(dirname "$(find "$work/prefix" -name ndx.pc | head -n 1)")
 export PKG_CONFIG_PATH="$pc_dir"
@@ -33,15 +33,16 @@ if [ -x "$work/prefix/bin/ndx" ]; then
   bash "$src/tests/install/man_page.sh" "$work/prefix"
 fi
 
-# Every program under examples/ is shown in the README as it is, builds against the installed
-# package and prints exactly its .expected file (written by hand from TensorFlow's semantics).
+# Every program under examples/ is shown in a page of docs/ as it is, builds against the
+# installed package and prints exactly its .expected file (written by hand from TensorFlow's
+# semantics).
 for ex in "$src"/examples/*.c; do
   name=$(basename "$ex" .c)
-  python3 - "$src/README.md" "$ex" <<'PY'
-import sys
-readme, example = (open(p).read() for p in sys.argv[1:3])
-if example not in readme:
-    sys.exit(f"README.md does not show {sys.argv[2]} as it is")
+  python3 - "$src/docs" "$ex" <<'PY'
+import glob, os, sys
+docs, example = sys.argv[1], open(sys.argv[2]).read()
+if not any(example in open(p).read() for p in glob.glob(os.path.join(docs, "*.md"))):
+    sys.exit(f"no page of docs/ shows {sys.argv[2]} as it is")
 PY
   if [[ $name == mpi_* ]]; then # libndx_mpi's: ndx_mpi.pc carries MPI's flags; run on 2 ranks
     pkg-config --exists ndx_mpi || { echo "example $name: skipped (ndx built without MPI)"; continue; }
@@ -61,3 +62,19 @@ PY
   diff -u "${ex%.c}.expected" "$work/$name.out"
   echo "example $name: output as expected"
 done
+
+# The README's graph example (the second C block: a gather and its gradient as slices of rows)
+# builds against the installed package and prints the rows it gathered, ids 1, 3 and 1.
+python3 - "$src/README.md" "$work/readme_graph.c" <<'PY'
+import sys
+text = open(sys.argv[1]).read()
+blocks = text.split("```c\n")[1:]
+if len(blocks) < 2:
+    sys.exit("README.md: the graph example (its second C block) is missing")
+open(sys.argv[2], "w").write(blocks[1].split("```", 1)[0])
+PY
+# shellcheck disable=SC2046
+cc $flags -std=c11 -Wall -Wextra -Werror -o "$work/readme_graph" "$work/readme_graph.c" \
+  $(pkg-config --cflags --libs ndx)
+test "$("$work/readme_graph")" = "rows 1 3 1 of the table, each with gradient 1"
+echo "README's graph example: output as expected"

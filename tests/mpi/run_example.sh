@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the README's MPI example on 2 ranks and compares what rank 0 prints with the .expected
+# Runs the MPI example of docs/mpi.md on 2 ranks and compares what rank 0 prints with the .expected
 # file written by hand from the semantics.
 #   run_example.sh MPIEXEC NUMPROC_FLAG PROGRAM EXPECTED
 set -euo pipefail

@@ -17,7 +17,7 @@ import pytest
 import ndx
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SEED003_TXT = os.path.join(ROOT, "examples", "graphs", "seed003.txt")
+SEED003_TXT = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
 THIS = os.path.basename(__file__)
 
 
@@ -54,7 +54,7 @@ def test_seed003_runs_as_one_graph():
 
 @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
 def seed003_as_in_c(x):
-    # examples/graph_seed003.c line by line: the same nodes, in the same order, the same names.
+    # examples/graph_replace_minus_one.c line by line: the same nodes, in the same order, the same names.
     minus_one = ndx.constant(-1.0)
     mask = ndx.cast(ndx.not_equal(x, minus_one), ndx.int32)
     data = ndx.dynamic_partition(x, mask, 2)
@@ -66,14 +66,14 @@ def seed003_as_in_c(x):
 
 
 def test_saved_text_is_the_c_programs():
-    # examples/graphs/seed003.txt is the text of examples/graph_seed003.c's graph
+    # examples/graphs/replace_minus_one.txt is the text of examples/graph_replace_minus_one.c's graph
     # (tests/test_graph_by_type.c checks that); the graph traced from Python is the same text.
     with open(SEED003_TXT) as f:
         assert seed003_as_in_c.graph.to_text() == f.read()
 
 
 def test_save_load_and_ndx_run(tmp_path):
-    path = tmp_path / "seed003.txt"
+    path = tmp_path / "replace_minus_one.txt"
     seed003.save(path)
     with open(path) as f:
         assert f.read() == str(seed003.graph)

@@ -10,7 +10,7 @@ import pytest
 import ndx
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SEED003_TXT = os.path.join(ROOT, "examples", "graphs", "seed003.txt")
+SEED003_TXT = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
 
 
 def test_many_threads_trace_and_call_at_once():

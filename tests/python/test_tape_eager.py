@@ -404,14 +404,14 @@ def test_a_source_that_is_not_an_array_or_variable_is_a_type_error():
     np.testing.assert_array_equal(tape.gradient(y, x), [2.0])  # (the failed call used nothing)
 
 
-def test_the_readme_eager_tape_block_runs_and_says_what_numpy_says():
+def test_the_python_page_eager_tape_block_runs_and_says_what_numpy_says():
     import textwrap
-    with open(os.path.join(ROOT, "README.md")) as f:
+    with open(os.path.join(ROOT, "docs", "python.md")) as f:
         text = f.read()
     start = text.index("```python\n", text.index("- **Eager tapes**")) + len("```python\n")
     code = textwrap.dedent(text[start:text.index("```", start)])
     scope = {}
-    exec(compile(code, "README.md", "exec"), scope)
+    exec(compile(code, "docs/python.md", "exec"), scope)
     p = np.arange(40, dtype=np.float32).reshape(10, 4) / 10
     g = scope["g"]
     assert g.indices.tolist() == [1, 3, 1]

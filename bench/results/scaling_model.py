@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""The alpha-beta model of docs/SCALING.md: fitted to bench/mpi_bench.c's output, projected to
-8-64 ranks for a 100 M x 64 float32 table and Zipf-skewed batches. Writes docs/scaling.png (when
+"""The alpha-beta model of bench/results/mpi-scaling-log.md: fitted to bench/mpi_bench.c's output, projected to
+8-64 ranks for a 100 M x 64 float32 table and Zipf-skewed batches. Writes bench/results/scaling.png (when
 matplotlib is there) and prints the tables SCALING.md shows.
 
-    /usr/bin/python3 docs/scaling_model.py [docs/mpi_bench_results.txt]
+    /usr/bin/python3 bench/results/scaling_model.py [bench/results/mpi_bench_results.txt]
 """
 import math
 import os
@@ -147,4 +147,4 @@ ax.grid(True, which="both", alpha=0.3)
 ax.legend(fontsize=7.5)
 fig.tight_layout()
 fig.savefig(os.path.join(HERE, "scaling.png"), dpi=110)
-print("\nwrote docs/scaling.png")
+print("\nwrote bench/results/scaling.png")

@@ -1,4 +1,4 @@
-/* Seed 003 as a graph: replace the -1 entries of x with themselves and add 1 to the others,
+/* The replace -1 entries program as a graph: replace the -1 entries of x with themselves and add 1 to the others,
  * with dynamic_partition and dynamic_stitch. Built once, checked before any data exists, then
  * run; prints the result and every node with its inferred shape. */
 #include <stdio.h>
