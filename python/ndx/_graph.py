@@ -18,6 +18,7 @@ Design (what ndx.function, gradients and variables build on):
     it and call the builders of this module instead of running. Graph.finish() freezes the
     graph; sessions (_ndx._Session) run it (ndx/_function.py).
 """
+import operator
 import os
 import re
 import shutil
@@ -491,9 +492,18 @@ class Graph:
         for key, value in (attrs or {}).items():
             if isinstance(value, DType):
                 value = value.code
-            elif isinstance(value, str) or value is None:
-                value = _policy(value, None)
-            pairs.append((key, int(value)))
+            elif key == "bad_indices" and (isinstance(value, str) or value is None):
+                if value not in _POLICIES:
+                    raise _ndx.InvalidArgumentError(
+                        f"{type}: bad_indices must be \"error\" or \"ignore\", not {value!r}")
+                value = _POLICIES[value]
+            else:
+                try:  # ints, bools and NumPy integers only: int() would take None, 1.5, "0"
+                    value = operator.index(bool(value) if isinstance(value, np.bool_) else value)
+                except TypeError:
+                    raise TypeError(f"{type}: attribute {key} must be an int, a bool or a DType, "
+                                    f"not {value!r}") from None
+            pairs.append((key, value))
         file, line = _user_frame()
         node, count = self._g.op(type, handles, pairs, self._name(name), file, line)
         return self._tensors(node, count)

@@ -553,6 +553,29 @@ def test_graph_from_python_builds_nodes_by_type():
     assert y.output == (2, 0) and y.name == "y:0"
 
 
+def test_graph_op_attributes_must_be_integers():
+    """A None, string, float or list where an int attribute belongs is a TypeError naming it
+    (not axis=1 from None, nor int(1.5)); bad_indices=None is the default "error"."""
+    g = ndx.Graph("attrs")
+    from ndx import _trace
+    with _trace.tracing(g):
+        x = g.placeholder(ndx.float32, [3], name="x")
+        for bad in (None, "0", 1.5, [0]):
+            with pytest.raises(TypeError, match="Pack: attribute axis must be an int"):
+                g.op("Pack", [x, x], {"axis": bad})
+        with pytest.raises(TypeError, match="Squeeze: attribute squeeze_dims must be an int"):
+            g.op("Squeeze", [x], {"squeeze_dims": [0]})
+        (y,) = g.op("Pack", [x, x], {"axis": np.int64(1)})
+        assert y.shape == (3, 2)
+
+    @ndx.function
+    def gather(params, indices):
+        return params.graph.op("GatherNd", [params, indices], {"bad_indices": None})[0]
+
+    with pytest.raises(ndx.InvalidArgumentError, match="out of range"):
+        gather(np.ones(3, np.float32), np.array([[7]]))
+
+
 DOCUMENTED = [ndx.function, ndx.constant, ndx.cast, ndx.add, ndx.divide, ndx.floordiv,
               ndx.floormod, ndx.not_equal, ndx.fill, ndx.reduce_sum, ndx.range, ndx.shape]
 
