@@ -265,7 +265,8 @@ NDX_API ndx_sparse_output ndx_op_dense_to_sparse_at(const char *file, int line, 
  * TensorFlow's do (aligned at the right; a dim of 1 stretches; beside an operand of unknown
  * rank the result's rank is unknown until the run). add, sub, mul: numeric dtypes (integers
  * wrap); floor_div, floor_mod: integers and floats, TensorFlow's FloorDiv / FloorMod (an
- * integer division by zero fails the run); equal, not_equal: any dtype, bool result; div: floats and complex, TensorFlow's RealDiv (IEEE
+ * integer division by zero fails the run, unless the result is empty); equal, not_equal: any
+ * dtype, bool result; div: floats and complex, TensorFlow's RealDiv (IEEE
  * division; there is no integer div); maximum, minimum: integers and floats, TensorFlow's
  * Maximum / Minimum (a NaN operand gives NaN); less, less_equal, greater, greater_equal:
  * integers and floats, TensorFlow's Less / LessEqual / Greater / GreaterEqual, bool result (a

@@ -40,6 +40,23 @@ static void floor_div_mod_documented(void **state) {
     assert_true(fr[0] == 0.5 && fr[1] == -0.5 && isnan(fr[2])); /* floats divide by zero */
 }
 
+/* An empty result divides nothing: a zero divisor is no error then (TensorFlow's BinaryOp returns
+ * before its functor runs), as in the gradient of a full reduction of a scalar of unknown rank,
+ * which takes floor_mod(axes, rank) of an empty axes and a rank of 0. */
+static void zero_divisor_of_an_empty_result(void **state) {
+    (void)state;
+    int32_t zero = 0, none[1] = {0}, out[1] = {0x5a5a5a5a};
+    ndx_tensor X = i32(1, SHAPE(0), none), Y = i32(0, NULL, &zero), O = i32(1, SHAPE(0), out);
+    ndx_error err;
+    assert_ok(ndx_binary(NDX_BINARY_FLOOR_MOD, &X, &Y, NULL, &O, &err), &err);
+    assert_ok(ndx_binary(NDX_BINARY_FLOOR_DIV, &X, &Y, NULL, &O, &err), &err);
+    assert_int_equal(out[0], 0x5a5a5a5a);
+    int32_t ys[2] = {0, 0};
+    ndx_tensor X02 = i32(2, SHAPE(0, 2), none), Y2 = i32(1, SHAPE(2), ys);
+    ndx_tensor O02 = i32(2, SHAPE(0, 2), out);
+    assert_ok(ndx_binary(NDX_BINARY_FLOOR_MOD, &X02, &Y2, NULL, &O02, &err), &err);
+}
+
 /* An integer zero divisor fails before anything is written; so do shape and dtype errors. */
 static void refusals_write_nothing(void **state) {
     (void)state;
@@ -877,6 +894,7 @@ int main(void) {
         cmocka_unit_test(floor_div_mod_documented),
         cmocka_unit_test(exact_casts_at_the_edges),
         cmocka_unit_test(refusals_write_nothing),
+        cmocka_unit_test(zero_divisor_of_an_empty_result),
         cmocka_unit_test(every_dtype_against_reference),
         cmocka_unit_test(broadcast_layouts_against_reference),
         cmocka_unit_test(wrap_complex_strings),

@@ -23,7 +23,7 @@
  *   FLOOR_DIV, FLOOR_MOD: integers and floats (not complex, not bool). Integers: floor division
  *     and a remainder with the sign of the divisor (TF's FloorDiv/FloorMod); a zero divisor is
  *     NDX_E_INVALID_ARGUMENT "floor_div: integer division by zero: y[4] = 0" (checked before any
- *     write);
+ *     write; an empty result divides nothing, so it has no such error);
  *     INT_MIN / -1 wraps to INT_MIN and its remainder is 0. Floats: floor(a / b) and
  *     a - floor(a / b) * b computed as TF does (fmod, then + b when the signs differ).
  *   EQUAL, NOT_EQUAL: every dtype including bool and strings (same width); output bool.

@@ -187,6 +187,22 @@ def test_mean_gradient_at_unknown_dims():
         np.testing.assert_allclose(f(np.ones((rows, 2))), np.full((rows, 2), 1 / (2 * rows)))
 
 
+@pytest.mark.parametrize("reduce", [ndx.reduce_sum, ndx.reduce_mean, ndx.reduce_max,
+                                    ndx.reduce_min], ids=lambda o: o.__name__)
+def test_full_reduction_gradient_at_unknown_rank_takes_scalars(reduce):
+    """A scalar fed where the rank is unknown: the gradient's axes are empty and the rank 0,
+    which TensorFlow divides nothing by (its dy is the gradient: d reduce(x) / dx = 1)."""
+    @ndx.function(input_signature=[ndx.TensorSpec(None, ndx.float32)])
+    def f(x):
+        with ndx.GradientTape() as tape:
+            tape.watch(x)
+            y = reduce(x)
+        return tape.gradient(y, x)
+    assert f(np.float32(3.0)) == 1.0
+    np.testing.assert_allclose(f(np.ones((2, 2), np.float32)),
+                               np.full((2, 2), 1.0 if reduce is ndx.reduce_sum else 0.25))
+
+
 @pytest.mark.parametrize("obj", [ndx.reduce_mean, ndx.reduce_max, ndx.where],
                          ids=lambda o: o.__name__)
 def test_docstring_examples(obj):
