@@ -631,8 +631,8 @@ NDX_API ndx_status ndx_graph_save(const ndx_graph *g, const char *path, ndx_erro
  * builders (so every shape is checked as in C; each node's file:line is the text's). Returns a
  * new graph (not finished), or NULL with err naming the file, line and column of the first
  * problem. Limits: 256 MiB of text, 1,000,000 nodes, names of NDX_GRAPH_NAME_MAX bytes,
- * NDX_GRAPH_MAX_ARITY partitions or inputs per node, 2^20 inline elements per constant, 1 GiB
- * per .npz member; each error names its limit. */
+ * NDX_GRAPH_MAX_ARITY partitions or inputs per node, 2^20 inline elements and 1 GiB per inline
+ * constant, 1 GiB per .npz member; each error names its limit. */
 NDX_API ndx_graph *ndx_graph_load(const char *path, ndx_error *err);
 /* The canonical text of g in a new NUL-terminated buffer (free it with free()); large
  * constants appear as value=@NAME. */

@@ -248,6 +248,8 @@ static void malformed_table(void **state) {
         {"ndx-graph 1\nc = Const() value=[1] : int32[?]\n", "a Const needs a complete spec"},
         {"ndx-graph 1\nc = Const() value=@table : int32[2]\n", "refers to an .npz"},
         {"ndx-graph 1\nc = Const() value=[1] : int32[1048577]\n", "an inline value holds at most"},
+        {"ndx-graph 1\nc = Const() value=[\"a\"] : string(1073741824)[2]\n",
+         "an inline value holds at most 1048576 elements and 1073741824 bytes"},
         {"ndx-graph 1\nx = Placeholder() : float32[2, 3]\ny = GatherNd(x, x)\n",
          "hand:3: y: gather_nd:"},
         {"ndx-graph 1\nx = Placeholder() : int32[2]\ny = Identity(x) : float32[2]\n",

@@ -62,9 +62,12 @@ static ndx_status read_element(parser *ps, ndx_dtype dt, size_t itemsize, unsign
 /* value=[e, e, ...]: exactly the declared spec's elements, in row-major order. */
 ndx_status gp_read_inline(parser *ps, const ndx_spec *s, ndx_tensor *t, void **owned) {
     int64_t count;
-    if (!ndx_known_product(s->rank, s->shape, &count) || count > GRAPH_VALUES_MAX)
-        return gp_fail_at(ps, ps->p, "an inline value holds at most %lld elements; put larger "
-                          "constants in the .npz", (long long)GRAPH_VALUES_MAX);
+    /* bytes too: a few short strings of a huge declared width would allocate it all */
+    if (!ndx_known_product(s->rank, s->shape, &count) || count > GRAPH_VALUES_MAX ||
+        (s->itemsize && (size_t)count > GRAPH_CONST_MAX_BYTES / s->itemsize))
+        return gp_fail_at(ps, ps->p, "an inline value holds at most %lld elements and %zu "
+                          "bytes; put larger constants in the .npz", (long long)GRAPH_VALUES_MAX,
+                          GRAPH_CONST_MAX_BYTES);
     *t = ndx_view_of_spec(s);
     size_t bytes = (size_t)count * s->itemsize;
     *owned = calloc(bytes ? bytes : 1, 1);
