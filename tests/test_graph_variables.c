@@ -1065,6 +1065,76 @@ static void program_order_text_round_trip(void **state) {
 
 /* The run's copies of its variables come from the pool: a max_memory with no room for them, or
  * an allocator that refuses them, fails the run with every variable as it was. */
+/* An allocator that rewrites a fed index to one out of range when armed, as another thread of
+ * the caller may while a run goes on. A repeated run asks it only for its ALLOCATE fetch, after
+ * the updates are checked and before they are applied: the second update's indices must be
+ * those checked (a copy), else the run would fail with the first update applied. */
+typedef struct spoiling_allocator {
+    ndx_allocator base;
+    int64_t *index; /* NULL: not armed */
+} spoiling_allocator;
+
+static void *spoil_allocate(void *user, size_t bytes, size_t alignment) {
+    spoiling_allocator *a = user;
+    if (a->index) *a->index = 1000;
+    void *p = NULL;
+    return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *) : alignment,
+                          bytes ? bytes : 1) == 0 ? p : NULL;
+}
+
+static void spoil_release(void *user, void *block) {
+    (void)user;
+    free(block);
+}
+
+static void fed_indices_rewritten_during_a_run_change_nothing(void **state) {
+    (void)state;
+    const char *text = "ndx-graph 1\n"
+                       "init = Const() value=[0, 0, 0, 0, 0, 0, 0, 0] : float32[4, 2]\n"
+                       "a = Variable(init) : float32[4, 2]\n"
+                       "b = Variable(init) : float32[4, 2]\n"
+                       "lr = Const() value=[1] : float32[]\n"
+                       "g = Placeholder() : float32[?, 2]\n"
+                       "i = Placeholder() : int64[?]\n"
+                       "j = Placeholder() : int64[?]\n"
+                       "sa = ResourceSparseApplyGradientDescent(a, lr, g, i)\n"
+                       "sb = ResourceSparseApplyGradientDescent(b, lr, g, j)\n";
+    ndx_error err;
+    ndx_graph *g = ndx_graph_from_text(text, strlen(text), "spoil", &err);
+    assert_non_null(g);
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    spoiling_allocator spoil = {{spoil_allocate, spoil_release, NULL}, NULL};
+    spoil.base.user = &spoil;
+    ndx_session_options opt = {1, 0, &spoil.base};
+    ndx_session *sess = ndx_session_new(g, &opt, &err);
+    assert_non_null(sess);
+    float grad[3][2] = {{1, 2}, {3, 4}, {5, 6}}, a[4][2], b[4][2];
+    const float once[4][2] = {{-1, -2}, {0, 0}, {-3, -4}, {-5, -6}};
+    int64_t ids[3] = {0, 2, 3}, same_ids[3] = {0, 2, 3};
+    ndx_output go = ndx_operation_output(ndx_graph_find(g, "g"), 0);
+    ndx_feed feeds[3] = {
+        {go, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(3, 2), grad)},
+        {ndx_operation_output(ndx_graph_find(g, "i"), 0),
+         ndx_tensor_make(NDX_INT64, 1, SHAPE(3), ids)},
+        {ndx_operation_output(ndx_graph_find(g, "j"), 0),
+         ndx_tensor_make(NDX_INT64, 1, SHAPE(3), same_ids)}};
+    ndx_operation targets[2] = {ndx_graph_find(g, "sa"), ndx_graph_find(g, "sb")};
+    for (int armed = 0; armed < 2; armed++) {
+        ndx_fetch f = {go, NDX_FETCH_ALLOCATE, {0}};
+        spoil.index = armed ? &same_ids[2] : NULL;
+        ndx_status st = ndx_session_run_targets(sess, 3, feeds, 1, &f, 2, targets, &err);
+        spoil.index = NULL;
+        if (st == NDX_OK) spoil_release(NULL, f.value.data);
+        if (!armed) assert_ok(st, &err);
+        read_var(sess, ndx_graph_find(g, "a"), &a[0][0], 2, SHAPE(4, 2));
+        read_var(sess, ndx_graph_find(g, "b"), &b[0][0], 2, SHAPE(4, 2));
+        assert_memory_equal(a, b, sizeof a);
+        if (st != NDX_OK) assert_memory_equal(a, once, sizeof a);
+    }
+    ndx_session_free(sess);
+    ndx_graph_free(g);
+}
+
 static void program_order_memory_failures_change_nothing(void **state) {
     (void)state;
     const float init[LEN] = {1, 2, 3, 4}, c[LEN] = {1, 1, 1, 1};
@@ -1121,6 +1191,7 @@ int main(void) {
         cmocka_unit_test(assign_variable_checks_and_runs),
         cmocka_unit_test(program_order_text_round_trip),
         cmocka_unit_test(program_order_memory_failures_change_nothing),
+        cmocka_unit_test(fed_indices_rewritten_during_a_run_change_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,6 +1,8 @@
 /* session_update.c — the end of a run that updates variables. Every other node has run; now
  * every value a fetch or an update reads out of a variable's storage is copied into the pool
- * (so that it stays the start-of-run value), every update is checked, and the largest scratch
+ * (so that it stays the start-of-run value), and so is every index an update reads from the
+ * caller's memory (so that the run applies the indices checked, whatever another thread writes
+ * there meanwhile), every update is checked, and the largest scratch
  * any of them takes is reserved in the pool (under the run's max_memory). A check or a
  * reservation that fails leaves every variable as it was. Only then are the updates run, in
  * build order, each given as its budget the largest free block of the pool: their scratch comes
@@ -24,19 +26,29 @@ static int readers_left(const ndx_session *s, const run_plan *p, const ndx_fetch
     return refs;
 }
 
-/* Copies value v into a pool block when it lies in a variable's storage. */
+/* Whether value v lies in the caller's memory: outside the pool and not the graph's constant
+ * (a feed, or a view of one), which another thread of the caller may rewrite at any time. */
+static int in_callers_memory(const ndx_session *s, ndx_output o, int64_t v) {
+    const graph_node *n = graph_node_at(s->g, o.op.id);
+    return s->block[v] < 0 && !(n->values && n->values[o.index].data == s->vals[v].data);
+}
+
+/* Copies value v into a pool block when it lies in a variable's storage, or, with `caller`, in
+ * the caller's memory. */
 static ndx_status copy_out_of_vars(ndx_session *s, const run_plan *p, const ndx_fetch *fetches,
-                                   ndx_output o, ndx_error *err) {
+                                   ndx_output o, int caller, ndx_error *err) {
     int64_t v = value_of(s->g, o);
     ndx_tensor *t = &s->vals[v];
     int64_t count = ndx_tensor_count(t);
     size_t bytes = count > 0 ? (size_t)count * t->itemsize : 0;
-    if (bytes == 0 || !session_in_vars(s, t->data, bytes)) return NDX_OK;
+    if (bytes == 0 ||
+        !(session_in_vars(s, t->data, bytes) || (caller && in_callers_memory(s, o, v))))
+        return NDX_OK;
     void *copy = s->pool.as_allocator.allocate(s->pool.as_allocator.user, bytes, 64);
     if (!copy)
         return graph_fail_at(err, NDX_E_NO_MEMORY, graph_node_at(s->g, o.op.id),
                              "no memory (or no room under max_memory) for a copy of a "
-                             "variable's value");
+                             "variable's value or a fed index");
     memcpy(copy, t->data, bytes);
     t->data = copy;
     s->block[v] = pool_find(&s->pool, copy);
@@ -85,7 +97,7 @@ ndx_status session_check_updates(ndx_session *s, run_plan *p, const ndx_fetch *f
                                  ndx_error *err) {
     const ndx_graph *g = s->g;
     for (int i = 0; i < p->num_fetches; i++)
-        NDX_TRY(copy_out_of_vars(s, p, fetches, fetches[i].output, err));
+        NDX_TRY(copy_out_of_vars(s, p, fetches, fetches[i].output, 0, err));
     ndx_tensor *in = p->update_in;
     for (int k = 0; k < p->num_updates; k++) {
         const graph_node *n = graph_node_at(g, p->updates[k]);
@@ -95,7 +107,10 @@ ndx_status session_check_updates(ndx_session *s, run_plan *p, const ndx_fetch *f
                 in[i] = s->vars[s->var_slot[n->inputs[i].op.id]];
                 continue;
             }
-            NDX_TRY(copy_out_of_vars(s, p, fetches, n->inputs[i], err));
+            /* indices are checked here and read again by the run: the run's must be these */
+            ndx_dtype_kind kind = ndx_dtype_kind_of(s->vals[value_of(g, n->inputs[i])].dtype);
+            int index = kind == NDX_KIND_SIGNED || kind == NDX_KIND_UNSIGNED;
+            NDX_TRY(copy_out_of_vars(s, p, fetches, n->inputs[i], index, err));
             in[i] = s->vals[value_of(g, n->inputs[i])];
         }
         ndx_options o = {0};
