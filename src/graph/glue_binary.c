@@ -432,7 +432,7 @@ ndx_status ndx_binary(ndx_binary_op op, const ndx_tensor *x, const ndx_tensor *y
     ndx_spec xs = ndx_spec_of(x), ys = ndx_spec_of(y), os;
     NDX_TRY(infer_checked(op, &xs, &ys, &os, err));
     ndx_dtype_kind kind = ndx_dtype_kind_of(x->dtype);
-    int64_t results;
+    int64_t results = 0;
     ndx_dims_product(os.rank, os.shape, &results); /* checked: the output's own shape */
     /* An empty result divides nothing (TensorFlow returns before dividing); else every element
      * of y is a divisor. */
