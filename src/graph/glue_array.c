@@ -183,13 +183,21 @@ static void join_rows(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
-static void join(const ndx_call *c, int n, const ndx_tensor *values, int64_t outer,
-                 ndx_tensor *out) {
+/* The output of concat or stack (spec os, joined along `axis` >= 0) allocated or checked, then
+ * filled with each value's run of bytes in turn for every index of the dims before the axis. */
+static ndx_status join(ndx_call *c, int n, const ndx_tensor *values, const ndx_spec *os,
+                       int axis, ndx_tensor *out) {
+    ndx_tensor want = ndx_view_of_spec(os);
+    int allocated;
+    NDX_TRY(ndx_call_output(c, &want, out, 0, "out", &allocated));
+    int64_t outer = 1;
+    for (int d = 0; d < axis; d++) outer *= os->shape[d];
     int64_t count = ndx_tensor_count(out);
-    if (count == 0 || outer == 0) return;
+    if (count == 0 || outer == 0) return NDX_OK;
     join_job j = {n, values, outer, (size_t)(count / outer) * out->itemsize, out->data};
     int64_t grain = GLUE_GRAIN / (count / outer) + 1;
     ndx_parallel_for(c->threads, outer, grain, join_rows, &j);
+    return NDX_OK;
 }
 
 /* Checks every value's layout and returns their specs in a scratch array (freed by the
@@ -228,13 +236,7 @@ ndx_status ndx_concat(int n, const ndx_tensor *values, const ndx_tensor *axis,
     NDX_TRY(st);
     int64_t a = ndx_read_index(axis->data, axis->dtype, 0);
     if (a < 0) a += os.rank;
-    ndx_tensor want = ndx_view_of_spec(&os);
-    int allocated;
-    NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
-    int64_t outer = 1;
-    for (int d = 0; d < a; d++) outer *= os.shape[d];
-    join(&c, n, values, outer, out);
-    return NDX_OK;
+    return join(&c, n, values, &os, (int)a, out);
 }
 
 /* ---- stack ----------------------------------------------------------------------------------- */
@@ -292,13 +294,7 @@ ndx_status ndx_stack(int n, const ndx_tensor *values, int axis, const ndx_option
     ndx_call_release(&c, specs);
     NDX_TRY(st);
     if (axis < 0) axis += os.rank;
-    ndx_tensor want = ndx_view_of_spec(&os);
-    int allocated;
-    NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
-    int64_t outer = 1;
-    for (int d = 0; d < axis; d++) outer *= os.shape[d];
-    join(&c, n, values, outer, out);
-    return NDX_OK;
+    return join(&c, n, values, &os, axis, out);
 }
 
 /* ---- slice ----------------------------------------------------------------------------------- */
