@@ -49,6 +49,12 @@ void pool_ref(graph_pool *p, int b, int k);
 /* Removes k readers from block b; the block is free again when none are left. */
 void pool_unref(graph_pool *p, int b, int k);
 /* Frees every block in use (a failed run's leftovers). */
+/* What a kernel may still take under the run's limit, as its ndx_options.max_memory: the bytes
+ * left, or 1 when none are (max_memory 0 would mean no limit); 0 when the run has no limit. */
+static inline size_t pool_room(const graph_pool *p) {
+    if (!p->limit) return 0;
+    return p->in_use < p->limit ? p->limit - p->in_use : 1;
+}
 void pool_release_all(graph_pool *p);
 void pool_log_free(pool_log *log);
 

@@ -461,10 +461,7 @@ static ndx_status run_node(ndx_session *s, run_plan *p, uint32_t id, const graph
             }
         }
         o->bad_indices = n->attrs.bad_indices;
-        if (s->pool.limit) {
-            size_t room = s->pool.in_use < s->pool.limit ? s->pool.limit - s->pool.in_use : 0;
-            o->max_memory = room ? room : 1;
-        }
+        if (s->pool.limit) o->max_memory = pool_room(&s->pool);
         ndx_error e;
         st = step ? session_fused_kernel(s, p, step, n, s->in, o, s->out, &e)
                   : graph_kernel(n, s->in, o, s->out, &e);

@@ -52,10 +52,7 @@ ndx_status session_update_staged(ndx_session *s, const graph_node *n, ndx_tensor
         NDX_TRY(stage(s, s->var_slot[n->inputs[i].op.id], n, &in[i], err));
     ndx_options uo = *o;
     uo.bad_indices = 0;
-    if (s->pool.limit) {
-        size_t room = s->pool.in_use < s->pool.limit ? s->pool.limit - s->pool.in_use : 0;
-        uo.max_memory = room ? room : 1;
-    }
+    if (s->pool.limit) uo.max_memory = pool_room(&s->pool);
     ndx_error e;
     ndx_status st = d->check(n, in, &uo, NULL, &e);
     if (st == NDX_OK) st = d->run(n, in, &uo, NULL, &e);
