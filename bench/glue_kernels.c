@@ -1,13 +1,13 @@
 /* glue_kernels.c — ns per element of the glue kernels (cast float32->int32, not_equal int32 vs a
  * scalar, add float32 same shape, mul float32 [N/1000,1000] x [1000], range int32) at 1,000 and
  * 1,000,000 elements, minimum of repeats. Built with the tools (-DNDX_BUILD_TOOLS=ON) as
- * build/bench_glue_kernels, or by hand against the static library (private glue.h):
- *   cc -O2 -Iinclude -Isrc/core -Isrc/graph bench/glue_kernels.c build/libndx.a -lm -lpthread */
+ * build/bench_glue_kernels, or by hand against the static library (private dense_ops.h):
+ *   cc -O2 -Iinclude -Isrc/core -Isrc/ops bench/glue_kernels.c build/libndx.a -lm -lpthread */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-#include "glue.h"
+#include "dense_ops.h"
 
 static double now(void) {
     struct timespec t;

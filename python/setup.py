@@ -27,7 +27,7 @@ def ndx_version():
 
 library = sorted(glob.glob(os.path.join(root, "src", "core", "*.c")) +
                  glob.glob(os.path.join(root, "src", "ops", "*.c")) +
-                 glob.glob(os.path.join(root, "src", "graph", "*.c")) +
+                 glob.glob(os.path.join(root, "src", "graph", "*", "*.c")) +
                  glob.glob(os.path.join(root, "src", "io", "*.c")))
 
 
@@ -80,12 +80,16 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+# The graph layer's folders, by job (src/graph/README.md), as CMakeLists.txt's NDX_GRAPH_DIRS.
+GRAPH_DIRS = ["kinds", "build", "text", "session", "grad"]
+
 extension = Extension(
     "ndx._ndx",
     sources=sorted(glob.glob("src/*.c")) + library,
     include_dirs=[os.path.join(root, "include"), os.path.join(root, "src", "core"),
-                  os.path.join(root, "src", "ops"), os.path.join(root, "src", "graph"),
-                  os.path.join(root, "src", "io"), "src", numpy.get_include()],
+                  os.path.join(root, "src", "ops"), os.path.join(root, "src", "io"), "src",
+                  numpy.get_include()] +
+                 [os.path.join(root, "src", "graph", d) for d in GRAPH_DIRS],
     define_macros=[("NDEBUG", None)],
     extra_compile_args=["-std=gnu11", "-O3", "-pthread", "-fvisibility=hidden"] + FLAGS["warnings"],
     extra_link_args=["-pthread", "-lm"],

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "contract.h"
-#include "glue.h"
+#include "dense_ops.h"
 #include "grad_check.h"
 #include "half.h"
 #include "ndx_graph.h"

@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "contract.h"
-#include "glue.h"
+#include "dense_ops.h"
 #include "half.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
@@ -322,7 +322,7 @@ static void exact_casts_at_the_edges(void **state) {
 }
 
 /* Every cast between bool, the integers, float32 and float64 (the typed loops) on each source's
- * edge values against a per-element reference of glue.h's rules: integers wrap, floats truncate
+ * edge values against a per-element reference of dense_ops.h's rules: integers wrap, floats truncate
  * toward zero and saturate, NaN gives 0, numbers to bool are != 0. */
 enum { EDGE_N = 40 };
 static const ndx_dtype real_dtypes[11] = {NDX_BOOL, NDX_INT8, NDX_INT16, NDX_INT32, NDX_INT64,

@@ -1,10 +1,10 @@
-/* test_glue_array.c — concat, stack, slice, expand_dims and squeeze (glue_array.c) against
+/* test_glue_array.c — concat, stack, slice, expand_dims and squeeze (src/ops/concat_slice.c) against
  * naive per-element loops on random inputs of every dtype (strings too), at 1 and 2 threads;
  * their inference on partial specs; and every refusal, with TensorFlow's messages, leaving the
  * caller's output untouched. */
 #include <stdio.h>
 
-#include "glue.h"
+#include "dense_ops.h"
 #include "ndx_test.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

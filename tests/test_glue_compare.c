@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "contract.h"
-#include "glue.h"
+#include "dense_ops.h"
 #include "half.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "contract.h"
-#include "glue.h"
+#include "dense_ops.h"
 #include "ndx_graph.h"
 
 /* ITERATIONS trials of the index and sparse programs, then GLUE_ITERATIONS of the glue one. */

@@ -6,7 +6,7 @@
 #include "ndx_test.h"
 
 #include "counting_allocator.h"
-#include "glue.h"
+#include "dense_ops.h"
 
 typedef struct counted_call {
     ndx_counter count;

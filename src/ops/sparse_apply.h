@@ -88,7 +88,7 @@ typedef struct apply_plan {
 /* The scratch of one call with `entries` indices (> 0): the checked rows, 8 bytes each, and
  * when summing duplicates the links between entries of one row (8 bytes each) and a hash table
  * of 8-byte buckets (a power of two, at least twice the entries). 0 when it overflows size_t.
- * The graph's update kinds reserve this before a run (graph_kinds_state.c). */
+ * The graph's update kinds reserve this before a run (state_kinds.c). */
 size_t sparse_apply_scratch_bytes(int64_t entries, int sum_duplicates);
 
 #endif /* NDX_SPARSE_APPLY_H */

@@ -1,7 +1,7 @@
 /* stitch_positions.c — dynamic_stitch(dynamic_partition(range(n), ids, N), data) in one pass:
  * the indices of part q are the increasing positions where ids == q, together 0 .. n - 1 once,
  * so output row i is the next row of data[ids[i]]. A session plans it where a graph has that
- * idiom (src/graph/session_fuse.c): the partition step only counts (ndx_partition_counted), and
+ * idiom (src/graph/session/session_fuse.c): the partition step only counts (ndx_partition_counted), and
  * this call takes the place of the stitch, with the stitch's every check and error, reading
  * neither the range nor the positions. */
 #include "partition_plan.h"

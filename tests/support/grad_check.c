@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "glue.h"
+#include "dense_ops.h"
 #include "grad_check.h"
 #include "ndx_test.h"
 
