@@ -1,4 +1,4 @@
-/* test_broadcast.c — NumPy/TensorFlow broadcasting in the binary glue ops and their gradients:
+/* test_broadcast.c — NumPy/TensorFlow broadcasting in the binary dense ops and their gradients:
  * every op against a per-element reference written here (each output position mapped to its
  * operands' positions, dims of 1 read at 0) on random shapes of rank 0..4 with empty dims, in
  * several dtypes and thread counts; inference on partial shapes; incompatible shapes refused by

@@ -1,4 +1,4 @@
-/* test_glue_compare.c — the comparison and logical glue ops (less, less_equal, greater,
+/* test_compare.c — the comparison and logical dense ops (less, less_equal, greater,
  * greater_equal, logical_and, logical_or, logical_not) and abs, square, sqrt: every dtype each
  * takes against a plain per-element reference on edge values (extremes, -0, subnormals, inf,
  * NaN) broadcast against each other, TensorFlow's documented values, and every dtype each

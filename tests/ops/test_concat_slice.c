@@ -1,4 +1,4 @@
-/* test_glue_array.c — concat, stack, slice, expand_dims and squeeze (src/ops/concat_slice.c) against
+/* test_concat_slice.c — concat, stack, slice, expand_dims and squeeze (src/ops/concat_slice.c) against
  * naive per-element loops on random inputs of every dtype (strings too), at 1 and 2 threads;
  * their inference on partial specs; and every refusal, with TensorFlow's messages, leaving the
  * caller's output untouched. */

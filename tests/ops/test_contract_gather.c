@@ -3,7 +3,7 @@
  * scratch is exactly what the run uses. */
 #include "contract.h"
 
-#include "../src/ops/gather_nd_plan.h"
+#include "gather_nd_plan.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN

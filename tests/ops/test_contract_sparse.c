@@ -3,7 +3,7 @@
  * allocates comes from the caller's allocator. */
 #include "contract.h"
 
-#include "../src/ops/sparse_plan.h"
+#include "sparse_plan.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN

@@ -3,8 +3,8 @@
  * inputs, and the plans' scratch is exactly what their runs use. */
 #include "contract.h"
 
-#include "../src/ops/partition_plan.h"
-#include "../src/ops/stitch_plan.h"
+#include "partition_plan.h"
+#include "stitch_plan.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN

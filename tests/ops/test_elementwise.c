@@ -1,4 +1,4 @@
-/* test_glue.c — the glue ops the graph layer builds programs with (add, sub, mul, floor_div,
+/* test_elementwise.c — the dense ops (src/ops/dense_ops.h) graphs are built with (add, sub, mul, floor_div,
  * floor_mod, equal, not_equal, div, maximum, minimum, neg, zeros_like, ones_like, cast, fill,
  * reshape, reduce_sum, range, size, shape): TensorFlow's documented values, plain
  * per-element references on random inputs of every dtype, scalar broadcast, and every refusal

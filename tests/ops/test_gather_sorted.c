@@ -8,8 +8,8 @@
 #include "ndx_test.h"
 #include "reference.h"
 
-#include "../src/ops/gather_nd_plan.h"
-#include "../src/ops/slice_copy.h"
+#include "gather_nd_plan.h"
+#include "slice_copy.h"
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 

@@ -1,4 +1,4 @@
-/* test_glue_reduce.c — reduce_mean, reduce_max, reduce_min, select and where (src/ops/dense_ops.h) against
+/* test_reduce_select.c — reduce_mean, reduce_max, reduce_min, select and where (src/ops/dense_ops.h) against
  * plain loops: every dtype they take, random shapes with empty dims, every axis set, keep_dims,
  * NaN, TensorFlow's integer means and empty identities, the same bits at any thread count, and
  * every refusal leaving the caller's output untouched. Values are read and written through

@@ -66,8 +66,9 @@ def seed003_as_in_c(x):
 
 
 def test_saved_text_is_the_c_programs():
-    # examples/graphs/replace_minus_one.txt is the text of examples/graph_replace_minus_one.c's graph
-    # (tests/test_graph_by_type.c checks that); the graph traced from Python is the same text.
+    # examples/graphs/replace_minus_one.txt is the text of examples/graph_replace_minus_one.c's
+    # graph (tests/graph/build/test_graph_by_type.c checks that); the graph traced from Python is
+    # the same text.
     with open(SEED003_TXT) as f:
         assert seed003_as_in_c.graph.to_text() == f.read()
 

@@ -174,7 +174,7 @@ static void inference_and_node_info(void **state) {
     test_dims_are(upd, "[?, 5, 7]");
     assert_ok(ndx_node_info(upd.op, &node, &err), &err);
     assert_string_equal(node.type, "TensorScatterAdd");
-    /* glue: size and shape of a partly known tensor; shape is known in length only */
+    /* dense ops: size and shape of a partly known tensor; shape is known in length only */
     test_dims_are(ndx_op_shape(s, params, NDX_INT32), "[3]");
     test_dims_are(ndx_op_size(s, params, NDX_INT64), "[]");
     assert_null(ndx_output_constant(ndx_op_size(s, params, NDX_INT64)));

@@ -3,7 +3,7 @@
  * succeeds exactly when the direct calls of the same ops do, with the same bits and outputs that
  * the inferred specs admit; when it does not build, the direct calls fail too (every build-time
  * error is a run-time error). Inputs are often malformed on purpose. The index and sparse
- * programs come first, then the glue ops the gradients build with (reshape, reduce_sum, neg,
+ * programs come first, then the dense ops the gradients build with (reshape, reduce_sum, neg,
  * maximum, zeros_like, fill). */
 #include <stdio.h>
 
@@ -11,7 +11,7 @@
 #include "dense_ops.h"
 #include "ndx_graph.h"
 
-/* ITERATIONS trials of the index and sparse programs, then GLUE_ITERATIONS of the glue one. */
+/* ITERATIONS trials of the index and sparse programs, then GLUE_ITERATIONS of the dense one. */
 enum { ITERATIONS = 1500, GLUE_ITERATIONS = 500, MAX_FEEDS = 8, MAX_OUTS = 8 };
 
 typedef struct trial {

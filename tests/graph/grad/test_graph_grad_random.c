@@ -1,5 +1,5 @@
 /* test_graph_grad_random.c — random programs of ops (gathers, scatters, stitches, partitions,
- * elementwise glue) on two inputs: ndx's gradients against the numeric checker (grad_check.h),
+ * elementwise ops) on two inputs: ndx's gradients against the numeric checker (grad_check.h),
  * in float64, float32 and complex128, at 1 thread and at every thread; and random broadcasts
  * of the binary ops with dims unknown at build time. */
 #include <stdio.h>

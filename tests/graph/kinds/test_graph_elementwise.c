@@ -1,5 +1,5 @@
-/* test_graph_glue.c — the kind table (one descriptor per kind, each reachable by its name from
- * the text reader) and the glue ops the gradients need, as graph nodes: shapes inferred at
+/* test_graph_elementwise.c — the kind table (one descriptor per kind, each reachable by its name
+ * from the text reader) and the dense ops the gradients need, as graph nodes: shapes inferred at
  * build time on partial specs, folding, runs in a session, the text form, and build errors that
  * name the node and the builder's file:line. */
 #include <math.h>
@@ -42,8 +42,8 @@ static void kind_table_complete(void **state) {
         /* updates name their variables, and so does a read that follows them */
         assert_int_equal(d->vars >= 1, mutates || k == GRAPH_READ_VARIABLE);
         if (!source) assert_non_null(d->inputs);
-        /* every kind of ndx's ops and glue but the sources has a gradient (grad_none where it is
-         * not differentiable); a kind added later may have none yet (then differentiating
+        /* every kind of ndx's index, sparse and dense ops but the sources has a gradient
+         * (grad_none where it is not differentiable); a kind added later may have none yet (then differentiating
          * through it is a build error naming the node) */
         if (k <= GRAPH_SUM) assert_int_equal(d->gradient == NULL, source);
         if (source) assert_null(d->gradient);
@@ -74,7 +74,7 @@ static void every_kind_name_is_read(void **state) {
     }
 }
 
-/* ---- the glue ops as nodes ---------------------------------------------------------------- */
+/* ---- the dense ops as nodes --------------------------------------------------------------- */
 
 /* Fetches output o of a finished graph's session into a new tensor (fed: nothing). */
 static ndx_tensor run_one(ndx_graph *g, ndx_output o, int num_feeds, const ndx_feed *feeds) {
@@ -199,7 +199,7 @@ static void build_errors_name_node_and_line(void **state) {
         ndx_status st = ndx_graph_status(g, &err);
         assert_fails(st, &err, st, cases[c].needle);
         char where[64];
-        snprintf(where, sizeof where, "test_graph_glue.c:%d: ", line);
+        snprintf(where, sizeof where, "test_graph_elementwise.c:%d: ", line);
         assert_non_null(strstr(err.message, where));
         ndx_graph_free(g);
     }

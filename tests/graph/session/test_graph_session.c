@@ -544,7 +544,7 @@ static void every_builder_against_direct_calls(void **state) {
     ndx_output D = ndx_op_const_float(s, NDX_FLOAT32, 9.0);
     got[6] = ndx_op_sparse_to_dense(s, ndx_op_sparse_reorder(s, SP), &D);
     assert_ok(ndx_sparse_to_dense(&sp, &dflt, NULL, &want[6], &err), &err);
-    /* glue: sub, mul, floor_div, equal, shape */
+    /* dense ops: sub, mul, floor_div, equal, shape */
     got[7] = ndx_op_mul(s, ndx_op_sub(s, T, ndx_op_const_int(s, NDX_INT32, 1)), T);
     int32_t w7[4];
     for (int i = 0; i < 4; i++) w7[i] = (t_v[i] - 1) * t_v[i];

@@ -39,7 +39,7 @@ static void free_after_reading(ndx_session *s) {
 #define ndx_session_new(g, opt, err) ((void)(opt), session_at_threads(g, err))
 #define ndx_session_free(s) free_after_reading(s)
 #define main train_embedding_main
-#include "../examples/train_embedding.c"
+#include "train_embedding.c"
 #undef main
 #undef ndx_session_new
 #undef ndx_session_free
