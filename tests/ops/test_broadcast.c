@@ -15,8 +15,6 @@
 #include "half.h"
 #include "ndx_graph.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
 static const ndx_dtype dtypes[] = {NDX_INT8,    NDX_INT32,    NDX_INT64,   NDX_UINT16,
                                    NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64,
                                    NDX_BOOL};
@@ -60,8 +58,6 @@ static double held(ndx_dtype dt, double v) {
     default: return v;
     }
 }
-
-static int is_float(ndx_dtype dt) { return ndx_dtype_kind_of(dt) == NDX_KIND_FLOAT; }
 
 /* The op on one pair, computed in double (exact for the small operands, then rounded once). */
 static double reference(ndx_binary_op op, ndx_dtype dt, double a, double b) {
@@ -165,7 +161,7 @@ static void every_op_against_reference(void **state) {
             fill_small(&r, &x, 0);
             fill_small(&r, &y, 1);
             for (int op = 0; op < NDX_BINARY_COUNT; op++) {
-                if (op == NDX_BINARY_REAL_DIV && !is_float(dt)) continue;
+                if (op == NDX_BINARY_REAL_DIV && !test_is_float(dt)) continue;
                 int logical = op == NDX_BINARY_LOGICAL_AND || op == NDX_BINARY_LOGICAL_OR;
                 if (logical != (dt == NDX_BOOL)) continue;
                 if (dt == NDX_BOOL && op != NDX_BINARY_EQUAL && op != NDX_BINARY_NOT_EQUAL &&

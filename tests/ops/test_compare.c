@@ -11,8 +11,6 @@
 #include "dense_ops.h"
 #include "half.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
 static int is_int(ndx_dtype dt) {
     ndx_dtype_kind k = ndx_dtype_kind_of(dt);
     return k == NDX_KIND_SIGNED || k == NDX_KIND_UNSIGNED;

@@ -7,7 +7,6 @@
 #include "dense_ops.h"
 #include "ndx_test.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 /* The flat index of coordinates c in shape (rank dims). */

@@ -5,7 +5,6 @@
 
 #include "gather_nd_plan.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 /* infer(params, indices, batch_dims) must succeed with an output of `want`. */

@@ -5,7 +5,6 @@
 
 #include "sparse_plan.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 static ndx_sparse_spec sparse_spec(ndx_dtype values, int64_t nnz, int64_t rank) {

@@ -6,7 +6,6 @@
 #include "partition_plan.h"
 #include "stitch_plan.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 static void stitch_partial_shapes(void **state) {

@@ -10,8 +10,6 @@
 #include "dense_ops.h"
 #include "half.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
 static ndx_tensor i32(int rank, const int64_t *shape, const int32_t *v) {
     return ndx_tensor_make(NDX_INT32, rank, shape, (void *)v);
 }
@@ -803,16 +801,8 @@ static void reduce_sum_against_reference(void **state) {
         assert_ok(ndx_cast(&src, dt, NULL, &x, &err), &err);
         /* a random subset of the dims, in random order, half of them negative */
         int64_t axes[4];
-        int naxes = 0, reduced[4] = {0};
-        for (int d = 0; d < rank; d++) {
-            if (rng_below(&r, 2)) continue;
-            reduced[d] = 1;
-            axes[naxes++] = rng_below(&r, 2) ? d - rank : d;
-        }
-        for (int i = naxes - 1; i > 0; i--) {
-            int j = (int)rng_below(&r, i + 1);
-            int64_t t = axes[i]; axes[i] = axes[j]; axes[j] = t;
-        }
+        int reduced[4] = {0};
+        int naxes = test_random_axes(&r, rank, axes, reduced);
         int keep = (int)rng_below(&r, 2);
         ndx_tensor A = ndx_tensor_make(NDX_INT64, 1, SHAPE(naxes), axes), out = {0};
         ndx_options opt = test_options((int)rng_range(&r, 1, 3), NDX_BAD_INDICES_ERROR);

@@ -9,9 +9,7 @@
 
 #include <stdio.h>
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define STRS(...) ((const char *const[]){__VA_ARGS__})
-#define VALS(...) ((const int64_t[]){__VA_ARGS__})
 
 static const ndx_dtype index_dtypes[] = {NDX_INT16, NDX_INT32, NDX_INT64};
 
@@ -72,7 +70,7 @@ static void check_against_reference(const ndx_tensor *params, const ndx_tensor *
     assert_ok(ndx_gather_nd_shape(params, indices, batch_dims, &shape_out, &err), &err);
     assert_null(shape_out.data);
     assert_int_equal(shape_out.rank, want.rank);
-    for (int t = 1; t <= 3; t++) {
+    for (int t = 1; t <= TEST_THREADS; t++) {
         ndx_options opt = test_options(t, policy);
         ndx_tensor got;
         memset(&got, 0, sizeof got);
@@ -463,7 +461,7 @@ static void ignore_policy_and_first_bad_row(void **state) {
         if (first_bad >= 0) {
             /* The default policy fails on the first bad row, naming it, and writes nothing. */
             ndx_tensor out = expected_view(&params, &indices, b);
-            for (int t = 1; t <= 3; t++) {
+            for (int t = 1; t <= TEST_THREADS; t++) {
                 ndx_options opt = test_options(t, NDX_BAD_INDICES_ERROR);
                 test_guard g = test_guard_fill(&out, 0x3C);
                 ndx_error err;
@@ -738,13 +736,13 @@ static void large_gathers(void **state) {
     ndx_tensor out = test_tensor(NDX_FLOAT32, 0, 1, SHAPE(600000));
     test_set_index(&pairs, 2 * 590000 + 1, 200);
     test_set_index(&pairs, 2 * 250000, 300);
-    for (int t = 1; t <= 3; t++) {
+    for (int t = 1; t <= TEST_THREADS; t++) {
         ndx_options o = test_options(t, NDX_BAD_INDICES_ERROR);
         expect_failure(&f, &pairs, 0, &o, &out, NDX_E_OUT_OF_RANGE,
                        "indices[250000] = [300, ");
     }
     test_set_index(&pairs, 2 * 7, -5);
-    for (int t = 1; t <= 3; t++) {
+    for (int t = 1; t <= TEST_THREADS; t++) {
         ndx_options o = test_options(t, NDX_BAD_INDICES_ERROR);
         expect_failure(&f, &pairs, 0, &o, &out, NDX_E_OUT_OF_RANGE, "indices[7] = [-5, ");
     }
@@ -778,7 +776,7 @@ static void large_params_whole_lines(void **state) {
     ndx_tensor indices = test_tensor(NDX_INT64, 0, 2, SHAPE(300000, 1));
     test_fill_indices(&r, &indices, 0, slices - 1);
     check_against_reference(&params, &indices, 0, NDX_BAD_INDICES_ERROR);
-    for (int t = 1; t <= 3; t++) {
+    for (int t = 1; t <= TEST_THREADS; t++) {
         ndx_options o = test_options(t, NDX_BAD_INDICES_ERROR);
         check_aligned_output(&params, &indices, 0, &o);
     }

@@ -11,8 +11,6 @@
 #include "gather_nd_plan.h"
 #include "slice_copy.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
 /* A plan for params [batches, slices, width] of float32 and int64 indices [batches * per, 1]
  * (batch b's rows index params[b]), writing into `out`. */
 static gather_plan make_plan(const ndx_tensor *params, const ndx_tensor *indices, int64_t per,
@@ -63,7 +61,7 @@ static void check_sorted(const ndx_tensor *params, const ndx_tensor *indices, in
     assert_non_null(want);
     assert_non_null(got);
     reference_batched_rows(params, indices, per, want, bytes);
-    for (int t = 1; t <= 3; t++) {
+    for (int t = 1; t <= TEST_THREADS; t++) {
         memset(got, 0xAB, bytes);
         gather_plan p = make_plan(params, indices, per, got);
         if (!NDX_HAVE_STREAMING) {

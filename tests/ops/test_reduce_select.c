@@ -10,8 +10,6 @@
 #include "contract.h"
 #include "dense_ops.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
-
 static const ndx_dtype real_dtypes[] = {NDX_INT8,    NDX_INT16,   NDX_INT32,  NDX_INT64,
                                         NDX_UINT8,   NDX_UINT16,  NDX_UINT32, NDX_UINT64,
                                         NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64};
@@ -24,8 +22,6 @@ static ndx_tensor to_f64(const ndx_tensor *t) {
     assert_ok(ndx_cast(t, NDX_FLOAT64, NULL, &out, &err), &err);
     return out;
 }
-
-static int is_float(ndx_dtype dt) { return ndx_dtype_kind_of(dt) == NDX_KIND_FLOAT; }
 
 /* The lowest and highest values of an integer dtype, as float64. */
 static double lowest_of(ndx_dtype dt) {
@@ -54,8 +50,8 @@ static double round_to(ndx_dtype dt, double v) {
 /* One reduction of the reference: output element o of (op, dt) over `count` values vals[]. */
 static double reference(ndx_reduce_op op, ndx_dtype dt, const double *vals, int64_t count) {
     if (op == NDX_REDUCE_MEAN) {
-        if (count == 0) return is_float(dt) ? NAN : 0;
-        if (!is_float(dt)) {
+        if (count == 0) return test_is_float(dt) ? NAN : 0;
+        if (!test_is_float(dt)) {
             int64_t sum = 0;
             for (int64_t i = 0; i < count; i++) sum += (int64_t)vals[i];
             return (double)(sum / count); /* C truncates toward zero, as TF's */
@@ -70,7 +66,8 @@ static double reference(ndx_reduce_op op, ndx_dtype dt, const double *vals, int6
         return round_to(dt, sum / (float)count);
     }
     int max = op == NDX_REDUCE_MAX;
-    double acc = is_float(dt) ? (max ? -INFINITY : INFINITY) : max ? lowest_of(dt) : highest_of(dt);
+    double acc = test_is_float(dt) ? (max ? -INFINITY : INFINITY)
+                                   : (max ? lowest_of(dt) : highest_of(dt));
     for (int64_t i = 0; i < count; i++) {
         if (isnan(vals[i])) return NAN;
         if (max ? vals[i] > acc : vals[i] < acc) acc = vals[i];
@@ -92,23 +89,15 @@ static void reductions_against_reference(void **state) {
         int unsigned_ = ndx_dtype_kind_of(dt) == NDX_KIND_UNSIGNED;
         double vals[625];
         for (int64_t i = 0; i < count; i++) {
-            vals[i] = (double)rng_range(&r, unsigned_ ? 0 : -60, 60) / (is_float(dt) ? 4 : 1);
-            if (is_float(dt) && rng_below(&r, 40) == 0) vals[i] = NAN;
+            vals[i] = (double)rng_range(&r, unsigned_ ? 0 : -60, 60) / (test_is_float(dt) ? 4 : 1);
+            if (test_is_float(dt) && rng_below(&r, 40) == 0) vals[i] = NAN;
         }
         ndx_tensor src = ndx_tensor_make(NDX_FLOAT64, rank, shape, vals), x = {0}, out = {0};
         ndx_error err;
         assert_ok(ndx_cast(&src, dt, NULL, &x, &err), &err);
         int64_t axes[4];
-        int naxes = 0, reduced[4] = {0};
-        for (int d = 0; d < rank; d++) {
-            if (rng_below(&r, 2)) continue;
-            reduced[d] = 1;
-            axes[naxes++] = rng_below(&r, 2) ? d - rank : d;
-        }
-        for (int i = naxes - 1; i > 0; i--) {
-            int j = (int)rng_below(&r, i + 1);
-            int64_t t = axes[i]; axes[i] = axes[j]; axes[j] = t;
-        }
+        int reduced[4] = {0};
+        int naxes = test_random_axes(&r, rank, axes, reduced);
         int keep = (int)rng_below(&r, 2);
         ndx_tensor A = ndx_tensor_make(NDX_INT64, 1, SHAPE(naxes), axes);
         ndx_options opt = test_options((int)rng_range(&r, 1, 3), NDX_BAD_INDICES_ERROR);
@@ -418,8 +407,8 @@ static void where_against_reference(void **state) {
         double *vals = calloc((size_t)(2 * count + 2), sizeof *vals);
         for (int64_t i = 0; i < (complex_ ? 2 : 1) * count; i++) {
             int64_t pick = rng_below(&r, 6);
-            vals[i] = pick < 3 ? 0 : pick == 3 ? 1 : pick == 4 && is_float(dt) ? NAN : 2;
-            if (pick == 0 && (is_float(dt) || complex_)) vals[i] = -0.0;
+            vals[i] = pick < 3 ? 0 : pick == 3 ? 1 : pick == 4 && test_is_float(dt) ? NAN : 2;
+            if (pick == 0 && (test_is_float(dt) || complex_)) vals[i] = -0.0;
         }
         ndx_tensor src = ndx_tensor_make(complex_ ? NDX_COMPLEX128 : NDX_FLOAT64, rank, shape, vals);
         ndx_tensor x = {0}, out = {0};

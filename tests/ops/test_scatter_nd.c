@@ -110,7 +110,7 @@ static void check_tensor_scatter(ndx_scatter_op op, const ndx_tensor *tensor,
                                  ndx_bad_indices policy) {
     ndx_tensor expect = reference_tensor_scatter(op, tensor, indices, updates);
     ndx_error err;
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = {.num_threads = threads, .bad_indices = policy};
 
         ndx_tensor out = {0};
@@ -155,7 +155,7 @@ static void check_scatter_nd(const ndx_tensor *indices, const ndx_tensor *update
     assert_ok(ndx_scatter_nd_shape(indices, updates, rank, shape, &described, &err), &err);
     assert_null(described.data);
     assert_int_equal(described.itemsize, expect.itemsize);
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = {.num_threads = threads, .bad_indices = policy};
         ndx_tensor out = {0};
         assert_ok(ndx_scatter_nd(indices, updates, rank, shape, &opt, &out, &err), &err);
@@ -471,7 +471,7 @@ static void scatter_on_first(ndx_scatter_op op, ndx_dtype dt, const void *start,
     ndx_tensor idx = test_tensor_v(NDX_INT64, 0, 2, n_updates, 1);
     ndx_tensor upd = test_tensor_from(dt, 0, 1, (int64_t[]){n_updates}, updates);
     ndx_error err;
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = {.num_threads = threads, .bad_indices = NDX_BAD_INDICES_ERROR};
         ndx_tensor out = {0};
         assert_ok(ndx_tensor_scatter_nd(op, &tensor, &idx, &upd, &opt, &out, &err), &err);
@@ -1061,7 +1061,7 @@ static void late_bad_row_leaves_tensor_untouched(void **state) {
     ndx_tensor widx = duplicate_heavy_indices(&r, 100, 1, (int64_t[]){8, 4096}, 5);
     test_set_index(&widx, 99, -3);
     ndx_tensor wupd = test_tensor_v(NDX_FLOAT32, 0, 2, 100, 4096);
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = {.num_threads = threads, .bad_indices = NDX_BAD_INDICES_ERROR};
         expect_tensor_scatter_fails(NDX_SCATTER_ADD, &tensor, &idx, &upd, &opt, NDX_E_OUT_OF_RANGE,
                                     ", 256] is out of range for tensor of shape [256, 256]");

@@ -183,12 +183,6 @@ static ndx_tensor dense_reference(const ndx_sparse_tensor *sp, const void *defau
     return t;
 }
 
-static void assert_sparse_same(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b) {
-    assert_tensor_eq(&a->indices, &b->indices);
-    assert_tensor_eq(&a->values, &b->values);
-    assert_tensor_eq(&a->dense_shape, &b->dense_shape);
-}
-
 static ndx_sparse_tensor sparse_empty_out(void) {
     ndx_sparse_tensor o;
     memset(&o, 0, sizeof o);
@@ -238,10 +232,10 @@ static void seed_concat_examples(void **state) {
     for (int expand = 0; expand < 2; expand++) {
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_concat(1, 2, in, expand, NULL, &out, &err), &err);
-        assert_sparse_same(&out, &want);
+        assert_sparse_eq(&out, &want);
         ndx_sparse_free(&out);
         assert_ok(ndx_sparse_concat(-1, 2, in, expand, NULL, &out, &err), &err);
-        assert_sparse_same(&out, &want);
+        assert_sparse_eq(&out, &want);
         ndx_sparse_free(&out);
     }
     test_sparse_free(&in[0]);
@@ -258,7 +252,7 @@ static void seed_concat_examples(void **state) {
     assert_null(out.values.data);
     assert_null(out.dense_shape.data);
     assert_ok(ndx_sparse_concat(1, 2, in, 1, NULL, &out, &err), &err);
-    assert_sparse_same(&out, &want);
+    assert_sparse_eq(&out, &want);
     ndx_sparse_free(&out);
     test_sparse_free(&in[0]);
     test_sparse_free(&in[1]);
@@ -349,7 +343,7 @@ static void concat_case(test_rng *r, int big) {
 
     /* Caller-allocated outputs (from the shape function) and op-allocated ones, 1 to 3 threads. */
     ndx_sparse_tensor first = sparse_empty_out();
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         if (threads == 2) {
@@ -360,11 +354,7 @@ static void concat_case(test_rng *r, int big) {
         }
         assert_ok(ndx_sparse_concat(axis, n, in, expand, &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, vt);
-        if (threads == 1) {
-            first = out;
-            continue;
-        }
-        assert_sparse_same(&out, &first);
+        if (keep_first_or_assert_same_sparse(&first, &out, threads)) continue;
         if (threads == 2)
             test_sparse_free(&out);
         else
@@ -427,7 +417,7 @@ static void concat_axis1_value_sizes(void **state) {
             int64_t out_dims[2] = {dims[0], 4 * dims[1]};
             int64_t shifts[4];
             entries want = concat_entries(4, in, 1, out_dims, shifts);
-            for (int threads = 1; threads <= 3; threads++) {
+            for (int threads = 1; threads <= TEST_THREADS; threads++) {
                 ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
                 concat_is(1, 4, in, 0, &opt, &want, types[t]);
             }
@@ -454,17 +444,13 @@ static void concat_threads_large(void **state) {
             int64_t shifts[3];
             entries want = concat_entries(3, in, axis, out_dims, shifts);
             ndx_sparse_tensor first = sparse_empty_out();
-            for (int threads = 1; threads <= 3; threads++) {
+            for (int threads = 1; threads <= TEST_THREADS; threads++) {
                 ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
                 ndx_sparse_tensor out = sparse_empty_out();
                 assert_ok(ndx_sparse_concat(axis, 3, in, 0, &opt, &out, &err), &err);
                 assert_sparse_is(&out, &want, NDX_FLOAT32);
-                if (threads == 1)
-                    first = out;
-                else {
-                    assert_sparse_same(&out, &first);
+                if (!keep_first_or_assert_same_sparse(&first, &out, threads))
                     ndx_sparse_free(&out);
-                }
             }
             ndx_sparse_free(&first);
             entries_del(&want);
@@ -480,7 +466,7 @@ static void concat_threads_large(void **state) {
     int64_t od[2] = {3, 900000};
     int64_t shifts[9];
     entries want = concat_entries(9, many, 1, od, shifts);
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         concat_is(1, 9, many, 0, &opt, &want, NDX_INT8);
     }
@@ -562,7 +548,7 @@ static void concat_many_inputs(void **state) {
         od[axis] *= N;
         int64_t *shifts = calloc(N, sizeof *shifts);
         entries want = concat_entries(N, in, axis, od, shifts);
-        for (int threads = 1; threads <= 3; threads++) {
+        for (int threads = 1; threads <= TEST_THREADS; threads++) {
             ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             concat_is(axis, N, in, 0, &opt, &want, NDX_INT32);
         }
@@ -577,7 +563,7 @@ static void concat_many_inputs(void **state) {
     snprintf(needle, sizeof needle, "sparse_concat: inputs[%d].indices[%lld] = [%lld, 30, %lld]",
              bad, (long long)row, (long long)sp_coord(&in[bad], row, 0),
              (long long)sp_coord(&in[bad], row, 2));
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_fails(ndx_sparse_concat(2, N, in, 0, &opt, &out, &err), &err, NDX_E_OUT_OF_RANGE,
@@ -663,17 +649,12 @@ static void reorder_case(test_rng *r, int rank, int64_t maxdim, int64_t maxnnz) 
     ndx_sparse_tensor shape = sparse_empty_out(), first = sparse_empty_out();
     assert_ok(ndx_sparse_reorder_shape(&in, &shape, &err), &err);
     assert_int_equal(shape.values.shape[0], sp_nnz(&in));
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_sparse_tensor out = sparse_empty_out();
         assert_ok(ndx_sparse_reorder(&in, &opt, &out, &err), &err);
         assert_sparse_is(&out, &want, vt);
-        if (threads == 1)
-            first = out;
-        else {
-            assert_sparse_same(&out, &first);
-            ndx_sparse_free(&out);
-        }
+        if (!keep_first_or_assert_same_sparse(&first, &out, threads)) ndx_sparse_free(&out);
     }
     ndx_sparse_free(&first);
     entries_del(&want);
@@ -697,7 +678,7 @@ static void reorder_threads_large(void **state) {
         ndx_sparse_tensor in = random_sparse(&r, NDX_FLOAT64, 0, k == 1 ? NDX_INT32 : NDX_INT64,
                                              rank, shapes[k], 110000, k != 2, 0);
         entries want = reordered_entries(&in);
-        for (int threads = 1; threads <= 3; threads++) {
+        for (int threads = 1; threads <= TEST_THREADS; threads++) {
             ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             reorder_is(&in, &opt, &want, NDX_FLOAT64);
         }
@@ -768,7 +749,7 @@ static void scan_flags_late(void **state) {
     int64_t od[2] = {1500, 400};
     int64_t shifts[3];
     entries cw = concat_entries(3, in, 0, od, shifts);
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         reorder_is(&in[0], &opt, &want, NDX_FLOAT32);
         concat_is(0, 3, in, 0, &opt, &cw, NDX_FLOAT32);
@@ -777,7 +758,7 @@ static void scan_flags_late(void **state) {
     ix = in[2].indices.data;
     ix[2 * 99995] = ix[2 * 99994];
     ix[2 * 99995 + 1] = ix[2 * 99994 + 1];
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_tensor dense = sparse_empty_out().values;
         assert_fails(ndx_sparse_to_dense(&in[2], NULL, &opt, &dense, &err), &err,
@@ -939,17 +920,12 @@ static void to_dense_random(void **state) {
         test_fill_random(&r, &one);
         ndx_tensor ref = dense_reference(&sp, one.data);
         ndx_tensor first = sparse_empty_out().values;
-        for (int threads = 1; threads <= 3; threads++) {
+        for (int threads = 1; threads <= TEST_THREADS; threads++) {
             ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_tensor out = sparse_empty_out().values;
             assert_ok(ndx_sparse_to_dense(&sp, one.data, &opt, &out, &err), &err);
             assert_tensor_eq(&out, &ref);
-            if (threads == 1)
-                first = out;
-            else {
-                assert_tensor_eq(&out, &first);
-                ndx_tensor_free(&out);
-            }
+            if (!keep_first_or_assert_same(&first, &out, threads)) ndx_tensor_free(&out);
         }
         ndx_tensor_free(&first);
         ref_tensor_free(&ref);
@@ -968,7 +944,7 @@ static void dense_threads_large(void **state) {
     ndx_tensor ref = dense_reference(&sp, NULL);
     ndx_tensor first = sparse_empty_out().values;
     ndx_sparse_tensor sfirst = sparse_empty_out();
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_tensor out = sparse_empty_out().values;
         assert_ok(ndx_sparse_to_dense(&sp, NULL, &opt, &out, &err), &err);
@@ -979,14 +955,9 @@ static void dense_threads_large(void **state) {
             entries nz = nonzero_entries(&out);
             assert_sparse_is(&back, &nz, NDX_COMPLEX64);
             entries_del(&nz);
-            first = out;
-            sfirst = back;
-        } else {
-            assert_tensor_eq(&out, &first);
-            assert_sparse_same(&back, &sfirst);
-            ndx_tensor_free(&out);
-            ndx_sparse_free(&back);
         }
+        if (!keep_first_or_assert_same(&first, &out, threads)) ndx_tensor_free(&out);
+        if (!keep_first_or_assert_same_sparse(&sfirst, &back, threads)) ndx_sparse_free(&back);
     }
     ndx_tensor_free(&first);
     ndx_sparse_free(&sfirst);

@@ -28,8 +28,6 @@ static const ndx_dtype apply_dtypes[] = {NDX_FLOAT16,  NDX_FLOAT32,   NDX_FLOAT6
                                          NDX_BFLOAT16, NDX_COMPLEX64, NDX_COMPLEX128};
 enum { APPLY_DTYPES = 6 };
 
-static int is_complex(ndx_dtype dt) { return dt == NDX_COMPLEX64 || dt == NDX_COMPLEX128; }
-
 /* x rounded to the nearest value of real dtype dt (double -> float -> 16 bits is innocuous, see
  * the top of the file). */
 static double round_to(ndx_dtype dt, double x) {
@@ -100,7 +98,7 @@ static ndx_tensor scalar(ndx_dtype dt, double complex v) {
 static double complex random_value(test_rng *r, ndx_dtype dt, double lo, double hi) {
     double re = lo + (hi - lo) * (double)rng_below(r, 1024) / 1024.0;
     double im = lo + (hi - lo) * (double)rng_below(r, 1024) / 1024.0;
-    return is_complex(dt) ? CMPLX(re, im) : re;
+    return test_is_complex(dt) ? CMPLX(re, im) : re;
 }
 
 static void fill(test_rng *r, ndx_tensor *t, double lo, double hi) {
@@ -161,7 +159,7 @@ static void reference(step s, ndx_tensor *var, ndx_tensor *accum, const ndx_tens
             int64_t at = r * inner + j;
             double complex v = get(var, at), a = accum ? get(accum, at) : 0,
                            g = get(grad, i * inner + j);
-            if (is_complex(dt)) {
+            if (test_is_complex(dt)) {
                 ref_complex(s, &v, &a, g, l, e);
             } else {
                 double vr = creal(v), ar = creal(a);
@@ -188,7 +186,7 @@ static ndx_status apply(step s, const ndx_tensor *var, const ndx_tensor *accum,
 
 /* Bitwise for real dtypes; complex within a relative tolerance. */
 static void assert_close(const ndx_tensor *got, const ndx_tensor *want, const char *what) {
-    if (!is_complex(got->dtype)) {
+    if (!test_is_complex(got->dtype)) {
         if (memcmp(got->data, want->data, test_nbytes(got)) != 0) {
             for (int64_t i = 0; i < test_count(got); i++)
                 if (memcmp((char *)got->data + i * got->itemsize,
@@ -324,7 +322,7 @@ static void every_dtype_rank_and_index_dtype(void **state) {
                         fill(&r, &var, -4, 4);
                         fill(&r, &accum, 0.25, 4);
                         fill(&r, &grad, -2, 2);
-                        ndx_tensor lr = scalar(dt, is_complex(dt) ? CMPLX(0.25, 0.125) : 0.25);
+                        ndx_tensor lr = scalar(dt, test_is_complex(dt) ? CMPLX(0.25, 0.125) : 0.25);
                         ndx_tensor eps = scalar(dt, 0.125);
                         check_case(every_step[st], &var, &accum, &lr, &eps, &grad, &idx,
                                    1 + trial % 2, NDX_BAD_INDICES_ERROR);
@@ -393,21 +391,18 @@ static void same_bits_at_any_thread_count(void **state) {
         ndx_tensor lr = scalar(dt, 0.01), eps = scalar(dt, 1e-3);
         for (int st = 0; st < STEPS; st++) {
             ndx_tensor first_var = {0}, first_accum = {0};
-            for (int threads = 1; threads <= 3; threads++) {
+            for (int threads = 1; threads <= TEST_THREADS; threads++) {
                 ndx_tensor var = copy_of(&var0), accum = copy_of(&accum0);
                 ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
                 ndx_error err;
                 assert_ok(apply(every_step[st], &var, &accum, &lr, &eps, &grad, &idx, &opt, &err),
                           &err);
-                if (threads == 1) {
-                    first_var = var;
-                    first_accum = accum;
-                    continue;
+                int kept = keep_first_or_assert_same(&first_var, &var, threads);
+                keep_first_or_assert_same(&first_accum, &accum, threads);
+                if (!kept) {
+                    test_tensor_free(&var);
+                    test_tensor_free(&accum);
                 }
-                assert_memory_equal(var.data, first_var.data, test_nbytes(&var));
-                assert_memory_equal(accum.data, first_accum.data, test_nbytes(&accum));
-                test_tensor_free(&var);
-                test_tensor_free(&accum);
             }
             assert_reference(every_step[st], &first_var, &first_accum, &var0, &accum0, &lr, &eps,
                              &grad, &idx);
@@ -927,7 +922,7 @@ static void reference_summed(step s, ndx_tensor *var, ndx_tensor *accum, const n
         if (first[r] < 0) first[r] = i;
         for (int64_t j = 0; j < inner; j++) {
             double complex g = sum[r * inner + j] + get(grad, i * inner + j);
-            if (!is_complex(dt)) g = round_to(dt, creal(g));
+            if (!test_is_complex(dt)) g = round_to(dt, creal(g));
             if (dt == NDX_COMPLEX64) g = CMPLX((float)creal(g), (float)cimag(g));
             sum[r * inner + j] = g;
         }
@@ -939,7 +934,7 @@ static void reference_summed(step s, ndx_tensor *var, ndx_tensor *accum, const n
         for (int64_t j = 0; j < inner; j++) {
             int64_t at = r * inner + j;
             double complex v = get(var, at), a = get(accum, at), g = sum[at];
-            if (is_complex(dt)) {
+            if (test_is_complex(dt)) {
                 ref_complex(s, &v, &a, g, l, e);
             } else {
                 double vr = creal(v), ar = creal(a);
@@ -1029,7 +1024,7 @@ static void summed_duplicates_against_keras_reference(void **state) {
                 ndx_tensor want_var = copy_of(&var0), want_accum = copy_of(&accum0);
                 reference_summed(steps[st], &want_var, &want_accum, &lr, &eps, &grad, &idx);
                 ndx_tensor first = {0};
-                for (int threads = 1; threads <= 3; threads++) {
+                for (int threads = 1; threads <= TEST_THREADS; threads++) {
                     ndx_tensor var = copy_of(&var0), accum = copy_of(&accum0);
                     ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
                     ndx_error err;
@@ -1040,11 +1035,7 @@ static void summed_duplicates_against_keras_reference(void **state) {
                               &err);
                     assert_close(&var, &want_var, "var");
                     assert_close(&accum, &want_accum, "accum");
-                    if (threads == 1)
-                        first = copy_of(&var);
-                    else
-                        assert_memory_equal(var.data, first.data, test_nbytes(&var));
-                    test_tensor_free(&var);
+                    if (!keep_first_or_assert_same(&first, &var, threads)) test_tensor_free(&var);
                     test_tensor_free(&accum);
                 }
                 test_tensor_free(&first);

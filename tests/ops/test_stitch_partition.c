@@ -58,7 +58,7 @@ static void check_stitch(int n, const ndx_tensor *ix, const ndx_tensor *d, const
     assert_int_equal(shape_out.dtype, want->dtype);
     assert_int_equal(shape_out.itemsize, want->itemsize);
     for (int f = 0; f < 2; f++) {
-        for (int threads = 1; threads <= 3; threads++) {
+        for (int threads = 1; threads <= TEST_THREADS; threads++) {
             ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
             ndx_tensor out = shape_out;
             assert_ok(stitchers[f](n, ix, d, &opt, &out, &err), &err);
@@ -88,7 +88,7 @@ static void check_partition(const ndx_tensor *data, const ndx_tensor *ids, int n
         assert_int_equal(got[p].rank, want[p].rank);
         for (int k = 0; k < want[p].rank; k++) assert_int_equal(got[p].shape[k], want[p].shape[k]);
     }
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
         for (int p = 0; p < np; p++) got[p].data = NULL;
         assert_ok(ndx_dynamic_partition(data, ids, np, &opt, got, &err), &err);

@@ -8,7 +8,6 @@
 #include "graph_support.h"
 #include "ndx_graph.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 static const char *name_of(ndx_output o) {

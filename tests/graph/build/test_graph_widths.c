@@ -11,7 +11,6 @@
 #include "graph_support.h"
 #include "ndx_graph.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 static ndx_output strings_placeholder(ndx_scope s, size_t width, int rank, const int64_t *shape) {

@@ -10,9 +10,8 @@
 #include "ndx_test.h"
 
 #include "grad_check.h"
+#include "graph_support.h"
 #include "ndx_graph.h"
-
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 static const ndx_dtype float_dtypes[] = {NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64};
 static const ndx_dtype all_grad_dtypes[] = {NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32,
@@ -337,16 +336,6 @@ static void random_shapes_against_checker(void **state) {
 
 /* ---- hand-worked examples ------------------------------------------------------------------ */
 
-static ndx_output f32_const(ndx_scope s, int rank, const int64_t *shape, const float *v) {
-    ndx_tensor t = ndx_tensor_make(NDX_FLOAT32, rank, shape, (void *)v);
-    return ndx_op_const(s, &t);
-}
-
-static ndx_output i32_const(ndx_scope s, int rank, const int64_t *shape, const int32_t *v) {
-    ndx_tensor t = ndx_tensor_make(NDX_INT32, rank, shape, (void *)v);
-    return ndx_op_const(s, &t);
-}
-
 static ndx_output f32_placeholder(ndx_scope s, int rank, const int64_t *shape) {
     ndx_spec sp = ndx_spec_make(NDX_FLOAT32, rank, shape);
     return ndx_op_placeholder(s, &sp);
@@ -384,13 +373,14 @@ static void stitch_duplicates(void **state) {
         ndx_scope s = ndx_graph_root(g);
         int32_t i0[3] = {0, 1, 0}, i1[2] = {1, 2};
         ndx_spec open_i = ndx_spec_make(NDX_INT32, 1, SHAPE(NDX_UNKNOWN));
-        ndx_output idx[2] = {fed ? ndx_op_placeholder(s, &open_i) : i32_const(s, 1, SHAPE(3), i0),
-                             fed ? ndx_op_placeholder(s, &open_i) : i32_const(s, 1, SHAPE(2), i1)};
+        ndx_output idx[2] = {
+            fed ? ndx_op_placeholder(s, &open_i) : test_const_i32(s, 1, SHAPE(3), i0),
+            fed ? ndx_op_placeholder(s, &open_i) : test_const_i32(s, 1, SHAPE(2), i1)};
         ndx_output data[2] = {f32_placeholder(s, 1, fed ? SHAPE(NDX_UNKNOWN) : SHAPE(3)),
                               f32_placeholder(s, 1, fed ? SHAPE(NDX_UNKNOWN) : SHAPE(2))};
         ndx_output y = ndx_op_dynamic_stitch_at(__FILE__, __LINE__, s, parallel, 2, idx, data);
         ndx_output dy = fed ? f32_placeholder(s, 1, SHAPE(NDX_UNKNOWN))
-                            : f32_const(s, 1, SHAPE(3), (const float[]){1, 2, 3});
+                            : test_const_f32(s, 1, SHAPE(3), (const float[]){1, 2, 3});
         ndx_gradient dx[2];
         assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 2, data, dx), NDX_OK);
         ndx_output d1 = ndx_gradient_to_dense(s, dx[1]);
@@ -422,10 +412,10 @@ static void min_max_ties(void **state) {
         ndx_scope s = ndx_graph_root(g);
         float sign = min ? -1.0f : 1.0f;
         ndx_output t = f32_placeholder(s, 1, SHAPE(3)), u = f32_placeholder(s, 1, SHAPE(3));
-        ndx_output at = i32_const(s, 2, SHAPE(3, 1), (const int32_t[]){1, 2, 2});
+        ndx_output at = test_const_i32(s, 2, SHAPE(3, 1), (const int32_t[]){1, 2, 2});
         ndx_output y = min ? ndx_op_tensor_scatter_nd_min(s, t, at, u, NULL)
                            : ndx_op_tensor_scatter_nd_max(s, t, at, u, NULL);
-        ndx_output dy = f32_const(s, 1, SHAPE(3), (const float[]){4, 6, 8});
+        ndx_output dy = test_const_f32(s, 1, SHAPE(3), (const float[]){4, 6, 8});
         ndx_output xs[2] = {t, u};
         ndx_gradient dx[2];
         assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 2, xs, dx), NDX_OK);
@@ -457,8 +447,9 @@ typedef struct gather_case {
 static ndx_gradient gather_grad(ndx_graph *g, const gather_case *k, ndx_output *p) {
     ndx_scope s = ndx_graph_root(g);
     *p = f32_placeholder(s, k->prank, k->pshape);
-    ndx_output y = ndx_op_gather_nd(s, *p, i32_const(s, k->irank, k->ishape, k->ivals), &k->attrs);
-    ndx_output dy = ndx_op_reshape(s, f32_const(s, 1, &k->ny, k->dy), ndx_op_shape(s, y, NDX_INT64));
+    ndx_output y =
+        ndx_op_gather_nd(s, *p, test_const_i32(s, k->irank, k->ishape, k->ivals), &k->attrs);
+    ndx_output dy = ndx_op_reshape(s, test_const_f32(s, 1, &k->ny, k->dy), ndx_op_shape(s, y, NDX_INT64));
     ndx_gradient dx;
     assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, p, &dx), NDX_OK);
     assert_int_equal(dx.form, NDX_GRADIENT_SLICES);
@@ -524,10 +515,10 @@ static void partition_and_sparse_to_dense(void **state) {
     ndx_scope s = ndx_graph_root(g);
     ndx_output x = f32_placeholder(s, 1, SHAPE(4));
     ndx_output outs[2];
-    ndx_op_dynamic_partition(s, x, i32_const(s, 1, SHAPE(4), (const int32_t[]){1, 0, 1, 1}), 2,
+    ndx_op_dynamic_partition(s, x, test_const_i32(s, 1, SHAPE(4), (const int32_t[]){1, 0, 1, 1}), 2,
                              outs);
-    ndx_output dys[2] = {f32_const(s, 1, SHAPE(1), (const float[]){1}),
-                         f32_const(s, 1, SHAPE(3), (const float[]){2, 3, 4})};
+    ndx_output dys[2] = {test_const_f32(s, 1, SHAPE(1), (const float[]){1}),
+                         test_const_f32(s, 1, SHAPE(3), (const float[]){2, 3, 4})};
     ndx_gradient dx;
     assert_int_equal(ndx_graph_gradients(s, 2, outs, dys, 1, &x, &dx), NDX_OK);
     float xv[4] = {0}, got[4];
@@ -545,7 +536,7 @@ static void partition_and_sparse_to_dense(void **state) {
     ndx_tensor st = ndx_tensor_make(NDX_INT64, 1, SHAPE(2), (int64_t[]){2, 2});
     ndx_sparse_output sp = {ndx_op_const(s, &it), v, ndx_op_const(s, &st)};
     ndx_output y = ndx_op_sparse_to_dense(s, sp, &d);
-    ndx_output dy = f32_const(s, 2, SHAPE(2, 2), (const float[]){1, 2, 3, 4});
+    ndx_output dy = test_const_f32(s, 2, SHAPE(2, 2), (const float[]){1, 2, 3, 4});
     ndx_output xs[2] = {v, d};
     ndx_gradient g2[2];
     assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 2, xs, g2), NDX_OK);
@@ -646,12 +637,12 @@ static void slices_never_dense(void **state) {
 /* ---- determinism, the text form ------------------------------------------------------------- */
 
 static ndx_output build_chain(ndx_scope s, ndx_output x) {
-    ndx_output at = i32_const(s, 2, SHAPE(6, 1), (const int32_t[]){3, 1, 3, 0, 3, 2});
+    ndx_output at = test_const_i32(s, 2, SHAPE(6, 1), (const int32_t[]){3, 1, 3, 0, 3, 2});
     ndx_output rows = ndx_op_gather_nd(s, x, at, NULL);
-    ndx_output idx[2] = {i32_const(s, 1, SHAPE(3), (const int32_t[]){0, 2, 0}),
-                         i32_const(s, 1, SHAPE(3), (const int32_t[]){1, 2, 3})};
+    ndx_output idx[2] = {test_const_i32(s, 1, SHAPE(3), (const int32_t[]){0, 2, 0}),
+                         test_const_i32(s, 1, SHAPE(3), (const int32_t[]){1, 2, 3})};
     ndx_output parts[2];
-    ndx_op_dynamic_partition(s, rows, i32_const(s, 1, SHAPE(6), (const int32_t[]){0, 1, 0, 1, 1, 0}),
+    ndx_op_dynamic_partition(s, rows, test_const_i32(s, 1, SHAPE(6), (const int32_t[]){0, 1, 0, 1, 1, 0}),
                              2, parts);
     ndx_output st = ndx_op_dynamic_stitch(s, 2, idx, parts);
     return ndx_op_mul(s, st, st);
@@ -755,7 +746,7 @@ static void gather_depth_0_example(void **state) {
         if (fed == 2) is.shape[1] = NDX_UNKNOWN; /* the depth too: a dense scatter_nd */
         ndx_output ids = fed ? ndx_op_placeholder(s, &is) : ndx_op_const(s, &it);
         ndx_output y = ndx_op_gather_nd(s, p, ids, NULL);
-        ndx_output dy = f32_const(s, 2, SHAPE(2, 3), (const float[]){1, 2, 3, 4, 5, 6});
+        ndx_output dy = test_const_f32(s, 2, SHAPE(2, 3), (const float[]){1, 2, 3, 4, 5, 6});
         ndx_gradient dx;
         assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &p, &dx), NDX_OK);
         float pv[3] = {0}, got[3];
@@ -781,8 +772,8 @@ static void gather_batch_dims_unknown(void **state) {
         ndx_gather_nd_attrs a = {1, NDX_BAD_INDICES_ERROR};
         ndx_output y = ndx_op_gather_nd(s, p, ids, &a);
         const float dyv[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-        ndx_output dy = depth ? f32_const(s, 2, SHAPE(2, 2), dyv)
-                              : f32_const(s, 3, SHAPE(2, 2, 3), dyv);
+        ndx_output dy = depth ? test_const_f32(s, 2, SHAPE(2, 2), dyv)
+                              : test_const_f32(s, 3, SHAPE(2, 2, 3), dyv);
         ndx_gradient dx;
         assert_int_equal(ndx_graph_gradients(s, 1, &y, &dy, 1, &p, &dx), NDX_OK);
         float pv[6] = {0}, got[6];
@@ -1040,7 +1031,8 @@ static void x_is_one_output(void **state) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
     ndx_output x = f32_placeholder(s, 1, SHAPE(3)), parts[2];
-    ndx_op_dynamic_partition(s, x, i32_const(s, 1, SHAPE(3), (const int32_t[]){0, 1, 0}), 2, parts);
+    ndx_op_dynamic_partition(s, x, test_const_i32(s, 1, SHAPE(3), (const int32_t[]){0, 1, 0}), 2,
+                             parts);
     ndx_spec as = ndx_spec_make(NDX_INT32, 1, SHAPE(1));
     ndx_output ys[2] = {ndx_op_mul(s, parts[0], ndx_op_const_float(s, NDX_FLOAT32, 3)),
                         ndx_op_reduce_sum(s, parts[1], ndx_op_placeholder(s, &as), 0)};

@@ -12,7 +12,6 @@
 #include "graph_support.h"
 #include "ndx_graph.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 enum { NUM_OUT = 10 };

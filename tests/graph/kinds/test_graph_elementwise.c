@@ -12,13 +12,7 @@
 #include "graph_support.h"
 #include "ndx_graph.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
-
-static ndx_output const_f32(ndx_scope s, int rank, const int64_t *shape, const float *values) {
-    ndx_tensor t = ndx_tensor_make(NDX_FLOAT32, rank, shape, (void *)values);
-    return ndx_op_const(s, &t);
-}
 
 /* ---- the kind table ----------------------------------------------------------------------- */
 
@@ -77,16 +71,6 @@ static void every_kind_name_is_read(void **state) {
 /* ---- the dense ops as nodes --------------------------------------------------------------- */
 
 /* Fetches output o of a finished graph's session into a new tensor (fed: nothing). */
-static ndx_tensor run_one(ndx_graph *g, ndx_output o, int num_feeds, const ndx_feed *feeds) {
-    ndx_error err;
-    ndx_session *s = ndx_session_new(g, NULL, &err);
-    assert_non_null(s);
-    ndx_fetch f = {o, NDX_FETCH_ALLOCATE, {0}};
-    assert_ok(ndx_session_run(s, num_feeds, feeds, 1, &f, &err), &err);
-    ndx_session_free(s);
-    return f.value;
-}
-
 static void shapes_fold_and_run(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
@@ -129,8 +113,8 @@ static void shapes_fold_and_run(void **state) {
     assert_memory_equal(ov->data, ((int32_t[]){1, 1, 1}), 12);
     assert_null(ndx_output_constant(ndx_op_zeros_like(r, x))); /* [?, 3]: not known */
     /* neg, div, maximum, minimum of constants fold */
-    ndx_output a = const_f32(r, 1, SHAPE(3), (float[]){1, -2, NAN});
-    ndx_output b = const_f32(r, 0, NULL, (float[]){2});
+    ndx_output a = test_const_f32(r, 1, SHAPE(3), (float[]){1, -2, NAN});
+    ndx_output b = test_const_f32(r, 0, NULL, (float[]){2});
     const ndx_tensor *q = ndx_output_constant(ndx_op_div(r, a, b));
     assert_non_null(q);
     float *qv = q->data;
@@ -150,11 +134,11 @@ static void shapes_fold_and_run(void **state) {
     assert_ok(ndx_graph_finish(g, &err), &err);
     float xv[6] = {1, 2, 3, 10, 20, 30};
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), xv)};
-    ndx_tensor got = run_one(g, col, 1, &feed);
+    ndx_tensor got = test_run_one(g, col, 1, &feed);
     assert_int_equal(got.rank, 2);
     assert_memory_equal(got.data, ((float[]){11, 22, 33}), 12);
     ndx_tensor_free(&got);
-    got = run_one(g, flat, 1, &feed);
+    got = test_run_one(g, flat, 1, &feed);
     assert_int_equal(got.shape[0], 6);
     assert_memory_equal(got.data, xv, sizeof xv);
     ndx_tensor_free(&got);

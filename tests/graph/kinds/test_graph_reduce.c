@@ -10,18 +10,7 @@
 #include "graph_kind.h"
 #include "graph_support.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
-
-static ndx_tensor run_one(ndx_graph *g, ndx_output o, int num_feeds, const ndx_feed *feeds) {
-    ndx_error err;
-    ndx_session *s = ndx_session_new(g, NULL, &err);
-    assert_non_null(s);
-    ndx_fetch f = {o, NDX_FETCH_ALLOCATE, {0}};
-    assert_ok(ndx_session_run(s, num_feeds, feeds, 1, &f, &err), &err);
-    ndx_session_free(s);
-    return f.value;
-}
 
 /* The reductions run their ndx_reduce_op; each new kind has a gradient (grad_none for Where). */
 static void descriptors(void **state) {
@@ -87,16 +76,16 @@ static void shapes_fold_and_run(void **state) {
     uint8_t cv[2] = {0, 1};
     ndx_feed feeds[2] = {{x, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), xv)},
                          {cond, ndx_tensor_make(NDX_BOOL, 2, SHAPE(2, 1), cv)}};
-    ndx_tensor got = run_one(g, col_min, 2, feeds);
+    ndx_tensor got = test_run_one(g, col_min, 2, feeds);
     assert_memory_equal(got.data, ((float[]){1, 2, 3}), 12);
     ndx_tensor_free(&got);
-    got = run_one(g, mean_all, 2, feeds);
+    got = test_run_one(g, mean_all, 2, feeds);
     assert_true(got.rank == 2 && ((float *)got.data)[0] == 11);
     ndx_tensor_free(&got);
-    got = run_one(g, picked, 2, feeds);
+    got = test_run_one(g, picked, 2, feeds);
     assert_memory_equal(got.data, ((float[]){-1, -1, -1, 10, 20, 30}), 24);
     ndx_tensor_free(&got);
-    got = run_one(g, coords, 2, feeds);
+    got = test_run_one(g, coords, 2, feeds);
     assert_true(got.shape[0] == 1 && got.shape[1] == 2);
     assert_memory_equal(got.data, ((int64_t[]){1, 0}), 16);
     ndx_tensor_free(&got);
@@ -185,7 +174,7 @@ static void mean_gradient_with_unknown_dims(void **state) {
     double xv[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     for (int rows = 1; rows <= 4; rows++) {
         ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT64, 2, SHAPE(rows, 2), xv)};
-        ndx_tensor got = run_one(g, dense, 1, &feed);
+        ndx_tensor got = test_run_one(g, dense, 1, &feed);
         assert_int_equal(got.shape[0], rows);
         for (int i = 0; i < 2 * rows; i++) assert_true(((double *)got.data)[i] == 1.0 / rows);
         ndx_tensor_free(&got);
@@ -208,7 +197,7 @@ static void max_gradient_shares_ties(void **state) {
     assert_ok(ndx_graph_finish(g, &err), &err);
     float xv[6] = {4, 1, 4, -1, 7, 2};
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(2, 3), xv)};
-    ndx_tensor got = run_one(g, dense, 1, &feed);
+    ndx_tensor got = test_run_one(g, dense, 1, &feed);
     assert_memory_equal(got.data, ((float[]){0.5f, 0, 0.5f, 0, 1, 0}), 24);
     ndx_tensor_free(&got);
     ndx_graph_free(g);

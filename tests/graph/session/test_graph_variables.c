@@ -13,7 +13,6 @@
 #include "graph_support.h"
 #include "ndx_graph.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 static char dir[] = "/tmp/ndx_graph_vars_XXXXXX";

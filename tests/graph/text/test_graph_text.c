@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "ndx_test.h"
+#include "graph_support.h"
 #include "ndx_graph.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 #define U NDX_UNKNOWN
 
 static char dir[] = "/tmp/ndx_graph_text_XXXXXX";
@@ -33,12 +33,6 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
-/* A constant of the given dtype and shape from a literal array. */
-static ndx_output konst(ndx_scope s, ndx_dtype dt, int rank, const int64_t *shape, const void *v) {
-    ndx_tensor t = ndx_tensor_make(dt, rank, shape, (void *)v);
-    return ndx_op_const(s, &t);
-}
-
 /* A graph with every op, every attribute set away from its default somewhere, and constants of
  * every dtype (a large one too, for the .npz). Returns the outputs a run fetches. */
 static ndx_graph *every_op(ndx_output *fetch, int *nfetch, ndx_output *x_out) {
@@ -48,16 +42,16 @@ static ndx_graph *every_op(ndx_output *fetch, int *nfetch, ndx_output *x_out) {
     ndx_output x = ndx_op_placeholder(ndx_scope_named(s, "x"), &xs);
     *x_out = x;
     int n = 0;
-    ndx_output idx = konst(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){1, 0});
+    ndx_output idx = test_const(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){1, 0});
     ndx_gather_nd_attrs ga = {0, NDX_BAD_INDICES_IGNORE};
     fetch[n++] = ndx_op_gather_nd(s, x, idx, &ga);
     ndx_gather_nd_attrs gb = {1, NDX_BAD_INDICES_ERROR};
-    ndx_output bidx = konst(s, NDX_INT64, 2, SHAPE(2, 1), (int64_t[]){2, 0});
+    ndx_output bidx = test_const(s, NDX_INT64, 2, SHAPE(2, 1), (int64_t[]){2, 0});
     ndx_output two_rows =
-        ndx_op_gather_nd(s, x, konst(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){0, 1}), NULL);
+        ndx_op_gather_nd(s, x, test_const(s, NDX_INT32, 2, SHAPE(2, 1), (int32_t[]){0, 1}), NULL);
     fetch[n++] = ndx_op_gather_nd(s, two_rows, bidx, &gb);
     ndx_scatter_attrs ig = {NDX_BAD_INDICES_IGNORE};
-    ndx_output shape = konst(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){4, 3});
+    ndx_output shape = test_const(s, NDX_INT64, 1, SHAPE(2), (int64_t[]){4, 3});
     fetch[n++] = ndx_op_scatter_nd(s, idx, fetch[0], shape, &ig);
     for (int op = 0; op < 5; op++)
         fetch[n++] = ndx_op_tensor_scatter_nd(s, (ndx_scatter_op)op, x, idx, fetch[0],
@@ -66,7 +60,7 @@ static ndx_graph *every_op(ndx_output *fetch, int *nfetch, ndx_output *x_out) {
     ndx_output ids = ndx_op_cast(s, ndx_op_floor_mod(s, ndx_op_range(s, ndx_op_const_int(s, NDX_INT64, 0),
                                  ndx_op_size(s, x, NDX_INT64), ndx_op_const_int(s, NDX_INT64, 1)),
                                  ndx_op_const_int(s, NDX_INT64, 3)), NDX_INT16);
-    ndx_output flat = ndx_op_gather_nd(s, x, konst(s, NDX_INT32, 2, SHAPE(1, 0), (int32_t[]){0}), NULL); /* depth 0: [1, ?, 3] */
+    ndx_output flat = ndx_op_gather_nd(s, x, test_const(s, NDX_INT32, 2, SHAPE(1, 0), (int32_t[]){0}), NULL); /* depth 0: [1, ?, 3] */
     (void)flat;
     ndx_output col = ndx_op_shape(s, x, NDX_INT32);
     fetch[n++] = col;
@@ -93,15 +87,15 @@ static ndx_graph *every_op(ndx_output *fetch, int *nfetch, ndx_output *x_out) {
                             NDX_FLOAT32, 0.5)));
     /* constants of every dtype, values at the edges */
     ndx_scope k = ndx_scope_sub(s, "consts");
-    konst(k, NDX_BOOL, 1, SHAPE(2), (uint8_t[]){1, 0});
-    konst(k, NDX_INT8, 1, SHAPE(2), (int8_t[]){-128, 127});
-    konst(k, NDX_UINT64, 1, SHAPE(1), (uint64_t[]){UINT64_MAX});
-    konst(k, NDX_INT64, 0, SHAPE(0), (int64_t[]){INT64_MIN});
-    konst(k, NDX_FLOAT16, 1, SHAPE(2), (uint16_t[]){0x3c01, 0x8000});
-    konst(k, NDX_BFLOAT16, 1, SHAPE(1), (uint16_t[]){0x7f80});
-    konst(k, NDX_FLOAT64, 1, SHAPE(3), (double[]){0.1, -0.0, 1e-310});
-    konst(k, NDX_COMPLEX64, 1, SHAPE(1), (float[]){1.5f, -2.25f});
-    konst(k, NDX_FLOAT32, 1, SHAPE(2), (float[]){0.1f, 3.4e38f});
+    test_const(k, NDX_BOOL, 1, SHAPE(2), (uint8_t[]){1, 0});
+    test_const(k, NDX_INT8, 1, SHAPE(2), (int8_t[]){-128, 127});
+    test_const(k, NDX_UINT64, 1, SHAPE(1), (uint64_t[]){UINT64_MAX});
+    test_const(k, NDX_INT64, 0, SHAPE(0), (int64_t[]){INT64_MIN});
+    test_const(k, NDX_FLOAT16, 1, SHAPE(2), (uint16_t[]){0x3c01, 0x8000});
+    test_const(k, NDX_BFLOAT16, 1, SHAPE(1), (uint16_t[]){0x7f80});
+    test_const(k, NDX_FLOAT64, 1, SHAPE(3), (double[]){0.1, -0.0, 1e-310});
+    test_const(k, NDX_COMPLEX64, 1, SHAPE(1), (float[]){1.5f, -2.25f});
+    test_const(k, NDX_FLOAT32, 1, SHAPE(2), (float[]){0.1f, 3.4e38f});
     ndx_tensor s3 = test_strings(4, 1, SHAPE(3), (const char *[]){"a\"b", "", "\\\n\x01"});
     ndx_op_const(k, &s3);
     test_tensor_free(&s3);
@@ -109,7 +103,7 @@ static ndx_graph *every_op(ndx_output *fetch, int *nfetch, ndx_output *x_out) {
     for (int i = 0; i < 100; i++) ((double *)big.data)[i] = i * 0.25 - 3;
     ndx_op_const(ndx_scope_named(k, "table"), &big);
     test_tensor_free(&big);
-    konst(k, NDX_FLOAT32, 1, SHAPE(1), (uint32_t[]){0x7fc00001}); /* NaN payload */
+    test_const(k, NDX_FLOAT32, 1, SHAPE(1), (uint32_t[]){0x7fc00001}); /* NaN payload */
     *nfetch = n;
     return g;
 }
