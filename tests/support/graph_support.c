@@ -32,6 +32,18 @@ ndx_session *test_session(ndx_graph *g, const ndx_session_options *opt) {
     return s;
 }
 
+ndx_graph *test_graph_reads_back(const char *text, const char *name) {
+    ndx_error err;
+    ndx_graph *g = ndx_graph_from_text(text, strlen(text), name, &err);
+    assert_non_null(g);
+    char *again;
+    size_t len;
+    assert_ok(ndx_graph_to_text(g, &again, &len, &err), &err);
+    assert_string_equal(again, text);
+    free(again);
+    return g;
+}
+
 ndx_tensor test_run_one(ndx_graph *g, ndx_output o, int num_feeds, const ndx_feed *feeds) {
     ndx_error err;
     ndx_session *s = ndx_session_new(g, NULL, &err);

@@ -17,6 +17,9 @@ ndx_output test_const(ndx_scope s, ndx_dtype dt, int rank, const int64_t *shape,
 /* Finishes g and opens a session on it with `opt` (NULL: the defaults); either failing fails the
  * test. */
 ndx_session *test_session(ndx_graph *g, const ndx_session_options *opt);
+/* Reads `text` (called `name` in messages) into a graph, asserts that writing the graph gives
+ * `text` again byte for byte, and returns the graph (the caller frees it). */
+ndx_graph *test_graph_reads_back(const char *text, const char *name);
 /* Runs finished graph g once in a new session with the default options, feeding `feeds`, and
  * returns output o as a tensor the session allocated (the caller frees it with ndx_tensor_free);
  * a failing run fails the test. */
