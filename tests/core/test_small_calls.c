@@ -175,8 +175,8 @@ static void scatters_allocate_their_output_only(void **state) {
     expect_allocated(&c, 1, 24);
 }
 
-/* Seed 003's stitch (sorted parts: the merge path) and one with parts out of order (the table
- * of winners), each into a new output and into the caller's. */
+/* The replace -1 entries program's stitch (sorted parts: the merge path) and one with parts out
+ * of order (the table of winners), each into a new output and into the caller's. */
 static void stitches_allocate_their_output_only(void **state) {
     (void)state;
     int32_t sorted0[2] = {1, 4}, sorted1[4] = {0, 2, 3, 5};
@@ -337,7 +337,8 @@ static void sparse_apply_allocates_nothing(void **state) {
     expect_allocated(&c, 0, 0);
 }
 
-/* The graph's glue kernels (seed 003's Add and Cast, and a reduce_sum) allocate only their output. */
+/* The graph's dense kernels (the replace -1 entries program's Add and Cast, and a reduce_sum)
+ * allocate only their output. */
 static void glue_kernels_allocate_their_output_only(void **state) {
     (void)state;
     counted_call c;

@@ -1,4 +1,4 @@
-/* test_gather_nd.c — gather_nd: the seed examples as given, batch_dims examples, randomized
+/* test_gather_nd.c — gather_nd: TensorFlow's examples as given, batch_dims examples, randomized
  * comparison with a naive reference (every dtype, index dtype, rank up to 8, depth 0..rank,
  * batch_dims 0..2, zero-size dims), depths past TensorFlow's 7, the ignore policy, every error
  * path (nothing written), thread counts 1/2/3, every copy path (elements, slices in order with
@@ -89,7 +89,7 @@ static void check_against_reference(const ndx_tensor *params, const ndx_tensor *
     test_tensor_free(&want);
 }
 
-/* ---- seed examples ---------------------------------------------------------------------- */
+/* ---- TensorFlow's examples -------------------------------------------------------------- */
 
 /* Gathers into an output the op allocates, with the default options, and checks it is `want`. */
 static void gather_is(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
@@ -127,8 +127,8 @@ static void string_example(size_t width, int prank, const int64_t *pshape, const
 static const char *const matrix2[] = {"a", "b", "c", "d"};
 static const char *const cube2[] = {"a0", "b0", "c0", "d0", "a1", "b1", "c1", "d1"};
 
-/* Every example of seeds/000 (tf.raw_ops.GatherNd documentation). */
-static void seed_string_examples(void **state) {
+/* Every example of the C++ API's GatherNd page (tf.raw_ops.GatherNd documentation). */
+static void documented_string_examples(void **state) {
     (void)state;
     /* Simple indexing into a matrix. */
     string_example(1, 2, SHAPE(2, 2), matrix2, 2, SHAPE(2, 2), VALS(0, 0, 1, 1), 1, SHAPE(2),
@@ -149,7 +149,7 @@ static void seed_string_examples(void **state) {
     /* Batched slice indexing into a matrix. */
     string_example(1, 2, SHAPE(2, 2), matrix2, 3, SHAPE(2, 1, 1), VALS(1, 0), 3, SHAPE(2, 1, 2),
                    STRS("c", "d", "a", "b"));
-    /* Batched indexing into a 3-tensor (also the string examples of seeds/001). */
+    /* Batched indexing into a 3-tensor (also the string examples of the tf.gather_nd page). */
     string_example(2, 3, SHAPE(2, 2, 2), cube2, 3, SHAPE(2, 1, 1), VALS(1, 0), 4,
                    SHAPE(2, 1, 2, 2), STRS("a1", "b1", "c1", "d1", "a0", "b0", "c0", "d0"));
     string_example(2, 3, SHAPE(2, 2, 2), cube2, 3, SHAPE(2, 2, 2), VALS(0, 1, 1, 0, 0, 0, 1, 1),
@@ -170,8 +170,8 @@ static void arange_example(int prank, const int64_t *pshape, int irank, const in
     example_every_index_dtype(params, want, irank, ishape, iv, 0);
 }
 
-/* The integer examples of seeds/001 (np.arange data). */
-static void seed_arange_examples(void **state) {
+/* The integer examples of the tf.gather_nd page (np.arange data). */
+static void documented_arange_examples(void **state) {
     (void)state;
     /* x = np.reshape(np.arange(30), [5, 6]) */
     arange_example(2, SHAPE(5, 6), 1, SHAPE(2), VALS(1, 2), 0, NULL, VALS(8));
@@ -867,8 +867,8 @@ static void shape_function(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed_string_examples),
-        cmocka_unit_test(seed_arange_examples),
+        cmocka_unit_test(documented_string_examples),
+        cmocka_unit_test(documented_arange_examples),
         cmocka_unit_test(batch_dims_examples),
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(every_dtype),

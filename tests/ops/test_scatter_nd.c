@@ -415,7 +415,7 @@ static void any_budget_gives_the_same_bytes(void **state) {
 
 /* ---- the TensorFlow documentation examples --------------------------------------------------- */
 
-static void seed_examples(void **state) {
+static void documented_examples(void **state) {
     (void)state;
     ndx_error err;
     /* tensor_scatter_nd_add into ones([8]) at [[4], [3], [1], [7]]. */
@@ -1175,7 +1175,7 @@ static void shape_functions(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed_examples),
+        cmocka_unit_test(documented_examples),
         cmocka_unit_test(half_types_round_every_step),
         cmocka_unit_test(integers_wrap_around),
         cmocka_unit_test(min_max_nan_rules),

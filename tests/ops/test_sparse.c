@@ -1,7 +1,7 @@
 /* test_sparse.c — ndx_sparse_check, sparse_concat, sparse_reorder, sparse_to_dense and
  * dense_to_sparse against the shared naive reference (tests/reference/: a stable sort of entries,
  * densifying and zero tests element by element); sparse_concat also through dense, to_dense of
- * the result against the dense concatenation of the densified inputs. Plus the seed examples,
+ * the result against the dense concatenation of the densified inputs. Plus TensorFlow's examples,
  * round trips, thread-count identity and every error path. */
 #include "ndx_test.h"
 #include "reference.h"
@@ -209,7 +209,7 @@ static void reorder_is(const ndx_sparse_tensor *in, const ndx_options *opt, cons
     ndx_sparse_free(&out);
 }
 
-/* ---- the seed examples (tf.sparse.concat documentation) --------------------------------- */
+/* ---- TensorFlow's examples (tf.sparse.concat documentation) ----------------------------- */
 
 static ndx_sparse_tensor string_sparse(int64_t rows, int64_t cols, int nnz, const int64_t *idx,
                                        const char *const *vals) {
@@ -221,7 +221,7 @@ static ndx_sparse_tensor string_sparse(int64_t rows, int64_t cols, int nnz, cons
     return s;
 }
 
-static void seed_concat_examples(void **state) {
+static void documented_concat_examples(void **state) {
     (void)state;
     ndx_error err;
     ndx_sparse_tensor in[2];
@@ -1405,7 +1405,7 @@ static void dense_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed_concat_examples),
+        cmocka_unit_test(documented_concat_examples),
         cmocka_unit_test(concat_random),
         cmocka_unit_test(concat_threads_large),
         cmocka_unit_test(concat_long_runs),

@@ -1,7 +1,7 @@
 /* test_stitch_partition.c — dynamic_stitch, parallel_dynamic_stitch and dynamic_partition:
- * the examples of TensorFlow's documentation (seeds/003), randomized comparisons with the shared
- * naive reference (tests/reference/), partition -> stitch round trips, thread-count independence
- * and every error path (each leaving its outputs untouched). */
+ * the examples of TensorFlow's documentation (tf.dynamic_stitch), randomized comparisons with
+ * the shared naive reference (tests/reference/), partition -> stitch round trips, thread-count
+ * independence and every error path (each leaving its outputs untouched). */
 #include "ndx_test.h"
 #include "reference.h"
 
@@ -117,10 +117,10 @@ static void check_partition(const ndx_tensor *data, const ndx_tensor *ids, int n
     free(got);
 }
 
-/* ---- the seed examples ---------------------------------------------------------------------- */
+/* ---- TensorFlow's examples (tf.dynamic_stitch documentation) ------------------------------- */
 
-/* seeds/003: indices 6, [4, 1], [[5, 2], [0, 3]] with data rows [10 k + 1, 10 k + 2]. */
-static void seed_stitch_example(void **state) {
+/* tf.dynamic_stitch's example: indices 6, [4, 1], [[5, 2], [0, 3]] with data rows [10 k + 1, 10 k + 2]. */
+static void documented_stitch_example(void **state) {
     (void)state;
     const ndx_dtype value_types[2] = {NDX_FLOAT32, NDX_INT32};
     for (int vt = 0; vt < 2; vt++) {
@@ -158,9 +158,9 @@ static void seed_stitch_example(void **state) {
     }
 }
 
-/* seeds/003: partition x by (x != -1), add 1 to partition 1, stitch back with the partitioned
- * positions. */
-static void seed_partition_modify_stitch(void **state) {
+/* tf.dynamic_stitch's replace -1 entries program: partition x by (x != -1), add 1 to partition
+ * 1, stitch back with the partitioned positions. */
+static void replace_minus_one_program(void **state) {
     (void)state;
     const float x[6] = {0.1f, -1.f, 5.2f, 4.3f, -1.f, 7.4f};
     const float expect[6] = {1.1f, -1.f, 6.2f, 5.3f, -1.f, 8.4f};
@@ -1050,8 +1050,8 @@ static void partition_output_errors(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed_stitch_example),
-        cmocka_unit_test(seed_partition_modify_stitch),
+        cmocka_unit_test(documented_stitch_example),
+        cmocka_unit_test(replace_minus_one_program),
         cmocka_unit_test(partition_doc_examples),
         cmocka_unit_test(partition_scalar_ids),
         cmocka_unit_test(stitch_random_small),

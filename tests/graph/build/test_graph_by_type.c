@@ -1,7 +1,7 @@
-/* test_graph_by_type.c — ndx_op_by_type, the generic builder of language bindings: the seed-003
- * program built by type name gives the same text as the typed builders give (which
- * examples/graphs/replace_minus_one.txt records), attributes take their defaults and are checked against
- * the schema, and every refusal is a deferred build error at the caller's file:line. */
+/* test_graph_by_type.c — ndx_op_by_type, the generic builder of language bindings: the replace -1
+ * entries program built by type name gives the same text as the typed builders give (which
+ * examples/graphs/replace_minus_one.txt records), attributes take their defaults and are checked
+ * against the schema, and every refusal is a deferred build error at the caller's file:line. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,9 +11,9 @@
 
 #define U NDX_UNKNOWN
 
-/* Seed 003 with ndx_op_by_type for every node but the constants and the placeholder (the typed
- * builders' version is examples/graph_replace_minus_one.c). */
-static ndx_graph *seed003_by_type(void) {
+/* The replace -1 entries program with ndx_op_by_type for every node but the constants and the
+ * placeholder (the typed builders' version is examples/graph_replace_minus_one.c). */
+static ndx_graph *replace_minus_one_by_type(void) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
     ndx_spec any = ndx_spec_make(NDX_FLOAT32, 1, (const int64_t[]){U});
@@ -47,7 +47,7 @@ static ndx_graph *seed003_by_type(void) {
 }
 
 /* The same program with the typed builders (examples/graph_replace_minus_one.c). */
-static ndx_graph *seed003_typed(void) {
+static ndx_graph *replace_minus_one_typed(void) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
     ndx_spec any = ndx_spec_make(NDX_FLOAT32, 1, (const int64_t[]){U});
@@ -88,7 +88,7 @@ static char *read_file(const char *path) {
 
 static void same_text_as_typed_builders(void **state) {
     (void)state;
-    char *text = text_of(seed003_by_type()), *want = text_of(seed003_typed());
+    char *text = text_of(replace_minus_one_by_type()), *want = text_of(replace_minus_one_typed());
     assert_string_equal(text, want);
     /* examples/graphs/replace_minus_one.txt is this program's text (tests/python/test_function.py compares
        the graph traced from Python with it) */

@@ -174,49 +174,51 @@ static void random_programs(void **state) {
     assert_true(failed > ITERATIONS / 20);
 }
 
-/* seed 003 on `n` elements with the ids given; the outputs the cases below feed or fetch. */
-typedef struct seed {
+/* The replace -1 entries program with its partition ids fed and its positions from
+ * range(start, size(x) + plus, delta); the outputs the cases below feed or fetch. */
+typedef struct replace_graph {
     ndx_graph *g;
     ndx_output x, ids, range, positions[2], y;
-} seed;
+} replace_graph;
 
-static seed seed_graph(int64_t start, int64_t delta, int64_t plus) {
-    seed sd;
-    sd.g = ndx_graph_new();
-    ndx_scope s = ndx_graph_root(sd.g);
+static replace_graph replace_minus_one(int64_t start, int64_t delta, int64_t plus) {
+    replace_graph rp;
+    rp.g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(rp.g);
     ndx_spec fs = ndx_spec_make(NDX_FLOAT32, 1, (const int64_t[]){NDX_UNKNOWN});
     ndx_spec is = ndx_spec_make(NDX_INT32, 1, (const int64_t[]){NDX_UNKNOWN});
-    sd.x = ndx_op_placeholder(s, &fs);
-    sd.ids = ndx_op_placeholder(s, &is);
+    rp.x = ndx_op_placeholder(s, &fs);
+    rp.ids = ndx_op_placeholder(s, &is);
     ndx_output data[2];
-    ndx_op_dynamic_partition(s, sd.x, sd.ids, 2, data);
+    ndx_op_dynamic_partition(s, rp.x, rp.ids, 2, data);
     data[1] = ndx_op_add(s, data[1], ndx_op_const_float(s, NDX_FLOAT32, 1.0));
-    ndx_output limit = ndx_op_size(s, sd.x, NDX_INT32);
+    ndx_output limit = ndx_op_size(s, rp.x, NDX_INT32);
     if (plus) limit = ndx_op_add(s, limit, ndx_op_const_int(s, NDX_INT32, plus));
-    sd.range = ndx_op_range(s, ndx_op_const_int(s, NDX_INT32, start), limit,
+    rp.range = ndx_op_range(s, ndx_op_const_int(s, NDX_INT32, start), limit,
                             ndx_op_const_int(s, NDX_INT32, delta));
-    ndx_op_dynamic_partition(s, sd.range, sd.ids, 2, sd.positions);
-    sd.y = ndx_op_dynamic_stitch(s, 2, sd.positions, data);
+    ndx_op_dynamic_partition(s, rp.range, rp.ids, 2, rp.positions);
+    rp.y = ndx_op_dynamic_stitch(s, 2, rp.positions, data);
     ndx_error err;
-    assert_ok(ndx_graph_finish(sd.g, &err), &err);
-    return sd;
+    assert_ok(ndx_graph_finish(rp.g, &err), &err);
+    return rp;
 }
 
-static const float seed_x[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f};
-static const int32_t seed_ids[6] = {1, 0, 1, 1, 0, 1};
+/* tf.dynamic_stitch's example input and its ids (x != -1). */
+static const float example_x[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f};
+static const int32_t example_ids[6] = {1, 0, 1, 1, 0, 1};
 
 /* Runs with x, ids and `more` feeds, fetching y and `extra`; returns the rewrites. */
-static int run_seed(const seed *sd, int num_more, const ndx_feed *more, int num_extra,
-                    const ndx_output *extra, float *y, int64_t rows, ndx_status want,
-                    ndx_error *err) {
-    ndx_session *s = ndx_session_new(sd->g, NULL, err);
+static int run_replace(const replace_graph *rp, int num_more, const ndx_feed *more,
+                       int num_extra, const ndx_output *extra, float *y, int64_t rows,
+                       ndx_status want, ndx_error *err) {
+    ndx_session *s = ndx_session_new(rp->g, NULL, err);
     assert_non_null(s);
-    ndx_feed feeds[4] = {{sd->x, ndx_tensor_make(NDX_FLOAT32, 1, (const int64_t[]){6},
-                                                 (void *)seed_x)},
-                         {sd->ids, ndx_tensor_make(NDX_INT32, 1, (const int64_t[]){6},
-                                                   (void *)seed_ids)}};
+    ndx_feed feeds[4] = {{rp->x, ndx_tensor_make(NDX_FLOAT32, 1, (const int64_t[]){6},
+                                                 (void *)example_x)},
+                         {rp->ids, ndx_tensor_make(NDX_INT32, 1, (const int64_t[]){6},
+                                                   (void *)example_ids)}};
     for (int i = 0; i < num_more; i++) feeds[2 + i] = more[i];
-    ndx_fetch fetches[3] = {{sd->y, NDX_FETCH_INTO,
+    ndx_fetch fetches[3] = {{rp->y, NDX_FETCH_INTO,
                              ndx_tensor_make(NDX_FLOAT32, 1, &rows, y)}};
     for (int i = 0; i < num_extra; i++) fetches[1 + i] = (ndx_fetch){extra[i], NDX_FETCH_BORROW, {0}};
     ndx_status st = ndx_session_run(s, 2 + num_more, feeds, 1 + num_extra, fetches, err);
@@ -224,7 +226,7 @@ static int run_seed(const seed *sd, int num_more, const ndx_feed *more, int num_
     int fused = ndx_session_fused_stitches(s);
     if (num_extra && want == NDX_OK) { /* a fetched range or positions hold their values */
         const ndx_tensor *v = &fetches[1].value;
-        if (extra[0].op.id == sd->range.op.id) {
+        if (extra[0].op.id == rp->range.op.id) {
             for (int i = 0; i < 6; i++) assert_int_equal(((int32_t *)v->data)[i], i);
         } else {
             static const int32_t zeros[2] = {1, 4};
@@ -240,36 +242,36 @@ static void where_it_applies(void **state) {
     (void)state;
     ndx_error err;
     float y[6], want[6] = {1.1f, -1.0f, 6.2f, 5.3f, -1.0f, 8.4f};
-    seed sd = seed_graph(0, 1, 0);
-    assert_int_equal(run_seed(&sd, 0, NULL, 0, NULL, y, 6, NDX_OK, &err), 1);
+    replace_graph rp = replace_minus_one(0, 1, 0);
+    assert_int_equal(run_replace(&rp, 0, NULL, 0, NULL, y, 6, NDX_OK, &err), 1);
     assert_memory_equal(y, want, sizeof want);
     /* the range fetched: still rewritten, and the range computed */
-    assert_int_equal(run_seed(&sd, 0, NULL, 1, &sd.range, y, 6, NDX_OK, &err), 1);
+    assert_int_equal(run_replace(&rp, 0, NULL, 1, &rp.range, y, 6, NDX_OK, &err), 1);
     assert_memory_equal(y, want, sizeof want);
     /* the positions fetched: the ops run one by one */
-    assert_int_equal(run_seed(&sd, 0, NULL, 1, &sd.positions[0], y, 6, NDX_OK, &err), 0);
+    assert_int_equal(run_replace(&rp, 0, NULL, 1, &rp.positions[0], y, 6, NDX_OK, &err), 0);
     assert_memory_equal(y, want, sizeof want);
     /* a fed range (reversed): stitched by the fed positions */
     int32_t rev[6] = {5, 4, 3, 2, 1, 0};
-    ndx_feed fr = {sd.range, ndx_tensor_make(NDX_INT32, 1, (const int64_t[]){6}, rev)};
-    assert_int_equal(run_seed(&sd, 1, &fr, 0, NULL, y, 6, NDX_OK, &err), 0);
+    ndx_feed fr = {rp.range, ndx_tensor_make(NDX_INT32, 1, (const int64_t[]){6}, rev)};
+    assert_int_equal(run_replace(&rp, 1, &fr, 0, NULL, y, 6, NDX_OK, &err), 0);
     float reversed[6] = {8.4f, -1.0f, 5.3f, 6.2f, -1.0f, 1.1f};
     assert_memory_equal(y, reversed, sizeof reversed);
     /* fed positions of part 1: stitched by them (part 0 at rows 1 and 4, then part 1's four
      * rows at 0 .. 3) */
     int32_t pos[4] = {0, 1, 2, 3};
-    ndx_feed fp = {sd.positions[1], ndx_tensor_make(NDX_INT32, 1, (const int64_t[]){4}, pos)};
-    assert_int_equal(run_seed(&sd, 1, &fp, 0, NULL, y, 5, NDX_OK, &err), 0);
+    ndx_feed fp = {rp.positions[1], ndx_tensor_make(NDX_INT32, 1, (const int64_t[]){4}, pos)};
+    assert_int_equal(run_replace(&rp, 1, &fp, 0, NULL, y, 5, NDX_OK, &err), 0);
     float by_fed[5] = {1.1f, 6.2f, 5.3f, 8.4f, -1.0f};
     assert_memory_equal(y, by_fed, sizeof by_fed);
-    ndx_graph_free(sd.g);
+    ndx_graph_free(rp.g);
     /* a range from 1, or by 2: never rewritten (and the results are the ops') */
-    seed from1 = seed_graph(1, 1, 1), by2 = seed_graph(0, 2, 0);
+    replace_graph from1 = replace_minus_one(1, 1, 1), by2 = replace_minus_one(0, 2, 0);
     float y7[7], shifted[7] = {0.0f, 1.1f, -1.0f, 6.2f, 5.3f, -1.0f, 8.4f};
-    assert_int_equal(run_seed(&from1, 0, NULL, 0, NULL, y7, 7, NDX_OK, &err), 0);
+    assert_int_equal(run_replace(&from1, 0, NULL, 0, NULL, y7, 7, NDX_OK, &err), 0);
     assert_memory_equal(y7, shifted, sizeof shifted);
     ndx_graph_free(from1.g);
-    assert_int_equal(run_seed(&by2, 0, NULL, 0, NULL, y, 6, NDX_E_INVALID_ARGUMENT, &err), 0);
+    assert_int_equal(run_replace(&by2, 0, NULL, 0, NULL, y, 6, NDX_E_INVALID_ARGUMENT, &err), 0);
     assert_non_null(strstr(err.message, "DynamicPartition_1"));
     ndx_graph_free(by2.g);
 }

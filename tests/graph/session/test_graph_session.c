@@ -1,7 +1,8 @@
-/* test_graph_session.c — running graphs: the seeds' examples and seed 003's whole program, feeds
- * checked before anything runs, failed runs that leave every caller buffer as it was, the three
- * fetch modes, a steady state that allocates nothing, max_memory and trim, in-place scatters,
- * sessions in several threads, and random graphs whose inferred specs must admit what runs. */
+/* test_graph_session.c — running graphs: TensorFlow's examples and the whole replace -1 entries
+ * program (tf.dynamic_stitch's page), feeds checked before anything runs, failed runs that leave
+ * every caller buffer as it was, the three fetch modes, a steady state that allocates nothing,
+ * max_memory and trim, in-place scatters, sessions in several threads, and random graphs whose
+ * inferred specs must admit what runs. */
 #include <pthread.h>
 #include <stdio.h>
 
@@ -19,9 +20,10 @@ static ndx_tensor run1(ndx_session *s, int nf, const ndx_feed *feeds, ndx_output
     return f.value;
 }
 
-/* ---- the seeds ----------------------------------------------------------------------------- */
+/* ---- TensorFlow's examples ------------------------------------------------------------------ */
 
-static ndx_graph *seed003(ndx_output *x, ndx_output *y) {
+/* The replace -1 entries program: y is x with 1 added to every entry but the -1s. */
+static ndx_graph *replace_minus_one(ndx_output *x, ndx_output *y) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
     ndx_spec any = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(U));
@@ -39,10 +41,10 @@ static ndx_graph *seed003(ndx_output *x, ndx_output *y) {
     return g;
 }
 
-static void seed003_program(void **state) {
+static void replace_minus_one_program(void **state) {
     (void)state;
     ndx_output x, y;
-    ndx_graph *g = seed003(&x, &y);
+    ndx_graph *g = replace_minus_one(&x, &y);
     char dims[NDX_DIMS_TEXT];
     ndx_spec ys = ndx_output_spec(y);
     ndx_format_spec_dims(dims, sizeof dims, &ys);
@@ -51,7 +53,7 @@ static void seed003_program(void **state) {
     float xs[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f};
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), xs)};
     ndx_tensor out = run1(s, 1, &feed, y);
-    /* The seed's answer, computed as float32 does: x + 1 where x != -1. */
+    /* The documented answer, computed as float32 does: x + 1 where x != -1. */
     float want[6] = {0.1f + 1.0f, -1.0f, 5.2f + 1.0f, 4.3f + 1.0f, -1.0f, 7.4f + 1.0f};
     assert_int_equal(out.rank, 1);
     assert_int_equal(out.shape[0], 6);
@@ -66,8 +68,8 @@ static void seed003_program(void **state) {
     ndx_graph_free(g);
 }
 
-/* Seed 001: gather_nd on 5x6 and 2x3x2 aranges, indices fed through placeholders. */
-static void seed001_gather(void **state) {
+/* tf.gather_nd's examples: 5x6 and 2x3x2 aranges, indices fed through placeholders. */
+static void documented_gather(void **state) {
     (void)state;
     int32_t a[30], b[12];
     for (int i = 0; i < 30; i++) a[i] = i;
@@ -116,8 +118,8 @@ static void seed001_gather(void **state) {
     }
 }
 
-/* Seed 002: tensor_scatter_nd_add on ones([8]) and ones([4, 4, 4]). */
-static void seed002_scatter(void **state) {
+/* tf.tensor_scatter_nd_add's examples: ones([8]) and ones([4, 4, 4]). */
+static void documented_scatter(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
@@ -149,8 +151,8 @@ static void seed002_scatter(void **state) {
     ndx_graph_free(g);
 }
 
-/* Seed 003's dynamic_stitch example, and seed 004's two sparse_concat examples. */
-static void seed003_stitch_and_seed004_concat(void **state) {
+/* tf.dynamic_stitch's example, and tf.sparse.concat's two examples. */
+static void documented_stitch_and_concat(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
@@ -162,7 +164,7 @@ static void seed003_stitch_and_seed004_concat(void **state) {
     ndx_output data[3] = {ndx_op_placeholder(s, &d0), ndx_op_placeholder(s, &d1),
                           ndx_op_placeholder(s, &d2)};
     ndx_output merged = ndx_op_dynamic_stitch(s, 3, idx, data);
-    /* seed 004: axis 1, strings; the second with expand_nonconcat_dim */
+    /* tf.sparse.concat: axis 1, strings; the second with expand_nonconcat_dim */
     ndx_tensor a = test_strings(1, 1, SHAPE(3), (const char *[]){"a", "b", "c"});
     ndx_tensor de = test_strings(1, 1, SHAPE(2), (const char *[]){"d", "e"});
     ndx_sparse_output sp0 = {
@@ -588,7 +590,7 @@ static void every_builder_against_direct_calls(void **state) {
 static void steady_state_allocates_nothing(void **state) {
     (void)state;
     ndx_output x, y;
-    ndx_graph *g = seed003(&x, &y);
+    ndx_graph *g = replace_minus_one(&x, &y);
     test_allocator counting;
     test_allocator_init(&counting);
     ndx_session_options opt = {1, 0, &counting.base};
@@ -766,7 +768,7 @@ static void *run_worker(void *arg) {
 static void concurrent_sessions(void **state) {
     (void)state;
     ndx_output x, y;
-    ndx_graph *g = seed003(&x, &y);
+    ndx_graph *g = replace_minus_one(&x, &y);
     ndx_error err;
     assert_ok(ndx_graph_finish(g, &err), &err);
     worker w[4];
@@ -796,11 +798,11 @@ static void concurrent_sessions(void **state) {
 int main(int argc, char **argv) {
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(seed003_program),
+        cmocka_unit_test(replace_minus_one_program),
         cmocka_unit_test(fetch_modes_change_between_runs),
-        cmocka_unit_test(seed001_gather),
-        cmocka_unit_test(seed002_scatter),
-        cmocka_unit_test(seed003_stitch_and_seed004_concat),
+        cmocka_unit_test(documented_gather),
+        cmocka_unit_test(documented_scatter),
+        cmocka_unit_test(documented_stitch_and_concat),
         cmocka_unit_test(feeds_checked_first),
         cmocka_unit_test(all_or_nothing),
         cmocka_unit_test(feeding_intermediates),
