@@ -32,7 +32,7 @@ def values(dtype, shape):
     return RNG.choice(np.array(pool, dt), size=shape)
 
 
-# ---- the seed program written with `x != -1.` -----------------------------------------------
+# ---- the replace -1 entries program written with `x != -1.` ---------------------------------
 
 def replace_minus_ones(x):
     # TensorFlow code as written: the mask from `!=`, not tf.not_equal.
