@@ -4,7 +4,6 @@ eager op and NumPy, retracing, structured results, inspection, save/load and `nd
 trace time naming the caller's line, and hostile use (a trace that raises, wrong inputs, tensors
 outside their function, nested functions, calls from many threads while another mutates the
 input)."""
-import doctest
 import os
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 
 import ndx
+from docstring_examples import check_docstring_examples
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 REPLACE_MINUS_ONE_TXT = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
@@ -586,12 +586,7 @@ DOCUMENTED = [ndx.function, ndx.constant, ndx.cast, ndx.add, ndx.divide, ndx.flo
 
 @pytest.mark.parametrize("obj", DOCUMENTED, ids=lambda o: o.__name__)
 def test_docstring_examples(obj):
-    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
-                                               None, 0)
-    assert test.examples
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+    check_docstring_examples(obj)
 
 
 def test_out_writes_results_into_given_arrays():

@@ -1,7 +1,6 @@
 """Tests of the Python module ndx: TensorFlow's examples, properties against NumPy references
 (tests/cli/clitest.py's plain loops, independent of ndx) for every op and dtype, the error
 contract, zero copies, DLPack, threads and reference leaks. Run by scripts/test.sh with pytest."""
-import doctest
 import gc
 import os
 import resource
@@ -17,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
 import clitest as ref  # noqa: E402  (NumPy references shared with the command-line tests)
 
 import ndx  # noqa: E402
+from docstring_examples import check_docstring_examples  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 VALUE_DTYPES = ref.NUMERIC_DTYPES + ["S5", "U3"]
@@ -69,12 +69,7 @@ DOCUMENTED = [ndx.gather_nd, ndx.scatter_nd, ndx.tensor_scatter_nd_add, ndx.tens
 
 @pytest.mark.parametrize("obj", DOCUMENTED, ids=lambda o: o.__name__)
 def test_docstring_examples(obj):
-    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
-                                               None, 0)
-    assert test.examples, f"{obj.__name__} has no examples"
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+    check_docstring_examples(obj)
 
 
 P2 = [["a", "b"], ["c", "d"]]
