@@ -339,7 +339,7 @@ static void sparse_apply_allocates_nothing(void **state) {
 
 /* The graph's dense kernels (the replace -1 entries program's Add and Cast, and a reduce_sum)
  * allocate only their output. */
-static void glue_kernels_allocate_their_output_only(void **state) {
+static void dense_kernels_allocate_their_output_only(void **state) {
     (void)state;
     counted_call c;
     counted_init(&c, 2);
@@ -378,7 +378,7 @@ int main(void) {
         cmocka_unit_test(partition_allocates_its_outputs_only),
         cmocka_unit_test(sparse_ops_allocate_their_outputs_only),
         cmocka_unit_test(sparse_apply_allocates_nothing),
-        cmocka_unit_test(glue_kernels_allocate_their_output_only),
+        cmocka_unit_test(dense_kernels_allocate_their_output_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,8 @@
 #include "dense_ops.h"
 #include "ndx_graph.h"
 
-/* ITERATIONS trials of the index and sparse programs, then GLUE_ITERATIONS of the dense one. */
-enum { ITERATIONS = 1500, GLUE_ITERATIONS = 500, MAX_FEEDS = 8, MAX_OUTS = 8 };
+/* ITERATIONS trials of the index and sparse programs, then DENSE_ITERATIONS of the dense one. */
+enum { ITERATIONS = 1500, DENSE_ITERATIONS = 500, MAX_FEEDS = 8, MAX_OUTS = 8 };
 
 typedef struct trial {
     test_rng *r;
@@ -175,7 +175,7 @@ static ndx_tensor int_vector(trial *t, int n, const int64_t *v) {
 /* reshape -> reduce_sum -> neg and maximum(s, zeros_like(s)), and a fill: shapes, -1 dims and
  * axes mostly right, now and then wrong (a count that does not match, an axis out of range or
  * given twice, a negative dim). */
-static void glue_program(trial *t) {
+static void dense_program(trial *t) {
     ndx_dtype dt = rng_below(t->r, 2) ? NDX_FLOAT32 : NDX_INT32;
     ndx_tensor x = random_shape_tensor(t, dt, 0, 3);
     int64_t count = test_count(&x), dims[3];
@@ -269,14 +269,14 @@ static void random_graphs(void **state) {
     (void)state;
     test_rng r = {20261125};
     int built = 0;
-    for (int it = 0; it < ITERATIONS + GLUE_ITERATIONS; it++) {
+    for (int it = 0; it < ITERATIONS + DENSE_ITERATIONS; it++) {
         trial t;
         memset(&t, 0, sizeof t);
         t.r = &r;
         t.g = ndx_graph_new();
         t.s = ndx_graph_root(t.g);
         switch (it >= ITERATIONS ? 4 : it % 4) {
-        case 4: glue_program(&t); break;
+        case 4: dense_program(&t); break;
         case 0: gather_program(&t); break;
         case 1: scatter_program(&t); break;
         case 2: partition_program(&t); break;
