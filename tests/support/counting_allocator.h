@@ -1,6 +1,6 @@
 /* counting_allocator.h — an ndx_allocator that counts its calls and the bytes asked, for tests
  * and benchmarks that show what a call or a run allocates (tests/test_small_calls.c,
- * tests/test_session_variable_init.c, tools/bench_train.c). Header-only: the tools build without
+ * tests/test_session_variable_init.c, bench/ndx_bench/bench_train.c). Header-only: the tools build without
  * the test support library.
  *
  *   ndx_counter count = {0};
