@@ -9,8 +9,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "print.h"
-#include "replace_minus_one_text.h"
 #include "replace_minus_one_graph.h"
+#include "replace_minus_one_text.h"
 
 static const cli_command demo_cmd = {
     "demo",
@@ -502,7 +502,8 @@ static ndx_session *open_session(demo *d, ndx_graph *g, ndx_error *err) {
 
 /* Runs the replace -1 entries program (g, with session s) with x fed, checks y against the
  * documented output, then frees s and g. */
-static void run_replace_minus_one(demo *d, ndx_graph *g, ndx_session *s, ndx_output x, ndx_output y) {
+static void run_replace_minus_one(demo *d, ndx_graph *g, ndx_session *s, ndx_output x,
+                                  ndx_output y) {
     ndx_error err = {0};
     heading("Run with x fed:");
     ndx_tensor xv = f32(d, 1, SHAPE(6), REALS(0.1, -1., 5.2, 4.3, -1., 7.4));

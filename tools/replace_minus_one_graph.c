@@ -1,4 +1,5 @@
-/* replace_minus_one_graph.c — the replace -1 entries program (dynamic_partition + dynamic_stitch) as a graph (see replace_minus_one_graph.h). */
+/* replace_minus_one_graph.c — the replace -1 entries program (dynamic_partition +
+ * dynamic_stitch) as a graph (see replace_minus_one_graph.h). */
 #include "replace_minus_one_graph.h"
 
 ndx_graph *replace_minus_one_graph(ndx_output *x, ndx_output *y) {

@@ -1,4 +1,5 @@
-/* replace_minus_one_graph.h — the replace -1 entries program as a graph, shared by ndx demo and ndx bench. */
+/* replace_minus_one_graph.h — the replace -1 entries program as a graph, shared by ndx demo and
+ * ndx-bench (N3). */
 #ifndef NDX_TOOLS_REPLACE_MINUS_ONE_GRAPH_H
 #define NDX_TOOLS_REPLACE_MINUS_ONE_GRAPH_H
 
