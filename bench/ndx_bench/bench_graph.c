@@ -10,7 +10,7 @@
 
 #include "bench_case.h"
 #include "ndx_graph.h"
-#include "seed_graph.h"
+#include "replace_minus_one_graph.h"
 
 enum { MAX_FEEDS = 3 * SPARSE_INPUTS + 2 * PARTS, MAX_FETCHES = PARTS };
 
@@ -118,17 +118,17 @@ void bench_graph_free(bench_graph *bg) {
 
 #define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
-static const float seed_x[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f};
+static const float n3_x[6] = {0.1f, -1.0f, 5.2f, 4.3f, -1.0f, 7.4f};
 
 /* The replace -1 entries program written with direct calls, as a C user would: the glue as
  * loops, the index ops through the library (allocating their outputs, whose sizes depend on the data). */
-static ndx_status seed003_direct(const ndx_options *opt, float *y, ndx_error *err) {
+static ndx_status replace_minus_one_direct(const ndx_options *opt, float *y, ndx_error *err) {
     int32_t mask[6], where[6];
     for (int i = 0; i < 6; i++) {
-        mask[i] = seed_x[i] != -1.0f;
+        mask[i] = n3_x[i] != -1.0f;
         where[i] = i;
     }
-    ndx_tensor x = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), (void *)seed_x);
+    ndx_tensor x = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), (void *)n3_x);
     ndx_tensor m = ndx_tensor_make(NDX_INT32, 1, SHAPE(6), mask);
     ndx_tensor w = ndx_tensor_make(NDX_INT32, 1, SHAPE(6), where);
     ndx_tensor data[2] = {{0}}, pos[2] = {{0}}, out = {0};
@@ -205,14 +205,14 @@ ndx_status bench_small_graph(int which, int threads, int repeat, bench_small_res
     float params[32], y_graph[32] = {0}, y_direct[32] = {0};
     for (int i = 0; i < 32; i++) params[i] = (float)i;
     ndx_output x, y;
-    ndx_graph *g = which == 0 ? seed003_graph(&x, &y) : chain_graph(params, &x, &y);
+    ndx_graph *g = which == 0 ? replace_minus_one_graph(&x, &y) : chain_graph(params, &x, &y);
     ndx_session_options so = {threads, 0, NULL};
     ndx_options opt = {threads, NDX_BAD_INDICES_ERROR, 0, NULL};
     ndx_session *s = NULL;
     ndx_status st = ndx_graph_finish(g, err);
     if (st == NDX_OK && !(s = ndx_session_new(g, &so, err))) st = err->code;
     int64_t n = which == 0 ? 6 : 32;
-    ndx_feed f = {x, which == 0 ? ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), (void *)seed_x)
+    ndx_feed f = {x, which == 0 ? ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), (void *)n3_x)
                                 : ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(8, 4), params)};
     ndx_fetch out = {y, NDX_FETCH_INTO,
                      which == 0 ? ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(6), y_graph)
@@ -225,7 +225,7 @@ ndx_status bench_small_graph(int which, int threads, int repeat, bench_small_res
             st = ndx_session_run(s, 1, &f, 1, &out, err);
         double t1 = bench_now();
         for (int c = 0; st == NDX_OK && c < CALLS; c++)
-            st = which == 0 ? seed003_direct(&opt, y_direct, err)
+            st = which == 0 ? replace_minus_one_direct(&opt, y_direct, err)
                             : chain_direct(&opt, params, y_direct, err);
         double t2 = bench_now();
         if (k >= 0) {

@@ -1,7 +1,7 @@
 /* bench_graph.h — ndx bench's graph workloads: the large workloads as one-node graphs, and the
  * per-run overhead of small graphs against direct calls. */
-#ifndef NDX_TOOLS_BENCH_GRAPH_H
-#define NDX_TOOLS_BENCH_GRAPH_H
+#ifndef NDX_BENCH_GRAPH_H
+#define NDX_BENCH_GRAPH_H
 
 #include "bench_workloads.h"
 
@@ -27,4 +27,4 @@ ndx_status bench_small_graph(int which, int threads, int repeat, bench_small_res
 ndx_status bench_graph_load(int nodes, int repeat, double *seconds, size_t *bytes,
                             ndx_error *err);
 
-#endif /* NDX_TOOLS_BENCH_GRAPH_H */
+#endif /* NDX_BENCH_GRAPH_H */

@@ -3,8 +3,8 @@
  * (user, item, rating) triples with uniform ids), one step = the forward pass, the gradients from
  * ndx_graph_gradients (slices) and the sparse update of both tables, run by a session. "T1" uses
  * sparse SGD, "T2" sparse Adagrad. bench/train_compare.py runs the same model in PyTorch. */
-#ifndef NDX_TOOLS_BENCH_TRAIN_H
-#define NDX_TOOLS_BENCH_TRAIN_H
+#ifndef NDX_BENCH_TRAIN_H
+#define NDX_BENCH_TRAIN_H
 
 #include "ndx.h"
 
@@ -22,4 +22,4 @@ typedef struct bench_train_result {
 ndx_status bench_train(int which, double scale, uint64_t seed, int threads, int steps,
                        bench_train_result *r, ndx_error *err);
 
-#endif /* NDX_TOOLS_BENCH_TRAIN_H */
+#endif /* NDX_BENCH_TRAIN_H */

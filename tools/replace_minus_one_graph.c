@@ -1,7 +1,8 @@
-/* seed_graph.c — the replace -1 entries program (dynamic_partition + dynamic_stitch) as a graph (see seed_graph.h). */
-#include "seed_graph.h"
+/* replace_minus_one_graph.c — the replace -1 entries program (dynamic_partition +
+ * dynamic_stitch) as a graph (see replace_minus_one_graph.h). */
+#include "replace_minus_one_graph.h"
 
-ndx_graph *seed003_graph(ndx_output *x, ndx_output *y) {
+ndx_graph *replace_minus_one_graph(ndx_output *x, ndx_output *y) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_scope_sub(ndx_graph_root(g), "replace");
     ndx_spec any = ndx_spec_make(NDX_FLOAT32, 1, (const int64_t[]){NDX_UNKNOWN});

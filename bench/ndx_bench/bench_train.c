@@ -12,7 +12,7 @@
 #include "bench_workloads.h"
 #include "ndx_graph.h"
 
-#include "../tests/support/counting_allocator.h"
+#include "counting_allocator.h" /* tests/support/: the allocator that counts its calls */
 
 enum { RANK = 64, BATCHES = 4, MAX_STEPS = 1000 };
 

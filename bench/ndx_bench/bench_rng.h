@@ -9,8 +9,8 @@
  *   unit(i)         = float(draw(i) >> 40) * 2^-24                  (a float32 in [0, 1), exact)
  *
  * where mix is splitmix64's finaliser. */
-#ifndef NDX_TOOLS_BENCH_RNG_H
-#define NDX_TOOLS_BENCH_RNG_H
+#ifndef NDX_BENCH_RNG_H
+#define NDX_BENCH_RNG_H
 
 #include <stdint.h>
 
@@ -61,4 +61,4 @@ static inline uint64_t bench_digest_chain(uint64_t h, const void *data, uint64_t
     return h * 1099511628211ull + bench_digest(data, len) + len;
 }
 
-#endif /* NDX_TOOLS_BENCH_RNG_H */
+#endif /* NDX_BENCH_RNG_H */

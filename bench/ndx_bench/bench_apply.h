@@ -1,8 +1,8 @@
 /* bench_apply.h — ndx bench's optimizer-step workloads: a sparse gradient of 65,536 rows of 64
  * float32 applied in place to a [1,000,000, 64] table, by ndx_sparse_apply_sgd ("A1") and
  * ndx_sparse_apply_adagrad V2 ("A2"), against the naive loop a caller would write. */
-#ifndef NDX_TOOLS_BENCH_APPLY_H
-#define NDX_TOOLS_BENCH_APPLY_H
+#ifndef NDX_BENCH_APPLY_H
+#define NDX_BENCH_APPLY_H
 
 #include "ndx.h"
 
@@ -20,4 +20,4 @@ typedef struct bench_apply_result {
 ndx_status bench_apply(int which, double scale, uint64_t seed, int threads, int repeat,
                        bench_apply_result *r, ndx_error *err);
 
-#endif /* NDX_TOOLS_BENCH_APPLY_H */
+#endif /* NDX_BENCH_APPLY_H */

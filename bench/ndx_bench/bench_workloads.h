@@ -1,8 +1,8 @@
 /* bench_workloads.h — the fixed speed workloads of shared/bench/WORKLOADS.md (G1 ... C1): their
  * inputs built in memory from bench_rng.h, outputs allocated and touched up front, one call to
- * run the op, and the bytes the op must move. Timing and reporting live in cmd_bench.c. */
-#ifndef NDX_TOOLS_BENCH_WORKLOADS_H
-#define NDX_TOOLS_BENCH_WORKLOADS_H
+ * run the op, and the bytes the op must move. Timing and reporting live in bench_command.c. */
+#ifndef NDX_BENCH_WORKLOADS_H
+#define NDX_BENCH_WORKLOADS_H
 
 #include <stdint.h>
 
@@ -51,4 +51,4 @@ int64_t bench_scaled(int64_t base, double scale);
 /* The median of v[0 .. n) (n >= 1; the mean of the middle two when n is even). Sorts v. */
 double bench_median(double *v, int n);
 
-#endif /* NDX_TOOLS_BENCH_WORKLOADS_H */
+#endif /* NDX_BENCH_WORKLOADS_H */

@@ -1,7 +1,7 @@
 /* bench_case.h — the inside of a bench_case, shared by bench_workloads.c (building and running
  * the workloads directly) and bench_graph.c (running them as one-node graphs). */
-#ifndef NDX_TOOLS_BENCH_CASE_H
-#define NDX_TOOLS_BENCH_CASE_H
+#ifndef NDX_BENCH_CASE_H
+#define NDX_BENCH_CASE_H
 
 #include "bench_workloads.h"
 
@@ -20,4 +20,4 @@ struct bench_case {
     int nblocks;
 };
 
-#endif /* NDX_TOOLS_BENCH_CASE_H */
+#endif /* NDX_BENCH_CASE_H */
