@@ -820,14 +820,7 @@ static void reduce_sum_against_reference(void **state) {
         float facc[625] = {0};
         int64_t iacc[625] = {0};
         for (int64_t i = 0; i < count; i++) {
-            int64_t rest = i, o = 0, scale = 1;
-            for (int d = rank - 1; d >= 0; d--) {
-                int64_t c = rest % shape[d];
-                rest /= shape[d];
-                if (reduced[d]) continue;
-                o += c * scale;
-                scale *= shape[d];
-            }
+            int64_t o = test_reduced_position(i, rank, shape, reduced);
             double v = as_double(dt, (unsigned char *)x.data + i * x.itemsize);
             if (!is_float) iacc[o] = (int64_t)((uint64_t)iacc[o] + (uint64_t)(int64_t)v);
             else if (dt == NDX_FLOAT64) dacc[o] += v;

@@ -116,17 +116,8 @@ static void reductions_against_reference(void **state) {
         double group[625];
         for (int64_t o = 0; o < n_out; o++) {
             int64_t g = 0;
-            for (int64_t i = 0; i < count; i++) {
-                int64_t rest = i, at = 0, scale = 1;
-                for (int d = rank - 1; d >= 0; d--) {
-                    int64_t c = rest % shape[d];
-                    rest /= shape[d];
-                    if (reduced[d]) continue;
-                    at += c * scale;
-                    scale *= shape[d];
-                }
-                if (at == o) group[g++] = vals[i];
-            }
+            for (int64_t i = 0; i < count; i++)
+                if (test_reduced_position(i, rank, shape, reduced) == o) group[g++] = vals[i];
             assert_int_equal(g, per_out);
             double want = reference(op, dt, group, g), have = ((double *)got.data)[o];
             if (isnan(want) != isnan(have) || (!isnan(want) && want != have))

@@ -126,6 +126,18 @@ int test_random_axes(test_rng *r, int rank, int64_t *axes, int *reduced) {
     return naxes;
 }
 
+int64_t test_reduced_position(int64_t i, int rank, const int64_t *shape, const int *reduced) {
+    int64_t rest = i, at = 0, scale = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t c = rest % shape[d];
+        rest /= shape[d];
+        if (reduced[d]) continue;
+        at += c * scale;
+        scale *= shape[d];
+    }
+    return at;
+}
+
 void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi) {
     int64_t n = test_count(t);
     for (int64_t i = 0; i < n; i++) test_set_index(t, i, rng_range(r, lo, hi));

@@ -50,6 +50,10 @@ static inline ndx_options test_options(int threads, ndx_bad_indices policy) {
  * reduced[d] = 1 for every dim taken (the caller zeroes reduced) and returns the count. */
 int test_random_axes(test_rng *r, int rank, int64_t *axes, int *reduced);
 
+/* Where element i (row-major) of a tensor of `shape` (rank dims) lands in the output of a
+ * reduction over the dims marked in `reduced`: its row-major position there. */
+int64_t test_reduced_position(int64_t i, int rank, const int64_t *shape, const int *reduced);
+
 /* Every numeric, bool and string dtype, for loops over dtypes. */
 extern const ndx_dtype test_all_dtypes[];
 extern const int test_all_dtypes_count;
