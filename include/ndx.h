@@ -670,9 +670,12 @@ NDX_API void ndx_block_free(const ndx_options *opt, void *block);
  * checked there before anything is written, so ids another thread changes during the call
  * cannot make it write outside the output, and a failed call leaves `out` unchanged.
  * Unsorted ids that are not sorted are fine; sorted ops refuse ids that decrease
- * ("segment_sum: segment ids are not increasing: segment_ids[2] = 0 after 1"). MEAN and SQRT_N
- * also take 8 bytes per output row for the counts. opt->bad_indices does not apply: bad ids
- * are errors, as in TensorFlow. Outputs: out->data NULL allocates (see the conventions). */
+ * ("segment_sum: segment ids are not increasing: segment_ids[2] = 0 after 1"). The unsorted
+ * MEAN and SQRT_N also take 8 bytes per output row for the counts, the sparse ops two rows of
+ * accumulators per thread, and the unsorted ops the scatter's scratch where it fits (it is
+ * optional: a smaller budget takes a slower path to the same bits). opt->bad_indices does not
+ * apply: bad ids are errors, as in TensorFlow. Outputs: out->data NULL allocates (see the
+ * conventions). */
 typedef enum ndx_segment_op {
     NDX_SEGMENT_SUM = 0,
     NDX_SEGMENT_PROD,

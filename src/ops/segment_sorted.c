@@ -85,8 +85,11 @@ static void sorted_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
     const segment_plan *p = j->p;
     size_t rb = p->row_bytes;
     int64_t pos = lower_bound(j->slots, p->rows, r0);
-    void *acc = j->scratch + (size_t)worker * 2 * j->acc_bytes;
-    void *part = (unsigned char *)acc + j->acc_bytes;
+    void *acc = NULL, *part = NULL; /* sparse: this worker's two accumulator rows */
+    if (j->scratch) {
+        acc = j->scratch + (size_t)worker * 2 * j->acc_bytes;
+        part = (unsigned char *)acc + j->acc_bytes;
+    }
     for (int64_t r = r0; r < r1;) {
         int64_t next = pos < p->rows ? j->slots[pos] : r1; /* >= r: the ids are sorted */
         if (next > r1) next = r1;
