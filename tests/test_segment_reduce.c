@@ -764,6 +764,16 @@ static void bad_inputs_refused(void **state) {
            NDX_E_INVALID_ARGUMENT, "TensorFlow has no such op");
     refuse(SORTED, NDX_SEGMENT_SQRT_N, &data, NULL, &sids, 0, -1, NDX_E_INVALID_ARGUMENT,
            "segment_sqrt_n: TensorFlow has no such op");
+    /* Rank-2 and scalar ids name the position as TensorFlow's SliceDebugString does. */
+    ndx_tensor grid = test_tensor_from(NDX_INT64, 0, 2, (int64_t[]){4, 2},
+                                       (int64_t[]){0, 1, 2, 0, 1, 1, 2, 9});
+    refuse(UNSORTED, NDX_SEGMENT_MIN, &data, NULL, &grid, 3, -1, NDX_E_OUT_OF_RANGE,
+           "unsorted_segment_min: segment_ids[3,1] = 9 is out of range [0, 3)");
+    ndx_tensor lone = test_tensor_from(NDX_INT32, 0, 0, NULL, (int32_t[]){4});
+    refuse(UNSORTED, NDX_SEGMENT_SUM, &data, NULL, &lone, 3, -1, NDX_E_OUT_OF_RANGE,
+           "unsorted_segment_sum: segment_ids = 4 is out of range [0, 3)");
+    test_tensor_free(&grid);
+    test_tensor_free(&lone);
     /* Ids of another rank or shape. */
     ndx_tensor ids2 = test_tensor_v(NDX_INT32, 0, 2, 4, 3);
     memset(ids2.data, 0, test_nbytes(&ids2));

@@ -123,17 +123,37 @@ static ndx_status fail_position(ndx_error *err, ndx_status code, const char *op,
     return ndx_fail(err, code, "%s: %s%s = %lld %s", op, what, at, (long long)value, tail);
 }
 
-/* Unsorted: negatives drop their row (-1), ids >= num_segments fail the call. */
+/* Element `flat` of `shape` as TensorFlow's SliceDebugString writes it: "" for a scalar,
+ * "[7]", "[1,2]". */
+static void format_tf_position(char *buf, size_t cap, int rank, const int64_t *shape,
+                               int64_t flat) {
+    int64_t coords[NDX_MAX_RANK];
+    for (int i = rank - 1; i >= 0; i--) {
+        coords[i] = shape[i] ? flat % shape[i] : 0;
+        flat = shape[i] ? flat / shape[i] : flat;
+    }
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 0; i < rank && len < cap; i++) {
+        int k = snprintf(buf + len, cap - len, "%s%lld", i ? "," : "[", (long long)coords[i]);
+        if (k < 0) break;
+        len += (size_t)k;
+    }
+    if (rank > 0 && len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+/* Unsorted: negatives drop their row (-1), ids >= num_segments fail the call with TensorFlow's
+ * words. */
 static ndx_status read_unsorted(ndx_call *c, const segment_plan *p, int64_t *slots) {
     read_job j = {p->ids, p->num_segments, slots, {0}};
     ndx_changed_init(&j.bad);
     ndx_parallel_for(c->threads, p->rows, (int64_t)1 << 15, read_unsorted_fn, &j);
     int64_t bad = ndx_changed_row(&j.bad);
     if (bad < 0) return NDX_OK;
-    char tail[96];
-    snprintf(tail, sizeof tail, "is out of range [0, %lld)", (long long)p->num_segments);
-    return fail_position(c->err, NDX_E_OUT_OF_RANGE, p->op, p->ids, "segment_ids", bad,
-                         slots[bad], tail);
+    char at[NDX_DIMS_TEXT];
+    format_tf_position(at, sizeof at, p->ids->rank, p->ids->shape, bad);
+    return ndx_fail(c->err, NDX_E_OUT_OF_RANGE, "%s: segment_ids%s = %lld is out of range [0, %lld)",
+                    p->op, at, (long long)slots[bad], (long long)p->num_segments);
 }
 
 /* Sorted and sparse: ids >= 0 and non-decreasing; the output has last id + 1 rows, or
