@@ -668,9 +668,10 @@ NDX_API void ndx_block_free(const ndx_options *opt, void *block);
  *
  * Every id (and index) is read once into scratch (8 bytes each, charged to opt->max_memory) and
  * checked there before anything is written, so ids another thread changes during the call
- * cannot make it write outside the output, and a failed call leaves `out` unchanged.
- * Unsorted ids that are not sorted are fine; sorted ops refuse ids that decrease
- * ("segment_sum: segment ids are not increasing: segment_ids[2] = 0 after 1"). The unsorted
+ * cannot make it write outside the output, and a failed call leaves `out` unchanged (as
+ * TensorFlow's, the unsorted ops read no id when data has no elements). The sorted and sparse
+ * ops refuse ids that decrease ("segment_sum: segment ids are not increasing: segment_ids[2] =
+ * 0 after 1"). The unsorted
  * MEAN and SQRT_N also take 8 bytes per output row for the counts, the sparse ops two rows of
  * accumulators per thread, and the unsorted ops the scatter's scratch where it fits (it is
  * optional: a smaller budget takes a slower path to the same bits). opt->bad_indices does not
