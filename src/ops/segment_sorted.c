@@ -71,8 +71,18 @@ static void reduce_rows(const sorted_job *j, unsigned char *row, int64_t first, 
             memset(row, 0, p->row_bytes);
         from = 0;
     }
-    for (int64_t q = from; q < n; q++)
-        p->k.run(row, in + (size_t)q * p->row_bytes, p->slice, p->want.itemsize);
+    if (p->slice == 1) {
+        /* Single elements: the point kernel takes a batch of them at once (all landing on
+         * slot 0, in order) instead of one call per row. */
+        static const int64_t zeros[256];
+        for (int64_t q = from; q < n; q += 256) {
+            int64_t m = n - q < 256 ? n - q : 256;
+            p->k.points(row, zeros, in + (size_t)q * p->row_bytes, m, p->want.itemsize);
+        }
+    } else {
+        for (int64_t q = from; q < n; q++)
+            p->k.run(row, in + (size_t)q * p->row_bytes, p->slice, p->want.itemsize);
+    }
     if (p->reduce == NDX_SEGMENT_MEAN) {
         unsigned char divisor[16];
         segment_divisor(p->reduce, p->want.dtype, n, 0, divisor);
