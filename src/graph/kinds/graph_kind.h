@@ -146,6 +146,28 @@ graph_kind graph_kind_named(const char *type);
  * "'indices[2]'", "'inputs[1].values'". */
 void graph_input_name(graph_kind kind, int num_inputs, int i, char *buf, size_t cap);
 
+/* ---- the rules of a kind's schema (kind_checks.c) ------------------------------------------ */
+/* The text reader, ndx_op_by_type and the builders check a node through these. Each writes its
+ * failure into msg (cap bytes); the caller adds what places it (file:line:column, "attribute"). */
+
+/* 1 when a node of kind d may have k inputs: min_inputs..max_inputs, or, with group > 0,
+ * group * n (n >= 1) plus `trailing`; else 0 with "AddV2 takes 2 inputs, not 3" in msg. */
+int graph_arity_ok(const graph_kind_desc *d, int k, char *msg, size_t cap);
+/* Attribute a's int in attrs (not for GRAPH_ATTR_VALUE, which has none). */
+int *graph_attr_field(graph_attrs *attrs, const graph_attr_def *a);
+int graph_attr_get(const graph_attrs *attrs, const graph_attr_def *a);
+/* Sets every attribute of d's schema (but a Const's value) to its default. */
+void graph_attrs_default(const graph_kind_desc *d, graph_attrs *attrs);
+/* The index in d->attrs of the attribute called `name`, or -1. */
+int graph_attr_find(const graph_kind_desc *d, const char *name);
+/* 1 when every GRAPH_ATTR_REQUIRED attribute is given (bit i of `given`: d->attrs[i]); else 0
+ * with "Cast needs the attribute to" in msg. */
+int graph_attrs_complete(const graph_kind_desc *d, unsigned given, char *msg, size_t cap);
+/* 1 when v is a value attribute a takes (INT: in [lo, hi]; BOOL: 0 or 1; POLICY: an
+ * ndx_bad_indices; DTYPE: an ndx_dtype; AXES: 32 bits; VALUE: never, a Const's value is a
+ * tensor); else 0 with "num_partitions = 0 is not in [1, ...]" in msg. */
+int graph_attr_value_ok(const graph_attr_def *a, int64_t v, char *msg, size_t cap);
+
 /* The descriptors, graph_kind_<name> for each line of kinds.def (defined in index_kinds.c,
  * sparse_kinds.c, math_kinds.c, shape_kinds.c, array_kinds.c, state_kinds.c). */
 #define NDX_KIND(kind, name) extern const graph_kind_desc graph_kind_##name;
