@@ -264,6 +264,16 @@ typedef enum ndx_bad_indices {
                                   the scatter family skips the row */
 } ndx_bad_indices;
 
+/* Reads a bad-index policy from its word, the one vocabulary of the CLI's --bad-indices, Python's
+ * bad_indices= and the graph text form's bad_indices=: "error" (NDX_BAD_INDICES_ERROR),
+ * "ignore" (NDX_BAD_INDICES_IGNORE), or `alias`, the op's own word for ignore ("zero" for
+ * gather_nd, "skip" for the scatters; NULL or "": none). Words are exact (case-sensitive). A
+ * word that is none of these, or NULL, is NDX_E_INVALID_ARGUMENT with a message listing the
+ * accepted words ("bad_indices must be 'error', 'ignore' or 'zero' (the same as 'ignore'), not
+ * 'skip'"), and *out is left as it was. */
+NDX_API ndx_status ndx_bad_indices_parse(const char *word, const char *alias, ndx_bad_indices *out,
+                                         ndx_error *err);
+
 /* Where ndx gets memory: every block the library allocates (outputs it allocates and scratch)
  * comes from `allocate` and goes back through `release`, so a caller can count, cap and place
  * memory. `allocate` returns a block of at least `bytes` bytes aligned to `alignment` (a power of
