@@ -320,6 +320,32 @@ NDX_API ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tenso
 NDX_API ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                          const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
+/* gather(params, indices, axis, batch_dims) — TensorFlow's tf.gather (GatherV2): slices of
+ * params along `axis`, picked by indices:
+ *   output[b..., o..., i..., r...] = params[b..., o..., indices[b..., i...], r...]
+ * where b... are the first `batch_dims` dims (shared by params and indices), o... params' dims
+ * from batch_dims up to axis, and r... params' dims after axis.
+ * Output shape: params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:].
+ * axis counts from the end when negative (-rank(params) <= axis < rank(params)); batch_dims
+ * counts from the end of indices' dims when negative (-rank(indices) <= batch_dims <=
+ * rank(indices)), and then batch_dims < rank(params) and batch_dims <= axis. params has rank
+ * >= 1; indices any rank (a scalar index drops the axis). Any dtype, including strings.
+ *
+ * Every index must lie in [0, params.shape[axis]): otherwise the call fails with
+ * NDX_E_OUT_OF_RANGE and TensorFlow's message ("gather: indices[1,2] = 7 is not in [0, 5)",
+ * the first bad index in row-major order), unless opt->bad_indices is NDX_BAD_INDICES_IGNORE,
+ * which writes zeros for its slice. As in TensorFlow, indices are not checked when the output
+ * has no elements. out must not share memory with params or indices. */
+/* Infer: out = the spec of the result: its rank is known once both ranks are, each dim when
+ * the dim it copies is. */
+NDX_API ndx_status ndx_gather_infer(const ndx_spec *params, const ndx_spec *indices, int axis,
+                                    int batch_dims, ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_gather_shape(const ndx_tensor *params, const ndx_tensor *indices, int axis,
+                                    int batch_dims, ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_gather(const ndx_tensor *params, const ndx_tensor *indices, int axis,
+                              int batch_dims, const ndx_options *opt, ndx_tensor *out,
+                              ndx_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 5b. scatter_nd and tensor_scatter_nd_*                                                      */
 /* ------------------------------------------------------------------------------------------ */

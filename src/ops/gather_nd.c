@@ -217,6 +217,7 @@ static ndx_status plan_geometry(ndx_call *c, const ndx_tensor *params, const ndx
     p->streaming = 0;
     p->pieces = 0;
     p->by_source = 0;
+    p->index_repeat = 1;
     init_geometry(p, params, indices, batch_dims);
     return NDX_OK;
 }

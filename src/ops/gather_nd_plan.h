@@ -18,6 +18,9 @@ typedef struct gather_plan {
     int64_t rows_per_batch; /* product of indices.shape[batch_dims:-1] */
     size_t slice_bytes;     /* one gathered slice: params.shape[batch_dims + D:] */
     size_t batch_bytes;     /* params per batch: params.shape[batch_dims:] */
+    int64_t index_repeat;   /* > 1: that many batches of params in a row share one batch of
+                               index rows (gather along an axis past its batch dims: every
+                               outer slice reads the same indices); 0 or 1: each its own */
     ndx_index_plan index;   /* coordinate k must lie in params.shape[batch_dims + k] */
     int64_t byte_strides[NDX_MAX_RANK];
     unsigned char *out;     /* set by the run */
@@ -83,8 +86,15 @@ NDX_ALWAYS_INLINE int64_t gather_row_offset(const gather_rows *g, ndx_dtype dt, 
     return ok ? (int64_t)o : -1;
 }
 
+/* The index row read for output row `row` of batch `batch` (rows = batch * rows_per_batch + i):
+ * the row itself, unless batches share index rows (index_repeat). */
+static inline int64_t gather_index_row(const gather_plan *p, int64_t batch, int64_t row) {
+    if (p->index_repeat <= 1) return row;
+    return (batch / p->index_repeat) * p->rows_per_batch + (row - batch * p->rows_per_batch);
+}
+
 /* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row,
- * which is noted in p->changed (gather_nd_offsets.c). */
+ * whose index row is noted in p->changed (gather_nd_offsets.c). */
 void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off);
 
 /* The by-source path (gather_nd_by_source.c). The plan takes it where it pays (Intel, a params
