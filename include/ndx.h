@@ -346,6 +346,27 @@ NDX_API ndx_status ndx_gather(const ndx_tensor *params, const ndx_tensor *indice
                               int batch_dims, const ndx_options *opt, ndx_tensor *out,
                               ndx_error *err);
 
+/* one_hot(indices, depth, on_value, off_value, axis) — TensorFlow's tf.one_hot (OneHot):
+ *   output[p..., d, s...] = indices[p..., s...] == d ? *on_value : *off_value
+ * with the new dim of size `depth` at `axis` (-1: last; else 0 <= axis <= rank(indices)), so
+ * the output has rank(indices) + 1 dims. indices are uint8, int8, int16, int32 or int64 (int16
+ * is ndx's; TensorFlow takes the others); an index outside [0, depth), negative ones included,
+ * gives a row of off_value (never an error). on_value and off_value are scalars (rank 0) of one
+ * dtype, the output's: any dtype, strings included (of two widths, the output has the wider,
+ * the other padded with NULs). depth < 0 is an error ("depth must be non-negative, got: -1").
+ * out must not share memory with the inputs. */
+/* Infer: out = the spec of the result: its rank is known when indices' is, each dim when the
+ * index dim it copies is (the new dim is depth). */
+NDX_API ndx_status ndx_one_hot_infer(const ndx_spec *indices, int64_t depth,
+                                     const ndx_spec *on_value, const ndx_spec *off_value, int axis,
+                                     ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_one_hot_shape(const ndx_tensor *indices, int64_t depth,
+                                     const ndx_tensor *on_value, const ndx_tensor *off_value,
+                                     int axis, ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_one_hot(const ndx_tensor *indices, int64_t depth,
+                               const ndx_tensor *on_value, const ndx_tensor *off_value, int axis,
+                               const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 5b. scatter_nd and tensor_scatter_nd_*                                                      */
 /* ------------------------------------------------------------------------------------------ */

@@ -142,11 +142,6 @@ static ndx_status fail_index(const ndx_tensor *indices, int64_t at, int64_t n, i
                     v, (long long)n);
 }
 
-static int overlaps(const void *a, size_t na, const void *b, size_t nb) {
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return na && nb && pa < pb + nb && pb < pa + na;
-}
-
 /* Plan of one call: views, infer, gather_nd's geometry for depth 1 and, unless bad indices
  * are to give zeros, every index checked. `out_data`: the caller's buffer or NULL. */
 static ndx_status gather_plan_make(ndx_call *c, const ndx_tensor *params,
@@ -190,8 +185,8 @@ static ndx_status gather_plan_make(ndx_call *c, const ndx_tensor *params,
         if (bad >= 0) return fail_index(indices, bad, n, 0, c->err);
     }
     size_t out_bytes = (size_t)out_count * params->itemsize;
-    if (out_data && (overlaps(out_data, out_bytes, params->data, params_bytes) ||
-                     overlaps(out_data, out_bytes, indices->data,
+    if (out_data && (ndx_overlaps(out_data, out_bytes, params->data, params_bytes) ||
+                     ndx_overlaps(out_data, out_bytes, indices->data,
                               (size_t)index_count * indices->itemsize)))
         return ndx_fail(c->err, NDX_E_INVALID_ARGUMENT,
                         "%s: out overlaps params or indices; it must be separate memory", OP);
