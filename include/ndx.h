@@ -367,6 +367,44 @@ NDX_API ndx_status ndx_one_hot(const ndx_tensor *indices, int64_t depth,
                                const ndx_tensor *on_value, const ndx_tensor *off_value, int axis,
                                const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
+/* The `axis` of ndx_unique that names none: TensorFlow's Unique, or UniqueV2 with axis = [];
+ * x must then be a vector. */
+#define NDX_AXIS_NONE (-2147483647 - 1)
+
+/* unique(x, axis, out_idx) and unique_with_counts — TensorFlow's tf.unique and
+ * tf.unique_with_counts (Unique, UniqueV2, UniqueWithCounts, UniqueWithCountsV2):
+ *   y       the distinct slices of x along `axis`, in order of first occurrence: x's shape with
+ *           the axis dim the number of distinct slices;
+ *   idx     [x.shape[axis]]: idx[i] = the position in y of slice i, so x = gather(y, idx, axis);
+ *   counts  [y.shape[axis]]: how many slices of x each slice of y stands for (pass NULL for
+ *           plain unique).
+ * axis NDX_AXIS_NONE (tf.unique's form) takes a vector x; any other axis (negative counts from
+ * the end) takes slices of an x of any rank >= 1 (UniqueV2's axis = [axis]). idx and counts are
+ * int32 or int64 (out_idx); with int32, x may hold at most 2^31 - 1 elements (TensorFlow's
+ * limit, which its kernel applies to int64 too). dtypes: every real number type, bool and
+ * strings (complex is NDX_E_UNSUPPORTED, as in TensorFlow). Values compare as TensorFlow's CPU
+ * kernel compares them: -0.0 and 0.0 are one value in float32 and float64 (y keeps the one
+ * that came first) but two in float16 and bfloat16 (TensorFlow hashes their bits); a NaN is
+ * equal to nothing, so every NaN, and every slice holding one, is a value of its own.
+ *
+ * The result is the same at any thread count (the values are hashed on one thread, in order;
+ * y's copy uses opt's threads). The scratch is 16 bytes per slice plus a table of 8 bytes per
+ * slot (a power of two, at least twice the slices and at least 16), counted against
+ * opt->max_memory. Outputs as in every op: views with data NULL are allocated (their shapes
+ * from the values), or must match exactly (ndx_unique_shape tells them); y must not share
+ * memory with x. */
+/* Infer: y = x's spec with the axis dim unknown (0 when x's is 0), idx = [x.shape[axis]] and
+ * counts = [?] (may be NULL) of out_idx. */
+NDX_API ndx_status ndx_unique_infer(const ndx_spec *x, int axis, ndx_dtype out_idx, ndx_spec *y,
+                                    ndx_spec *idx, ndx_spec *counts, ndx_error *err);
+/* The three views (counts may be NULL) with data NULL: reads and hashes x's values. */
+NDX_API ndx_status ndx_unique_shape(const ndx_tensor *x, int axis, ndx_dtype out_idx,
+                                    ndx_tensor *y, ndx_tensor *idx, ndx_tensor *counts,
+                                    ndx_error *err);
+NDX_API ndx_status ndx_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx,
+                              const ndx_options *opt, ndx_tensor *y, ndx_tensor *idx,
+                              ndx_tensor *counts, ndx_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 5b. scatter_nd and tensor_scatter_nd_*                                                      */
 /* ------------------------------------------------------------------------------------------ */

@@ -142,9 +142,7 @@ static ndx_status fail_index(const ndx_tensor *indices, int64_t at, int64_t n, i
                     v, (long long)n);
 }
 
-/* Plan of one call: views, infer, gather_nd's geometry for depth 1 and, unless bad indices
- * are to give zeros, every index checked. `out_data`: the caller's buffer or NULL. */
-static ndx_status gather_plan_make(ndx_call *c, const ndx_tensor *params,
+ndx_status ndx_gather_plan(ndx_call *c, const ndx_tensor *params,
                                    const ndx_tensor *indices, int axis, int batch_dims,
                                    const void *out_data, gather_plan *p) {
     int64_t index_count;
@@ -196,34 +194,36 @@ static ndx_status gather_plan_make(ndx_call *c, const ndx_tensor *params,
     return NDX_OK;
 }
 
-/* ---- the public op ----------------------------------------------------------------------- */
+/* ---- run and the public op --------------------------------------------------------------- */
+
+ndx_status ndx_gather_execute(ndx_call *c, const gather_plan *p, void *out, int64_t *changed) {
+    *changed = -1;
+    if (p->rows == 0) return NDX_OK;
+    if (p->index.slices == 0) { /* an empty axis: every index is bad, so all zeros (ignored) */
+        ndx_parallel_zero(out, (size_t)p->rows * p->slice_bytes, c->threads);
+        return NDX_OK;
+    }
+    void *scratch;
+    NDX_TRY(ndx_call_scratch(c, p->scratch_bytes, 0, "sort scratch", &scratch));
+    *changed = ndx_gather_nd_run(p, out, scratch);
+    ndx_call_release(c, scratch);
+    return NDX_OK;
+}
 
 ndx_status ndx_gather(const ndx_tensor *params, const ndx_tensor *indices, int axis,
                       int batch_dims, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
     gather_plan p;
-    NDX_TRY(gather_plan_make(&c, params, indices, axis, batch_dims, out->data, &p));
+    NDX_TRY(ndx_gather_plan(&c, params, indices, axis, batch_dims, out->data, &p));
     int allocated;
     NDX_TRY(ndx_call_output(&c, &p.want, out, 0, "out", &allocated));
-    if (p.rows == 0) return NDX_OK;
-    if (p.index.slices == 0) { /* an empty axis: every index is bad, so all zeros (ignored) */
-        ndx_parallel_zero(out->data, (size_t)p.rows * p.slice_bytes, c.threads);
-        return NDX_OK;
-    }
-    void *scratch;
-    ndx_status st = ndx_call_scratch(&c, p.scratch_bytes, 0, "sort scratch", &scratch);
-    if (st != NDX_OK) {
-        ndx_call_drop_output(&c, out, allocated);
-        return st;
-    }
-    int64_t changed = ndx_gather_nd_run(&p, out->data, scratch);
-    ndx_call_release(&c, scratch);
+    int64_t changed;
+    ndx_status st = ndx_gather_execute(&c, &p, out->data, &changed);
     /* As gather_nd: zeros are right under the ignore policy; under the error policy no snapshot
      * of the indices gives the output. */
-    if (changed >= 0 && c.bad_indices == NDX_BAD_INDICES_ERROR) {
-        ndx_call_drop_output(&c, out, allocated);
-        return fail_index(indices, changed, p.index.dims[0], 1, err);
-    }
-    return NDX_OK;
+    if (st == NDX_OK && changed >= 0 && c.bad_indices == NDX_BAD_INDICES_ERROR)
+        st = fail_index(indices, changed, p.index.dims[0], 1, err);
+    if (st != NDX_OK) ndx_call_drop_output(&c, out, allocated);
+    return st;
 }

@@ -41,6 +41,17 @@ typedef struct gather_plan {
  * or budget room for scratch decide with it. Allocates nothing. */
 ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
                               int batch_dims, const void *out_data, gather_plan *p);
+/* gather's (GatherV2's) plan (gather.c), a gather_nd plan of depth 1 whose batches of params
+ * [B * O, N, R] share index rows O at a time: views, infer, every index checked unless bad
+ * ones are to give zeros, the path. p->rows is 0 when the output is empty (nothing to run);
+ * p->index.slices is 0 when params' axis is empty (every index bad: the output is zeros).
+ * Also the copy of unique's y (its first occurrences gathered along the axis). */
+ndx_status ndx_gather_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
+                           int axis, int batch_dims, const void *out_data, gather_plan *p);
+/* Runs such a plan into `out` (p->want's size), with the scratch its path needs taken from c
+ * (the one failure); *changed is the lowest index row found out of range where it was used
+ * (another thread changed it since the plan), or -1. */
+ndx_status ndx_gather_execute(ndx_call *c, const gather_plan *p, void *out, int64_t *changed);
 /* Fails for the bad index row `row`: its position in indices, its coordinates, and the params
  * (or, with batch dimensions, the params[b...] block) it must index. Dims of params that are
  * negative print as "?" (the graph layer checks constant indices against partial shapes). */
