@@ -405,6 +405,26 @@ NDX_API ndx_status ndx_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx,
                               const ndx_options *opt, ndx_tensor *y, ndx_tensor *idx,
                               ndx_tensor *counts, ndx_error *err);
 
+/* boolean_mask(tensor, mask, axis) — TensorFlow's tf.boolean_mask: mask is a bool tensor of
+ * rank k >= 1 whose shape matches tensor.shape[axis:axis + k]; the output holds, in row-major
+ * order of the mask, the slices tensor[..., i..., ...] (i... over those k dims) where mask is
+ * true: shape tensor.shape[:axis] + [number of trues] + tensor.shape[axis + k:]. axis is 0 to
+ * rank(tensor) - k (TensorFlow refuses a negative axis, and so does ndx). Any dtype, strings
+ * included. Errors: a scalar mask ("mask cannot be scalar."), mask dims that do not match
+ * ("mask dims must match tensor dims: ..."), a mask not of bool. The mask is read once to count
+ * its trues (the output's size), then once more for their positions (8 bytes of scratch each,
+ * counted against opt->max_memory); a mask another thread changes between the two reads fails
+ * the call with nothing written. out must not share memory with tensor or mask. */
+/* Infer: out = tensor's spec with the k masked dims replaced by one unknown dim (0 when the
+ * mask has no elements); the rank waits for both ranks. */
+NDX_API ndx_status ndx_boolean_mask_infer(const ndx_spec *tensor, const ndx_spec *mask, int axis,
+                                          ndx_spec *out, ndx_error *err);
+/* The output's view with data NULL: reads the mask to count its trues. */
+NDX_API ndx_status ndx_boolean_mask_shape(const ndx_tensor *tensor, const ndx_tensor *mask,
+                                          int axis, ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *mask, int axis,
+                                    const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 5b. scatter_nd and tensor_scatter_nd_*                                                      */
 /* ------------------------------------------------------------------------------------------ */
