@@ -9,7 +9,8 @@
  *      shapes (unknown rank or dims) with no data, for checking a program before it runs.
  *   4. Options: threads, the bad-index policy, a memory budget and an allocator, passed to every
  *      op.
- *   5. The ops: gather_nd; scatter_nd and tensor_scatter_nd_{update,add,sub,min,max};
+ *   5. The ops: gather_nd, gather, one_hot, unique and boolean_mask; scatter_nd and
+ *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
  *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; the sparse apply
  *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
@@ -26,13 +27,14 @@
  *   nothing; what it cannot decide for lack of a dim it leaves unknown instead of failing.
  * - Each op also has a *shape function* (`ndx_<op>_shape`) that validates shapes and dtypes and fills
  *   the output view's dtype, itemsize, rank and shape — it reads index values only where the
- *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse) and sets
+ *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse, unique,
+ *   boolean_mask) and sets
  *   `data` to NULL. Shape functions take no options and allocate no outputs (scatter_nd's on
  *   strings needs a little scratch to find the output width).
  * - The op itself then runs in two steps: it checks everything, including every index, and only
  *   then writes. A failed call leaves the outputs the caller passed, and any tensor updated in
  *   place, byte for byte unchanged; the one exception is a data race: when another thread
- *   changes an index tensor during the call, gather_nd, scatter_nd, dynamic_stitch,
+ *   changes an index tensor during the call, gather_nd, gather, scatter_nd, dynamic_stitch,
  *   parallel_dynamic_stitch and sparse_concat (which read their indices where they lie rather
  *   than copy them) may report it ("changed during the call") after writing the output buffers
  *   the caller passed, and so may tensor_scatter_nd under a max_memory too small for its copy of
@@ -61,7 +63,8 @@
  *   hundred bytes each come from the C library, not from a caller's allocator or budget. (The number of cores
  *   the process may use and the machine's memory are also read once and kept.)
  * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids,
- *   except the sparse apply ops, which take TensorFlow's int32 and int64.
+ *   except the sparse apply ops, which take TensorFlow's int32 and int64, and one_hot, which
+ *   also takes TensorFlow's uint8 and int8.
  * - Sizes are int64_t element counts; every product and sum is checked for overflow.
  */
 #ifndef NDX_H
@@ -295,7 +298,7 @@ typedef struct ndx_options {
 } ndx_options;
 
 /* ------------------------------------------------------------------------------------------ */
-/* 5a. gather_nd                                                                               */
+/* 5a. gather_nd, gather, one_hot, unique and boolean_mask                                    */
 /* ------------------------------------------------------------------------------------------ */
 
 /* gather_nd(params, indices, batch_dims) — TensorFlow's tf.gather_nd.
