@@ -128,9 +128,12 @@ static ndx_status unique_plan_make(ndx_call *c, const ndx_tensor *x, int axis, n
     }
     p->capacity = 16;
     while (p->capacity < 2 * p->n) p->capacity *= 2; /* n <= count < 2^62 */
-    size_t words;
-    if (__builtin_add_overflow((size_t)p->n * 2, (size_t)p->capacity, &words) ||
-        __builtin_mul_overflow(words, sizeof(int64_t), &p->scratch_bytes))
+    p->wide_slots = p->n > INT32_MAX;
+    size_t lists, slots;
+    if (__builtin_mul_overflow((size_t)p->n, 3 * sizeof(int64_t), &lists) ||
+        __builtin_mul_overflow((size_t)p->capacity, p->wide_slots ? (size_t)8 : (size_t)4,
+                               &slots) ||
+        __builtin_add_overflow(lists, slots, &p->scratch_bytes))
         return ndx_fail(c->err, NDX_E_OVERFLOW, "%s: too many slices to count", op);
     if (p->n == 0) p->scratch_bytes = 0;
     return NDX_OK;

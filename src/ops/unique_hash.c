@@ -114,33 +114,82 @@ NDX_ALWAYS_INLINE int slices_equal(const unique_plan *p, unique_key key, size_t 
     return 1;
 }
 
+/* The table: slots hold a number + 1 (0: empty), 4 or 8 bytes each. */
+NDX_ALWAYS_INLINE int64_t slot_get(const void *t, int wide, uint64_t s) {
+    return wide ? ((const int64_t *)t)[s] : (int64_t)((const uint32_t *)t)[s];
+}
+NDX_ALWAYS_INLINE void slot_set(void *t, int wide, uint64_t s, int64_t v) {
+    if (wide)
+        ((int64_t *)t)[s] = v;
+    else
+        ((uint32_t *)t)[s] = (uint32_t)v;
+}
+
+/* The hash of number j from what keys[] keeps of it. */
+NDX_ALWAYS_INLINE uint64_t stored_hash(const uint64_t *keys, int by_key, int64_t j) {
+    return by_key ? finish(mix(HASH_SEED, keys[j])) : keys[j];
+}
+
+/* Rebuilds the table at `cap` slots from numbers 0 .. uniques - 1 (NaN ones too: no slice
+ * without a NaN can equal them, and slices with one never look). */
+NDX_ALWAYS_INLINE void rebuild(void *table, int wide, uint64_t cap, const uint64_t *keys,
+                               int by_key, int64_t uniques) {
+    memset(table, 0, (size_t)cap * (wide ? 8 : 4));
+    uint64_t mask = cap - 1;
+    for (int64_t j = 0; j < uniques; j++) {
+        uint64_t s = stored_hash(keys, by_key, j) & mask;
+        while (slot_get(table, wide, s) != 0) s = (s + 1) & mask;
+        slot_set(table, wide, s, j + 1);
+    }
+}
+
+/* `single`: one element per slice. A one-element slice of numbers is its key: keys[] holds it
+ * and a match compares keys only, never x. Otherwise keys[] holds hashes, and a slice is read
+ * again only when the hashes agree. The table starts at 256 slots and doubles to stay at most
+ * half full, so few distinct values keep it in the cache. */
 NDX_ALWAYS_INLINE int64_t count_with(const unique_plan *p, void *scratch, unique_key key,
-                                     size_t size, int single) {
+                                     size_t size, int single, int wide) {
     int64_t *ids = unique_ids(scratch), *first = unique_first(p, scratch);
-    int64_t *table = first + p->n;
-    uint64_t mask = (uint64_t)p->capacity - 1;
-    memset(table, 0xff, (size_t)p->capacity * sizeof *table); /* -1: empty */
+    uint64_t *keys = (uint64_t *)(first + p->n);
+    void *table = keys + p->n;
+    int by_key = single && key != UNIQUE_STRING;
+    uint64_t cap = p->capacity < 256 ? (uint64_t)p->capacity : 256, mask = cap - 1;
+    memset(table, 0, (size_t)cap * (wide ? 8 : 4));
     int64_t uniques = 0;
     for (int64_t i = 0; i < p->n; i++) {
         int nan = 0;
-        uint64_t s = slice_hash(p, key, size, single, i, &nan) & mask;
-        if (nan) { /* equal to nothing: never stored, never found */
-            ids[i] = uniques;
-            first[uniques++] = i;
+        uint64_t k = 0, h;
+        if (by_key) {
+            k = key_of(p->x + (size_t)i * size, key, size, &nan);
+            h = finish(mix(HASH_SEED, k));
+        } else {
+            h = slice_hash(p, key, size, single, i, &nan);
+        }
+        uint64_t s = h & mask;
+        int64_t found = -1;
+        if (!nan) /* a NaN equals nothing: it never looks */
+            for (;; s = (s + 1) & mask) {
+                int64_t j = slot_get(table, wide, s) - 1;
+                if (j < 0) break;
+                if (by_key ? keys[j] == k
+                           : keys[j] == h && slices_equal(p, key, size, single, first[j], i)) {
+                    found = j;
+                    break;
+                }
+            }
+        if (found >= 0) {
+            ids[i] = found;
             continue;
         }
-        for (;; s = (s + 1) & mask) {
-            int64_t j = table[s];
-            if (j < 0) {
-                table[s] = uniques;
-                ids[i] = uniques;
-                first[uniques++] = i;
-                break;
-            }
-            if (slices_equal(p, key, size, single, first[j], i)) {
-                ids[i] = j;
-                break;
-            }
+        keys[uniques] = by_key ? k : h;
+        first[uniques] = i;
+        ids[i] = uniques++;
+        if ((uint64_t)uniques * 2 > cap) { /* cap < capacity: uniques <= n */
+            cap *= 2;
+            mask = cap - 1;
+            rebuild(table, wide, cap, keys, by_key, uniques);
+        } else if (!nan) {
+            slot_set(table, wide, s, uniques); /* s: the empty slot the probe ended on */
         }
     }
     return uniques;
@@ -149,20 +198,21 @@ NDX_ALWAYS_INLINE int64_t count_with(const unique_plan *p, void *scratch, unique
 int64_t ndx_unique_count(const unique_plan *p, void *scratch) {
     if (p->n == 0) return 0;
     int single = p->outer == 1 && p->inner == 1;
-    if (!single) return count_with(p, scratch, p->key, p->size, 0);
+    if (p->wide_slots) return count_with(p, scratch, p->key, p->size, single, 1);
+    if (!single) return count_with(p, scratch, p->key, p->size, 0, 0);
     /* One element per slice (a 1-D x): each key and size its own loop. */
     switch (p->key) {
-    case UNIQUE_F32: return count_with(p, scratch, UNIQUE_F32, 4, 1);
-    case UNIQUE_F64: return count_with(p, scratch, UNIQUE_F64, 8, 1);
-    case UNIQUE_F16: return count_with(p, scratch, UNIQUE_F16, 2, 1);
-    case UNIQUE_BF16: return count_with(p, scratch, UNIQUE_BF16, 2, 1);
-    case UNIQUE_STRING: return count_with(p, scratch, UNIQUE_STRING, p->size, 1);
+    case UNIQUE_F32: return count_with(p, scratch, UNIQUE_F32, 4, 1, 0);
+    case UNIQUE_F64: return count_with(p, scratch, UNIQUE_F64, 8, 1, 0);
+    case UNIQUE_F16: return count_with(p, scratch, UNIQUE_F16, 2, 1, 0);
+    case UNIQUE_BF16: return count_with(p, scratch, UNIQUE_BF16, 2, 1, 0);
+    case UNIQUE_STRING: return count_with(p, scratch, UNIQUE_STRING, p->size, 1, 0);
     default:
         switch (p->size) {
-        case 1: return count_with(p, scratch, UNIQUE_BYTES, 1, 1);
-        case 2: return count_with(p, scratch, UNIQUE_BYTES, 2, 1);
-        case 4: return count_with(p, scratch, UNIQUE_BYTES, 4, 1);
-        default: return count_with(p, scratch, UNIQUE_BYTES, 8, 1);
+        case 1: return count_with(p, scratch, UNIQUE_BYTES, 1, 1, 0);
+        case 2: return count_with(p, scratch, UNIQUE_BYTES, 2, 1, 0);
+        case 4: return count_with(p, scratch, UNIQUE_BYTES, 4, 1, 0);
+        default: return count_with(p, scratch, UNIQUE_BYTES, 8, 1, 0);
         }
     }
 }
