@@ -312,6 +312,27 @@ static void test_many_values(void **state) {
     assert_ok(ndx_unique(&x, 0, NDX_INT32, NULL, &y, &idx, &counts, &err), &err);
     check_against_reference(&x, 0, &y, &idx, &counts);
     ndx_tensor_free(&y), ndx_tensor_free(&idx), ndx_tensor_free(&counts), test_tensor_free(&x);
+    /* NaNs among many values (the table is rebuilt with them in it), and signed zeros */
+    int64_t m = 3000;
+    x = test_tensor(NDX_FLOAT32, 0, 1, &m);
+    float *f = x.data;
+    for (int64_t i = 0; i < m; i++)
+        f[i] = i % 3 == 0 ? NAN : i % 7 == 0 ? (i % 2 ? -0.0f : 0.0f) : (float)(i % 700);
+    assert_ok(ndx_unique(&x, 0, NDX_INT64, NULL, &y, &idx, &counts, &err), &err);
+    check_against_reference(&x, 0, &y, &idx, &counts);
+    ndx_tensor_free(&y), ndx_tensor_free(&idx), ndx_tensor_free(&counts), test_tensor_free(&x);
+    /* slices: rows of a [2000, 3] matrix along axis 0 and its columns of a [3, 2000] one */
+    x = test_tensor_v(NDX_INT16, 0, 2, 2000, 3);
+    int16_t *h = x.data;
+    for (int64_t i = 0; i < 6000; i++) h[i] = (int16_t)rng_below(&r, 9);
+    assert_ok(ndx_unique(&x, 0, NDX_INT32, NULL, &y, &idx, &counts, &err), &err);
+    check_against_reference(&x, 0, &y, &idx, &counts);
+    ndx_tensor_free(&y), ndx_tensor_free(&idx), ndx_tensor_free(&counts);
+    x.shape[0] = 3;
+    x.shape[1] = 2000;
+    assert_ok(ndx_unique(&x, 1, NDX_INT32, NULL, &y, &idx, &counts, &err), &err);
+    check_against_reference(&x, 1, &y, &idx, &counts);
+    ndx_tensor_free(&y), ndx_tensor_free(&idx), ndx_tensor_free(&counts), test_tensor_free(&x);
 }
 
 int main(void) {
