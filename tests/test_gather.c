@@ -164,6 +164,30 @@ static void test_bad_index_message(void **state) {
     test_tensor_free(&no_rows), test_tensor_free(&out), test_tensor_free(&ix), test_tensor_free(&p);
 }
 
+/* gather_op_test.py's testBadIndicesCPU and testEmptySlices. */
+static void test_kernel_test_cases(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_tensor p = test_tensor_from(NDX_INT32, 0, 2, SHAPE(2, 3), (int32_t[]){0, 1, 2, 3, 4, 5});
+    ndx_tensor ix = make_indices(NDX_INT32, 2, SHAPE(1, 1), SHAPE(7));
+    ndx_tensor out = {0};
+    assert_fails(ndx_gather(&p, &ix, 0, 0, NULL, &out, &err), &err, NDX_E_OUT_OF_RANGE,
+                 "indices[0,0] = 7 is not in [0, 2)");
+    assert_fails(ndx_gather(&p, &ix, 1, 0, NULL, &out, &err), &err, NDX_E_OUT_OF_RANGE,
+                 "indices[0,0] = 7 is not in [0, 3)");
+    assert_true(out.data == NULL);
+    /* params of shape [7, 0, 0]: no slice has elements, so no index is checked */
+    ndx_tensor e = test_tensor_v(NDX_FLOAT32, 0, 3, 7, 0, 0);
+    ndx_tensor many = make_indices(NDX_INT64, 2, SHAPE(1, 2), SHAPE(3, 9));
+    assert_ok(ndx_gather(&e, &many, 0, 0, NULL, &out, &err), &err);
+    assert_int_equal(out.rank, 4);
+    assert_int_equal(out.shape[0], 1);
+    assert_int_equal(out.shape[1], 2);
+    assert_int_equal(out.shape[2], 0);
+    ndx_tensor_free(&out);
+    test_tensor_free(&many), test_tensor_free(&e), test_tensor_free(&ix), test_tensor_free(&p);
+}
+
 /* Shape errors, each with TensorFlow's words, and nothing written. */
 static void test_shape_errors(void **state) {
     (void)state;
@@ -361,6 +385,7 @@ static void test_infer_partial(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_docstring_examples), cmocka_unit_test(test_bad_index_message),
+        cmocka_unit_test(test_kernel_test_cases),
         cmocka_unit_test(test_shape_errors),       cmocka_unit_test(test_random_every_dtype),
         cmocka_unit_test(test_random_large),       cmocka_unit_test(test_outer_axis_threads),
         cmocka_unit_test(test_max_memory),         cmocka_unit_test(test_infer_partial),
