@@ -166,8 +166,33 @@ static void test_infer_partial(void **state) {
     assert_int_equal(o.rank, NDX_UNKNOWN);
 }
 
+/* Scratch and output through the caller's allocator: only the output is held afterwards. */
+static void test_allocator_contract(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_tensor t = test_tensor_v(NDX_INT64, 0, 2, 3000, 3);
+    memset(t.data, 7, test_nbytes(&t));
+    ndx_tensor m = test_tensor_v(NDX_BOOL, 0, 1, 3000);
+    for (int i = 0; i < 3000; i++) ((uint8_t *)m.data)[i] = (uint8_t)(i % 5 != 0);
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options o = {.allocator = &a.base};
+    ndx_tensor out = {0};
+    assert_ok(ndx_boolean_mask(&t, &m, 0, &o, &out, &err), &err);
+    assert_int_equal(out.shape[0], 2400);
+    assert_int_equal(a.live, 1);
+    test_allocator_free(&a, out.data);
+    a.refuse = 1;
+    out = (ndx_tensor){0};
+    assert_fails(ndx_boolean_mask(&t, &m, 0, &o, &out, &err), &err, NDX_E_NO_MEMORY, NULL);
+    assert_true(out.data == NULL);
+    assert_int_equal(a.live, 0);
+    test_tensor_free(&m), test_tensor_free(&t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocator_contract),
         cmocka_unit_test(test_docstring_examples),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random),

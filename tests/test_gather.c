@@ -382,8 +382,34 @@ static void test_infer_partial(void **state) {
     assert_int_equal(o.rank, NDX_UNKNOWN);
 }
 
+/* Every block through the caller's allocator: after a call only the output is held; a refused
+ * allocation fails cleanly with nothing held. */
+static void test_allocator_contract(void **state) {
+    (void)state;
+    ndx_error err;
+    test_rng r = {5};
+    ndx_tensor p = test_tensor_v(NDX_FLOAT32, 0, 3, 4, 300, 8);
+    test_fill_random(&r, &p);
+    ndx_tensor ix = test_tensor_v(NDX_INT64, 0, 1, 5000);
+    test_fill_indices(&r, &ix, 0, 299);
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options o = {.num_threads = 2, .allocator = &a.base};
+    ndx_tensor out = {0};
+    assert_ok(ndx_gather(&p, &ix, 1, 0, &o, &out, &err), &err);
+    assert_int_equal(a.live, 1);
+    test_allocator_free(&a, out.data);
+    a.refuse = 1;
+    out = (ndx_tensor){0};
+    assert_fails(ndx_gather(&p, &ix, 1, 0, &o, &out, &err), &err, NDX_E_NO_MEMORY, NULL);
+    assert_true(out.data == NULL);
+    assert_int_equal(a.live, 0);
+    test_tensor_free(&ix), test_tensor_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocator_contract),
         cmocka_unit_test(test_docstring_examples), cmocka_unit_test(test_bad_index_message),
         cmocka_unit_test(test_kernel_test_cases),
         cmocka_unit_test(test_shape_errors),       cmocka_unit_test(test_random_every_dtype),

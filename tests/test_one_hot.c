@@ -216,8 +216,33 @@ static void test_infer_partial(void **state) {
                  NDX_E_INVALID_ARGUMENT, "depth must be non-negative");
 }
 
+/* The output through the caller's allocator; a refused allocation fails with nothing held. */
+static void test_allocator_contract(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_tensor ids = test_tensor_v(NDX_INT32, 0, 1, 100);
+    for (int i = 0; i < 100; i++) ((int32_t *)ids.data)[i] = i % 9;
+    ndx_tensor on = test_strings(3, 0, NULL, (const char *const[]){"yes"});
+    ndx_tensor off = test_strings(1, 0, NULL, (const char *const[]){"n"});
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options o = {.allocator = &a.base};
+    ndx_tensor out = {0};
+    assert_ok(ndx_one_hot(&ids, 8, &on, &off, 0, &o, &out, &err), &err);
+    assert_int_equal(out.itemsize, 3);
+    assert_int_equal(a.live, 1);
+    test_allocator_free(&a, out.data);
+    a.refuse = 1;
+    out = (ndx_tensor){0};
+    assert_fails(ndx_one_hot(&ids, 8, &on, &off, 0, &o, &out, &err), &err, NDX_E_NO_MEMORY, NULL);
+    assert_true(out.data == NULL);
+    assert_int_equal(a.live, 0);
+    test_tensor_free(&on), test_tensor_free(&off), test_tensor_free(&ids);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocator_contract),
         cmocka_unit_test(test_docstring_examples),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_random),

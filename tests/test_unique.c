@@ -335,8 +335,34 @@ static void test_many_values(void **state) {
     ndx_tensor_free(&y), ndx_tensor_free(&idx), ndx_tensor_free(&counts), test_tensor_free(&x);
 }
 
+/* Scratch and outputs through the caller's allocator: after a call only the three outputs are
+ * held; a refused allocation fails cleanly with nothing held and no output set. */
+static void test_allocator_contract(void **state) {
+    (void)state;
+    ndx_error err;
+    int64_t n = 4000;
+    ndx_tensor x = test_tensor(NDX_INT32, 0, 1, &n);
+    for (int64_t i = 0; i < n; i++) ((int32_t *)x.data)[i] = (int32_t)(i % 37);
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options o = {.allocator = &a.base};
+    ndx_tensor y = {0}, idx = {0}, counts = {0};
+    assert_ok(ndx_unique(&x, 0, NDX_INT32, &o, &y, &idx, &counts, &err), &err);
+    assert_int_equal(a.live, 3);
+    test_allocator_free(&a, y.data), test_allocator_free(&a, idx.data);
+    test_allocator_free(&a, counts.data);
+    a.refuse = 1;
+    y = idx = counts = (ndx_tensor){0};
+    assert_fails(ndx_unique(&x, 0, NDX_INT32, &o, &y, &idx, &counts, &err), &err,
+                 NDX_E_NO_MEMORY, NULL);
+    assert_true(y.data == NULL && idx.data == NULL && counts.data == NULL);
+    assert_int_equal(a.live, 0);
+    test_tensor_free(&x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocator_contract),
         cmocka_unit_test(test_docstring_examples), cmocka_unit_test(test_nan_and_zeros),
         cmocka_unit_test(test_errors),             cmocka_unit_test(test_random),
         cmocka_unit_test(test_many_values),
