@@ -45,7 +45,7 @@ ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
  * [B * O, N, R] share index rows O at a time: views, infer, every index checked unless bad
  * ones are to give zeros, the path. p->rows is 0 when the output is empty (nothing to run);
  * p->index.slices is 0 when params' axis is empty (every index bad: the output is zeros).
- * Also the copy of unique's y (its first occurrences gathered along the axis). */
+ * Also the copy of unique's y (its first occurrences) and of boolean_mask's slices. */
 ndx_status ndx_gather_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
                            int axis, int batch_dims, const void *out_data, gather_plan *p);
 /* Runs such a plan into `out` (p->want's size), with the scratch its path needs taken from c
