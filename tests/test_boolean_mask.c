@@ -5,7 +5,6 @@
 #include "contract.h"
 #include "ndx_test.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 static ndx_tensor make_mask(int rank, const int64_t *shape, const char *bits) {
     ndx_tensor m = test_tensor(NDX_BOOL, 0, rank, shape);

@@ -7,7 +7,6 @@
 
 #include <stdio.h>
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 static const ndx_dtype index_dtypes[] = {NDX_INT16, NDX_INT32, NDX_INT64};
 

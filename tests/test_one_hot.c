@@ -5,7 +5,6 @@
 #include "contract.h"
 #include "ndx_test.h"
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 static const ndx_dtype id_dtypes[] = {NDX_UINT8, NDX_INT8, NDX_INT16, NDX_INT32, NDX_INT64};
 

@@ -8,7 +8,6 @@
 
 #include <math.h>
 
-#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
 
 static int64_t idx_at(const ndx_tensor *t, int64_t i) {
     return t->dtype == NDX_INT32 ? ((int32_t *)t->data)[i] : ((int64_t *)t->data)[i];
