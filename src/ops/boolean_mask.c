@@ -137,8 +137,9 @@ ndx_status ndx_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *mask, in
     want.shape[axis] = p.trues;
     ndx_tensor_check(&want, "out", NULL, &out_bytes, NULL);
     ndx_tensor_check(tensor, "tensor", NULL, &tensor_bytes, NULL);
-    if (st == NDX_OK && out->data && (ndx_overlaps(out->data, out_bytes, tensor->data, tensor_bytes) ||
-                                      ndx_overlaps(out->data, out_bytes, mask->data, mask_bytes)))
+    if (st == NDX_OK && out->data &&
+        (ndx_overlaps(out->data, out_bytes, tensor->data, tensor_bytes) ||
+         ndx_overlaps(out->data, out_bytes, mask->data, mask_bytes)))
         st = ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                       "%s: out overlaps tensor or mask; it must be separate memory", OP);
     gather_plan gp;

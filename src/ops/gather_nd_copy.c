@@ -83,11 +83,11 @@ NDX_ALWAYS_INLINE void elements_in(const gather_plan *p, ndx_dtype dt, int depth
 #define ELEMENTS_BY_DEPTH(DT, SIZE)                                                          \
     do {                                                                                     \
         if (p->depth == 1)                                                                   \
-            elements_in(p, DT, 1, SIZE, row, irow, n, base);                                       \
+            elements_in(p, DT, 1, SIZE, row, irow, n, base);                                 \
         else if (p->depth == 2)                                                              \
-            elements_in(p, DT, 2, SIZE, row, irow, n, base);                                       \
+            elements_in(p, DT, 2, SIZE, row, irow, n, base);                                 \
         else                                                                                 \
-            elements_in(p, DT, p->depth, SIZE, row, irow, n, base);                                \
+            elements_in(p, DT, p->depth, SIZE, row, irow, n, base);                          \
     } while (0)
 
 #define ELEMENTS_BY_TYPE(SIZE)                                                               \

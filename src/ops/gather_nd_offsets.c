@@ -19,11 +19,11 @@ NDX_ALWAYS_INLINE int64_t offsets_in(const gather_plan *p, ndx_dtype dt, int dep
 #define OFFSETS_BY_DEPTH(DT)                                                                 \
     do {                                                                                     \
         if (p->depth == 1)                                                                   \
-            any = offsets_in(p, DT, 1, irow, seg, base, off);                                 \
+            any = offsets_in(p, DT, 1, irow, seg, base, off);                                \
         else if (p->depth == 2)                                                              \
-            any = offsets_in(p, DT, 2, irow, seg, base, off);                                 \
+            any = offsets_in(p, DT, 2, irow, seg, base, off);                                \
         else                                                                                 \
-            any = offsets_in(p, DT, p->depth, irow, seg, base, off);                          \
+            any = offsets_in(p, DT, p->depth, irow, seg, base, off);                         \
     } while (0)
 
 void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off) {

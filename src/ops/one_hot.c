@@ -132,7 +132,8 @@ ndx_status ndx_one_hot_shape(const ndx_tensor *indices, int64_t depth, const ndx
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, NULL, out, err));
     if (!indices || !on_value || !off_value)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: indices, on_value and off_value are required", OP);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: indices, on_value and off_value are required", OP);
     NDX_TRY(ndx_tensor_check_layout(indices, OP ": indices", err));
     NDX_TRY(ndx_tensor_check_layout(on_value, OP ": on_value", err));
     NDX_TRY(ndx_tensor_check_layout(off_value, OP ": off_value", err));

@@ -82,8 +82,9 @@ static inline const unsigned char *element(const unique_plan *p, int64_t o, int6
 NDX_ALWAYS_INLINE uint64_t slice_hash(const unique_plan *p, unique_key key, size_t size,
                                       int single, int64_t i, int *nan) {
     if (single) {
-        if (key == UNIQUE_STRING) return finish(hash_bytes(HASH_SEED, p->x + (size_t)i * size, size));
-        return finish(mix(HASH_SEED, key_of(p->x + (size_t)i * size, key, size, nan)));
+        const unsigned char *e = p->x + (size_t)i * size;
+        if (key == UNIQUE_STRING) return finish(hash_bytes(HASH_SEED, e, size));
+        return finish(mix(HASH_SEED, key_of(e, key, size, nan)));
     }
     uint64_t h = HASH_SEED;
     for (int64_t o = 0; o < p->outer; o++)
