@@ -232,7 +232,8 @@ static void fill_repeating(test_rng *r, ndx_tensor *t) {
     test_fill_random(r, &pool);
     size_t w = t->itemsize;
     for (int64_t i = 0; i < n; i++)
-        memcpy((unsigned char *)t->data + (size_t)i * w, (unsigned char *)pool.data + (size_t)rng_below(r, 4) * w, w);
+        memcpy((unsigned char *)t->data + (size_t)i * w,
+               (unsigned char *)pool.data + (size_t)rng_below(r, 4) * w, w);
     for (int64_t i = 0; i < n; i++) {
         if (rng_below(r, 10) != 0) continue;
         unsigned char *e = (unsigned char *)t->data + (size_t)i * w;
@@ -288,8 +289,10 @@ static void test_random(void **state) {
             /* infer agrees */
             test_inference full = {0}, part = {0};
             ndx_spec xs = ndx_spec_of(&x), px = test_partial_spec(&r, &x, 1);
-            full.status = ndx_unique_infer(&xs, use_axis, out_idx, &full.specs[0], &full.specs[1], &full.specs[2], &full.err);
-            part.status = ndx_unique_infer(&px, use_axis, out_idx, &part.specs[0], &part.specs[1], &part.specs[2], &part.err);
+            full.status = ndx_unique_infer(&xs, use_axis, out_idx, &full.specs[0], &full.specs[1],
+                                           &full.specs[2], &full.err);
+            part.status = ndx_unique_infer(&px, use_axis, out_idx, &part.specs[0], &part.specs[1],
+                                           &part.specs[2], &part.err);
             ndx_tensor outs[3] = {y1, i1, c1};
             assert_infer_agrees(&part, &full, NDX_OK, &err, 3, outs);
             test_tensor_free(&y), test_tensor_free(&idx), test_tensor_free(&cnt);
