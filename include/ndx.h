@@ -9,7 +9,8 @@
  *      shapes (unknown rank or dims) with no data, for checking a program before it runs.
  *   4. Options: threads, the bad-index policy, a memory budget and an allocator, passed to every
  *      op.
- *   5. The ops: gather_nd; scatter_nd and tensor_scatter_nd_{update,add,sub,min,max};
+ *   5. The ops: gather_nd, gather, one_hot, unique and boolean_mask; scatter_nd and
+ *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
  *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; the sparse apply
  *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
@@ -27,13 +28,14 @@
  *   nothing; what it cannot decide for lack of a dim it leaves unknown instead of failing.
  * - Each op also has a *shape function* (`ndx_<op>_shape`) that validates shapes and dtypes and fills
  *   the output view's dtype, itemsize, rank and shape — it reads index values only where the
- *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse) and sets
+ *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse, unique,
+ *   boolean_mask) and sets
  *   `data` to NULL. Shape functions take no options and allocate no outputs (scatter_nd's on
  *   strings needs a little scratch to find the output width).
  * - The op itself then runs in two steps: it checks everything, including every index, and only
  *   then writes. A failed call leaves the outputs the caller passed, and any tensor updated in
  *   place, byte for byte unchanged; the one exception is a data race: when another thread
- *   changes an index tensor during the call, gather_nd, scatter_nd, dynamic_stitch,
+ *   changes an index tensor during the call, gather_nd, gather, scatter_nd, dynamic_stitch,
  *   parallel_dynamic_stitch and sparse_concat (which read their indices where they lie rather
  *   than copy them) may report it ("changed during the call") after writing the output buffers
  *   the caller passed, and so may tensor_scatter_nd under a max_memory too small for its copy of
@@ -63,7 +65,7 @@
  *   the process may use and the machine's memory are also read once and kept.)
  * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids,
  *   except the sparse apply ops and the segment reductions, which take TensorFlow's int32 and
- *   int64.
+ *   int64, and one_hot, which also takes TensorFlow's uint8 and int8.
  * - Sizes are int64_t element counts; every product and sum is checked for overflow.
  */
 #ifndef NDX_H
@@ -307,7 +309,7 @@ typedef struct ndx_options {
 } ndx_options;
 
 /* ------------------------------------------------------------------------------------------ */
-/* 5a. gather_nd                                                                               */
+/* 5a. gather_nd, gather, one_hot, unique and boolean_mask                                    */
 /* ------------------------------------------------------------------------------------------ */
 
 /* gather_nd(params, indices, batch_dims) — TensorFlow's tf.gather_nd.
@@ -331,6 +333,111 @@ NDX_API ndx_status ndx_gather_nd_shape(const ndx_tensor *params, const ndx_tenso
                                ndx_tensor *out, ndx_error *err);
 NDX_API ndx_status ndx_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, int batch_dims,
                          const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* gather(params, indices, axis, batch_dims) — TensorFlow's tf.gather (GatherV2): slices of
+ * params along `axis`, picked by indices:
+ *   output[b..., o..., i..., r...] = params[b..., o..., indices[b..., i...], r...]
+ * where b... are the first `batch_dims` dims (shared by params and indices), o... params' dims
+ * from batch_dims up to axis, and r... params' dims after axis.
+ * Output shape: params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:].
+ * axis counts from the end when negative (-rank(params) <= axis < rank(params)); batch_dims
+ * counts from the end of indices' dims when negative (-rank(indices) <= batch_dims <=
+ * rank(indices)), and then batch_dims < rank(params) and batch_dims <= axis. params has rank
+ * >= 1; indices any rank (a scalar index drops the axis). Any dtype, including strings.
+ *
+ * Every index must lie in [0, params.shape[axis]): otherwise the call fails with
+ * NDX_E_OUT_OF_RANGE and TensorFlow's message ("gather: indices[1,2] = 7 is not in [0, 5)",
+ * the first bad index in row-major order), unless opt->bad_indices is NDX_BAD_INDICES_IGNORE,
+ * which writes zeros for its slice. As in TensorFlow, indices are not checked when the output
+ * has no elements. out must not share memory with params or indices. */
+/* Infer: out = the spec of the result: its rank is known once both ranks are, each dim when
+ * the dim it copies is. */
+NDX_API ndx_status ndx_gather_infer(const ndx_spec *params, const ndx_spec *indices, int axis,
+                                    int batch_dims, ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_gather_shape(const ndx_tensor *params, const ndx_tensor *indices, int axis,
+                                    int batch_dims, ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_gather(const ndx_tensor *params, const ndx_tensor *indices, int axis,
+                              int batch_dims, const ndx_options *opt, ndx_tensor *out,
+                              ndx_error *err);
+
+/* one_hot(indices, depth, on_value, off_value, axis) — TensorFlow's tf.one_hot (OneHot):
+ *   output[p..., d, s...] = indices[p..., s...] == d ? *on_value : *off_value
+ * with the new dim of size `depth` at `axis` (-1: last; else 0 <= axis <= rank(indices)), so
+ * the output has rank(indices) + 1 dims. indices are uint8, int8, int16, int32 or int64 (int16
+ * is ndx's; TensorFlow takes the others); an index outside [0, depth), negative ones included,
+ * gives a row of off_value (never an error). on_value and off_value are scalars (rank 0) of one
+ * dtype, the output's: any dtype, strings included (of two widths, the output has the wider,
+ * the other padded with NULs). depth < 0 is an error ("depth must be non-negative, got: -1").
+ * out must not share memory with the inputs. */
+/* Infer: out = the spec of the result: its rank is known when indices' is, each dim when the
+ * index dim it copies is (the new dim is depth). */
+NDX_API ndx_status ndx_one_hot_infer(const ndx_spec *indices, int64_t depth,
+                                     const ndx_spec *on_value, const ndx_spec *off_value, int axis,
+                                     ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_one_hot_shape(const ndx_tensor *indices, int64_t depth,
+                                     const ndx_tensor *on_value, const ndx_tensor *off_value,
+                                     int axis, ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_one_hot(const ndx_tensor *indices, int64_t depth,
+                               const ndx_tensor *on_value, const ndx_tensor *off_value, int axis,
+                               const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* The `axis` of ndx_unique that names none: TensorFlow's Unique, or UniqueV2 with axis = [];
+ * x must then be a vector. */
+#define NDX_AXIS_NONE (-2147483647 - 1)
+
+/* unique(x, axis, out_idx) and unique_with_counts — TensorFlow's tf.unique and
+ * tf.unique_with_counts (Unique, UniqueV2, UniqueWithCounts, UniqueWithCountsV2):
+ *   y       the distinct slices of x along `axis`, in order of first occurrence: x's shape with
+ *           the axis dim the number of distinct slices;
+ *   idx     [x.shape[axis]]: idx[i] = the position in y of slice i, so x = gather(y, idx, axis);
+ *   counts  [y.shape[axis]]: how many slices of x each slice of y stands for (pass NULL for
+ *           plain unique).
+ * axis NDX_AXIS_NONE (tf.unique's form) takes a vector x; any other axis (negative counts from
+ * the end) takes slices of an x of any rank >= 1 (UniqueV2's axis = [axis]). idx and counts are
+ * int32 or int64 (out_idx); with int32, x may hold at most 2^31 - 1 elements (TensorFlow's
+ * limit, which its kernel applies to int64 too). dtypes: every real number type, bool and
+ * strings (complex is NDX_E_UNSUPPORTED, as in TensorFlow). Values compare as TensorFlow's CPU
+ * kernel compares them: -0.0 and 0.0 are one value in float32 and float64 (y keeps the one
+ * that came first) but two in float16 and bfloat16 (TensorFlow hashes their bits); a NaN is
+ * equal to nothing, so every NaN, and every slice holding one, is a value of its own.
+ *
+ * The result is the same at any thread count (the values are hashed on one thread, in order;
+ * y's copy uses opt's threads). The scratch is 16 bytes per slice plus a table of 8 bytes per
+ * slot (a power of two, at least twice the slices and at least 16), counted against
+ * opt->max_memory. Outputs as in every op: views with data NULL are allocated (their shapes
+ * from the values), or must match exactly (ndx_unique_shape tells them); y must not share
+ * memory with x. */
+/* Infer: y = x's spec with the axis dim unknown (0 when x's is 0), idx = [x.shape[axis]] and
+ * counts = [?] (may be NULL) of out_idx. */
+NDX_API ndx_status ndx_unique_infer(const ndx_spec *x, int axis, ndx_dtype out_idx, ndx_spec *y,
+                                    ndx_spec *idx, ndx_spec *counts, ndx_error *err);
+/* The three views (counts may be NULL) with data NULL: reads and hashes x's values. */
+NDX_API ndx_status ndx_unique_shape(const ndx_tensor *x, int axis, ndx_dtype out_idx,
+                                    ndx_tensor *y, ndx_tensor *idx, ndx_tensor *counts,
+                                    ndx_error *err);
+NDX_API ndx_status ndx_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx,
+                              const ndx_options *opt, ndx_tensor *y, ndx_tensor *idx,
+                              ndx_tensor *counts, ndx_error *err);
+
+/* boolean_mask(tensor, mask, axis) — TensorFlow's tf.boolean_mask: mask is a bool tensor of
+ * rank k >= 1 whose shape matches tensor.shape[axis:axis + k]; the output holds, in row-major
+ * order of the mask, the slices tensor[..., i..., ...] (i... over those k dims) where mask is
+ * true: shape tensor.shape[:axis] + [number of trues] + tensor.shape[axis + k:]. axis is 0 to
+ * rank(tensor) - k (TensorFlow refuses a negative axis, and so does ndx). Any dtype, strings
+ * included. Errors: a scalar mask ("mask cannot be scalar."), mask dims that do not match
+ * ("mask dims must match tensor dims: ..."), a mask not of bool. The mask is read once to count
+ * its trues (the output's size), then once more for their positions (8 bytes of scratch each,
+ * counted against opt->max_memory); a mask another thread changes between the two reads fails
+ * the call with nothing written. out must not share memory with tensor or mask. */
+/* Infer: out = tensor's spec with the k masked dims replaced by one unknown dim (0 when the
+ * mask has no elements); the rank waits for both ranks. */
+NDX_API ndx_status ndx_boolean_mask_infer(const ndx_spec *tensor, const ndx_spec *mask, int axis,
+                                          ndx_spec *out, ndx_error *err);
+/* The output's view with data NULL: reads the mask to count its trues. */
+NDX_API ndx_status ndx_boolean_mask_shape(const ndx_tensor *tensor, const ndx_tensor *mask,
+                                          int axis, ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *mask, int axis,
+                                    const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5b. scatter_nd and tensor_scatter_nd_*                                                      */

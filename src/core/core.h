@@ -155,6 +155,13 @@ static inline int ndx_same_layout(const ndx_tensor *a, const ndx_tensor *b) {
     return 1;
 }
 
+/* 1 when the byte ranges [a, a + na) and [b, b + nb) share a byte (an output must not share
+ * memory with the inputs an op reads while writing it). */
+static inline int ndx_overlaps(const void *a, size_t na, const void *b, size_t nb) {
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return na && nb && pa < pb + nb && pb < pa + na;
+}
+
 /* Writes a type description such as "float32" or "string(8)" into buf. */
 void ndx_format_type(char *buf, size_t cap, const ndx_tensor *t);
 

@@ -164,12 +164,6 @@ ndx_status ndx_gather_nd_fail_row(const ndx_tensor *params, const ndx_tensor *in
     return fail_row(params, indices, batch_dims, rows_per_batch, row, 0, err);
 }
 
-/* 1 when the byte ranges [a, a + na) and [b, b + nb) share a byte. */
-static int overlaps(const void *a, size_t na, const void *b, size_t nb) {
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return na && nb && pa < pb + nb && pb < pa + na;
-}
-
 /* Everything but the index rows, from shapes that infer accepted and a non-empty params. */
 static void init_geometry(gather_plan *p, const ndx_tensor *params, const ndx_tensor *indices,
                           int batch_dims) {
@@ -217,6 +211,7 @@ static ndx_status plan_geometry(ndx_call *c, const ndx_tensor *params, const ndx
     p->streaming = 0;
     p->pieces = 0;
     p->by_source = 0;
+    p->index_repeat = 1;
     init_geometry(p, params, indices, batch_dims);
     return NDX_OK;
 }
@@ -225,8 +220,8 @@ static ndx_status plan_geometry(ndx_call *c, const ndx_tensor *params, const ndx
 static ndx_status check_separate(const ndx_call *c, const gather_plan *p,
                                  const ndx_tensor *indices, const void *out_data) {
     size_t out_bytes = (size_t)p->rows * p->slice_bytes;
-    if (out_data && (overlaps(out_data, out_bytes, p->params, p->params_bytes) ||
-                     overlaps(out_data, out_bytes, indices->data,
+    if (out_data && (ndx_overlaps(out_data, out_bytes, p->params, p->params_bytes) ||
+                     ndx_overlaps(out_data, out_bytes, indices->data,
                               (size_t)p->rows * (size_t)p->depth * indices->itemsize)))
         return ndx_fail(c->err, NDX_E_INVALID_ARGUMENT,
                         "%s: out overlaps params or indices; it must be separate memory", OP);

@@ -35,23 +35,24 @@
 
 /* ---- elements ---------------------------------------------------------------------------- */
 
-/* Rows [row, row + n), all in the batch starting at byte `base` of params. Each element is
+/* Rows [row, row + n), all in the batch starting at byte `base` of params, their index rows
+ * starting at `irow` (row itself unless batches share index rows). Each element is
  * likely a miss to memory: a row's source is prefetched ELEMENT_AHEAD rows before it is copied,
  * its offset kept in a ring until then, so many misses are in flight at once. */
 NDX_ALWAYS_INLINE void elements_in(const gather_plan *p, ndx_dtype dt, int depth, size_t size,
-                                   int64_t row, int64_t n, int64_t base) {
+                                   int64_t row, int64_t irow, int64_t n, int64_t base) {
     gather_rows g;
     gather_rows_init(&g, p, depth);
     const unsigned char *params = p->params;
     unsigned char *dst = p->out + (size_t)row * size;
     if (n <= FEW_ELEMENTS) { /* too few to wait on memory: no prefetching, no ring */
         for (int64_t i = 0; i < n; i++, dst += size) {
-            int64_t o = gather_row_offset(&g, dt, depth, row + i, base);
+            int64_t o = gather_row_offset(&g, dt, depth, irow + i, base);
             if (o >= 0) {
                 memcpy(dst, params + o, size);
             } else {
                 memset(dst, 0, size);
-                if (p->changed) ndx_changed_note(p->changed, row + i);
+                if (p->changed) ndx_changed_note(p->changed, irow + i);
             }
         }
         return;
@@ -59,14 +60,14 @@ NDX_ALWAYS_INLINE void elements_in(const gather_plan *p, ndx_dtype dt, int depth
     int64_t ring[ELEMENT_AHEAD];
     int64_t lead = n < ELEMENT_AHEAD ? n : ELEMENT_AHEAD;
     for (int64_t i = 0; i < lead; i++) {
-        ring[i] = gather_row_offset(&g, dt, depth, row + i, base);
+        ring[i] = gather_row_offset(&g, dt, depth, irow + i, base);
         NDX_PREFETCH(params + (ring[i] >= 0 ? ring[i] : 0));
     }
     for (int64_t i = 0; i < n; i++, dst += size) {
         int64_t *slot = &ring[i & (ELEMENT_AHEAD - 1)];
         int64_t o = *slot;
         if (i + ELEMENT_AHEAD < n) {
-            int64_t next = gather_row_offset(&g, dt, depth, row + i + ELEMENT_AHEAD, base);
+            int64_t next = gather_row_offset(&g, dt, depth, irow + i + ELEMENT_AHEAD, base);
             NDX_PREFETCH(params + (next >= 0 ? next : 0));
             *slot = next;
         }
@@ -74,7 +75,7 @@ NDX_ALWAYS_INLINE void elements_in(const gather_plan *p, ndx_dtype dt, int depth
             memcpy(dst, params + o, size);
         } else {
             memset(dst, 0, size);
-            if (p->changed) ndx_changed_note(p->changed, row + i);
+            if (p->changed) ndx_changed_note(p->changed, irow + i);
         }
     }
 }
@@ -82,11 +83,11 @@ NDX_ALWAYS_INLINE void elements_in(const gather_plan *p, ndx_dtype dt, int depth
 #define ELEMENTS_BY_DEPTH(DT, SIZE)                                                          \
     do {                                                                                     \
         if (p->depth == 1)                                                                   \
-            elements_in(p, DT, 1, SIZE, row, n, base);                                       \
+            elements_in(p, DT, 1, SIZE, row, irow, n, base);                                 \
         else if (p->depth == 2)                                                              \
-            elements_in(p, DT, 2, SIZE, row, n, base);                                       \
+            elements_in(p, DT, 2, SIZE, row, irow, n, base);                                 \
         else                                                                                 \
-            elements_in(p, DT, p->depth, SIZE, row, n, base);                                \
+            elements_in(p, DT, p->depth, SIZE, row, irow, n, base);                          \
     } while (0)
 
 #define ELEMENTS_BY_TYPE(SIZE)                                                               \
@@ -102,7 +103,8 @@ static int is_element_size(size_t size) {
     return size == 1 || size == 2 || size == 4 || size == 8 || size == 16;
 }
 
-static void copy_elements(const gather_plan *p, int64_t row, int64_t n, int64_t base) {
+static void copy_elements(const gather_plan *p, int64_t row, int64_t irow, int64_t n,
+                          int64_t base) {
     switch (p->slice_bytes) {
     case 1: ELEMENTS_BY_TYPE(1); break;
     case 2: ELEMENTS_BY_TYPE(2); break;
@@ -131,7 +133,8 @@ static void copy_rows_in_order(void *ctx, int64_t begin, int64_t end, int worker
             int64_t batch = row / p->rows_per_batch;
             int64_t stop = (batch + 1) * p->rows_per_batch;
             if (stop > end) stop = end;
-            copy_elements(p, row, stop - row, batch * (int64_t)p->batch_bytes);
+            copy_elements(p, row, gather_index_row(p, batch, row), stop - row,
+                          batch * (int64_t)p->batch_bytes);
             row = stop;
         }
         return;

@@ -2,7 +2,8 @@
  * in-order copy and the by-source sort alike. */
 #include "gather_nd_plan.h"
 
-/* Returns the offsets OR-ed together: negative when some row was bad. */
+/* Offsets of n rows whose index rows start at `row`. Returns the offsets OR-ed together:
+ * negative when some row was bad. */
 NDX_ALWAYS_INLINE int64_t offsets_in(const gather_plan *p, ndx_dtype dt, int depth, int64_t row,
                                      int64_t n, int64_t base, int64_t *off) {
     gather_rows g;
@@ -18,11 +19,11 @@ NDX_ALWAYS_INLINE int64_t offsets_in(const gather_plan *p, ndx_dtype dt, int dep
 #define OFFSETS_BY_DEPTH(DT)                                                                 \
     do {                                                                                     \
         if (p->depth == 1)                                                                   \
-            any = offsets_in(p, DT, 1, row, seg, base, off);                                 \
+            any = offsets_in(p, DT, 1, irow, seg, base, off);                                \
         else if (p->depth == 2)                                                              \
-            any = offsets_in(p, DT, 2, row, seg, base, off);                                 \
+            any = offsets_in(p, DT, 2, irow, seg, base, off);                                \
         else                                                                                 \
-            any = offsets_in(p, DT, p->depth, row, seg, base, off);                          \
+            any = offsets_in(p, DT, p->depth, irow, seg, base, off);                         \
     } while (0)
 
 void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off) {
@@ -32,6 +33,7 @@ void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *o
         int64_t seg = (batch + 1) * p->rows_per_batch - row;
         if (seg > n) seg = n;
         int64_t base = batch * (int64_t)p->batch_bytes, any;
+        int64_t irow = gather_index_row(p, batch, row);
         switch (p->index_dtype) { /* the dtype is a constant in each branch, not a C type */
         case NDX_INT64: OFFSETS_BY_DEPTH(NDX_INT64); break;
         case NDX_INT32: OFFSETS_BY_DEPTH(NDX_INT32); break;
@@ -41,7 +43,7 @@ void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *o
         if (any < 0 && p->changed)
             for (int64_t i = 0; i < seg; i++)
                 if (off[i] < 0) {
-                    ndx_changed_note(p->changed, row + i);
+                    ndx_changed_note(p->changed, irow + i);
                     break;
                 }
         row += seg;

@@ -18,6 +18,9 @@ typedef struct gather_plan {
     int64_t rows_per_batch; /* product of indices.shape[batch_dims:-1] */
     size_t slice_bytes;     /* one gathered slice: params.shape[batch_dims + D:] */
     size_t batch_bytes;     /* params per batch: params.shape[batch_dims:] */
+    int64_t index_repeat;   /* > 1: that many batches of params in a row share one batch of
+                               index rows (gather along an axis past its batch dims: every
+                               outer slice reads the same indices); 0 or 1: each its own */
     ndx_index_plan index;   /* coordinate k must lie in params.shape[batch_dims + k] */
     int64_t byte_strides[NDX_MAX_RANK];
     unsigned char *out;     /* set by the run */
@@ -38,6 +41,17 @@ typedef struct gather_plan {
  * or budget room for scratch decide with it. Allocates nothing. */
 ndx_status ndx_gather_nd_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
                               int batch_dims, const void *out_data, gather_plan *p);
+/* gather's (GatherV2's) plan (gather.c), a gather_nd plan of depth 1 whose batches of params
+ * [B * O, N, R] share index rows O at a time: views, infer, every index checked unless bad
+ * ones are to give zeros, the path. p->rows is 0 when the output is empty (nothing to run);
+ * p->index.slices is 0 when params' axis is empty (every index bad: the output is zeros).
+ * Also the copy of unique's y (its first occurrences) and of boolean_mask's slices. */
+ndx_status ndx_gather_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *indices,
+                           int axis, int batch_dims, const void *out_data, gather_plan *p);
+/* Runs such a plan into `out` (p->want's size), with the scratch its path needs taken from c
+ * (the one failure); *changed is the lowest index row found out of range where it was used
+ * (another thread changed it since the plan), or -1. */
+ndx_status ndx_gather_execute(ndx_call *c, const gather_plan *p, void *out, int64_t *changed);
 /* Fails for the bad index row `row`: its position in indices, its coordinates, and the params
  * (or, with batch dimensions, the params[b...] block) it must index. Dims of params that are
  * negative print as "?" (the graph layer checks constant indices against partial shapes). */
@@ -83,8 +97,15 @@ NDX_ALWAYS_INLINE int64_t gather_row_offset(const gather_rows *g, ndx_dtype dt, 
     return ok ? (int64_t)o : -1;
 }
 
+/* The index row read for output row `row` of batch `batch` (rows = batch * rows_per_batch + i):
+ * the row itself, unless batches share index rows (index_repeat). */
+static inline int64_t gather_index_row(const gather_plan *p, int64_t batch, int64_t row) {
+    if (p->index_repeat <= 1) return row;
+    return (batch / p->index_repeat) * p->rows_per_batch + (row - batch * p->rows_per_batch);
+}
+
 /* Byte offsets into params of rows [row, row + n), which may span batches; -1 for a bad row,
- * which is noted in p->changed (gather_nd_offsets.c). */
+ * whose index row is noted in p->changed (gather_nd_offsets.c). */
 void gather_row_offsets(const gather_plan *p, int64_t row, int64_t n, int64_t *off);
 
 /* The by-source path (gather_nd_by_source.c). The plan takes it where it pays (Intel, a params

@@ -80,6 +80,7 @@ static void store_value(void *data, ndx_dtype dt, int64_t i, int64_t v) {
     case NDX_INT16: ((volatile int16_t *)data)[i] = (int16_t)v; break;
     case NDX_INT32: ((volatile int32_t *)data)[i] = (int32_t)v; break;
     case NDX_FLOAT32: ((volatile float *)data)[i] = (float)v; break;
+    case NDX_BOOL: ((volatile uint8_t *)data)[i] = (uint8_t)v; break;
     default: ((volatile int64_t *)data)[i] = v; break;
     }
 }
@@ -885,8 +886,174 @@ static void test_dense_to_sparse(void **state) {
     test_tensor_free(&c.dense);
 }
 
+/* ---- gather, one_hot, boolean_mask -------------------------------------------------------- */
+
+/* gather (GatherV2) along an inner axis: every outer slice reads the same indices. Two
+ * positions flip among valid and invalid values; an OK result holds the good slice for every
+ * other position (output slice r is index position r % n_indices). */
+typedef struct {
+    ndx_tensor params, indices, out, want;
+    int axis;
+    int64_t at[2];
+    ndx_bad_indices policy;
+} gather_axis_case;
+
+static ndx_status call_gather_axis(void *ctx, const ndx_options *opt, ndx_error *err) {
+    gather_axis_case *g = ctx;
+    ndx_options o = *opt;
+    o.bad_indices = g->policy;
+    ndx_status st = ndx_gather(&g->params, &g->indices, g->axis, 0, &o, &g->out, err);
+    if (st != NDX_OK) return st;
+    size_t slice = g->params.itemsize;
+    for (int k = g->axis + 1; k < g->params.rank; k++) slice *= (size_t)g->params.shape[k];
+    size_t n = test_nbytes(&g->out) / slice;
+    int64_t per = g->indices.shape[0];
+    const unsigned char *got = g->out.data, *want = g->want.data;
+    for (size_t r = 0; r < n; r++) {
+        int64_t i = (int64_t)r % per;
+        if (i == g->at[0] || i == g->at[1]) continue;
+        if (memcmp(got + r * slice, want + r * slice, slice))
+            FAIL("gather: OK, but slice %zu (an index nobody changed) is wrong", r);
+    }
+    return NDX_OK;
+}
+
+static void run_gather_axis(const char *name, ndx_dtype dt, const int64_t *pshape, int axis,
+                            int64_t n_indices, ndx_bad_indices policy) {
+    gather_axis_case g;
+    memset(&g, 0, sizeof g);
+    g.axis = axis;
+    g.policy = policy;
+    g.params = test_tensor(NDX_FLOAT32, 0, 3, pshape);
+    test_rng r = {43};
+    test_fill_random(&r, &g.params);
+    g.indices = test_tensor(dt, 0, 1, &n_indices);
+    int64_t dim = pshape[axis];
+    fill_random(&r, &g.indices, n_indices, dim);
+    g.at[0] = 1;
+    g.at[1] = n_indices - 1;
+    flip f;
+    flip_setup(&f, g.indices.data, dt, 2, g.at, 0, dim - 1, dim / 2, dim);
+    ndx_error err;
+    assert_ok(ndx_gather(&g.params, &g.indices, axis, 0, NULL, &g.want, &err), &err);
+    g.out = g.want;
+    g.out.data = malloc(test_nbytes(&g.want));
+    hammer(name, &f, call_gather_axis, &g);
+    free(g.out.data);
+    ndx_tensor_free(&g.want);
+    test_tensor_free(&g.params);
+    test_tensor_free(&g.indices);
+}
+
+/* one_hot: a flipped index gives its good row or, out of range, a row of off values. */
+typedef struct {
+    ndx_tensor indices, on, off, out, want;
+    int64_t depth;
+} one_hot_case;
+
+static ndx_status call_one_hot(void *ctx, const ndx_options *opt, ndx_error *err) {
+    one_hot_case *c = ctx;
+    ndx_status st = ndx_one_hot(&c->indices, c->depth, &c->on, &c->off, -1, opt, &c->out, err);
+    if (st != NDX_OK) return st;
+    const float *got = c->out.data, *want = c->want.data;
+    for (int64_t r = 0; r < c->indices.shape[0]; r++) {
+        const float *a = got + r * c->depth;
+        if (!memcmp(a, want + r * c->depth, (size_t)c->depth * sizeof *a)) continue;
+        for (int64_t k = 0; k < c->depth; k++)
+            if (a[k] != 0.0f) FAIL("one_hot: OK, but row %lld is neither good nor off", (long long)r);
+    }
+    return NDX_OK;
+}
+
+static void test_gather_one_hot_mask(void **state) {
+    (void)state;
+    /* gather: 64-byte slices under 8 outer slices; 4-byte elements under 4096 */
+    run_gather_axis("gather axis=1 int32", NDX_INT32, (int64_t[]){8, 512, 16}, 1, 8192,
+                    NDX_BAD_INDICES_ERROR);
+    run_gather_axis("gather axis=2 int64 ignore", NDX_INT64, (int64_t[]){64, 16, 64}, 2, 256,
+                    NDX_BAD_INDICES_IGNORE);
+    run_gather_axis("gather axis=0 int16", NDX_INT16, (int64_t[]){1024, 4, 16}, 0, 16384,
+                    NDX_BAD_INDICES_ERROR);
+
+    one_hot_case c;
+    memset(&c, 0, sizeof c);
+    int64_t n = 65536;
+    c.depth = 16;
+    c.indices = test_tensor(NDX_INT64, 0, 1, &n);
+    test_rng r = {44};
+    fill_random(&r, &c.indices, n, c.depth);
+    int64_t at[2] = {0, n / 2};
+    for (int a = 0; a < 2; a++) test_set_index(&c.indices, at[a], 3);
+    float one = 1.0f, zero = 0.0f;
+    c.on = test_tensor_from(NDX_FLOAT32, 0, 0, NULL, &one);
+    c.off = test_tensor_from(NDX_FLOAT32, 0, 0, NULL, &zero);
+    ndx_error err;
+    assert_ok(ndx_one_hot(&c.indices, c.depth, &c.on, &c.off, -1, NULL, &c.want, &err), &err);
+    c.out = c.want;
+    c.out.data = malloc(test_nbytes(&c.want));
+    flip f;
+    flip_setup_strict(&f, c.indices.data, NDX_INT64, 2, at, 3, c.depth);
+    hammer("one_hot", &f, call_one_hot, &c);
+    free(c.out.data);
+    ndx_tensor_free(&c.want);
+    test_tensor_free(&c.on), test_tensor_free(&c.off), test_tensor_free(&c.indices);
+}
+
+/* boolean_mask: a flipped mask element is counted, then its position read again; an OK result
+ * is the rows of one snapshot of the mask, in order (every row of the tensor is distinct). */
+typedef struct {
+    ndx_tensor tensor, mask;
+    int64_t at[2];
+} mask_case;
+
+static ndx_status call_mask(void *ctx, const ndx_options *opt, ndx_error *err) {
+    mask_case *c = ctx;
+    ndx_tensor out = {0};
+    ndx_status st = ndx_boolean_mask(&c->tensor, &c->mask, 0, opt, &out, err);
+    if (st != NDX_OK) return st;
+    const float *got = out.data, *rows = c->tensor.data;
+    const uint8_t *m = c->mask.data;
+    int64_t width = c->tensor.shape[1], j = 0, n = out.shape[0];
+    for (int64_t i = 0; i < c->mask.shape[0]; i++) {
+        int flipped = i == c->at[0] || i == c->at[1];
+        int here = j < n && got[j * width] == rows[i * width] &&
+                   !memcmp(got + j * width, rows + i * width, (size_t)width * sizeof *got);
+        if (!flipped && m[i] && !here) FAIL("boolean_mask: OK, but row %lld is missing", (long long)i);
+        if (here && (flipped || m[i])) j++;
+    }
+    if (j != n) FAIL("boolean_mask: OK, but %lld rows are not the mask's", (long long)(n - j));
+    free(out.data);
+    return NDX_OK;
+}
+
+static void test_boolean_mask_flips(void **state) {
+    (void)state;
+    mask_case c;
+    int64_t n = 65536;
+    c.tensor = test_tensor_v(NDX_FLOAT32, 0, 2, n, 4);
+    float *t = c.tensor.data;
+    for (int64_t i = 0; i < n * 4; i++) t[i] = (float)(i / 4);
+    c.mask = test_tensor(NDX_BOOL, 0, 1, &n);
+    uint8_t *m = c.mask.data;
+    for (int64_t i = 0; i < n; i++) m[i] = (uint8_t)(i % 3 != 0);
+    c.at[0] = 5;
+    c.at[1] = n - 2;
+    flip f;
+    memset(&f, 0, sizeof f);
+    f.data = m;
+    f.dt = NDX_BOOL;
+    f.n_at = 2;
+    memcpy(f.at, c.at, sizeof c.at);
+    f.values[0] = 1;
+    f.values[1] = 0;
+    f.n_values = 2;
+    hammer("boolean_mask", &f, call_mask, &c);
+    test_tensor_free(&c.mask), test_tensor_free(&c.tensor);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gather_one_hot_mask), cmocka_unit_test(test_boolean_mask_flips),
         cmocka_unit_test(test_gather_nd),       cmocka_unit_test(test_scatter_paths),
         cmocka_unit_test(test_scatter_ops),     cmocka_unit_test(test_stitch),
         cmocka_unit_test(test_partition),       cmocka_unit_test(test_sparse),

@@ -1,0 +1,219 @@
+/* unique_hash.c — unique's count: every slice along the axis hashed once, in order, into an
+ * open-addressing table (linear probing, at most half full) of slice numbers.
+ *
+ * Equality is TensorFlow's: its CPU kernel keys a hash map with the values and compares them
+ * with ==, so -0.0 and 0.0 are one key for float32 and float64 (their std::hash agrees), a NaN
+ * equals nothing (each NaN, or each slice holding one, is a new unique value), and float16 and
+ * bfloat16 keys hash their bits, so -0.0 and 0.0 stay apart there. Each element becomes a
+ * canonical 64-bit key with exactly that equality (NaN set aside), so hashing and comparing
+ * both work on keys; strings compare their bytes. */
+#include "unique_plan.h"
+
+#define HASH_SEED 0x243f6a8885a308d3ull
+
+static inline uint64_t mix(uint64_t h, uint64_t k) {
+    h = (h ^ k) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 32);
+}
+
+static inline uint64_t finish(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+/* The canonical key of one element that is not a string; *nan set for a NaN. */
+NDX_ALWAYS_INLINE uint64_t key_of(const unsigned char *e, unique_key key, size_t size, int *nan) {
+    switch (key) {
+    case UNIQUE_F32: {
+        float v;
+        uint32_t b;
+        memcpy(&v, e, 4);
+        memcpy(&b, e, 4);
+        *nan |= v != v;
+        return v == 0.0f ? 0 : b;
+    }
+    case UNIQUE_F64: {
+        double v;
+        uint64_t b;
+        memcpy(&v, e, 8);
+        memcpy(&b, e, 8);
+        *nan |= v != v;
+        return v == 0.0 ? 0 : b;
+    }
+    case UNIQUE_F16:
+    case UNIQUE_BF16: {
+        uint16_t b;
+        memcpy(&b, e, 2);
+        *nan |= (b & 0x7fff) > (key == UNIQUE_F16 ? 0x7c00 : 0x7f80);
+        return b;
+    }
+    default:
+        switch (size) {
+        case 1: return *e;
+        case 2: { uint16_t v; memcpy(&v, e, 2); return v; }
+        case 4: { uint32_t v; memcpy(&v, e, 4); return v; }
+        default: { uint64_t v; memcpy(&v, e, 8); return v; }
+        }
+    }
+}
+
+static uint64_t hash_bytes(uint64_t h, const unsigned char *e, size_t size) {
+    size_t b = 0;
+    for (; b + 8 <= size; b += 8) {
+        uint64_t v;
+        memcpy(&v, e + b, 8);
+        h = mix(h, v);
+    }
+    if (b < size) {
+        uint64_t v = 0;
+        memcpy(&v, e + b, size - b);
+        h = mix(h, v ^ ((uint64_t)(size - b) << 59));
+    }
+    return h;
+}
+
+/* Element r of slice i within outer block o. */
+static inline const unsigned char *element(const unique_plan *p, int64_t o, int64_t i, int64_t r) {
+    return p->x + (size_t)((o * p->n + i) * p->inner + r) * p->size;
+}
+
+/* The hash of slice i (`single`: a slice is one element), *nan set when it holds a NaN. */
+NDX_ALWAYS_INLINE uint64_t slice_hash(const unique_plan *p, unique_key key, size_t size,
+                                      int single, int64_t i, int *nan) {
+    if (single) {
+        const unsigned char *e = p->x + (size_t)i * size;
+        if (key == UNIQUE_STRING) return finish(hash_bytes(HASH_SEED, e, size));
+        return finish(mix(HASH_SEED, key_of(e, key, size, nan)));
+    }
+    uint64_t h = HASH_SEED;
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t r = 0; r < p->inner; r++) {
+            const unsigned char *e = element(p, o, i, r);
+            h = key == UNIQUE_STRING ? hash_bytes(h, e, size) : mix(h, key_of(e, key, size, nan));
+        }
+    return finish(h);
+}
+
+/* Whether slices a and b hold equal values (neither holds a NaN). */
+NDX_ALWAYS_INLINE int slices_equal(const unique_plan *p, unique_key key, size_t size, int single,
+                                   int64_t a, int64_t b) {
+    int ignored = 0;
+    if (single) {
+        const unsigned char *ea = p->x + (size_t)a * size, *eb = p->x + (size_t)b * size;
+        if (key == UNIQUE_STRING) return memcmp(ea, eb, size) == 0;
+        return key_of(ea, key, size, &ignored) == key_of(eb, key, size, &ignored);
+    }
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t r = 0; r < p->inner; r++) {
+            const unsigned char *ea = element(p, o, a, r), *eb = element(p, o, b, r);
+            if (key == UNIQUE_STRING ? memcmp(ea, eb, size) != 0
+                                     : key_of(ea, key, size, &ignored) !=
+                                           key_of(eb, key, size, &ignored))
+                return 0;
+        }
+    return 1;
+}
+
+/* The table: slots hold a number + 1 (0: empty), 4 or 8 bytes each. */
+NDX_ALWAYS_INLINE int64_t slot_get(const void *t, int wide, uint64_t s) {
+    return wide ? ((const int64_t *)t)[s] : (int64_t)((const uint32_t *)t)[s];
+}
+NDX_ALWAYS_INLINE void slot_set(void *t, int wide, uint64_t s, int64_t v) {
+    if (wide)
+        ((int64_t *)t)[s] = v;
+    else
+        ((uint32_t *)t)[s] = (uint32_t)v;
+}
+
+/* The hash of number j from what keys[] keeps of it. */
+NDX_ALWAYS_INLINE uint64_t stored_hash(const uint64_t *keys, int by_key, int64_t j) {
+    return by_key ? finish(mix(HASH_SEED, keys[j])) : keys[j];
+}
+
+/* Rebuilds the table at `cap` slots from numbers 0 .. uniques - 1 (NaN ones too: no slice
+ * without a NaN can equal them, and slices with one never look). */
+NDX_ALWAYS_INLINE void rebuild(void *table, int wide, uint64_t cap, const uint64_t *keys,
+                               int by_key, int64_t uniques) {
+    memset(table, 0, (size_t)cap * (wide ? 8 : 4));
+    uint64_t mask = cap - 1;
+    for (int64_t j = 0; j < uniques; j++) {
+        uint64_t s = stored_hash(keys, by_key, j) & mask;
+        while (slot_get(table, wide, s) != 0) s = (s + 1) & mask;
+        slot_set(table, wide, s, j + 1);
+    }
+}
+
+/* `single`: one element per slice. A one-element slice of numbers is its key: keys[] holds it
+ * and a match compares keys only, never x. Otherwise keys[] holds hashes, and a slice is read
+ * again only when the hashes agree. The table starts at 256 slots and doubles to stay at most
+ * half full, so few distinct values keep it in the cache. */
+NDX_ALWAYS_INLINE int64_t count_with(const unique_plan *p, void *scratch, unique_key key,
+                                     size_t size, int single, int wide) {
+    int64_t *ids = unique_ids(scratch), *first = unique_first(p, scratch);
+    uint64_t *keys = (uint64_t *)(first + p->n);
+    void *table = keys + p->n;
+    int by_key = single && key != UNIQUE_STRING;
+    uint64_t cap = p->capacity < 256 ? (uint64_t)p->capacity : 256, mask = cap - 1;
+    memset(table, 0, (size_t)cap * (wide ? 8 : 4));
+    int64_t uniques = 0;
+    for (int64_t i = 0; i < p->n; i++) {
+        int nan = 0;
+        uint64_t k = 0, h;
+        if (by_key) {
+            k = key_of(p->x + (size_t)i * size, key, size, &nan);
+            h = finish(mix(HASH_SEED, k));
+        } else {
+            h = slice_hash(p, key, size, single, i, &nan);
+        }
+        uint64_t s = h & mask;
+        int64_t found = -1;
+        if (!nan) /* a NaN equals nothing: it never looks */
+            for (;; s = (s + 1) & mask) {
+                int64_t j = slot_get(table, wide, s) - 1;
+                if (j < 0) break;
+                if (by_key ? keys[j] == k
+                           : keys[j] == h && slices_equal(p, key, size, single, first[j], i)) {
+                    found = j;
+                    break;
+                }
+            }
+        if (found >= 0) {
+            ids[i] = found;
+            continue;
+        }
+        keys[uniques] = by_key ? k : h;
+        first[uniques] = i;
+        ids[i] = uniques++;
+        if ((uint64_t)uniques * 2 > cap) { /* cap < capacity: uniques <= n */
+            cap *= 2;
+            mask = cap - 1;
+            rebuild(table, wide, cap, keys, by_key, uniques);
+        } else if (!nan) {
+            slot_set(table, wide, s, uniques); /* s: the empty slot the probe ended on */
+        }
+    }
+    return uniques;
+}
+
+int64_t ndx_unique_count(const unique_plan *p, void *scratch) {
+    if (p->n == 0) return 0;
+    int single = p->outer == 1 && p->inner == 1;
+    if (p->wide_slots) return count_with(p, scratch, p->key, p->size, single, 1);
+    if (!single) return count_with(p, scratch, p->key, p->size, 0, 0);
+    /* One element per slice (a 1-D x): each key and size its own loop. */
+    switch (p->key) {
+    case UNIQUE_F32: return count_with(p, scratch, UNIQUE_F32, 4, 1, 0);
+    case UNIQUE_F64: return count_with(p, scratch, UNIQUE_F64, 8, 1, 0);
+    case UNIQUE_F16: return count_with(p, scratch, UNIQUE_F16, 2, 1, 0);
+    case UNIQUE_BF16: return count_with(p, scratch, UNIQUE_BF16, 2, 1, 0);
+    case UNIQUE_STRING: return count_with(p, scratch, UNIQUE_STRING, p->size, 1, 0);
+    default:
+        switch (p->size) {
+        case 1: return count_with(p, scratch, UNIQUE_BYTES, 1, 1, 0);
+        case 2: return count_with(p, scratch, UNIQUE_BYTES, 2, 1, 0);
+        case 4: return count_with(p, scratch, UNIQUE_BYTES, 4, 1, 0);
+        default: return count_with(p, scratch, UNIQUE_BYTES, 8, 1, 0);
+        }
+    }
+}
