@@ -41,46 +41,9 @@ from . import sparse
 from .sparse import sparse_concat
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
-from ._glue import (
-    abs,
-    add,
-    greater,
-    greater_equal,
-    less,
-    less_equal,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    sqrt,
-    square,
-    cast,
-    constant,
-    divide,
-    equal,
-    fill,
-    floordiv,
-    floormod,
-    identity,
-    maximum,
-    minimum,
-    multiply,
-    negative,
-    not_equal,
-    ones_like,
-    range,
-    reduce_max,
-    reduce_mean,
-    reduce_min,
-    reduce_sum,
-    reshape,
-    shape,
-    size,
-    subtract,
-    where,
-    zeros_like,
-)
-from ._array import concat, expand_dims, ones, slice, squeeze, stack, zeros
+from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
+from . import _glue, _array
+from ._array import *  # noqa: F401,F403
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
 from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
 from ._tape import TapedArray
@@ -110,15 +73,9 @@ __all__ = [
     "Tensor", "TensorSpec", "SparseTensorSpec", "DType", "as_dtype",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128", "string",
-    # glue ops
-    "constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
-    "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like", "fill",
-    "identity", "reshape", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "where",
-    "range", "size", "shape", "less", "less_equal",
-    "greater", "greater_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "abs",
-    "square", "sqrt", "math",
-    "ones", "zeros", "concat", "stack", "expand_dims", "squeeze", "slice",
+    # the dense ops: _glue.__all__ and _array.__all__, added below
+    "math",
     # gradients and variables
     "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable", "TapedArray",
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",
-]
+] + _glue.__all__ + _array.__all__

@@ -42,54 +42,8 @@ from ._variables import Variable as Variable
 from ._apply import sparse_apply_adagrad as sparse_apply_adagrad, sparse_apply_sgd as sparse_apply_sgd
 from . import optimizers as optimizers
 from . import math as math
-from ._glue import (
-    abs as abs,
-    add as add,
-    greater as greater,
-    greater_equal as greater_equal,
-    less as less,
-    less_equal as less_equal,
-    logical_and as logical_and,
-    logical_not as logical_not,
-    logical_or as logical_or,
-    logical_xor as logical_xor,
-    sqrt as sqrt,
-    square as square,
-    cast as cast,
-    constant as constant,
-    divide as divide,
-    equal as equal,
-    fill as fill,
-    floordiv as floordiv,
-    floormod as floormod,
-    identity as identity,
-    maximum as maximum,
-    minimum as minimum,
-    multiply as multiply,
-    negative as negative,
-    not_equal as not_equal,
-    ones_like as ones_like,
-    range as range,
-    reduce_max as reduce_max,
-    reduce_mean as reduce_mean,
-    reduce_min as reduce_min,
-    reduce_sum as reduce_sum,
-    reshape as reshape,
-    shape as shape,
-    size as size,
-    subtract as subtract,
-    where as where,
-    zeros_like as zeros_like,
-)
-from ._array import (
-    concat as concat,
-    expand_dims as expand_dims,
-    ones as ones,
-    slice as slice,
-    squeeze as squeeze,
-    stack as stack,
-    zeros as zeros,
-)
+from ._glue import *
+from ._array import *
 
 __version__: str
 

@@ -2,11 +2,19 @@
 tf.concat, tf.stack, tf.expand_dims, tf.squeeze, tf.slice), written once for both modes as the
 glue ops are (ndx/_glue.py): eagerly they run one node through ndx's kernels, inside a trace
 they add the node (ConcatV2, Pack, ExpandDims, Squeeze, Slice, Fill) to the traced graph."""
+from __future__ import annotations  # the annotations below are for type checkers only
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+
 import numpy as np
 
 from . import _ndx
 from ._glue import _mode, _typed
 from ._graph import Tensor, _convert_to, as_dtype
+
+if TYPE_CHECKING:
+    from ._graph import DTypeLike
+_Value = Any  # an array-like eagerly, or an ndx.Tensor inside a traced function
 
 __all__ = ["ones", "zeros", "concat", "stack", "expand_dims", "squeeze", "slice"]
 
@@ -44,7 +52,8 @@ def _filled(op, shape, dtype, one, name):
     return m.op("Fill", [_shape_arg(m, shape), m.convert(value)], None, name)[0]
 
 
-def ones(shape, dtype=None, name=None):
+def ones(shape: Union[Sequence[Any], _Value], dtype: Optional[DTypeLike] = None,
+         name: Optional[str] = None) -> _Value:
     """A tensor of `shape` (a list, tuple, array or tensor of dims) whose every element is 1 of
     `dtype` (float32 by default; true for bool), as tf.ones. Inside a traced function a shape
     known at build time gives a constant; a tensor shape, a Fill node.
@@ -56,7 +65,8 @@ def ones(shape, dtype=None, name=None):
     return _filled("ones", shape, dtype or "float32", True, name)
 
 
-def zeros(shape, dtype=None, name=None):
+def zeros(shape: Union[Sequence[Any], _Value], dtype: Optional[DTypeLike] = None,
+          name: Optional[str] = None) -> _Value:
     """A tensor of `shape` of zeros of `dtype` (float32 by default; false for bool, b"" for
     strings), as tf.zeros.
 
@@ -78,7 +88,7 @@ def _values(m, values, op):
     return [m.convert(v) if _typed(v) else m.convert(v, dt) for v in values]
 
 
-def concat(values, axis, name="concat"):
+def concat(values: Sequence[_Value], axis: Union[int, _Value], name: str = "concat") -> _Value:
     """The tensors of `values` (one dtype, one rank, equal in every dim but `axis`) joined along
     `axis` (negative counts from the end), as tf.concat (ConcatV2).
 
@@ -92,7 +102,7 @@ def concat(values, axis, name="concat"):
                 _default(name, "concat"))[0]
 
 
-def stack(values, axis=0, name="stack"):
+def stack(values: Sequence[_Value], axis: int = 0, name: str = "stack") -> _Value:
     """The tensors of `values` (one dtype and shape) stacked along a new dim at `axis`, as
     tf.stack (Pack).
 
@@ -105,7 +115,7 @@ def stack(values, axis=0, name="stack"):
     return m.op("Pack", parts, {"axis": int(axis)}, _default(name, "stack"))[0]
 
 
-def expand_dims(input, axis, name=None):
+def expand_dims(input: _Value, axis: Union[int, _Value], name: Optional[str] = None) -> _Value:
     """`input` with a dim of 1 inserted at `axis` (-rank - 1 <= axis <= rank), as
     tf.expand_dims.
 
@@ -132,7 +142,8 @@ def _squeeze_bits(axis):
     return mask
 
 
-def squeeze(input, axis=None, name=None):
+def squeeze(input: _Value, axis: Union[None, int, Sequence[int]] = None,
+            name: Optional[str] = None) -> _Value:
     """`input` without its dims of 1: those `axis` names (an int or a list; each must be 1), or
     every one when axis is None, as tf.squeeze.
 
@@ -145,7 +156,8 @@ def squeeze(input, axis=None, name=None):
     return m.op("Squeeze", [x], {"squeeze_dims": mask}, name)[0]
 
 
-def slice(input_, begin, size, name=None):
+def slice(input_: _Value, begin: Union[Sequence[int], _Value], size: Union[Sequence[int], _Value],
+          name: Optional[str] = None) -> _Value:
     """The block of `input_` that starts at `begin` and has `size` (-1: to the end of that dim),
     as tf.slice.
 

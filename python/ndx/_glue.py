@@ -6,13 +6,20 @@ division by zero is an error, NaN in Maximum, ...).
 
 Conversion is TensorFlow's: a Python value beside a tensor or array takes its dtype (and must
 fit it); alone it takes TensorFlow's defaults (int32, float32)."""
+from __future__ import annotations  # the annotations below are for type checkers only
+
 import threading
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _ndx, _trace
 from ._convert import BFloat16Array, _as_array
 from ._graph import Tensor, _convert_to, as_dtype, dtype_of
+
+if TYPE_CHECKING:
+    from ._graph import DTypeLike
+_Value = Any  # an array-like eagerly, or an ndx.Tensor inside a traced function
 
 __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordiv", "floormod",
            "equal", "not_equal", "maximum", "minimum", "negative", "zeros_like", "ones_like",
@@ -144,7 +151,8 @@ def _binary(type, x, y, name):
     return m.op(type, [x, y], None, name)[0]
 
 
-def constant(value, dtype=None, shape=None, name="Const"):
+def constant(value: Any, dtype: Optional[DTypeLike] = None, shape: Optional[Sequence[int]] = None,
+             name: str = "Const") -> _Value:
     """A constant (TensorFlow's tf.constant): `value` converted to `dtype` (default: NumPy's
     dtype of an array, TensorFlow's for Python values: int32, float32), reshaped to `shape`
     (a scalar value is broadcast to it). Eagerly, a NumPy array (ndx.BFloat16Array for
@@ -176,7 +184,7 @@ def constant(value, dtype=None, shape=None, name="Const"):
     return m.g.constant(a, name=None if name == "Const" else name)
 
 
-def cast(x, dtype, name=None):
+def cast(x: _Value, dtype: DTypeLike, name: Optional[str] = None) -> _Value:
     """x converted to `dtype` (TensorFlow's tf.cast): floats to integers truncate toward zero
     (NaN gives 0, values out of range saturate); complex to real keeps the real part.
 
@@ -188,7 +196,7 @@ def cast(x, dtype, name=None):
     return m.op("Cast", [x], {"to": as_dtype(dtype)}, name)[0]
 
 
-def add(x, y, name=None):
+def add(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x + y, elementwise with broadcasting (TensorFlow's tf.add: AddV2). Integers wrap.
 
     >>> ndx.add(np.array([1, 2], np.int64), 3)
@@ -197,17 +205,17 @@ def add(x, y, name=None):
     return _binary("AddV2", x, y, name)
 
 
-def subtract(x, y, name=None):
+def subtract(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x - y (TensorFlow's tf.subtract)."""
     return _binary("Sub", x, y, name)
 
 
-def multiply(x, y, name=None):
+def multiply(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x * y (TensorFlow's tf.multiply)."""
     return _binary("Mul", x, y, name)
 
 
-def divide(x, y, name=None):
+def divide(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x / y (TensorFlow's tf.divide, true division): integers are first cast to float64
     (int8, int16, uint8, uint16 to float32), as TensorFlow's truediv does.
 
@@ -224,7 +232,7 @@ def divide(x, y, name=None):
     return m.op("RealDiv", [x, y], None, name)[0]
 
 
-def floordiv(x, y, name=None):
+def floordiv(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x // y rounded toward negative infinity (TensorFlow's tf.math.floordiv: FloorDiv); an
     integer division by zero raises InvalidArgumentError.
 
@@ -234,7 +242,7 @@ def floordiv(x, y, name=None):
     return _binary("FloorDiv", x, y, name)
 
 
-def floormod(x, y, name=None):
+def floormod(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """The remainder of floordiv, with the sign of y (TensorFlow's tf.math.floormod).
 
     >>> ndx.floormod(np.array([7, -7], np.int32), 3)
@@ -243,12 +251,12 @@ def floormod(x, y, name=None):
     return _binary("FloorMod", x, y, name)
 
 
-def equal(x, y, name=None):
+def equal(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x == y elementwise, a bool tensor (TensorFlow's tf.equal)."""
     return _binary("Equal", x, y, name)
 
 
-def not_equal(x, y, name=None):
+def not_equal(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x != y elementwise, a bool tensor (TensorFlow's tf.not_equal).
 
     >>> ndx.not_equal(np.array([0.1, -1.0], np.float32), -1.0)
@@ -257,17 +265,17 @@ def not_equal(x, y, name=None):
     return _binary("NotEqual", x, y, name)
 
 
-def maximum(x, y, name=None):
+def maximum(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """The larger of x and y elementwise; NaN if either is (TensorFlow's tf.maximum)."""
     return _binary("Maximum", x, y, name)
 
 
-def minimum(x, y, name=None):
+def minimum(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """The smaller of x and y elementwise; NaN if either is (TensorFlow's tf.minimum)."""
     return _binary("Minimum", x, y, name)
 
 
-def less(x, y, name=None):
+def less(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x < y elementwise, a bool tensor (TensorFlow's tf.math.less): integers and floats; a NaN
     compares false.
 
@@ -277,22 +285,22 @@ def less(x, y, name=None):
     return _binary("Less", x, y, name)
 
 
-def less_equal(x, y, name=None):
+def less_equal(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x <= y elementwise, a bool tensor (TensorFlow's tf.math.less_equal)."""
     return _binary("LessEqual", x, y, name)
 
 
-def greater(x, y, name=None):
+def greater(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x > y elementwise, a bool tensor (TensorFlow's tf.math.greater)."""
     return _binary("Greater", x, y, name)
 
 
-def greater_equal(x, y, name=None):
+def greater_equal(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x >= y elementwise, a bool tensor (TensorFlow's tf.math.greater_equal)."""
     return _binary("GreaterEqual", x, y, name)
 
 
-def logical_and(x, y, name=None):
+def logical_and(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x AND y elementwise on bool tensors (TensorFlow's tf.math.logical_and).
 
     >>> ndx.logical_and(np.array([True, True, False]), np.array([True, False, False]))
@@ -301,12 +309,12 @@ def logical_and(x, y, name=None):
     return _binary("LogicalAnd", x, y, name)
 
 
-def logical_or(x, y, name=None):
+def logical_or(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     """x OR y elementwise on bool tensors (TensorFlow's tf.math.logical_or)."""
     return _binary("LogicalOr", x, y, name)
 
 
-def logical_xor(x, y, name="LogicalXor"):
+def logical_xor(x: _Value, y: _Value, name: str = "LogicalXor") -> _Value:
     """x XOR y elementwise on bool tensors (TensorFlow's tf.math.logical_xor, which TensorFlow
     too builds as (x | y) & ~(x & y))."""
     m = _mode()
@@ -321,12 +329,12 @@ def _unary(type, x, name):
     return m.op(type, [m.convert(x)], None, name)[0]
 
 
-def logical_not(x, name=None):
+def logical_not(x: _Value, name: Optional[str] = None) -> _Value:
     """NOT x elementwise on a bool tensor (TensorFlow's tf.math.logical_not)."""
     return _unary("LogicalNot", x, name)
 
 
-def abs(x, name=None):
+def abs(x: _Value, name: Optional[str] = None) -> _Value:
     """|x| elementwise (TensorFlow's tf.math.abs: Abs): signed integers (abs of the most
     negative value wraps to itself, as TensorFlow's) and floats. The magnitude of a complex
     number (TensorFlow's ComplexAbs) is not an ndx op: complex x raises TypeError.
@@ -337,12 +345,12 @@ def abs(x, name=None):
     return _unary("Abs", x, name)
 
 
-def square(x, name=None):
+def square(x: _Value, name: Optional[str] = None) -> _Value:
     """x * x elementwise (TensorFlow's tf.math.square): every numeric dtype; integers wrap."""
     return _unary("Square", x, name)
 
 
-def sqrt(x, name=None):
+def sqrt(x: _Value, name: Optional[str] = None) -> _Value:
     """The square root elementwise (TensorFlow's tf.math.sqrt): floats (a negative gives NaN)
     and complex (the principal root).
 
@@ -404,29 +412,29 @@ def bool_operator(symbol, x, y=None):
     return m.op("LogicalAnd" if symbol == "&" else "LogicalOr", [x, y])[0]
 
 
-def negative(x, name=None):
+def negative(x: _Value, name: Optional[str] = None) -> _Value:
     """-x (TensorFlow's tf.negative: Neg); signed integers wrap."""
     return _unary("Neg", x, name)
 
 
-def identity(input, name=None):
+def identity(input: _Value, name: Optional[str] = None) -> _Value:
     """`input` itself (TensorFlow's tf.identity): a node that copies nothing."""
     return _unary("Identity", input, name)
 
 
-def zeros_like(input, dtype=None, name=None):
+def zeros_like(input: _Value, dtype: Optional[DTypeLike] = None, name: Optional[str] = None) -> _Value:
     """Zeros of input's shape, and of its dtype or `dtype` (TensorFlow's tf.zeros_like)."""
     out = _unary("ZerosLike", input, None if dtype else name)
     return out if dtype is None else cast(out, dtype, name)
 
 
-def ones_like(input, dtype=None, name=None):
+def ones_like(input: _Value, dtype: Optional[DTypeLike] = None, name: Optional[str] = None) -> _Value:
     """Ones of input's shape (true for bool), of its dtype or `dtype` (tf.ones_like)."""
     out = _unary("OnesLike", input, None if dtype else name)
     return out if dtype is None else cast(out, dtype, name)
 
 
-def fill(dims, value, name=None):
+def fill(dims: _Value, value: _Value, name: Optional[str] = None) -> _Value:
     """A tensor of shape `dims` filled with the scalar `value` (TensorFlow's tf.fill).
 
     >>> ndx.fill([2, 2], 7)
@@ -437,7 +445,7 @@ def fill(dims, value, name=None):
     return m.op("Fill", [m.convert(dims), m.convert(value)], None, name)[0]
 
 
-def reshape(tensor, shape, name=None):
+def reshape(tensor: _Value, shape: _Value, name: Optional[str] = None) -> _Value:
     """tensor's elements in row-major order in `shape` (one dim may be -1), as tf.reshape."""
     m = _mode()
     return m.op("Reshape", [m.convert(tensor), m.convert(shape)], None, name)[0]
@@ -459,7 +467,8 @@ def _reduce(type, input_tensor, axis, keepdims, name):
     return m.op(type, [x, axes], {"keep_dims": bool(keepdims)}, name)[0]
 
 
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_sum(input_tensor: _Value, axis: Union[None, int, Sequence[int], _Value] = None,
+               keepdims: bool = False, name: Optional[str] = None) -> _Value:
     """The sum over `axis` (an int or a list; None: every axis), as tf.reduce_sum; the reduced
     dims are dropped unless keepdims. Integers wrap; each element sums in one fixed order.
 
@@ -469,7 +478,8 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce("Sum", input_tensor, axis, keepdims, name)
 
 
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_mean(input_tensor: _Value, axis: Union[None, int, Sequence[int], _Value] = None,
+                keepdims: bool = False, name: Optional[str] = None) -> _Value:
     """The mean over `axis` (an int or a list; None: every axis), as tf.reduce_mean: the sum
     divided by the count, integers truncating as TensorFlow's (int32's mean of [1, 2] is 1);
     float16 and bfloat16 are averaged in float. An empty mean is NaN for floats, 0 for integers.
@@ -480,7 +490,8 @@ def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce("Mean", input_tensor, axis, keepdims, name)
 
 
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_max(input_tensor: _Value, axis: Union[None, int, Sequence[int], _Value] = None,
+               keepdims: bool = False, name: Optional[str] = None) -> _Value:
     """The largest element over `axis` (None: every axis), as tf.reduce_max: integers and
     floats; NaN if any reduced element is; an empty reduction gives -inf (the lowest integer).
 
@@ -490,13 +501,15 @@ def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
     return _reduce("Max", input_tensor, axis, keepdims, name)
 
 
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+def reduce_min(input_tensor: _Value, axis: Union[None, int, Sequence[int], _Value] = None,
+               keepdims: bool = False, name: Optional[str] = None) -> _Value:
     """The smallest element over `axis` (None: every axis), as tf.reduce_min: integers and
     floats; NaN if any reduced element is; an empty reduction gives +inf (the highest integer)."""
     return _reduce("Min", input_tensor, axis, keepdims, name)
 
 
-def where(condition, x=None, y=None, name=None):
+def where(condition: _Value, x: Optional[_Value] = None, y: Optional[_Value] = None,
+          name: Optional[str] = None) -> _Value:
     """TensorFlow 2's tf.where. With x and y: x where `condition` (bool) is true, else y, the
     three broadcast together (SelectV2; x and y converted as a binary op's operands). With
     neither: the coordinates of condition's true (or non-zero) elements in row-major order, an
@@ -529,7 +542,8 @@ def _python_dtype(value):
     return dtype_of(_as_array(value))
 
 
-def range(start, limit=None, delta=1, dtype=None, name="range"):
+def range(start: _Value, limit: Optional[_Value] = None, delta: _Value = 1,
+          dtype: Optional[DTypeLike] = None, name: str = "range") -> _Value:
     """start, start + delta, ... up to but not including limit (TensorFlow's tf.range; range(n)
     is range(0, n)). The dtype is `dtype`, else the widest of the arguments' (int32 < int64 <
     float32 < float64), Python ints being int32 and floats float32.
@@ -560,13 +574,13 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):
     return m.op("Range", out, None, None if name == "range" else name)[0]
 
 
-def size(input, out_type=None, name=None):
+def size(input: _Value, out_type: Optional[DTypeLike] = None, name: Optional[str] = None) -> _Value:
     """The number of elements of `input`, a scalar of out_type (int32 by default; tf.size)."""
     m = _mode()
     return m.op("Size", [m.convert(input)], {"out_type": as_dtype(out_type or "int32")}, name)[0]
 
 
-def shape(input, out_type=None, name=None):
+def shape(input: _Value, out_type: Optional[DTypeLike] = None, name: Optional[str] = None) -> _Value:
     """The shape of `input`, a vector of out_type (int32 by default; tf.shape). Inside a
     traced function it is known at build time whenever input's shape is.
 

@@ -119,35 +119,14 @@ graph_grad grad_slices_of(ndx_output indices, ndx_output values, ndx_output dens
 /* acc += add (see ndx_graph.h: add, concatenation of rows, tensor_scatter_nd_add). */
 void grad_accumulate(const grad_ctx *c, graph_grad *acc, const graph_grad *add);
 
-/* The gradient functions of the descriptors (grad_math.c, grad_array.c, grad_index.c,
- * grad_sparse.c). */
-ndx_status grad_none(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_identity(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_binary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_neg(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_unary(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_cast(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_reshape(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_sum(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_mean(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_min_max(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_select(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_fill(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_gather_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_scatter_nd(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_tensor_scatter(ndx_scope s, ndx_operation op, const graph_grad *dys,
-                               graph_grad *dxs);
-ndx_status grad_stitch(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_partition(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_sparse_permuted(ndx_scope s, ndx_operation op, const graph_grad *dys,
-                                graph_grad *dxs);
-ndx_status grad_sparse_to_dense(ndx_scope s, ndx_operation op, const graph_grad *dys,
-                                graph_grad *dxs);
-ndx_status grad_dense_to_sparse(ndx_scope s, ndx_operation op, const graph_grad *dys,
-                                graph_grad *dxs);
-/* (grad_array.c) */
-ndx_status grad_concat(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_pack(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
-ndx_status grad_slice(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+/* The gradient of each kind, as kinds.def names it (grad_math.c, grad_array.c, grad_index.c,
+ * grad_sparse.c define them; a function several kinds share is declared once per kind). */
+#define NDX_KIND(kind, name, gradient)                                                          \
+    ndx_status gradient(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs);
+#define NDX_KIND_NO_GRADIENT(kind, name)
+#include "kinds.def"
+
+/* The gradient function of a kind, or NULL where kinds.def says it has none. */
+graph_grad_fn graph_gradient(graph_kind kind);
 
 #endif /* NDX_GRAD_UTIL_H */

@@ -1,12 +1,21 @@
 /* gradients.c — ndx_graph_gradients: checks its arguments, finds the nodes on a path from an x
  * to a y, and walks them from the last built to the first, calling each kind's gradient
- * (graph_kind_desc.gradient) and adding up what each output receives (grad_accumulate). Also
+ * (graph_gradient: the table kinds.def makes) and adding up what each output receives (grad_accumulate). Also
  * the two helpers that consume a gradient: ndx_gradient_to_dense and ndx_gradient_apply. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "grad_util.h"
 #include "graph_store.h"
+
+static const graph_grad_fn gradient_of_kind[GRAPH_KIND_COUNT] = {
+#define NDX_KIND(kind, name, gradient) [kind] = gradient,
+#include "kinds.def"
+};
+
+graph_grad_fn graph_gradient(graph_kind kind) {
+    return (unsigned)kind < GRAPH_KIND_COUNT ? gradient_of_kind[kind] : NULL;
+}
 
 /* One call: where it was made and in which graph. */
 typedef struct call {
@@ -182,7 +191,7 @@ static ndx_status backprop(const call *k, ndx_scope top, uint32_t count, const p
         ndx_scope s = node_scope(k, top, n);
         grad_ctx c = grad_ctx_of(s, op);
         if (!s.graph) return grad_fail(&c, NDX_E_NO_MEMORY, "out of memory");
-        graph_grad_fn fn = graph_desc(n->kind)->gradient;
+        graph_grad_fn fn = graph_gradient(n->kind);
         if (!fn) return grad_fail(&c, NDX_E_UNSUPPORTED, "no gradient is defined for this op");
         graph_grad *dxs = calloc((size_t)n->num_inputs, sizeof *dxs);
         if (!dxs) return grad_fail(&c, NDX_E_NO_MEMORY, "out of memory");

@@ -2,7 +2,6 @@
  * concat (ConcatV2: n values, then the axis), stack (Pack), slice (Slice), and the two reshapes
  * that add or drop dims of 1 (ExpandDims, Squeeze). A constant axis, begin or size gives exact
  * output dims at build time. */
-#include "grad_util.h"
 #include "graph_internal.h"
 
 static ndx_status infer_concat(const graph_node *n, const ndx_spec *in,
@@ -22,7 +21,7 @@ static const char *const concat_inputs[] = {"values", "axis"};
 const graph_kind_desc graph_kind_concat = {
     .kind = GRAPH_CONCAT, .type = "ConcatV2", .group = 1, .trailing = 1, .inputs = concat_inputs,
     .count_name = "n", .outputs = 1, .width_first = 0, .width_step = 1, .infer = infer_concat,
-    .run = run_concat, .gradient = grad_concat};
+    .run = run_concat};
 
 static ndx_status infer_pack(const graph_node *n, const ndx_spec *in,
                              const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
@@ -41,7 +40,7 @@ const graph_kind_desc graph_kind_pack = {
     .outputs = 1, .width_first = 0, .width_step = 1, .num_attrs = 1,
     .attrs = {{"axis", GRAPH_ATTR_INT, offsetof(graph_attrs, axis), 0, -NDX_MAX_RANK - 1,
                NDX_MAX_RANK, 0, NULL}},
-    .infer = infer_pack, .run = run_pack, .gradient = grad_pack};
+    .infer = infer_pack, .run = run_pack};
 
 static ndx_status infer_slice(const graph_node *n, const ndx_spec *in,
                               const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
@@ -58,8 +57,7 @@ static ndx_status run_slice(const graph_node *n, const ndx_tensor *in, const ndx
 static const char *const slice_inputs[] = {"input", "begin", "size"};
 const graph_kind_desc graph_kind_slice = {
     .kind = GRAPH_SLICE, .type = "Slice", .min_inputs = 3, .max_inputs = 3,
-    .inputs = slice_inputs, .outputs = 1, .infer = infer_slice, .run = run_slice,
-    .gradient = grad_slice};
+    .inputs = slice_inputs, .outputs = 1, .infer = infer_slice, .run = run_slice};
 
 static ndx_status infer_expand_dims(const graph_node *n, const ndx_spec *in,
                                     const ndx_tensor *const *consts, ndx_spec *out,
@@ -74,12 +72,11 @@ static ndx_status run_expand_dims(const graph_node *n, const ndx_tensor *in,
     return ndx_expand_dims(&in[0], &in[1], opt, out, err);
 }
 
-/* The gradients of both reshapes are reshape's: dy reshaped to shape(input). */
 static const char *const expand_dims_inputs[] = {"input", "axis"};
 const graph_kind_desc graph_kind_expand_dims = {
     .kind = GRAPH_EXPAND_DIMS, .type = "ExpandDims", .min_inputs = 2, .max_inputs = 2,
     .inputs = expand_dims_inputs, .outputs = 1, .infer = infer_expand_dims,
-    .run = run_expand_dims, .gradient = grad_reshape};
+    .run = run_expand_dims};
 
 static ndx_status infer_squeeze(const graph_node *n, const ndx_spec *in,
                                 const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
@@ -98,4 +95,4 @@ const graph_kind_desc graph_kind_squeeze = {
     .inputs = squeeze_inputs, .outputs = 1, .num_attrs = 1,
     .attrs = {{"squeeze_dims", GRAPH_ATTR_AXES, offsetof(graph_attrs, squeeze_dims), 0, 0, 0, 0,
                NULL}},
-    .infer = infer_squeeze, .run = run_squeeze, .gradient = grad_reshape};
+    .infer = infer_squeeze, .run = run_squeeze};

@@ -1,7 +1,7 @@
 /* graph_kind.h — what a kind of node is, said once: one descriptor per kind (*_kinds.c)
  * holds its TensorFlow type name, its inputs and outputs, the schema of its attributes (which the
- * text form's writer writes and its reader reads), its infer function, its kernel and the slot
- * for its gradient. The builders, the text reader and writer, inspection, folding and sessions
+ * text form's writer writes and its reader reads), its infer function and its kernel (its
+ * gradient is named in kinds.def, beside it). The builders, the text reader and writer, inspection, folding and sessions
  * all look a kind up here. Adding an op is a line in kinds.def, its descriptor, its functions and
  * its public builder.
  * Private to the graph layer. */
@@ -16,7 +16,7 @@
 /* Every kind of node: one TensorFlow op type each, listed once in kinds.def (which says the
  * order the public enums' runs of kinds keep). */
 typedef enum graph_kind {
-#define NDX_KIND(kind, name) kind,
+#define NDX_KIND(kind, name, gradient) kind,
 #include "kinds.def"
     GRAPH_KIND_COUNT
 } graph_kind;
@@ -87,7 +87,7 @@ typedef ndx_gradient graph_grad;
  * reach the loss), builds in scope s the nodes that compute dxs[i], the gradient with respect to
  * input i (left NONE where there is none: indices, shapes, integer inputs). It builds with the
  * public builders, so its errors are the graph's deferred first error; it returns NDX_OK or that
- * error's code. NULL in a descriptor: the kind has no gradient (yet). */
+ * error's code. kinds.def names each kind's (src/graph/grad: graph_gradient). */
 typedef ndx_status (*graph_grad_fn)(ndx_scope s, ndx_operation op, const graph_grad *dys,
                                     graph_grad *dxs);
 
@@ -127,7 +127,6 @@ typedef struct graph_kind_desc {
     graph_attr_def attrs[GRAPH_MAX_ATTRS];
     graph_infer_fn infer;      /* NULL: Const and Placeholder, which have no inputs */
     graph_run_fn run;          /* NULL: Const, Placeholder, Identity (sessions alias it) */
-    graph_grad_fn gradient;    /* NULL: none yet */
     /* GRAPH_KIND_MUTATES (and ReadVariableOp): how many leading inputs are variables; the
        checks that run before any variable changes (every dtype, shape and index `run` will
        see); and the scratch `run` asks of its allocator (NULL: none; a kind whose op can do
@@ -170,7 +169,7 @@ int graph_attr_value_ok(const graph_attr_def *a, int64_t v, char *msg, size_t ca
 
 /* The descriptors, graph_kind_<name> for each line of kinds.def (defined in index_kinds.c,
  * sparse_kinds.c, math_kinds.c, shape_kinds.c, array_kinds.c, state_kinds.c). */
-#define NDX_KIND(kind, name) extern const graph_kind_desc graph_kind_##name;
+#define NDX_KIND(kind, name, gradient) extern const graph_kind_desc graph_kind_##name;
 #include "kinds.def"
 
 #endif /* NDX_GRAPH_KIND_H */

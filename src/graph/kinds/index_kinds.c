@@ -6,7 +6,6 @@
 #include <stdlib.h>
 
 #include "gather_nd_plan.h"
-#include "grad_util.h"
 #include "graph_internal.h"
 #include "index.h"
 #include "partition_plan.h"
@@ -72,7 +71,7 @@ const graph_kind_desc graph_kind_gather_nd = {
     .attrs = {{"batch_dims", GRAPH_ATTR_INT, offsetof(graph_attrs, batch_dims), 0, 0, NDX_MAX_RANK,
                0, NULL},
               BAD_INDICES("zero")},
-    .infer = infer_gather_nd, .run = run_gather_nd, .gradient = grad_gather_nd};
+    .infer = infer_gather_nd, .run = run_gather_nd};
 
 /* ---- scatter_nd --------------------------------------------------------------------------- */
 
@@ -130,7 +129,7 @@ static const char *const scatter_inputs[] = {"indices", "updates", "shape"};
 const graph_kind_desc graph_kind_scatter_nd = {
     .kind = GRAPH_SCATTER_ND, .type = "ScatterNd", .min_inputs = 3, .max_inputs = 3,
     .inputs = scatter_inputs, .outputs = 1, .num_attrs = 1, .attrs = {BAD_INDICES("skip")},
-    .infer = infer_scatter_nd, .run = run_scatter_nd, .gradient = grad_scatter_nd};
+    .infer = infer_scatter_nd, .run = run_scatter_nd};
 
 /* ---- tensor_scatter_nd_* ------------------------------------------------------------------ */
 
@@ -155,8 +154,7 @@ static const char *const tensor_scatter_inputs[] = {"tensor", "indices", "update
     {.kind = KIND, .type = TYPE, .variant = OP, .min_inputs = 3, .max_inputs = 3,               \
      .inputs = tensor_scatter_inputs, .outputs = 1, .flags = GRAPH_KIND_IN_PLACE,               \
      .width_first = 0, .width_step = 2, .num_attrs = 1, .attrs = {BAD_INDICES("skip")},         \
-     .infer = infer_tensor_scatter, .run = run_tensor_scatter,        \
-     .gradient = grad_tensor_scatter}
+     .infer = infer_tensor_scatter, .run = run_tensor_scatter}
 const graph_kind_desc graph_kind_tensor_scatter_update =
     TENSOR_SCATTER(GRAPH_TENSOR_SCATTER_UPDATE, "TensorScatterUpdate", NDX_SCATTER_UPDATE);
 const graph_kind_desc graph_kind_tensor_scatter_add =
@@ -202,7 +200,7 @@ static const char *const stitch_inputs[] = {"indices", "data"};
 #define STITCH(KIND, TYPE, PARALLEL)                                                            \
     {.kind = KIND, .type = TYPE, .variant = PARALLEL, .group = 2, .inputs = stitch_inputs,      \
      .count_name = "n", .outputs = 1, .width_first = -1, .width_step = 1, .infer = infer_stitch, \
-     .run = run_stitch, .gradient = grad_stitch}
+     .run = run_stitch}
 const graph_kind_desc graph_kind_stitch = STITCH(GRAPH_STITCH, "DynamicStitch", 0);
 const graph_kind_desc graph_kind_parallel_stitch =
     STITCH(GRAPH_PARALLEL_STITCH, "ParallelDynamicStitch", 1);
@@ -239,4 +237,4 @@ const graph_kind_desc graph_kind_partition = {
     .num_attrs = 1,
     .attrs = {{"num_partitions", GRAPH_ATTR_INT, offsetof(graph_attrs, count), 0, 1,
                NDX_GRAPH_MAX_ARITY, GRAPH_ATTR_REQUIRED | GRAPH_ATTR_ALWAYS, NULL}},
-    .infer = infer_partition, .run = run_partition, .gradient = grad_partition};
+    .infer = infer_partition, .run = run_partition};

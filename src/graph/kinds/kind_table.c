@@ -7,7 +7,7 @@
 #include "graph_kind.h"
 
 static const graph_kind_desc *const kinds[] = {
-#define NDX_KIND(kind, name) [kind] = &graph_kind_##name,
+#define NDX_KIND(kind, name, gradient) [kind] = &graph_kind_##name,
 #include "kinds.def"
 };
 static_assert(sizeof kinds / sizeof kinds[0] == GRAPH_KIND_COUNT,

@@ -1,7 +1,6 @@
 /* math_kinds.c — the kinds that are not ndx's index or sparse ops: Const and Placeholder
  * (no inputs; builders and sessions treat them themselves), Identity, and the glue ops of
  * dense_ops.h. */
-#include "grad_util.h"
 #include "graph_internal.h"
 
 const graph_kind_desc graph_kind_const = {
@@ -25,7 +24,7 @@ static ndx_status infer_identity(const graph_node *n, const ndx_spec *in,
 
 const graph_kind_desc graph_kind_identity = {
     .kind = GRAPH_IDENTITY, .type = "Identity", .min_inputs = 1, .max_inputs = 1,
-    .inputs = x_input, .outputs = 1, .infer = infer_identity, .gradient = grad_identity};
+    .inputs = x_input, .outputs = 1, .infer = infer_identity};
 
 /* ---- the binary ops ----------------------------------------------------------------------- */
 
@@ -43,8 +42,7 @@ static ndx_status run_binary(const graph_node *n, const ndx_tensor *in, const nd
 static const char *const xy_inputs[] = {"x", "y"};
 #define BINARY(KIND, TYPE, OP)                                                                  \
     {.kind = KIND, .type = TYPE, .variant = OP, .min_inputs = 2, .max_inputs = 2,               \
-     .inputs = xy_inputs, .outputs = 1, .infer = infer_binary, .run = run_binary,              \
-     .gradient = grad_binary}
+     .inputs = xy_inputs, .outputs = 1, .infer = infer_binary, .run = run_binary}
 const graph_kind_desc graph_kind_add = BINARY(GRAPH_ADD, "AddV2", NDX_BINARY_ADD);
 const graph_kind_desc graph_kind_sub = BINARY(GRAPH_SUB, "Sub", NDX_BINARY_SUB);
 const graph_kind_desc graph_kind_mul = BINARY(GRAPH_MUL, "Mul", NDX_BINARY_MUL);
@@ -83,22 +81,21 @@ static ndx_status run_unary(const graph_node *n, const ndx_tensor *in, const ndx
     return ndx_unary((ndx_unary_op)graph_variant(n), &in[0], opt, out, err);
 }
 
-#define UNARY(KIND, TYPE, OP, FLAGS, GRAD)                                                      \
+#define UNARY(KIND, TYPE, OP, FLAGS)                                                            \
     {.kind = KIND, .type = TYPE, .variant = OP, .min_inputs = 1, .max_inputs = 1,               \
-     .inputs = x_input, .outputs = 1, .flags = FLAGS, .infer = infer_unary, .run = run_unary, \
-     .gradient = GRAD}
-const graph_kind_desc graph_kind_neg = UNARY(GRAPH_NEG, "Neg", NDX_UNARY_NEG, 0, grad_neg);
+     .inputs = x_input, .outputs = 1, .flags = FLAGS, .infer = infer_unary, .run = run_unary}
+const graph_kind_desc graph_kind_neg = UNARY(GRAPH_NEG, "Neg", NDX_UNARY_NEG, 0);
 /* zeros_like and ones_like read only x's dtype and shape: they fold once the shape is known. */
 const graph_kind_desc graph_kind_zeros_like =
-    UNARY(GRAPH_ZEROS_LIKE, "ZerosLike", NDX_UNARY_ZEROS_LIKE, GRAPH_KIND_SHAPE_ONLY, grad_none);
+    UNARY(GRAPH_ZEROS_LIKE, "ZerosLike", NDX_UNARY_ZEROS_LIKE, GRAPH_KIND_SHAPE_ONLY);
 const graph_kind_desc graph_kind_ones_like =
-    UNARY(GRAPH_ONES_LIKE, "OnesLike", NDX_UNARY_ONES_LIKE, GRAPH_KIND_SHAPE_ONLY, grad_none);
+    UNARY(GRAPH_ONES_LIKE, "OnesLike", NDX_UNARY_ONES_LIKE, GRAPH_KIND_SHAPE_ONLY);
 const graph_kind_desc graph_kind_logical_not =
-    UNARY(GRAPH_LOGICAL_NOT, "LogicalNot", NDX_UNARY_LOGICAL_NOT, 0, grad_none);
-const graph_kind_desc graph_kind_abs = UNARY(GRAPH_ABS, "Abs", NDX_UNARY_ABS, 0, grad_unary);
+    UNARY(GRAPH_LOGICAL_NOT, "LogicalNot", NDX_UNARY_LOGICAL_NOT, 0);
+const graph_kind_desc graph_kind_abs = UNARY(GRAPH_ABS, "Abs", NDX_UNARY_ABS, 0);
 const graph_kind_desc graph_kind_square =
-    UNARY(GRAPH_SQUARE, "Square", NDX_UNARY_SQUARE, 0, grad_unary);
-const graph_kind_desc graph_kind_sqrt = UNARY(GRAPH_SQRT, "Sqrt", NDX_UNARY_SQRT, 0, grad_unary);
+    UNARY(GRAPH_SQUARE, "Square", NDX_UNARY_SQUARE, 0);
+const graph_kind_desc graph_kind_sqrt = UNARY(GRAPH_SQRT, "Sqrt", NDX_UNARY_SQRT, 0);
 
 /* ---- cast, range, size, shape ------------------------------------------------------------- */
 
@@ -118,7 +115,7 @@ const graph_kind_desc graph_kind_cast = {
     .outputs = 1, .num_attrs = 1,
     .attrs = {{"to", GRAPH_ATTR_DTYPE, offsetof(graph_attrs, dtype), 0, 0, 0,
                GRAPH_ATTR_REQUIRED | GRAPH_ATTR_ALWAYS, NULL}},
-    .infer = infer_cast, .run = run_cast, .gradient = grad_cast};
+    .infer = infer_cast, .run = run_cast};
 
 static ndx_status infer_range(const graph_node *n, const ndx_spec *in,
                               const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
@@ -136,8 +133,7 @@ static ndx_status run_range(const graph_node *n, const ndx_tensor *in, const ndx
 static const char *const range_inputs[] = {"start", "limit", "delta"};
 const graph_kind_desc graph_kind_range = {
     .kind = GRAPH_RANGE, .type = "Range", .min_inputs = 3, .max_inputs = 3,
-    .inputs = range_inputs, .outputs = 1, .infer = infer_range, .run = run_range,
-    .gradient = grad_none};
+    .inputs = range_inputs, .outputs = 1, .infer = infer_range, .run = run_range};
 
 static ndx_status infer_size(const graph_node *n, const ndx_spec *in,
                              const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
@@ -168,11 +164,11 @@ static ndx_status run_shape(const graph_node *n, const ndx_tensor *in, const ndx
 const graph_kind_desc graph_kind_size = {
     .kind = GRAPH_SIZE, .type = "Size", .min_inputs = 1, .max_inputs = 1, .inputs = x_input,
     .outputs = 1, .flags = GRAPH_KIND_SHAPE_ONLY, .num_attrs = 1, .attrs = {OUT_TYPE},
-    .infer = infer_size, .run = run_size, .gradient = grad_none};
+    .infer = infer_size, .run = run_size};
 const graph_kind_desc graph_kind_shape = {
     .kind = GRAPH_SHAPE, .type = "Shape", .min_inputs = 1, .max_inputs = 1, .inputs = x_input,
     .outputs = 1, .flags = GRAPH_KIND_SHAPE_ONLY, .num_attrs = 1, .attrs = {OUT_TYPE},
-    .infer = infer_shape, .run = run_shape, .gradient = grad_none};
+    .infer = infer_shape, .run = run_shape};
 
 /* ---- broadcast_gradient_args -------------------------------------------------------------- */
 
@@ -194,4 +190,4 @@ static const char *const bcast_args_inputs[] = {"s0", "s1"};
 const graph_kind_desc graph_kind_broadcast_gradient_args = {
     .kind = GRAPH_BROADCAST_GRADIENT_ARGS, .type = "BroadcastGradientArgs", .min_inputs = 2,
     .max_inputs = 2, .inputs = bcast_args_inputs, .outputs = 2, .infer = infer_bcast_args,
-    .run = run_bcast_args, .gradient = grad_none};
+    .run = run_bcast_args};

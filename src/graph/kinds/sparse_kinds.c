@@ -3,7 +3,6 @@
  * values, dense_shape. */
 #include <stdlib.h>
 
-#include "grad_util.h"
 #include "graph_internal.h"
 
 static const char *const sparse_parts[] = {"indices", "values", "dense_shape", "default_value"};
@@ -79,7 +78,7 @@ const graph_kind_desc graph_kind_sparse_concat = {
                GRAPH_ATTR_REQUIRED | GRAPH_ATTR_ALWAYS, NULL},
               {"expand_nonconcat_dim", GRAPH_ATTR_BOOL, offsetof(graph_attrs, expand), 0, 0, 1, 0,
                NULL}},
-    .infer = infer_sparse_concat, .run = run_sparse_concat, .gradient = grad_sparse_permuted};
+    .infer = infer_sparse_concat, .run = run_sparse_concat};
 
 /* ---- sparse_reorder ----------------------------------------------------------------------- */
 
@@ -106,7 +105,7 @@ static ndx_status run_sparse_reorder(const graph_node *n, const ndx_tensor *in,
 const graph_kind_desc graph_kind_sparse_reorder = {
     .kind = GRAPH_SPARSE_REORDER, .type = "SparseReorder", .min_inputs = 3, .max_inputs = 3,
     .inputs = sparse_parts, .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
-    .infer = infer_sparse_reorder, .run = run_sparse_reorder, .gradient = grad_sparse_permuted};
+    .infer = infer_sparse_reorder, .run = run_sparse_reorder};
 
 /* ---- sparse_to_dense ---------------------------------------------------------------------- */
 
@@ -154,8 +153,7 @@ static ndx_status run_sparse_to_dense(const graph_node *n, const ndx_tensor *in,
 const graph_kind_desc graph_kind_sparse_to_dense = {
     .kind = GRAPH_SPARSE_TO_DENSE, .type = "SparseToDense", .min_inputs = 3, .max_inputs = 4,
     .inputs = sparse_parts, .outputs = 1, .width_first = 1, .width_step = 2,
-    .infer = infer_sparse_to_dense, .run = run_sparse_to_dense,
-    .gradient = grad_sparse_to_dense};
+    .infer = infer_sparse_to_dense, .run = run_sparse_to_dense};
 
 /* ---- dense_to_sparse ---------------------------------------------------------------------- */
 
@@ -183,5 +181,4 @@ static const char *const dense_inputs[] = {"x"};
 const graph_kind_desc graph_kind_dense_to_sparse = {
     .kind = GRAPH_DENSE_TO_SPARSE, .type = "DenseToSparse", .min_inputs = 1, .max_inputs = 1,
     .inputs = dense_inputs, .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
-    .infer = infer_dense_to_sparse, .run = run_dense_to_sparse,
-    .gradient = grad_dense_to_sparse};
+    .infer = infer_dense_to_sparse, .run = run_dense_to_sparse};

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 
 #include "graph_internal.h"
-#include "grad_util.h"
 #include "index.h"
 #include "string_width.h"
 #include "sparse_apply.h"
@@ -357,4 +356,4 @@ static const char *const read_variable_inputs[] = {"var"};
 const graph_kind_desc graph_kind_read_variable = {
     .kind = GRAPH_READ_VARIABLE, .type = "ReadVariableOp", .min_inputs = 1, .max_inputs = 1,
     .inputs = read_variable_inputs, .outputs = 1, .flags = GRAPH_KIND_STATEFUL,
-    .infer = infer_read_variable, .gradient = grad_identity, .vars = 1};
+    .infer = infer_read_variable, .vars = 1};

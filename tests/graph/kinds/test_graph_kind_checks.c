@@ -18,7 +18,7 @@ static void the_list_is_the_table(void **state) {
         const graph_kind_desc *desc;
         const char *name;
     } listed[] = {
-#define NDX_KIND(kind, name) {kind, &graph_kind_##name, #name},
+#define NDX_KIND(kind, name, gradient) {kind, &graph_kind_##name, #name},
 #include "kinds.def"
     };
     assert_int_equal(sizeof listed / sizeof listed[0], GRAPH_KIND_COUNT);
