@@ -98,6 +98,14 @@ def test_dynamic_partition_several_outputs():
             for k in range(3):
                 check_same(f.load(f"op.{k}.npy"), want[k], f"partition {dtype} {k}")
                 same_file(f.path(f"op.{k}.npy"), f.path(f"cmd.{k}.npy"), f"partition {k}")
+        # an id out of range: the op's message, and no part file changes
+        before = [read_bytes(f.path(f"op.{k}.npy")) for k in range(3)]
+        bad = f.save("bad.npy", np.array([0, 1, 3, 0, 0, 1, 2], np.int32))
+        p = run("op", "DynamicPartition", d, bad, "num_partitions=3", "-o", f.path("op"),
+                expect=1)
+        check("dynamic_partition" in error_of(p), error_of(p))
+        check([read_bytes(f.path(f"op.{k}.npy")) for k in range(3)] == before,
+              "a failed DynamicPartition changed a part file")
 
 
 def test_sparse_concat_from_sparse_files():
@@ -123,6 +131,42 @@ def test_sparse_concat_from_sparse_files():
                    f"{pa}:dense_shape", f"{pb}:dense_shape"]
         run("op", "SparseConcat", *members, "axis=1", "-o", f.path("members.npz"))
         same_file(f.path("members.npz"), f.path("cmd.npz"), "SparseConcat from members")
+
+
+def test_dynamic_stitch_takes_every_indices_then_every_data():
+    rng = np.random.default_rng(10)
+    with Folder() as f:
+        perm = rng.permutation(6)
+        i0, i1 = perm[:2].astype(np.int32), perm[2:].astype(np.int32)
+        d0, d1 = random_array(rng, "float32", (2, 3)), random_array(rng, "float32", (4, 3))
+        files = [f.save(n, a) for n, a in [("i0.npy", i0), ("i1.npy", i1), ("d0.npy", d0),
+                                              ("d1.npy", d1)]]
+        run("op", "DynamicStitch", *files, "-o", f.path("op.npy"))
+        run("dynamic_stitch", "-o", f.path("cmd.npy"), files[0], files[2], files[1], files[3])
+        same_file(f.path("op.npy"), f.path("cmd.npy"), "DynamicStitch")
+        want = np.zeros((6, 3), np.float32)
+        want[i0], want[i1] = d0, d1
+        check_same(f.load("op.npy"), want, "DynamicStitch")
+
+
+def test_sparse_file_is_three_inputs():
+    with Folder() as f:
+        indices, values = np.array([[1, 0], [0, 2]]), np.array([7, 8], np.int32)
+        sp = f.savez("sp.npz", indices=indices, values=values, dense_shape=np.array([2, 3]))
+        run("op", "SparseReorder", sp, "-o", f.path("op.npz"))
+        run("sparse_reorder", sp, "-o", f.path("cmd.npz"))
+        same_file(f.path("op.npz"), f.path("cmd.npz"), "SparseReorder")
+        default = f.save("default.npy", np.array(-1, np.int32))
+        run("op", "SparseToDense", sp, default, "-o", f.path("dense.npy"))
+        want = np.full((2, 3), -1, np.int32)
+        want[1, 0], want[0, 2] = 7, 8
+        check_same(f.load("dense.npy"), want, "SparseToDense with a default")
+        run("op", "SparseToDense", sp, "-o", f.path("dense0.npy"))
+        run("sparse_to_dense", sp, "-o", f.path("cmd0.npy"))
+        same_file(f.path("dense0.npy"), f.path("cmd0.npy"), "SparseToDense")
+        # SparseConcat takes whole sparse files, not a mixture
+        p = run("op", "SparseConcat", sp, default, "axis=0", "-o", f.path("bad.npz"), expect=1)
+        check("SparseConcat takes sparse tensors only" in error_of(p), error_of(p))
 
 
 def test_attribute_kinds_dtype_bool_axes():
