@@ -28,9 +28,11 @@ static int index_named(const char *name) {
 /* The name input i of n has (the registry's rule). */
 static const char *input_name(const ndx_kind *k, int n, int i) {
     if (!k->group) return k->input_names[i < k->num_input_names ? i : 0];
-    int per = (n - k->trailing) / k->group;
-    if (i >= k->group * per) return k->input_names[k->group + (i - k->group * per)];
-    return k->input_names[i / per];
+    /* (a count the kind refuses still gets a name: the last of its runs) */
+    int per = (n - k->trailing) / k->group > 0 ? (n - k->trailing) / k->group : 1;
+    int after = i - k->group * per;
+    if (k->trailing && after >= 0) return k->input_names[k->group + (after < k->trailing ? after : 0)];
+    return k->input_names[i / per < k->group ? i / per : k->group - 1];
 }
 
 /* Builds a node of kind k with n placeholder inputs (of unknown shape) and the attributes
