@@ -13,7 +13,8 @@
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), and ndx_op_by_type, one
- *      generic builder for language bindings (any node by its type name and attributes).
+ *      generic builder for language bindings (any node by its type name and attributes), with
+ *      the registry of kinds that describes what each type takes (ndx_kind_info).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *   6. Saved graphs: the text form.
