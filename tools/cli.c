@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,7 +117,23 @@ int cli_save_sparse(const char *path, const ndx_sparse_tensor *sp, ndx_string_ki
     return 0;
 }
 
+/* Every output is open at once until all are written: make sure the descriptors are there. */
+static int ensure_open_files(int n) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
+    rlim_t need = (rlim_t)n + 32;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) return 0;
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+    }
+    return 1;
+}
+
 int cli_save_outputs(const char *op, int n, const cli_output *outs, ndx_string_kind kind) {
+    if (!ensure_open_files(n))
+        return cli_error("%s%s%d output files cannot be open at once under this process's limit "
+                         "on open files (ulimit -n)", op ? op : "", op ? ": " : "", n);
     ndx_file_out *files = calloc(n > 0 ? (size_t)n : 1, sizeof *files);
     if (!files) return cli_error("cannot allocate the list of %d outputs", n);
     ndx_error err = {0};

@@ -92,8 +92,9 @@ typedef struct cli_output {
 } cli_output;
 
 /* Writes every output to a temporary file, flushed to disk, and renames them into place only
- * when all are complete: a failure leaves every existing file as it was. `op` (or NULL) starts
- * the message about a folder in the way. 0, or CLI_FAILED. */
+ * when all are complete: a failure leaves every existing file as it was. It raises the soft
+ * limit on open files when n needs it. `op` (or NULL) starts the messages about a folder in the
+ * way and about that limit. 0, or CLI_FAILED. */
 int cli_save_outputs(const char *op, int n, const cli_output *outs, ndx_string_kind kind);
 
 /* A string input that cli_unify_strings may widen: it points `t` at a NUL-padded copy. */

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -107,19 +106,6 @@ done:
     return rc;
 }
 
-/* Every part is open at once until all are written: make sure the descriptors are there. */
-static int ensure_open_files(int parts) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
-    rlim_t need = (rlim_t)parts + 32;
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) return 0;
-        rl.rlim_cur = need;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
-    }
-    return 1;
-}
-
 /* Writes every part, all or nothing (cli_save_outputs): a failure (a full disk, say) leaves
  * every existing PREFIX.p.npy as it was. */
 static int write_parts(const char *prefix, int parts, const ndx_tensor *outs,
@@ -130,10 +116,6 @@ static int write_parts(const char *prefix, int parts, const ndx_tensor *outs,
     int rc;
     if (!files || !paths) {
         rc = cli_error("dynamic_partition: cannot allocate the list of %d outputs", parts);
-    } else if (!ensure_open_files(parts)) {
-        rc = cli_error("dynamic_partition: %d output files cannot be open at once under this "
-                       "process's limit on open files (ulimit -n)",
-                       parts);
     } else {
         for (int p = 0; p < parts; p++) {
             char *path = paths + (size_t)p * path_cap;

@@ -108,6 +108,25 @@ def test_dynamic_partition_several_outputs():
               "a failed DynamicPartition changed a part file")
 
 
+def test_more_outputs_than_the_soft_limit_on_open_files():
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 400:
+        return  # no room above the soft limit to test
+
+    def low_soft_limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+
+    with Folder() as f:
+        data = np.arange(200, dtype=np.int64)
+        parts = (np.arange(200) % 150).astype(np.int32)
+        run("op", "DynamicPartition", f.save("d.npy", data), f.save("p.npy", parts),
+            "num_partitions=150", "-o", f.path("part"), preexec_fn=low_soft_limit)
+        want = ref_dynamic_partition(data, parts, 150)
+        for k in (0, 49, 149):
+            check_same(f.load(f"part.{k}.npy"), want[k], f"part {k}")
+
+
 def test_sparse_concat_from_sparse_files():
     with Folder() as f:
         a = (np.array([[0, 2], [1, 0], [1, 1]]), np.array([1.5, 2.5, 3.5]), np.array([2, 3]))
