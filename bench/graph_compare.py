@@ -1,9 +1,10 @@
 """graph_compare.py — the graph layer's per-run cost, in one run: `ndx bench N3 N20` (a warm
 session against the same ops called directly from C) beside the same two programs written with
-NumPy, the way a Python user would (seed 003's program on 6 elements; a chain of 20 row gathers
-on an [8, 4] array). NumPy's results are checked against seed 003's documented answer and a
-plain loop. Then saved graphs: `ndx bench L10K` (reading a 10,000-node graph) and the wall time
-of a whole `ndx run` of examples/graphs/replace_minus_one.txt (process start, load, run, write).
+NumPy, the way a Python user would (the replace -1 entries program on 6 elements; a chain of 20
+row gathers on an [8, 4] array). NumPy's results are checked against the program's documented
+answer and a plain loop. Then saved graphs: `ndx bench L10K` (reading a 10,000-node graph) and
+the wall time of a whole `ndx run` of examples/graphs/replace_minus_one.txt (process start, load,
+run, write).
 
     /usr/bin/python3 bench/graph_compare.py [--ndx build/ndx] [--repeat 7]
 """
@@ -17,11 +18,11 @@ import time
 
 import numpy as np
 
-SEED_X = np.array([0.1, -1.0, 5.2, 4.3, -1.0, 7.4], dtype=np.float32)
+N3_X = np.array([0.1, -1.0, 5.2, 4.3, -1.0, 7.4], dtype=np.float32)
 CHAIN_INDEX = np.arange(7, -1, -1)
 
 
-def seed003_numpy(x):
+def replace_minus_one_numpy(x):
     """tf.dynamic_partition / tf.dynamic_stitch written with NumPy."""
     mask = (x != np.float32(-1.0)).astype(np.int32)
     parts = [x[mask == p] for p in range(2)]
@@ -59,8 +60,8 @@ def main():
     args = ap.parse_args()
 
     want = np.array([1.1, -1.0, 6.2, 5.3, -1.0, 8.4], dtype=np.float32)
-    if not np.allclose(seed003_numpy(SEED_X), want):
-        sys.exit("graph_compare: NumPy's seed 003 program gives the wrong answer")
+    if not np.allclose(replace_minus_one_numpy(N3_X), want):
+        sys.exit("graph_compare: NumPy's replace -1 entries program gives the wrong answer")
     params = np.arange(32, dtype=np.float32).reshape(8, 4)
     if not np.array_equal(chain_numpy(params), params):  # 20 reversals are the identity
         sys.exit("graph_compare: NumPy's chain gives the wrong answer")
@@ -73,13 +74,13 @@ def main():
     for line in proc.stdout.splitlines():
         fields = dict(f.split("=") for f in line.split()[1:])
         ndx[line.split()[0]] = fields
-    numpy_us = {"N3": per_call_us(seed003_numpy, SEED_X, args.repeat),
+    numpy_us = {"N3": per_call_us(replace_minus_one_numpy, N3_X, args.repeat),
                 "N20": per_call_us(chain_numpy, params, args.repeat)}
 
     print("| program | nodes | ndx graph, warm session (us) | ndx direct calls (us) | "
           "overhead per node (us) | NumPy (us) | NumPy / ndx graph |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    names = {"N3": "seed 003 on 6 elements", "N20": "chain of 20 gather_nd, [8, 4]"}
+    names = {"N3": "replace -1 entries on 6 elements", "N20": "chain of 20 gather_nd, [8, 4]"}
     for key in ("N3", "N20"):
         f = ndx[key]
         g = float(f["graph_us"])
@@ -97,7 +98,7 @@ def saved_graphs(ndx, repeat):
     graph = os.path.join(root, "examples", "graphs", "replace_minus_one.txt")
     with tempfile.TemporaryDirectory() as d:
         x, y = os.path.join(d, "x.npy"), os.path.join(d, "y.npy")
-        np.save(x, SEED_X)
+        np.save(x, N3_X)
         cmd = [ndx, "run", graph, "--feed", "x=" + x, "--fetch", "y=" + y, "--threads", "1"]
         info = [ndx, "info", x]
         run_ms, info_ms = [], []
@@ -114,7 +115,7 @@ def saved_graphs(ndx, repeat):
     print(f"| read a 10,000-node graph (`ndx bench L10K`, {int(load['text_bytes']) // 1024} KiB "
           f"of text) | {float(load['load_s']) * 1e3:.1f} ms ({float(load['us_per_node']):.2f} "
           f"us per node) |")
-    print(f"| `ndx run` of seed 003, whole process (start, load, run, write y.npy) | "
+    print(f"| `ndx run` of replace_minus_one.txt, whole process (start, load, run, write y.npy) | "
           f"{statistics.median(run_ms):.2f} ms |")
     print(f"| `ndx info` of one .npy, whole process, for scale | "
           f"{statistics.median(info_ms):.2f} ms |")

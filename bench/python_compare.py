@@ -1,6 +1,7 @@
 """bench/python_compare.py — what calling ndx from Python costs on tiny inputs: per call, the
 module (`import ndx`) against the same call from C (bench/tiny_calls.c), NumPy's fastest
-equivalent and PyTorch's, on a 4-element gather_nd, a 4-row scatter-add and seed 003's stitch.
+equivalent and PyTorch's, on a 4-element gather_nd, a 4-row scatter-add and the
+replace -1 entries program's stitch.
 
     python3 bench/python_compare.py --tiny-calls PATH [--iterations N]
 
@@ -56,8 +57,8 @@ def cases():
                   ("tuple indexing", lambda: params[tuple(gather_rows.T)])], []),
         scatter_add4=(lambda: ndx.tensor_scatter_nd_add(tensor, scatter_rows, updates),
                       [("copy + np.add.at", np_scatter_add)], []),
-        stitch_seed003=(lambda: ndx.dynamic_stitch([i0, i1], [d0, d1]),
-                        [("empty + fancy assignment", np_stitch)], []),
+        stitch_replace_minus_one=(lambda: ndx.dynamic_stitch([i0, i1], [d0, d1]),
+                                  [("empty + fancy assignment", np_stitch)], []),
     )
     try:
         import torch
@@ -74,7 +75,7 @@ def cases():
             return o
         out["gather4"][2].append(("index_select", lambda: torch.index_select(tp, 0, tr[:, 0])))
         out["scatter_add4"][2].append(("index_add", lambda: tt.index_add(0, ts, tu)))
-        out["stitch_seed003"][2].append(("empty + index_put_", torch_stitch))
+        out["stitch_replace_minus_one"][2].append(("empty + index_put_", torch_stitch))
     except ImportError:
         pass
     for name, (call, np_recipes, torch_recipes) in out.items():  # all agree before timing

@@ -6,8 +6,8 @@
 Prints, per case, the best of several interleaved rounds (microseconds per call) and ratios:
   * the eager dispatch check: ndx.gather_nd on 4 elements against the same wrapper without the
     check, the private C function it wraps (_ndx._gather_nd) and NumPy's fancy indexing;
-  * seed 003 as one @ndx.function call against the same ops called eagerly one by one and a
-    NumPy version, at 6 and 1,000,000 elements."""
+  * the replace -1 entries program as one @ndx.function call against the same ops called
+    eagerly one by one and a NumPy version, at 6 and 1,000,000 elements."""
 import timeit
 
 import numpy as np
@@ -21,7 +21,7 @@ def best(fn, number, rounds=7):
 
 
 @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
-def seed003(x):
+def replace_minus_one(x):
     mask = ndx.cast(ndx.not_equal(x, -1.0), ndx.int32)
     data = ndx.dynamic_partition(x, mask, 2)
     data[1] = data[1] + 1.0
@@ -29,7 +29,7 @@ def seed003(x):
     return ndx.dynamic_stitch(where, data)
 
 
-def seed003_eager(x):
+def replace_minus_one_eager(x):
     mask = (x != -1.0).astype(np.int32)
     data = ndx.dynamic_partition(x, mask, 2)
     data[1] = data[1] + np.float32(1.0)
@@ -43,7 +43,7 @@ def gather_nd_without_check(params, indices, batch_dims=0, name=None, *, bad_ind
     return _ndx._gather_nd(params, indices, batch_dims, bad_indices, threads, max_memory)
 
 
-def seed003_numpy(x):
+def replace_minus_one_numpy(x):
     return np.where(x != -1.0, x + np.float32(1.0), x)
 
 
@@ -67,16 +67,17 @@ def main():
     for n in (6, 1_000_000):
         rng = np.random.default_rng(0)
         x = np.where(rng.random(n) < 0.3, -1, rng.normal(size=n)).astype(np.float32)
-        assert np.array_equal(seed003(x), seed003_numpy(x))
+        assert np.array_equal(replace_minus_one(x), replace_minus_one_numpy(x))
         number = 2000 if n < 100 else 10
         rows = {}
         for _ in range(3):
-            for name, fn in (("ndx.function (one graph call)", lambda: seed003(x)),
-                             ("ndx eager, op by op", lambda: seed003_eager(x)),
-                             ("numpy np.where", lambda: seed003_numpy(x))):
+            for name, fn in (("ndx.function (one graph call)", lambda: replace_minus_one(x)),
+                             ("ndx eager, op by op", lambda: replace_minus_one_eager(x)),
+                             ("numpy np.where", lambda: replace_minus_one_numpy(x))):
                 rows[name] = min(rows.get(name, 1e9), best(fn, number, 3))
         base = rows["ndx.function (one graph call)"]
-        print(f"seed 003 at {n} elements (us per call; ratio to ndx.function)")
+        print(f"the replace -1 entries program at {n} elements "
+              "(us per call; ratio to ndx.function)")
         for name, us in rows.items():
             print(f"  {name:32s} {us:10.1f} us  x{us / base:.2f}")
 
@@ -85,9 +86,10 @@ def main():
 # ---- against the C session, NumPy at 1,000 elements, and the training step (part 2) ----------
 # Two more reports, each timed in the same run as the C figure it is compared with (the ndx
 # command's `ndx bench N3` and `ndx bench T1 T2`, run as subprocesses: NDX_BIN, else build/ndx):
-#   * seed 003 traced (one ndx.function call) at 6 and 1,000 elements against eager calls,
-#     NumPy and, at 6 elements, the C session's run of the same graph (N3's graph_us): the goal
-#     is a per-call overhead under 1 us above the C session, and faster than NumPy at 1,000;
+#   * the replace -1 entries program traced (one ndx.function call) at 6 and 1,000 elements
+#     against eager calls, NumPy and, at 6 elements, the C session's run of the same graph
+#     (N3's graph_us): the goal is a per-call overhead under 1 us above the C session, and
+#     faster than NumPy at 1,000;
 #   * examples/train_embedding.c's step at the bench size ([1,000,000, 64] float32 tables,
 #     batches of 65,536; T1 sparse SGD, T2 sparse Adagrad) as an @ndx.function with
 #     ndx.Variable, GradientTape and ndx.optimizers, against the C session's step (median of
@@ -124,12 +126,12 @@ def median_us(fn, number, batches=200):
     return float(np.median(timeit.repeat(fn, number=number, repeat=batches))) / number * 1e6
 
 
-def seed003_vs_c(threads):
+def replace_minus_one_vs_c(threads):
     rows = {}
     x6 = np.array([0.1, -1.0, 5.2, 4.3, -1.0, 7.4], np.float32)  # (N3's input)
     rng = np.random.default_rng(0)
     x1k = np.where(rng.random(1000) < 0.3, -1, rng.normal(size=1000)).astype(np.float32)
-    f = ndx.function(seed003.python_function, threads=threads,
+    f = ndx.function(replace_minus_one.python_function, threads=threads,
                      input_signature=[ndx.TensorSpec([None], ndx.float32)])
     for _ in range(5):  # interleaved rounds: the machine is shared
         c = _c_bench(["N3"], threads, 200)["N3"]["graph_us"]
@@ -137,13 +139,14 @@ def seed003_vs_c(threads):
                                                                 1e9), c)
         for n, x in ((6, x6), (1000, x1k)):
             for name, fn in (("ndx.function", lambda: f(x)),
-                             ("ndx eager, op by op", lambda: seed003_eager(x)),
-                             ("numpy np.where", lambda: seed003_numpy(x))):
+                             ("ndx eager, op by op", lambda: replace_minus_one_eager(x)),
+                             ("numpy np.where", lambda: replace_minus_one_numpy(x))):
                 key = f"{name}, {n}"
                 rows[key] = min(rows.get(key, 1e9), median_us(fn, 2000 if n < 100 else 200))
     c = rows["C session run (ndx bench N3), 6"]
-    print(f"seed 003 traced against the C session and NumPy (us per call: the best of 5 "
-          f"interleaved rounds of the median of 200 batches; threads={threads or 'all'})")
+    print(f"the replace -1 entries program traced against the C session and NumPy (us per call: "
+          f"the best of 5 interleaved rounds of the median of 200 batches; "
+          f"threads={threads or 'all'})")
     for n in (6, 1000):
         base = rows[f"ndx.function, {n}"]
         for key, us in rows.items():
@@ -228,7 +231,7 @@ def train_step_vs_c(threads, steps, rounds=5):
 def vs_c(argv):
     threads = int(argv[argv.index("--threads") + 1]) if "--threads" in argv else None
     steps = int(argv[argv.index("--steps") + 1]) if "--steps" in argv else 20
-    seed003_vs_c(threads)
+    replace_minus_one_vs_c(threads)
     train_step_vs_c(threads, steps)
 
 

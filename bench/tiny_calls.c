@@ -4,8 +4,9 @@
  * caller's output buffer instead (no allocation at all).
  *
  *   tiny_calls [ITERATIONS [CASE]]   prints "<case> <median ns per call>" for gather4,
- *                                    scatter_add4, stitch_seed003 and their _into variants (only
- *                                    CASE when given: one case at a time under a profiler) */
+ *                                    scatter_add4, stitch_replace_minus_one and their _into
+ *                                    variants (only CASE when given: one case at a time under a
+ *                                    profiler) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,8 @@ static int64_t gather_rows[4] = {1, 3, 5, 7};
 static float tensor[8 * 4];
 static int64_t scatter_rows[4] = {4, 3, 1, 7};
 static float updates[4 * 4] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-/* seed 003: dynamic_stitch(condition_indices, partitioned_data) */
+/* The replace -1 entries program's last step:
+ * dynamic_stitch(condition_indices, partitioned_data) */
 static int32_t stitch_i0[2] = {1, 4}, stitch_i1[4] = {0, 2, 3, 5};
 static float stitch_d0[2] = {-1.f, -1.f}, stitch_d1[4] = {1.1f, 6.2f, 5.3f, 8.4f};
 
@@ -68,7 +70,7 @@ static int scatter_add4(void) {
     return 0;
 }
 
-static int stitch_seed003(void) {
+static int stitch_replace_minus_one(void) {
     ndx_tensor idx[2] = {ndx_tensor_make(NDX_INT32, 1, (int64_t[]){2}, stitch_i0),
                          ndx_tensor_make(NDX_INT32, 1, (int64_t[]){4}, stitch_i1)};
     ndx_tensor data[2] = {ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){2}, stitch_d0),
@@ -96,7 +98,7 @@ static int scatter_add4_into(void) {
     return ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &t, &i, &u, NULL, &out, NULL) != NDX_OK;
 }
 
-static int stitch_seed003_into(void) {
+static int stitch_replace_minus_one_into(void) {
     ndx_tensor idx[2] = {ndx_tensor_make(NDX_INT32, 1, (int64_t[]){2}, stitch_i0),
                          ndx_tensor_make(NDX_INT32, 1, (int64_t[]){4}, stitch_i1)};
     ndx_tensor data[2] = {ndx_tensor_make(NDX_FLOAT32, 1, (int64_t[]){2}, stitch_d0),
@@ -114,10 +116,10 @@ int main(int argc, char **argv) {
         one_call call;
     } cases[] = {{"gather4", gather4},
                  {"scatter_add4", scatter_add4},
-                 {"stitch_seed003", stitch_seed003},
+                 {"stitch_replace_minus_one", stitch_replace_minus_one},
                  {"gather4_into", gather4_into},
                  {"scatter_add4_into", scatter_add4_into},
-                 {"stitch_seed003_into", stitch_seed003_into}};
+                 {"stitch_replace_minus_one_into", stitch_replace_minus_one_into}};
     int ran = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         if (only && strcmp(only, cases[k].name) != 0) continue;

@@ -1,5 +1,5 @@
 """The speed workloads of shared/bench/WORKLOADS.md, built with NumPy from the same formulas as
-tools/bench_rng.h and tools/bench_workloads.c (keep the three in step), plus an independent,
+bench/ndx_bench/bench_rng.h and bench_workloads.c (keep the three in step), plus an independent,
 plainly written reference result for each and the digest `ndx bench --digest` prints.
 
     key(seed, w, a) = mix(seed * 1024 + w * 32 + a)

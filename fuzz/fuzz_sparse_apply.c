@@ -6,7 +6,7 @@
  * refuses for shapes and dtypes, with the same message; an index outside var's rows is refused
  * (or skipped under the IGNORE policy); an accepted call gives the same bytes again at another
  * thread count. Every tensor is allocated at exactly its size, so AddressSanitizer sees any stray
- * access. Values are checked against the naive reference by test_sparse_apply.c, not here. */
+ * access. Values are checked against the naive reference by tests/ops/test_sparse_apply.c, not here. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -13,8 +13,9 @@
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
  *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; the sparse apply
  *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
- *      sparse_apply_adagrad); and for layers built on ndx, memory taken under an op's options
- *      and policy.
+ *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
+ *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
+ *      sparse_segment_*).
  *
  * Conventions shared by every op
  * ------------------------------
@@ -61,7 +62,8 @@
  *   hundred bytes each come from the C library, not from a caller's allocator or budget. (The number of cores
  *   the process may use and the machine's memory are also read once and kept.)
  * - Index tensors may be int16, int32 or int64 everywhere an op takes indices or partition ids,
- *   except the sparse apply ops, which take TensorFlow's int32 and int64.
+ *   except the sparse apply ops and the segment reductions, which take TensorFlow's int32 and
+ *   int64.
  * - Sizes are int64_t element counts; every product and sum is checked for overflow.
  */
 #ifndef NDX_H
@@ -261,6 +263,16 @@ typedef enum ndx_bad_indices {
     NDX_BAD_INDICES_IGNORE = 1 /* TensorFlow's GPU behaviour: gather_nd writes zeros for the row;
                                   the scatter family skips the row */
 } ndx_bad_indices;
+
+/* Reads a bad-index policy from its word, the one vocabulary of the CLI's --bad-indices, Python's
+ * bad_indices= and the graph text form's bad_indices=: "error" (NDX_BAD_INDICES_ERROR),
+ * "ignore" (NDX_BAD_INDICES_IGNORE), or `alias`, the op's own word for ignore ("zero" for
+ * gather_nd, "skip" for the scatters; NULL or "": none). Words are exact (case-sensitive). A
+ * word that is none of these, or NULL, is NDX_E_INVALID_ARGUMENT with a message listing the
+ * accepted words ("bad_indices must be 'error', 'ignore' or 'zero' (the same as 'ignore'), not
+ * 'skip'"), and *out is left as it was. */
+NDX_API ndx_status ndx_bad_indices_parse(const char *word, const char *alias, ndx_bad_indices *out,
+                                         ndx_error *err);
 
 /* Where ndx gets memory: every block the library allocates (outputs it allocates and scratch)
  * comes from `allocate` and goes back through `release`, so a caller can count, cap and place
@@ -617,6 +629,120 @@ NDX_API ndx_status ndx_block_alloc(const ndx_options *opt, const char *op, const
 /* Gives back a block of ndx_block_alloc through the allocator it came from (opt->allocator, or
  * ndx's own; pass the same opt). NULL is fine. */
 NDX_API void ndx_block_free(const ndx_options *opt, void *block);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5g. Segment reductions                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* TensorFlow's segment reductions: rows of `data` reduced into the output row their segment id
+ * names. Three families share one op enum and one engine (the scatter's: every output row has
+ * one owner thread, which applies the rows reaching it in index order, so results are the same
+ * bits at any thread count):
+ *
+ *   unsorted_segment_<op>(data, segment_ids, num_segments) — tf.math.unsorted_segment_sum etc.
+ *     segment_ids has the shape of data's first k dims (any k >= 0, a scalar routing the whole
+ *     tensor as one row); output [num_segments] + data.shape[k:]. A negative id drops its row;
+ *     an id >= num_segments is NDX_E_OUT_OF_RANGE ("unsorted_segment_sum: segment_ids[1] = 7 is
+ *     out of range [0, 5)"). Each output row starts as the op's identity and takes its rows in
+ *     index order: SUM 0, PROD 1, MIN the dtype's largest finite value, MAX its lowest finite
+ *     value (not +-inf: TensorFlow's Eigen::NumTraits highest() and lowest(), so a segment that
+ *     receives nothing, or only +inf under MIN, holds that value). MEAN and SQRT_N are
+ *     TensorFlow's Python functions: the SUM divided by N, or by sqrt(N), where N counts the ids
+ *     naming the segment as a sum of ones in the data's dtype (so it stops at 2048 for float16
+ *     and 256 for bfloat16, as TensorFlow's does) and is at least 1 (an empty segment is 0).
+ *   segment_<op>(data, segment_ids) — tf.math.segment_sum etc. segment_ids is 1-D, one id per
+ *     row of data (data has rank >= 1), sorted (non-decreasing) and >= 0; the output has
+ *     last id + 1 rows (0 when there are no rows) and data's other dims. A segment of one row is
+ *     that row; longer ones reduce as Eigen's reducers do: SUM and MEAN from 0 (MEAN then
+ *     divides by the row count converted to the dtype, integers truncating), PROD from 1, MIN
+ *     and MAX from the first row. Ids with no rows (gaps) give 0 (PROD: 1; MIN and MAX too give
+ *     0, TensorFlow's default). SQRT_N is not a TensorFlow op here and is refused.
+ *   sparse_segment_<op>(data, indices, segment_ids[, num_segments]) — tf.sparse.segment_sum,
+ *     _mean, _sqrt_n: row i of the reduction is data[indices[i]], in segment segment_ids[i];
+ *     indices and segment_ids are 1-D of one length, segment_ids sorted and >= 0, indices in
+ *     [0, data.shape[0]). Output rows: num_segments when it is >= 0 (the _with_num_segments ops;
+ *     the last id must be below it), else last id + 1. Only SUM, MEAN and SQRT_N. Each segment
+ *     is summed as TensorFlow's CPU kernel does (the first n mod 8 rows, or 8 or 9 of them, then
+ *     groups of 8 summed apart and added), MEAN and SQRT_N scaled by 1 / n or 1 / sqrt(n) (for
+ *     n < 10: a product with the reciprocal; from 10 on a quotient), float16 and bfloat16
+ *     accumulating in float and rounded once at the end. Empty segments are 0.
+ *
+ * Dtypes (TensorFlow's CPU kernels; others are NDX_E_UNSUPPORTED): SUM and PROD every integer
+ * and float and complex64/complex128 (sparse: SUM real numbers only); MIN and MAX integers and
+ * real floats; MEAN real and complex for segment_mean, float16, bfloat16, float32 and float64
+ * for the unsorted and sparse MEAN and SQRT_N. Arithmetic as the scatters': integers wrap,
+ * float16 and bfloat16 round after every step (but in the sparse ops), MIN and MAX are
+ * TensorFlow's data.cwiseMin(output) / data.cwiseMax(output): the new row's value wins unless
+ * the current one is strictly smaller / larger, so a NaN row is taken. Ids are int32 or int64
+ * (TensorFlow's Tindices: int16 is refused), indices too.
+ *
+ * Every id (and index) is read once into scratch (8 bytes each, charged to opt->max_memory) and
+ * checked there before anything is written, so ids another thread changes during the call
+ * cannot make it write outside the output, and a failed call leaves `out` unchanged (as
+ * TensorFlow's, the unsorted ops read no id when data has no elements). The sorted and sparse
+ * ops refuse ids that decrease ("segment_sum: segment ids are not increasing: segment_ids[2] =
+ * 0 after 1"). The unsorted
+ * MEAN and SQRT_N also take 8 bytes per output row for the counts, the sparse ops two rows of
+ * accumulators per thread, and the unsorted ops the scatter's scratch where it fits (it is
+ * optional: a smaller budget takes a slower path to the same bits). opt->bad_indices does not
+ * apply: bad ids are errors, as in TensorFlow. Outputs: out->data NULL allocates (see the
+ * conventions). */
+typedef enum ndx_segment_op {
+    NDX_SEGMENT_SUM = 0,
+    NDX_SEGMENT_PROD,
+    NDX_SEGMENT_MIN,
+    NDX_SEGMENT_MAX,
+    NDX_SEGMENT_MEAN,
+    NDX_SEGMENT_SQRT_N
+} ndx_segment_op;
+
+/* Pass as num_segments to ndx_sparse_segment_reduce* for TensorFlow's ops without it (the output
+ * has last id + 1 rows). */
+#define NDX_SEGMENTS_FROM_IDS (-1)
+
+/* "sum", "prod", "min", "max", "mean", "sqrt_n"; "invalid" for other values. */
+NDX_API const char *ndx_segment_op_name(ndx_segment_op op);
+
+/* Infer: out = [num_segments] + data.shape[k:] (num_segments may be NDX_UNKNOWN), after every
+ * check the specs allow. */
+NDX_API ndx_status ndx_unsorted_segment_reduce_infer(ndx_segment_op op, const ndx_spec *data,
+                                                     const ndx_spec *segment_ids,
+                                                     int64_t num_segments, ndx_spec *out,
+                                                     ndx_error *err);
+NDX_API ndx_status ndx_unsorted_segment_reduce(ndx_segment_op op, const ndx_tensor *data,
+                                               const ndx_tensor *segment_ids,
+                                               int64_t num_segments, const ndx_options *opt,
+                                               ndx_tensor *out, ndx_error *err);
+
+/* Infer: out = [?] + data.shape[1:] (the row count is the last id + 1). The shape function
+ * reads the ids (checking them all) to give it. */
+NDX_API ndx_status ndx_segment_reduce_infer(ndx_segment_op op, const ndx_spec *data,
+                                            const ndx_spec *segment_ids, ndx_spec *out,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_segment_reduce_shape(ndx_segment_op op, const ndx_tensor *data,
+                                            const ndx_tensor *segment_ids, ndx_tensor *out,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_segment_reduce(ndx_segment_op op, const ndx_tensor *data,
+                                      const ndx_tensor *segment_ids, const ndx_options *opt,
+                                      ndx_tensor *out, ndx_error *err);
+
+/* Infer: out = [num_segments, or ? for NDX_SEGMENTS_FROM_IDS] + data.shape[1:]. The shape
+ * function reads the segment ids (and checks the indices) to give it. */
+NDX_API ndx_status ndx_sparse_segment_reduce_infer(ndx_segment_op op, const ndx_spec *data,
+                                                   const ndx_spec *indices,
+                                                   const ndx_spec *segment_ids,
+                                                   int64_t num_segments, ndx_spec *out,
+                                                   ndx_error *err);
+NDX_API ndx_status ndx_sparse_segment_reduce_shape(ndx_segment_op op, const ndx_tensor *data,
+                                                   const ndx_tensor *indices,
+                                                   const ndx_tensor *segment_ids,
+                                                   int64_t num_segments, ndx_tensor *out,
+                                                   ndx_error *err);
+NDX_API ndx_status ndx_sparse_segment_reduce(ndx_segment_op op, const ndx_tensor *data,
+                                             const ndx_tensor *indices,
+                                             const ndx_tensor *segment_ids, int64_t num_segments,
+                                             const ndx_options *opt, ndx_tensor *out,
+                                             ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 6. Helpers for callers that print tensors and messages                                      */

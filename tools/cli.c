@@ -81,12 +81,9 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, const args_option *
 
 int cli_bad_indices(const cli_command *cmd, const char *text, const char *alias, ndx_options *opt) {
     if (!text) return CLI_CONTINUE;
-    if (strcmp(text, "error") == 0) opt->bad_indices = NDX_BAD_INDICES_ERROR;
-    else if (strcmp(text, "ignore") == 0 || strcmp(text, alias) == 0)
-        opt->bad_indices = NDX_BAD_INDICES_IGNORE;
-    else
-        return cli_usage_error(cmd, "--bad-indices takes 'error', 'ignore' or '%s', not '%s'",
-                               alias, text);
+    ndx_error err;
+    if (ndx_bad_indices_parse(text, alias, &opt->bad_indices, &err) != NDX_OK)
+        return cli_usage_error(cmd, "--bad-indices: %s", err.message);
     return CLI_CONTINUE;
 }
 

@@ -38,10 +38,10 @@ typedef struct cli_globals {
     "                       default is half of the physical memory\n"                          \
     "  -h, --help           show this help\n"
 
-/* --bad-indices MODE, one vocabulary with ndx's Python keyword bad_indices=: "error" (the
- * default), "ignore", or the op's own word for ignore, `alias`: "zero" for gather_nd, "skip" for
- * the scatters. CLI_CONTINUE with opt->bad_indices set (NULL text: left as it is), or the usage
- * error's exit code. */
+/* --bad-indices MODE, read by ndx_bad_indices_parse (the one vocabulary with Python's and the
+ * text form's bad_indices=): "error" (the default), "ignore", or the op's own word for ignore,
+ * `alias`: "zero" for gather_nd, "skip" for the scatters. CLI_CONTINUE with opt->bad_indices set
+ * (NULL text: left as it is), or the usage error's exit code. */
 int cli_bad_indices(const cli_command *cmd, const char *text, const char *alias, ndx_options *opt);
 
 /* Help for --bad-indices, for a command whose word for ignore is `alias` and where ignoring an

@@ -62,7 +62,8 @@ static int fail_op(const ndx_error *err) {
     ndx_error e = *err;
     const char *prefix = OP_ORIGIN ":1: ";
     size_t n = strlen(prefix);
-    if (strncmp(e.message, prefix, n) == 0) memmove(e.message, e.message + n, strlen(e.message + n) + 1);
+    if (strncmp(e.message, prefix, n) == 0)
+        memmove(e.message, e.message + n, strlen(e.message + n) + 1);
     return cli_fail(&e);
 }
 
@@ -154,11 +155,13 @@ static int parse_attr(const ndx_kind *k, const char *arg, char *name, size_t cap
         out->value = strcmp(value, "true") == 0;
         return CLI_CONTINUE;
     case NDX_KIND_ATTR_POLICY: {
-        /* The commands' one vocabulary of bad-index words, the kind's alias among them. */
-        ndx_options opt = {0};
-        int rc = cli_bad_indices(&op_cmd, value, a->alias ? a->alias : "ignore", &opt);
-        out->value = opt.bad_indices;
-        return rc;
+        /* The library's one vocabulary of bad-index words, the kind's alias among them. */
+        ndx_bad_indices policy = NDX_BAD_INDICES_ERROR;
+        ndx_error err;
+        if (ndx_bad_indices_parse(value, a->alias, &policy, &err) != NDX_OK)
+            return cli_usage_error(&op_cmd, "%s", err.message);
+        out->value = policy;
+        return CLI_CONTINUE;
     }
     case NDX_KIND_ATTR_DTYPE:
         for (int d = 0; d < NDX_DTYPE_COUNT; d++)
@@ -170,8 +173,9 @@ static int parse_attr(const ndx_kind *k, const char *arg, char *name, size_t cap
                                "string), not '%s'", name, value);
     case NDX_KIND_ATTR_AXES:
         if (!parse_axes(value, &out->value))
-            return cli_usage_error(&op_cmd, "%s takes axes such as 0,-1 (each in [%d, %d)), not '%s'",
-                                   name, -NDX_MAX_RANK, NDX_MAX_RANK, value);
+            return cli_usage_error(&op_cmd,
+                                   "%s takes axes such as 0,-1 (each in [%d, %d)), not '%s'", name,
+                                   -NDX_MAX_RANK, NDX_MAX_RANK, value);
         return CLI_CONTINUE;
     default:
         if (!args_parse_i64(value, &out->value))

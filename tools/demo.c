@@ -9,8 +9,8 @@
 #include "cli.h"
 #include "commands.h"
 #include "print.h"
-#include "seed003_text.h"
-#include "seed_graph.h"
+#include "replace_minus_one_graph.h"
+#include "replace_minus_one_text.h"
 
 static const cli_command demo_cmd = {
     "demo",
@@ -502,7 +502,8 @@ static ndx_session *open_session(demo *d, ndx_graph *g, ndx_error *err) {
 
 /* Runs the replace -1 entries program (g, with session s) with x fed, checks y against the
  * documented output, then frees s and g. */
-static void run_seed003(demo *d, ndx_graph *g, ndx_session *s, ndx_output x, ndx_output y) {
+static void run_replace_minus_one(demo *d, ndx_graph *g, ndx_session *s, ndx_output x,
+                                  ndx_output y) {
     ndx_error err = {0};
     heading("Run with x fed:");
     ndx_tensor xv = f32(d, 1, SHAPE(6), REALS(0.1, -1., 5.2, 4.3, -1., 7.4));
@@ -524,7 +525,7 @@ static void graph_example(demo *d) {
     title("the replace -1 entries program as a graph",
           "TensorFlow's C++ op classes: scope, operation, output, node()");
     ndx_output x, y;
-    ndx_graph *g = seed003_graph(&x, &y);
+    ndx_graph *g = replace_minus_one_graph(&x, &y);
     ndx_error err = {0};
     ndx_session *s = open_session(d, g, &err);
     if (!s) return;
@@ -541,7 +542,7 @@ static void graph_example(demo *d) {
         }
         printf("%s\n", ndx_output_constant(ndx_operation_output(op, 0)) ? "  (constant)" : "");
     }
-    run_seed003(d, g, s, x, y);
+    run_replace_minus_one(d, g, s, x, y);
 }
 
 /* The same program as a saved graph (examples/graphs/replace_minus_one.txt, compiled in), read and run. */
@@ -549,13 +550,13 @@ static void saved_graph_example(demo *d) {
     title("the replace -1 entries program as a saved graph",
           "examples/graphs/replace_minus_one.txt, as 'ndx run' reads it");
     heading("The text form: one line per node, NAME = Op(inputs) attributes : output specs");
-    printf("%s", seed003_text);
+    printf("%s", replace_minus_one_text);
     ndx_error err = {0};
-    ndx_graph *g = ndx_graph_from_text(seed003_text, sizeof seed003_text - 1,
+    ndx_graph *g = ndx_graph_from_text(replace_minus_one_text, sizeof replace_minus_one_text - 1,
                                        "examples/graphs/replace_minus_one.txt", &err);
     ndx_session *s = open_session(d, g, &err);
     if (!s) return;
-    run_seed003(d, g, s, ndx_operation_output(ndx_graph_find(g, "x"), 0),
+    run_replace_minus_one(d, g, s, ndx_operation_output(ndx_graph_find(g, "x"), 0),
                 ndx_operation_output(ndx_graph_find(g, "y"), 0));
 }
 

@@ -370,24 +370,26 @@ int py_int_argument(PyObject *obj, const char *op, const char *what, int64_t lo,
 }
 
 /* bad_indices: "error", "ignore", or the op's own word for ignoring (`alias`: "zero" for
- * gathers, "skip" for scatters). */
+ * gathers, "skip" for scatters), read by ndx_bad_indices_parse. */
 static int bad_indices_argument(PyObject *obj, const char *op, const char *alias,
                                 ndx_bad_indices *out) {
-    if (PyUnicode_Check(obj)) {
-        if (PyUnicode_CompareWithASCIIString(obj, "error") == 0) {
-            *out = NDX_BAD_INDICES_ERROR;
-            return 0;
-        }
-        if (PyUnicode_CompareWithASCIIString(obj, "ignore") == 0 ||
-            PyUnicode_CompareWithASCIIString(obj, alias) == 0) {
-            *out = NDX_BAD_INDICES_IGNORE;
-            return 0;
-        }
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s: bad_indices must be a str, not %R", op, obj);
+        return -1;
     }
-    PyErr_Format(PyUnicode_Check(obj) ? PyExc_ValueError : PyExc_TypeError,
-                 "%s: bad_indices must be \"error\", \"ignore\" or \"%s\" (the same as \"ignore\" "
-                 "here), not %R", op, alias, obj);
-    return -1;
+    Py_ssize_t len;
+    const char *word = PyUnicode_AsUTF8AndSize(obj, &len);
+    if (!word) return -1;
+    if ((size_t)len != strlen(word)) {
+        PyErr_Format(PyExc_ValueError, "%s: bad_indices holds a NUL character: %R", op, obj);
+        return -1;
+    }
+    ndx_error err;
+    if (ndx_bad_indices_parse(word, alias, out, &err) != NDX_OK) {
+        PyErr_Format(PyExc_ValueError, "%s: %s", op, err.message);
+        return -1;
+    }
+    return 0;
 }
 
 int py_options(const char *op, PyObject *bad_indices, const char *alias, PyObject *threads,

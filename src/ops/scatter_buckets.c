@@ -375,6 +375,6 @@ int64_t scatter_buckets_run(const scatter_plan *p, unsigned char *out, void *scr
     j.bad = &bad;
     j.p = p;
     j.out = out;
-    j.fills = p->zero_fill || out != p->source;
+    j.fills = p->zero_fill || p->fill_value || out != p->source;
     return p->path == SCATTER_ROWS ? run_rows(&j, scratch) : run_elements(&j, scratch);
 }

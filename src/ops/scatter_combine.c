@@ -65,20 +65,37 @@ typedef struct { unsigned char b[16]; } bytes16;
     COMBINE_KERNELS(tag##_min, T, tag##_min)                                                   \
     COMBINE_KERNELS(tag##_max, T, tag##_max)
 
-/* Integers add and subtract in their unsigned type, so they wrap without undefined behaviour. */
-#define INTEGER_FAMILY(tag, T, U)                                                              \
+/* The segment reductions' min and max are TensorFlow's data.cwiseMin(output) and
+ * data.cwiseMax(output): std::min(update, current) = (c < u ? c : u) and std::max(update,
+ * current) = (u < c ? c : u), so on a tie or a NaN on either side the update wins. For integers
+ * they are the min and max above. */
+#define SEGMENT_MIN_MAX(tag, T, LESS)                                                          \
+    static inline T tag##_segment_min(T c, T u) { return LESS(c, u) ? c : u; }                 \
+    static inline T tag##_segment_max(T c, T u) { return LESS(u, c) ? c : u; }                 \
+    COMBINE_KERNELS(tag##_segment_min, T, tag##_segment_min)                                   \
+    COMBINE_KERNELS(tag##_segment_max, T, tag##_segment_max)
+#define PLAIN_LESS(a, b) ((a) < (b))
+
+/* Integers add, subtract and multiply in their unsigned type (W: at least unsigned int, so that
+ * narrow types are not promoted to int), so they wrap without undefined behaviour. */
+#define INTEGER_FAMILY(tag, T, U, W)                                                           \
     static inline T tag##_add(T c, T u) { return (T)((U)c + (U)u); }                           \
     static inline T tag##_sub(T c, T u) { return (T)((U)c - (U)u); }                           \
+    static inline T tag##_mul(T c, T u) { return (T)((W)(U)c * (W)(U)u); }                     \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
     COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
+    COMBINE_KERNELS(tag##_mul, T, tag##_mul)                                                   \
     MIN_MAX(tag, T)
 
 #define FLOAT_FAMILY(tag, T)                                                                   \
     static inline T tag##_add(T c, T u) { return c + u; }                                      \
     static inline T tag##_sub(T c, T u) { return c - u; }                                      \
+    static inline T tag##_mul(T c, T u) { return c * u; }                                      \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
     COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
-    MIN_MAX(tag, T)
+    COMBINE_KERNELS(tag##_mul, T, tag##_mul)                                                   \
+    MIN_MAX(tag, T)                                                                            \
+    SEGMENT_MIN_MAX(tag, T, PLAIN_LESS)
 
 /* float16 and bfloat16 compute in float and round back after every single step, as Eigen's
  * half types do; min and max compare as floats and keep one of the two bit patterns. */
@@ -95,26 +112,37 @@ typedef struct { unsigned char b[16]; } bytes16;
     static inline uint16_t tag##_max(uint16_t c, uint16_t u) {                                 \
         return TO_FLOAT(c) < TO_FLOAT(u) ? u : c;                                              \
     }                                                                                          \
+    static inline uint16_t tag##_mul(uint16_t c, uint16_t u) {                                 \
+        return FROM_FLOAT(TO_FLOAT(c) * TO_FLOAT(u));                                          \
+    }                                                                                          \
+    static inline int tag##_less(uint16_t a, uint16_t b) { return TO_FLOAT(a) < TO_FLOAT(b); } \
     COMBINE_KERNELS(tag##_add, uint16_t, tag##_add)                                            \
     COMBINE_KERNELS(tag##_sub, uint16_t, tag##_sub)                                            \
     COMBINE_KERNELS(tag##_min, uint16_t, tag##_min)                                            \
-    COMBINE_KERNELS(tag##_max, uint16_t, tag##_max)
+    COMBINE_KERNELS(tag##_max, uint16_t, tag##_max)                                            \
+    COMBINE_KERNELS(tag##_mul, uint16_t, tag##_mul)                                            \
+    SEGMENT_MIN_MAX(tag, uint16_t, tag##_less)
 
-/* Complex numbers have no order, so only add and sub, componentwise. */
+/* Complex numbers have no order, so only add and sub, componentwise, and the product (the
+ * textbook formula, as Eigen's vectorised complex product computes it). */
 #define COMPLEX_FAMILY(tag, T)                                                                 \
     static inline T tag##_add(T c, T u) { return (T){c.re + u.re, c.im + u.im}; }              \
     static inline T tag##_sub(T c, T u) { return (T){c.re - u.re, c.im - u.im}; }              \
+    static inline T tag##_mul(T c, T u) {                                                      \
+        return (T){c.re * u.re - c.im * u.im, c.re * u.im + c.im * u.re};                      \
+    }                                                                                          \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
-    COMBINE_KERNELS(tag##_sub, T, tag##_sub)
+    COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
+    COMBINE_KERNELS(tag##_mul, T, tag##_mul)
 
-INTEGER_FAMILY(i8, int8_t, uint8_t)
-INTEGER_FAMILY(i16, int16_t, uint16_t)
-INTEGER_FAMILY(i32, int32_t, uint32_t)
-INTEGER_FAMILY(i64, int64_t, uint64_t)
-INTEGER_FAMILY(u8, uint8_t, uint8_t)
-INTEGER_FAMILY(u16, uint16_t, uint16_t)
-INTEGER_FAMILY(u32, uint32_t, uint32_t)
-INTEGER_FAMILY(u64, uint64_t, uint64_t)
+INTEGER_FAMILY(i8, int8_t, uint8_t, unsigned)
+INTEGER_FAMILY(i16, int16_t, uint16_t, unsigned)
+INTEGER_FAMILY(i32, int32_t, uint32_t, uint32_t)
+INTEGER_FAMILY(i64, int64_t, uint64_t, uint64_t)
+INTEGER_FAMILY(u8, uint8_t, uint8_t, unsigned)
+INTEGER_FAMILY(u16, uint16_t, uint16_t, unsigned)
+INTEGER_FAMILY(u32, uint32_t, uint32_t, uint32_t)
+INTEGER_FAMILY(u64, uint64_t, uint64_t, uint64_t)
 FLOAT_FAMILY(f32, float)
 FLOAT_FAMILY(f64, double)
 HALF_FAMILY(f16, ndx_half_to_float, ndx_float_to_half)
@@ -223,6 +251,52 @@ int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_co
     case NDX_FLOAT64: PICK_ARITH(f64)
     case NDX_COMPLEX64: PICK_ADD_SUB(c64)
     case NDX_COMPLEX128: PICK_ADD_SUB(c128)
+    default: return 0;
+    }
+}
+
+/* ---- the segment reductions' combines ----------------------------------------------------------- */
+
+/* SUM and MEAN/SQRT_N add (they divide afterwards), PROD multiplies, MIN and MAX keep the
+ * update unless the current value is strictly better (SEGMENT_MIN_MAX above). */
+#define PICK_SEGMENT_INTEGER(tag)                                                              \
+    switch (op) {                                                                              \
+    case NDX_SEGMENT_PROD: *k = KERNEL(tag##_mul); return 1;                                   \
+    case NDX_SEGMENT_MIN: *k = KERNEL(tag##_min); return 1;                                    \
+    case NDX_SEGMENT_MAX: *k = KERNEL(tag##_max); return 1;                                    \
+    default: *k = KERNEL(tag##_add); return 1;                                                 \
+    }
+#define PICK_SEGMENT_FLOAT(tag)                                                                \
+    switch (op) {                                                                              \
+    case NDX_SEGMENT_PROD: *k = KERNEL(tag##_mul); return 1;                                   \
+    case NDX_SEGMENT_MIN: *k = KERNEL(tag##_segment_min); return 1;                            \
+    case NDX_SEGMENT_MAX: *k = KERNEL(tag##_segment_max); return 1;                            \
+    default: *k = KERNEL(tag##_add); return 1;                                                 \
+    }
+#define PICK_SEGMENT_COMPLEX(tag)                                                              \
+    switch (op) {                                                                              \
+    case NDX_SEGMENT_PROD: *k = KERNEL(tag##_mul); return 1;                                   \
+    case NDX_SEGMENT_MIN:                                                                      \
+    case NDX_SEGMENT_MAX: return 0;                                                            \
+    default: *k = KERNEL(tag##_add); return 1;                                                 \
+    }
+
+int ndx_combine_find_segment(ndx_segment_op op, ndx_dtype dtype, ndx_combine *k) {
+    switch (dtype) {
+    case NDX_INT8: PICK_SEGMENT_INTEGER(i8)
+    case NDX_INT16: PICK_SEGMENT_INTEGER(i16)
+    case NDX_INT32: PICK_SEGMENT_INTEGER(i32)
+    case NDX_INT64: PICK_SEGMENT_INTEGER(i64)
+    case NDX_UINT8: PICK_SEGMENT_INTEGER(u8)
+    case NDX_UINT16: PICK_SEGMENT_INTEGER(u16)
+    case NDX_UINT32: PICK_SEGMENT_INTEGER(u32)
+    case NDX_UINT64: PICK_SEGMENT_INTEGER(u64)
+    case NDX_FLOAT16: PICK_SEGMENT_FLOAT(f16)
+    case NDX_BFLOAT16: PICK_SEGMENT_FLOAT(bf16)
+    case NDX_FLOAT32: PICK_SEGMENT_FLOAT(f32)
+    case NDX_FLOAT64: PICK_SEGMENT_FLOAT(f64)
+    case NDX_COMPLEX64: PICK_SEGMENT_COMPLEX(c64)
+    case NDX_COMPLEX128: PICK_SEGMENT_COMPLEX(c128)
     default: return 0;
     }
 }

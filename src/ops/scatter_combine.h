@@ -5,7 +5,8 @@
  * alignment. Arithmetic follows TensorFlow's CPU kernels: integers wrap, float16 and bfloat16
  * round back after every step, min/max are std::min(current, update) / std::max(current,
  * update) (a NaN update is ignored, a NaN already there stays), complex add/sub go
- * componentwise, and bool's "add" (scatter_nd only) is OR. */
+ * componentwise, and bool's "add" (scatter_nd only) is OR. The segment reductions add a product
+ * and their own min and max (ndx_combine_find_segment). */
 #ifndef NDX_SCATTER_COMBINE_H
 #define NDX_SCATTER_COMBINE_H
 
@@ -35,6 +36,13 @@ typedef struct ndx_combine {
  * exist for numbers (and ADD for bool, as OR), MIN/MAX for integers and real floats. Which
  * dtypes an op accepts is the caller's decision; strings' concatenation is below. */
 int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_combine *k);
+
+/* Fills *k with the combine of segment reduction `op` on `dtype` (segment_reduce.h): ADD for SUM,
+ * MEAN and SQRT_N, a product for PROD (every number; complex by the textbook formula), and for
+ * MIN and MAX (integers and real floats) TensorFlow's data.cwiseMin(output) /
+ * data.cwiseMax(output): the update wins unless the current value is strictly smaller / larger
+ * (so a NaN update is taken, and a NaN already there is replaced). Returns 0 when there is none. */
+int ndx_combine_find_segment(ndx_segment_op op, ndx_dtype dtype, ndx_combine *k);
 
 /* ---- strings: scatter_nd's "add" is concatenation ---------------------------------------- */
 

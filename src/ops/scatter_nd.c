@@ -194,6 +194,36 @@ ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx
     return plan_rows(c, p, indices, updates, out);
 }
 
+void ndx_scatter_slots_plan(const ndx_call *c, const char *op, const int64_t *slots, int64_t rows,
+                            const void *updates, const ndx_tensor *want, const void *fill,
+                            const ndx_combine *k, const ndx_tensor *out, scatter_plan *p) {
+    memset(p, 0, offsetof(scatter_plan, pool_first));
+    p->op = op;
+    p->target_name = "output";
+    p->want = *want;
+    p->want.data = NULL;
+    p->zero_fill = fill == NULL;
+    p->fill_value = fill;
+    p->k = *k;
+    p->rows = rows;
+    p->slices = p->slice = 0;
+    if (ndx_tensor_count(want) > 0) {
+        p->slices = want->shape[0];
+        ndx_dims_product(want->rank - 1, want->shape + 1, &p->slice);
+    }
+    p->itemsize = want->itemsize;
+    p->slice_bytes = (size_t)p->slice * want->itemsize;
+    p->indices = slots;
+    p->index_dtype = NDX_INT64;
+    p->updates = updates;
+    p->threads = c->threads;
+    p->strict = 0; /* a negative slot is a row to drop */
+    int64_t one = 1;
+    p->index_view = ndx_tensor_make(NDX_INT64, 2, (int64_t[]){rows, one}, (void *)slots);
+    ndx_index_plan_init(&p->index, 1, want->shape);
+    plan_path(c, p, out); /* cannot fail: not a string scatter */
+}
+
 /* ---- the calls ------------------------------------------------------------------------------- */
 
 /* Fails for index row `row`, which the plan checked and the run found out of range. */

@@ -56,6 +56,8 @@ typedef struct scatter_plan {
     const unsigned char *source;  /* tensor_scatter_nd: the tensor, copied into the output unless
                                      the output is the tensor itself (in place) */
     int zero_fill;                /* scatter_nd: the output starts as zeros */
+    const unsigned char *fill_value; /* segment reductions: the output starts as this element
+                                        (the op's identity) repeated; NULL: as above */
     ndx_combine k;
     int64_t rows;       /* index rows: product of indices.shape[:-1] */
     int64_t slices;     /* slices of the output: product of want.shape[:D] (0 if it is empty) */
@@ -99,6 +101,14 @@ ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_
 ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx_tensor *updates,
                                int rank, const int64_t *shape, const ndx_tensor *out,
                                scatter_plan *p);
+/* Plans the scatter of a segment reduction (segment_reduce.c): `rows` rows of `slice` elements
+ * at `updates`, row r landing on output slice slots[r] of want (want.shape[0] slices), or
+ * nowhere when slots[r] < 0. The slots are the caller's checked copy of the ids, so no row is
+ * bad. The output starts as `fill` (one element; NULL: zeros) and is combined by k. Only the
+ * path and its scratch are chosen here; `op` names the op in messages. */
+void ndx_scatter_slots_plan(const ndx_call *c, const char *op, const int64_t *slots, int64_t rows,
+                            const void *updates, const ndx_tensor *want, const void *fill,
+                            const ndx_combine *k, const ndx_tensor *out, scatter_plan *p);
 
 /* ---- strings (scatter_strings.c) ----------------------------------------------------------- */
 
@@ -157,10 +167,26 @@ static inline int scatter_small_element(size_t slice_bytes) {
            slice_bytes == 16;
 }
 
-/* The output starts as zeros, as a copy of the tensor, or as it is (in place). */
+/* bytes (a whole number of elements) at dst as copies of the element `value`: one copy, then
+ * doubling copies of what is already there. */
+static inline void scatter_fill_pattern(unsigned char *dst, size_t bytes, const void *value,
+                                        size_t itemsize) {
+    if (bytes == 0) return;
+    memcpy(dst, value, itemsize);
+    for (size_t done = itemsize; done < bytes;) {
+        size_t n = done < bytes - done ? done : bytes - done;
+        memcpy(dst + done, dst, n);
+        done += n;
+    }
+}
+
+/* The output starts as zeros, as the identity of a segment reduction, as a copy of the tensor,
+ * or as it is (in place). */
 static inline void scatter_fill(const scatter_plan *p, unsigned char *out, size_t offset,
                                 size_t bytes) {
-    if (p->zero_fill)
+    if (p->fill_value)
+        scatter_fill_pattern(out + offset, bytes, p->fill_value, p->itemsize);
+    else if (p->zero_fill)
         memset(out + offset, 0, bytes);
     else if (out != p->source)
         ndx_copy_warm(out + offset, p->source + offset, bytes); /* updated next */

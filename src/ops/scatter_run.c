@@ -63,9 +63,25 @@ static void apply_rows(const scatter_plan *p, const int64_t *slots, ndx_changed 
     }
 }
 
+typedef struct pattern_job {
+    const scatter_plan *p;
+    unsigned char *out;
+} pattern_job;
+
+static void pattern_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const pattern_job *j = ctx;
+    size_t sb = j->p->slice_bytes;
+    scatter_fill(j->p, j->out, (size_t)begin * sb, (size_t)(end - begin) * sb);
+}
+
 static void fill_all(const scatter_plan *p, unsigned char *out) {
     size_t bytes = (size_t)p->slices * p->slice_bytes;
-    if (p->zero_fill)
+    if (p->fill_value) {
+        pattern_job j = {p, out};
+        int64_t grain = (int64_t)((size_t)1 << 16) / (int64_t)(p->slice_bytes ? p->slice_bytes : 1);
+        ndx_parallel_for(p->threads, p->slices, grain < 1 ? 1 : grain, pattern_fn, &j);
+    } else if (p->zero_fill)
         ndx_parallel_zero(out, bytes, p->threads);
     else if (out != p->source)
         ndx_parallel_copy_warm(out, p->source, bytes, p->threads);

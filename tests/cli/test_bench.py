@@ -6,8 +6,10 @@ builds the same inputs with NumPy and computes the expected outputs plainly. Nev
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -61,6 +63,20 @@ class Usage(unittest.TestCase):
         for name in W.NAMES:
             self.assertIn(f"  {name}  ", proc.stdout)
         self.assertIn("first_touch_s", proc.stdout)
+
+    def test_without_ndx_bench(self):
+        # ndx bench runs ndx-bench, found beside ndx or in PATH; an ndx with neither (as
+        # installed) names the missing program in one error line, exit 1.
+        with tempfile.TemporaryDirectory() as tmp:
+            alone = os.path.join(tmp, "ndx")
+            shutil.copy(NDX, alone)
+            proc = subprocess.run([alone, "bench", "G1"], capture_output=True, text=True,
+                                  timeout=60, env={"PATH": tmp})
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        self.assertTrue(proc.stderr.startswith("ndx: error: "), proc.stderr)
+        self.assertIn("ndx-bench", proc.stderr)
 
 
 class Runs(unittest.TestCase):

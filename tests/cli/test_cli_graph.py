@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import Folder, check, check_same, error_of, main, run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SEED003 = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
+REPLACE_MINUS_ONE = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
 LOOKUP = os.path.join(ROOT, "examples", "graphs", "embedding_lookup.txt")
 GRAD = os.path.join(ROOT, "examples", "graphs", "embedding_grad.txt")
 
@@ -22,19 +22,19 @@ def write(f, name, text):
     return f.path(name)
 
 
-def test_seed003_graph_against_numpy():
+def test_replace_minus_one_graph_against_numpy():
     rng = np.random.default_rng(3)
     with Folder() as f:
         for n in (6, 0, 1, 1000):
             x = rng.standard_normal(n).astype(np.float32)
             x[rng.random(n) < 0.4] = -1
             if n == 6:
-                x = np.float32([0.1, -1, 5.2, 4.3, -1, 7.4])  # the seed's own input
+                x = np.float32([0.1, -1, 5.2, 4.3, -1, 7.4])  # tf.dynamic_stitch's own input
             np.save(f.path("x.npy"), x)
-            run("run", SEED003, "--feed", "x=" + f.path("x.npy"), "--fetch",
+            run("run", REPLACE_MINUS_ONE, "--feed", "x=" + f.path("x.npy"), "--fetch",
                 "y=" + f.path("y.npy"), "--threads", 1 + n % 3)
             want = np.where(x != np.float32(-1), x + np.float32(1), x)
-            check_same(np.load(f.path("y.npy")), want, f"seed 003 on {n} elements")
+            check_same(np.load(f.path("y.npy")), want, f"replace -1 entries on {n} elements")
 
 
 def test_embedding_lookup_against_numpy():
@@ -169,19 +169,19 @@ def test_gradient_graph():
 
 
 def test_graph_fmt_show_dot():
-    for path in (SEED003, LOOKUP):
+    for path in (REPLACE_MINUS_ONE, LOOKUP):
         p = run("graph", "fmt", path)
         check(p.stdout == open(path).read(), f"fmt of the canonical {path} is not the file")
     p = run("graph", "show", LOOKUP)
     check("shard = GatherNd(shard_col, zero_col) -> int64[?]" in p.stdout, p.stdout)
     check("shard0 = Const() -> float32[10, 8]  (known)" in p.stdout, p.stdout)
-    p = run("graph", "dot", SEED003)
+    p = run("graph", "dot", REPLACE_MINUS_ONE)
     lines = p.stdout.splitlines()
     check(lines[0] == "digraph ndx {" and lines[-1] == "}", p.stdout[:200])
     edges = [l for l in lines if " -> " in l]
     # NotEqual 2, Cast 1, DynamicPartition 2, AddV2 2, Size 1, Range 3, DynamicPartition_1 2,
     # y 4
-    check(len(edges) == 17, f"{len(edges)} edges, expected the 17 inputs of seed 003's nodes")
+    check(len(edges) == 17, f"{len(edges)} edges, expected the 17 inputs of the program's nodes")
     check('"x" -> "NotEqual" [label="float32[?]"];' in p.stdout, p.stdout)
     if shutil.which("dot"):
         with Folder() as f:
@@ -204,20 +204,21 @@ def test_errors():
         x = "x=" + f.path("x.npy")
         y = "y=" + f.path("y.npy")
         run("run", expect=2)
-        run("run", SEED003, "--feed", x, expect=2)  # nothing fetched
-        run("run", SEED003, "--fetch", "y", expect=2)  # not NAME=FILE
-        run("run", SEED003, SEED003, "--fetch", y, expect=2)
-        run("run", SEED003, "--feed", expect=2)
+        run("run", REPLACE_MINUS_ONE, "--feed", x, expect=2)  # nothing fetched
+        run("run", REPLACE_MINUS_ONE, "--fetch", "y", expect=2)  # not NAME=FILE
+        run("run", REPLACE_MINUS_ONE, REPLACE_MINUS_ONE, "--fetch", y, expect=2)
+        run("run", REPLACE_MINUS_ONE, "--feed", expect=2)
         run("graph", "show", expect=2)
-        run("graph", "draw", SEED003, expect=2)
-        p = run("run", SEED003, "--fetch", y, expect=1)
+        run("graph", "draw", REPLACE_MINUS_ONE, expect=2)
+        p = run("run", REPLACE_MINUS_ONE, "--fetch", y, expect=1)
         check("x: this placeholder must be fed" in error_of(p), p.stderr)
-        p = run("run", SEED003, "--feed", x, "--fetch", "nope=" + f.path("n.npy"), expect=1)
-        check("no node named 'nope'" in error_of(p), p.stderr)
-        p = run("run", SEED003, "--feed", x, "--fetch", "DynamicPartition:2=" + f.path("n.npy"),
+        p = run("run", REPLACE_MINUS_ONE, "--feed", x, "--fetch", "nope=" + f.path("n.npy"),
                 expect=1)
+        check("no node named 'nope'" in error_of(p), p.stderr)
+        p = run("run", REPLACE_MINUS_ONE, "--feed", x, "--fetch",
+                "DynamicPartition:2=" + f.path("n.npy"), expect=1)
         check("has 2 outputs, not an output 2" in error_of(p), p.stderr)
-        p = run("run", SEED003, "--feed", x, "--fetch", y, "--fetch", y, expect=1)
+        p = run("run", REPLACE_MINUS_ONE, "--feed", x, "--fetch", y, "--fetch", y, expect=1)
         check("two fetches write" in error_of(p), p.stderr)
         bad = write(f, "bad.txt", "ndx-graph 1\nx = Placeholder() : float32[?]\n"
                                   "y = Identity(z)\n")

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import ndx
+from docstring_examples import check_docstring_examples
 from test_gradients import check, f64
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -209,10 +210,4 @@ def test_a_gradient_tape_records_the_new_ops():
 @pytest.mark.parametrize("fn", [ndx.ones, ndx.zeros, ndx.concat, ndx.stack, ndx.expand_dims,
                                 ndx.squeeze, ndx.slice], ids=lambda f: f.__name__)
 def test_docstring_examples(fn):
-    import doctest
-    test = doctest.DocTestParser().get_doctest(fn.__doc__, {"ndx": ndx, "np": np}, fn.__name__,
-                                               None, 0)
-    assert test.examples
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+    check_docstring_examples(fn)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import ndx
+from docstring_examples import check_docstring_examples
 
 RNG = np.random.default_rng(7)
 
@@ -32,7 +33,7 @@ def values(dtype, shape):
     return RNG.choice(np.array(pool, dt), size=shape)
 
 
-# ---- the seed program written with `x != -1.` -----------------------------------------------
+# ---- the replace -1 entries program written with `x != -1.` ---------------------------------
 
 def replace_minus_ones(x):
     # TensorFlow code as written: the mask from `!=`, not tf.not_equal.
@@ -320,10 +321,4 @@ def test_taped_array_operators_broadcast_against_numpy(dtype):
 @pytest.mark.parametrize("obj", [ndx.less, ndx.logical_and, ndx.abs, ndx.sqrt],
                          ids=lambda o: o.__name__)
 def test_docstring_examples(obj):
-    import doctest
-    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
-                                               None, 0)
-    assert test.examples
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+    check_docstring_examples(obj)

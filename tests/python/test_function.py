@@ -1,9 +1,9 @@
-"""Tests of ndx.function and graphs from Python: seed 003 traced into one graph (and its text,
-the same as the C program's), every op and glue builder traced against the eager op and NumPy,
-retracing, structured results, inspection, save/load and `ndx run`, errors at trace time naming
-the caller's line, and hostile use (a trace that raises, wrong inputs, tensors outside their
-function, nested functions, calls from many threads while another mutates the input)."""
-import doctest
+"""Tests of ndx.function and graphs from Python: the replace -1 entries program traced into one
+graph (and its text, the same as the C program's), every op and glue builder traced against the
+eager op and NumPy, retracing, structured results, inspection, save/load and `ndx run`, errors at
+trace time naming the caller's line, and hostile use (a trace that raises, wrong inputs, tensors
+outside their function, nested functions, calls from many threads while another mutates the
+input)."""
 import os
 import shutil
 import subprocess
@@ -15,20 +15,21 @@ import numpy as np
 import pytest
 
 import ndx
+from docstring_examples import check_docstring_examples
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SEED003_TXT = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
+REPLACE_MINUS_ONE_TXT = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
 THIS = os.path.basename(__file__)
 
 
-def seed003_reference(x):
-    """Seed 003's result by NumPy: every entry but -1 plus 1."""
+def replace_minus_one_reference(x):
+    """The replace -1 entries program's result by NumPy: every entry but -1 plus 1."""
     return np.where(x != -1, x + 1, x).astype(x.dtype)
 
 
 @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
-def seed003(x):
-    # Seed 003 as written for TensorFlow, with tf replaced by ndx.
+def replace_minus_one(x):
+    # The program as tf.dynamic_stitch's page writes it, with tf replaced by ndx.
     condition_mask = ndx.not_equal(x, ndx.constant(-1.))
     partitioned_data = ndx.dynamic_partition(
         x, ndx.cast(condition_mask, ndx.int32), 2)
@@ -39,21 +40,22 @@ def seed003(x):
     return x
 
 
-def test_seed003_runs_as_one_graph():
+def test_replace_minus_one_runs_as_one_graph():
     x = np.array([0.1, -1., 5.2, 4.3, -1., 7.4], np.float32)
-    np.testing.assert_array_equal(seed003(x), seed003_reference(x))
+    np.testing.assert_array_equal(replace_minus_one(x), replace_minus_one_reference(x))
     rng = np.random.default_rng(3)
     for n in (0, 1, 7, 1000):
         x = np.where(rng.random(n) < 0.3, -1, rng.normal(size=n)).astype(np.float32)
-        np.testing.assert_array_equal(seed003(x), seed003_reference(x))
-    assert seed003.experimental_get_tracing_count() == 1  # one signature, one trace
-    types = [n.type for n in seed003.graph.nodes]
+        np.testing.assert_array_equal(replace_minus_one(x), replace_minus_one_reference(x))
+    assert replace_minus_one.experimental_get_tracing_count() == 1  # one signature, one trace
+    types = [n.type for n in replace_minus_one.graph.nodes]
     assert types.count("DynamicPartition") == 2 and types[-1] == "DynamicStitch"
-    assert seed003.graph.nodes[0].name == "x" and seed003.graph.nodes[0].type == "Placeholder"
+    first = replace_minus_one.graph.nodes[0]
+    assert first.name == "x" and first.type == "Placeholder"
 
 
 @ndx.function(input_signature=[ndx.TensorSpec([None], ndx.float32)])
-def seed003_as_in_c(x):
+def replace_minus_one_as_in_c(x):
     # examples/graph_replace_minus_one.c line by line: the same nodes, in the same order, the same names.
     minus_one = ndx.constant(-1.0)
     mask = ndx.cast(ndx.not_equal(x, minus_one), ndx.int32)
@@ -66,21 +68,22 @@ def seed003_as_in_c(x):
 
 
 def test_saved_text_is_the_c_programs():
-    # examples/graphs/replace_minus_one.txt is the text of examples/graph_replace_minus_one.c's graph
-    # (tests/test_graph_by_type.c checks that); the graph traced from Python is the same text.
-    with open(SEED003_TXT) as f:
-        assert seed003_as_in_c.graph.to_text() == f.read()
+    # examples/graphs/replace_minus_one.txt is the text of examples/graph_replace_minus_one.c's
+    # graph (tests/graph/build/test_graph_by_type.c checks that); the graph traced from Python is
+    # the same text.
+    with open(REPLACE_MINUS_ONE_TXT) as f:
+        assert replace_minus_one_as_in_c.graph.to_text() == f.read()
 
 
 def test_save_load_and_ndx_run(tmp_path):
     path = tmp_path / "replace_minus_one.txt"
-    seed003.save(path)
+    replace_minus_one.save(path)
     with open(path) as f:
-        assert f.read() == str(seed003.graph)
+        assert f.read() == str(replace_minus_one.graph)
     loaded = ndx.load(path)
     assert loaded.feeds == ["x"] and loaded.default_fetches == ["DynamicStitch"]
     x = np.array([3., -1., 0.5], np.float32)
-    np.testing.assert_array_equal(loaded(x=x), seed003_reference(x))
+    np.testing.assert_array_equal(loaded(x=x), replace_minus_one_reference(x))
     both = loaded(x=x, fetches=["DynamicStitch", "DynamicPartition:1"])
     np.testing.assert_array_equal(both["DynamicPartition:1"], [3., 0.5])
     np.testing.assert_array_equal(loaded(fetches="Cast", x=x), [1, 0, 1])
@@ -94,7 +97,7 @@ def test_save_load_and_ndx_run(tmp_path):
     np.save(tmp_path / "x.npy", x)
     subprocess.run([cli, "run", str(path), "--feed", f"x={tmp_path / 'x.npy'}", "--fetch",
                     f"DynamicStitch={tmp_path / 'y.npy'}"], check=True, capture_output=True)
-    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), seed003_reference(x))
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), replace_minus_one_reference(x))
 
 
 def test_large_constants_go_to_npz(tmp_path):
@@ -350,15 +353,16 @@ def test_structured_results_and_arguments():
 def test_wrong_inputs_raise_before_running():
     x = np.array([1., -1.], np.float32)
     with pytest.raises(TypeError, match="float32"):
-        seed003(np.array([1., -1.]))  # float64 for a float32 signature
+        replace_minus_one(np.array([1., -1.]))  # float64 for a float32 signature
     with pytest.raises(ndx.InvalidArgumentError, match="shape"):
-        seed003(np.zeros((2, 2), np.float32))
+        replace_minus_one(np.zeros((2, 2), np.float32))
     with pytest.raises(TypeError):
-        seed003({"x": x})
+        replace_minus_one({"x": x})
     with pytest.raises(TypeError):
-        seed003(x, x)
-    np.testing.assert_array_equal(seed003(x), seed003_reference(x))  # still fine
-    np.testing.assert_array_equal(seed003([1.0, -1.0]), [2., -1.])  # a list takes float32
+        replace_minus_one(x, x)
+    # still fine
+    np.testing.assert_array_equal(replace_minus_one(x), replace_minus_one_reference(x))
+    np.testing.assert_array_equal(replace_minus_one([1.0, -1.0]), [2., -1.])  # a list takes float32
 
 
 def test_errors_at_trace_time_name_the_callers_line():
@@ -456,7 +460,7 @@ def test_nested_functions_are_inlined():
 
 
 def test_inspection_and_dot(monkeypatch):
-    g = seed003.graph
+    g = replace_minus_one.graph
     nodes = g.nodes
     assert [n.name for n in nodes][:4] == ["x", "Const", "NotEqual", "Cast"]
     stitch = nodes[-1]
@@ -476,12 +480,12 @@ def test_inspection_and_dot(monkeypatch):
 
 def test_threads_and_max_memory():
     x = np.arange(100000, dtype=np.float32)
-    want = seed003_reference(x)
-    np.testing.assert_array_equal(seed003(x, threads=1), want)
-    np.testing.assert_array_equal(seed003(x, threads=2), want)
+    want = replace_minus_one_reference(x)
+    np.testing.assert_array_equal(replace_minus_one(x, threads=1), want)
+    np.testing.assert_array_equal(replace_minus_one(x, threads=2), want)
     with pytest.raises(ndx.OutOfMemoryError, match="max_memory"):
-        seed003(x, max_memory=1000)
-    np.testing.assert_array_equal(seed003(x), want)  # the failure changed nothing
+        replace_minus_one(x, max_memory=1000)
+    np.testing.assert_array_equal(replace_minus_one(x), want)  # the failure changed nothing
 
     @ndx.function(max_memory=1000)
     def small(x):
@@ -582,12 +586,7 @@ DOCUMENTED = [ndx.function, ndx.constant, ndx.cast, ndx.add, ndx.divide, ndx.flo
 
 @pytest.mark.parametrize("obj", DOCUMENTED, ids=lambda o: o.__name__)
 def test_docstring_examples(obj):
-    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
-                                               None, 0)
-    assert test.examples
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+    check_docstring_examples(obj)
 
 
 def test_out_writes_results_into_given_arrays():
@@ -626,10 +625,10 @@ def test_reference_counts_of_function_calls():
     out = np.zeros(3, np.float32)
     refs = [sys.getrefcount(o) for o in (x, out)]
     for _ in range(200):
-        seed003(x)
-        seed003(x, out=out)
+        replace_minus_one(x)
+        replace_minus_one(x, out=out)
         with pytest.raises(TypeError):
-            seed003(x.astype(np.float64))
+            replace_minus_one(x.astype(np.float64))
     assert [sys.getrefcount(o) for o in (x, out)] == refs
 
 
@@ -663,7 +662,7 @@ def test_to_dot_is_what_ndx_graph_dot_draws(tmp_path):
         return ndx.gather_nd(w, i), ndx.sparse.from_dense(w)
 
     words(np.array([b"ab", b"cde"]), np.array([[1]]))
-    for f in (seed003, words):
+    for f in (replace_minus_one, words):
         path = tmp_path / "g.txt"
         f.save(path)
         drawn = subprocess.run([cli, "graph", "dot", str(path)], check=True, capture_output=True,
@@ -697,17 +696,17 @@ def test_inputs_are_read_in_place():
 
 def test_sessions_are_kept_and_their_pools_reused():
     x = np.where(np.arange(10000) % 3 == 0, -1, np.arange(10000)).astype(np.float32)
-    seed003(x)
-    session = seed003.get_concrete_function()._session(None, None)
+    replace_minus_one(x)
+    session = replace_minus_one.get_concrete_function()._session(None, None)
     held = session.pool_bytes()
     assert held > 0  # the intermediates' blocks stay pooled for the next call
     for _ in range(5):
-        np.testing.assert_array_equal(seed003(x), seed003_reference(x))
-        assert seed003.get_concrete_function()._session(None, None) is session
+        np.testing.assert_array_equal(replace_minus_one(x), replace_minus_one_reference(x))
+        assert replace_minus_one.get_concrete_function()._session(None, None) is session
         assert session.pool_bytes() == held  # the same blocks again: nothing new
     session.trim()
     assert session.pool_bytes() < held
-    np.testing.assert_array_equal(seed003(x), seed003_reference(x))
+    np.testing.assert_array_equal(replace_minus_one(x), replace_minus_one_reference(x))
     # an eager glue op keeps no large blocks pooled after its call
     ndx.add(np.ones(1 << 20, np.float32), 1.0)
     assert all(e[0].pool_bytes() <= 1 << 20 for e in ndx._glue._EAGER._cache.values())

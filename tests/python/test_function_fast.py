@@ -12,11 +12,11 @@ import pytest
 import ndx
 
 
-def seed003_reference(x):
+def replace_minus_one_reference(x):
     return np.where(x != -1, x + 1, x).astype(x.dtype)
 
 
-def seed003_body(x):
+def replace_minus_one(x):
     mask = ndx.cast(ndx.not_equal(x, -1.0), ndx.int32)
     data = ndx.dynamic_partition(x, mask, 2)
     data[1] = data[1] + 1.0
@@ -24,18 +24,19 @@ def seed003_body(x):
     return ndx.dynamic_stitch(where, data)
 
 
-def seed003_input(n, seed=0):
+def replace_minus_one_input(n, seed=0):
     rng = np.random.default_rng(seed)
     return np.where(rng.random(n) < 0.3, -1, rng.normal(size=n)).astype(np.float32)
 
 
 def test_results_are_new_arrays_never_the_sessions_memory():
-    f = ndx.function(seed003_body, input_signature=[ndx.TensorSpec([None], ndx.float32)])
-    xs = [seed003_input(n, n) for n in (6, 6, 1000, 100_000, 100_000, 6)]  # (100,000: past the
-    results = [f(x) for x in xs]  # size a result is copied at under the GIL)
+    f = ndx.function(replace_minus_one, input_signature=[ndx.TensorSpec([None], ndx.float32)])
+    # (100,000: past the size a result is copied at under the GIL)
+    xs = [replace_minus_one_input(n, n) for n in (6, 6, 1000, 100_000, 100_000, 6)]
+    results = [f(x) for x in xs]
     assert f._fast is not None  # the calls took the fast path
     for x, r in zip(xs, results):  # each still holds its own call's values
-        np.testing.assert_array_equal(r, seed003_reference(x))
+        np.testing.assert_array_equal(r, replace_minus_one_reference(x))
         assert r.flags.writeable and r.flags.c_contiguous and r.dtype == np.float32
         assert not np.shares_memory(r, x)
     for a in results:
@@ -87,12 +88,12 @@ class MyArray(np.ndarray):
 
 
 def test_arguments_the_fast_path_does_not_take_go_the_general_way():
-    f = ndx.function(seed003_body, input_signature=[ndx.TensorSpec([None], ndx.float32)])
-    x = seed003_input(20)
-    np.testing.assert_array_equal(f(x), seed003_reference(x))
+    f = ndx.function(replace_minus_one, input_signature=[ndx.TensorSpec([None], ndx.float32)])
+    x = replace_minus_one_input(20)
+    np.testing.assert_array_equal(f(x), replace_minus_one_reference(x))
     for arg in (x[::2], x[::-1], x.astype(">f4"), x.tolist(), x.view(MyArray),
                 np.frombuffer(b"\0" + x.tobytes(), np.float32, offset=1)):  # (misaligned)
-        ref = seed003_reference(np.asarray(arg, np.float32))
+        ref = replace_minus_one_reference(np.asarray(arg, np.float32))
         np.testing.assert_array_equal(f(arg), ref)
     with pytest.raises(TypeError, match="float32"):
         f(x.astype(np.float64))
@@ -134,15 +135,15 @@ def test_retracing_defaults_and_python_values_with_the_fast_path():
 
 
 def test_threads_out_and_max_memory_take_the_general_path():
-    f = ndx.function(seed003_body, input_signature=[ndx.TensorSpec([None], ndx.float32)])
-    x = seed003_input(50)
+    f = ndx.function(replace_minus_one, input_signature=[ndx.TensorSpec([None], ndx.float32)])
+    x = replace_minus_one_input(50)
     out = np.empty(50, np.float32)
     assert f(x, out=out) is out
-    np.testing.assert_array_equal(out, seed003_reference(x))
-    np.testing.assert_array_equal(f(x, threads=2), seed003_reference(x))
+    np.testing.assert_array_equal(out, replace_minus_one_reference(x))
+    np.testing.assert_array_equal(f(x, threads=2), replace_minus_one_reference(x))
     with pytest.raises(ndx.OutOfMemoryError):
-        f(seed003_input(100_000), max_memory=1000)
-    np.testing.assert_array_equal(f(x), seed003_reference(x))
+        f(replace_minus_one_input(100_000), max_memory=1000)
+    np.testing.assert_array_equal(f(x), replace_minus_one_reference(x))
 
 
 def test_errors_at_run_time_change_nothing():
@@ -189,15 +190,15 @@ def test_variables_stay_in_sync_through_fast_calls():
 
 
 def test_many_threads_on_one_session_small_and_large_calls():
-    f = ndx.function(seed003_body, input_signature=[ndx.TensorSpec([None], ndx.float32)])
-    small, large = seed003_input(7, 1), seed003_input(300_000, 2)
+    f = ndx.function(replace_minus_one, input_signature=[ndx.TensorSpec([None], ndx.float32)])
+    small, large = replace_minus_one_input(7, 1), replace_minus_one_input(300_000, 2)
     f(small)
     errors = []
 
     def worker(x, n):
         try:
             for _ in range(n):
-                np.testing.assert_array_equal(f(x), seed003_reference(x))
+                np.testing.assert_array_equal(f(x), replace_minus_one_reference(x))
         except BaseException as e:  # pragma: no cover - reported below
             errors.append(e)
 
@@ -211,8 +212,8 @@ def test_many_threads_on_one_session_small_and_large_calls():
 
 
 def test_reference_counts_stay_put():
-    f = ndx.function(seed003_body, input_signature=[ndx.TensorSpec([None], ndx.float32)])
-    x = seed003_input(10)
+    f = ndx.function(replace_minus_one, input_signature=[ndx.TensorSpec([None], ndx.float32)])
+    x = replace_minus_one_input(10)
     f(x)
     before = sys.getrefcount(x)
     results = [f(x) for _ in range(100)]

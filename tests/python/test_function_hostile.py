@@ -10,7 +10,7 @@ import pytest
 import ndx
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SEED003_TXT = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
+REPLACE_MINUS_ONE_TXT = os.path.join(ROOT, "examples", "graphs", "replace_minus_one.txt")
 
 
 def test_many_threads_trace_and_call_at_once():
@@ -45,7 +45,7 @@ def test_many_threads_trace_and_call_at_once():
 
 
 def test_loaded_graph_fed_wrongly():
-    g = ndx.load(SEED003_TXT)
+    g = ndx.load(REPLACE_MINUS_ONE_TXT)
     with pytest.raises(ndx.InvalidArgumentError, match="x"):
         g()  # the placeholder is not fed
     with pytest.raises(ndx.InvalidArgumentError):
@@ -62,7 +62,7 @@ def test_loaded_graph_fed_wrongly():
 
 
 def test_loaded_graph_from_many_threads():
-    g = ndx.load(SEED003_TXT)
+    g = ndx.load(REPLACE_MINUS_ONE_TXT)
     errors = []
 
     def worker(k):

@@ -1,4 +1,4 @@
-"""Hostile input for the Python module, in the spirit of tests/test_advisories.c: wrong types,
+"""Hostile input for the Python module, in the spirit of tests/ops/test_advisories.c: wrong types,
 broken array protocols, huge and negative integers for every integer argument, arguments that
 change while ndx converts them or while it works, every error class. The contract checked
 everywhere: a call returns the right result (judged by plain NumPy loops, never by ndx) or raises

@@ -1,7 +1,6 @@
-"""Tests of the Python module ndx: the seeds' examples, properties against NumPy references
+"""Tests of the Python module ndx: TensorFlow's examples, properties against NumPy references
 (tests/cli/clitest.py's plain loops, independent of ndx) for every op and dtype, the error
 contract, zero copies, DLPack, threads and reference leaks. Run by scripts/test.sh with pytest."""
-import doctest
 import gc
 import os
 import resource
@@ -17,6 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "cli"))
 import clitest as ref  # noqa: E402  (NumPy references shared with the command-line tests)
 
 import ndx  # noqa: E402
+from docstring_examples import check_docstring_examples  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 VALUE_DTYPES = ref.NUMERIC_DTYPES + ["S5", "U3"]
@@ -58,7 +58,7 @@ def assert_unchanged(before, arrays):
         assert ref.same(b, a) and b.dtype == np.asarray(a).dtype
 
 
-# ---- the seeds' examples -------------------------------------------------------------------------
+# ---- TensorFlow's examples -----------------------------------------------------------------------
 
 DOCUMENTED = [ndx.gather_nd, ndx.scatter_nd, ndx.tensor_scatter_nd_add, ndx.tensor_scatter_nd_sub,
               ndx.tensor_scatter_nd_update, ndx.tensor_scatter_nd_min, ndx.tensor_scatter_nd_max,
@@ -69,17 +69,12 @@ DOCUMENTED = [ndx.gather_nd, ndx.scatter_nd, ndx.tensor_scatter_nd_add, ndx.tens
 
 @pytest.mark.parametrize("obj", DOCUMENTED, ids=lambda o: o.__name__)
 def test_docstring_examples(obj):
-    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
-                                               None, 0)
-    assert test.examples, f"{obj.__name__} has no examples"
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+    check_docstring_examples(obj)
 
 
 P2 = [["a", "b"], ["c", "d"]]
 P3 = [[["a0", "b0"], ["c0", "d0"]], [["a1", "b1"], ["c1", "d1"]]]
-SEED_GATHERS = [  # seeds 000 and 001: (indices, params, output)
+DOCUMENTED_GATHERS = [  # the GatherNd and tf.gather_nd pages: (indices, params, output)
     ([[0, 0], [1, 1]], P2, ["a", "d"]),
     ([[1], [0]], P2, [["c", "d"], ["a", "b"]]),
     ([[1]], P3, [[["a1", "b1"], ["c1", "d1"]]]),
@@ -94,8 +89,8 @@ SEED_GATHERS = [  # seeds 000 and 001: (indices, params, output)
 ]
 
 
-@pytest.mark.parametrize("indices,params,output", SEED_GATHERS)
-def test_seed_gathers_on_strings(indices, params, output):
+@pytest.mark.parametrize("indices,params,output", DOCUMENTED_GATHERS)
+def test_documented_gathers_on_strings(indices, params, output):
     got = ndx.gather_nd(params, indices)  # str in, bytes out (as TensorFlow returns strings)
     assert got.dtype.kind == "S"
     assert got.tolist() == np.char.encode(np.array(output), "utf-8").tolist()
@@ -103,7 +98,7 @@ def test_seed_gathers_on_strings(indices, params, output):
     assert ndx.gather_nd(as_objects, np.array(indices, np.int64)).tolist() == got.tolist()
 
 
-def test_seed_001_numbers():
+def test_gather_nd_arange_examples():
     x = np.arange(30).reshape(5, 6)
     r = ndx.gather_nd(x, [1, 2])
     assert isinstance(r, np.ndarray) and r.ndim == 0 and r == 8  # a 0-d array, not a scalar
@@ -117,7 +112,7 @@ def test_seed_001_numbers():
         [[0, 1], [2, 3], [6, 7], [8, 9]]
 
 
-def test_seed_002_slices_and_in_place():
+def test_tensor_scatter_nd_add_slices_and_in_place():
     updates = np.array([[[5] * 4, [6] * 4, [7] * 4, [8] * 4]] * 2, dtype=np.int32)
     tensor = np.ones([4, 4, 4], dtype=np.int32)
     got = ndx.tensor_scatter_nd_add(tensor, [[0], [2]], updates)
@@ -129,7 +124,7 @@ def test_seed_002_slices_and_in_place():
     assert same is tensor and tensor.tolist() == want
 
 
-def test_seed_003_partition_then_stitch():
+def test_replace_minus_one_partition_then_stitch():
     x = np.array([0.1, -1., 5.2, 4.3, -1., 7.4], dtype=np.float32)
     mask = (x != np.float32(-1.)).astype(np.int32)
     parts = ndx.dynamic_partition(x, mask, 2)
@@ -141,7 +136,7 @@ def test_seed_003_partition_then_stitch():
     assert got.dtype == np.float32 and np.allclose(got, want)
 
 
-def test_seed_004_expand_error_without_flag():
+def test_sparse_concat_expand_error_without_flag():
     a = ndx.SparseTensor([[0, 2], [1, 0], [2, 1]], ["a", "b", "c"], [3, 3])
     b = ndx.SparseTensor([[0, 1], [0, 2]], ["d", "e"], [2, 4])
     with pytest.raises(ndx.InvalidArgumentError):

@@ -6,6 +6,7 @@ import pytest
 
 import ndx
 
+from docstring_examples import check_docstring_examples
 from test_gradients import check, f64, taped
 
 RNG = np.random.default_rng(7)
@@ -206,10 +207,4 @@ def test_full_reduction_gradient_at_unknown_rank_takes_scalars(reduce):
 @pytest.mark.parametrize("obj", [ndx.reduce_mean, ndx.reduce_max, ndx.where],
                          ids=lambda o: o.__name__)
 def test_docstring_examples(obj):
-    import doctest
-    test = doctest.DocTestParser().get_doctest(obj.__doc__, {"ndx": ndx, "np": np}, obj.__name__,
-                                               None, 0)
-    assert test.examples
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0
+    check_docstring_examples(obj)

@@ -1,7 +1,7 @@
 /* reference.h — naive reference implementations of every op, written from ndx.h alone (they share
  * no code with src/ops; float16 and bfloat16 round through ndx.h's public conversions, tested on
- * their own in tests/test_core.c): plain loops over elements, one index row at a time. The tests
- * and the fuzz harnesses both judge the library against them. Each decides whether
+ * their own in tests/core/test_core.c): plain loops over elements, one index row at a time. The
+ * tests and the fuzz harnesses both judge the library against them. Each decides whether
  * the call is valid and, when it is, builds the expected result in tensors it owns.
  *
  * The verdict is REF_OK (the op must accept, unless the memory budget refuses it), REF_ERROR (the

@@ -1,7 +1,7 @@
 /* counting_allocator.h — an ndx_allocator that counts its calls and the bytes asked, for tests
- * and benchmarks that show what a call or a run allocates (tests/test_small_calls.c,
- * tests/test_session_variable_init.c, tools/bench_train.c). Header-only: the tools build without
- * the test support library.
+ * and benchmarks that show what a call or a run allocates (tests/core/test_small_calls.c,
+ * tests/graph/session/test_session_variable_init.c, bench/ndx_bench/bench_train.c). Header-only:
+ * the tools build without the test support library.
  *
  *   ndx_counter count = {0};
  *   ndx_allocator a = ndx_counting_allocator(&count);

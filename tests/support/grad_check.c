@@ -6,8 +6,6 @@
 #include "grad_check.h"
 #include "ndx_test.h"
 
-static int is_complex(ndx_dtype dt) { return dt == NDX_COMPLEX64 || dt == NDX_COMPLEX128; }
-
 double grad_check_tolerance(ndx_dtype dtype) {
     switch (dtype) {
     case NDX_FLOAT16: return 1e-2;
@@ -27,7 +25,7 @@ static ndx_tensor cast_new(const ndx_tensor *t, ndx_dtype to) {
 }
 
 ndx_tensor grad_to_f64(const ndx_tensor *t) {
-    return cast_new(t, is_complex(t->dtype) ? NDX_COMPLEX128 : NDX_FLOAT64);
+    return cast_new(t, test_is_complex(t->dtype) ? NDX_COMPLEX128 : NDX_FLOAT64);
 }
 
 void grad_run(const ndx_graph *g, int threads, int nfeeds, const ndx_feed *feeds, int nf,
@@ -82,8 +80,8 @@ double grad_check(grad_check_fn fn, void *user, ndx_dtype dtype, int nx, const g
 double grad_check_masked(grad_check_fn fn, void *user, ndx_dtype dtype, int nx,
                          const grad_check_x *xs, const unsigned *unknown, uint64_t seed,
                          int threads) {
-    ndx_dtype wide = is_complex(dtype) ? NDX_COMPLEX128 : NDX_FLOAT64;
-    int parts = is_complex(dtype) ? 2 : 1;
+    ndx_dtype wide = test_is_complex(dtype) ? NDX_COMPLEX128 : NDX_FLOAT64;
+    int parts = test_is_complex(dtype) ? 2 : 1;
     test_rng rng = {seed};
     /* The inputs, rounded to dtype and widened again: both graphs see the same numbers. */
     ndx_tensor x64[8], xdt[8];

@@ -110,6 +110,34 @@ int64_t test_get_index(const ndx_tensor *t, int64_t i) {
     return 0;
 }
 
+int test_random_axes(test_rng *r, int rank, int64_t *axes, int *reduced) {
+    int naxes = 0;
+    for (int d = 0; d < rank; d++) {
+        if (rng_below(r, 2)) continue;
+        reduced[d] = 1;
+        axes[naxes++] = rng_below(r, 2) ? d - rank : d;
+    }
+    for (int i = naxes - 1; i > 0; i--) {
+        int j = (int)rng_below(r, i + 1);
+        int64_t t = axes[i];
+        axes[i] = axes[j];
+        axes[j] = t;
+    }
+    return naxes;
+}
+
+int64_t test_reduced_position(int64_t i, int rank, const int64_t *shape, const int *reduced) {
+    int64_t rest = i, at = 0, scale = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t c = rest % shape[d];
+        rest /= shape[d];
+        if (reduced[d]) continue;
+        at += c * scale;
+        scale *= shape[d];
+    }
+    return at;
+}
+
 void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi) {
     int64_t n = test_count(t);
     for (int64_t i = 0; i < n; i++) test_set_index(t, i, rng_range(r, lo, hi));
@@ -134,6 +162,33 @@ void test_assert_tensor_eq(const ndx_tensor *a, const ndx_tensor *b, const char 
         fail_msg("%s: element %zu differs (byte %zu: %u vs %u)", where, k / a->itemsize, k,
                  pa[k], pb[k]);
     }
+}
+
+void test_assert_sparse_eq(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                           const char *file, int line) {
+    test_assert_tensor_eq(&a->indices, &b->indices, file, line);
+    test_assert_tensor_eq(&a->values, &b->values, file, line);
+    test_assert_tensor_eq(&a->dense_shape, &b->dense_shape, file, line);
+}
+
+int test_keep_first_or_assert_same(ndx_tensor *first, const ndx_tensor *out, int threads,
+                                   const char *file, int line) {
+    if (threads == 1) {
+        *first = *out;
+        return 1;
+    }
+    test_assert_tensor_eq(out, first, file, line);
+    return 0;
+}
+
+int test_keep_first_or_assert_same_sparse(ndx_sparse_tensor *first, const ndx_sparse_tensor *out,
+                                          int threads, const char *file, int line) {
+    if (threads == 1) {
+        *first = *out;
+        return 1;
+    }
+    test_assert_sparse_eq(out, first, file, line);
+    return 0;
 }
 
 test_guard test_guard_take(const ndx_tensor *t) {

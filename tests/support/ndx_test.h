@@ -1,5 +1,6 @@
 /* ndx_test.h — what the tests share: a seeded generator, owned test tensors, random fills per
- * dtype, comparisons, and a guard that proves a failed call wrote nothing. Include after
+ * dtype, comparisons, the loop over thread counts, and a guard that proves a failed call wrote
+ * nothing. Include after
  * <cmocka.h>'s prerequisites (this header includes them). */
 #ifndef NDX_TEST_H
 #define NDX_TEST_H
@@ -14,6 +15,11 @@
 #include <cmocka.h>
 
 #include "ndx.h"
+
+/* A literal int64 list, for shapes and for index values:
+ * ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(3, 4), data), test_tensor_from(..., VALS(0, -1, 2)). */
+#define SHAPE(...) ((const int64_t[]){__VA_ARGS__})
+#define VALS(...) ((const int64_t[]){__VA_ARGS__})
 
 /* ---- random numbers (splitmix64: tiny, seeded, the same everywhere) ---- */
 typedef struct { uint64_t state; } test_rng;
@@ -39,9 +45,23 @@ static inline ndx_options test_options(int threads, ndx_bad_indices policy) {
     return o;
 }
 
+/* A random set of reduction axes of a rank-`rank` tensor: each dim is taken with probability 1/2
+ * and, when taken, written negative (d - rank) half the time; the axes are then shuffled. Marks
+ * reduced[d] = 1 for every dim taken (the caller zeroes reduced) and returns the count. */
+int test_random_axes(test_rng *r, int rank, int64_t *axes, int *reduced);
+
+/* Where element i (row-major) of a tensor of `shape` (rank dims) lands in the output of a
+ * reduction over the dims marked in `reduced`: its row-major position there. */
+int64_t test_reduced_position(int64_t i, int rank, const int64_t *shape, const int *reduced);
+
 /* Every numeric, bool and string dtype, for loops over dtypes. */
 extern const ndx_dtype test_all_dtypes[];
 extern const int test_all_dtypes_count;
+/* float16, bfloat16, float32, float64 / complex64, complex128. */
+static inline int test_is_float(ndx_dtype dt) { return ndx_dtype_kind_of(dt) == NDX_KIND_FLOAT; }
+static inline int test_is_complex(ndx_dtype dt) {
+    return dt == NDX_COMPLEX64 || dt == NDX_COMPLEX128;
+}
 
 /* ---- owned tensors ---- */
 /* A tensor whose data the test owns (malloc'd, at least 1 byte so data is never NULL). */
@@ -71,6 +91,30 @@ int64_t test_get_index(const ndx_tensor *t, int64_t i);
  * same dtype, itemsize, rank, shape and bytes. */
 void test_assert_tensor_eq(const ndx_tensor *a, const ndx_tensor *b, const char *file, int line);
 #define assert_tensor_eq(a, b) test_assert_tensor_eq((a), (b), __FILE__, __LINE__)
+
+/* The same for sparse tensors: their indices, values and dense_shape, each as assert_tensor_eq. */
+void test_assert_sparse_eq(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                           const char *file, int line);
+#define assert_sparse_eq(a, b) test_assert_sparse_eq((a), (b), __FILE__, __LINE__)
+
+/* ---- the same bits at 1, 2 and 3 threads ---- */
+/* Parallel ops are run at every count from 1 to TEST_THREADS (3 splits most sizes unevenly):
+ *     for (int threads = 1; threads <= TEST_THREADS; threads++)
+ * and each count must give the bits the first gave. In such a loop, with `out` computed at
+ * `threads`: at 1 thread out is kept as *first and the call returns 1 (the caller frees *first
+ * after the loop); at any other count out must equal *first (assert_tensor_eq) and the call
+ * returns 0 (the caller frees out):
+ *     if (!keep_first_or_assert_same(&first, &out, threads)) ndx_tensor_free(&out); */
+enum { TEST_THREADS = 3 };
+int test_keep_first_or_assert_same(ndx_tensor *first, const ndx_tensor *out, int threads,
+                                   const char *file, int line);
+#define keep_first_or_assert_same(first, out, threads) \
+    test_keep_first_or_assert_same((first), (out), (threads), __FILE__, __LINE__)
+/* The same for sparse tensors (assert_sparse_eq). */
+int test_keep_first_or_assert_same_sparse(ndx_sparse_tensor *first, const ndx_sparse_tensor *out,
+                                          int threads, const char *file, int line);
+#define keep_first_or_assert_same_sparse(first, out, threads) \
+    test_keep_first_or_assert_same_sparse((first), (out), (threads), __FILE__, __LINE__)
 
 /* Strings tensor from C strings: test_strings(width, rank, shape, (const char*[]){"a","b"}) */
 ndx_tensor test_strings(size_t width, int rank, const int64_t *shape, const char *const *values);

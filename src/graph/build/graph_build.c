@@ -207,15 +207,16 @@ static ndx_status infer_node(ndx_graph *g, graph_node *n, ndx_error *err) {
     return st;
 }
 
-/* The attribute values no kind runs with: bad-index policies other than error and ignore. */
+/* The attribute values no kind runs with: bad-index policies other than error and ignore (the
+ * builders' other attributes are checked by the kinds' infer functions). */
 static ndx_status check_attrs(const graph_node *n, ndx_error *err) {
     const graph_kind_desc *d = graph_desc(n->kind);
+    char msg[160];
     for (int i = 0; i < d->num_attrs; i++) {
         const graph_attr_def *a = &d->attrs[i];
-        int v = *(const int *)((const char *)&n->attrs + a->offset);
-        if (a->type == GRAPH_ATTR_POLICY && v != NDX_BAD_INDICES_ERROR && v != NDX_BAD_INDICES_IGNORE)
-            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "bad_indices = %d is neither "
-                            "NDX_BAD_INDICES_ERROR nor NDX_BAD_INDICES_IGNORE", v);
+        if (a->type == GRAPH_ATTR_POLICY &&
+            !graph_attr_value_ok(a, graph_attr_get(&n->attrs, a), msg, sizeof msg))
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s", msg);
     }
     return NDX_OK;
 }

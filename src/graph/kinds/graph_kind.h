@@ -1,8 +1,9 @@
-/* graph_kind.h — what a kind of node is, said once: one descriptor per kind (graph_kinds_*.c)
+/* graph_kind.h — what a kind of node is, said once: one descriptor per kind (*_kinds.c)
  * holds its TensorFlow type name, its inputs and outputs, the schema of its attributes (which the
  * text form's writer writes and its reader reads), its infer function, its kernel and the slot
  * for its gradient. The builders, the text reader and writer, inspection, folding and sessions
- * all look a kind up here. Adding an op is one descriptor, its functions and its public builder.
+ * all look a kind up here. Adding an op is a line in kinds.def, its descriptor, its functions and
+ * its public builder.
  * Private to the graph layer. */
 #ifndef NDX_GRAPH_KIND_H
 #define NDX_GRAPH_KIND_H
@@ -12,79 +13,11 @@
 #include "dense_ops.h"
 #include "ndx_graph.h"
 
-/* Every kind of node: one TensorFlow op type each. The tensor_scatter kinds follow
- * ndx_scatter_op's order, the binary kinds ndx_binary_op's, the unary kinds ndx_unary_op's and
- * the reductions (Sum .. Min) ndx_reduce_op's (a descriptor's `variant`). */
+/* Every kind of node: one TensorFlow op type each, listed once in kinds.def (which says the
+ * order the public enums' runs of kinds keep). */
 typedef enum graph_kind {
-    GRAPH_CONST = 0,
-    GRAPH_PLACEHOLDER,
-    GRAPH_IDENTITY,
-    GRAPH_GATHER_ND,
-    GRAPH_SCATTER_ND,
-    GRAPH_TENSOR_SCATTER_UPDATE,
-    GRAPH_TENSOR_SCATTER_ADD,
-    GRAPH_TENSOR_SCATTER_SUB,
-    GRAPH_TENSOR_SCATTER_MIN,
-    GRAPH_TENSOR_SCATTER_MAX,
-    GRAPH_STITCH,
-    GRAPH_PARALLEL_STITCH,
-    GRAPH_PARTITION,
-    GRAPH_SPARSE_CONCAT,
-    GRAPH_SPARSE_REORDER,
-    GRAPH_SPARSE_TO_DENSE,
-    GRAPH_DENSE_TO_SPARSE,
-    GRAPH_ADD,
-    GRAPH_SUB,
-    GRAPH_MUL,
-    GRAPH_FLOOR_DIV,
-    GRAPH_FLOOR_MOD,
-    GRAPH_EQUAL,
-    GRAPH_NOT_EQUAL,
-    GRAPH_REAL_DIV,
-    GRAPH_MAXIMUM,
-    GRAPH_MINIMUM,
-    GRAPH_LESS,
-    GRAPH_LESS_EQUAL,
-    GRAPH_GREATER,
-    GRAPH_GREATER_EQUAL,
-    GRAPH_LOGICAL_AND,
-    GRAPH_LOGICAL_OR,
-    GRAPH_NEG,
-    GRAPH_ZEROS_LIKE,
-    GRAPH_ONES_LIKE,
-    GRAPH_LOGICAL_NOT,
-    GRAPH_ABS,
-    GRAPH_SQUARE,
-    GRAPH_SQRT,
-    GRAPH_CAST,
-    GRAPH_RANGE,
-    GRAPH_SIZE,
-    GRAPH_SHAPE,
-    GRAPH_BROADCAST_GRADIENT_ARGS,
-    GRAPH_FILL,
-    GRAPH_RESHAPE,
-    GRAPH_SUM,
-    GRAPH_MEAN,
-    GRAPH_MAX,
-    GRAPH_MIN,
-    GRAPH_SELECT_V2,
-    GRAPH_WHERE,
-    /* Joining and cutting along axes (array_kinds.c). */
-    GRAPH_CONCAT,
-    GRAPH_PACK,
-    GRAPH_SLICE,
-    GRAPH_EXPAND_DIMS,
-    GRAPH_SQUEEZE,
-    /* Variables and the nodes that update them (state_kinds.c). */
-    GRAPH_VARIABLE,
-    GRAPH_APPLY_SGD,
-    GRAPH_APPLY_ADAGRAD,
-    GRAPH_APPLY_ADAGRAD_V2,
-    GRAPH_SCATTER_ADD_VAR,
-    GRAPH_ASSIGN_ADD_VAR,
-    GRAPH_ASSIGN_SUB_VAR,
-    GRAPH_READ_VARIABLE,
-    GRAPH_ASSIGN_VAR,
+#define NDX_KIND(kind, name) kind,
+#include "kinds.def"
     GRAPH_KIND_COUNT
 } graph_kind;
 
@@ -213,28 +146,31 @@ graph_kind graph_kind_named(const char *type);
  * "'indices[2]'", "'inputs[1].values'". */
 void graph_input_name(graph_kind kind, int num_inputs, int i, char *buf, size_t cap);
 
-/* The descriptors, by family (index_kinds.c, sparse_kinds.c, math_kinds.c, shape_kinds.c,
- * array_kinds.c, state_kinds.c). */
-extern const graph_kind_desc graph_kind_const, graph_kind_placeholder, graph_kind_identity,
-    graph_kind_gather_nd, graph_kind_scatter_nd, graph_kind_tensor_scatter_update,
-    graph_kind_tensor_scatter_add, graph_kind_tensor_scatter_sub, graph_kind_tensor_scatter_min,
-    graph_kind_tensor_scatter_max, graph_kind_stitch, graph_kind_parallel_stitch,
-    graph_kind_partition, graph_kind_sparse_concat, graph_kind_sparse_reorder,
-    graph_kind_sparse_to_dense, graph_kind_dense_to_sparse, graph_kind_add, graph_kind_sub,
-    graph_kind_mul, graph_kind_floor_div, graph_kind_floor_mod, graph_kind_equal,
-    graph_kind_not_equal, graph_kind_real_div, graph_kind_maximum, graph_kind_minimum,
-    graph_kind_neg, graph_kind_zeros_like, graph_kind_ones_like, graph_kind_cast, graph_kind_range,
-    graph_kind_size, graph_kind_shape, graph_kind_fill, graph_kind_reshape, graph_kind_sum;
-extern const graph_kind_desc graph_kind_broadcast_gradient_args;
-extern const graph_kind_desc graph_kind_less, graph_kind_less_equal, graph_kind_greater,
-    graph_kind_greater_equal, graph_kind_logical_and, graph_kind_logical_or,
-    graph_kind_logical_not, graph_kind_abs, graph_kind_square, graph_kind_sqrt;
-extern const graph_kind_desc graph_kind_mean, graph_kind_max, graph_kind_min,
-    graph_kind_select_v2, graph_kind_where;
-extern const graph_kind_desc graph_kind_concat, graph_kind_pack, graph_kind_slice,
-    graph_kind_expand_dims, graph_kind_squeeze;
-extern const graph_kind_desc graph_kind_variable, graph_kind_apply_sgd, graph_kind_apply_adagrad,
-    graph_kind_apply_adagrad_v2, graph_kind_scatter_add_var, graph_kind_assign_add_var,
-    graph_kind_assign_sub_var, graph_kind_read_variable, graph_kind_assign_var;
+/* ---- the rules of a kind's schema (kind_checks.c) ------------------------------------------ */
+/* The text reader, ndx_op_by_type and the builders check a node through these. Each writes its
+ * failure into msg (cap bytes); the caller adds what places it (file:line:column, "attribute"). */
+
+/* 1 when a node of kind d may have k inputs: min_inputs..max_inputs, or, with group > 0,
+ * group * n (n >= 1) plus `trailing`; else 0 with "AddV2 takes 2 inputs, not 3" in msg. */
+int graph_arity_ok(const graph_kind_desc *d, int k, char *msg, size_t cap);
+/* Attribute a's int in attrs (not for GRAPH_ATTR_VALUE, which has none). */
+int *graph_attr_field(graph_attrs *attrs, const graph_attr_def *a);
+int graph_attr_get(const graph_attrs *attrs, const graph_attr_def *a);
+/* Sets every attribute of d's schema (but a Const's value) to its default. */
+void graph_attrs_default(const graph_kind_desc *d, graph_attrs *attrs);
+/* The index in d->attrs of the attribute called `name`, or -1. */
+int graph_attr_find(const graph_kind_desc *d, const char *name);
+/* 1 when every GRAPH_ATTR_REQUIRED attribute is given (bit i of `given`: d->attrs[i]); else 0
+ * with "Cast needs the attribute to" in msg. */
+int graph_attrs_complete(const graph_kind_desc *d, unsigned given, char *msg, size_t cap);
+/* 1 when v is a value attribute a takes (INT: in [lo, hi]; BOOL: 0 or 1; POLICY: an
+ * ndx_bad_indices; DTYPE: an ndx_dtype; AXES: 32 bits; VALUE: never, a Const's value is a
+ * tensor); else 0 with "num_partitions = 0 is not in [1, ...]" in msg. */
+int graph_attr_value_ok(const graph_attr_def *a, int64_t v, char *msg, size_t cap);
+
+/* The descriptors, graph_kind_<name> for each line of kinds.def (defined in index_kinds.c,
+ * sparse_kinds.c, math_kinds.c, shape_kinds.c, array_kinds.c, state_kinds.c). */
+#define NDX_KIND(kind, name) extern const graph_kind_desc graph_kind_##name;
+#include "kinds.def"
 
 #endif /* NDX_GRAPH_KIND_H */

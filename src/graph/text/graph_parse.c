@@ -74,21 +74,30 @@ static ndx_status skip_value(parser *ps, node_line *nl) {
     return NDX_OK;
 }
 
-/* One of two words (or the alias of the first) at the cursor into *v: 1 for `yes` or `alias`,
- * 0 for `no`. */
-static ndx_status read_word(parser *ps, const graph_attr_def *a, int *v) {
+/* A bool, true or false, at the cursor into *v (1 or 0). */
+static ndx_status read_bool(parser *ps, const graph_attr_def *a, int *v) {
     const char *at = ps->p;
     size_t w = gp_scan(ps, 0);
-    int policy = a->type == GRAPH_ATTR_POLICY;
-    const char *yes = policy ? "ignore" : "true", *no = policy ? "error" : "false";
-    int is_yes = (w == strlen(yes) && !strncmp(at, yes, w)) ||
-                 (a->alias && w == strlen(a->alias) && !strncmp(at, a->alias, w));
-    int is_no = w == strlen(no) && !strncmp(at, no, w);
-    if (!is_yes && !is_no)
-        return gp_fail_at(ps, at, "%s is %s%s", a->name, policy ? "error, ignore or " : "true or false",
-                          policy && a->alias ? a->alias : "");
+    int is_true = w == 4 && !strncmp(at, "true", w), is_false = w == 5 && !strncmp(at, "false", w);
+    if (!is_true && !is_false) return gp_fail_at(ps, at, "%s is true or false", a->name);
     ps->p += w;
-    *v = is_yes;
+    *v = is_true;
+    return NDX_OK;
+}
+
+/* A bad-index policy at the cursor into *v: its word as ndx_bad_indices_parse reads it (error,
+ * ignore, or the kind's alias for ignore). */
+static ndx_status read_policy(parser *ps, const graph_attr_def *a, int *v) {
+    const char *at = ps->p;
+    size_t w = gp_scan(ps, 0);
+    char word[16] = ""; /* longer than any policy word: left empty, which none is */
+    if (w < sizeof word) memcpy(word, at, w);
+    ndx_bad_indices policy;
+    ndx_error why;
+    if (ndx_bad_indices_parse(word, a->alias, &policy, &why) != NDX_OK)
+        return gp_fail_at(ps, at, "%s is error, ignore or %s", a->name, a->alias ? a->alias : "");
+    ps->p += w;
+    *v = (int)policy;
     return NDX_OK;
 }
 
@@ -118,15 +127,14 @@ static ndx_status read_attr(parser *ps, node_line *nl) {
     memcpy(key, at, n);
     key[n] = '\0';
     ps->p += n;
-    int i = 0;
-    while (i < d->num_attrs && strcmp(d->attrs[i].name, key) != 0) i++;
-    if (i == d->num_attrs) return gp_fail_at(ps, at, "%s takes no attribute '%s'", d->type, key);
+    int i = graph_attr_find(d, key);
+    if (i < 0) return gp_fail_at(ps, at, "%s takes no attribute '%s'", d->type, key);
     if (nl->given & (1u << i)) return gp_fail_at(ps, at, "attribute '%s' is given twice", key);
     nl->given |= 1u << i;
     NDX_TRY(gp_expect(ps, '=', "after the attribute's name"));
     gp_skip_ws(ps);
     const graph_attr_def *a = &d->attrs[i];
-    int *field = (int *)((char *)&nl->attrs + a->offset);
+    int *field = graph_attr_field(&nl->attrs, a);
     int64_t v;
     ndx_dtype dt;
     switch (a->type) {
@@ -140,7 +148,8 @@ static ndx_status read_attr(parser *ps, node_line *nl) {
         *field = (int)dt;
         return NDX_OK;
     case GRAPH_ATTR_AXES: return read_axes(ps, a, field);
-    default: return read_word(ps, a, field);
+    case GRAPH_ATTR_POLICY: return read_policy(ps, a, field);
+    default: return read_bool(ps, a, field);
     }
 }
 
@@ -171,20 +180,6 @@ static ndx_status check_declared(parser *ps, const node_line *nl) {
     return NDX_OK;
 }
 
-/* k inputs for a node of kind d: as many as it takes, or `group` times its count (+ `trailing`). */
-static ndx_status check_arity(parser *ps, const char *at, const graph_kind_desc *d, int k) {
-    int ok = d->group ? k - d->trailing > 0 && (k - d->trailing) % d->group == 0
-                      : k >= d->min_inputs && k <= d->max_inputs;
-    if (ok) return NDX_OK;
-    char want[32];
-    if (d->trailing) snprintf(want, sizeof want, "more than %d", d->trailing);
-    else if (d->group == 2) snprintf(want, sizeof want, "an even number of");
-    else if (d->group) snprintf(want, sizeof want, "a multiple of %d", d->group);
-    else if (d->min_inputs == d->max_inputs) snprintf(want, sizeof want, "%d", d->min_inputs);
-    else snprintf(want, sizeof want, "%d or %d", d->min_inputs, d->max_inputs);
-    return gp_fail_at(ps, at, "%s takes %s inputs, not %d", d->type, want, k);
-}
-
 static ndx_status parse_node(parser *ps, node_line *nl) {
     NDX_TRY(gp_read_name(ps, nl->name, "a node's name"));
     char quoted[64];
@@ -203,15 +198,13 @@ static ndx_status parse_node(parser *ps, node_line *nl) {
     if (nl->kind == GRAPH_KIND_COUNT) return gp_fail_at(ps, nl->op_at, "unknown op '%s'", nl->op);
     const graph_kind_desc *d = graph_desc(nl->kind);
     NDX_TRY(read_inputs(ps, nl));
-    NDX_TRY(check_arity(ps, nl->op_at, d, nl->num_inputs));
-    for (int i = 0; i < d->num_attrs; i++)
-        if (d->attrs[i].type != GRAPH_ATTR_VALUE)
-            *(int *)((char *)&nl->attrs + d->attrs[i].offset) = d->attrs[i].def;
+    char msg[160];
+    if (!graph_arity_ok(d, nl->num_inputs, msg, sizeof msg))
+        return gp_fail_at(ps, nl->op_at, "%s", msg);
+    graph_attrs_default(d, &nl->attrs);
     while (!gp_at_end(ps) && *ps->p != ':') NDX_TRY(read_attr(ps, nl));
-    for (int i = 0; i < d->num_attrs; i++)
-        if ((d->attrs[i].flags & GRAPH_ATTR_REQUIRED) && !(nl->given & (1u << i)))
-            return gp_fail_at(ps, nl->op_at, "%s needs the attribute %s", d->type,
-                              d->attrs[i].name);
+    if (!graph_attrs_complete(d, nl->given, msg, sizeof msg))
+        return gp_fail_at(ps, nl->op_at, "%s", msg);
     if (gp_eat(ps, ':')) {
         for (;;) {
             if (nl->num_specs == NDX_GRAPH_MAX_ARITY)

@@ -41,7 +41,7 @@ static void write_attrs(text_buf *b, const graph_node *n) {
                 tb_printf(b, "@%s", n->name);
             continue;
         }
-        int v = *(const int *)((const char *)&n->attrs + a->offset);
+        int v = graph_attr_get(&n->attrs, a);
         if (v == a->def && !(a->flags & GRAPH_ATTR_ALWAYS)) continue;
         tb_printf(b, " %s=", a->name);
         switch (a->type) {

@@ -1,0 +1,354 @@
+/* test_contract_sparse.c — the sparse ops' infer functions: partial shapes decide what they can,
+ * agree with the ops on random inputs (some malformed on purpose), and every block a sparse op
+ * allocates comes from the caller's allocator. */
+#include "contract.h"
+
+#include "sparse_plan.h"
+
+#define U NDX_UNKNOWN
+
+static ndx_sparse_spec sparse_spec(ndx_dtype values, int64_t nnz, int64_t rank) {
+    ndx_sparse_spec s;
+    s.indices = ndx_spec_make(NDX_INT64, 2, SHAPE(nnz, rank));
+    s.values = ndx_spec_make(values, 1, SHAPE(nnz));
+    s.dense_shape = ndx_spec_make(NDX_INT64, 1, SHAPE(rank));
+    return s;
+}
+
+static void partial_shapes(void **state) {
+    (void)state;
+    ndx_sparse_spec in[3], out;
+    ndx_spec dense;
+    ndx_error err;
+    /* the entry count adds up when known; the rank comes from any part that knows it */
+    in[0] = sparse_spec(NDX_FLOAT32, 4, 2);
+    in[1] = sparse_spec(NDX_FLOAT32, 5, U);
+    assert_ok(ndx_sparse_concat_infer(1, 2, in, 0, &out, &err), &err);
+    assert_spec_dims(&out.indices, "[9, 2]");
+    assert_spec_dims(&out.values, "[9]");
+    assert_spec_dims(&out.dense_shape, "[2]");
+    in[1] = sparse_spec(NDX_FLOAT32, U, 2);
+    assert_ok(ndx_sparse_concat_infer(-1, 2, in, 1, &out, &err), &err);
+    assert_spec_dims(&out.indices, "[?, 2]");
+    /* refused with unknowns about */
+    in[0] = sparse_spec(NDX_FLOAT32, U, 2);
+    assert_fails(ndx_sparse_concat_infer(2, 2, in, 0, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_concat: axis 2 is out of range [-2, 2) for inputs of rank 2");
+    in[1] = sparse_spec(NDX_FLOAT32, U, 3);
+    assert_fails(ndx_sparse_concat_infer(0, 2, in, 0, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_concat: inputs[1] has rank 3 but inputs[0] has rank 2");
+    in[1] = sparse_spec(NDX_INT8, U, U);
+    assert_fails(ndx_sparse_concat_infer(0, 2, in, 0, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_concat: inputs[1].values are int8 but inputs[0].values are float32");
+    in[2] = sparse_spec(NDX_FLOAT32, U, 2);
+    in[2].values.shape[0] = 3;
+    in[2].indices.shape[0] = 4;
+    assert_fails(ndx_sparse_reorder_infer(&in[2], &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_reorder: in.values has 3 elements but indices has 4 rows");
+    in[2] = sparse_spec(NDX_FLOAT32, U, U);
+    in[2].indices.shape[1] = 3;
+    in[2].dense_shape.shape[0] = 2;
+    assert_fails(ndx_sparse_to_dense_infer(&in[2], &dense, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_to_dense: sp.indices has 3 columns but dense_shape has 2 entries");
+    in[2] = sparse_spec(NDX_FLOAT32, U, 17);
+    assert_fails(ndx_sparse_reorder_infer(&in[2], &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_reorder: in.dense_shape has 17 entries: a SparseTensor has rank 1 to 16");
+    in[2] = sparse_spec(NDX_FLOAT32, U, 2);
+    in[2].indices.dtype = NDX_FLOAT64;
+    in[2].indices.itemsize = 8;
+    assert_fails(ndx_sparse_reorder_infer(&in[2], &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_reorder: in.indices must be int16, int32 or int64, not float64");
+    /* to_dense: the rank is known, the dims are values */
+    in[2] = sparse_spec(NDX_COMPLEX64, U, 3);
+    assert_ok(ndx_sparse_to_dense_infer(&in[2], &dense, &err), &err);
+    assert_spec_dims(&dense, "[?, ?, ?]");
+    in[2].dense_shape.shape[0] = U;
+    in[2].indices = ndx_spec_make(NDX_INT32, U, NULL);
+    assert_ok(ndx_sparse_to_dense_infer(&in[2], &dense, &err), &err);
+    assert_int_equal(dense.rank, U);
+    /* from dense: the count is a count of values */
+    dense = ndx_spec_make(NDX_BOOL, 2, SHAPE(U, 7));
+    assert_ok(ndx_dense_to_sparse_infer(&dense, &out, &err), &err);
+    assert_spec_dims(&out.indices, "[?, 2]");
+    assert_spec_dims(&out.dense_shape, "[2]");
+    dense = ndx_spec_make(NDX_BOOL, 0, NULL);
+    assert_fails(ndx_dense_to_sparse_infer(&dense, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "dense_to_sparse: dense is a scalar; a SparseTensor has rank >= 1");
+}
+
+/* A random sparse tensor of `rank` (from a random dense one), sometimes malformed. */
+static ndx_sparse_tensor random_sparse_fixture(test_rng *r, ndx_dtype dt, int rank, int64_t lead) {
+    int64_t shape[4];
+    shape[0] = lead;
+    for (int k = 1; k < rank; k++) shape[k] = rng_range(r, 1, 3);
+    ndx_tensor dense = test_tensor(dt, dt == NDX_STRING ? 3 : 0, rank, shape);
+    test_fill_random(r, &dense);
+    ndx_sparse_tensor sp = {0};
+    ndx_error err;
+    assert_ok(ndx_dense_to_sparse(&dense, NULL, &sp, &err), &err);
+    test_tensor_free(&dense);
+    switch (rng_below(r, 12)) {
+    case 0: sp.values.shape[0]++; break;      /* one value too many (its data is bigger) */
+    case 1: sp.dense_shape.shape[0] = 0; break; /* a dense_shape that holds no rank */
+    case 2: sp.indices.rank = 1; break;       /* indices not a matrix */
+    default: break;
+    }
+    return sp;
+}
+
+static void free_sparse_fixture(ndx_sparse_tensor *sp) {
+    sp->values.shape[0] = sp->indices.shape[0]; /* whatever random_sparse broke */
+    ndx_sparse_free(sp);
+}
+
+static ndx_sparse_spec partial_sparse(test_rng *r, const ndx_sparse_tensor *sp) {
+    ndx_sparse_spec s;
+    s.indices = test_partial_spec(r, &sp->indices, 1);
+    s.values = test_partial_spec(r, &sp->values, 1);
+    s.dense_shape = test_partial_spec(r, &sp->dense_shape, 1);
+    return s;
+}
+
+/* A sparse result's three specs as the outputs test_assert_infer_agrees compares. */
+static void sparse_specs(test_inference *inf, const ndx_sparse_spec *s) {
+    inf->specs[0] = s->indices;
+    inf->specs[1] = s->values;
+    inf->specs[2] = s->dense_shape;
+}
+
+static void infer_agrees_with_the_ops(void **state) {
+    (void)state;
+    test_rng r = {2024};
+    int refused = 0, ran = 0;
+    for (int round = 0; round < 1500; round++) {
+        ndx_dtype dt = test_all_dtypes[rng_below(&r, test_all_dtypes_count)];
+        int rank = (int)rng_range(&r, 1, 3);
+        ndx_sparse_tensor in[2];
+        /* data with one more value than rows would be read past its end: give it room */
+        for (int m = 0; m < 2; m++) {
+            in[m] = random_sparse_fixture(&r, rng_below(&r, 10) ? dt : NDX_INT16,
+                                  rng_below(&r, 10) ? rank : rank + 1, rng_range(&r, 1, 3));
+            if (in[m].values.shape[0] > in[m].indices.shape[0]) {
+                size_t bytes = (size_t)in[m].values.shape[0] * in[m].values.itemsize;
+                in[m].values.data = realloc(in[m].values.data, bytes);
+                memset((unsigned char *)in[m].values.data + bytes - in[m].values.itemsize, 0,
+                       in[m].values.itemsize);
+            }
+        }
+        ndx_error op_err;
+        test_inference full, partial;
+        ndx_sparse_spec fs[2] = {ndx_sparse_spec_of(&in[0]), ndx_sparse_spec_of(&in[1])};
+        ndx_sparse_spec ps[2] = {partial_sparse(&r, &in[0]), partial_sparse(&r, &in[1])};
+        int axis = (int)rng_range(&r, -rank, rank);
+        ndx_sparse_spec sfull, spart;
+
+        ndx_sparse_tensor out = {0};
+        ndx_status op = ndx_sparse_concat(axis, 2, in, 1, NULL, &out, &op_err);
+        full.status = ndx_sparse_concat_infer(axis, 2, fs, 1, &sfull, &full.err);
+        partial.status = ndx_sparse_concat_infer(axis, 2, ps, 1, &spart, &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor outs[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, 3, outs);
+        refused += full.status != NDX_OK;
+        ran += op == NDX_OK;
+        ndx_sparse_free(&out);
+
+        op = ndx_sparse_reorder(&in[0], NULL, &out, &op_err);
+        full.status = ndx_sparse_reorder_infer(&fs[0], &sfull, &full.err);
+        partial.status = ndx_sparse_reorder_infer(&ps[0], &spart, &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor routs[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, 3, routs);
+        ndx_sparse_free(&out);
+
+        ndx_tensor dense = {0};
+        op = ndx_sparse_to_dense(&in[1], NULL, NULL, &dense, &op_err);
+        full.status = ndx_sparse_to_dense_infer(&fs[1], full.specs, &full.err);
+        partial.status = ndx_sparse_to_dense_infer(&ps[1], partial.specs, &partial.err);
+        assert_infer_agrees(&partial, &full, op, &op_err, 1, &dense);
+        ran += op == NDX_OK;
+
+        if (op == NDX_OK) { /* and back */
+            ndx_spec ds = ndx_spec_of(&dense), dp = test_partial_spec(&r, &dense, 1);
+            op = ndx_dense_to_sparse(&dense, NULL, &out, &op_err);
+            full.status = ndx_dense_to_sparse_infer(&ds, &sfull, &full.err);
+            partial.status = ndx_dense_to_sparse_infer(&dp, &spart, &partial.err);
+            sparse_specs(&full, &sfull);
+            sparse_specs(&partial, &spart);
+            ndx_tensor douts[3] = {out.indices, out.values, out.dense_shape};
+            assert_infer_agrees(&partial, &full, op, &op_err, 3, douts);
+            ndx_sparse_free(&out);
+        }
+        ndx_tensor_free(&dense);
+        for (int m = 0; m < 2; m++) free_sparse_fixture(&in[m]);
+    }
+    assert_true(refused > 50);
+    assert_true(ran > 500);
+}
+
+/* Every block a sparse op allocates comes from the caller's allocator and goes back to it. */
+static void allocations_go_through_the_allocator(void **state) {
+    (void)state;
+    test_rng r = {99};
+    ndx_sparse_tensor in[2];
+    for (int m = 0; m < 2; m++) {
+        ndx_tensor dense = test_tensor_v(NDX_FLOAT32, 0, 2, 300, 40);
+        test_fill_random(&r, &dense);
+        ndx_error err;
+        in[m] = (ndx_sparse_tensor){0};
+        assert_ok(ndx_dense_to_sparse(&dense, NULL, &in[m], &err), &err);
+        test_tensor_free(&dense);
+    }
+    /* int32 indices (widened into scratch) and an input out of order (sorted into scratch) */
+    ndx_tensor narrow = test_tensor(NDX_INT32, 0, 2, in[1].indices.shape);
+    for (int64_t i = 0; i < test_count(&narrow); i++)
+        test_set_index(&narrow, i, ((int64_t *)in[1].indices.data)[i]);
+    ndx_tensor wide = in[1].indices;
+    in[1].indices = narrow;
+    int64_t *rows = in[0].indices.data;
+    int64_t t0 = rows[0], t1 = rows[1];
+    rows[0] = rows[2], rows[1] = rows[3], rows[2] = t0, rows[3] = t1; /* swap two entries */
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options opt = {.num_threads = 2, .allocator = &a.base};
+    ndx_sparse_tensor out = {0};
+    ndx_error err;
+    assert_ok(ndx_sparse_concat(1, 2, in, 0, &opt, &out, &err), &err);
+    assert_true(a.calls > 3); /* the outputs and scratch */
+    assert_int_equal(a.live, 3); /* only the three outputs are still held */
+    test_allocator_free(&a, out.indices.data);
+    test_allocator_free(&a, out.values.data);
+    test_allocator_free(&a, out.dense_shape.data);
+    /* a refusing allocator: a clean error, nothing left allocated */
+    a.refuse = 1;
+    out = (ndx_sparse_tensor){0};
+    assert_fails(ndx_sparse_concat(1, 2, in, 0, &opt, &out, &err), &err, NDX_E_NO_MEMORY,
+                 "sparse_concat: cannot allocate");
+    assert_null(out.indices.data);
+    assert_int_equal(a.live, 0);
+    in[1].indices = wide;
+    test_tensor_free(&narrow);
+    for (int m = 0; m < 2; m++) ndx_sparse_free(&in[m]);
+}
+
+/* A sparse [N, 3] float32 tensor with int32 indices (widened in the check's scratch), entries
+ * out of canonical order (sorted in the run's scratch) and, when asked, a repeated index. */
+static ndx_sparse_tensor shuffled_sparse(test_rng *r, int64_t n, int repeat) {
+    ndx_sparse_tensor sp;
+    sp.indices = test_tensor_v(NDX_INT32, 0, 2, n, 2);
+    sp.values = test_tensor_v(NDX_FLOAT32, 0, 1, n);
+    sp.dense_shape = test_tensor_v(NDX_INT64, 0, 1, 2);
+    test_set_index(&sp.dense_shape, 0, n);
+    test_set_index(&sp.dense_shape, 1, 3);
+    for (int64_t i = 0; i < n; i++) { /* every row once, in reverse: distinct, unsorted */
+        test_set_index(&sp.indices, 2 * i, n - 1 - i);
+        test_set_index(&sp.indices, 2 * i + 1, rng_below(r, 3));
+    }
+    if (repeat) {
+        test_set_index(&sp.indices, 2 * (n - 1), test_get_index(&sp.indices, 0));
+        test_set_index(&sp.indices, 2 * (n - 1) + 1, test_get_index(&sp.indices, 1));
+    }
+    test_fill_random(r, &sp.values);
+    return sp;
+}
+
+static void free_fixture(ndx_sparse_tensor *sp) {
+    test_tensor_free(&sp->indices);
+    test_tensor_free(&sp->values);
+    test_tensor_free(&sp->dense_shape);
+}
+
+/* The plan's scratch is what the check uses, and the check's what the run uses: each stage gets
+ * a block of exactly that size (ASan catches an overrun), with an allocator that refuses. */
+static void stages_use_exactly_their_scratch(void **state) {
+    (void)state;
+    test_rng r = {606};
+    ndx_sparse_tensor sp = shuffled_sparse(&r, 50000, 0);
+    ndx_error err;
+    test_allocator a;
+    test_allocator_init(&a);
+    a.refuse = 1;
+    ndx_options opt = {.num_threads = 2, .allocator = &a.base};
+
+    ndx_sparse_tensor want = {0};
+    assert_ok(ndx_sparse_reorder(&sp, NULL, &want, &err), &err);
+    ndx_call c;
+    ndx_sparse_tensor out = {0};
+    assert_ok(ndx_call_begin(&c, "sparse_reorder", &opt, &out, &err), &err);
+    reorder_plan rp;
+    assert_ok(ndx_reorder_plan(&c, &sp, &rp), &err);
+    assert_true(rp.check_bytes >= 50000 * 2 * sizeof(int64_t)); /* the widened indices */
+    void *check = malloc(rp.check_bytes);
+    assert_ok(ndx_reorder_check(&rp, check, &err), &err);
+    assert_true(rp.run_bytes > 0); /* unsorted: the sorter needs room */
+    void *run = malloc(rp.run_bytes);
+    out = want;
+    out.indices.data = malloc(test_nbytes(&want.indices));
+    out.values.data = malloc(test_nbytes(&want.values));
+    out.dense_shape.data = malloc(test_nbytes(&want.dense_shape));
+    ndx_reorder_run(&rp, &out, run);
+    assert_tensor_eq(&out.indices, &want.indices);
+    assert_tensor_eq(&out.values, &want.values);
+    assert_tensor_eq(&out.dense_shape, &want.dense_shape);
+    assert_int_equal(a.calls, 0);
+    free(run);
+    free(check);
+    free(out.indices.data);
+    free(out.values.data);
+    free(out.dense_shape.data);
+    /* the public op asks its allocator for exactly outputs + the two scratch blocks */
+    a.refuse = 0;
+    ndx_sparse_tensor got = {0};
+    assert_ok(ndx_sparse_reorder(&sp, &opt, &got, &err), &err);
+    assert_int_equal(a.bytes, test_nbytes(&want.indices) + test_nbytes(&want.values) +
+                                  test_nbytes(&want.dense_shape) + rp.check_bytes + rp.run_bytes);
+    test_allocator_free(&a, got.indices.data);
+    test_allocator_free(&a, got.values.data);
+    test_allocator_free(&a, got.dense_shape.data);
+    assert_int_equal(a.live, 0);
+    ndx_sparse_free(&want);
+
+    /* sparse_to_dense: check, then the repeat search with its zeroed bitmap, then the run */
+    for (int repeat = 0; repeat < 2; repeat++) {
+        ndx_sparse_tensor in = shuffled_sparse(&r, 4000, repeat);
+        ndx_tensor dense = {0};
+        ndx_error op_err;
+        ndx_status op = ndx_sparse_to_dense(&in, NULL, NULL, &dense, &op_err);
+        assert_int_equal(op, repeat ? NDX_E_INVALID_ARGUMENT : NDX_OK);
+        assert_ok(ndx_call_begin(&c, "sparse_to_dense", &opt, &dense, &err), &err);
+        to_dense_plan dp;
+        assert_ok(ndx_to_dense_plan(&c, &in, &dp), &err);
+        check = malloc(dp.check_bytes);
+        assert_ok(ndx_to_dense_check(&dp, check, &err), &err);
+        assert_true(dp.repeat_bytes >= 4000 * 3 / 8); /* unsorted: a bit per dense cell */
+        void *bitmap = calloc(1, dp.repeat_bytes);
+        ndx_status st = ndx_to_dense_find_repeat(&dp, bitmap, &err);
+        free(bitmap);
+        assert_int_equal(st, op);
+        if (st == NDX_OK) {
+            ndx_tensor mine = dp.want;
+            mine.data = malloc(test_nbytes(&dense));
+            ndx_to_dense_run(&dp, NULL, &mine);
+            assert_tensor_eq(&mine, &dense);
+            free(mine.data);
+        } else {
+            assert_string_equal(err.message, op_err.message);
+        }
+        free(check);
+        ndx_tensor_free(&dense);
+        free_fixture(&in);
+    }
+    free_fixture(&sp);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(partial_shapes),
+        cmocka_unit_test(infer_agrees_with_the_ops),
+        cmocka_unit_test(allocations_go_through_the_allocator),
+        cmocka_unit_test(stages_use_exactly_their_scratch),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
