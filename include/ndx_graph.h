@@ -13,7 +13,8 @@
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), and ndx_op_by_type, one
- *      generic builder for language bindings (any node by its type name and attributes).
+ *      generic builder for language bindings (any node by its type name and attributes), with
+ *      the registry of kinds that describes what each type takes (ndx_kind_info).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *   6. Saved graphs: the text form.
@@ -494,6 +495,76 @@ typedef struct ndx_attr {
 NDX_API ndx_operation ndx_op_by_type_at(const char *file, int line, ndx_scope s, const char *type,
                                         int num_inputs, const ndx_output *inputs, int num_attrs,
                                         const ndx_attr *attrs);
+
+/* The registry of node kinds (TensorFlow's OpDef list, as TF_GetAllOpList gives it): what each
+ * kind ndx_op_by_type and the text form know takes, read from the graph layer's own table, so
+ * that a language binding or a command can build any kind without code of its own per kind.
+ * Kinds are numbered 0 .. ndx_kind_count() - 1 (the order may change between versions: look a
+ * kind up by its type name). Every string points at static storage. */
+
+/* What an attribute's value is (ndx_attr's int64 value in ndx_op_by_type). */
+typedef enum ndx_kind_attr_type {
+    NDX_KIND_ATTR_INT = 0, /* an integer in [lo, hi] */
+    NDX_KIND_ATTR_BOOL,    /* 0 or 1; the text form's false / true */
+    NDX_KIND_ATTR_POLICY,  /* an ndx_bad_indices; the text form's error / ignore, or `alias` */
+    NDX_KIND_ATTR_DTYPE,   /* an ndx_dtype; the text form's dtype name */
+    NDX_KIND_ATTR_AXES,    /* a set of axes as ndx_op_by_type's bit mask; the text form's [a, ...] */
+    NDX_KIND_ATTR_VALUE    /* a Const's value: not an ndx_attr (ndx_op_const builds it) */
+} ndx_kind_attr_type;
+
+/* One attribute of a kind. */
+typedef struct ndx_kind_attr {
+    const char *name;        /* as in the text form and ndx_attr: "batch_dims" */
+    ndx_kind_attr_type type;
+    int64_t def;             /* the value when not given (0 for VALUE) */
+    int64_t lo, hi;          /* the values ndx_op_by_type accepts (INT; BOOL 0..1; POLICY 0..1;
+                                DTYPE 0 .. NDX_DTYPE_COUNT - 1; AXES 0 .. UINT32_MAX) */
+    int required;            /* 1: it has no default, it must be given */
+    int always_written;      /* 1: the text form writes it even when it has its default */
+    const char *alias;       /* POLICY: the op's own word for ignore ("zero" for GatherNd, "skip"
+                                for the scatters), which the text form reads as ignore; else NULL */
+} ndx_kind_attr;
+
+/* The most attributes, and input names, a kind has (room in ndx_kind). */
+#define NDX_KIND_MAX_ATTRS 8
+#define NDX_KIND_MAX_INPUT_NAMES 8
+
+/* Flags of a kind. */
+enum {
+    NDX_KIND_SPARSE_OUTPUT = 1, /* outputs 0..2 are a sparse tensor (ndx_operation_sparse_output) */
+    NDX_KIND_STATEFUL = 2,      /* a Variable, or reads one: never folded */
+    NDX_KIND_MUTATES = 4,       /* updates variables in place (its leading inputs are Variable
+                                   nodes); no outputs: run it as a target */
+    NDX_KIND_OWN_BUILDER = 8    /* Const, Placeholder, Variable: ndx_op_by_type refuses it */
+};
+
+/* What a kind takes and gives. Inputs, in ndx_op_by_type's order: when group is 0, between
+ * min_inputs and max_inputs of them, input i named input_names[i]; when group > 0, group * n of
+ * them for any n >= 1 (input_names[k] for the k-th run of n, "indices[2]", or with grouped_parts
+ * the parts of n tuples, "inputs[1].values"), then `trailing` more (input_names[group + j],
+ * ConcatV2's axis); min_inputs is then group + trailing and max_inputs -1 (no fixed bound but
+ * NDX_GRAPH_MAX_ARITY). */
+typedef struct ndx_kind {
+    const char *type;            /* TensorFlow's op type, the text form's name: "GatherNd" */
+    int min_inputs, max_inputs;
+    int group, grouped_parts, trailing;
+    int num_input_names;
+    const char *const *input_names;
+    int num_outputs;             /* a count; -1: the value of the attribute outputs_attr */
+    const char *outputs_attr;    /* "num_partitions" when num_outputs is -1, else NULL */
+    unsigned flags;              /* NDX_KIND_SPARSE_OUTPUT, NDX_KIND_STATEFUL, ... */
+    int num_variables;           /* NDX_KIND_MUTATES (and ReadVariableOp): its leading inputs
+                                    that are Variable nodes */
+    int num_attrs;
+    ndx_kind_attr attrs[NDX_KIND_MAX_ATTRS]; /* in the text form's order */
+} ndx_kind;
+
+/* How many kinds there are. */
+NDX_API int ndx_kind_count(void);
+/* Fills *info with kind i (0 <= i < ndx_kind_count()); NDX_E_INVALID_ARGUMENT otherwise. */
+NDX_API ndx_status ndx_kind_info(int i, ndx_kind *info, ndx_error *err);
+/* The number of the kind whose TensorFlow type name is `type` ("GatherNd"), or -1. */
+NDX_API int ndx_kind_find(const char *type);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */

@@ -1,10 +1,13 @@
 /* cli.c — global options, messages, loading and atomic saving shared by the ndx commands. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "string_width.h"
@@ -109,6 +112,61 @@ int cli_save_sparse(const char *path, const ndx_sparse_tensor *sp, ndx_string_ki
     ndx_error err = {0};
     if (ndx_npz_save_sparse(path, sp, kind, compress, &err) != NDX_OK) return cli_fail(&err);
     return 0;
+}
+
+/* Every output is open at once until all are written: make sure the descriptors are there. */
+static int ensure_open_files(int n) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
+    rlim_t need = (rlim_t)n + 32;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) return 0;
+        rl.rlim_cur = need;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
+    }
+    return 1;
+}
+
+int cli_save_outputs(const char *op, int n, const cli_output *outs, ndx_string_kind kind) {
+    if (!ensure_open_files(n))
+        return cli_error("%s%s%d output files cannot be open at once under this process's limit "
+                         "on open files (ulimit -n)", op ? op : "", op ? ": " : "", n);
+    ndx_file_out *files = calloc(n > 0 ? (size_t)n : 1, sizeof *files);
+    if (!files) return cli_error("cannot allocate the list of %d outputs", n);
+    ndx_error err = {0};
+    int rc = 0, opened = 0;
+    /* A folder in the way would fail only at the renames, after some files were in place. */
+    for (int i = 0; i < n && rc == 0; i++) {
+        struct stat st;
+        if (stat(outs[i].path, &st) == 0 && S_ISDIR(st.st_mode))
+            rc = cli_error("%s%scannot write %s: it is a folder", op ? op : "", op ? ": " : "",
+                           outs[i].path);
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        const char *path = outs[i].path;
+        if (ndx_file_out_open(&files[i], path, &err) != NDX_OK) {
+            rc = cli_fail(&err);
+            break;
+        }
+        opened = i + 1;
+        ndx_status s;
+        if (outs[i].sparse) {
+            ndx_sparse_tensor sp = {outs[i].t[0], outs[i].t[1], outs[i].t[2]};
+            s = ndx_npz_write_sparse(files[i].f, &sp, kind, 0, path, &err);
+        } else {
+            s = ndx_npy_write(files[i].f, outs[i].t, kind, path, &err);
+        }
+        if (s != NDX_OK)
+            rc = cli_fail(&err);
+        else if (fflush(files[i].f) != 0 || fsync(fileno(files[i].f)) != 0)
+            rc = cli_error("cannot write %s: %s", path, strerror(errno));
+    }
+    for (int i = 0; i < opened; i++) {
+        if (rc == 0 && ndx_file_out_commit(&files[i], &err) != NDX_OK) rc = cli_fail(&err);
+        if (rc != 0) ndx_file_out_abort(&files[i]);
+    }
+    free(files);
+    return rc;
 }
 
 static const char *kind_text(ndx_string_kind kind) {

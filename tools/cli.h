@@ -84,6 +84,19 @@ int cli_save_npy(const char *path, const ndx_tensor *t, ndx_string_kind kind);
 int cli_save_sparse(const char *path, const ndx_sparse_tensor *sp, ndx_string_kind kind,
                     int compress);
 
+/* One file of a command's outputs: a .npy of t[0], or (sparse) the sparse .npz of t[0..2]. */
+typedef struct cli_output {
+    const char *path;
+    const ndx_tensor *t;
+    int sparse;
+} cli_output;
+
+/* Writes every output to a temporary file, flushed to disk, and renames them into place only
+ * when all are complete: a failure leaves every existing file as it was. It raises the soft
+ * limit on open files when n needs it. `op` (or NULL) starts the messages about a folder in the
+ * way and about that limit. 0, or CLI_FAILED. */
+int cli_save_outputs(const char *op, int n, const cli_output *outs, ndx_string_kind kind);
+
 /* A string input that cli_unify_strings may widen: it points `t` at a NUL-padded copy. */
 typedef struct cli_string_input {
     ndx_tensor *t;        /* the view the op will get */

@@ -1,12 +1,9 @@
 /* cmd_run.c — ndx run: a saved graph run on NumPy files. Feeds are .npy files; each fetch is
  * written to a temporary file, and all are renamed into place only when every node and every
  * write succeeded, so a failed run creates or changes no output file. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -168,42 +165,22 @@ static int resolve(const ndx_graph *g, const char *graph_path, binding *b, int f
     return 0;
 }
 
-/* Writes every fetch to its temporary file, then renames them all into place. */
+/* Writes every fetch, all or nothing (cli_save_outputs). */
 static int write_all(int n, const binding *fetches, const ndx_fetch *results) {
-    ndx_file_out *files = calloc((size_t)n, sizeof *files);
-    if (!files) return cli_error("run: out of memory");
-    ndx_error err = {0};
-    int rc = 0, opened = 0, r = 0;
-    for (int i = 0; i < n && rc == 0; i++) {
-        struct stat st;
-        const char *path = fetches[i].path;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = cli_error("cannot write %s: it is a folder", path);
-            break;
+    cli_output *outs = calloc(n > 0 ? (size_t)n : 1, sizeof *outs);
+    ndx_tensor *values = calloc(3 * (n > 0 ? (size_t)n : 1), sizeof *values);
+    int rc, r = 0;
+    if (!outs || !values) {
+        rc = cli_error("run: out of memory");
+    } else {
+        for (int i = 0; i < n; i++) {
+            outs[i] = (cli_output){fetches[i].path, &values[r], fetches[i].sparse};
+            for (int k = 0; k < (fetches[i].sparse ? 3 : 1); k++, r++) values[r] = results[r].value;
         }
-        if (ndx_file_out_open(&files[i], path, &err) != NDX_OK) {
-            rc = cli_fail(&err);
-            break;
-        }
-        opened = i + 1;
-        ndx_status s;
-        if (fetches[i].sparse) {
-            ndx_sparse_tensor sp = {results[r].value, results[r + 1].value, results[r + 2].value};
-            s = ndx_npz_write_sparse(files[i].f, &sp, NDX_STRING_BYTES, 0, path, &err);
-            r += 3;
-        } else {
-            s = ndx_npy_write(files[i].f, &results[r++].value, NDX_STRING_BYTES, path, &err);
-        }
-        if (s != NDX_OK)
-            rc = cli_fail(&err);
-        else if (fflush(files[i].f) != 0 || fsync(fileno(files[i].f)) != 0)
-            rc = cli_error("cannot write %s: %s", path, strerror(errno));
+        rc = cli_save_outputs(NULL, n, outs, NDX_STRING_BYTES);
     }
-    for (int i = 0; i < opened; i++) {
-        if (rc == 0 && ndx_file_out_commit(&files[i], &err) != NDX_OK) rc = cli_fail(&err);
-        if (rc != 0) ndx_file_out_abort(&files[i]);
-    }
-    free(files);
+    free(values);
+    free(outs);
     return rc;
 }
 

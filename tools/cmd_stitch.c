@@ -1,11 +1,7 @@
 /* cmd_stitch.c — ndx dynamic_stitch and ndx dynamic_partition. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -110,69 +106,25 @@ done:
     return rc;
 }
 
-/* Every part is open at once until all are written: make sure the descriptors are there. */
-static int ensure_open_files(int parts) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1;
-    rlim_t need = (rlim_t)parts + 32;
-    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
-        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need) return 0;
-        rl.rlim_cur = need;
-        if (setrlimit(RLIMIT_NOFILE, &rl) != 0) return 0;
-    }
-    return 1;
-}
-
-/* Writes every part to a temporary file, flushed to disk, before renaming any into place, so a
- * failure (a full disk, say) leaves every existing PREFIX.p.npy as it was. */
+/* Writes every part, all or nothing (cli_save_outputs): a failure (a full disk, say) leaves
+ * every existing PREFIX.p.npy as it was. */
 static int write_parts(const char *prefix, int parts, const ndx_tensor *outs,
                        ndx_string_kind kind) {
-    ndx_file_out *files = calloc((size_t)parts, sizeof *files);
+    cli_output *files = calloc((size_t)parts, sizeof *files);
     size_t path_cap = strlen(prefix) + 32;
-    char *path = malloc(path_cap);
-    int rc = 0, opened = 0;
-    ndx_error err = {0};
-    if (!files || !path) {
+    char *paths = calloc((size_t)parts, path_cap);
+    int rc;
+    if (!files || !paths) {
         rc = cli_error("dynamic_partition: cannot allocate the list of %d outputs", parts);
-        goto done;
-    }
-    if (!ensure_open_files(parts)) {
-        rc = cli_error("dynamic_partition: %d output files cannot be open at once under this "
-                       "process's limit on open files (ulimit -n)",
-                       parts);
-        goto done;
-    }
-    /* A folder in the way would fail only at the renames, after some parts were in place. */
-    for (int p = 0; p < parts; p++) {
-        struct stat st;
-        snprintf(path, path_cap, "%s.%d.npy", prefix, p);
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = cli_error("dynamic_partition: cannot write %s: it is a folder", path);
-            goto done;
+    } else {
+        for (int p = 0; p < parts; p++) {
+            char *path = paths + (size_t)p * path_cap;
+            snprintf(path, path_cap, "%s.%d.npy", prefix, p);
+            files[p] = (cli_output){path, &outs[p], 0};
         }
+        rc = cli_save_outputs("dynamic_partition", parts, files, kind);
     }
-    for (int p = 0; p < parts && rc == 0; p++) {
-        snprintf(path, path_cap, "%s.%d.npy", prefix, p);
-        if (ndx_file_out_open(&files[p], path, &err) != NDX_OK) {
-            rc = cli_fail(&err);
-            break;
-        }
-        opened = p + 1;
-        if (ndx_npy_write(files[p].f, &outs[p], kind, path, &err) != NDX_OK) {
-            rc = cli_fail(&err);
-        } else if (fflush(files[p].f) != 0 || fsync(fileno(files[p].f)) != 0) {
-            rc = cli_error("cannot write %s: %s", path, strerror(errno));
-        }
-    }
-    for (int p = 0; p < opened; p++) {
-        if (rc == 0) {
-            if (ndx_file_out_commit(&files[p], &err) != NDX_OK) rc = cli_fail(&err);
-        } else {
-            ndx_file_out_abort(&files[p]);
-        }
-    }
-done:
-    free(path);
+    free(paths);
     free(files);
     return rc;
 }

@@ -19,6 +19,8 @@ int ndx_cmd_demo(int argc, char **argv);
 /* Saved graphs: run one on NumPy files; show, format or draw one. */
 int ndx_cmd_run(int argc, char **argv);
 int ndx_cmd_graph(int argc, char **argv);
+/* Any kind of node, by its TensorFlow type, run once on NumPy files (tools/cmd_op.c). */
+int ndx_cmd_op(int argc, char **argv);
 
 /* Speed measurements on the fixed workloads (tools/cmd_bench.c). */
 int ndx_cmd_bench(int argc, char **argv);

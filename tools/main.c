@@ -28,6 +28,7 @@ static const command_entry commands[] = {
     {"sparse_reorder", ndx_cmd_sparse_reorder, "put a sparse tensor's entries in canonical order"},
     {"sparse_to_dense", ndx_cmd_sparse_to_dense, "a sparse tensor (.npz) as a dense array (.npy)"},
     {"dense_to_sparse", ndx_cmd_dense_to_sparse, "the nonzero entries of an array as a sparse tensor"},
+    {"op", ndx_cmd_op, "run any op by its TensorFlow type on .npy files (ndx op --list)"},
     {"run", ndx_cmd_run, "run a saved graph on .npy files (all outputs or none)"},
     {"graph", ndx_cmd_graph, "show a saved graph's inferred shapes, its canonical text or DOT"},
     {"info", ndx_cmd_info, "show dtype, shape and size of .npy and sparse .npz files"},

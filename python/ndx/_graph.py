@@ -27,7 +27,7 @@ import sys
 
 import numpy as np
 
-from . import _ndx, _trace
+from . import _kinds, _ndx, _trace
 from ._convert import BFloat16Array, _as_array, bfloat16
 from ._ref import IdentityDict, IdentitySet, Reference, unhashable
 from ._sparse_tensor import SparseTensor
@@ -225,14 +225,15 @@ _POLICIES = {None: 0, "error": 0, "ignore": 1}
 
 
 def _policy(value, alias):
-    """A bad_indices keyword as the graph attribute's int."""
-    if value == alias:
+    """A bad_indices keyword as the graph attribute's int; `alias` is the kind's own word for
+    "ignore" (the registry's, ndx/_kinds.py)."""
+    if alias is not None and value == alias:
         return 1
     try:
         return _POLICIES[value]
     except (KeyError, TypeError):
-        raise _ndx.InvalidArgumentError(
-            f"bad_indices must be \"error\", \"ignore\" or \"{alias}\", not {value!r}") from None
+        words = f"\"error\", \"ignore\" or \"{alias}\"" if alias else "\"error\" or \"ignore\""
+        raise _ndx.InvalidArgumentError(f"bad_indices must be {words}, not {value!r}") from None
 
 
 class Tensor:
@@ -489,13 +490,15 @@ class Graph:
                     f"({t.graph.name!r}); pass it as an argument instead")
             handles.append((t.op, t.index))
         pairs = []
+        schema = _kinds.attrs_of(type)
         for key, value in (attrs or {}).items():
             if isinstance(value, DType):
                 value = value.code
-            elif key == "bad_indices" and (isinstance(value, str) or value is None):
+            elif (isinstance(value, str) or value is None) and \
+                    schema.get(key, {}).get("type") == "policy":
                 if value not in _POLICIES:
                     raise _ndx.InvalidArgumentError(
-                        f"{type}: bad_indices must be \"error\" or \"ignore\", not {value!r}")
+                        f"{type}: {key} must be \"error\" or \"ignore\", not {value!r}")
                 value = _POLICIES[value]
             else:
                 try:  # ints, bools and NumPy integers only: int() would take None, 1.5, "0"

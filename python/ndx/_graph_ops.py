@@ -1,10 +1,36 @@
 """The index and sparse ops inside a traced function: ndx.gather_nd and the others call these
 when their thread is tracing (ndx/_dense.py, ndx/sparse.py), with the same arguments and
 conversions as eagerly (TensorFlow's: indices default to int32, values beside a typed tensor
-take its dtype). Each adds one node through Graph.op."""
-from . import _ndx
+take its dtype). Each converts its inputs and adds one node through node(), which knows every
+kind from the library's registry (ndx/_kinds.py): its attributes' names, defaults and policy
+word, and whether its outputs are one tensor, several or a sparse tensor."""
+from . import _kinds, _ndx
 from ._graph import Tensor, _policy
 from ._sparse_tensor import SparseTensor
+
+
+def node(g, type, inputs, name=None, **attrs):
+    """Adds a node of kind `type` to graph g through Graph.op: `inputs` are Tensors in the
+    kind's order; each keyword is an attribute named as the registry names it, a policy read
+    with the kind's own word for "ignore" (bad_indices="zero" for GatherNd), attributes not
+    given take the registry's defaults. The count of inputs and every value are checked by
+    the library against the same registry, with its messages. Returns a Tensor (one output),
+    an ndx.SparseTensor (a sparse result) or a list of Tensors."""
+    kind = _kinds.KINDS.get(type)
+    schema = _kinds.attrs_of(type)
+    values = {}
+    for a in schema.values():
+        key = a["name"]
+        if key in attrs:
+            value = attrs.pop(key)
+            values[key] = _policy(value, a["alias"]) if a["type"] == "policy" else value
+        elif not a["required"] and a["type"] != "value":
+            values[key] = a["default"]
+    values.update(attrs)  # names the kind does not take: the library refuses them by name
+    outputs = g.op(type, inputs, values, name)
+    if kind and kind["sparse_output"]:
+        return SparseTensor._from_parts(*outputs[:3])
+    return outputs[0] if kind and kind["num_outputs"] == 1 else outputs
 
 
 def _typed_first(g, values):
@@ -29,15 +55,15 @@ def _graph_only(op, threads, max_memory):
 
 def gather_nd(g, params, indices, batch_dims, name, bad_indices, threads, max_memory):
     _graph_only("gather_nd", threads, max_memory)
-    return g.op("GatherNd", [g.convert(params), g.convert(indices)],
-                {"batch_dims": batch_dims, "bad_indices": _policy(bad_indices, "zero")}, name)[0]
+    return node(g, "GatherNd", [g.convert(params), g.convert(indices)], name,
+                batch_dims=batch_dims, bad_indices=bad_indices)
 
 
 def scatter_nd(g, indices, updates, shape, name, bad_indices, threads, max_memory):
     _graph_only("scatter_nd", threads, max_memory)
     indices = g.convert(indices)
-    return g.op("ScatterNd", [indices, g.convert(updates), g.convert(shape, indices.dtype)],
-                {"bad_indices": _policy(bad_indices, "skip")}, name)[0]
+    return node(g, "ScatterNd", [indices, g.convert(updates), g.convert(shape, indices.dtype)],
+                name, bad_indices=bad_indices)
 
 
 _SCATTER_TYPES = {"update": "TensorScatterUpdate", "add": "TensorScatterAdd",
@@ -51,8 +77,8 @@ def tensor_scatter_nd(g, op, tensor, indices, updates, name, out, bad_indices, t
         raise TypeError(f"tensor_scatter_nd_{op}: out= is for eager calls; inside a traced "
                         f"function the node updates in place by itself when it can")
     tensor, updates = _typed_first(g, [tensor, updates])
-    return g.op(_SCATTER_TYPES[op], [tensor, g.convert(indices), updates],
-                {"bad_indices": _policy(bad_indices, "skip")}, name)[0]
+    return node(g, _SCATTER_TYPES[op], [tensor, g.convert(indices), updates], name,
+                bad_indices=bad_indices)
 
 
 def _list(op, what, value):
@@ -68,16 +94,15 @@ def dynamic_stitch(g, parallel, indices, data, name, threads, max_memory):
     _graph_only(op, threads, max_memory)
     indices = [g.convert(i) for i in _list(op, "indices", indices)]
     data = _typed_first(g, _list(op, "data", data))
-    return g.op("ParallelDynamicStitch" if parallel else "DynamicStitch", indices + data, None,
-                name)[0]
+    return node(g, "ParallelDynamicStitch" if parallel else "DynamicStitch", indices + data, name)
 
 
 def dynamic_partition(g, data, partitions, num_partitions, name, threads, max_memory):
     _graph_only("dynamic_partition", threads, max_memory)
     if isinstance(num_partitions, bool) or not isinstance(num_partitions, int):
         raise TypeError("dynamic_partition: num_partitions must be an int")
-    return g.op("DynamicPartition", [g.convert(data), g.convert(partitions)],
-                {"num_partitions": num_partitions}, name)
+    return node(g, "DynamicPartition", [g.convert(data), g.convert(partitions)], name,
+                num_partitions=num_partitions)
 
 
 def _sparse_parts(g, op, sp):
@@ -86,23 +111,18 @@ def _sparse_parts(g, op, sp):
     return [g.convert(sp.indices), g.convert(sp.values), g.convert(sp.dense_shape)]
 
 
-def _sparse_result(parts):
-    return SparseTensor._from_parts(*parts[:3])
-
-
 def sparse_concat(g, axis, sp_inputs, expand, name, threads, max_memory):
     _graph_only("sparse.concat", threads, max_memory)
     parts = [_sparse_parts(g, "sparse.concat", sp) for sp in _list("sparse.concat", "sp_inputs",
                                                                     sp_inputs)]
     inputs = [p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts]
-    return _sparse_result(g.op("SparseConcat", inputs,
-                               {"axis": int(axis), "expand_nonconcat_dim": bool(expand)}, name))
+    return node(g, "SparseConcat", inputs, name, axis=int(axis),
+                expand_nonconcat_dim=bool(expand))
 
 
 def sparse_reorder(g, sp_input, name, threads, max_memory):
     _graph_only("sparse.reorder", threads, max_memory)
-    return _sparse_result(g.op("SparseReorder", _sparse_parts(g, "sparse.reorder", sp_input),
-                               None, name))
+    return node(g, "SparseReorder", _sparse_parts(g, "sparse.reorder", sp_input), name)
 
 
 def sparse_to_dense(g, sp_input, default_value, name, threads, max_memory):
@@ -110,9 +130,9 @@ def sparse_to_dense(g, sp_input, default_value, name, threads, max_memory):
     parts = _sparse_parts(g, "sparse.to_dense", sp_input)
     if default_value is not None:
         parts.append(g.convert(default_value, parts[1].dtype))
-    return g.op("SparseToDense", parts, None, name)[0]
+    return node(g, "SparseToDense", parts, name)
 
 
 def sparse_from_dense(g, tensor, name, threads, max_memory):
     _graph_only("sparse.from_dense", threads, max_memory)
-    return _sparse_result(g.op("DenseToSparse", [g.convert(tensor)], None, name))
+    return node(g, "DenseToSparse", [g.convert(tensor)], name)

@@ -43,6 +43,8 @@ PyObject *py_session_write_variable(py_session *self, PyObject *args);
 PyObject *py_session_signature(py_session *self, PyObject *args);
 PyObject *py_session_call(py_session *self, PyObject *args);
 void py_call_signature_free(py_call_signature *sig);
+/* kinds.c: _ndx.kinds(), the registry of node kinds as a list of dicts. */
+PyObject *py_kinds(PyObject *self, PyObject *unused);
 /* Adds _Graph and _Session to the module: 0, or -1 with an exception set. */
 int py_graph_add_types(PyObject *module);
 

@@ -52,6 +52,12 @@ static PyMethodDef methods[] = {
     {"_bfloat16_bits", py_bfloat16_bits, METH_O, NULL},
     {"_register", py_register, METH_VARARGS, NULL},
     {"_bind", py_bind, METH_VARARGS, NULL},
+    {"kinds", py_kinds, METH_NOARGS,
+     "kinds()\n--\n\nThe library's registry of node kinds (ndx_kind_info), one dict per kind: "
+     "type, min_inputs, max_inputs, group, grouped_parts, trailing, inputs (names), "
+     "num_outputs (-1: the value of outputs_attr), sparse_output, stateful, mutates, "
+     "own_builder, num_variables and attrs (dicts of name, type, default, lo, hi, required, "
+     "always_written, alias)."},
     {"release_memory", py_release_memory, METH_NOARGS,
      "release_memory()\n--\n\nGives back to the system the large blocks (4 MiB and more) ndx keeps from "
      "results that were freed, to hand them to later calls without new page faults (at most 16 "
