@@ -824,7 +824,7 @@ LEGEND = (
     "stable argsort.")
 
 TARGETS = (
-    "Targets missed (issue 14): ndx at its best thread count slower than the naive loop at its "
+    "Targets missed: ndx at its best thread count slower than the naive loop at its "
     f"best; ndx slower at more threads than at 1; ndx fresh more than {FRESH_TARGET:g}x its "
     "reused-output time.")
 
