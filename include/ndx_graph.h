@@ -12,8 +12,8 @@
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
- *      where, range, size, shape), and ndx_op_by_type, one
- *      generic builder for language bindings (any node by its type name and attributes), with
+ *      where, range, size, shape), gather, one_hot, unique, boolean_mask, and ndx_op_by_type,
+ *      one generic builder for language bindings (any node by its type name and attributes), with
  *      the registry of kinds that describes what each type takes (ndx_kind_info).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
@@ -194,6 +194,58 @@ NDX_API ndx_output ndx_op_identity_at(const char *file, int line, ndx_scope s, n
     ndx_op_gather_nd_at(__FILE__, __LINE__, (s), (params), (indices), (attrs))
 NDX_API ndx_output ndx_op_gather_nd_at(const char *file, int line, ndx_scope s, ndx_output params,
                                        ndx_output indices, const ndx_gather_nd_attrs *attrs);
+
+/* ---- gather, one_hot, unique, boolean_mask ---- */
+
+/* Attributes of gather (NULL: the defaults, batch_dims 0 and NDX_BAD_INDICES_ERROR). */
+typedef struct ndx_gather_attrs {
+    int batch_dims; /* negative counts from the end of indices' dims */
+    ndx_bad_indices bad_indices;
+} ndx_gather_attrs;
+
+/* gather (GatherV2, tf.gather), as ndx_gather: `axis` is a scalar int32 or int64 tensor, as in
+ * TensorFlow (a constant gives the output's dims at build time; otherwise its rank only).
+ * Gradient w.r.t. params: SLICES (section 7). */
+#define ndx_op_gather(s, params, indices, axis, attrs) \
+    ndx_op_gather_at(__FILE__, __LINE__, (s), (params), (indices), (axis), (attrs))
+NDX_API ndx_output ndx_op_gather_at(const char *file, int line, ndx_scope s, ndx_output params,
+                                    ndx_output indices, ndx_output axis,
+                                    const ndx_gather_attrs *attrs);
+
+/* one_hot (OneHot, tf.one_hot), as ndx_one_hot: `depth` is a scalar int32 or int64 tensor
+ * (non-negative; a constant gives the new dim at build time), on_value and off_value scalars
+ * of the output's dtype, axis -1 (last) or 0 .. rank(indices). Not differentiable (NONE, as in
+ * TensorFlow). */
+#define ndx_op_one_hot(s, indices, depth, on_value, off_value, axis) \
+    ndx_op_one_hot_at(__FILE__, __LINE__, (s), (indices), (depth), (on_value), (off_value), (axis))
+NDX_API ndx_output ndx_op_one_hot_at(const char *file, int line, ndx_scope s, ndx_output indices,
+                                     ndx_output depth, ndx_output on_value, ndx_output off_value,
+                                     int axis);
+
+/* unique (Unique) and unique_with_counts (UniqueWithCounts), as ndx_unique with NDX_AXIS_NONE:
+ * x a vector; outputs y, idx (of out_idx, int32 or int64) and, with with_counts, count, also
+ * stored in outs[] when outs is not NULL (2 or 3 of them). No gradient (an error, as in
+ * TensorFlow, which registers none). */
+#define ndx_op_unique(s, x, out_idx, with_counts, outs) \
+    ndx_op_unique_at(__FILE__, __LINE__, (s), (x), (out_idx), (with_counts), (outs))
+NDX_API ndx_operation ndx_op_unique_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                       ndx_dtype out_idx, int with_counts, ndx_output *outs);
+
+/* unique_v2 (UniqueV2): as ndx_unique along `axis`, an int32 or int64 vector of no element
+ * (none: x a vector) or one (negative counts from the end); outputs y and idx, also stored in
+ * outs[0..1] when outs is not NULL. No gradient. */
+#define ndx_op_unique_v2(s, x, axis, out_idx, outs) \
+    ndx_op_unique_v2_at(__FILE__, __LINE__, (s), (x), (axis), (out_idx), (outs))
+NDX_API ndx_operation ndx_op_unique_v2_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                          ndx_output axis, ndx_dtype out_idx, ndx_output *outs);
+
+/* boolean_mask (BooleanMask: ndx's one node for TensorFlow's composition tf.boolean_mask), as
+ * ndx_boolean_mask, axis 0 .. rank(tensor) - rank(mask). Gradient w.r.t. tensor: SLICES, the
+ * rows of dy at the true positions of mask (what the composition's gather gives). */
+#define ndx_op_boolean_mask(s, tensor, mask, axis) \
+    ndx_op_boolean_mask_at(__FILE__, __LINE__, (s), (tensor), (mask), (axis))
+NDX_API ndx_output ndx_op_boolean_mask_at(const char *file, int line, ndx_scope s,
+                                          ndx_output tensor, ndx_output mask, int axis);
 
 /* scatter_nd (ScatterNd), as ndx_scatter_nd; `shape` is a rank-1 int32 or int64 tensor, as in
  * TensorFlow (a constant gives the output's dims at build time). */
@@ -787,6 +839,10 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   sparse_concat, _reorder     d values through the op's permutation of the values
  *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
+ *   gather(p, i, axis, b)       dp = SLICES(rows (b..., o..., i[b..., j...]) over dy's leading
+ *                               dims, dy's rows); axis must be a constant, the ranks known
+ *   boolean_mask(t, m, axis)    dt = SLICES(rows (o..., where(m)[j]), dy's rows)
+ *   one_hot                     NONE;  unique, unique_with_counts, unique_v2: no gradient
  *   identity, add, sub, neg     dy, -dy, each summed over the axes its operand was broadcast along
  *                               (TensorFlow's BroadcastGradientArgs: constants when the build
  *                               knows them, else that node at run time) and reshaped to it

@@ -573,3 +573,58 @@ ndx_output ndx_op_select_at(const char *file, int line, ndx_scope s, ndx_output 
 ndx_output ndx_op_where_at(const char *file, int line, ndx_scope s, ndx_output condition) {
     return build_dense(file, line, s, GRAPH_WHERE, NULL, 1, &condition);
 }
+
+/* ---- gather, one_hot, unique, boolean_mask (gather_kinds.c) ------------------------------- */
+
+ndx_output ndx_op_gather_at(const char *file, int line, ndx_scope s, ndx_output params,
+                            ndx_output indices, ndx_output axis, const ndx_gather_attrs *attrs) {
+    graph_attrs a = {0};
+    if (attrs) {
+        a.batch_dims = attrs->batch_dims;
+        a.bad_indices = (int)attrs->bad_indices;
+    }
+    ndx_output in[3] = {params, indices, axis};
+    return build_dense(file, line, s, GRAPH_GATHER_V2, &a, 3, in);
+}
+
+ndx_output ndx_op_one_hot_at(const char *file, int line, ndx_scope s, ndx_output indices,
+                             ndx_output depth, ndx_output on_value, ndx_output off_value,
+                             int axis) {
+    graph_attrs a = {0};
+    a.axis = axis;
+    ndx_output in[4] = {indices, depth, on_value, off_value};
+    return build_dense(file, line, s, GRAPH_ONE_HOT, &a, 4, in);
+}
+
+/* A node of several outputs, also stored in outs[0..count) when outs is not NULL. */
+static ndx_operation build_outputs(const char *file, int line, ndx_scope s, graph_kind kind,
+                                   const graph_attrs *a, int n, const ndx_output *in, int count,
+                                   ndx_output *outs) {
+    ndx_operation op = {s.graph, graph_build(file, line, s, kind, a, n, in)};
+    for (int i = 0; outs && i < count; i++) outs[i] = ndx_operation_output(op, i);
+    return op;
+}
+
+ndx_operation ndx_op_unique_at(const char *file, int line, ndx_scope s, ndx_output x,
+                               ndx_dtype out_idx, int with_counts, ndx_output *outs) {
+    graph_attrs a = {0};
+    a.dtype = (int)out_idx;
+    graph_kind kind = with_counts ? GRAPH_UNIQUE_WITH_COUNTS : GRAPH_UNIQUE;
+    return build_outputs(file, line, s, kind, &a, 1, &x, with_counts ? 3 : 2, outs);
+}
+
+ndx_operation ndx_op_unique_v2_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                  ndx_output axis, ndx_dtype out_idx, ndx_output *outs) {
+    graph_attrs a = {0};
+    a.dtype = (int)out_idx;
+    ndx_output in[2] = {x, axis};
+    return build_outputs(file, line, s, GRAPH_UNIQUE_V2, &a, 2, in, 2, outs);
+}
+
+ndx_output ndx_op_boolean_mask_at(const char *file, int line, ndx_scope s, ndx_output tensor,
+                                  ndx_output mask, int axis) {
+    graph_attrs a = {0};
+    a.axis = axis;
+    ndx_output in[2] = {tensor, mask};
+    return build_dense(file, line, s, GRAPH_BOOLEAN_MASK, &a, 2, in);
+}

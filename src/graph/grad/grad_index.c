@@ -340,3 +340,102 @@ ndx_status grad_partition(ndx_scope s, ndx_operation op, const graph_grad *dys, 
     free(buf);
     return grad_status(&c);
 }
+
+/* ---- gather, boolean_mask ----------------------------------------------------------------- */
+/* Both give SLICES of rows of depth k into the input: each row of dy's first dims names where it
+ * was read from, so dx is the sum of dy's rows placed there (TensorFlow's _GatherV2Grad, whose
+ * transposes and unsorted_segment_sum compute the same sum densely for axis > 0). */
+
+/* The positions of dy's first `lead` dims, int64 [N, lead] in row-major order. */
+static ndx_output lead_coords(const grad_ctx *c, ndx_output dy, int lead) {
+    ndx_output ones = G_FILL(c, grad_dims(c, dy, 0, lead), grad_i64(c, 1));
+    return ndx_op_where_at(c->file, c->line, c->s, ones);
+}
+
+/* Columns cols[0..n) of an int64 matrix. */
+static ndx_output columns(const grad_ctx *c, ndx_output m, int n, const int64_t *cols) {
+    return ndx_op_gather_at(c->file, c->line, c->s, m, grad_i64_vec(c, n, cols), grad_i64(c, 1),
+                            NULL);
+}
+
+/* Columns 0 .. n - 1 of an int64 matrix. */
+static ndx_output first_columns(const grad_ctx *c, ndx_output m, int n) {
+    int64_t cols[NDX_MAX_RANK];
+    for (int i = 0; i < n; i++) cols[i] = i;
+    return columns(c, m, n, cols);
+}
+
+/* dy as rows: [N] + x.shape[k:] with N the rows of `at` (int64 [N, depth]). */
+static ndx_output rows_of(const grad_ctx *c, ndx_output dy, ndx_output at, ndx_output x, int k) {
+    int rank = ndx_output_spec(x).rank;
+    ndx_output parts[2] = {grad_dims(c, at, 0, 1), grad_dims(c, x, k, rank - k)};
+    return G_RESHAPE(c, dy, grad_concat0(c, 2, parts));
+}
+
+/* at [N, k] with the columns of more [N, m] after its own. */
+static ndx_output join_columns(const grad_ctx *c, ndx_output at, ndx_output more) {
+    ndx_output both[2] = {at, more};
+    return G_CONCAT(c, 2, both, grad_i64(c, 1));
+}
+
+ndx_status grad_gather_v2(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output params = grad_in(&c, 0), indices = grad_in(&c, 1);
+    ndx_spec ps = ndx_output_spec(params), is = ndx_output_spec(indices);
+    if (!grad_dtype_ok(ps.dtype)) return NDX_OK;
+    const ndx_tensor *axis_value = ndx_output_constant(grad_in(&c, 2));
+    if (!axis_value || ps.rank == NDX_UNKNOWN || is.rank == NDX_UNKNOWN)
+        return grad_fail(&c, NDX_E_UNSUPPORTED,
+                         "needs a constant axis and the ranks of params and indices known at "
+                         "build time");
+    int axis = (int)ndx_read_index(axis_value->data, axis_value->dtype, 0);
+    int batch = c.n->attrs.batch_dims;
+    if (axis < 0) axis += ps.rank;
+    if (batch < 0) batch += is.rank;
+    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    ndx_output at;
+    if (axis == 0) { /* batch_dims 0 too: TensorFlow's IndexedSlices, the indices as rows */
+        at = G_RESHAPE(&c, grad_int64(&c, indices), grad_i64_vec(&c, 2, (const int64_t[]){-1, 1}));
+    } else {
+        /* dy's dims before params' trailing ones are (b..., o..., j...): row (b, o, j) was read
+         * from params[b..., o..., indices[b..., j...]]. */
+        int lead = axis + is.rank - batch;
+        ndx_output coords = lead_coords(&c, dy, lead);
+        int64_t cols[NDX_MAX_RANK];
+        for (int k = 0; k < batch; k++) cols[k] = k;
+        for (int k = batch; k < is.rank; k++) cols[k] = axis + (k - batch);
+        ndx_output picked = grad_gather_rows(&c, indices, columns(&c, coords, is.rank, cols), NULL);
+        ndx_output idx = G_RESHAPE(&c, grad_int64(&c, picked),
+                                   grad_i64_vec(&c, 2, (const int64_t[]){-1, 1}));
+        at = join_columns(&c, first_columns(&c, coords, axis), idx);
+    }
+    ndx_output values = rows_of(&c, dy, at, params, axis + 1);
+    if (c.n->attrs.bad_indices == NDX_BAD_INDICES_IGNORE)
+        zero_bad_rows(&c, params, axis + 1, &at, &values);
+    dxs[0] = grad_slices_of(at, values, grad_shape(&c, params));
+    return grad_status(&c);
+}
+
+ndx_status grad_boolean_mask(ndx_scope s, ndx_operation op, const graph_grad *dys,
+                             graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output tensor = grad_in(&c, 0), mask = grad_in(&c, 1);
+    ndx_spec ts = ndx_output_spec(tensor), ms = ndx_output_spec(mask);
+    if (!grad_dtype_ok(ts.dtype)) return NDX_OK;
+    if (ts.rank == NDX_UNKNOWN || ms.rank == NDX_UNKNOWN)
+        return grad_fail(&c, NDX_E_UNSUPPORTED,
+                         "needs the ranks of tensor and mask known at build time");
+    int axis = c.n->attrs.axis;
+    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    ndx_output trues = ndx_op_where_at(c.file, c.line, c.s, mask); /* [n, rank(mask)] */
+    ndx_output at = trues;
+    if (axis > 0) { /* row (o..., j) of dy was read at (o..., trues[j]) */
+        ndx_output coords = lead_coords(&c, dy, axis + 1);
+        int64_t last = axis;
+        ndx_output j = columns(&c, coords, 1, &last);
+        at = join_columns(&c, first_columns(&c, coords, axis), G_GATHER(&c, trues, j, NULL));
+    }
+    ndx_output values = rows_of(&c, dy, at, tensor, axis + ms.rank);
+    dxs[0] = grad_slices_of(at, values, grad_shape(&c, tensor));
+    return grad_status(&c);
+}
