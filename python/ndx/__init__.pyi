@@ -44,6 +44,7 @@ from . import optimizers as optimizers
 from . import math as math
 from ._glue import *
 from ._array import *
+from ._gather_ops import *
 
 __version__: str
 
