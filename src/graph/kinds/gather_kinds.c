@@ -47,9 +47,11 @@ static ndx_status infer_gather(const graph_node *n, const ndx_spec *in,
         return ndx_gather_infer(&in[0], &in[1], axis, batch, out, err);
     }
     /* The axis comes at run time: the checks that do not need it (with axis = batch_dims, the
-     * lowest it may be), then every dim but the batch dims unknown. */
+     * lowest it may be, or 0 where batch_dims is already too large), then every dim but the
+     * batch dims unknown. */
     int b = batch < 0 && in[1].rank != NDX_UNKNOWN ? batch + in[1].rank : batch;
-    NDX_TRY(ndx_gather_infer(&in[0], &in[1], b < 0 ? 0 : b, batch, out, err));
+    int guess = b < 0 || (in[0].rank != NDX_UNKNOWN && b >= in[0].rank) ? 0 : b;
+    NDX_TRY(ndx_gather_infer(&in[0], &in[1], guess, batch, out, err));
     for (int k = b < 0 ? 0 : b; k < out->rank; k++) out->shape[k] = NDX_UNKNOWN;
     return NDX_OK;
 }
