@@ -7,7 +7,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clitest import ALL_DTYPES, Folder, check, check_same, error_of, main, random_array, run  # noqa: E402
+from clitest import (ALL_DTYPES, Folder, check, check_same, error_of, main,  # noqa: E402
+                     random_array, run)
 
 
 def test_gather_v2_every_dtype_matches_np_take():
