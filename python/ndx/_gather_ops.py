@@ -32,6 +32,14 @@ def _index(m, value):
     return m.convert(value) if _typed(value) else m.convert(value, _INT32)
 
 
+def _v1_order(axis, name):
+    """(axis, name) from TensorFlow 2's positional order or TensorFlow 1's, which has name
+    before axis: a string in axis's place is the name."""
+    if isinstance(axis, str):
+        return (None if isinstance(name, str) else name), axis
+    return axis, name
+
+
 def gather(params: _Value, indices: _Value, validate_indices: Any = None,
            axis: Optional[Any] = None, batch_dims: int = 0,
            name: Optional[str] = None) -> _Value:
@@ -40,8 +48,9 @@ def gather(params: _Value, indices: _Value, validate_indices: Any = None,
     first `batch_dims` dims shared by params and indices. axis None means batch_dims (as in
     TensorFlow); negative axis and batch_dims count from the end (of params' and indices'
     dims). An index outside [0, params.shape[axis]) raises InvalidArgumentError.
-    validate_indices is ignored, as in TensorFlow. Under a GradientTape, params' gradient is an
-    ndx.IndexedSlices of the rows read.
+    validate_indices is ignored, as in TensorFlow. TensorFlow 1's tf.compat.v1.gather takes
+    the same arguments with name before axis: by keyword, both spellings work. Under a
+    GradientTape, params' gradient is an ndx.IndexedSlices of the rows read.
 
     >>> ndx.gather(np.array([[0, 1, 2], [3, 4, 5]], np.int32), [2, 0], axis=1)
     array([[2, 0],
@@ -51,6 +60,9 @@ def gather(params: _Value, indices: _Value, validate_indices: Any = None,
            [3.]])
     """
     del validate_indices  # (deprecated in TensorFlow, and ignored there too)
+    if isinstance(axis, str):
+        raise TypeError("gather: axis must be an integer, not a string (TensorFlow 1's "
+                        "positional order puts name there: pass name= and axis= by keyword)")
     batch_dims = int(batch_dims)
     if axis is None:
         axis = batch_dims
@@ -143,13 +155,15 @@ def boolean_mask(tensor: _Value, mask: _Value, axis: Optional[int] = None,
                  name: str = "boolean_mask") -> _Value:
     """The slices of tensor where mask (bool, rank k >= 1, matching tensor.shape[axis:axis+k])
     is true, in row-major order, as TensorFlow 2's tf.boolean_mask: shape tensor.shape[:axis] +
-    [number of trues] + tensor.shape[axis+k:]. axis None means 0. Under a GradientTape, tensor's
+    [number of trues] + tensor.shape[axis+k:]. axis None means 0. TensorFlow 1's order,
+    boolean_mask(tensor, mask, name, axis), is taken too. Under a GradientTape, tensor's
     gradient is an ndx.IndexedSlices of the rows kept.
 
     >>> ndx.boolean_mask(np.array([[1, 2], [3, 4], [5, 6]]), [True, False, True])
     array([[1, 2],
            [5, 6]])
     """
+    axis, name = _v1_order(axis, name)
     m = _mode()
     return m.op("BooleanMask", [m.convert(tensor), m.convert(mask)],
                 {"axis": 0 if axis is None else int(axis)},

@@ -275,3 +275,13 @@ def test_a_failed_call_changes_nothing():
                                 ndx.boolean_mask], ids=lambda f: f.__name__)
 def test_docstring_examples(fn):
     check_docstring_examples(fn)
+
+
+def test_tensorflow_1_spellings():
+    p = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ndx.gather(p, [2], validate_indices=True, name="g", axis=1),
+                                  p[:, [2]])
+    # tf.compat.v1.boolean_mask(tensor, mask, name, axis)
+    np.testing.assert_array_equal(ndx.boolean_mask(p, [True, False, True], "bm", 1), p[:, [0, 2]])
+    with pytest.raises(TypeError, match="by keyword"):
+        ndx.gather(p, [0], None, "g", 1)
