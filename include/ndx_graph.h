@@ -12,7 +12,7 @@
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
- *      where, range, size, shape), and ndx_op_by_type, one
+ *      where, range, size, shape, embedding_bag), and ndx_op_by_type, one
  *      generic builder for language bindings (any node by its type name and attributes), with
  *      the registry of kinds that describes what each type takes (ndx_kind_info).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
@@ -472,6 +472,21 @@ NDX_API ndx_operation ndx_op_broadcast_gradient_args_at(const char *file, int li
                                                         ndx_output s0, ndx_output s1,
                                                         ndx_output *outs);
 
+/* The embedding bag (ndx's own kind "EmbeddingBag"), as ndx_embedding_bag: params, ids, bags
+ * (segment ids, or offsets when `form` is NDX_BAGS_OFFSETS), weights (params' dtype, one per
+ * id, or an empty vector [0] for none) and max_norm (a float scalar, negative for none) are all
+ * inputs, the combiner (NDX_SEGMENT_SUM, _MEAN or _SQRT_N) and the form attributes (text form:
+ * combiner=0|4|5, the ndx_segment_op's value, and bag_offsets=true|false). Its gradient with
+ * respect to params is SLICES of the rows the ids touch (values from an EmbeddingBagGrad node);
+ * the other inputs get none. */
+#define ndx_op_embedding_bag(s, params, ids, bags, weights, max_norm, combiner, form)          \
+    ndx_op_embedding_bag_at(__FILE__, __LINE__, (s), (params), (ids), (bags), (weights),       \
+                            (max_norm), (combiner), (form))
+NDX_API ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope s,
+                                           ndx_output params, ndx_output ids, ndx_output bags,
+                                           ndx_output weights, ndx_output max_norm,
+                                           ndx_segment_op combiner, ndx_bag_form form);
+
 /* Any node but Const, Placeholder and Variable (which have their own builders) from its
  * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
@@ -803,6 +818,8 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   select                      select(c, dy, 0) to x, select(c, 0, dy) to y, each summed over
  *                               the axes it was broadcast along; NONE for the condition
  *   fill                        d value = sum(dy)
+ *   embedding_bag               d params = SLICES(ids, dy of each id's bag * its weight /
+ *                               the combiner's divisor, through max_norm's clipping)
  *   concat, stack               each input's slice of dy (stack's reshaped to the input's
  *                               shape); concat needs a constant axis, both the rank known
  *   expand_dims, squeeze        reshape(dy, shape(input))

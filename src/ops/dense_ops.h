@@ -272,4 +272,22 @@ ndx_status ndx_squeeze_infer(const ndx_spec *input, uint32_t squeeze_dims, ndx_s
 ndx_status ndx_squeeze(const ndx_tensor *input, uint32_t squeeze_dims, const ndx_options *opt,
                        ndx_tensor *out, ndx_error *err);
 
+/* The gradient of ndx_embedding_bag (ndx.h) with respect to its params, as the values of slices
+ * whose indices are the ids: row i of the output is d loss / d params[ids[i]] through id i alone,
+ * dy[b] * w_i / divisor_b (b id i's bag, divisor_b 1, sum(w) or sqrt(sum(w^2)) of the combiner;
+ * 0 when it is 0), then, when max_norm >= 0 clipped row i, through clip_by_norm's Jacobian
+ * (max_norm / ||x|| * (g - x (x . g) / ||x||^2) where ||x|| > max_norm). dy: the forward's
+ * output shape and params' dtype. Output: [ids] + params.shape[1:], params' dtype; float16 and
+ * bfloat16 computed in float. Same checks as the forward, and dy's. */
+ndx_status ndx_embedding_bag_grad_infer(const ndx_spec *params, const ndx_spec *ids,
+                                        const ndx_spec *bags, ndx_bag_form form,
+                                        const ndx_spec *weights, ndx_segment_op combiner,
+                                        double max_norm, const ndx_spec *dy, ndx_spec *out,
+                                        ndx_error *err);
+ndx_status ndx_embedding_bag_grad(const ndx_tensor *params, const ndx_tensor *ids,
+                                  const ndx_tensor *bags, ndx_bag_form form,
+                                  const ndx_tensor *weights, ndx_segment_op combiner,
+                                  double max_norm, const ndx_tensor *dy, const ndx_options *opt,
+                                  ndx_tensor *out, ndx_error *err);
+
 #endif /* NDX_GLUE_H */

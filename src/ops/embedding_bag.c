@@ -14,27 +14,9 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "segment_reduce.h"
+#include "embedding_bag_plan.h"
 
-#define OP "embedding_bag"
 #define BAG_WORKER_BYTES ((int64_t)1 << 16)
-
-typedef struct bag_plan {
-    ndx_tensor want;
-    const unsigned char *params;
-    int64_t vocab; /* rows of params */
-    int64_t n;     /* ids */
-    int64_t slice; /* elements per row */
-    size_t row_bytes;
-    size_t acc_bytes; /* one accumulator row, rounded to 64 */
-    const ndx_tensor *ids, *bags, *weights;
-    ndx_bag_form form;
-    ndx_segment_op combiner;
-    double max_norm;
-    int plain; /* no weights, no clipping: TensorFlow's sparse segment kernel */
-    int64_t grain;
-    int workers;
-} bag_plan;
 
 static int is_float(ndx_dtype d) {
     return d == NDX_FLOAT16 || d == NDX_BFLOAT16 || d == NDX_FLOAT32 || d == NDX_FLOAT64;
@@ -109,7 +91,7 @@ ndx_status ndx_embedding_bag_infer(const ndx_spec *params, const ndx_spec *ids,
 
 /* ---- plan and check ------------------------------------------------------------------------ */
 
-static ndx_status plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *ids,
+ndx_status embedding_bag_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *ids,
                        const ndx_tensor *bags, ndx_bag_form form, const ndx_tensor *weights,
                        ndx_segment_op combiner, double max_norm, bag_plan *p) {
     memset(p, 0, sizeof *p);
@@ -152,7 +134,7 @@ static ndx_status fail_at(ndx_error *err, const char *what, int64_t i, int64_t v
 
 /* ids in [0, vocab) into src; the bags into `bags` (segment ids: >= 0, non-decreasing;
  * offsets: starting at 0, non-decreasing, at most n) and the output's row count. */
-static ndx_status read_checked(ndx_call *c, bag_plan *p, int64_t *src, int64_t *bags) {
+ndx_status embedding_bag_check(ndx_call *c, bag_plan *p, int64_t *src, int64_t *bags) {
     char tail[96];
     for (int64_t i = 0; i < p->n; i++) {
         int64_t v = ndx_read_index(p->ids->data, p->ids->dtype, i);
@@ -214,19 +196,6 @@ typedef struct bag_job {
     unsigned char *scratch; /* per worker: two accumulator rows */
 } bag_job;
 
-/* First position in v[0..n) holding a value >= x. */
-static int64_t lower_bound(const int64_t *v, int64_t n, int64_t x) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The weighted or clipped combine, in the accumulator type A of storage type T: each row of
  * the bag clipped as TensorFlow's clip_by_norm (x * max_norm / max(||row||, max_norm)), scaled
  * by its weight and added in order; then div_no_nan by the weights' sum (MEAN) or the square
@@ -285,18 +254,10 @@ static void bag_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
     const bag_plan *p = j->p;
     unsigned char *acc = j->scratch + (size_t)worker * 2 * p->acc_bytes;
     unsigned char *part = acc + p->acc_bytes;
-    int64_t count = p->bags->shape[0];
-    int64_t pos = p->form == NDX_BAGS_SEGMENT_IDS ? lower_bound(j->bags, count, r0) : 0;
+    int64_t pos = bag_start(p, j->bags, r0);
     for (int64_t r = r0; r < r1; r++) {
         int64_t first, end;
-        if (p->form == NDX_BAGS_OFFSETS) {
-            first = j->bags[r];
-            end = r + 1 < count ? j->bags[r + 1] : p->n;
-        } else {
-            first = end = pos;
-            while (end < count && j->bags[end] == r) end++;
-            pos = end;
-        }
+        bag_span(p, j->bags, r, &pos, &first, &end);
         unsigned char *row = j->out + (size_t)r * p->row_bytes;
         if (end == first)
             memset(row, 0, p->row_bytes); /* an empty bag: 0, as TensorFlow's */
@@ -317,7 +278,7 @@ static ndx_status execute(ndx_call *c, bag_plan *p, ndx_tensor *out, int write) 
                                     (void **)&src);
     if (s == NDX_OK)
         s = ndx_call_scratch(c, count * sizeof(int64_t), 0, "the checked bags", (void **)&bags);
-    if (s == NDX_OK) s = read_checked(c, p, src, bags);
+    if (s == NDX_OK) s = embedding_bag_check(c, p, src, bags);
     if (s == NDX_OK && write) {
         size_t workers = (size_t)(p->workers > 0 ? p->workers : 1);
         s = ndx_call_scratch(c, p->slice ? workers * 2 * p->acc_bytes : 0, 0,
@@ -343,7 +304,7 @@ ndx_status ndx_embedding_bag(const ndx_tensor *params, const ndx_tensor *ids,
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
     bag_plan p;
-    NDX_TRY(plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
+    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
     return execute(&c, &p, out, 1);
 }
 
@@ -354,6 +315,6 @@ ndx_status ndx_embedding_bag_shape(const ndx_tensor *params, const ndx_tensor *i
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, NULL, out, err));
     bag_plan p;
-    NDX_TRY(plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
+    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
     return execute(&c, &p, out, 0);
 }

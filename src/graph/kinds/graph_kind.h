@@ -34,6 +34,8 @@ typedef struct graph_attrs {
     int update_slots; /* ResourceSparseApplyAdagrad(V2) */
     int squeeze_dims; /* squeeze: a set of axes (GRAPH_ATTR_AXES) */
     int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
+    int combiner;       /* EmbeddingBag(Grad): an ndx_segment_op (SUM, MEAN, SQRT_N) */
+    int bag_offsets;    /* EmbeddingBag(Grad): 1 for NDX_BAGS_OFFSETS */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */

@@ -1,0 +1,141 @@
+/* embedding_bag_grad.c — the values of ndx_embedding_bag's gradient slices (dense_ops.h): one
+ * row per id, each written by the worker that owns its bag, from the forward's plan and check
+ * step (embedding_bag_plan.h). */
+#include <math.h>
+#include <stdio.h>
+
+#include "dense_ops.h"
+#include "embedding_bag_plan.h"
+
+static ndx_status check_dy(const ndx_spec *dy, const ndx_spec *want, ndx_error *err) {
+    NDX_TRY(ndx_spec_check_as(dy, OP, "dy", err));
+    if (dy->dtype != want->dtype)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dy must be %s, not %s",
+                        ndx_dtype_name(want->dtype), ndx_dtype_name(dy->dtype));
+    if (dy->rank < 0) return NDX_OK;
+    int same = dy->rank == want->rank;
+    for (int i = 0; same && i < dy->rank; i++)
+        same = dy->shape[i] < 0 || want->shape[i] < 0 || dy->shape[i] == want->shape[i];
+    if (!same) {
+        char a[NDX_DIMS_TEXT], b[NDX_DIMS_TEXT];
+        ndx_format_dims(a, sizeof a, dy->rank, dy->shape);
+        ndx_format_dims(b, sizeof b, want->rank, want->shape);
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dy has shape %s, not the output's %s",
+                        a, b);
+    }
+    return NDX_OK;
+}
+
+ndx_status ndx_embedding_bag_grad_infer(const ndx_spec *params, const ndx_spec *ids,
+                                        const ndx_spec *bags, ndx_bag_form form,
+                                        const ndx_spec *weights, ndx_segment_op combiner,
+                                        double max_norm, const ndx_spec *dy, ndx_spec *out,
+                                        ndx_error *err) {
+    ndx_spec fwd;
+    NDX_TRY(ndx_embedding_bag_infer(params, ids, bags, form, weights, combiner, max_norm, &fwd,
+                                    err));
+    if (!dy) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dy is NULL");
+    NDX_TRY(check_dy(dy, &fwd, err));
+    *out = fwd;
+    out->shape[0] = ids->rank == 1 ? ids->shape[0] : NDX_UNKNOWN;
+    return NDX_OK;
+}
+
+typedef struct grad_job {
+    const bag_plan *p;
+    const int64_t *src, *bags;
+    const unsigned char *dy;
+    unsigned char *out;
+} grad_job;
+
+/* Bag r's rows of the output, in the accumulator type A of storage type T. */
+#define DEFINE_GRAD(tag, T, A, LOAD, STORE, SQRT)                                               \
+    static void tag##_grad(const grad_job *j, int64_t r, int64_t first, int64_t end) {          \
+        const bag_plan *p = j->p;                                                               \
+        const T *w = p->weights ? (const T *)p->weights->data : NULL;                           \
+        const T *g = (const T *)(j->dy + (size_t)r * p->row_bytes);                             \
+        int64_t d = p->slice;                                                                   \
+        A wsum = 0, mn = (A)p->max_norm;                                                        \
+        for (int64_t q = first; q < end; q++) {                                                 \
+            A wq = w ? LOAD(w[q]) : (A)1;                                                       \
+            wsum += p->combiner == NDX_SEGMENT_SQRT_N ? wq * wq : wq;                           \
+        }                                                                                       \
+        A div = p->combiner == NDX_SEGMENT_SQRT_N ? SQRT(wsum) : wsum;                          \
+        if (p->combiner == NDX_SEGMENT_SUM) div = 1;                                            \
+        for (int64_t q = first; q < end; q++) {                                                 \
+            A scale = div == 0 ? (A)0 : (w ? LOAD(w[q]) : (A)1) / div;                          \
+            const T *x = (const T *)(p->params + (size_t)j->src[q] * p->row_bytes);             \
+            T *o = (T *)(j->out + (size_t)q * p->row_bytes);                                    \
+            A l2 = 0, xg = 0;                                                                   \
+            if (p->max_norm >= 0)                                                               \
+                for (int64_t k = 0; k < d; k++) {                                               \
+                    l2 += LOAD(x[k]) * LOAD(x[k]);                                              \
+                    xg += LOAD(x[k]) * LOAD(g[k]);                                              \
+                }                                                                               \
+            A norm = l2 > 0 ? SQRT(l2) : 0;                                                     \
+            int clipped = p->max_norm >= 0 && norm > mn;                                        \
+            for (int64_t k = 0; k < d; k++) {                                                   \
+                A v = LOAD(g[k]);                                                               \
+                if (clipped) v = mn / norm * (v - LOAD(x[k]) * xg / l2);                        \
+                o[k] = STORE(v * scale);                                                        \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+#define ID(x) (x)
+DEFINE_GRAD(f16, uint16_t, float, ndx_float16_to_float, ndx_float_to_float16, sqrtf)
+DEFINE_GRAD(bf16, uint16_t, float, ndx_bfloat16_to_float, ndx_float_to_bfloat16, sqrtf)
+DEFINE_GRAD(f32, float, float, ID, ID, sqrtf)
+DEFINE_GRAD(f64, double, double, ID, ID, sqrt)
+
+static void grad_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
+    (void)worker;
+    const grad_job *j = ctx;
+    const bag_plan *p = j->p;
+    int64_t pos = bag_start(p, j->bags, r0);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t first, end;
+        bag_span(p, j->bags, r, &pos, &first, &end);
+        switch (p->want.dtype) {
+        case NDX_FLOAT16: f16_grad(j, r, first, end); break;
+        case NDX_BFLOAT16: bf16_grad(j, r, first, end); break;
+        case NDX_FLOAT32: f32_grad(j, r, first, end); break;
+        default: f64_grad(j, r, first, end); break;
+        }
+    }
+}
+
+ndx_status ndx_embedding_bag_grad(const ndx_tensor *params, const ndx_tensor *ids,
+                                  const ndx_tensor *bags, ndx_bag_form form,
+                                  const ndx_tensor *weights, ndx_segment_op combiner,
+                                  double max_norm, const ndx_tensor *dy, const ndx_options *opt,
+                                  ndx_tensor *out, ndx_error *err) {
+    ndx_call c;
+    NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
+    bag_plan p;
+    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
+    if (!dy) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dy is NULL");
+    NDX_TRY(ndx_tensor_check_as(dy, OP, "dy", NULL, NULL, err));
+    int64_t *src = NULL, *checked = NULL;
+    int allocated = 0;
+    ndx_status s = ndx_call_scratch(&c, (size_t)p.n * sizeof(int64_t), 0, "the checked ids",
+                                    (void **)&src);
+    if (s == NDX_OK)
+        s = ndx_call_scratch(&c, (size_t)bags->shape[0] * sizeof(int64_t), 0, "the checked bags",
+                             (void **)&checked);
+    if (s == NDX_OK) s = embedding_bag_check(&c, &p, src, checked);
+    ndx_spec ds, ws = ndx_spec_of(&p.want);
+    ndx_spec_fill(&ds, dy);
+    if (s == NDX_OK) s = check_dy(&ds, &ws, err);
+    ndx_tensor want = p.want;
+    want.shape[0] = p.n;
+    /* No bags (offsets): the ids reach no output row and their gradient is 0. */
+    if (s == NDX_OK) s = ndx_call_output(&c, &want, out, bags->shape[0] == 0, "out", &allocated);
+    if (s == NDX_OK && p.row_bytes > 0) {
+        grad_job j = {&p, src, checked, dy->data, out->data};
+        ndx_parallel_for(c.threads, p.want.shape[0], p.grain, grad_fn, &j);
+    }
+    ndx_call_release(&c, checked);
+    ndx_call_release(&c, src);
+    return s;
+}
