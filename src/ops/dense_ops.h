@@ -280,14 +280,12 @@ ndx_status ndx_squeeze(const ndx_tensor *input, uint32_t squeeze_dims, const ndx
  * output shape and params' dtype. Output: [ids] + params.shape[1:], params' dtype; float16 and
  * bfloat16 computed in float. Same checks as the forward, and dy's. */
 ndx_status ndx_embedding_bag_grad_infer(const ndx_spec *params, const ndx_spec *ids,
-                                        const ndx_spec *bags, ndx_bag_form form,
-                                        const ndx_spec *weights, ndx_segment_op combiner,
-                                        double max_norm, const ndx_spec *dy, ndx_spec *out,
-                                        ndx_error *err);
+                                        const ndx_spec *bags, const ndx_spec *weights,
+                                        const ndx_embedding_bag_attrs *attrs,
+                                        const ndx_spec *dy, ndx_spec *out, ndx_error *err);
 ndx_status ndx_embedding_bag_grad(const ndx_tensor *params, const ndx_tensor *ids,
-                                  const ndx_tensor *bags, ndx_bag_form form,
-                                  const ndx_tensor *weights, ndx_segment_op combiner,
-                                  double max_norm, const ndx_tensor *dy, const ndx_options *opt,
-                                  ndx_tensor *out, ndx_error *err);
+                                  const ndx_tensor *bags, const ndx_tensor *weights,
+                                  const ndx_embedding_bag_attrs *attrs, const ndx_tensor *dy,
+                                  const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
 #endif /* NDX_GLUE_H */

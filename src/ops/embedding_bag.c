@@ -44,12 +44,15 @@ static ndx_status check_same(int64_t a, int64_t b, const char *what, ndx_error *
 static int64_t dim0(const ndx_spec *s) { return s->rank >= 1 ? s->shape[0] : NDX_UNKNOWN; }
 
 ndx_status ndx_embedding_bag_infer(const ndx_spec *params, const ndx_spec *ids,
-                                   const ndx_spec *bags, ndx_bag_form form,
-                                   const ndx_spec *weights, ndx_segment_op combiner,
-                                   double max_norm, ndx_spec *out, ndx_error *err) {
+                                   const ndx_spec *bags, const ndx_spec *weights,
+                                   const ndx_embedding_bag_attrs *attrs, ndx_spec *out,
+                                   ndx_error *err) {
     ndx_error_clear(err);
-    if (!params || !ids || !bags || !out)
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": params, ids, bags or out is NULL");
+    if (!params || !ids || !bags || !attrs || !out)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        OP ": params, ids, bags, attrs or out is NULL");
+    ndx_bag_form form = attrs->form;
+    ndx_segment_op combiner = attrs->combiner;
     if (combiner != NDX_SEGMENT_SUM && combiner != NDX_SEGMENT_MEAN &&
         combiner != NDX_SEGMENT_SQRT_N)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
@@ -58,8 +61,11 @@ ndx_status ndx_embedding_bag_infer(const ndx_spec *params, const ndx_spec *ids,
     if (form != NDX_BAGS_SEGMENT_IDS && form != NDX_BAGS_OFFSETS)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": form %d is not an ndx_bag_form",
                         (int)form);
-    if (isnan(max_norm))
+    if (isnan(attrs->max_norm))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": max_norm is NaN");
+    if (form == NDX_BAGS_SEGMENT_IDS && attrs->num_bags < NDX_SEGMENTS_FROM_IDS)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": num_bags = %lld is negative",
+                        (long long)attrs->num_bags);
     NDX_TRY(ndx_spec_check_as(params, OP, "params", err));
     NDX_TRY(ndx_spec_check_as(ids, OP, "ids", err));
     NDX_TRY(ndx_spec_check_as(bags, OP, "bags", err));
@@ -85,15 +91,17 @@ ndx_status ndx_embedding_bag_infer(const ndx_spec *params, const ndx_spec *ids,
     }
     *out = *params;
     if (params->rank > 0)
-        out->shape[0] = form == NDX_BAGS_OFFSETS ? dim0(bags) : NDX_UNKNOWN;
+        out->shape[0] = form == NDX_BAGS_OFFSETS ? dim0(bags)
+                        : attrs->num_bags >= 0 ? attrs->num_bags
+                                               : NDX_UNKNOWN;
     return NDX_OK;
 }
 
 /* ---- plan and check ------------------------------------------------------------------------ */
 
 ndx_status embedding_bag_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *ids,
-                       const ndx_tensor *bags, ndx_bag_form form, const ndx_tensor *weights,
-                       ndx_segment_op combiner, double max_norm, bag_plan *p) {
+                              const ndx_tensor *bags, const ndx_tensor *weights,
+                              const ndx_embedding_bag_attrs *attrs, bag_plan *p) {
     memset(p, 0, sizeof *p);
     if (!params || !ids || !bags)
         return ndx_fail(c->err, NDX_E_INVALID_ARGUMENT, OP ": params, ids or bags is NULL");
@@ -106,8 +114,7 @@ ndx_status embedding_bag_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
     ndx_spec_fill(&is, ids);
     ndx_spec_fill(&bs, bags);
     if (weights) ndx_spec_fill(&ws, weights);
-    NDX_TRY(ndx_embedding_bag_infer(&ps, &is, &bs, form, weights ? &ws : NULL, combiner,
-                                    max_norm, &os, c->err));
+    NDX_TRY(ndx_embedding_bag_infer(&ps, &is, &bs, weights ? &ws : NULL, attrs, &os, c->err));
     if (os.shape[0] < 0) os.shape[0] = 0; /* segment ids: known after the check */
     p->want = ndx_view_of_spec(&os);
     p->params = params->data;
@@ -119,10 +126,11 @@ ndx_status embedding_bag_plan(ndx_call *c, const ndx_tensor *params, const ndx_t
     p->ids = ids;
     p->bags = bags;
     p->weights = weights;
-    p->form = form;
-    p->combiner = combiner;
-    p->max_norm = max_norm;
-    p->plain = !weights && max_norm < 0;
+    p->form = attrs->form;
+    p->combiner = attrs->combiner;
+    p->max_norm = attrs->max_norm;
+    p->num_bags = attrs->num_bags;
+    p->plain = !weights && attrs->max_norm < 0;
     return NDX_OK;
 }
 
@@ -169,6 +177,14 @@ ndx_status embedding_bag_check(ndx_call *c, bag_plan *p, int64_t *src, int64_t *
                             "room for an output row count", (long long)(count - 1),
                             (long long)prev);
         p->want.shape[0] = count > 0 ? prev + 1 : 0;
+        if (p->num_bags >= 0) {
+            if (p->want.shape[0] > p->num_bags)
+                return ndx_fail(c->err, NDX_E_OUT_OF_RANGE,
+                                OP ": segment ids must be < num_bags: segment_ids[%lld] = %lld, "
+                                "num_bags = %lld",
+                                (long long)(count - 1), (long long)prev, (long long)p->num_bags);
+            p->want.shape[0] = p->num_bags;
+        }
     }
     int64_t elements;
     size_t bytes;
@@ -298,23 +314,23 @@ static ndx_status execute(ndx_call *c, bag_plan *p, ndx_tensor *out, int write) 
 }
 
 ndx_status ndx_embedding_bag(const ndx_tensor *params, const ndx_tensor *ids,
-                             const ndx_tensor *bags, ndx_bag_form form,
-                             const ndx_tensor *weights, ndx_segment_op combiner, double max_norm,
-                             const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+                             const ndx_tensor *bags, const ndx_tensor *weights,
+                             const ndx_embedding_bag_attrs *attrs, const ndx_options *opt,
+                             ndx_tensor *out, ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
     bag_plan p;
-    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
+    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, weights, attrs, &p));
     return execute(&c, &p, out, 1);
 }
 
 ndx_status ndx_embedding_bag_shape(const ndx_tensor *params, const ndx_tensor *ids,
-                                   const ndx_tensor *bags, ndx_bag_form form,
-                                   const ndx_tensor *weights, ndx_segment_op combiner,
-                                   double max_norm, ndx_tensor *out, ndx_error *err) {
+                                   const ndx_tensor *bags, const ndx_tensor *weights,
+                                   const ndx_embedding_bag_attrs *attrs, ndx_tensor *out,
+                                   ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, NULL, out, err));
     bag_plan p;
-    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
+    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, weights, attrs, &p));
     return execute(&c, &p, out, 0);
 }

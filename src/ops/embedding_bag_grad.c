@@ -27,13 +27,11 @@ static ndx_status check_dy(const ndx_spec *dy, const ndx_spec *want, ndx_error *
 }
 
 ndx_status ndx_embedding_bag_grad_infer(const ndx_spec *params, const ndx_spec *ids,
-                                        const ndx_spec *bags, ndx_bag_form form,
-                                        const ndx_spec *weights, ndx_segment_op combiner,
-                                        double max_norm, const ndx_spec *dy, ndx_spec *out,
-                                        ndx_error *err) {
+                                        const ndx_spec *bags, const ndx_spec *weights,
+                                        const ndx_embedding_bag_attrs *attrs,
+                                        const ndx_spec *dy, ndx_spec *out, ndx_error *err) {
     ndx_spec fwd;
-    NDX_TRY(ndx_embedding_bag_infer(params, ids, bags, form, weights, combiner, max_norm, &fwd,
-                                    err));
+    NDX_TRY(ndx_embedding_bag_infer(params, ids, bags, weights, attrs, &fwd, err));
     if (!dy) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dy is NULL");
     NDX_TRY(check_dy(dy, &fwd, err));
     *out = fwd;
@@ -106,14 +104,13 @@ static void grad_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
 }
 
 ndx_status ndx_embedding_bag_grad(const ndx_tensor *params, const ndx_tensor *ids,
-                                  const ndx_tensor *bags, ndx_bag_form form,
-                                  const ndx_tensor *weights, ndx_segment_op combiner,
-                                  double max_norm, const ndx_tensor *dy, const ndx_options *opt,
-                                  ndx_tensor *out, ndx_error *err) {
+                                  const ndx_tensor *bags, const ndx_tensor *weights,
+                                  const ndx_embedding_bag_attrs *attrs, const ndx_tensor *dy,
+                                  const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
     bag_plan p;
-    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, form, weights, combiner, max_norm, &p));
+    NDX_TRY(embedding_bag_plan(&c, params, ids, bags, weights, attrs, &p));
     if (!dy) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dy is NULL");
     NDX_TRY(ndx_tensor_check_as(dy, OP, "dy", NULL, NULL, err));
     int64_t *src = NULL, *checked = NULL;

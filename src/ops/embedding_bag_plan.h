@@ -19,6 +19,7 @@ typedef struct bag_plan {
     ndx_bag_form form;
     ndx_segment_op combiner;
     double max_norm;
+    int64_t num_bags;
     int plain; /* no weights, no clipping: TensorFlow's sparse segment kernel */
     int64_t grain;
     int workers;
@@ -27,9 +28,8 @@ typedef struct bag_plan {
 /* The views' checks and the infer checks on their specs; the output's rows are 0 until the
  * check step (segment ids). */
 ndx_status embedding_bag_plan(ndx_call *c, const ndx_tensor *params, const ndx_tensor *ids,
-                              const ndx_tensor *bags, ndx_bag_form form,
-                              const ndx_tensor *weights, ndx_segment_op combiner,
-                              double max_norm, bag_plan *p);
+                              const ndx_tensor *bags, const ndx_tensor *weights,
+                              const ndx_embedding_bag_attrs *attrs, bag_plan *p);
 /* Reads every id into src (checked in [0, vocab)) and every bag value into bags (n and the
  * bags' count int64 each), sets the output's rows, the grain and the workers. */
 ndx_status embedding_bag_check(ndx_call *c, bag_plan *p, int64_t *src, int64_t *bags);

@@ -15,6 +15,36 @@
 static const ndx_dtype FLOATS[] = {NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64};
 static const ndx_segment_op COMBINERS[] = {NDX_SEGMENT_SUM, NDX_SEGMENT_MEAN, NDX_SEGMENT_SQRT_N};
 
+/* The calls with the attributes spelled out (num_bags: from the ids). */
+static ndx_embedding_bag_attrs attrs_of(ndx_bag_form form, ndx_segment_op combiner,
+                                        double max_norm) {
+    ndx_embedding_bag_attrs a = {form, combiner, max_norm, NDX_SEGMENTS_FROM_IDS};
+    return a;
+}
+
+static ndx_status bag_call(const ndx_tensor *params, const ndx_tensor *ids,
+                           const ndx_tensor *bags, ndx_bag_form form, const ndx_tensor *weights,
+                           ndx_segment_op combiner, double max_norm, const ndx_options *opt,
+                           ndx_tensor *out, ndx_error *err) {
+    ndx_embedding_bag_attrs a = attrs_of(form, combiner, max_norm);
+    return ndx_embedding_bag(params, ids, bags, weights, &a, opt, out, err);
+}
+
+static ndx_status bag_infer(const ndx_spec *params, const ndx_spec *ids, const ndx_spec *bags,
+                            ndx_bag_form form, const ndx_spec *weights, ndx_segment_op combiner,
+                            double max_norm, ndx_spec *out, ndx_error *err) {
+    ndx_embedding_bag_attrs a = attrs_of(form, combiner, max_norm);
+    return ndx_embedding_bag_infer(params, ids, bags, weights, &a, out, err);
+}
+
+static ndx_status bag_shape(const ndx_tensor *params, const ndx_tensor *ids,
+                            const ndx_tensor *bags, ndx_bag_form form, const ndx_tensor *weights,
+                            ndx_segment_op combiner, double max_norm, ndx_tensor *out,
+                            ndx_error *err) {
+    ndx_embedding_bag_attrs a = attrs_of(form, combiner, max_norm);
+    return ndx_embedding_bag_shape(params, ids, bags, weights, &a, out, err);
+}
+
 static double get(const ndx_tensor *t, int64_t i) {
     const unsigned char *p = t->data;
     switch (t->dtype) {
@@ -130,7 +160,7 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighte
     ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
     ndx_tensor out = {0};
     ndx_error err;
-    assert_ok(ndx_embedding_bag(&params, &ids, &bags, form, weighted ? &weights : NULL, combiner,
+    assert_ok(bag_call(&params, &ids, &bags, form, weighted ? &weights : NULL, combiner,
                                 max_norm, &opt, &out, &err),
               &err);
     assert_int_equal(out.rank, 2);
@@ -195,7 +225,7 @@ static void tensorflow_doc_example(void **state) {
     for (int i = 0; i < 4; i++) put(&w, i, wv[i]);
     ndx_tensor out = {0};
     ndx_error err;
-    assert_ok(ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, &w, NDX_SEGMENT_MEAN,
+    assert_ok(bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, &w, NDX_SEGMENT_MEAN,
                                 NDX_NO_MAX_NORM, NULL, &out, &err),
               &err);
     const double *p = params.data, *o = out.data;
@@ -230,7 +260,7 @@ static void same_bits_at_any_thread_count(void **state) {
                 ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
                 ndx_tensor out = {0};
                 ndx_error err;
-                assert_ok(ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS,
+                assert_ok(bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS,
                                             weighted ? &w : NULL, NDX_SEGMENT_SQRT_N, 2.0, &opt,
                                             &out, &err),
                           &err);
@@ -254,13 +284,13 @@ static void bad_inputs_refused(void **state) {
     test_guard g = test_guard_fill(&out, 0xA5);
     ndx_error err;
     ndx_status s;
-    s = ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
+    s = bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_OUT_OF_RANGE, "embedding_bag: ids[2] = 9 is not in [0, 5)");
     assert_untouched(&g, &out);
     g = test_guard_take(&out);
     test_set_index(&ids, 2, -1);
-    s = ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
+    s = bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_OUT_OF_RANGE, "ids[2] = -1 is not in [0, 5)");
     assert_untouched(&g, &out);
@@ -268,36 +298,36 @@ static void bad_inputs_refused(void **state) {
     test_set_index(&ids, 2, 2);
     test_set_index(&seg, 2, 0);
     test_set_index(&seg, 1, 1);
-    s = ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
+    s = bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_INVALID_ARGUMENT, "segment_ids are not increasing");
     assert_untouched(&g, &out);
     g = test_guard_take(&out);
     ndx_tensor off = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(1, 2));
-    s = ndx_embedding_bag(&params, &ids, &off, NDX_BAGS_OFFSETS, NULL, NDX_SEGMENT_SUM,
+    s = bag_call(&params, &ids, &off, NDX_BAGS_OFFSETS, NULL, NDX_SEGMENT_SUM,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_INVALID_ARGUMENT, "offsets[0] = 1");
     test_set_index(&off, 0, 0);
     test_set_index(&off, 1, 5);
-    s = ndx_embedding_bag(&params, &ids, &off, NDX_BAGS_OFFSETS, NULL, NDX_SEGMENT_SUM,
+    s = bag_call(&params, &ids, &off, NDX_BAGS_OFFSETS, NULL, NDX_SEGMENT_SUM,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_OUT_OF_RANGE, "offsets[1] = 5 is past the 4 ids");
     assert_untouched(&g, &out);
     g = test_guard_take(&out);
     ndx_tensor w64 = test_tensor_v(NDX_FLOAT64, 0, 1, 4);
     test_set_index(&seg, 1, 0);
-    s = ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, &w64, NDX_SEGMENT_SUM,
+    s = bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, &w64, NDX_SEGMENT_SUM,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_INVALID_ARGUMENT, "weights must have params' dtype float32");
-    s = ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_MAX,
+    s = bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_MAX,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_INVALID_ARGUMENT, "combiner must be sum, mean or sqrt_n");
     ndx_tensor short_seg = test_tensor_from(NDX_INT64, 0, 1, SHAPE(3), VALS(0, 0, 1));
-    s = ndx_embedding_bag(&params, &ids, &short_seg, NDX_BAGS_SEGMENT_IDS, NULL,
+    s = bag_call(&params, &ids, &short_seg, NDX_BAGS_SEGMENT_IDS, NULL,
                           NDX_SEGMENT_SUM, NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_INVALID_ARGUMENT, "segment_ids has 3 elements but ids has 4");
     ndx_tensor iparams = test_tensor_v(NDX_INT32, 0, 2, 5, 3);
-    s = ndx_embedding_bag(&iparams, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
+    s = bag_call(&iparams, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
                           NDX_NO_MAX_NORM, NULL, &out, &err);
     assert_fails(s, &err, NDX_E_UNSUPPORTED, "params of dtype int32 is not supported");
     assert_untouched(&g, &out);
@@ -326,12 +356,12 @@ static void memory_budget(void **state) {
     test_guard g = test_guard_fill(&out, 0x5A);
     ndx_options opt = {.num_threads = 1, .max_memory = 16000};
     ndx_error err;
-    ndx_status s = ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL,
+    ndx_status s = bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL,
                                      NDX_SEGMENT_SUM, NDX_NO_MAX_NORM, &opt, &out, &err);
     assert_fails(s, &err, NDX_E_MEMORY_BUDGET, "embedding_bag");
     assert_untouched(&g, &out);
     opt.max_memory = 2 * (size_t)n * 8 + 4096;
-    assert_ok(ndx_embedding_bag(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
+    assert_ok(bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_SUM,
                                 NDX_NO_MAX_NORM, &opt, &out, &err),
               &err);
     test_tensor_free(&out);
@@ -347,19 +377,19 @@ static void infer_agrees(void **state) {
     ndx_spec off = {.dtype = NDX_INT64, .itemsize = 8, .rank = 1, .shape = {5}};
     ndx_spec out;
     ndx_error err;
-    assert_ok(ndx_embedding_bag_infer(&p, &ids, &off, NDX_BAGS_OFFSETS, NULL, NDX_SEGMENT_MEAN,
+    assert_ok(bag_infer(&p, &ids, &off, NDX_BAGS_OFFSETS, NULL, NDX_SEGMENT_MEAN,
                                       NDX_NO_MAX_NORM, &out, &err),
               &err);
     assert_int_equal(out.rank, 3);
     assert_int_equal(out.shape[0], 5);
     assert_int_equal(out.shape[1], 2);
     assert_int_equal(out.shape[2], NDX_UNKNOWN);
-    assert_ok(ndx_embedding_bag_infer(&p, &ids, &off, NDX_BAGS_SEGMENT_IDS, NULL,
+    assert_ok(bag_infer(&p, &ids, &off, NDX_BAGS_SEGMENT_IDS, NULL,
                                       NDX_SEGMENT_MEAN, NDX_NO_MAX_NORM, &out, &err),
               &err);
     assert_int_equal(out.shape[0], NDX_UNKNOWN);
     ids.rank = 2;
-    assert_fails(ndx_embedding_bag_infer(&p, &ids, &off, NDX_BAGS_OFFSETS, NULL,
+    assert_fails(bag_infer(&p, &ids, &off, NDX_BAGS_OFFSETS, NULL,
                                          NDX_SEGMENT_MEAN, NDX_NO_MAX_NORM, &out, &err),
                  &err, NDX_E_INVALID_ARGUMENT, "ids must be 1-D");
     /* The shape function reads the segment ids. */
@@ -367,13 +397,38 @@ static void infer_agrees(void **state) {
     ndx_tensor tids = test_tensor_from(NDX_INT64, 0, 1, SHAPE(3), VALS(0, 1, 2));
     ndx_tensor seg = test_tensor_from(NDX_INT64, 0, 1, SHAPE(3), VALS(1, 1, 4));
     ndx_tensor view;
-    assert_ok(ndx_embedding_bag_shape(&params, &tids, &seg, NDX_BAGS_SEGMENT_IDS, NULL,
+    assert_ok(bag_shape(&params, &tids, &seg, NDX_BAGS_SEGMENT_IDS, NULL,
                                       NDX_SEGMENT_SUM, NDX_NO_MAX_NORM, &view, &err),
               &err);
     assert_int_equal(view.shape[0], 5);
     assert_null(view.data);
     test_tensor_free(&params);
     test_tensor_free(&tids);
+    test_tensor_free(&seg);
+}
+
+/* num_bags: the segment ids' output has that many rows (trailing empty bags 0); a last id at
+ * or past it is refused. */
+static void num_bags_rows(void **state) {
+    (void)state;
+    ndx_tensor params = test_tensor_v(NDX_FLOAT32, 0, 2, 3, 2);
+    for (int64_t i = 0; i < 6; i++) put(&params, i, (double)i + 1);
+    ndx_tensor ids = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(2, 0));
+    ndx_tensor seg = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(1, 1));
+    ndx_embedding_bag_attrs a = {NDX_BAGS_SEGMENT_IDS, NDX_SEGMENT_SUM, NDX_NO_MAX_NORM, 4};
+    ndx_tensor out = {0};
+    ndx_error err;
+    assert_ok(ndx_embedding_bag(&params, &ids, &seg, NULL, &a, NULL, &out, &err), &err);
+    assert_int_equal(out.shape[0], 4);
+    const float want[8] = {0, 0, 6, 8, 0, 0, 0, 0};
+    assert_memory_equal(out.data, want, sizeof want);
+    ndx_tensor_free(&out);
+    a.num_bags = 1;
+    assert_fails(ndx_embedding_bag(&params, &ids, &seg, NULL, &a, NULL, &out, &err), &err,
+                 NDX_E_OUT_OF_RANGE, "segment ids must be < num_bags");
+    assert_null(out.data);
+    test_tensor_free(&params);
+    test_tensor_free(&ids);
     test_tensor_free(&seg);
 }
 
@@ -385,6 +440,7 @@ int main(void) {
         cmocka_unit_test(bad_inputs_refused),
         cmocka_unit_test(memory_budget),
         cmocka_unit_test(infer_agrees),
+        cmocka_unit_test(num_bags_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

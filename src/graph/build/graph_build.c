@@ -576,11 +576,11 @@ ndx_output ndx_op_where_at(const char *file, int line, ndx_scope s, ndx_output c
 
 ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope s, ndx_output params,
                                    ndx_output ids, ndx_output bags, ndx_output weights,
-                                   ndx_output max_norm, ndx_segment_op combiner,
-                                   ndx_bag_form form) {
+                                   ndx_output max_norm, ndx_output num_bags,
+                                   ndx_segment_op combiner, ndx_bag_form form) {
     graph_attrs a = {0};
     a.combiner = (int)combiner;
     a.bag_offsets = form == NDX_BAGS_OFFSETS;
-    ndx_output in[5] = {params, ids, bags, weights, max_norm};
-    return build_dense(file, line, s, GRAPH_EMBEDDING_BAG, &a, 5, in);
+    ndx_output in[6] = {params, ids, bags, weights, max_norm, num_bags};
+    return build_dense(file, line, s, GRAPH_EMBEDDING_BAG, &a, 6, in);
 }

@@ -350,12 +350,13 @@ ndx_status grad_embedding_bag(ndx_scope s, ndx_operation op, const graph_grad *d
                               graph_grad *dxs) {
     grad_ctx c = grad_ctx_of(s, op);
     ndx_output params = grad_in(&c, 0), ids = grad_in(&c, 1);
-    ndx_output in[6] = {params, ids, grad_in(&c, 2), grad_in(&c, 3), grad_in(&c, 4),
+    ndx_output in[7] = {params,         ids,           grad_in(&c, 2),
+                        grad_in(&c, 3), grad_in(&c, 4), grad_in(&c, 5),
                         grad_dense(&c, &dys[0], grad_out(&c, 0))};
     ndx_attr attrs[2] = {{"combiner", c.n->attrs.combiner},
                          {"bag_offsets", c.n->attrs.bag_offsets}};
     ndx_operation values =
-        ndx_op_by_type_at(c.file, c.line, c.s, "EmbeddingBagGrad", 6, in, 2, attrs);
+        ndx_op_by_type_at(c.file, c.line, c.s, "EmbeddingBagGrad", 7, in, 2, attrs);
     static const int64_t column[2] = {-1, 1};
     ndx_output rows = grad_index_matrix(&c, G_RESHAPE(&c, ids, grad_i64_vec(&c, 2, column)));
     dxs[0] = grad_slices_of(rows, (ndx_output){values, 0}, grad_shape(&c, params));

@@ -33,12 +33,17 @@ static void shapes_and_run(void **state) {
     ndx_output seg = ndx_op_placeholder(r, &is);
     ndx_output none = no_weights(r, NDX_FLOAT32);
     ndx_output clip = ndx_op_const_float(r, NDX_FLOAT64, NDX_NO_MAX_NORM);
-    ndx_output by_seg = ndx_op_embedding_bag(r, params, ids, seg, none, clip, NDX_SEGMENT_MEAN,
-                                             NDX_BAGS_SEGMENT_IDS);
+    ndx_output from_ids = ndx_op_const_int(r, NDX_INT64, -1);
+    ndx_output by_seg = ndx_op_embedding_bag(r, params, ids, seg, none, clip, from_ids,
+                                             NDX_SEGMENT_MEAN, NDX_BAGS_SEGMENT_IDS);
+    test_dims_are(ndx_op_embedding_bag(r, params, ids, seg, none, clip,
+                                       ndx_op_const_int(r, NDX_INT32, 7), NDX_SEGMENT_SUM,
+                                       NDX_BAGS_SEGMENT_IDS),
+                  "[7, 3]");
     test_dims_are(by_seg, "[?, 3]");
     ndx_output off = i64_const(r, 2, (const int64_t[]){0, 2});
-    ndx_output by_off = ndx_op_embedding_bag(r, params, ids, off, none, clip, NDX_SEGMENT_SUM,
-                                             NDX_BAGS_OFFSETS);
+    ndx_output by_off = ndx_op_embedding_bag(r, params, ids, off, none, clip, from_ids,
+                                             NDX_SEGMENT_SUM, NDX_BAGS_OFFSETS);
     test_dims_are(by_off, "[2, 3]");
     ndx_error err;
     assert_ok(ndx_graph_finish(g, &err), &err);
@@ -49,8 +54,9 @@ static void shapes_and_run(void **state) {
                          {seg, ndx_tensor_make(NDX_INT64, 1, SHAPE(4), sv)}};
     ndx_tensor got = test_run_one(g, by_seg, 3, feeds);
     ndx_tensor want = {0};
-    assert_ok(ndx_embedding_bag(&feeds[0].value, &feeds[1].value, &feeds[2].value,
-                                NDX_BAGS_SEGMENT_IDS, NULL, NDX_SEGMENT_MEAN, NDX_NO_MAX_NORM,
+    ndx_embedding_bag_attrs ea = {NDX_BAGS_SEGMENT_IDS, NDX_SEGMENT_MEAN, NDX_NO_MAX_NORM,
+                                  NDX_SEGMENTS_FROM_IDS};
+    assert_ok(ndx_embedding_bag(&feeds[0].value, &feeds[1].value, &feeds[2].value, NULL, &ea,
                                 NULL, &want, &err),
               &err);
     assert_int_equal(got.shape[0], 3);
@@ -76,27 +82,28 @@ static void text_and_by_type(void **state) {
     ndx_spec ps = ndx_spec_make(NDX_FLOAT64, 2, SHAPE(5, 2));
     ndx_spec is = ndx_spec_make(NDX_INT32, 1, SHAPE(U));
     ndx_spec ws = ndx_spec_make(NDX_FLOAT64, 1, SHAPE(U));
-    ndx_output in[5] = {ndx_op_placeholder(r, &ps), ndx_op_placeholder(r, &is),
+    ndx_output in[6] = {ndx_op_placeholder(r, &ps), ndx_op_placeholder(r, &is),
                         ndx_op_placeholder(r, &is), ndx_op_placeholder(r, &ws),
-                        ndx_op_const_float(r, NDX_FLOAT32, 1.5)};
-    ndx_output typed = ndx_op_embedding_bag(r, in[0], in[1], in[2], in[3], in[4],
+                        ndx_op_const_float(r, NDX_FLOAT32, 1.5),
+                        ndx_op_const_int(r, NDX_INT64, -1)};
+    ndx_output typed = ndx_op_embedding_bag(r, in[0], in[1], in[2], in[3], in[4], in[5],
                                             NDX_SEGMENT_SQRT_N, NDX_BAGS_OFFSETS);
     ndx_attr attrs[2] = {{"combiner", NDX_SEGMENT_SQRT_N}, {"bag_offsets", 1}};
-    ndx_operation generic = ndx_op_by_type(r, "EmbeddingBag", 5, in, 2, attrs);
+    ndx_operation generic = ndx_op_by_type(r, "EmbeddingBag", 6, in, 2, attrs);
     test_dims_are(typed, "[?, 2]");
     test_dims_are(ndx_operation_output(generic, 0), "[?, 2]");
     char *text = NULL;
     size_t len = 0;
     assert_ok(ndx_graph_to_text(g, &text, &len, &err), &err);
     assert_non_null(strstr(text, "EmbeddingBag_1 = EmbeddingBag(Placeholder, Placeholder_1, "
-                                 "Placeholder_2, Placeholder_3, Const) combiner=5 "
+                                 "Placeholder_2, Placeholder_3, Const, Const_1) combiner=5 "
                                  "bag_offsets=true : float64[?, 2]"));
     ndx_graph *back = test_graph_reads_back(text, "embedding.txt");
     ndx_graph_free(back);
     free(text);
     /* build errors: a combiner the op does not take, weights of another dtype */
     ndx_attr bad = {"combiner", NDX_SEGMENT_MAX};
-    ndx_op_by_type(r, "EmbeddingBag", 5, in, 1, &bad);
+    ndx_op_by_type(r, "EmbeddingBag", 6, in, 1, &bad);
     assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "combiner must be sum, mean or sqrt_n");
     ndx_graph_free(g);
@@ -107,7 +114,8 @@ static void text_and_by_type(void **state) {
     in[2] = ndx_op_placeholder(r, &is);
     in[3] = no_weights(r, NDX_FLOAT32);
     in[4] = ndx_op_const_float(r, NDX_FLOAT32, 1.5);
-    ndx_op_embedding_bag(r, in[0], in[1], in[2], in[3], in[4], NDX_SEGMENT_SUM,
+    in[5] = ndx_op_const_int(r, NDX_INT64, -1);
+    ndx_op_embedding_bag(r, in[0], in[1], in[2], in[3], in[4], in[5], NDX_SEGMENT_SUM,
                          NDX_BAGS_SEGMENT_IDS);
     assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "weights must have params' dtype float64");
@@ -138,7 +146,8 @@ static ndx_output build_bag(ndx_scope s, ndx_dtype dt, const ndx_output *x, void
         w = ndx_op_cast(s, ndx_op_const(s, &t), dt);
     }
     ndx_output mn = ndx_op_const_float(s, NDX_FLOAT64, c->max_norm);
-    return ndx_op_embedding_bag(s, x[0], ids, bags, w, mn, c->combiner, c->form);
+    ndx_output rows = ndx_op_const_int(s, NDX_INT64, c->form == NDX_BAGS_OFFSETS ? -1 : 5);
+    return ndx_op_embedding_bag(s, x[0], ids, bags, w, mn, rows, c->combiner, c->form);
 }
 
 static void gradient_against_differences(void **state) {
