@@ -302,7 +302,7 @@ def embedding_bag(params: _Value, ids: _Value, offsets: Optional[_Value] = None,
 
     >>> params = np.arange(8, dtype=np.float32).reshape(4, 2)
     >>> ndx.nn.embedding_bag(params, [0, 2, 3, 1], [0, 3, 3], combiner="mean")
-    array([[3.3333333, 4.3333335],
+    array([[3.3333335, 4.3333335],
            [0.       , 0.       ],
            [2.       , 3.       ]], dtype=float32)
     """
