@@ -475,9 +475,10 @@ NDX_API ndx_operation ndx_op_broadcast_gradient_args_at(const char *file, int li
 /* The embedding bag (ndx's own kind "EmbeddingBag"), as ndx_embedding_bag: params, ids, bags
  * (segment ids, or offsets when `form` is NDX_BAGS_OFFSETS), weights (params' dtype, one per
  * id, or an empty vector [0] for none), max_norm (a float scalar, negative for none) and
- * num_bags (an int32 or int64 scalar: the rows of a segment ids' output, negative for last id
- * + 1) are all inputs, the combiner (NDX_SEGMENT_SUM, _MEAN or _SQRT_N) and the form attributes (text form:
- * combiner=0|4|5, the ndx_segment_op's value, and bag_offsets=true|false). Its gradient with
+ * num_bags (an int32 or int64 scalar: the rows of a segment ids' output, negative for last
+ * id + 1) are all inputs; the combiner (NDX_SEGMENT_SUM, _MEAN or _SQRT_N) and the form are
+ * attributes (text form: combiner=0|4|5, the ndx_segment_op's value, and
+ * bag_offsets=true|false). Its gradient with
  * respect to params is SLICES of the rows the ids touch (values from an EmbeddingBagGrad node);
  * the other inputs get none. */
 #define ndx_op_embedding_bag(s, params, ids, bags, weights, max_norm, num_bags, combiner, form) \

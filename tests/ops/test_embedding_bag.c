@@ -111,7 +111,8 @@ static void reference(const ndx_tensor *params, const ndx_tensor *ids, const int
                     x = acc_round(dt, acc_round(dt, x * acc_round(dt, max_norm)) / den);
                 acc[k] = acc_round(dt, acc[k] + acc_round(dt, w * x));
             }
-            wsum = acc_round(dt, wsum + (combiner == NDX_SEGMENT_SQRT_N ? acc_round(dt, w * w) : w));
+            double term = combiner == NDX_SEGMENT_SQRT_N ? acc_round(dt, w * w) : w;
+            wsum = acc_round(dt, wsum + term);
         }
         double div = combiner == NDX_SEGMENT_SQRT_N ? acc_round(dt, sqrt(wsum)) : wsum;
         for (int64_t k = 0; k < d; k++) {

@@ -120,6 +120,14 @@ static void text_and_by_type(void **state) {
     assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "weights must have params' dtype float64");
     ndx_graph_free(g);
+    g = ndx_graph_new();
+    r = ndx_graph_root(g);
+    in[0] = ndx_op_placeholder(r, &ps);
+    ndx_op_embedding_bag(r, in[0], in[0], in[0], in[0], in[0], in[0], NDX_SEGMENT_SUM,
+                         (ndx_bag_form)7);
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "form 7 is not an ndx_bag_form");
+    ndx_graph_free(g);
 }
 
 /* ---- the gradient ---------------------------------------------------------------------------- */
