@@ -221,7 +221,7 @@ typedef struct bag_job {
                           unsigned char *out, A *acc) {                                         \
         const T *w = p->weights ? (const T *)p->weights->data : NULL;                           \
         int64_t d = p->slice;                                                                   \
-        A wsum = 0, mn = (A)p->max_norm;                                                        \
+        A wsum = 0, mn = LOAD(STORE((A)p->max_norm)); /* TF: max_norm in T */          \
         for (int64_t k = 0; k < d; k++) acc[k] = 0;                                             \
         for (int64_t q = first; q < first + n; q++) {                                           \
             const T *row = (const T *)(p->params + (size_t)src[q] * p->row_bytes);              \

@@ -53,7 +53,7 @@ typedef struct grad_job {
         const T *w = p->weights ? (const T *)p->weights->data : NULL;                           \
         const T *g = (const T *)(j->dy + (size_t)r * p->row_bytes);                             \
         int64_t d = p->slice;                                                                   \
-        A wsum = 0, mn = (A)p->max_norm;                                                        \
+        A wsum = 0, mn = LOAD(STORE((A)p->max_norm)); /* TF: max_norm in T */          \
         for (int64_t q = first; q < end; q++) {                                                 \
             A wq = w ? LOAD(w[q]) : (A)1;                                                       \
             wsum += p->combiner == NDX_SEGMENT_SQRT_N ? wq * wq : wq;                           \
