@@ -170,7 +170,8 @@ int graph_attrs_complete(const graph_kind_desc *d, unsigned given, char *msg, si
 int graph_attr_value_ok(const graph_attr_def *a, int64_t v, char *msg, size_t cap);
 
 /* The descriptors, graph_kind_<name> for each line of kinds.def (defined in index_kinds.c,
- * sparse_kinds.c, math_kinds.c, shape_kinds.c, array_kinds.c, state_kinds.c). */
+ * sparse_kinds.c, math_kinds.c, shape_kinds.c, array_kinds.c, state_kinds.c,
+ * embedding_kinds.c). */
 #define NDX_KIND(kind, name, gradient) extern const graph_kind_desc graph_kind_##name;
 #include "kinds.def"
 
