@@ -334,3 +334,34 @@ def test_training_an_embedding_model():
                                 "safe_embedding_lookup_sparse", "embedding_bag"])
 def test_docstring_examples(fn):
     check_docstring_examples(getattr(ndx.nn, fn))
+
+
+def test_sharded_gradients_are_slices_per_shard():
+    full = RNG.standard_normal((11, 2))
+    parts = [ndx.Variable(full[p::3]) for p in range(3)]
+    sp = ndx.SparseTensor([[0, 0], [0, 1], [1, 0], [1, 1]], [4, 7, 2, 4], [2, 2])
+    w = RNG.uniform(0.5, 2.0, 4)
+    sw = ndx.SparseTensor(sp.indices, w, [2, 2])
+    with ndx.GradientTape() as tape:
+        y = ndx.nn.embedding_lookup_sparse(parts, sp, sw, combiner="sum",
+                                           partition_strategy="mod")
+        loss = ndx.reduce_sum(y)
+    grads = tape.gradient(loss, parts)
+    want = np.zeros_like(full)
+    np.add.at(want, [4, 7, 2, 4], w[:, None] * np.ones(2))
+    for p, g in enumerate(grads):
+        assert isinstance(g, ndx.IndexedSlices)
+        dense = np.zeros_like(full[p::3])
+        np.add.at(dense, np.asarray(g.indices).reshape(-1), np.asarray(g.values))
+        np.testing.assert_allclose(dense, want[p::3], rtol=1e-12)
+
+
+def test_bfloat16_table_accumulates_in_float():
+    table = RNG.standard_normal((6, 3)).astype(np.float32)
+    bf = ndx.bfloat16(table)
+    exact = bf.to_float32()
+    ids, offsets = np.array([0, 5, 5, 2, 1]), np.array([0, 3])
+    got = ndx.nn.embedding_bag(bf, ids, offsets, combiner="mean")
+    assert isinstance(got, ndx.BFloat16Array)
+    want = ndx.bfloat16(np.stack([exact[[0, 5, 5]].mean(0), exact[[2, 1]].mean(0)]))
+    np.testing.assert_allclose(got.to_float32(), want.to_float32(), rtol=1e-2, atol=1e-2)
