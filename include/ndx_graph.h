@@ -478,9 +478,9 @@ NDX_API ndx_operation ndx_op_broadcast_gradient_args_at(const char *file, int li
  * num_bags (an int32 or int64 scalar: the rows of a segment ids' output, negative for last
  * id + 1) are all inputs; the combiner (NDX_SEGMENT_SUM, _MEAN or _SQRT_N) and the form are
  * attributes (text form: combiner=0|4|5, the ndx_segment_op's value, and
- * bag_offsets=true|false). Its gradient with
- * respect to params is SLICES of the rows the ids touch (values from an EmbeddingBagGrad node);
- * the other inputs get none. */
+ * bag_offsets=true|false). Its gradient with respect to params is SLICES of the rows the ids
+ * touch (values from an EmbeddingBagGrad node); the weights get a dense one (that node's second
+ * output), the other inputs none. */
 #define ndx_op_embedding_bag(s, params, ids, bags, weights, max_norm, num_bags, combiner, form) \
     ndx_op_embedding_bag_at(__FILE__, __LINE__, (s), (params), (ids), (bags), (weights),         \
                             (max_norm), (num_bags), (combiner), (form))
@@ -822,7 +822,9 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *                               the axes it was broadcast along; NONE for the condition
  *   fill                        d value = sum(dy)
  *   embedding_bag               d params = SLICES(ids, dy of each id's bag * its weight /
- *                               the combiner's divisor, through max_norm's clipping)
+ *                               the combiner's divisor, through max_norm's clipping);
+ *                               d weights dense (sum: clip(row) . dy of the bag; mean and
+ *                               sqrtn: their quotient rules, 0 where the divisor is 0)
  *   concat, stack               each input's slice of dy (stack's reshaped to the input's
  *                               shape); concat needs a constant axis, both the rank known
  *   expand_dims, squeeze        reshape(dy, shape(input))

@@ -1,6 +1,6 @@
-/* embedding_bag_grad.c — the values of ndx_embedding_bag's gradient slices (dense_ops.h): one
- * row per id, each written by the worker that owns its bag, from the forward's plan and check
- * step (embedding_bag_plan.h). */
+/* embedding_bag_grad.c — ndx_embedding_bag's gradient (dense_ops.h): the values of its slices,
+ * one row per id, and the weights' gradient, each written by the worker that owns the id's bag,
+ * from the forward's plan and check step (embedding_bag_plan.h). */
 #include <math.h>
 #include <stdio.h>
 
@@ -29,13 +29,17 @@ static ndx_status check_dy(const ndx_spec *dy, const ndx_spec *want, ndx_error *
 ndx_status ndx_embedding_bag_grad_infer(const ndx_spec *params, const ndx_spec *ids,
                                         const ndx_spec *bags, const ndx_spec *weights,
                                         const ndx_embedding_bag_attrs *attrs,
-                                        const ndx_spec *dy, ndx_spec *out, ndx_error *err) {
+                                        const ndx_spec *dy, ndx_spec out[2],
+                                        ndx_error *err) {
     ndx_spec fwd;
     NDX_TRY(ndx_embedding_bag_infer(params, ids, bags, weights, attrs, &fwd, err));
     if (!dy) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": dy is NULL");
     NDX_TRY(check_dy(dy, &fwd, err));
-    *out = fwd;
-    out->shape[0] = ids->rank == 1 ? ids->shape[0] : NDX_UNKNOWN;
+    out[0] = fwd;
+    out[0].shape[0] = ids->rank == 1 ? ids->shape[0] : NDX_UNKNOWN;
+    out[1] = fwd;
+    out[1].rank = 1;
+    out[1].shape[0] = weights ? weights->shape[0] : 0;
     return NDX_OK;
 }
 
@@ -43,39 +47,63 @@ typedef struct grad_job {
     const bag_plan *p;
     const int64_t *src, *bags;
     const unsigned char *dy;
-    unsigned char *out;
+    unsigned char *out;      /* d params' rows, one per id */
+    unsigned char *dweights; /* NULL without weights */
 } grad_job;
 
-/* Bag r's rows of the output, in the accumulator type A of storage type T. */
+/* Bag r's rows of the output and its ids' weight gradients, in the accumulator type A of
+ * storage type T. With s_i = clip(x_i) . dy[r] and W the combiner's divisor: d w_i is s_i
+ * (sum), (s_i - sum_j w_j s_j / W) / W (mean), s_i / W - sum_j w_j s_j * w_i / W^3 (sqrtn),
+ * 0 where W is 0 (div_no_nan). */
 #define DEFINE_GRAD(tag, T, A, LOAD, STORE, SQRT)                                               \
+    /* clip(x) . g (scaled by max_norm / ||x|| where clipped), and ||x||, ||x||^2, x . g */     \
+    static A tag##_dot(const bag_plan *p, const T *x, const T *g, A mn, A *norm, A *l2,        \
+                       A *xg) {                                                                 \
+        *l2 = 0, *xg = 0;                                                                       \
+        for (int64_t k = 0; k < p->slice; k++) {                                                \
+            if (p->max_norm >= 0) *l2 += LOAD(x[k]) * LOAD(x[k]);                               \
+            *xg += LOAD(x[k]) * LOAD(g[k]);                                                     \
+        }                                                                                       \
+        *norm = *l2 > 0 ? SQRT(*l2) : 0;                                                        \
+        if (p->max_norm < 0) return *xg;                                                        \
+        A den = *norm > mn ? *norm : mn;                                                        \
+        return *xg * mn / den;                                                                  \
+    }                                                                                           \
     static void tag##_grad(const grad_job *j, int64_t r, int64_t first, int64_t end) {          \
         const bag_plan *p = j->p;                                                               \
         const T *w = p->weights ? (const T *)p->weights->data : NULL;                           \
         const T *g = (const T *)(j->dy + (size_t)r * p->row_bytes);                             \
-        int64_t d = p->slice;                                                                   \
-        A wsum = 0, mn = LOAD(STORE((A)p->max_norm)); /* TF: max_norm in T */          \
+        A wsum = 0, ws = 0, mn = LOAD(STORE((A)p->max_norm)); /* TF: max_norm in T */          \
+        A norm, l2, xg;                                                                         \
         for (int64_t q = first; q < end; q++) {                                                 \
             A wq = w ? LOAD(w[q]) : (A)1;                                                       \
             wsum += p->combiner == NDX_SEGMENT_SQRT_N ? wq * wq : wq;                           \
+            if (j->dweights && p->combiner != NDX_SEGMENT_SUM) {                                \
+                const T *x = (const T *)(p->params + (size_t)j->src[q] * p->row_bytes);         \
+                ws += wq * tag##_dot(p, x, g, mn, &norm, &l2, &xg);                             \
+            }                                                                                   \
         }                                                                                       \
         A div = p->combiner == NDX_SEGMENT_SQRT_N ? SQRT(wsum) : wsum;                          \
         if (p->combiner == NDX_SEGMENT_SUM) div = 1;                                            \
         for (int64_t q = first; q < end; q++) {                                                 \
-            A scale = div == 0 ? (A)0 : (w ? LOAD(w[q]) : (A)1) / div;                          \
+            A wq = w ? LOAD(w[q]) : (A)1;                                                       \
+            A scale = div == 0 ? (A)0 : wq / div;                                               \
             const T *x = (const T *)(p->params + (size_t)j->src[q] * p->row_bytes);             \
             T *o = (T *)(j->out + (size_t)q * p->row_bytes);                                    \
-            A l2 = 0, xg = 0;                                                                   \
-            if (p->max_norm >= 0)                                                               \
-                for (int64_t k = 0; k < d; k++) {                                               \
-                    l2 += LOAD(x[k]) * LOAD(x[k]);                                              \
-                    xg += LOAD(x[k]) * LOAD(g[k]);                                              \
-                }                                                                               \
-            A norm = l2 > 0 ? SQRT(l2) : 0;                                                     \
+            A sq = tag##_dot(p, x, g, mn, &norm, &l2, &xg);                                     \
             int clipped = p->max_norm >= 0 && norm > mn;                                        \
-            for (int64_t k = 0; k < d; k++) {                                                   \
+            for (int64_t k = 0; k < p->slice; k++) {                                            \
                 A v = LOAD(g[k]);                                                               \
                 if (clipped) v = mn / norm * (v - LOAD(x[k]) * xg / l2);                        \
                 o[k] = STORE(v * scale);                                                        \
+            }                                                                                   \
+            if (j->dweights) {                                                                  \
+                A dw = sq;                                                                      \
+                if (p->combiner == NDX_SEGMENT_MEAN)                                            \
+                    dw = div == 0 ? (A)0 : (sq - ws / div) / div;                               \
+                else if (p->combiner == NDX_SEGMENT_SQRT_N)                                     \
+                    dw = div == 0 ? (A)0 : sq / div - ws * wq / (div * div * div);              \
+                ((T *)j->dweights)[q] = STORE(dw);                                              \
             }                                                                                   \
         }                                                                                       \
     }
@@ -106,7 +134,7 @@ static void grad_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
 ndx_status ndx_embedding_bag_grad(const ndx_tensor *params, const ndx_tensor *ids,
                                   const ndx_tensor *bags, const ndx_tensor *weights,
                                   const ndx_embedding_bag_attrs *attrs, const ndx_tensor *dy,
-                                  const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+                                  const ndx_options *opt, ndx_tensor out[2], ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
     bag_plan p;
@@ -124,13 +152,25 @@ ndx_status ndx_embedding_bag_grad(const ndx_tensor *params, const ndx_tensor *id
     ndx_spec ds, ws = ndx_spec_of(&p.want);
     ndx_spec_fill(&ds, dy);
     if (s == NDX_OK) s = check_dy(&ds, &ws, err);
-    ndx_tensor want = p.want;
+    ndx_tensor want = p.want, want_w = p.want;
     want.shape[0] = p.n;
-    /* No bags (offsets): the ids reach no output row and their gradient is 0. */
-    if (s == NDX_OK) s = ndx_call_output(&c, &want, out, bags->shape[0] == 0, "out", &allocated);
-    if (s == NDX_OK && p.row_bytes > 0) {
-        grad_job j = {&p, src, checked, dy->data, out->data};
-        ndx_parallel_for(c.threads, p.want.shape[0], p.grain, grad_fn, &j);
+    want_w.rank = 1;
+    want_w.shape[0] = weights ? p.n : 0;
+    int allocated_w = 0;
+    if (s == NDX_OK) s = ndx_call_output(&c, &want, &out[0], 0, "out[0]", &allocated);
+    if (s == NDX_OK) {
+        s = ndx_call_output(&c, &want_w, &out[1], 0, "out[1]", &allocated_w);
+        if (s != NDX_OK) ndx_call_drop_output(&c, &out[0], allocated);
+    }
+    if (s == NDX_OK) {
+        /* Ids in no bag (no offsets at all) and empty rows have a gradient of 0. */
+        if (bags->shape[0] == 0 || p.row_bytes == 0) {
+            if (p.n > 0 && p.row_bytes > 0) memset(out[0].data, 0, (size_t)p.n * p.row_bytes);
+            if (weights && p.n > 0) memset(out[1].data, 0, (size_t)p.n * want_w.itemsize);
+        } else {
+            grad_job j = {&p, src, checked, dy->data, out[0].data, weights ? out[1].data : NULL};
+            ndx_parallel_for(c.threads, p.want.shape[0], p.grain, grad_fn, &j);
+        }
     }
     ndx_call_release(&c, checked);
     ndx_call_release(&c, src);

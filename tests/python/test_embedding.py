@@ -365,3 +365,25 @@ def test_bfloat16_table_accumulates_in_float():
     assert isinstance(got, ndx.BFloat16Array)
     want = ndx.bfloat16(np.stack([exact[[0, 5, 5]].mean(0), exact[[2, 1]].mean(0)]))
     np.testing.assert_allclose(got.to_float32(), want.to_float32(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+def test_weights_gradient_matches_differences(combiner):
+    table = RNG.standard_normal((5, 3))
+    ids, offsets = np.array([4, 1, 4, 0, 2]), np.array([0, 3, 3])
+    w = RNG.uniform(0.3, 2.0, 5)
+    target = RNG.standard_normal((3, 3))
+    seg = np.array([0, 0, 0, 2, 2])
+
+    def np_loss(wv):
+        return np.sum((np_bags(table, ids, seg, 3, wv, combiner, 0.8) - target) ** 2)
+
+    with ndx.GradientTape() as tape:
+        tape.watch(w)
+        out = ndx.nn.embedding_bag(table, ids, offsets, combiner=combiner,
+                                   per_sample_weights=w, max_norm=0.8)
+        loss = ndx.reduce_sum(ndx.square(out - target))
+    got = np.asarray(tape.gradient(loss, w))
+    h = 1e-6
+    want = np.array([(np_loss(w + h * e) - np_loss(w - h * e)) / (2 * h) for e in np.eye(5)])
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)

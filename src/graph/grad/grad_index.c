@@ -345,7 +345,8 @@ ndx_status grad_partition(ndx_scope s, ndx_operation op, const graph_grad *dys, 
 
 /* d params: slices of the rows the ids touched (never a dense table): indices the ids, values
  * EmbeddingBagGrad's rows (each dy row of the id's bag scaled by its weight over the combiner's
- * divisor, through max_norm's clipping). The weights, ids, bags and max_norm get none. */
+ * divisor, through max_norm's clipping); d weights: its second output. The ids, bags, max_norm
+ * and num_bags get none. */
 ndx_status grad_embedding_bag(ndx_scope s, ndx_operation op, const graph_grad *dys,
                               graph_grad *dxs) {
     grad_ctx c = grad_ctx_of(s, op);
@@ -360,5 +361,6 @@ ndx_status grad_embedding_bag(ndx_scope s, ndx_operation op, const graph_grad *d
     static const int64_t column[2] = {-1, 1};
     ndx_output rows = grad_index_matrix(&c, G_RESHAPE(&c, ids, grad_i64_vec(&c, 2, column)));
     dxs[0] = grad_slices_of(rows, (ndx_output){values, 0}, grad_shape(&c, params));
+    dxs[3] = grad_dense_of((ndx_output){values, 1});
     return grad_status(&c);
 }

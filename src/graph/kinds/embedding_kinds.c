@@ -3,7 +3,8 @@
  * inputs, so that a graph's text names each: params, ids, bags (segment ids, or offsets when
  * the attribute bag_offsets is true), weights (one per id, or an empty vector for none),
  * max_norm (a float scalar; negative for none) and num_bags (an integer scalar: the output's
- * rows for segment ids, negative for last id + 1); EmbeddingBagGrad takes dy after them. */
+ * rows for segment ids, negative for last id + 1); EmbeddingBagGrad takes dy after them and
+ * gives two outputs, the rows of the table's gradient slices and the weights' gradient. */
 #include <math.h>
 
 #include "graph_internal.h"
@@ -121,8 +122,10 @@ static ndx_status infer_embedding_bag_grad(const graph_node *n, const ndx_spec *
                                            ndx_error *err) {
     ndx_embedding_bag_attrs a;
     NDX_TRY(infer_common(n, in, consts, &a, err));
-    return ndx_embedding_bag_grad_infer(&in[0], &in[1], &in[2], weights_spec(&in[3]), &a,
-                                        &in[6], out, err);
+    NDX_TRY(ndx_embedding_bag_grad_infer(&in[0], &in[1], &in[2], weights_spec(&in[3]), &a,
+                                         &in[6], out, err));
+    out[1].shape[0] = in[3].rank == 1 ? in[3].shape[0] : NDX_UNKNOWN; /* as the weights */
+    return NDX_OK;
 }
 
 static ndx_status run_embedding_bag_grad(const graph_node *n, const ndx_tensor *in,
@@ -137,5 +140,5 @@ static const char *const bag_grad_inputs[] = {"params",   "ids",      "bags", "w
                                               "max_norm", "num_bags", "dy"};
 const graph_kind_desc graph_kind_embedding_bag_grad = {
     .kind = GRAPH_EMBEDDING_BAG_GRAD, .type = "EmbeddingBagGrad", .min_inputs = 7,
-    .max_inputs = 7, .inputs = bag_grad_inputs, .outputs = 1, .num_attrs = 2, .attrs = BAG_ATTRS,
+    .max_inputs = 7, .inputs = bag_grad_inputs, .outputs = 2, .num_attrs = 2, .attrs = BAG_ATTRS,
     .infer = infer_embedding_bag_grad, .run = run_embedding_bag_grad};

@@ -181,6 +181,33 @@ static void gradient_against_differences(void **state) {
                 }
 }
 
+/* The weights as a second x: their gradient too against central differences. */
+static ndx_output build_weighted_bag(ndx_scope s, ndx_dtype dt, const ndx_output *x, void *user) {
+    const bag_case *c = user;
+    ndx_output ids = i64_const(s, 6, IDS);
+    ndx_output bags = c->form == NDX_BAGS_OFFSETS ? i64_const(s, 4, OFFS) : i64_const(s, 6, SEGS);
+    ndx_output mn = ndx_op_const_float(s, NDX_FLOAT64, c->max_norm);
+    ndx_output rows = ndx_op_const_int(s, NDX_INT64, -1);
+    (void)dt;
+    return ndx_op_embedding_bag(s, x[0], ids, bags, x[1], mn, rows, c->combiner, c->form);
+}
+
+static void weights_gradient_against_differences(void **state) {
+    (void)state;
+    double pv[15];
+    for (int i = 0; i < 15; i++) pv[i] = 0.25 * (i % 5) - 0.6 + 0.04 * i;
+    grad_check_x xs[2] = {{2, {5, 3}, pv}, {1, {6}, WEIGHTS}};
+    const ndx_segment_op combiners[3] = {NDX_SEGMENT_SUM, NDX_SEGMENT_MEAN, NDX_SEGMENT_SQRT_N};
+    for (int form = 0; form < 2; form++)
+        for (int c = 0; c < 3; c++)
+            for (int clip = 0; clip < 2; clip++) {
+                bag_case bc = {(ndx_bag_form)form, combiners[c], 1, clip ? 0.9 : NDX_NO_MAX_NORM};
+                double e = grad_check(build_weighted_bag, &bc, NDX_FLOAT64, 2, xs, 5, 2);
+                if (e > grad_check_tolerance(NDX_FLOAT64))
+                    fail_msg("weights: form %d combiner %d clip %d: error %g", form, c, clip, e);
+            }
+}
+
 /* The gradient is SLICES with one row per id, not a dense table. */
 static void gradient_is_slices(void **state) {
     (void)state;
@@ -204,6 +231,7 @@ int main(void) {
         cmocka_unit_test(shapes_and_run),
         cmocka_unit_test(text_and_by_type),
         cmocka_unit_test(gradient_against_differences),
+        cmocka_unit_test(weights_gradient_against_differences),
         cmocka_unit_test(gradient_is_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
