@@ -852,6 +852,76 @@ NDX_API ndx_status ndx_sparse_segment_reduce(ndx_segment_op op, const ndx_tensor
                                              ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
+/* 5h. Embedding bags                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* How ndx_embedding_bag's `bags` tensor groups the ids into bags. */
+typedef enum ndx_bag_form {
+    /* TensorFlow's SparseTensor form (embedding_lookup_sparse): one segment id per id, the row
+     * of the sparse ids (sp_ids.indices[:, 0]), sorted (non-decreasing) and >= 0. The output has
+     * last id + 1 rows (0 without ids); rows no id names are 0. */
+    NDX_BAGS_SEGMENT_IDS = 0,
+    /* PyTorch's EmbeddingBag offsets (include_last_offset=False): bag b holds ids
+     * [offsets[b], offsets[b + 1]), the last bag runs to the end of ids. offsets[0] must be 0,
+     * offsets non-decreasing and at most the id count. The output has one row per offset. */
+    NDX_BAGS_OFFSETS = 1
+} ndx_bag_form;
+
+/* Pass as ndx_embedding_bag_attrs.max_norm for no clipping (any negative value means none). */
+#define NDX_NO_MAX_NORM (-1.0)
+
+/* How ndx_embedding_bag groups and combines (no NULL default: every field means something). */
+typedef struct ndx_embedding_bag_attrs {
+    ndx_bag_form form;
+    ndx_segment_op combiner; /* NDX_SEGMENT_SUM, NDX_SEGMENT_MEAN or NDX_SEGMENT_SQRT_N */
+    double max_norm;         /* >= 0: each row clipped to this L2 norm; NDX_NO_MAX_NORM: none */
+    int64_t num_bags;        /* segment ids: the output's rows (every id below it), or
+                                NDX_SEGMENTS_FROM_IDS for last id + 1; offsets: not read */
+} ndx_embedding_bag_attrs;
+
+/* The embedding bag: tf.nn.embedding_lookup_sparse (and torch.nn.functional.embedding_bag) in
+ * one pass over the ids, with no Unique and Gather in between. Row b of the output combines the
+ * rows params[ids[i]] of the ids i in bag b (grouped by `bags` as attrs->form says), each first
+ * clipped to L2 norm max_norm when attrs->max_norm >= 0 (TensorFlow's clip_by_norm over the row:
+ * row * max_norm / max(||row||, max_norm)) and scaled by weights[i] (1 when weights is NULL):
+ *
+ *   NDX_SEGMENT_SUM     sum(w * row)
+ *   NDX_SEGMENT_MEAN    sum(w * row) / sum(w), 0 where sum(w) is 0 (div_no_nan)
+ *   NDX_SEGMENT_SQRT_N  sum(w * row) / sqrt(sum(w * w)), 0 where that is 0
+ *
+ * params: float16, bfloat16, float32 or float64, rank >= 1 (rows [V] + row shape); ids 1-D
+ * int32 or int64, each in [0, V) ("embedding_bag: ids[3] = 9 is not in [0, 5)",
+ * NDX_E_OUT_OF_RANGE); bags 1-D int32 or int64 (segment ids: one per id); weights NULL or 1-D,
+ * one per id, of params' dtype. Output: [bags' row count] + params.shape[1:], params' dtype,
+ * the row count attrs->num_bags when given (segment ids: the last id must be below it,
+ * "embedding_bag: segment ids must be < num_bags"); an empty bag gives 0.
+ *
+ * Bits: each bag's rows are combined in id order by the one worker that owns the bag, so the
+ * output is the same at any thread count. Without weights and clipping a bag is exactly
+ * TensorFlow's sparse_segment_sum / _mean / _sqrt_n of its rows (ndx_sparse_segment_reduce's
+ * grouping and scaling). Otherwise the rows are added one by one in the accumulator type: float
+ * for float16 and bfloat16 tables (rounded to the table's dtype once, at the end), the table's
+ * dtype for float32 and float64. Scratch: 8 bytes per id and per bag, two accumulator rows per
+ * worker, charged to opt->max_memory. Every id and bag is read once and checked before anything
+ * is written; a failed call leaves `out` unchanged. Outputs: out->data NULL allocates. */
+NDX_API ndx_status ndx_embedding_bag(const ndx_tensor *params, const ndx_tensor *ids,
+                                     const ndx_tensor *bags, const ndx_tensor *weights,
+                                     const ndx_embedding_bag_attrs *attrs,
+                                     const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+/* Infer: out = [rows] + params.shape[1:], rows the offsets' count for NDX_BAGS_OFFSETS, and
+ * for segment ids num_bags, or NDX_UNKNOWN (their last value + 1); every dtype, rank and length
+ * check the specs allow. weights NULL: none. */
+NDX_API ndx_status ndx_embedding_bag_infer(const ndx_spec *params, const ndx_spec *ids,
+                                           const ndx_spec *bags, const ndx_spec *weights,
+                                           const ndx_embedding_bag_attrs *attrs, ndx_spec *out,
+                                           ndx_error *err);
+/* The exact output view of concrete inputs (data NULL): reads and checks every id and bag. */
+NDX_API ndx_status ndx_embedding_bag_shape(const ndx_tensor *params, const ndx_tensor *ids,
+                                           const ndx_tensor *bags, const ndx_tensor *weights,
+                                           const ndx_embedding_bag_attrs *attrs,
+                                           ndx_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
 /* 6. Helpers for callers that print tensors and messages                                      */
 /* ------------------------------------------------------------------------------------------ */
 

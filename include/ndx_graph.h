@@ -12,9 +12,10 @@
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
- *      where, range, size, shape), gather, one_hot, unique, boolean_mask, and ndx_op_by_type,
- *      one generic builder for language bindings (any node by its type name and attributes), with
- *      the registry of kinds that describes what each type takes (ndx_kind_info).
+ *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, and
+ *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
+ *      attributes), with the registry of kinds that describes what each type takes
+ *      (ndx_kind_info).
  *   4. Inspecting a node: name, op type, inputs, output specs, constant value, builder file:line.
  *   5. Sessions: a finished graph made runnable, with feeds, fetches and a memory pool.
  *   6. Saved graphs: the text form.
@@ -524,6 +525,24 @@ NDX_API ndx_operation ndx_op_broadcast_gradient_args_at(const char *file, int li
                                                         ndx_output s0, ndx_output s1,
                                                         ndx_output *outs);
 
+/* The embedding bag (ndx's own kind "EmbeddingBag"), as ndx_embedding_bag: params, ids, bags
+ * (segment ids, or offsets when `form` is NDX_BAGS_OFFSETS), weights (params' dtype, one per
+ * id, or an empty vector [0] for none), max_norm (a float scalar, negative for none) and
+ * num_bags (an int32 or int64 scalar: the rows of a segment ids' output, negative for last
+ * id + 1) are all inputs; the combiner (NDX_SEGMENT_SUM, _MEAN or _SQRT_N) and the form are
+ * attributes (text form: combiner=0|4|5, the ndx_segment_op's value, and
+ * bag_offsets=true|false). Its gradient with respect to params is SLICES of the rows the ids
+ * touch (values from an EmbeddingBagGrad node); the weights get a dense one (that node's second
+ * output), the other inputs none. */
+#define ndx_op_embedding_bag(s, params, ids, bags, weights, max_norm, num_bags, combiner, form) \
+    ndx_op_embedding_bag_at(__FILE__, __LINE__, (s), (params), (ids), (bags), (weights),         \
+                            (max_norm), (num_bags), (combiner), (form))
+NDX_API ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope s,
+                                           ndx_output params, ndx_output ids, ndx_output bags,
+                                           ndx_output weights, ndx_output max_norm,
+                                           ndx_output num_bags, ndx_segment_op combiner,
+                                           ndx_bag_form form);
+
 /* Any node but Const, Placeholder and Variable (which have their own builders) from its
  * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
@@ -859,6 +878,10 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   select                      select(c, dy, 0) to x, select(c, 0, dy) to y, each summed over
  *                               the axes it was broadcast along; NONE for the condition
  *   fill                        d value = sum(dy)
+ *   embedding_bag               d params = SLICES(ids, dy of each id's bag * its weight /
+ *                               the combiner's divisor, through max_norm's clipping);
+ *                               d weights dense (sum: clip(row) . dy of the bag; mean and
+ *                               sqrtn: their quotient rules, 0 where the divisor is 0)
  *   concat, stack               each input's slice of dy (stack's reshaped to the input's
  *                               shape); concat needs a constant axis, both the rank known
  *   expand_dims, squeeze        reshape(dy, shape(input))

@@ -53,6 +53,7 @@ from ._variables import Variable
 from ._apply import sparse_apply_adagrad, sparse_apply_sgd
 from . import optimizers
 from . import math
+from . import nn
 
 # The dtypes, as TensorFlow names them (tf.float32 ...). ndx.bfloat16 stays the function that
 # makes BFloat16Arrays; as a dtype (TensorSpec, cast) it means bfloat16.
@@ -76,7 +77,7 @@ __all__ = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128", "string",
     # the dense ops: _glue.__all__ and _array.__all__, added below
-    "math",
+    "math", "nn",
     # gradients and variables
     "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable", "TapedArray",
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",

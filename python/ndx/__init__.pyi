@@ -42,6 +42,7 @@ from ._variables import Variable as Variable
 from ._apply import sparse_apply_adagrad as sparse_apply_adagrad, sparse_apply_sgd as sparse_apply_sgd
 from . import optimizers as optimizers
 from . import math as math
+from . import nn as nn
 from ._glue import *
 from ._array import *
 from ._gather_ops import *

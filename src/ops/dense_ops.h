@@ -272,4 +272,22 @@ ndx_status ndx_squeeze_infer(const ndx_spec *input, uint32_t squeeze_dims, ndx_s
 ndx_status ndx_squeeze(const ndx_tensor *input, uint32_t squeeze_dims, const ndx_options *opt,
                        ndx_tensor *out, ndx_error *err);
 
+/* The gradient of ndx_embedding_bag (ndx.h). out[0], with respect to its params, as the values
+ * of slices whose indices are the ids: row i is d loss / d params[ids[i]] through id i alone,
+ * dy[b] * w_i / divisor_b (b id i's bag, divisor_b 1, sum(w) or sqrt(sum(w^2)) of the combiner;
+ * 0 when it is 0), then, when max_norm >= 0 clipped row i, through clip_by_norm's Jacobian
+ * (max_norm / ||x|| * (g - x (x . g) / ||x||^2) where ||x|| > max_norm). out[1], with respect
+ * to the weights ([ids], or [0] without weights): with s_i = clip(x_i) . dy[b], s_i (sum),
+ * (s_i - sum_j w_j s_j / W) / W (mean), s_i / W - w_i sum_j w_j s_j / W^3 (sqrtn), 0 where W
+ * is 0. dy: the forward's output shape and params' dtype. Outputs of params' dtype; float16 and
+ * bfloat16 computed in float. Same checks as the forward, and dy's. */
+ndx_status ndx_embedding_bag_grad_infer(const ndx_spec *params, const ndx_spec *ids,
+                                        const ndx_spec *bags, const ndx_spec *weights,
+                                        const ndx_embedding_bag_attrs *attrs,
+                                        const ndx_spec *dy, ndx_spec out[2], ndx_error *err);
+ndx_status ndx_embedding_bag_grad(const ndx_tensor *params, const ndx_tensor *ids,
+                                  const ndx_tensor *bags, const ndx_tensor *weights,
+                                  const ndx_embedding_bag_attrs *attrs, const ndx_tensor *dy,
+                                  const ndx_options *opt, ndx_tensor out[2], ndx_error *err);
+
 #endif /* NDX_GLUE_H */

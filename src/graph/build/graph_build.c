@@ -627,4 +627,19 @@ ndx_output ndx_op_boolean_mask_at(const char *file, int line, ndx_scope s, ndx_o
     a.axis = axis;
     ndx_output in[2] = {tensor, mask};
     return build_dense(file, line, s, GRAPH_BOOLEAN_MASK, &a, 2, in);
+
+ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope s, ndx_output params,
+                                   ndx_output ids, ndx_output bags, ndx_output weights,
+                                   ndx_output max_norm, ndx_output num_bags,
+                                   ndx_segment_op combiner, ndx_bag_form form) {
+    if (form != NDX_BAGS_SEGMENT_IDS && form != NDX_BAGS_OFFSETS) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "embedding_bag: form %d is not an ndx_bag_form", (int)form);
+        return refuse_variant(s, file, line, GRAPH_EMBEDDING_BAG, "EmbeddingBag", msg);
+    }
+    graph_attrs a = {0};
+    a.combiner = (int)combiner;
+    a.bag_offsets = form == NDX_BAGS_OFFSETS;
+    ndx_output in[6] = {params, ids, bags, weights, max_norm, num_bags};
+    return build_dense(file, line, s, GRAPH_EMBEDDING_BAG, &a, 6, in);
 }

@@ -437,5 +437,27 @@ ndx_status grad_boolean_mask(ndx_scope s, ndx_operation op, const graph_grad *dy
     }
     ndx_output values = rows_of(&c, dy, at, tensor, axis + ms.rank);
     dxs[0] = grad_slices_of(at, values, grad_shape(&c, tensor));
+
+/* ---- embedding_bag -------------------------------------------------------------------------- */
+
+/* d params: slices of the rows the ids touched (never a dense table): indices the ids, values
+ * EmbeddingBagGrad's rows (each dy row of the id's bag scaled by its weight over the combiner's
+ * divisor, through max_norm's clipping); d weights: its second output. The ids, bags, max_norm
+ * and num_bags get none. */
+ndx_status grad_embedding_bag(ndx_scope s, ndx_operation op, const graph_grad *dys,
+                              graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output params = grad_in(&c, 0), ids = grad_in(&c, 1);
+    ndx_output in[7] = {params,         ids,           grad_in(&c, 2),
+                        grad_in(&c, 3), grad_in(&c, 4), grad_in(&c, 5),
+                        grad_dense(&c, &dys[0], grad_out(&c, 0))};
+    ndx_attr attrs[2] = {{"combiner", c.n->attrs.combiner},
+                         {"bag_offsets", c.n->attrs.bag_offsets}};
+    ndx_operation values =
+        ndx_op_by_type_at(c.file, c.line, c.s, "EmbeddingBagGrad", 7, in, 2, attrs);
+    static const int64_t column[2] = {-1, 1};
+    ndx_output rows = grad_index_matrix(&c, G_RESHAPE(&c, ids, grad_i64_vec(&c, 2, column)));
+    dxs[0] = grad_slices_of(rows, (ndx_output){values, 0}, grad_shape(&c, params));
+    dxs[3] = grad_dense_of((ndx_output){values, 1});
     return grad_status(&c);
 }

@@ -34,6 +34,8 @@ typedef struct graph_attrs {
     int update_slots; /* ResourceSparseApplyAdagrad(V2) */
     int squeeze_dims; /* squeeze: a set of axes (GRAPH_ATTR_AXES) */
     int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
+    int combiner;       /* EmbeddingBag(Grad): an ndx_segment_op (SUM, MEAN, SQRT_N) */
+    int bag_offsets;    /* EmbeddingBag(Grad): 1 for NDX_BAGS_OFFSETS */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
@@ -168,7 +170,8 @@ int graph_attrs_complete(const graph_kind_desc *d, unsigned given, char *msg, si
 int graph_attr_value_ok(const graph_attr_def *a, int64_t v, char *msg, size_t cap);
 
 /* The descriptors, graph_kind_<name> for each line of kinds.def (defined in index_kinds.c,
- * sparse_kinds.c, math_kinds.c, shape_kinds.c, array_kinds.c, state_kinds.c). */
+ * sparse_kinds.c, math_kinds.c, shape_kinds.c, array_kinds.c, state_kinds.c,
+ * embedding_kinds.c). */
 #define NDX_KIND(kind, name, gradient) extern const graph_kind_desc graph_kind_##name;
 #include "kinds.def"
 

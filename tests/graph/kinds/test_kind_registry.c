@@ -19,7 +19,7 @@ static const ndx_dtype tried[] = {NDX_FLOAT32, NDX_INT32, NDX_BOOL};
 static int index_named(const char *name) {
     static const char *const words[] = {"indices", "partitions", "shape", "dense_shape", "axis",
                                         "begin", "size", "dims", "s0", "s1", "start", "limit",
-                                        "delta", "condition"};
+                                        "delta", "condition", "ids", "bags", "num_bags"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(name, words[i]) == 0) return 1;
     return 0;
