@@ -627,6 +627,7 @@ ndx_output ndx_op_boolean_mask_at(const char *file, int line, ndx_scope s, ndx_o
     a.axis = axis;
     ndx_output in[2] = {tensor, mask};
     return build_dense(file, line, s, GRAPH_BOOLEAN_MASK, &a, 2, in);
+}
 
 ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope s, ndx_output params,
                                    ndx_output ids, ndx_output bags, ndx_output weights,
