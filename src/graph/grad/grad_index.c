@@ -437,6 +437,8 @@ ndx_status grad_boolean_mask(ndx_scope s, ndx_operation op, const graph_grad *dy
     }
     ndx_output values = rows_of(&c, dy, at, tensor, axis + ms.rank);
     dxs[0] = grad_slices_of(at, values, grad_shape(&c, tensor));
+    return grad_status(&c);
+}
 
 /* ---- embedding_bag -------------------------------------------------------------------------- */
 
