@@ -543,6 +543,44 @@ NDX_API ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope
                                            ndx_output num_bags, ndx_segment_op combiner,
                                            ndx_bag_form form);
 
+/* ---- segment reductions ---- */
+
+/* unsorted_segment_<op> (UnsortedSegmentSum, ...Prod, ...Min, ...Max, and ndx's own
+ * UnsortedSegmentMean and UnsortedSegmentSqrtN, which TensorFlow composes in Python), as
+ * ndx_unsorted_segment_reduce: num_segments is a non-negative int32 or int64 scalar tensor, as
+ * in TensorFlow (a constant gives the output's rows at build time). No gradient (an error). */
+#define ndx_op_unsorted_segment_reduce(s, op, data, segment_ids, num_segments)                   \
+    ndx_op_unsorted_segment_reduce_at(__FILE__, __LINE__, (s), (op), (data), (segment_ids),      \
+                                      (num_segments))
+NDX_API ndx_output ndx_op_unsorted_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                                     ndx_segment_op op, ndx_output data,
+                                                     ndx_output segment_ids,
+                                                     ndx_output num_segments);
+
+/* segment_<op> (SegmentSum, ...Prod, ...Min, ...Max, ...Mean; not SQRT_N, which TensorFlow
+ * lacks), as ndx_segment_reduce: sorted ids, last id + 1 rows. No gradient (an error). */
+#define ndx_op_segment_reduce(s, op, data, segment_ids) \
+    ndx_op_segment_reduce_at(__FILE__, __LINE__, (s), (op), (data), (segment_ids))
+NDX_API ndx_output ndx_op_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                            ndx_segment_op op, ndx_output data,
+                                            ndx_output segment_ids);
+
+/* sparse_segment_<op> (SparseSegmentSum, ...Mean, ...SqrtN: op NDX_SEGMENT_SUM, _MEAN or
+ * _SQRT_N), as ndx_sparse_segment_reduce with NDX_SEGMENTS_FROM_IDS; the _with_num_segments
+ * builder makes SparseSegmentSumWithNumSegments etc., num_segments a non-negative int32 or
+ * int64 scalar tensor. No gradient (an error). */
+#define ndx_op_sparse_segment_reduce(s, op, data, indices, segment_ids) \
+    ndx_op_sparse_segment_reduce_at(__FILE__, __LINE__, (s), (op), (data), (indices), (segment_ids))
+NDX_API ndx_output ndx_op_sparse_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                                   ndx_segment_op op, ndx_output data,
+                                                   ndx_output indices, ndx_output segment_ids);
+#define ndx_op_sparse_segment_reduce_with_num_segments(s, op, data, indices, segment_ids, n)     \
+    ndx_op_sparse_segment_reduce_with_num_segments_at(__FILE__, __LINE__, (s), (op), (data),     \
+                                                      (indices), (segment_ids), (n))
+NDX_API ndx_output ndx_op_sparse_segment_reduce_with_num_segments_at(
+    const char *file, int line, ndx_scope s, ndx_segment_op op, ndx_output data,
+    ndx_output indices, ndx_output segment_ids, ndx_output num_segments);
+
 /* Any node but Const, Placeholder and Variable (which have their own builders) from its
  * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
