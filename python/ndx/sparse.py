@@ -1,6 +1,8 @@
 """ndx.sparse: TensorFlow's tf.sparse ops on ndx.SparseTensor.
 
-Every function also takes ndx's keywords threads= and max_memory= (see ndx.gather_nd).
+Every function on SparseTensor also takes ndx's keywords threads= and max_memory= (see
+ndx.gather_nd); the segment reductions (segment_sum, segment_mean, segment_sqrt_n) run through
+their graph kinds.
 """
 from . import _graph_ops, _ndx, _trace
 from ._sparse_tensor import SparseTensor
