@@ -3,7 +3,7 @@
  *   sum:    dx = dy gathered by id (a negative id's row gets zeros: a gather with bad ids as zero);
  *   mean, sqrt_n: dy divided per segment by its count (or its square root) first;
  *   min, max: dy split evenly among the rows equal to their segment's result (ties share it);
- *   prod:   dy * y / x, with TensorFlow's care for zeros (one zero: the product of the others;
+ *   prod:   dy * conj(y / x), with TensorFlow's care for zeros (one zero: the product of the others;
  *           more: zero);
  *   sparse: SLICES of data's rows touched, dy gathered by segment id (scaled as above).
  * The sorted Segment* kinds use the unsorted kinds on their (sorted) ids, with the output's row
@@ -69,7 +69,8 @@ static ndx_output prod_grad(const grad_ctx *c, ndx_output data, ndx_output ids, 
     ndx_output by_element = G_DIV(c, rows_by_id(c, y, ids), non_zero);
     ndx_output partial = ndx_op_select_at(c->file, c->line, c->s, is_zero,
                                           rows_by_id(c, non_zero_prod, ids), by_element);
-    return G_MUL(c, rows_by_id(c, g, ids), partial);
+    /* conj: ndx's (and TensorFlow's gradient checker's) convention for complex dtypes */
+    return G_MUL(c, rows_by_id(c, g, ids), grad_conj(c, partial));
 }
 
 /* UnsortedSegment* (data, segment_ids, num_segments) and Segment* (data, segment_ids). */

@@ -1,8 +1,8 @@
 /* test_graph_grad_segment.c — the gradients of the segment reductions (UnsortedSegment*,
  * Segment*, SparseSegment*[WithNumSegments]) against float64 central differences: negative ids,
  * ties of min and max (a tie of two: the central difference then gives each half, as ndx's
- * split does), products with one zero and with two in a segment, ids of rank 2; the sparse
- * ones' form (SLICES of the rows touched). */
+ * split does), products with one zero and with two in a segment, ids of rank 2, in every dtype
+ * with gradients the forward op takes; the sparse ones' form (SLICES of the rows touched). */
 #include <stdlib.h>
 
 #include "ndx_test.h"
@@ -49,9 +49,14 @@ static ndx_output build_segment_case(ndx_scope s, ndx_dtype dt, const ndx_output
     }
 }
 
+static int grad_is_complex_dtype(ndx_dtype d) {
+    return d == NDX_COMPLEX64 || d == NDX_COMPLEX128;
+}
+
 static void gradients_against_central_differences(void **state) {
     (void)state;
-    static const ndx_dtype dtypes[] = {NDX_FLOAT32, NDX_FLOAT64};
+    static const ndx_dtype dtypes[] = {NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64,
+                                       NDX_COMPLEX64, NDX_COMPLEX128};
     static const segment_case cases[] = {
         {"UnsortedSegmentSum", 0, NDX_SEGMENT_SUM, 0},
         {"UnsortedSegmentSum, ids [2, 3]", 0, NDX_SEGMENT_SUM, 1},
@@ -73,11 +78,23 @@ static void gradients_against_central_differences(void **state) {
         {"SparseSegmentMeanWithNumSegments", 3, NDX_SEGMENT_MEAN, 0},
         {"SparseSegmentSqrtNWithNumSegments", 3, NDX_SEGMENT_SQRT_N, 0},
     };
+    /* complex inputs: (re, im) pairs, im a quarter of re so the zeros stay zero */
+    double complex6x2[24];
+    for (int e = 0; e < 12; e++) {
+        complex6x2[2 * e] = data6x2[e];
+        complex6x2[2 * e + 1] = data6x2[e] / 4;
+    }
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const segment_case *c = &cases[k];
-        grad_check_x x = {2, {6, 2}, data6x2};
-        if (c->rank2) x = (grad_check_x){3, {2, 3, 2}, data6x2};
         for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
+            /* complex: the dense sums and products and segment_mean (what the kernels take) */
+            int dense = c->family < 2;
+            int takes_complex = (dense && (c->op == NDX_SEGMENT_SUM || c->op == NDX_SEGMENT_PROD)) ||
+                                (c->family == 1 && c->op == NDX_SEGMENT_MEAN);
+            if (!takes_complex && grad_is_complex_dtype(dtypes[d])) continue;
+            const double *v = grad_is_complex_dtype(dtypes[d]) ? complex6x2 : data6x2;
+            grad_check_x x = {2, {6, 2}, v};
+            if (c->rank2) x = (grad_check_x){3, {2, 3, 2}, v};
             double e = grad_check(build_segment_case, (void *)c, dtypes[d], 1, &x,
                                   (uint64_t)k + 1, 0);
             if (!(e <= grad_check_tolerance(dtypes[d])))
