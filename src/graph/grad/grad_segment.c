@@ -3,8 +3,8 @@
  *   sum:    dx = dy gathered by id (a negative id's row gets zeros: a gather with bad ids as zero);
  *   mean, sqrt_n: dy divided per segment by its count (or its square root) first;
  *   min, max: dy split evenly among the rows equal to their segment's result (ties share it);
- *   prod:   dy * conj(y / x), with TensorFlow's care for zeros (one zero: the product of the others;
- *           more: zero);
+ *   prod:   dy * conj(y / x), with TensorFlow's care for zeros (one zero: the product of the
+ *           others; more: zero);
  *   sparse: SLICES of data's rows touched, dy gathered by segment id (scaled as above).
  * The sorted Segment* kinds use the unsorted kinds on their (sorted) ids, with the output's row
  * count as num_segments. */

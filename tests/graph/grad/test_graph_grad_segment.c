@@ -89,7 +89,8 @@ static void gradients_against_central_differences(void **state) {
         for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
             /* complex: the dense sums and products and segment_mean (what the kernels take) */
             int dense = c->family < 2;
-            int takes_complex = (dense && (c->op == NDX_SEGMENT_SUM || c->op == NDX_SEGMENT_PROD)) ||
+            int sum_or_prod = c->op == NDX_SEGMENT_SUM || c->op == NDX_SEGMENT_PROD;
+            int takes_complex = (dense && sum_or_prod) ||
                                 (c->family == 1 && c->op == NDX_SEGMENT_MEAN);
             if (!takes_complex && grad_is_complex_dtype(dtypes[d])) continue;
             const double *v = grad_is_complex_dtype(dtypes[d]) ? complex6x2 : data6x2;
