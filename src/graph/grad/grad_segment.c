@@ -1,6 +1,6 @@
 /* grad_segment.c — the gradients of the segment reductions, as TensorFlow's math_grad.py
  * defines them, built from the segment kinds themselves and gathers:
- *   sum:    dx = dy gathered by id (a negative id's row gets zeros: a gather with bad ids as zero);
+ *   sum:    dx = dy gathered by id (a negative id's row gets zeros: bad ids gather as zero);
  *   mean, sqrt_n: dy divided per segment by its count (or its square root) first;
  *   min, max: dy split evenly among the rows equal to their segment's result (ties share it);
  *   prod:   dy * conj(y / x), with TensorFlow's care for zeros (one zero: the product of the
