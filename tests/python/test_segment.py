@@ -150,6 +150,26 @@ def test_errors_name_the_op_and_argument_in_both_modes(call, message):
     assert message in str(e.value)
 
 
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: ndx.math.unsorted_segment_sum(np.zeros((3, 2)), np.array([0., 1., 1.]), 2),
+     ndx.InvalidArgumentError, "segment_ids must be int32 or int64, not float64"),
+    (lambda: ndx.math.unsorted_segment_sum(np.zeros((3, 2)), [0, 1, 1], [2]),
+     ndx.InvalidArgumentError, "num_segments should be a scalar"),
+    (lambda: ndx.math.segment_sum(np.zeros((3, 2)), [[0, 1, 1]]), ndx.InvalidArgumentError,
+     "segment_ids should be a vector"),
+    (lambda: ndx.sparse.segment_sum(np.zeros((3, 2)), [0, 1], [0, -1]),
+     ndx.InvalidArgumentError, "segment_ids[1] = -1 is negative"),
+    (lambda: ndx.math.unsorted_segment_sum(np.zeros((3, 2)), [0, 1, 1], 2**40), TypeError,
+     "out of the range of int32"),
+    (lambda: ndx.math.segment_sum(np.array([b"a", b"b"]), [0, 0]), TypeError,
+     "data of dtype string is not supported"),
+])
+def test_hostile_inputs_are_refused(call, error, message):
+    with pytest.raises(error) as e:
+        call()
+    assert message in str(e.value)
+
+
 def test_a_failed_call_changes_nothing():
     data = np.arange(6.0).reshape(3, 2)
     before = data.copy()
