@@ -12,7 +12,8 @@
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
- *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, and
+ *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
+ *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
  *      attributes), with the registry of kinds that describes what each type takes
  *      (ndx_kind_info).
@@ -543,6 +544,45 @@ NDX_API ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope
                                            ndx_output num_bags, ndx_segment_op combiner,
                                            ndx_bag_form form);
 
+/* ---- segment reductions ---- */
+
+/* unsorted_segment_<op> (UnsortedSegmentSum, ...Prod, ...Min, ...Max, and ndx's own
+ * UnsortedSegmentMean and UnsortedSegmentSqrtN, which TensorFlow composes in Python), as
+ * ndx_unsorted_segment_reduce: num_segments is a non-negative int32 or int64 scalar tensor, as
+ * in TensorFlow (a constant gives the output's rows at build time). Gradient w.r.t. data:
+ * DENSE (section 7). */
+#define ndx_op_unsorted_segment_reduce(s, op, data, segment_ids, num_segments)                   \
+    ndx_op_unsorted_segment_reduce_at(__FILE__, __LINE__, (s), (op), (data), (segment_ids),      \
+                                      (num_segments))
+NDX_API ndx_output ndx_op_unsorted_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                                     ndx_segment_op op, ndx_output data,
+                                                     ndx_output segment_ids,
+                                                     ndx_output num_segments);
+
+/* segment_<op> (SegmentSum, ...Prod, ...Min, ...Max, ...Mean; not SQRT_N, which TensorFlow
+ * lacks), as ndx_segment_reduce: sorted ids, last id + 1 rows. Gradient w.r.t. data: DENSE. */
+#define ndx_op_segment_reduce(s, op, data, segment_ids) \
+    ndx_op_segment_reduce_at(__FILE__, __LINE__, (s), (op), (data), (segment_ids))
+NDX_API ndx_output ndx_op_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                            ndx_segment_op op, ndx_output data,
+                                            ndx_output segment_ids);
+
+/* sparse_segment_<op> (SparseSegmentSum, ...Mean, ...SqrtN: op NDX_SEGMENT_SUM, _MEAN or
+ * _SQRT_N), as ndx_sparse_segment_reduce with NDX_SEGMENTS_FROM_IDS; the _with_num_segments
+ * builder makes SparseSegmentSumWithNumSegments etc., num_segments a non-negative int32 or
+ * int64 scalar tensor. Gradient w.r.t. data: SLICES of the rows `indices` reads. */
+#define ndx_op_sparse_segment_reduce(s, op, data, indices, segment_ids) \
+    ndx_op_sparse_segment_reduce_at(__FILE__, __LINE__, (s), (op), (data), (indices), (segment_ids))
+NDX_API ndx_output ndx_op_sparse_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                                   ndx_segment_op op, ndx_output data,
+                                                   ndx_output indices, ndx_output segment_ids);
+#define ndx_op_sparse_segment_reduce_with_num_segments(s, op, data, indices, segment_ids, n)     \
+    ndx_op_sparse_segment_reduce_with_num_segments_at(__FILE__, __LINE__, (s), (op), (data),     \
+                                                      (indices), (segment_ids), (n))
+NDX_API ndx_output ndx_op_sparse_segment_reduce_with_num_segments_at(
+    const char *file, int line, ndx_scope s, ndx_segment_op op, ndx_output data,
+    ndx_output indices, ndx_output segment_ids, ndx_output num_segments);
+
 /* Any node but Const, Placeholder and Variable (which have their own builders) from its
  * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
@@ -885,6 +925,14 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   concat, stack               each input's slice of dy (stack's reshaped to the input's
  *                               shape); concat needs a constant axis, both the rank known
  *   expand_dims, squeeze        reshape(dy, shape(input))
+ *   unsorted_segment_* and     (math_grad.py; the sorted ones with their output's rows as
+ *   segment_* (data, ids, n)    num_segments) sum: d data = gather(dy, ids), a negative id's row
+ *                               0; mean, sqrt_n: dy / count (sqrt(count)) per segment first;
+ *                               min, max: dy shared among the rows equal to their segment's
+ *                               result (ties split it evenly); prod: dy * y / x, at a segment's
+ *                               only zero the product of its other rows, 0 where it has two or
+ *                               more zeros; the ranks of data and ids known at build time
+ *   sparse_segment_*            d data = SLICES(indices, gather(dy scaled as above, ids))
  *   slice                       dy padded back to the input's shape with zeros (a concat of
  *                               zeros along each axis; the rank must be known)
  *   floor_mod                   dy, -dy * floor_div(x, y)

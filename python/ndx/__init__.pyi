@@ -46,6 +46,7 @@ from . import nn as nn
 from ._glue import *
 from ._array import *
 from ._gather_ops import *
+from ._segment import *
 
 __version__: str
 

@@ -27,3 +27,16 @@ from ._glue import (
     square as square,
     subtract as subtract,
 )
+from ._segment import (
+    segment_max as segment_max,
+    segment_mean as segment_mean,
+    segment_min as segment_min,
+    segment_prod as segment_prod,
+    segment_sum as segment_sum,
+    unsorted_segment_max as unsorted_segment_max,
+    unsorted_segment_mean as unsorted_segment_mean,
+    unsorted_segment_min as unsorted_segment_min,
+    unsorted_segment_prod as unsorted_segment_prod,
+    unsorted_segment_sqrt_n as unsorted_segment_sqrt_n,
+    unsorted_segment_sum as unsorted_segment_sum,
+)

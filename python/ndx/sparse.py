@@ -1,6 +1,8 @@
 """ndx.sparse: TensorFlow's tf.sparse ops on ndx.SparseTensor.
 
-Every function also takes ndx's keywords threads= and max_memory= (see ndx.gather_nd).
+Every function on SparseTensor also takes ndx's keywords threads= and max_memory= (see
+ndx.gather_nd); the segment reductions (segment_sum, segment_mean, segment_sqrt_n) run through
+their graph kinds.
 """
 from . import _graph_ops, _ndx, _trace
 from ._sparse_tensor import SparseTensor
@@ -107,3 +109,40 @@ def sparse_concat(axis, sp_inputs, name=None, expand_nonconcat_dim=False, concat
     if expand_nonconcat_dims is not None:
         expand_nonconcat_dim = expand_nonconcat_dims
     return concat(axis, sp_inputs, expand_nonconcat_dim, threads=threads, max_memory=max_memory)
+
+
+# ---- the sparse segment reductions (ndx/_segment.py), in TensorFlow 2's argument order ----
+
+def segment_sum(data, indices, segment_ids, num_segments=None, name=None):
+    """tf.sparse.segment_sum: see ndx.sparse_segment_sum (TensorFlow 1's order, name before
+    num_segments); here TensorFlow 2's, num_segments before name.
+
+    >>> ndx.sparse.segment_sum(np.array([[1, 2], [3, 4]], np.int32), [1, 1, 0], [0, 0, 1])
+    array([[6, 8],
+           [1, 2]], dtype=int32)
+    """
+    from . import _segment
+    return _segment.sparse_segment_sum(data, indices, segment_ids, name, num_segments)
+
+
+def segment_mean(data, indices, segment_ids, num_segments=None, name=None):
+    """tf.sparse.segment_mean (TensorFlow 2's order): see ndx.sparse_segment_mean.
+
+    >>> ndx.sparse.segment_mean(np.array([[1., 2.], [3., 4.]]), [1, 0], [0, 0])
+    array([[2., 3.]])
+    """
+    from . import _segment
+    return _segment.sparse_segment_mean(data, indices, segment_ids, name, num_segments)
+
+
+def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None):
+    """tf.sparse.segment_sqrt_n (TensorFlow 2's order): see ndx.sparse_segment_sqrt_n.
+
+    >>> ndx.sparse.segment_sqrt_n(np.array([[3., 4.]]), [0, 0, 0, 0], [0, 0, 0, 0])
+    array([[6., 8.]])
+    """
+    from . import _segment
+    return _segment.sparse_segment_sqrt_n(data, indices, segment_ids, name, num_segments)
+
+
+__all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]

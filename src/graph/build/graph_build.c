@@ -629,6 +629,69 @@ ndx_output ndx_op_boolean_mask_at(const char *file, int line, ndx_scope s, ndx_o
     return build_dense(file, line, s, GRAPH_BOOLEAN_MASK, &a, 2, in);
 }
 
+/* ---- segment reductions (segment_kinds.c) --------------------------------------------------- */
+
+/* Refuses an op outside [0, count) of ndx_segment_op as a build error of the family's first
+ * kind; else the kind `first + op`. */
+static int segment_kind(ndx_scope s, const char *file, int line, graph_kind first,
+                        const char *type, ndx_segment_op op, int count, ndx_output *refused) {
+    if ((int)op >= 0 && (int)op < count) return (int)first + (int)op;
+    char msg[80];
+    snprintf(msg, sizeof msg, "%s: op %d is not one of its ndx_segment_op values", type, (int)op);
+    *refused = refuse_variant(s, file, line, first, type, msg);
+    return -1;
+}
+
+ndx_output ndx_op_unsorted_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                             ndx_segment_op op, ndx_output data,
+                                             ndx_output segment_ids, ndx_output num_segments) {
+    ndx_output r;
+    int k = segment_kind(s, file, line, GRAPH_UNSORTED_SEGMENT_SUM, "UnsortedSegment", op, 6, &r);
+    if (k < 0) return r;
+    ndx_output in[3] = {data, segment_ids, num_segments};
+    return build_dense(file, line, s, (graph_kind)k, NULL, 3, in);
+}
+
+ndx_output ndx_op_segment_reduce_at(const char *file, int line, ndx_scope s, ndx_segment_op op,
+                                    ndx_output data, ndx_output segment_ids) {
+    ndx_output r;
+    int k = segment_kind(s, file, line, GRAPH_SEGMENT_SUM, "Segment", op, 5, &r);
+    if (k < 0) return r;
+    ndx_output in[2] = {data, segment_ids};
+    return build_dense(file, line, s, (graph_kind)k, NULL, 2, in);
+}
+
+/* SparseSegment{Sum,Mean,SqrtN}[WithNumSegments]: SUM, MEAN, SQRT_N are 0, 4, 5. */
+static int sparse_segment_kind(ndx_scope s, const char *file, int line, ndx_segment_op op,
+                               int with_n, ndx_output *refused) {
+    graph_kind first = with_n ? GRAPH_SPARSE_SEGMENT_SUM_WITH_NUM_SEGMENTS
+                              : GRAPH_SPARSE_SEGMENT_SUM;
+    if (op == NDX_SEGMENT_SUM) return (int)first;
+    if (op == NDX_SEGMENT_MEAN || op == NDX_SEGMENT_SQRT_N)
+        return (int)first + (int)op - (int)NDX_SEGMENT_MEAN + 1;
+    return segment_kind(s, file, line, first, "SparseSegment", op, 0, refused);
+}
+
+ndx_output ndx_op_sparse_segment_reduce_at(const char *file, int line, ndx_scope s,
+                                           ndx_segment_op op, ndx_output data,
+                                           ndx_output indices, ndx_output segment_ids) {
+    ndx_output r;
+    int k = sparse_segment_kind(s, file, line, op, 0, &r);
+    if (k < 0) return r;
+    ndx_output in[3] = {data, indices, segment_ids};
+    return build_dense(file, line, s, (graph_kind)k, NULL, 3, in);
+}
+
+ndx_output ndx_op_sparse_segment_reduce_with_num_segments_at(
+    const char *file, int line, ndx_scope s, ndx_segment_op op, ndx_output data,
+    ndx_output indices, ndx_output segment_ids, ndx_output num_segments) {
+    ndx_output r;
+    int k = sparse_segment_kind(s, file, line, op, 1, &r);
+    if (k < 0) return r;
+    ndx_output in[4] = {data, indices, segment_ids, num_segments};
+    return build_dense(file, line, s, (graph_kind)k, NULL, 4, in);
+}
+
 ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope s, ndx_output params,
                                    ndx_output ids, ndx_output bags, ndx_output weights,
                                    ndx_output max_norm, ndx_output num_bags,
