@@ -118,81 +118,41 @@ void segment_divisor(ndx_segment_op op, ndx_dtype dtype, int64_t count, int sum_
     }
 }
 
+/* Each dtype's divide: every element x of the row becomes QUOTIENT, an expression of x and the
+ * divisor d (both of type T). */
+#define DIVIDE(tag, T, QUOTIENT)                                                               \
+    static void tag##_divide(void *row, int64_t n, const void *divisor) {                      \
+        T d, x;                                                                                \
+        memcpy(&d, divisor, sizeof d);                                                         \
+        unsigned char *r = row;                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            memcpy(&x, r + i * (int64_t)sizeof x, sizeof x);                                   \
+            x = QUOTIENT;                                                                      \
+            memcpy(r + i * (int64_t)sizeof x, &x, sizeof x);                                   \
+        }                                                                                      \
+    }
 /* Integer quotients truncate, as C++'s; the cases C leaves undefined give what wrapping does
  * (x / -1 = -x) or 0 (a divisor that wrapped to 0: TensorFlow would divide by zero). */
-#define DIVIDE_SIGNED(tag, T, U)                                                               \
-    static void tag##_divide(void *row, int64_t n, const void *divisor) {                      \
-        T d, x;                                                                                \
-        memcpy(&d, divisor, sizeof d);                                                         \
-        unsigned char *r = row;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            memcpy(&x, r + i * (int64_t)sizeof x, sizeof x);                                   \
-            x = d == 0 ? 0 : d == -1 ? (T)(0 - (U)x) : (T)(x / d);                             \
-            memcpy(r + i * (int64_t)sizeof x, &x, sizeof x);                                   \
-        }                                                                                      \
-    }
-#define DIVIDE_PLAIN(tag, T)                                                                   \
-    static void tag##_divide(void *row, int64_t n, const void *divisor) {                      \
-        T d, x;                                                                                \
-        memcpy(&d, divisor, sizeof d);                                                         \
-        unsigned char *r = row;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            memcpy(&x, r + i * (int64_t)sizeof x, sizeof x);                                   \
-            x = (T)(d == 0 ? 0 : x / d);                                                       \
-            memcpy(r + i * (int64_t)sizeof x, &x, sizeof x);                                   \
-        }                                                                                      \
-    }
-#define DIVIDE_FLOAT(tag, T)                                                                   \
-    static void tag##_divide(void *row, int64_t n, const void *divisor) {                      \
-        T d, x;                                                                                \
-        memcpy(&d, divisor, sizeof d);                                                         \
-        unsigned char *r = row;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            memcpy(&x, r + i * (int64_t)sizeof x, sizeof x);                                   \
-            x = x / d;                                                                         \
-            memcpy(r + i * (int64_t)sizeof x, &x, sizeof x);                                   \
-        }                                                                                      \
-    }
-#define DIVIDE_HALF(tag, TO_FLOAT, FROM_FLOAT)                                                 \
-    static void tag##_divide(void *row, int64_t n, const void *divisor) {                      \
-        uint16_t d, x;                                                                         \
-        memcpy(&d, divisor, sizeof d);                                                         \
-        float df = TO_FLOAT(d);                                                                \
-        unsigned char *r = row;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            memcpy(&x, r + 2 * i, 2);                                                          \
-            x = FROM_FLOAT(TO_FLOAT(x) / df);                                                  \
-            memcpy(r + 2 * i, &x, 2);                                                          \
-        }                                                                                      \
-    }
+#define SIGNED_QUOTIENT(T, U) (d == 0 ? 0 : d == -1 ? (T)(0 - (U)x) : (T)(x / d))
+#define UNSIGNED_QUOTIENT(T) (T)(d == 0 ? 0 : x / d)
+#define HALF_QUOTIENT(TO_FLOAT, FROM_FLOAT) FROM_FLOAT(TO_FLOAT(x) / TO_FLOAT(d))
 /* A complex row divided by a real count: componentwise. */
-#define DIVIDE_COMPLEX(tag, T)                                                                 \
-    static void tag##_divide(void *row, int64_t n, const void *divisor) {                      \
-        T d, x;                                                                                \
-        memcpy(&d, divisor, sizeof d);                                                         \
-        unsigned char *r = row;                                                                \
-        for (int64_t i = 0; i < n; i++) {                                                      \
-            memcpy(&x, r + i * (int64_t)sizeof x, sizeof x);                                   \
-            x.re = x.re / d.re;                                                                \
-            x.im = x.im / d.re;                                                                \
-            memcpy(r + i * (int64_t)sizeof x, &x, sizeof x);                                   \
-        }                                                                                      \
-    }
+#define COMPLEX_QUOTIENT(T) ((T){.re = x.re / d.re, .im = x.im / d.re})
 
-DIVIDE_SIGNED(i8, int8_t, uint8_t)
-DIVIDE_SIGNED(i16, int16_t, uint16_t)
-DIVIDE_SIGNED(i32, int32_t, uint32_t)
-DIVIDE_SIGNED(i64, int64_t, uint64_t)
-DIVIDE_PLAIN(u8, uint8_t)
-DIVIDE_PLAIN(u16, uint16_t)
-DIVIDE_PLAIN(u32, uint32_t)
-DIVIDE_PLAIN(u64, uint64_t)
-DIVIDE_HALF(f16, ndx_half_to_float, ndx_float_to_half)
-DIVIDE_HALF(bf16, ndx_bf16_to_float, ndx_float_to_bf16)
-DIVIDE_FLOAT(f32, float)
-DIVIDE_FLOAT(f64, double)
-DIVIDE_COMPLEX(c64, cfloat)
-DIVIDE_COMPLEX(c128, cdouble)
+DIVIDE(i8, int8_t, SIGNED_QUOTIENT(int8_t, uint8_t))
+DIVIDE(i16, int16_t, SIGNED_QUOTIENT(int16_t, uint16_t))
+DIVIDE(i32, int32_t, SIGNED_QUOTIENT(int32_t, uint32_t))
+DIVIDE(i64, int64_t, SIGNED_QUOTIENT(int64_t, uint64_t))
+DIVIDE(u8, uint8_t, UNSIGNED_QUOTIENT(uint8_t))
+DIVIDE(u16, uint16_t, UNSIGNED_QUOTIENT(uint16_t))
+DIVIDE(u32, uint32_t, UNSIGNED_QUOTIENT(uint32_t))
+DIVIDE(u64, uint64_t, UNSIGNED_QUOTIENT(uint64_t))
+DIVIDE(f16, uint16_t, HALF_QUOTIENT(ndx_half_to_float, ndx_float_to_half))
+DIVIDE(bf16, uint16_t, HALF_QUOTIENT(ndx_bf16_to_float, ndx_float_to_bf16))
+DIVIDE(f32, float, x / d)
+DIVIDE(f64, double, x / d)
+DIVIDE(c64, cfloat, COMPLEX_QUOTIENT(cfloat))
+DIVIDE(c128, cdouble, COMPLEX_QUOTIENT(cdouble))
 
 segment_divide_fn segment_find_divide(ndx_dtype dtype) {
     switch (dtype) {
