@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "embedding_bag_plan.h"
+#include "half.h"
 
 #define BAG_WORKER_BYTES ((int64_t)1 << 16)
 
@@ -250,8 +251,8 @@ typedef struct bag_job {
     }
 
 #define ID(x) (x)
-DEFINE_BAG(f16, uint16_t, float, ndx_float16_to_float, ndx_float_to_float16, sqrtf)
-DEFINE_BAG(bf16, uint16_t, float, ndx_bfloat16_to_float, ndx_float_to_bfloat16, sqrtf)
+DEFINE_BAG(f16, uint16_t, float, ndx_half_to_float, ndx_float_to_half, sqrtf)
+DEFINE_BAG(bf16, uint16_t, float, ndx_bf16_to_float, ndx_float_to_bf16, sqrtf)
 DEFINE_BAG(f32, float, float, ID, ID, sqrtf)
 DEFINE_BAG(f64, double, double, ID, ID, sqrt)
 

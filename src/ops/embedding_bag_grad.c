@@ -6,6 +6,7 @@
 
 #include "dense_ops.h"
 #include "embedding_bag_plan.h"
+#include "half.h"
 
 static ndx_status check_dy(const ndx_spec *dy, const ndx_spec *want, ndx_error *err) {
     NDX_TRY(ndx_spec_check_as(dy, OP, "dy", err));
@@ -109,8 +110,8 @@ typedef struct grad_job {
     }
 
 #define ID(x) (x)
-DEFINE_GRAD(f16, uint16_t, float, ndx_float16_to_float, ndx_float_to_float16, sqrtf)
-DEFINE_GRAD(bf16, uint16_t, float, ndx_bfloat16_to_float, ndx_float_to_bfloat16, sqrtf)
+DEFINE_GRAD(f16, uint16_t, float, ndx_half_to_float, ndx_float_to_half, sqrtf)
+DEFINE_GRAD(bf16, uint16_t, float, ndx_bf16_to_float, ndx_float_to_bf16, sqrtf)
 DEFINE_GRAD(f32, float, float, ID, ID, sqrtf)
 DEFINE_GRAD(f64, double, double, ID, ID, sqrt)
 
