@@ -281,13 +281,12 @@ static ndx_status mark_needed(const ndx_session *s, run_plan *p, const ndx_fetch
                                  "this placeholder must be fed: a fetch needs it");
         }
         if (n->kind == GRAPH_VARIABLE) continue; /* its init ran when the session was made */
-        int slot = n->num_inputs > 0 ? s->var_slot[n->inputs[0].op.id] : 0;
-        if (n->kind == GRAPH_READ_VARIABLE) {
+        if (n->kind == GRAPH_READ_VARIABLE || (d->flags & GRAPH_KIND_READS_VAR)) {
+            int slot = s->var_slot[n->inputs[0].op.id];
             read_later[slot] = 1;
-            p->ordered = 1;
-        } else if (d->flags & GRAPH_KIND_READS_VAR) {
-            read_later[slot] = 1;
-            if (first_update[slot] && first_update[slot] < id) p->ordered = 1;
+            /* ReadVariableOp: always in program order; ResourceGather: after an update */
+            if (n->kind == GRAPH_READ_VARIABLE || (first_update[slot] && first_update[slot] < id))
+                p->ordered = 1;
         }
         for (int k = 0; k < n->num_inputs; k++)
             if (p->from[value_of(g, n->inputs[k])] == VALUE_RUN) needed[n->inputs[k].op.id] = 1;
