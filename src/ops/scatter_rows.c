@@ -68,6 +68,13 @@ ndx_status ndx_scatter_rows_infer(const char *op, ndx_scatter_op k, const ndx_sp
                     op, got, want);
 }
 
+/* The bytes of a scalar update repeated over n rows of var: 0 when that overflows. */
+static int repeated_bytes(const ndx_tensor *var, int64_t n, size_t *bytes) {
+    int64_t row = 0, count;
+    return ndx_dims_product(var->rank - 1, var->shape + 1, &row) && ndx_mul_i64(n, row, &count) &&
+           ndx_bytes_of(count, var->itemsize, bytes);
+}
+
 ndx_status ndx_scatter_rows_check(const char *op, ndx_scatter_op k, const ndx_tensor *var,
                                   const ndx_tensor *indices, const ndx_tensor *updates,
                                   int threads, ndx_error *err) {
@@ -86,26 +93,22 @@ ndx_status ndx_scatter_rows_check(const char *op, ndx_scatter_op k, const ndx_te
                         op, (long long)bad,
                         (long long)ndx_read_index(indices->data, indices->dtype, bad),
                         (long long)var->shape[0]);
+    size_t bytes;
+    if (updates->rank == 0 && n > 0 && !repeated_bytes(var, n, &bytes))
+        return ndx_fail(err, NDX_E_OVERFLOW,
+                        "%s: the scalar update repeated over %lld rows is too large to address",
+                        op, (long long)n);
     ndx_dtype_kind kind = ndx_dtype_kind_of(var->dtype);
     if (k == SCATTER_OP_DIV && n > 0 && (kind == NDX_KIND_SIGNED || kind == NDX_KIND_UNSIGNED))
         NDX_TRY(ndx_check_divisors(op, "updates", updates, ndx_tensor_count(updates), err));
     return NDX_OK;
 }
 
-/* Elements of var.shape[1:] (0 when var has none). */
-static int64_t row_elements(const ndx_tensor *var) {
-    int64_t slice = 0;
-    if (!ndx_dims_product(var->rank - 1, var->shape + 1, &slice)) return 0;
-    return slice;
-}
-
 size_t ndx_scatter_rows_scratch(const ndx_tensor *var, const ndx_tensor *indices,
                                 const ndx_tensor *updates) {
-    int64_t n = ndx_tensor_count(indices), count;
+    int64_t n = ndx_tensor_count(indices);
     size_t bytes;
-    if (updates->rank != 0 || var->rank < 1 || n <= 0 ||
-        !ndx_mul_i64(n, row_elements(var), &count) || !ndx_bytes_of(count, var->itemsize, &bytes))
-        return 0;
+    if (updates->rank != 0 || var->rank < 1 || n <= 0 || !repeated_bytes(var, n, &bytes)) return 0;
     return bytes;
 }
 
