@@ -1028,32 +1028,31 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  * output gives its readers in that run the fed value; updates still change the variable itself.
  *
  * Program order (TensorFlow 2's automatic control dependencies). A ReadVariableOp node
- * (ndx_op_read_variable) and a ResourceGather node (ndx_op_resource_gather, which reads the
- * rows it gathers from the variable itself, no copy) read a variable after the updates of that
- * variable built before it: build order is program order. A run that needs such a read (a
- * ResourceGather: one with an update of its variable built before it) also runs every update of the
- * variable built before it (as if they were targets), and such a run takes another path: every
- * node runs in build order, each update at its place, into the run's own copy of its variable
- * (made at the variable's first update in the run, from the pool: counted by max_memory); a
- * ReadVariableOp gives a copy of that copy as it is at its place (or, before any update of the
- * variable in the run, the variable itself), a ResourceGather gathers from it as it is there,
- * and only once every node and fetch succeeded do the
- * copies replace the variables. So all or nothing still holds: a failure anywhere (an update's
- * check or run included) leaves every variable as it was. A ReadVariableOp or ResourceGather
- * reads the variable itself, whatever is fed to the Variable node's output. Runs with no such
- * read take the path above, unchanged (no copies); a ResourceGather there reads the variable at
- * the start of the run, as its place in program order says. Two updates of one variable always apply in build order;
- * the Variable node's output stays the value at the start of the run, even in a graph that
- * reads it again after an update.
+ * (ndx_op_read_variable) and a ResourceGather node (ndx_op_resource_gather, which reads the rows it
+ * gathers from the variable itself, no copy) read a variable after the updates of that variable
+ * built before it: build order is program order. A run that needs such a read (a ResourceGather:
+ * one with an update of its variable built before it) also runs every update of the variable built
+ * before it (as if they were targets), and such a run takes another path: every node runs in build
+ * order, each update at its place, into the run's own copy of its variable (made at the variable's
+ * first update in the run, from the pool: counted by max_memory); a ReadVariableOp gives a copy of
+ * that copy as it is at its place (or, before any update of the variable in the run, the variable
+ * itself), a ResourceGather gathers from it as it is there, and only once every node and fetch
+ * succeeded do the copies replace the variables. So all or nothing still holds: a failure anywhere
+ * (an update's check or run included) leaves every variable as it was. A ReadVariableOp or
+ * ResourceGather reads the variable itself, whatever is fed to the Variable node's output. Runs
+ * with no such read take the path above, unchanged (no copies); a ResourceGather there reads the
+ * variable at the start of the run, as its place in program order says. Two updates of one variable
+ * always apply in build order; the Variable node's output stays the value at the start of the run,
+ * even in a graph that reads it again after an update.
  *
- * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no
- * outputs, so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
+ * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no outputs,
+ * so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
  * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true) and
  * sum_duplicates=true|false (default false: NDX_APPLY_SUM_DUPLICATES, Keras's step); the other
  * updates are ResourceScatterNdAdd, ResourceScatterAdd .. ResourceScatterUpdate,
- * AssignAddVariableOp, AssignSubVariableOp and AssignVariableOp; a read after them is `now = ReadVariableOp(table) : float32[4, 2]`. The text
- * keeps build order, so a saved graph keeps its program order, and graphs with no
- * ReadVariableOp run as they always did.
+ * AssignAddVariableOp, AssignSubVariableOp and AssignVariableOp; a read after them is `now =
+ * ReadVariableOp(table) : float32[4, 2]`. The text keeps build order, so a saved graph keeps its
+ * program order, and graphs with no ReadVariableOp run as they always did.
  *
  * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
  * order (or, for Adagrad with sum_duplicates, once with their sum), so the results are the same

@@ -81,7 +81,8 @@ typedef struct { unsigned char b[16]; } bytes16;
 /* Integers add, subtract and multiply in their unsigned type (W: at least unsigned int, so that
  * narrow types are not promoted to int), so they wrap without undefined behaviour. Division
  * truncates, as C++'s; the caller refuses zero divisors (one would leave the value), and x / -1
- * is negation, wrapping (the minimum / -1 is undefined in C); QUOT picks it for signed types (unsigned: plain division). */
+ * is negation, wrapping (the minimum / -1 is undefined in C): SIGNED_QUOT; UNSIGNED_QUOT is
+ * plain division. */
 #define SIGNED_QUOT(T, U, c, u) ((u) == (T)-1 ? (T)(0 - (U)(c)) : (T)((c) / (u)))
 #define UNSIGNED_QUOT(T, U, c, u) ((T)((c) / (u)))
 #define INTEGER_FAMILY(tag, T, U, W, QUOT)                                                     \

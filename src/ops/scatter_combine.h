@@ -42,7 +42,8 @@ typedef struct ndx_combine {
 /* Fills *k with the kernels of `op` on `dtype` (itemsize is the element width, used by UPDATE,
  * which moves bytes of any width including strings). Returns 0 when there are none: ADD/SUB,
  * and SCATTER_OP_MUL/DIV, exist for numbers (and ADD for bool, as OR), MIN/MAX for integers and
- * real floats. Which dtypes an op accepts is the caller's decision; strings' concatenation is below. */
+ * real floats. Which dtypes an op accepts is the caller's decision; strings' concatenation is
+ * below. */
 int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_combine *k);
 
 /* Fills *k with the combine of segment reduction `op` on `dtype` (segment_reduce.h): ADD for SUM,

@@ -128,7 +128,7 @@ def test_bool_and_wrapping_integers():
     np.testing.assert_array_equal(i8.numpy(), np.array([-128, -3], np.int8))
 
 
-# ---- TensorFlow's documented cases ----------------------------------------------------------------
+# ---- TensorFlow's documented cases --------------------------------------------------------------
 
 def test_tensorflow_documented_cases():
     """ResourceScatterUpdate's documentation: ref[indices, ...] = updates[...] for scalar
@@ -162,7 +162,7 @@ def test_docstring_examples(fn):
     check_docstring_examples(fn)
 
 
-# ---- refusals: nothing changes ----------------------------------------------------------------------
+# ---- refusals: nothing changes ------------------------------------------------------------------
 
 @pytest.mark.parametrize("op", OPS)
 def test_index_out_of_range_changes_nothing_eager(op):
@@ -221,7 +221,7 @@ def test_bad_arguments():
     np.testing.assert_array_equal(v.numpy(), np.zeros((4, 2), np.float32))
 
 
-# ---- sparse_read (ResourceGather) ------------------------------------------------------------------
+# ---- sparse_read (ResourceGather) ---------------------------------------------------------------
 
 def test_sparse_read_eager_and_traced():
     table = RNG.standard_normal((6, 4)).astype(np.float32)

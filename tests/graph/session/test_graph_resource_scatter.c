@@ -569,12 +569,14 @@ static void gather_matches_naive(void **state) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
         ndx_output var = ndx_op_variable(s, test_const_f32(s, 2, SHAPE(ROWS, COLS), table));
-        ndx_output y0 = ndx_op_resource_gather(s, var, test_const(s, NDX_INT64, 2, SHAPE(2, 4), ids), 0);
+        ndx_output y0 =
+            ndx_op_resource_gather(s, var, test_const(s, NDX_INT64, 2, SHAPE(2, 4), ids), 0);
         test_dims_are(y0, "[2, 4, 3]");
         /* batch_dims 1: a [ROWS, COLS] table, indices [ROWS, 2] into each row's COLS */
         int32_t bidx[ROWS * 2];
         for (int i = 0; i < ROWS * 2; i++) bidx[i] = (int32_t)rng_below(&r, COLS);
-        ndx_output y1 = ndx_op_resource_gather(s, var, test_const_i32(s, 2, SHAPE(ROWS, 2), bidx), -1);
+        ndx_output y1 =
+            ndx_op_resource_gather(s, var, test_const_i32(s, 2, SHAPE(ROWS, 2), bidx), -1);
         test_dims_are(y1, "[7, 2]");
         ndx_session_options opt = {.num_threads = threads};
         ndx_session *sess = test_session(g, &opt);
@@ -583,9 +585,11 @@ static void gather_matches_naive(void **state) {
         assert_ok(ndx_session_run(sess, 0, NULL, 2, f, &err), &err);
         const float *got0 = f[0].value.data, *got1 = f[1].value.data;
         for (int i = 0; i < 8; i++)
-            for (int c = 0; c < COLS; c++) assert_true(got0[i * COLS + c] == table[ids[i] * COLS + c]);
+            for (int c = 0; c < COLS; c++)
+                assert_true(got0[i * COLS + c] == table[ids[i] * COLS + c]);
         for (int b = 0; b < ROWS; b++)
-            for (int j = 0; j < 2; j++) assert_true(got1[b * 2 + j] == table[b * COLS + bidx[b * 2 + j]]);
+            for (int j = 0; j < 2; j++)
+                assert_true(got1[b * 2 + j] == table[b * COLS + bidx[b * 2 + j]]);
         ndx_tensor_free(&f[0].value);
         ndx_tensor_free(&f[1].value);
         ndx_session_free(sess);
@@ -597,7 +601,8 @@ static void gather_index_out_of_range_fails(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
     ndx_scope s = ndx_graph_root(g);
-    ndx_output var = ndx_op_variable(s, test_const_f32(s, 2, SHAPE(2, 2), (const float[]){1, 2, 3, 4}));
+    ndx_output var =
+        ndx_op_variable(s, test_const_f32(s, 2, SHAPE(2, 2), (const float[]){1, 2, 3, 4}));
     ndx_spec ids = ndx_spec_make(NDX_INT32, 1, SHAPE(NDX_UNKNOWN));
     ndx_output p = ndx_op_placeholder(s, &ids);
     ndx_output y = ndx_op_resource_gather(s, var, p, 0);
@@ -664,8 +669,9 @@ static void gradient_matches_central_differences(void **state) {
         ndx_graph *g = ndx_graph_new();
         ndx_scope s = ndx_graph_root(g);
         ndx_output var = ndx_op_variable(s, test_const(s, NDX_FLOAT64, 2, SHAPE(4, 3), table));
-        ndx_output ids = batch ? test_const_i32(s, 2, SHAPE(4, 2), (const int32_t[]){0, 2, 1, 1, 2, 0, 2, 2})
-                               : test_const_i32(s, 2, SHAPE(2, 2), (const int32_t[]){3, 1, 3, 0});
+        const int32_t batched[8] = {0, 2, 1, 1, 2, 0, 2, 2}, plain[4] = {3, 1, 3, 0};
+        ndx_output ids = batch ? test_const_i32(s, 2, SHAPE(4, 2), batched)
+                               : test_const_i32(s, 2, SHAPE(2, 2), plain);
         ndx_output y = ndx_op_resource_gather(s, var, ids, batch);
         int64_t ny = batch ? 8 : 12;
         double w[12];
@@ -692,7 +698,8 @@ static void gradient_matches_central_differences(void **state) {
                 moved[e] += k ? -h : h;
                 ndx_tensor mt = ndx_tensor_make(NDX_FLOAT64, 2, SHAPE(4, 3), moved);
                 assert_ok(ndx_session_write_variable(sess, var.op, &mt, &err), &err);
-                ndx_fetch lf = {loss, NDX_FETCH_INTO, ndx_tensor_make(NDX_FLOAT64, 0, NULL, &fx[k])};
+                ndx_fetch lf = {loss, NDX_FETCH_INTO,
+                                ndx_tensor_make(NDX_FLOAT64, 0, NULL, &fx[k])};
                 assert_ok(ndx_session_run(sess, 0, NULL, 1, &lf, &err), &err);
             }
             double numeric = (fx[0] - fx[1]) / (2 * h);
@@ -717,7 +724,8 @@ static void sgd_step_through_gather(void **state) {
         ndx_scope s = ndx_graph_root(g);
         ndx_output var = ndx_op_variable(s, test_const_f32(s, 2, SHAPE(5, 2), table));
         ndx_output idx = test_const_i32(s, 1, SHAPE(4), ids);
-        ndx_output y = path ? ndx_op_gather(s, var, idx, test_const_i32(s, 0, NULL, (const int32_t[]){0}), NULL)
+        ndx_output axis = test_const_i32(s, 0, NULL, (const int32_t[]){0});
+        ndx_output y = path ? ndx_op_gather(s, var, idx, axis, NULL)
                             : ndx_op_resource_gather(s, var, idx, 0);
         ndx_output loss = ndx_op_reduce_sum(
             s, ndx_op_mul(s, y, test_const_f32(s, 2, SHAPE(4, 2), w)),
