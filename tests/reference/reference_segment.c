@@ -218,6 +218,7 @@ void ref_unsorted_segment_fill(ndx_segment_op op, const ndx_tensor *data, const 
     ndx_dtype dt = data->dtype;
     int64_t rows = count_of(ids), segs = out->shape[0];
     int64_t slice = segs ? count_of(out) / segs : 0;
+    if (slice == 0) return; /* nothing to write (the rows may be many) */
     num *acc = calloc((size_t)(segs * slice + 1), sizeof *acc);
     num *n = calloc((size_t)segs + 1, sizeof *n);
     for (int64_t k = 0; k < segs * slice; k++) acc[k] = identity(op, dt);
@@ -251,7 +252,7 @@ void ref_segment_fill(ndx_segment_op op, const ndx_tensor *data, const ndx_tenso
     ndx_dtype dt = data->dtype;
     int64_t rows = count_of(ids), segs = out->shape[0];
     int64_t slice = segs ? count_of(out) / segs : 0;
-    for (int64_t s = 0, first = 0; s < segs; s++) {
+    for (int64_t s = 0, first = 0; s < segs && slice > 0; s++) {
         while (first < rows && idx_at(ids, first) < s) first++;
         int64_t count = 0;
         while (first + count < rows && idx_at(ids, first + count) == s) count++;
@@ -285,7 +286,7 @@ static void sparse_fill(ndx_segment_op op, const ndx_tensor *data, const int64_t
     ndx_dtype at = dt == NDX_FLOAT16 || dt == NDX_BFLOAT16 ? NDX_FLOAT32 : dt;
     int64_t segs = out->shape[0];
     int64_t slice = segs ? count_of(out) / segs : 0;
-    for (int64_t s = 0, first = 0; s < segs; s++) {
+    for (int64_t s = 0, first = 0; s < segs && slice > 0; s++) {
         while (first < rows && seg[first] < s) first++;
         int64_t num_ = 0;
         while (first + num_ < rows && seg[first + num_] == s) num_++;
@@ -452,7 +453,7 @@ static void bag_fill_stepwise(const ndx_tensor *params, const int64_t *id, const
     double *acc = malloc((size_t)(d > 0 ? d : 1) * sizeof *acc);
     if (!acc) abort();
     double mn = ref_round(dt, max_norm); /* TensorFlow converts max_norm to the table's dtype */
-    for (int64_t r = 0, i = 0; r < rows; r++) {
+    for (int64_t r = 0, i = 0; r < rows && d > 0; r++) {
         double wsum = 0;
         for (int64_t k = 0; k < d; k++) acc[k] = 0;
         while (i < n && seg[i] < r) i++;
