@@ -104,7 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int64_t id = fz_range(&f, 0, 1), step_max = n > 0 && max_rows / (n + 1) > 1 ? 2 : 1;
         for (int64_t i = 0; i < len; i++) {
             uint8_t b = fz_byte(&f);
-            if (b % 3 == 0 && id + step_max < max_rows) id += 1 + b % (uint8_t)step_max;
+            if (b % 3 == 0 && id < max_rows - step_max) id += 1 + b % (uint8_t)step_max;
             int64_t v = id;
             if (f.hostile && b >= 250) {
                 static const int64_t odd[] = {-1, 0, INT32_MAX, (int64_t)1 << 40, INT64_MAX, INT64_MIN};

@@ -75,7 +75,7 @@ static void fill_sorted(fz *f, ndx_tensor *ids, int64_t *last) {
     int64_t n = fz_count(ids), id = fz_range(f, 0, 2);
     for (int64_t i = 0; i < n; i++) {
         uint8_t b = fz_byte(f);
-        if (b % 3 == 0) id += 1 + b % 2;
+        if (b % 3 == 0 && id < INT64_MAX - 2) id += 1 + b % 2;
         int64_t v = id;
         if (f->hostile && b >= 250) {
             static const int64_t odd[] = {-1, 0, INT32_MAX, (int64_t)1 << 40, INT64_MAX, INT64_MIN};

@@ -193,7 +193,7 @@ ref_verdict ref_boolean_mask(const ndx_tensor *t, const ndx_tensor *mask, int ax
     int64_t outer = count_of(axis, t->shape), inner = count_of(t->rank - axis - k, t->shape + axis + k);
     size_t slice = (size_t)inner * t->itemsize;
     unsigned char *dst = out->data;
-    for (int64_t o = 0; o < outer; o++)
+    for (int64_t o = 0; o < outer && slice > 0; o++)
         for (int64_t i = 0; i < m; i++)
             if (mb[i]) {
                 memcpy(dst, (const unsigned char *)t->data + (size_t)(o * m + i) * slice, slice);
@@ -266,7 +266,7 @@ ref_verdict ref_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, ndx_ten
     int ok = make(x->dtype, w, r, yshape, y) && make(out_idx, ndx_dtype_size(out_idx), 1, &n, idx) &&
              make(out_idx, ndx_dtype_size(out_idx), 1, &uniques, counts);
     if (ok) {
-        for (int64_t o = 0; o < outer; o++)
+        for (int64_t o = 0; o < outer && inner > 0; o++)
             for (int64_t u = 0; u < uniques; u++)
                 memcpy((unsigned char *)y->data + (size_t)((o * uniques + u) * inner) * w,
                        base + (size_t)((o * n + first[u]) * inner) * w, (size_t)inner * w);
