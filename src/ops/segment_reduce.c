@@ -21,7 +21,7 @@ static void plan_common(ndx_call *c, segment_plan *p, segment_family family, ndx
     p->op = segment_op_label(family, op);
     p->family = family;
     p->reduce = op;
-    p->data = data->data;
+    p->data = data ? data->data : NULL; /* a NULL data is refused by check_views, next */
     p->ids = ids;
     p->threads = c->threads;
     p->num_segments = NDX_SEGMENTS_FROM_IDS;
