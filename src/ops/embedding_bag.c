@@ -280,7 +280,8 @@ static void bag_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
             memset(row, 0, p->row_bytes); /* an empty bag: 0, as TensorFlow's */
         else if (p->plain)
             segment_sparse_sum(p->want.dtype, p->combiner, p->params, p->row_bytes,
-                               j->src + first, end - first, p->slice, row, acc, part);
+                               j->src + first, end - first, p->n - end, p->slice, row, acc,
+                               part);
         else
             weighted_bag(p, j->src, first, end - first, row, acc);
     }

@@ -68,11 +68,12 @@ segment_divide_fn segment_find_divide(ndx_dtype dtype);
 
 /* TensorFlow's sparse segment sum of one segment: rows data + src[q] * row_bytes for q in
  * [0, n), n >= 1, summed in its grouping and scaled for MEAN and SQRT_N (ndx.h), into `out`
- * (slice elements of the data's dtype). acc and part are two rows of the accumulator type
- * (segment_accumulator_size bytes per element each), 64-byte aligned. */
+ * (slice elements of the data's dtype). src[n .. n + ahead) are valid rows too, read next: the
+ * first of them are prefetched while this segment is summed. acc and part are two rows of the
+ * accumulator type (segment_accumulator_size bytes per element each), 64-byte aligned. */
 void segment_sparse_sum(ndx_dtype dtype, ndx_segment_op op, const unsigned char *data,
-                        size_t row_bytes, const int64_t *src, int64_t n, int64_t slice,
-                        unsigned char *out, void *acc, void *part);
+                        size_t row_bytes, const int64_t *src, int64_t n, int64_t ahead,
+                        int64_t slice, unsigned char *out, void *acc, void *part);
 /* Bytes per element of the sparse sum's accumulator (float for float16 and bfloat16). */
 size_t segment_accumulator_size(ndx_dtype dtype);
 
