@@ -34,6 +34,7 @@ typedef struct segment_plan {
     int64_t num_segments;      /* unsorted and sparse; NDX_SEGMENTS_FROM_IDS: none */
     ndx_combine k;
     int threads;
+    int cached; /* unsorted, narrow rows into an output that stays in cache (segment_reduce.c) */
 } segment_plan;
 
 /* ---- infer (segment_infer.c) --------------------------------------------------------------- */
