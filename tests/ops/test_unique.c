@@ -359,6 +359,14 @@ static void test_allocator_contract(void **state) {
                  NDX_E_NO_MEMORY, NULL);
     assert_true(y.data == NULL && idx.data == NULL && counts.data == NULL);
     assert_int_equal(a.live, 0);
+    /* idx is taken before the count (which writes into it); a budget with room for the count's
+     * scratch and idx but not y fails after the count, and idx is given back. */
+    a.refuse = 0;
+    o.max_memory = 4000 * 24 + 8192 * 4 + 4000 * 4 + 100; /* 37 values of y: 148 bytes */
+    assert_fails(ndx_unique(&x, 0, NDX_INT32, &o, &y, &idx, &counts, &err), &err,
+                 NDX_E_MEMORY_BUDGET, "y needs 148 bytes");
+    assert_true(y.data == NULL && idx.data == NULL && counts.data == NULL);
+    assert_int_equal(a.live, 0);
     test_tensor_free(&x);
 }
 
