@@ -378,6 +378,7 @@ def main():
     if torch is None:
         print("PyTorch is not installed: its columns are skipped", file=sys.stderr)
     rows, notes = [], {}
+    load_before = os.getloadavg()[0]
     for name, make in workloads().items():
         if args.only and args.only not in name:
             continue
@@ -398,6 +399,7 @@ def main():
         s, rr = bw.rates(t)
         notes[f"bandwidth at {t} thread(s)"] = (f"memcpy {s / 1e9:.1f} GB/s (read + written), "
                                                f"random {WIDTH * 4}-byte rows {rr / 1e9:.1f} GB/s")
+    notes["load average (1 min)"] = f"{load_before:.2f} before, {os.getloadavg()[0]:.2f} after"
     print()
     print(report(rows, notes))
     return 0
