@@ -187,13 +187,13 @@ segment_divide_fn segment_find_divide(ndx_dtype dtype) {
                                  const int64_t *src, int64_t n, int64_t ahead, int64_t slice,  \
                                  unsigned char *out, A *restrict acc, A *restrict part) {       \
         int64_t known = n + ahead;                                                             \
-        const unsigned char *row = fetch_row(data, rb, src, 0, known);                         \
+        const unsigned char *row = segment_fetch_row(data, rb, src, 0, known);                         \
         for (int64_t e = 0; e < slice; e++) acc[e] = LOAD(row, e);                             \
         if (n > 1) {                                                                           \
             int64_t r = n & 7;                                                                 \
             r = r == 0 ? 8 : r == 1 ? 9 : r;                                                   \
             for (int64_t q = 1; q < r; q++) {                                                  \
-                row = fetch_row(data, rb, src, q, known);                                      \
+                row = segment_fetch_row(data, rb, src, q, known);                                      \
                 for (int64_t e = 0; e < slice; e++) acc[e] = ADD(acc[e], LOAD(row, e));        \
             }                                                                                  \
             if (op != NDX_SEGMENT_SUM && n < 10) {                                             \
@@ -202,10 +202,10 @@ segment_divide_fn segment_find_divide(ndx_dtype dtype) {
                 for (int64_t e = 0; e < slice; e++) acc[e] = acc[e] * scale;                   \
             }                                                                                  \
             for (; r < n; r += 8) {                                                            \
-                row = fetch_row(data, rb, src, r, known);                                      \
+                row = segment_fetch_row(data, rb, src, r, known);                                      \
                 for (int64_t e = 0; e < slice; e++) part[e] = LOAD(row, e);                    \
                 for (int64_t q = 1; q < 8; q++) {                                              \
-                    row = fetch_row(data, rb, src, r + q, known);                              \
+                    row = segment_fetch_row(data, rb, src, r + q, known);                              \
                     for (int64_t e = 0; e < slice; e++) part[e] = ADD(part[e], LOAD(row, e));  \
                 }                                                                              \
                 for (int64_t e = 0; e < slice; e++) acc[e] = ADD(acc[e], part[e]);             \
@@ -220,22 +220,6 @@ segment_divide_fn segment_find_divide(ndx_dtype dtype) {
             memcpy(out + e * (int64_t)sizeof(T), &v, sizeof v);                                \
         }                                                                                      \
     }
-
-/* Rows of a sparse sum between a row's prefetch (into L2) and its read. The rows are scattered
- * over a table far larger than the caches, so each read waits on memory unless it was asked for
- * early. embedding_bag sum of 1.31M ids over a [1000000, 64] float32 table (huge pages), Intel
- * Xeon, one thread: 178 ms without; into L1 8 ahead 56 ms, 16 54; into L2 16 ahead 53, 32 45,
- * 128 44 (two threads: 85 ms without, 30 at 32 ahead). */
-#define SPARSE_AHEAD 32
-
-/* Row q of the segment (src[q]), after the prefetch of row q + SPARSE_AHEAD where that is one of
- * the `known` rows the caller will read. */
-static inline const unsigned char *fetch_row(const unsigned char *data, size_t rb,
-                                             const int64_t *src, int64_t q, int64_t known) {
-    if (q + SPARSE_AHEAD < known)
-        NDX_PREFETCH_SPAN(data + (size_t)src[q + SPARSE_AHEAD] * rb, rb, NDX_PREFETCH_L2);
-    return data + (size_t)src[q] * rb;
-}
 
 #define LOAD_AS(T)                                                                             \
     static inline T load_##T(const unsigned char *row, int64_t e) {                            \
