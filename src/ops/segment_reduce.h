@@ -5,7 +5,9 @@
  * into int64 scratch and checks them there (the check step), then:
  *   unsorted  the scatter engine (scatter_nd_plan.h) scatters the data rows by the checked ids
  *             into an output that starts as the op's identity, with the op's combine
- *             (scatter_combine.h); MEAN and SQRT_N then divide each row by its count;
+ *             (scatter_combine.h); MEAN and SQRT_N then divide each row by its count. Narrow
+ *             rows into an output that stays in cache skip the copy: one thread checks and
+ *             applies the ids in one pass, into scratch (segment_reduce.c, `cached`);
  *   sorted    each segment is a run of rows; owner threads take ranges of output rows and
  *   sparse    reduce each segment's rows in order (segment_sorted.c): the segment_* ops as
  *             Eigen's reducers do, the sparse ops as TensorFlow's sparse kernel groups its sums.
