@@ -508,6 +508,17 @@ static void bad_inputs_refused(void **state) {
            "unsorted_segment_sum: segment_ids = 4 is out of range [0, 3)");
     test_tensor_free(&grid);
     test_tensor_free(&lone);
+    /* A bad id after many good ones, into narrow rows (checked as the rows are applied, into
+     * scratch): nothing written either. */
+    ndx_tensor tall = test_tensor_v(NDX_FLOAT32, 0, 2, 6000, 1);
+    fill_values(&r, &tall);
+    ndx_tensor late = test_tensor_v(NDX_INT64, 0, 1, 6000);
+    for (int64_t i = 0; i < 6000; i++) test_set_index(&late, i, i % 7 - 1);
+    test_set_index(&late, 5000, 6);
+    refuse(UNSORTED, NDX_SEGMENT_MAX, &tall, NULL, &late, 6, 6, NDX_E_OUT_OF_RANGE,
+           "unsorted_segment_max: segment_ids[5000] = 6 is out of range [0, 6)");
+    test_tensor_free(&tall);
+    test_tensor_free(&late);
     /* Ids of another rank or shape. */
     ndx_tensor ids2 = test_tensor_v(NDX_INT32, 0, 2, 4, 3);
     memset(ids2.data, 0, test_nbytes(&ids2));
@@ -559,11 +570,12 @@ static void bad_inputs_refused(void **state) {
 static void same_bits_at_any_thread_count(void **state) {
     (void)state;
     test_rng r = {99};
-    /* Single elements (the bucketed elements path), wide rows (rows / owned), few wide rows
-     * (columns), for every family. */
-    const int64_t shapes[][2] = {{300000, 1}, {20000, 96}, {4000, 1024}};
-    const int64_t segs[] = {5000, 700, 3};
-    for (int s = 0; s < 3; s++)
+    /* Single elements into a small output (applied by one thread from the ids), wide rows
+     * (rows / owned), few wide rows (columns), single elements into a large output (the bucketed
+     * elements path), for every family. */
+    const int64_t shapes[][2] = {{300000, 1}, {20000, 96}, {4000, 1024}, {300000, 1}};
+    const int64_t segs[] = {5000, 700, 3, 400000};
+    for (int s = 0; s < 4; s++)
         for (int family = UNSORTED; family <= SPARSE; family++) {
             ndx_segment_op op = family == SPARSE ? NDX_SEGMENT_MEAN : NDX_SEGMENT_SUM;
             ndx_tensor data = test_tensor(NDX_FLOAT32, 0, 2, shapes[s]);
@@ -585,7 +597,7 @@ static void same_bits_at_any_thread_count(void **state) {
             }
             assert_tensor_eq(&outs[0], &outs[1]);
             assert_tensor_eq(&outs[0], &outs[2]);
-            if (s == 0 && family == UNSORTED) { /* and the reference agrees */
+            if ((s == 0 || s == 3) && family == UNSORTED) { /* and the reference agrees */
                 ndx_tensor want = test_tensor(NDX_FLOAT32, 0, 2, (int64_t[]){segs[s], 1});
                 ref_unsorted_segment_fill(op, &data, &ids, &want);
                 assert_tensor_eq(&outs[0], &want);
@@ -602,7 +614,8 @@ static void same_bits_at_any_thread_count(void **state) {
 
 static void memory_budget_and_overflow(void **state) {
     (void)state;
-    ndx_tensor data = test_tensor_v(NDX_FLOAT32, 0, 2, 1000, 4);
+    /* Rows of 32 bytes: unsorted ones too wide to be applied from the ids (below). */
+    ndx_tensor data = test_tensor_v(NDX_FLOAT32, 0, 2, 1000, 8);
     memset(data.data, 0, test_nbytes(&data));
     ndx_tensor ids = test_tensor_v(NDX_INT32, 0, 1, 1000);
     for (int i = 0; i < 1000; i++) ((int32_t *)ids.data)[i] = i / 10;
@@ -610,20 +623,39 @@ static void memory_budget_and_overflow(void **state) {
     for (int family = UNSORTED; family <= SPARSE; family++) {
         /* The ids' copy alone is 8000 bytes. */
         ndx_options opt = {.num_threads = 1, .max_memory = 4000};
-        ndx_tensor out = test_tensor_v(NDX_FLOAT32, 0, 2, 100, 4);
+        ndx_tensor out = test_tensor_v(NDX_FLOAT32, 0, 2, 100, 8);
         test_guard g = test_guard_fill(&out, 0x5a);
         assert_fails(run_family(family, NDX_SEGMENT_SUM, &data, &ids, &ids, 100, &opt, &out, &err),
                      &err, NDX_E_MEMORY_BUDGET, "the checked segment ids needs 8000 bytes");
         assert_untouched(&g, &out);
         /* Enough for the copy and the output it allocates. */
-        opt.max_memory = 8000 + (family == SPARSE ? 8000 : 0) + 1600 + 4096;
+        opt.max_memory = 8000 + (family == SPARSE ? 8000 : 0) + 3200 + 4096;
         ndx_tensor mine = {0};
         assert_ok(run_family(family, NDX_SEGMENT_SUM, &data, &ids, &ids, 100, &opt, &mine, &err),
                   &err);
         ndx_tensor_free(&mine);
         test_tensor_free(&out);
     }
-    /* Sizes: [2^62] + [4] floats cannot be addressed. */
+    /* Narrow unsorted rows are applied from the ids into a copy of the segments in scratch:
+     * 100 x 4 bytes here. */
+    ndx_tensor narrow = test_tensor_v(NDX_FLOAT32, 0, 2, 1000, 1);
+    memset(narrow.data, 0, test_nbytes(&narrow));
+    ndx_options tight = {.num_threads = 1, .max_memory = 300};
+    ndx_tensor small = test_tensor_v(NDX_FLOAT32, 0, 2, 100, 1);
+    test_guard sg = test_guard_fill(&small, 0x5a);
+    assert_fails(ndx_unsorted_segment_reduce(NDX_SEGMENT_MAX, &narrow, &ids, 100, &tight, &small,
+                                             &err),
+                 &err, NDX_E_MEMORY_BUDGET, "the segments needs 400 bytes");
+    assert_untouched(&sg, &small);
+    tight.max_memory = 800 + 4096; /* the copy and the output it allocates */
+    ndx_tensor fresh = {0};
+    assert_ok(ndx_unsorted_segment_reduce(NDX_SEGMENT_MAX, &narrow, &ids, 100, &tight, &fresh,
+                                          &err),
+              &err);
+    ndx_tensor_free(&fresh);
+    test_tensor_free(&small);
+    test_tensor_free(&narrow);
+    /* Sizes: [2^62] + [8] floats cannot be addressed. */
     ndx_tensor out = {0};
     assert_fails(ndx_unsorted_segment_reduce(NDX_SEGMENT_SUM, &data, &ids, (int64_t)1 << 62, NULL,
                                              &out, &err),
