@@ -69,6 +69,11 @@ ref_verdict ref_dense_to_sparse(const ndx_tensor *dense, ndx_sparse_tensor *out,
 /* 1 when the element of `w` bytes at p is dense_to_sparse's zero for dtype d. */
 int ref_is_zero(const unsigned char *p, ndx_dtype d, size_t w);
 
+/* ndx_bincount (ndx.h section 5g2): flags NDX_BINCOUNT_DENSE and NDX_BINCOUNT_BINARY_OUTPUT;
+ * sums in index order in the weights' dtype. */
+ref_verdict ref_bincount(const ndx_tensor *arr, int64_t size, const ndx_tensor *weights,
+                         unsigned flags, ndx_tensor *out, char *why);
+
 /* Frees what a reference built. */
 void ref_tensor_free(ndx_tensor *t);
 void ref_sparse_free(ndx_sparse_tensor *sp);
