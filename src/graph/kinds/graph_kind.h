@@ -36,6 +36,7 @@ typedef struct graph_attrs {
     int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
     int combiner;       /* EmbeddingBag(Grad): an ndx_segment_op (SUM, MEAN, SQRT_N) */
     int bag_offsets;    /* EmbeddingBag(Grad): 1 for NDX_BAGS_OFFSETS */
+    int binary_output;  /* DenseBincount */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
