@@ -55,8 +55,8 @@ static ndx_status bincount_infer(const ndx_spec *arr, int64_t size, const ndx_sp
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: arr must be at most rank 2 (TensorFlow: Shape must be at most rank 2 "
                         "but is rank %d)", op, arr->rank);
-    int64_t nw = known_count(weights);
-    if (nw != 0 && arr->rank >= 0 && weights->rank >= 0 &&
+    /* Weights of unknown length may yet be empty: the check waits. */
+    if (known_count(weights) > 0 && arr->rank >= 0 &&
         (arr->rank != weights->rank || !ndx_dims_agree(arr->rank, arr->shape, weights->shape))) {
         char dims[NDX_DIMS_TEXT], wdims[NDX_DIMS_TEXT];
         ndx_format_spec_dims(dims, sizeof dims, arr);

@@ -263,6 +263,8 @@ static void infer_on_partial_specs(void **state) {
     ndx_spec w = spec(NDX_INT64, 1, SHAPE(NDX_UNKNOWN));
     ndx_spec flat = spec(NDX_INT32, 1, SHAPE(4));
     assert_ok(ndx_bincount_infer(&flat, 3, &w, 0, &out, &err), &err);
+    ndx_spec wr = spec(NDX_INT64, 2, SHAPE(NDX_UNKNOWN, 4));
+    assert_ok(ndx_bincount_infer(&flat, 3, &wr, 0, &out, &err), &err);
     ndx_spec w3 = spec(NDX_INT64, 1, SHAPE(3));
     assert_fails(ndx_bincount_infer(&flat, 3, &w3, 0, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "`weights` must be the same shape");
