@@ -48,9 +48,6 @@ static ndx_status bincount_infer(const ndx_spec *arr, int64_t size, const ndx_sp
         return ndx_fail(err, NDX_E_UNSUPPORTED,
                         "%s: weights of dtype %s is not supported (int32, int64, float32, "
                         "float64)", op, ndx_dtype_name(weights->dtype));
-    if (size < 0 && !(size == NDX_UNKNOWN && !views))
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: size (%lld) must be non-negative", op,
-                        (long long)size);
     if ((flags & NDX_BINCOUNT_DENSE) && arr->rank > 2)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: arr must be at most rank 2 (TensorFlow: Shape must be at most rank 2 "
@@ -66,6 +63,10 @@ static ndx_status bincount_infer(const ndx_spec *arr, int64_t size, const ndx_sp
                         "in which case it acts as all weights equal to 1. Received %s for arr of "
                         "shape %s", op, wdims, dims);
     }
+    /* After the shapes, as TensorFlow's kernel checks them. */
+    if (size < 0 && !(size == NDX_UNKNOWN && !views))
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: size (%lld) must be non-negative", op,
+                        (long long)size);
     ndx_spec o = *weights;
     if ((flags & NDX_BINCOUNT_DENSE) && arr->rank < 0) {
         o.rank = NDX_UNKNOWN;

@@ -277,6 +277,51 @@ static void infer_on_partial_specs(void **state) {
     assert_spec_dims(&out, "[3]");
 }
 
+/* Infer on complete and partial specs agrees with the op on random cases, good and bad. */
+static void infer_agrees_with_the_op(void **state) {
+    (void)state;
+    test_rng r = {77};
+    static const ndx_dtype arr_dtypes[3] = {NDX_INT32, NDX_INT64, NDX_INT16};
+    static const ndx_dtype w_dtypes[5] = {NDX_INT32, NDX_INT64, NDX_FLOAT32, NDX_FLOAT64,
+                                          NDX_BFLOAT16};
+    for (int trial = 0; trial < 400; trial++) {
+        unsigned flags = (unsigned)rng_below(&r, 4);
+        int rank = (int)rng_range(&r, 0, 3);
+        int64_t shape[3];
+        for (int k = 0; k < rank; k++) shape[k] = rng_range(&r, 0, 4);
+        ndx_tensor arr = test_tensor(arr_dtypes[rng_below(&r, 8) == 0 ? 2 : rng_below(&r, 2)], 0,
+                                     rank, shape);
+        test_fill_indices(&r, &arr, rng_below(&r, 6) == 0 ? -1 : 0, 6);
+        int64_t wshape[3];
+        memcpy(wshape, shape, sizeof wshape);
+        int wrank = rank;
+        int form = (int)rng_below(&r, 4);
+        if (form == 0) {
+            wrank = 1;
+            wshape[0] = 0;
+        } else if (form == 1 && wrank > 0) {
+            wshape[rng_below(&r, wrank)] += 1;
+        }
+        ndx_tensor w = test_tensor(w_dtypes[rng_below(&r, 10) == 0 ? 4 : rng_below(&r, 4)], 0,
+                                   wrank, wshape);
+        test_fill_random(&r, &w);
+        int64_t size = rng_range(&r, -1, 7);
+        test_inference full, partial;
+        ndx_spec as = ndx_spec_of(&arr), ws = ndx_spec_of(&w);
+        full.status = ndx_bincount_infer(&as, size, &ws, flags, &full.specs[0], &full.err);
+        ndx_spec pa = test_partial_spec(&r, &arr, 1), pw = test_partial_spec(&r, &w, 1);
+        partial.status = ndx_bincount_infer(&pa, size, &pw, flags, &partial.specs[0],
+                                            &partial.err);
+        ndx_tensor out = {0};
+        ndx_error err;
+        ndx_status st = ndx_bincount(&arr, size, &w, flags, NULL, &out, &err);
+        assert_infer_agrees(&partial, &full, st, &err, 1, &out);
+        ndx_tensor_free(&out);
+        test_tensor_free(&w);
+        test_tensor_free(&arr);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tensorflow_examples),
@@ -284,6 +329,7 @@ int main(void) {
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(hostile_inputs_refused),
         cmocka_unit_test(infer_on_partial_specs),
+        cmocka_unit_test(infer_agrees_with_the_op),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
