@@ -116,8 +116,9 @@ static void read_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     for (int64_t i = begin; i < end; i++) {
         int64_t v = ndx_read_index(base, dt, i);
         if (v < 0 && first_bad < 0) first_bad = i;
-        /* row * size + v < rows * size: the output's element count, which fits */
-        j->slots[i] = v < 0 || v >= size ? -1 : (per_row ? i / per_row * size : 0) + v;
+        /* row * size + v < rows * size: the output's element count, which fits. A negative
+         * value stays as read (for the message; the scatter drops negative slots). */
+        j->slots[i] = v < 0 ? v : v >= size ? -1 : (per_row ? i / per_row * size : 0) + v;
     }
     if (first_bad >= 0) ndx_changed_note(&j->negative, first_bad);
 }
@@ -135,7 +136,7 @@ static ndx_status read_values(ndx_call *c, const ndx_tensor *arr, int64_t size, 
     ndx_format_position(at, sizeof at, arr->rank, arr->shape, bad);
     return ndx_fail(c->err, NDX_E_INVALID_ARGUMENT,
                     "%s: Input arr must be non-negative! arr%s = %lld", op_label(flags), at,
-                    (long long)ndx_read_index(arr->data, arr->dtype, bad));
+                    (long long)slots[bad]);
 }
 
 /* ---- the call -------------------------------------------------------------------------------- */
