@@ -138,3 +138,13 @@ def test_errors():
 @pytest.mark.parametrize("fn", [ndx.math.bincount], ids=lambda f: f.__name__)
 def test_docstring_examples(fn):
     check_docstring_examples(fn)
+
+
+def test_no_gradient_as_in_tensorflow():
+    @ndx.function
+    def f(w):
+        y = ndx.math.bincount(np.array([0, 1, 1], np.int32), weights=w)
+        return ndx.gradients(ndx.reduce_sum(y), [w])
+
+    with pytest.raises(TypeError, match="no gradient is defined"):
+        f(np.array([1.0, 2.0, 3.0], np.float32))
