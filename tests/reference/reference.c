@@ -865,7 +865,8 @@ ref_verdict ref_bincount(const ndx_tensor *arr, int64_t size, const ndx_tensor *
         if (v >= size) continue;
         int64_t at = (per_row ? i / cols * size : 0) + v;
         int weighted = nw != 0 && !(flags & NDX_BINCOUNT_BINARY_OUTPUT);
-        const unsigned char *w = (const unsigned char *)weights->data + (size_t)i * weights->itemsize;
+        const unsigned char *w = weighted ? (const unsigned char *)weights->data +
+                                                (size_t)i * weights->itemsize : NULL;
         unsigned char *o = (unsigned char *)out->data + (size_t)at * weights->itemsize;
         int binary = (flags & NDX_BINCOUNT_BINARY_OUTPUT) != 0;
         switch (wt) {
