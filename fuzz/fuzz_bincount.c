@@ -52,7 +52,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ndx_tensor arr = fz_tensor(&f, at, aw, rank, shape);
     c.size = fz_dim_value(&f, f.big ? 4096 : 12);
     int64_t n = fz_count(&arr);
-    for (int64_t i = 0; i < n; i++) fz_set_int(&arr, i, fz_coordinate(&f, c.size + 1));
+    /* Values mostly in [0, size], the last skipped; negatives (errors) only in some cases, so
+     * that most large inputs are accepted. */
+    int64_t dim = c.size < 0 ? 1 : c.size == INT64_MAX ? c.size : c.size + 1;
+    int negatives = f.hostile || fz_chance(&f, 1, 8);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = fz_coordinate(&f, dim);
+        fz_set_int(&arr, i, v < 0 && !negatives ? dim : v);
+    }
 
     ndx_dtype wt = weight_dtypes[fz_byte(&f) % 4];
     if (f.hostile && fz_chance(&f, 1, 16)) wt = fz_dtype(&f);

@@ -9,8 +9,6 @@
  *          output; binary_output writes ones instead (its last write wins, all are 1).
  * Every block is taken before the first write, so a failed call writes nothing; every output
  * element has one owner applying its values in index order: the same bits at any thread count. */
-#include <stdio.h>
-
 #include "scatter_nd_plan.h"
 
 static const char *op_label(unsigned flags) {
