@@ -7,6 +7,7 @@
 #include "contract.h"
 #include "reference.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static ndx_tensor i32(int rank, const int64_t *shape, const int32_t *v) {
@@ -322,10 +323,46 @@ static void infer_agrees_with_the_op(void **state) {
     }
 }
 
+/* NaN weights of both signs and infinities (whose sum is the default NaN) in a few bins of a
+ * large input: the same bits at 1 to 4 threads, whichever path the engine takes; a bin's first
+ * NaN wins. */
+static void nan_weights_same_bits(void **state) {
+    (void)state;
+    int64_t n = 120000;
+    ndx_tensor arr = test_tensor_v(NDX_INT32, 0, 1, n);
+    ndx_tensor w = test_tensor_v(NDX_FLOAT32, 0, 1, n);
+    uint32_t neg = 0xffc00000u, pos = 0x7fc00001u;
+    float fneg, fpos;
+    memcpy(&fneg, &neg, 4), memcpy(&fpos, &pos, 4);
+    for (int64_t i = 0; i < n; i++) {
+        ((int32_t *)arr.data)[i] = (int32_t)(i % 7);
+        float v = (float)(i % 5);
+        if (i % 7 == 1) v = i % 3 ? fneg : fpos;               /* bin 1: -NaN first */
+        if (i % 7 == 2) v = (i / 7) % 2 ? INFINITY : -INFINITY; /* bin 2: inf - inf */
+        if (i % 7 == 3 && i > 3) v = i % 2 ? fneg : fpos;       /* bin 3: +NaN first (i = 10) */
+        ((float *)w.data)[i] = v;
+    }
+    ndx_tensor first = {0};
+    for (int threads = 1; threads <= 4; threads++) {
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+        ndx_tensor out = {0};
+        ndx_error err;
+        assert_ok(ndx_bincount(&arr, 7, &w, 0, &opt, &out, &err), &err);
+        assert_memory_equal((float *)out.data + 1, &neg, 4);
+        assert_memory_equal((float *)out.data + 3, &pos, 4);
+        assert_true(isnan(((float *)out.data)[2]));
+        if (!keep_first_or_assert_same(&first, &out, threads)) ndx_tensor_free(&out);
+    }
+    ndx_tensor_free(&first);
+    test_tensor_free(&w);
+    test_tensor_free(&arr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tensorflow_examples),
         cmocka_unit_test(float_weights),
+        cmocka_unit_test(nan_weights_same_bits),
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(hostile_inputs_refused),
         cmocka_unit_test(infer_on_partial_specs),
