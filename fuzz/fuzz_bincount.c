@@ -17,9 +17,15 @@ typedef struct {
     unsigned flags;
 } bincount_case;
 
-/* The output view from the specs (no value is read): what ndx_bincount_infer gives. */
+/* The output view from the views' specs (no value is read): what ndx_bincount_infer gives, once
+ * both views are well formed (a malformed rank would read as an unknown one). */
 static ndx_status bincount_shape(void *ctx, ndx_tensor *out, ndx_error *err) {
     bincount_case *c = ctx;
+    const char *what[2] = {"dense_bincount: arr", "dense_bincount: weights"};
+    if (!(c->flags & NDX_BINCOUNT_DENSE)) what[0] = "bincount: arr", what[1] = "bincount: weights";
+    ndx_status v = ndx_tensor_check(c->arr, what[0], NULL, NULL, err);
+    if (v == NDX_OK) v = ndx_tensor_check(c->weights, what[1], NULL, NULL, err);
+    if (v != NDX_OK) return v;
     ndx_spec as = ndx_spec_of(c->arr), ws = ndx_spec_of(c->weights), os;
     ndx_status s = ndx_bincount_infer(&as, c->size, &ws, c->flags, &os, err);
     if (s != NDX_OK) return s;
