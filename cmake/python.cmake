@@ -21,9 +21,11 @@ file(GLOB NDX_PYTHON_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/python/src/
 Python3_add_library(ndx_python MODULE WITH_SOABI ${NDX_PYTHON_SOURCES} $<TARGET_OBJECTS:ndx_objects>)
 set_target_properties(ndx_python PROPERTIES OUTPUT_NAME _ndx C_VISIBILITY_PRESET hidden
   LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/python/ndx)
-# The module reads libndx's internal string widths (src/core/string_width.h) besides ndx.h.
+# The module reads libndx's internal string widths (src/core/string_width.h) and runs the
+# variables' row scatters eagerly (src/ops/scatter_rows.h), besides ndx.h.
 target_include_directories(ndx_python PRIVATE ${PROJECT_SOURCE_DIR}/include
-  ${PROJECT_SOURCE_DIR}/src/core ${PROJECT_SOURCE_DIR}/python/src ${NDX_NUMPY_INCLUDE})
+  ${PROJECT_SOURCE_DIR}/src/core ${PROJECT_SOURCE_DIR}/src/ops ${PROJECT_SOURCE_DIR}/python/src
+  ${NDX_NUMPY_INCLUDE})
 target_link_libraries(ndx_python PRIVATE Threads::Threads m ZLIB::ZLIB)
 if(NDX_HAS_STRINGOP_STRATEGY)
   target_compile_options(ndx_python PRIVATE ${NDX_FLAGS_stringop})

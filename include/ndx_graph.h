@@ -686,8 +686,8 @@ typedef struct ndx_kind {
     int num_outputs;             /* a count; -1: the value of the attribute outputs_attr */
     const char *outputs_attr;    /* "num_partitions" when num_outputs is -1, else NULL */
     unsigned flags;              /* NDX_KIND_SPARSE_OUTPUT, NDX_KIND_STATEFUL, ... */
-    int num_variables;           /* NDX_KIND_MUTATES (and ReadVariableOp): its leading inputs
-                                    that are Variable nodes */
+    int num_variables;           /* NDX_KIND_MUTATES (and ReadVariableOp, ResourceGather): its
+                                    leading inputs that are Variable nodes */
     int num_attrs;
     ndx_kind_attr attrs[NDX_KIND_MAX_ATTRS]; /* in the text form's order */
 } ndx_kind;
@@ -922,6 +922,9 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
  *   gather(p, i, axis, b)       dp = SLICES(rows (b..., o..., i[b..., j...]) over dy's leading
  *                               dims, dy's rows); axis must be a constant, the ranks known
+ *   ResourceGather(v, i, b)     dv = SLICES(i's rows, dy's rows) (b = 0: TensorFlow's
+ *                               IndexedSlices; b > 0 as gather's with axis b); no gradient for
+ *                               the row scatters ResourceScatterAdd .. ResourceScatterUpdate
  *   boolean_mask(t, m, axis)    dt = SLICES(rows (o..., where(m)[j]), dy's rows)
  *   one_hot                     NONE;  unique, unique_with_counts, unique_v2: no gradient
  *   bincount, dense_bincount    no gradient (as in TensorFlow)
@@ -1048,28 +1051,31 @@ NDX_API ndx_output ndx_gradient_apply_at(const char *file, int line, ndx_scope s
  * output gives its readers in that run the fed value; updates still change the variable itself.
  *
  * Program order (TensorFlow 2's automatic control dependencies). A ReadVariableOp node
- * (ndx_op_read_variable) reads a variable after the updates of that variable built before it:
- * build order is program order. A run that needs such a read also runs every update of the
- * variable built before it (as if they were targets), and such a run takes another path: every
- * node runs in build order, each update at its place, into the run's own copy of its variable
- * (made at the variable's first update in the run, from the pool: counted by max_memory); a
- * ReadVariableOp gives a copy of that copy as it is at its place (or, before any update of the
- * variable in the run, the variable itself), and only once every node and fetch succeeded do the
- * copies replace the variables. So all or nothing still holds: a failure anywhere (an update's
- * check or run included) leaves every variable as it was. A ReadVariableOp reads the variable
- * itself, whatever is fed to the Variable node's output. Runs with no ReadVariableOp take the
- * path above, unchanged (no copies). Two updates of one variable always apply in build order;
- * the Variable node's output stays the value at the start of the run, even in a graph that
- * reads it again after an update.
+ * (ndx_op_read_variable) and a ResourceGather node (ndx_op_resource_gather, which reads the rows it
+ * gathers from the variable itself, no copy) read a variable after the updates of that variable
+ * built before it: build order is program order. A run that needs such a read (a ResourceGather:
+ * one with an update of its variable built before it) also runs every update of the variable built
+ * before it (as if they were targets), and such a run takes another path: every node runs in build
+ * order, each update at its place, into the run's own copy of its variable (made at the variable's
+ * first update in the run, from the pool: counted by max_memory); a ReadVariableOp gives a copy of
+ * that copy as it is at its place (or, before any update of the variable in the run, the variable
+ * itself), a ResourceGather gathers from it as it is there, and only once every node and fetch
+ * succeeded do the copies replace the variables. So all or nothing still holds: a failure anywhere
+ * (an update's check or run included) leaves every variable as it was. A ReadVariableOp or
+ * ResourceGather reads the variable itself, whatever is fed to the Variable node's output. Runs
+ * with no such read take the path above, unchanged (no copies); a ResourceGather there reads the
+ * variable at the start of the run, as its place in program order says. Two updates of one variable
+ * always apply in build order; the Variable node's output stays the value at the start of the run,
+ * even in a graph that reads it again after an update.
  *
- * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no
- * outputs, so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
+ * In the text form (section 6): `table = Variable(init) : float32[4, 2]`; an update has no outputs,
+ * so no ` : specs` (`step = ResourceSparseApplyGradientDescent(table, lr, grad, ids)`);
  * ResourceSparseApplyAdagrad and ...V2 take update_slots=true|false (default true) and
  * sum_duplicates=true|false (default false: NDX_APPLY_SUM_DUPLICATES, Keras's step); the other
- * updates are ResourceScatterNdAdd, AssignAddVariableOp, AssignSubVariableOp and
- * AssignVariableOp; a read after them is `now = ReadVariableOp(table) : float32[4, 2]`. The text
- * keeps build order, so a saved graph keeps its program order, and graphs with no
- * ReadVariableOp run as they always did.
+ * updates are ResourceScatterNdAdd, ResourceScatterAdd .. ResourceScatterUpdate,
+ * AssignAddVariableOp, AssignSubVariableOp and AssignVariableOp; a read after them is `now =
+ * ReadVariableOp(table) : float32[4, 2]`. The text keeps build order, so a saved graph keeps its
+ * program order, and graphs with no ReadVariableOp run as they always did.
  *
  * The updates are ndx.h's (section 5e): duplicate indices apply one after another in index
  * order (or, for Adagrad with sum_duplicates, once with their sum), so the results are the same
@@ -1133,6 +1139,51 @@ NDX_API ndx_operation ndx_op_assign_add_variable_at(const char *file, int line, 
     ndx_op_assign_variable_at(__FILE__, __LINE__, (s), (var), (value))
 NDX_API ndx_operation ndx_op_assign_variable_at(const char *file, int line, ndx_scope s,
                                                 ndx_output var, ndx_output value);
+
+/* The row scatters, TensorFlow's ResourceScatterAdd, ...Sub, ...Mul, ...Div, ...Min, ...Max and
+ * ...Update (Variable.scatter_add etc.): for each position i of `indices` (int32 or int64, any
+ * shape; int16 too, as ndx's other index ops), row indices[i] of the variable combined with
+ * updates[i, ...]: `updates` of var's dtype and of shape indices.shape + var.shape[1:], or a
+ * scalar combined with every element of every row named. var must have rank >= 1. The updates
+ * of a repeated index apply one after another in the order of the flattened indices (UPDATE:
+ * the last one wins), as tensor_scatter_nd's duplicates do, so the results are the same bits at
+ * any thread count. Arithmetic as the scatters' (ndx.h section 5b): integers wrap, float16 and
+ * bfloat16 round after every step, MIN/MAX keep the current value on a tie or a NaN update;
+ * MUL multiplies, DIV divides (integers truncate, x / -1 wraps; floats IEEE; complex as C's
+ * division). Dtypes: UPDATE every dtype (strings of the variable's width); ADD, SUB, MUL, DIV
+ * every number; MIN, MAX integers and real floats; others NDX_E_UNSUPPORTED when built. An
+ * index outside [0, var.shape[0]) fails the run before any variable changes, with TensorFlow's
+ * words: "ResourceScatterAdd: indices[3] = 9 is not in [0, 5)"; so does an integer DIV by zero
+ * ("ResourceScatterDiv: integer division by zero: updates[2] = 0"; TensorFlow's CPU kernel
+ * would trap). Not differentiable (no gradient, as in TensorFlow). The text form names the
+ * inputs resource, indices, updates: `ResourceScatterMax(table, ids, rows)`. */
+typedef enum ndx_resource_scatter_op {
+    NDX_RESOURCE_SCATTER_ADD = 0,
+    NDX_RESOURCE_SCATTER_SUB,
+    NDX_RESOURCE_SCATTER_MUL,
+    NDX_RESOURCE_SCATTER_DIV,
+    NDX_RESOURCE_SCATTER_MIN,
+    NDX_RESOURCE_SCATTER_MAX,
+    NDX_RESOURCE_SCATTER_UPDATE
+} ndx_resource_scatter_op;
+#define ndx_op_resource_scatter(s, op, var, indices, updates) \
+    ndx_op_resource_scatter_at(__FILE__, __LINE__, (s), (op), (var), (indices), (updates))
+NDX_API ndx_operation ndx_op_resource_scatter_at(const char *file, int line, ndx_scope s,
+                                                 ndx_resource_scatter_op op, ndx_output var,
+                                                 ndx_output indices, ndx_output updates);
+
+/* ResourceGather (Variable.sparse_read, and tf.gather / tf.nn.embedding_lookup on a variable):
+ * gather(var, indices, axis = batch_dims, batch_dims) (section 3's ndx_op_gather) of the
+ * variable as it is at this node in program order, as ReadVariableOp reads it, but without
+ * copying the variable: the rows come straight from it. A negative batch_dims counts from the
+ * end of indices' dims. The text form's attributes are batch_dims (default 0) and
+ * validate_indices (default true; accepted and ignored, as TensorFlow's CPU kernel does:
+ * indices are always checked). Its gradient is the variable's, as slices: TensorFlow's
+ * IndexedSlices(dy's rows, indices, shape(var)), which the sparse steps take. */
+#define ndx_op_resource_gather(s, var, indices, batch_dims) \
+    ndx_op_resource_gather_at(__FILE__, __LINE__, (s), (var), (indices), (batch_dims))
+NDX_API ndx_output ndx_op_resource_gather_at(const char *file, int line, ndx_scope s,
+                                             ndx_output var, ndx_output indices, int batch_dims);
 
 /* ReadVariableOp: the value of variable `var` (a Variable node's output) after every update of
  * it built before this node (see "Program order" above); its gradient is the gradient of the

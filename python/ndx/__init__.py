@@ -53,7 +53,8 @@ from ._bincount import *  # noqa: F401,F403 (bincount, TensorFlow 1's name)
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
 from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
 from ._tape import TapedArray
-from ._variables import Variable
+from ._variables import (Variable, scatter_add, scatter_div, scatter_max, scatter_min,
+                         scatter_mul, scatter_sub, scatter_update)
 from ._apply import sparse_apply_adagrad, sparse_apply_sgd
 from . import optimizers
 from . import math

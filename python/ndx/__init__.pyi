@@ -39,6 +39,10 @@ from ._gradients import (
 )
 from ._tape import TapedArray as TapedArray
 from ._variables import Variable as Variable
+from ._variables import (scatter_add as scatter_add, scatter_div as scatter_div,
+                         scatter_max as scatter_max, scatter_min as scatter_min,
+                         scatter_mul as scatter_mul, scatter_sub as scatter_sub,
+                         scatter_update as scatter_update)
 from ._apply import sparse_apply_adagrad as sparse_apply_adagrad, sparse_apply_sgd as sparse_apply_sgd
 from . import optimizers as optimizers
 from . import math as math

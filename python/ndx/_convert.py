@@ -51,6 +51,10 @@ class BFloat16Array:
         obj.bits = np.asarray(bits)
         return obj
 
+    def copy(self):
+        """A BFloat16Array of its own copy of the bits."""
+        return BFloat16Array.from_bits(self.bits.copy())
+
     def to_float32(self):
         """The values as a float32 array (exact: every bfloat16 is a float32)."""
         wide = self.bits.astype(np.uint32)

@@ -50,7 +50,9 @@ def gather(params: _Value, indices: _Value, validate_indices: Any = None,
     dims). An index outside [0, params.shape[axis]) raises InvalidArgumentError.
     validate_indices is ignored, as in TensorFlow. TensorFlow 1's tf.compat.v1.gather takes
     the same arguments with name before axis: by keyword, both spellings work. Under a
-    GradientTape, params' gradient is an ndx.IndexedSlices of the rows read.
+    GradientTape, params' gradient is an ndx.IndexedSlices of the rows read. On an ndx.Variable
+    with axis 0 it is params.sparse_read(indices), as in TensorFlow: inside a trace the rows are
+    read straight from the variable (ResourceGather), with no copy of the table.
 
     >>> ndx.gather(np.array([[0, 1, 2], [3, 4, 5]], np.int32), [2, 0], axis=1)
     array([[2, 0],
@@ -66,6 +68,9 @@ def gather(params: _Value, indices: _Value, validate_indices: Any = None,
     batch_dims = int(batch_dims)
     if axis is None:
         axis = batch_dims
+    if getattr(params, "_ndx_variable", False) and batch_dims == 0 and (
+            isinstance(axis, (int, np.integer)) and axis == 0):
+        return params.sparse_read(indices, name=name)  # (TensorFlow's: rows of the variable)
     m = _mode()
     params = m.convert(params)
     indices = _index(m, indices)

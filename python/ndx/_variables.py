@@ -15,13 +15,16 @@ lock, so two functions sharing a variable run one after the other.
 In a graph a Variable becomes one Variable node per graph, made on first use (named after the
 Variable; its initial value is a Const of the value at trace time, or a Fill of zeros past 64 KiB,
 which the first run overwrites anyway): its handle, whose output is the value at the start of a
-call. Updates (assign, assign_add, assign_sub, scatter_nd_add, the optimizers' steps) are nodes
+call. Updates (assign, assign_add, assign_sub, scatter_nd_add, the row scatters scatter_add ..
+scatter_update, the optimizers' steps) are nodes
 with no outputs that every call of the trace runs (ndx_session_run_targets), all or nothing.
 Reads and updates follow program order, as TensorFlow 2's automatic control dependencies make
 them: a read before the variable's first update in the trace is the handle itself (so a trace
 that only reads, then updates, runs exactly as it always did); a read after an update is a
 ReadVariableOp node (one per run of reads between two updates), which the C session runs after
-every update of the variable built before it (ndx_graph.h, "Program order")."""
+every update of the variable built before it (ndx_graph.h, "Program order"). sparse_read (and
+ndx.gather / ndx.nn.embedding_lookup of a Variable) is a ResourceGather node on the handle, which
+the C session runs at its place in program order too, gathering straight from the variable."""
 import threading
 
 import numpy as np
@@ -31,7 +34,14 @@ from ._convert import BFloat16Array, _as_array
 from ._graph import Tensor, _convert_to, _user_frame, as_dtype, dtype_of, valid_name
 from ._ref import IdentityDict, Reference, unhashable
 
-__all__ = ["Variable", "run"]
+__all__ = ["Variable", "run", "scatter_add", "scatter_sub", "scatter_mul", "scatter_div",
+           "scatter_min", "scatter_max", "scatter_update"]
+
+# The row scatters, by ndx_resource_scatter_op (ndx_graph.h): the kind's type and the method.
+_SCATTERS = ("ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMul",
+             "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax",
+             "ResourceScatterUpdate")
+_ADD, _SUB, _MUL, _DIV, _MIN, _MAX, _UPDATE = range(7)
 
 _CONST_INIT_BYTES = 1 << 16
 _next_id = [0]
@@ -195,6 +205,112 @@ class Variable:
             self._set(tensor_scatter_nd_add(self._value, indices, _convert_to(updates, self.dtype)))
         return self
 
+    # ---- rows: the row scatters (ResourceScatterAdd ..) and sparse reads (ResourceGather) ----
+    #
+    # Each scatter combines the rows of sparse_delta.values into the variable's rows that
+    # sparse_delta.indices names (any shape, int32 or int64): values of shape indices.shape +
+    # shape[1:], or a scalar for every element of every row named. A repeated index applies its
+    # rows one after another in the order of the flattened indices (update: the last one wins),
+    # the same bits at any thread count. An index outside [0, shape[0]) raises
+    # InvalidArgumentError ("ResourceScatterAdd: indices[3] = 9 is not in [0, 5)") and changes
+    # nothing, as does an integer scatter_div by zero. use_locking is accepted for TensorFlow's
+    # signature (updates of a variable never overlap in ndx). Inside a trace each is an update
+    # node every call runs, in program order; outside it runs now. Returns the variable.
+
+    def _scatter_rows(self, op, indices, updates, name=None):
+        g = _graph()
+        if g is not None:
+            from ._gather_ops import _index
+            inputs = [self._ndx_handle(g), _index(g, indices), g.convert(updates, self.dtype)]
+            _update(g, [self], _SCATTERS[op], inputs, name=name)
+            return self
+        updates = _convert_to(updates, self.dtype)
+        with self._lock, _trace.paused():  # (an update is not recorded by tapes, as in TF)
+            self._fresh()
+            _ndx._resource_scatter(self._value, op, indices, updates, None)
+            self._set(self._value)
+        return self
+
+    def _scatter(self, op, sparse_delta, name):
+        from ._gradients import IndexedSlices
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError(f"sparse_delta is not IndexedSlices: {sparse_delta!r}")
+        return self._scatter_rows(op, sparse_delta.indices, sparse_delta.values, name)
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        """Adds sparse_delta.values to the rows sparse_delta.indices names (TensorFlow's
+        Variable.scatter_add, ResourceScatterAdd; see the notes above these methods).
+
+        >>> v = ndx.Variable([1., 2., 3., 4.])
+        >>> v.scatter_add(ndx.IndexedSlices(np.float32([10., 20., 30.]), [2, 0, 2])).numpy()
+        array([21.,  2., 43.,  4.], dtype=float32)
+        """
+        return self._scatter(_ADD, sparse_delta, name)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        """Subtracts sparse_delta.values from the rows it names (ResourceScatterSub)."""
+        return self._scatter(_SUB, sparse_delta, name)
+
+    def scatter_mul(self, sparse_delta, use_locking=False, name=None):
+        """Multiplies the rows sparse_delta names by its values (ResourceScatterMul)."""
+        return self._scatter(_MUL, sparse_delta, name)
+
+    def scatter_div(self, sparse_delta, use_locking=False, name=None):
+        """Divides the rows sparse_delta names by its values (ResourceScatterDiv): integers
+        truncate, an integer zero divisor raises InvalidArgumentError; floats as IEEE."""
+        return self._scatter(_DIV, sparse_delta, name)
+
+    def scatter_min(self, sparse_delta, use_locking=False, name=None):
+        """The smaller of each element and its update (ResourceScatterMin; integers and real
+        floats; a NaN update leaves the element)."""
+        return self._scatter(_MIN, sparse_delta, name)
+
+    def scatter_max(self, sparse_delta, use_locking=False, name=None):
+        """The larger of each element and its update (ResourceScatterMax; integers and real
+        floats; a NaN update leaves the element)."""
+        return self._scatter(_MAX, sparse_delta, name)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """Sets the rows sparse_delta names to its values; of a repeated index the last row
+        wins (ResourceScatterUpdate).
+
+        >>> v = ndx.Variable([[1, 2], [3, 4], [5, 6]])
+        >>> v.scatter_update(ndx.IndexedSlices(np.int32([[0, 0], [9, 9]]), [2, 2])).numpy()
+        array([[1, 2],
+               [3, 4],
+               [9, 9]], dtype=int32)
+        """
+        return self._scatter(_UPDATE, sparse_delta, name)
+
+    def sparse_read(self, indices, name=None):
+        """The rows `indices` names (any shape; int32 or int64), as TensorFlow's
+        Variable.sparse_read: shape indices.shape + shape[1:]. Inside a trace one ResourceGather
+        node, which reads the rows straight from the variable at this point of the program (no
+        copy of the table) and whose gradient reaches the variable as an ndx.IndexedSlices of
+        the rows read, for the optimizers' sparse steps; ndx.gather(v, ids) and
+        ndx.nn.embedding_lookup(v, ids) on a Variable read it this way. An index out of range
+        raises InvalidArgumentError.
+
+        >>> ndx.Variable([[1., 2.], [3., 4.], [5., 6.]]).sparse_read([2, 0])
+        array([[5., 6.],
+               [1., 2.]], dtype=float32)
+        """
+        from ._gather_ops import _index, gather
+        g = _graph()
+        if g is not None:
+            return g.op("ResourceGather", [self._ndx_handle(g), _index(g, indices)], {}, name)[0]
+        if _trace.active and _trace.tapes() is not None:  # (recorded as a gather of the read)
+            return gather(_trace.read(self), indices, name=name)
+        with self._lock:
+            self._fresh()
+            return gather(self._value, indices)
+
+    def gather_nd(self, indices, name=None):
+        """gather_nd(value, indices) (TensorFlow's Variable.gather_nd): the slices of the value
+        at the rows of `indices` (index depth indices.shape[-1])."""
+        from ._dense import gather_nd
+        return gather_nd(self.read_value(), indices, name=name)
+
     # ---- in graphs ------------------------------------------------------------------------
 
     def _ndx_tensor(self, g):
@@ -340,10 +456,10 @@ def _value_of(o):
     return o._v() if isinstance(o, Variable) else o
 
 
-def _update(g, variables, type, inputs, attrs=None):
+def _update(g, variables, type, inputs, attrs=None, name=None):
     """Adds an update node (no outputs) of these Variables that every call of the trace runs;
     their reads from now on read after it."""
-    g.op(type, inputs, attrs)
+    g.op(type, inputs, attrs, name)
     g.add_target(g._g.count())  # (an update is the last node its builder adds)
     for v in variables:
         g._updated.add(v)
@@ -374,3 +490,69 @@ def run(graph, session, run, *args):
     finally:
         for v, _ in variables:
             v._lock.release()
+
+
+# ---- TensorFlow 1's functions on a variable (tf.compat.v1.scatter_add ...) -------------------
+
+def _ref(ref, what):
+    if not isinstance(ref, Variable):
+        raise TypeError(f"{what}: ref must be an ndx.Variable, not {type(ref).__name__}")
+    return ref
+
+
+def scatter_add(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices[i...], ...] += updates[i..., ...] for each position of indices, in order
+    (TensorFlow 1's tf.scatter_add, tf.compat.v1.scatter_add, on a Variable): Variable.scatter_add
+    with indices and updates apart. Returns ref.
+
+    The example of TensorFlow's documentation:
+
+    >>> ref = ndx.Variable([1, 2, 3, 4, 5, 6, 7, 8])
+    >>> ndx.scatter_add(ref, [4, 3, 1, 7], [9, 10, 11, 12]).numpy()
+    array([ 1, 13,  3, 14, 14,  6,  7, 20], dtype=int32)
+    """
+    return _ref(ref, "scatter_add")._scatter_rows(_ADD, indices, updates, name)
+
+
+def scatter_sub(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices[i...], ...] -= updates[i..., ...] (tf.compat.v1.scatter_sub). Returns ref.
+
+    >>> ref = ndx.Variable([1, 2, 3, 4, 5, 6, 7, 8])
+    >>> ndx.scatter_sub(ref, [4, 3, 1, 7], [9, 10, 11, 12]).numpy()
+    array([ 1, -9,  3, -6, -4,  6,  7, -4], dtype=int32)
+    """
+    return _ref(ref, "scatter_sub")._scatter_rows(_SUB, indices, updates, name)
+
+
+def scatter_mul(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices[i...], ...] *= updates[i..., ...] (tf.compat.v1.scatter_mul). Returns ref."""
+    return _ref(ref, "scatter_mul")._scatter_rows(_MUL, indices, updates, name)
+
+
+def scatter_div(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices[i...], ...] /= updates[i..., ...] (tf.compat.v1.scatter_div; integers
+    truncate, an integer zero divisor raises). Returns ref."""
+    return _ref(ref, "scatter_div")._scatter_rows(_DIV, indices, updates, name)
+
+
+def scatter_min(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices[i...], ...] = min(that, updates[i..., ...]) (tf.compat.v1.scatter_min).
+    Returns ref."""
+    return _ref(ref, "scatter_min")._scatter_rows(_MIN, indices, updates, name)
+
+
+def scatter_max(ref, indices, updates, use_locking=False, name=None):
+    """ref[indices[i...], ...] = max(that, updates[i..., ...]) (tf.compat.v1.scatter_max).
+    Returns ref."""
+    return _ref(ref, "scatter_max")._scatter_rows(_MAX, indices, updates, name)
+
+
+def scatter_update(ref, indices, updates, use_locking=True, name=None):
+    """ref[indices[i...], ...] = updates[i..., ...] (tf.compat.v1.scatter_update); of a
+    repeated index the last update wins. Returns ref.
+
+    >>> ref = ndx.Variable([1, 2, 3, 4, 5, 6, 7, 8])
+    >>> ndx.scatter_update(ref, [4, 3, 1, 7], [9, 10, 11, 12]).numpy()
+    array([ 1, 11,  3, 10,  9,  6,  7, 12], dtype=int32)
+    """
+    return _ref(ref, "scatter_update")._scatter_rows(_UPDATE, indices, updates, name)

@@ -2,9 +2,11 @@
  * and ndx/_variables.py are the Python half): _Graph.gradients and _Graph.variable add nodes
  * through ndx_graph_gradients and ndx_op_variable; _Session.read_variable and write_variable copy
  * a session's variable; _sparse_apply_sgd and _sparse_apply_adagrad run ndx.h's eager steps on
- * NumPy arrays in place. */
+ * NumPy arrays in place, and _resource_scatter the row scatters of Variable.scatter_add etc.
+ * (the kernel of the ResourceScatter* kinds, scatter_rows.h). */
 #include "graph.h"
 #include "ops.h"
+#include "scatter_rows.h"
 
 /* (id, index) of an output. */
 static PyObject *handle(ndx_output o) { return Py_BuildValue("(ki)", (unsigned long)o.op.id, o.index); }
@@ -282,6 +284,42 @@ PyObject *py_sparse_apply_adagrad(PyObject *self, PyObject *const *args, Py_ssiz
     for (int i = 0; i < 4; i++) py_tensor_release(&in[i]);
     py_tensor_release(&var);
     py_tensor_release(&accum);
+    if (st != NDX_OK) return py_raise(&err), NULL;
+    return Py_NewRef(args[0]);
+}
+
+/* _resource_scatter(var, op, indices, updates, threads) -> var: ResourceScatterAdd .. Update (op:
+ * an ndx_resource_scatter_op) on a host array in place, with the kinds' checks and messages. */
+PyObject *py_resource_scatter(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    static const char *const types[] = {"ResourceScatterAdd", "ResourceScatterSub",
+                                        "ResourceScatterMul", "ResourceScatterDiv",
+                                        "ResourceScatterMin", "ResourceScatterMax",
+                                        "ResourceScatterUpdate"};
+    static const ndx_scatter_op ops[] = {NDX_SCATTER_ADD, NDX_SCATTER_SUB, SCATTER_OP_MUL,
+                                         SCATTER_OP_DIV,  NDX_SCATTER_MIN, NDX_SCATTER_MAX,
+                                         NDX_SCATTER_UPDATE};
+    if (py_arity(nargs, 5, "_resource_scatter") < 0) return NULL;
+    long which = PyLong_AsLong(args[1]);
+    if (which == -1 && PyErr_Occurred()) return NULL;
+    if (which < 0 || which > NDX_RESOURCE_SCATTER_UPDATE)
+        return PyErr_Format(PyExc_ValueError, "_resource_scatter: op %ld", which);
+    const char *op = types[which];
+    ndx_options opt;
+    if (py_options(op, Py_None, NULL, args[4], Py_None, &opt) < 0) return NULL;
+    static const char *const names[] = {"updates", "indices"};
+    py_tensor var, in[2];
+    if (table_view(args[0], op, "var", &var) < 0) return NULL;
+    PyObject *rest[2] = {args[3], args[2]};
+    if (apply_inputs(rest, 2, names, op, &var, in) < 0) {
+        py_tensor_release(&var);
+        return NULL;
+    }
+    ndx_error err;
+    ndx_status st;
+    NDX_PY_CALL(py_bytes(&in[0].t), st,
+                ndx_scatter_rows(op, ops[which], &var.t, &in[1].t, &in[0].t, &opt, &err));
+    for (int i = 0; i < 2; i++) py_tensor_release(&in[i]);
+    py_tensor_release(&var);
     if (st != NDX_OK) return py_raise(&err), NULL;
     return Py_NewRef(args[0]);
 }

@@ -48,6 +48,7 @@ static PyMethodDef methods[] = {
     OP(sparse_from_dense),
     OP(sparse_apply_sgd),
     OP(sparse_apply_adagrad),
+    OP(resource_scatter),
     {"_sparse_check", py_sparse_check, METH_O, NULL},
     {"_bfloat16_bits", py_bfloat16_bits, METH_O, NULL},
     {"_register", py_register, METH_VARARGS, NULL},

@@ -23,6 +23,7 @@ NDX_PY_OP(sparse_to_dense);
 NDX_PY_OP(sparse_from_dense);
 NDX_PY_OP(sparse_apply_sgd);     /* graph_grad.c */
 NDX_PY_OP(sparse_apply_adagrad);
+NDX_PY_OP(resource_scatter);
 
 /* _bfloat16_bits(float32 array) -> uint16 array (METH_O; see bfloat16.c). */
 PyObject *py_bfloat16_bits(PyObject *self, PyObject *values);

@@ -400,9 +400,8 @@ static void collapse(binary_job *j, const ndx_tensor *x, const ndx_tensor *y,
 
 /* ---- the op ------------------------------------------------------------------------------ */
 
-/* Integer division and remainder fail on a zero divisor before anything is written. */
-static ndx_status check_divisor(const char *op, const ndx_tensor *y, int64_t count,
-                                ndx_error *err) {
+ndx_status ndx_check_divisors(const char *op, const char *what, const ndx_tensor *y,
+                              int64_t count, ndx_error *err) {
     for (int64_t i = 0; i < count; i++) {
         const unsigned char *e = (const unsigned char *)y->data + (size_t)i * y->itemsize;
         size_t k = 0;
@@ -411,7 +410,7 @@ static ndx_status check_divisor(const char *op, const ndx_tensor *y, int64_t cou
         char where[NDX_DIMS_TEXT] = "";
         if (y->rank > 0) ndx_format_position(where, sizeof where, y->rank, y->shape, i);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: integer division by zero: y%s = 0", op, where);
+                        "%s: integer division by zero: %s%s = 0", op, what, where);
     }
     return NDX_OK;
 }
@@ -438,7 +437,7 @@ ndx_status ndx_binary(ndx_binary_op op, const ndx_tensor *x, const ndx_tensor *y
      * of y is a divisor. */
     if ((op == NDX_BINARY_FLOOR_DIV || op == NDX_BINARY_FLOOR_MOD) &&
         (kind == NDX_KIND_SIGNED || kind == NDX_KIND_UNSIGNED) && results > 0)
-        NDX_TRY(check_divisor(name, y, ny, err));
+        NDX_TRY(ndx_check_divisors(name, "y", y, ny, err));
     ndx_tensor want = ndx_view_of_spec(&os);
     int allocated;
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));

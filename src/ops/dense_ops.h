@@ -55,6 +55,12 @@ typedef enum ndx_binary_op {
     NDX_BINARY_COUNT
 } ndx_binary_op;
 
+/* Integer division fails on a zero divisor before anything is written: NDX_E_INVALID_ARGUMENT
+ * "<op>: integer division by zero: <what>[4] = 0" for the first of the `count` contiguous
+ * elements of y that is zero (floor_div, floor_mod, ResourceScatterDiv). */
+ndx_status ndx_check_divisors(const char *op, const char *what, const ndx_tensor *y,
+                              int64_t count, ndx_error *err);
+
 /* "add", "sub", "mul", "floor_div", "floor_mod", "equal", "not_equal", "div", "maximum",
  * "minimum", "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or". */
 const char *ndx_binary_op_name(ndx_binary_op op);

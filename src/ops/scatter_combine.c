@@ -3,6 +3,8 @@
  * the scatter needs (a run of contiguous elements, and scattered single elements). */
 #include "scatter_combine.h"
 
+#include <complex.h>
+
 #include "half.h"
 
 typedef struct { float re, im; } cfloat;
@@ -77,14 +79,21 @@ typedef struct { unsigned char b[16]; } bytes16;
 #define PLAIN_LESS(a, b) ((a) < (b))
 
 /* Integers add, subtract and multiply in their unsigned type (W: at least unsigned int, so that
- * narrow types are not promoted to int), so they wrap without undefined behaviour. */
-#define INTEGER_FAMILY(tag, T, U, W)                                                           \
+ * narrow types are not promoted to int), so they wrap without undefined behaviour. Division
+ * truncates, as C++'s; the caller refuses zero divisors (one would leave the value), and x / -1
+ * is negation, wrapping (the minimum / -1 is undefined in C): SIGNED_QUOT; UNSIGNED_QUOT is
+ * plain division. */
+#define SIGNED_QUOT(T, U, c, u) ((u) == (T)-1 ? (T)(0 - (U)(c)) : (T)((c) / (u)))
+#define UNSIGNED_QUOT(T, U, c, u) ((T)((c) / (u)))
+#define INTEGER_FAMILY(tag, T, U, W, QUOT)                                                     \
     static inline T tag##_add(T c, T u) { return (T)((U)c + (U)u); }                           \
     static inline T tag##_sub(T c, T u) { return (T)((U)c - (U)u); }                           \
     static inline T tag##_mul(T c, T u) { return (T)((W)(U)c * (W)(U)u); }                     \
+    static inline T tag##_div(T c, T u) { return u == 0 ? c : QUOT(T, U, c, u); }              \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
     COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
     COMBINE_KERNELS(tag##_mul, T, tag##_mul)                                                   \
+    COMBINE_KERNELS(tag##_div, T, tag##_div)                                                   \
     MIN_MAX(tag, T)
 
 /* A NaN already in the destination wins over a NaN update, whatever operand order the compiler
@@ -98,9 +107,11 @@ typedef struct { unsigned char b[16]; } bytes16;
     static inline T tag##_add(T c, T u) { return NAN_FIRST(c, c + u); }                        \
     static inline T tag##_sub(T c, T u) { return c - u; }                                      \
     static inline T tag##_mul(T c, T u) { return NAN_FIRST(c, c * u); }                        \
+    static inline T tag##_div(T c, T u) { return c / u; }                                      \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
     COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
     COMBINE_KERNELS(tag##_mul, T, tag##_mul)                                                   \
+    COMBINE_KERNELS(tag##_div, T, tag##_div)                                                   \
     MIN_MAX(tag, T)                                                                            \
     SEGMENT_MIN_MAX(tag, T, PLAIN_LESS)
 
@@ -124,17 +135,22 @@ typedef struct { unsigned char b[16]; } bytes16;
         float cf = TO_FLOAT(c);                                                                \
         return FROM_FLOAT(NAN_FIRST(cf, cf * TO_FLOAT(u)));                                    \
     }                                                                                          \
+    static inline uint16_t tag##_div(uint16_t c, uint16_t u) {                                 \
+        return FROM_FLOAT(TO_FLOAT(c) / TO_FLOAT(u));                                          \
+    }                                                                                          \
     static inline int tag##_less(uint16_t a, uint16_t b) { return TO_FLOAT(a) < TO_FLOAT(b); } \
     COMBINE_KERNELS(tag##_add, uint16_t, tag##_add)                                            \
     COMBINE_KERNELS(tag##_sub, uint16_t, tag##_sub)                                            \
     COMBINE_KERNELS(tag##_min, uint16_t, tag##_min)                                            \
     COMBINE_KERNELS(tag##_max, uint16_t, tag##_max)                                            \
     COMBINE_KERNELS(tag##_mul, uint16_t, tag##_mul)                                            \
+    COMBINE_KERNELS(tag##_div, uint16_t, tag##_div)                                            \
     SEGMENT_MIN_MAX(tag, uint16_t, tag##_less)
 
-/* Complex numbers have no order, so only add and sub, componentwise, and the product (the
- * textbook formula, as Eigen's vectorised complex product computes it). */
-#define COMPLEX_FAMILY(tag, T)                                                                 \
+/* Complex numbers have no order, so only add and sub, componentwise, the product (the
+ * textbook formula, as Eigen's vectorised complex product computes it) and the quotient (C's
+ * complex division, as the elementwise RealDiv of binary.c computes it). */
+#define COMPLEX_FAMILY(tag, T, C, RE, IM)                                                      \
     static inline T tag##_add(T c, T u) {                                                      \
         return (T){NAN_FIRST(c.re, c.re + u.re), NAN_FIRST(c.im, c.im + u.im)};                \
     }                                                                                          \
@@ -142,24 +158,29 @@ typedef struct { unsigned char b[16]; } bytes16;
     static inline T tag##_mul(T c, T u) {                                                      \
         return (T){c.re * u.re - c.im * u.im, c.re * u.im + c.im * u.re};                      \
     }                                                                                          \
+    static inline T tag##_div(T c, T u) {                                                      \
+        C q = (c.re + c.im * _Complex_I) / (u.re + u.im * _Complex_I);                         \
+        return (T){RE(q), IM(q)};                                                              \
+    }                                                                                          \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
     COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
-    COMBINE_KERNELS(tag##_mul, T, tag##_mul)
+    COMBINE_KERNELS(tag##_mul, T, tag##_mul)                                                   \
+    COMBINE_KERNELS(tag##_div, T, tag##_div)
 
-INTEGER_FAMILY(i8, int8_t, uint8_t, unsigned)
-INTEGER_FAMILY(i16, int16_t, uint16_t, unsigned)
-INTEGER_FAMILY(i32, int32_t, uint32_t, uint32_t)
-INTEGER_FAMILY(i64, int64_t, uint64_t, uint64_t)
-INTEGER_FAMILY(u8, uint8_t, uint8_t, unsigned)
-INTEGER_FAMILY(u16, uint16_t, uint16_t, unsigned)
-INTEGER_FAMILY(u32, uint32_t, uint32_t, uint32_t)
-INTEGER_FAMILY(u64, uint64_t, uint64_t, uint64_t)
+INTEGER_FAMILY(i8, int8_t, uint8_t, unsigned, SIGNED_QUOT)
+INTEGER_FAMILY(i16, int16_t, uint16_t, unsigned, SIGNED_QUOT)
+INTEGER_FAMILY(i32, int32_t, uint32_t, uint32_t, SIGNED_QUOT)
+INTEGER_FAMILY(i64, int64_t, uint64_t, uint64_t, SIGNED_QUOT)
+INTEGER_FAMILY(u8, uint8_t, uint8_t, unsigned, UNSIGNED_QUOT)
+INTEGER_FAMILY(u16, uint16_t, uint16_t, unsigned, UNSIGNED_QUOT)
+INTEGER_FAMILY(u32, uint32_t, uint32_t, uint32_t, UNSIGNED_QUOT)
+INTEGER_FAMILY(u64, uint64_t, uint64_t, uint64_t, UNSIGNED_QUOT)
 FLOAT_FAMILY(f32, float)
 FLOAT_FAMILY(f64, double)
 HALF_FAMILY(f16, ndx_half_to_float, ndx_float_to_half)
 HALF_FAMILY(bf16, ndx_bf16_to_float, ndx_float_to_bf16)
-COMPLEX_FAMILY(c64, cfloat)
-COMPLEX_FAMILY(c128, cdouble)
+COMPLEX_FAMILY(c64, cfloat, float _Complex, crealf, cimagf)
+COMPLEX_FAMILY(c128, cdouble, double _Complex, creal, cimag)
 
 /* bool's "add" (TensorFlow's bool += bool) is OR. */
 static inline uint8_t b8_or(uint8_t c, uint8_t u) { return (uint8_t)((c | u) != 0); }
@@ -209,19 +230,24 @@ static void replace_entries(void *restrict dst, const void *restrict entries, in
 
 #define KERNEL(name) ((ndx_combine){name##_run, name##_points, name##_entries})
 
-/* The four arithmetic ops of one family (complex stops at sub). */
+/* The arithmetic ops of one family (complex has no min and max). `op` is switched on as an
+ * int: SCATTER_OP_MUL and SCATTER_OP_DIV lie past the enum's values. */
 #define PICK_ARITH(tag)                                                                        \
-    switch (op) {                                                                              \
+    switch ((int)op) {                                                                         \
     case NDX_SCATTER_ADD: *k = KERNEL(tag##_add); return 1;                                    \
     case NDX_SCATTER_SUB: *k = KERNEL(tag##_sub); return 1;                                    \
     case NDX_SCATTER_MIN: *k = KERNEL(tag##_min); return 1;                                    \
     case NDX_SCATTER_MAX: *k = KERNEL(tag##_max); return 1;                                    \
+    case SCATTER_OP_MUL: *k = KERNEL(tag##_mul); return 1;                                     \
+    case SCATTER_OP_DIV: *k = KERNEL(tag##_div); return 1;                                     \
     default: return 0;                                                                         \
     }
-#define PICK_ADD_SUB(tag)                                                                      \
-    switch (op) {                                                                              \
+#define PICK_COMPLEX(tag)                                                                      \
+    switch ((int)op) {                                                                         \
     case NDX_SCATTER_ADD: *k = KERNEL(tag##_add); return 1;                                    \
     case NDX_SCATTER_SUB: *k = KERNEL(tag##_sub); return 1;                                    \
+    case SCATTER_OP_MUL: *k = KERNEL(tag##_mul); return 1;                                     \
+    case SCATTER_OP_DIV: *k = KERNEL(tag##_div); return 1;                                     \
     default: return 0;                                                                         \
     }
 
@@ -260,8 +286,8 @@ int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_co
     case NDX_BFLOAT16: PICK_ARITH(bf16)
     case NDX_FLOAT32: PICK_ARITH(f32)
     case NDX_FLOAT64: PICK_ARITH(f64)
-    case NDX_COMPLEX64: PICK_ADD_SUB(c64)
-    case NDX_COMPLEX128: PICK_ADD_SUB(c128)
+    case NDX_COMPLEX64: PICK_COMPLEX(c64)
+    case NDX_COMPLEX128: PICK_COMPLEX(c128)
     default: return 0;
     }
 }

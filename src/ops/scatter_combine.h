@@ -26,6 +26,14 @@ typedef void (*ndx_combine_points_fn)(void *restrict dst, const int64_t *restric
 typedef void (*ndx_combine_entries_fn)(void *restrict dst, const void *restrict entries, int64_t n,
                                        size_t itemsize);
 
+/* The variables' row scatters (ResourceScatterMul and ResourceScatterDiv, scatter_rows.h) also
+ * multiply and divide: two ops past ndx_scatter_op's own, which only ndx_combine_find and the
+ * row scatters take (tensor_scatter_nd refuses them, as TensorFlow has no tensor_scatter_nd_mul).
+ * MUL: current * update; DIV: current / update (integers truncate; a zero divisor is the
+ * caller's to refuse, and x / -1 wraps as negation; floats IEEE; complex as C's division). */
+#define SCATTER_OP_MUL ((ndx_scatter_op)(NDX_SCATTER_MAX + 1))
+#define SCATTER_OP_DIV ((ndx_scatter_op)(NDX_SCATTER_MAX + 2))
+
 typedef struct ndx_combine {
     ndx_combine_run_fn run;
     ndx_combine_points_fn points;
@@ -33,9 +41,10 @@ typedef struct ndx_combine {
 } ndx_combine;
 
 /* Fills *k with the kernels of `op` on `dtype` (itemsize is the element width, used by UPDATE,
- * which moves bytes of any width including strings). Returns 0 when there are none: ADD/SUB
- * exist for numbers (and ADD for bool, as OR), MIN/MAX for integers and real floats. Which
- * dtypes an op accepts is the caller's decision; strings' concatenation is below. */
+ * which moves bytes of any width including strings). Returns 0 when there are none: ADD/SUB,
+ * and SCATTER_OP_MUL/DIV, exist for numbers (and ADD for bool, as OR), MIN/MAX for integers and
+ * real floats. Which dtypes an op accepts is the caller's decision; strings' concatenation is
+ * below. */
 int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_combine *k);
 
 /* Fills *k with the combine of segment reduction `op` on `dtype` (segment_reduce.h): ADD for SUM,

@@ -142,27 +142,38 @@ static ndx_status check_tensor_views(const char *name, const ndx_tensor *tensor,
     return ndx_tensor_check_as(updates, name, "updates", NULL, NULL, err);
 }
 
-ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_tensor *tensor,
-                                      const ndx_tensor *indices, const ndx_tensor *updates,
-                                      const ndx_tensor *out, scatter_plan *p) {
+/* tensor_scatter_nd's plan under the name `label`; check_dtype 0 leaves the dtype to the
+ * caller (the row scatters, whose ops tensor_scatter_nd does not have). */
+static ndx_status plan_tensor(ndx_call *c, const char *label, ndx_scatter_op op, int check_dtype,
+                              const ndx_tensor *tensor, const ndx_tensor *indices,
+                              const ndx_tensor *updates, const ndx_tensor *out, scatter_plan *p) {
     /* All but pool_first (2 KiB, which the bucketed plan fills for the workers it uses): clearing
      * it cost a small call more than its whole work. */
     memset(p, 0, offsetof(scatter_plan, pool_first));
-    p->op = scatter_tensor_op_label(op);
+    p->op = label;
     p->target_name = "tensor";
-    NDX_TRY(scatter_check_op(op, c->err));
     NDX_TRY(check_tensor_views(p->op, tensor, indices, updates, c->err));
     ndx_spec ts, is, us; /* filled in place: returned specs cost a copy each */
     ndx_spec_fill(&ts, tensor);
     ndx_spec_fill(&is, indices);
     ndx_spec_fill(&us, updates);
-    NDX_TRY(scatter_tensor_infer(p->op, (int)op, &ts, &is, &us, 1, NULL, c->err));
+    NDX_TRY(scatter_tensor_infer(p->op, check_dtype ? (int)op : -1, &ts, &is, &us, 1, NULL,
+                                 c->err));
     if (!ndx_combine_find(op, tensor->dtype, tensor->itemsize, &p->k))
-        return scatter_fail_unsupported(c->err, op, tensor->dtype);
+        return check_dtype ? scatter_fail_unsupported(c->err, op, tensor->dtype)
+                           : ndx_fail(c->err, NDX_E_UNSUPPORTED, "%s: %s tensors are not supported",
+                                      label, ndx_dtype_name(tensor->dtype));
     p->want = *tensor;
     p->want.data = NULL;
     p->source = tensor->data;
     return plan_rows(c, p, indices, updates, out);
+}
+
+ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_tensor *tensor,
+                                      const ndx_tensor *indices, const ndx_tensor *updates,
+                                      const ndx_tensor *out, scatter_plan *p) {
+    NDX_TRY(scatter_check_op(op, c->err));
+    return plan_tensor(c, scatter_tensor_op_label(op), op, 1, tensor, indices, updates, out, p);
 }
 
 ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx_tensor *updates,
@@ -276,6 +287,14 @@ ndx_status ndx_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
     scatter_plan p;
     NDX_TRY(ndx_tensor_scatter_nd_plan(&c, op, tensor, indices, updates, out, &p));
     return scatter_execute(&c, &p, out);
+}
+
+ndx_status ndx_scatter_nd_into(ndx_call *c, const char *label, ndx_scatter_op op,
+                               const ndx_tensor *tensor, const ndx_tensor *indices,
+                               const ndx_tensor *updates, ndx_tensor *out) {
+    scatter_plan p;
+    NDX_TRY(plan_tensor(c, label, op, 0, tensor, indices, updates, out, &p));
+    return scatter_execute(c, &p, out);
 }
 
 /* The shape is the plan's, planned as if bad rows were skipped: a shape function reads no

@@ -97,6 +97,12 @@ typedef struct scatter_plan {
 ndx_status ndx_tensor_scatter_nd_plan(ndx_call *c, ndx_scatter_op op, const ndx_tensor *tensor,
                                       const ndx_tensor *indices, const ndx_tensor *updates,
                                       const ndx_tensor *out, scatter_plan *p);
+/* tensor_scatter_nd_<op>(tensor, indices, updates) into `out` (planned and run) under the name
+ * `label`, for an op of the family that checks the dtype itself and may pass SCATTER_OP_MUL or
+ * SCATTER_OP_DIV (the variables' row scatters, scatter_rows.c). */
+ndx_status ndx_scatter_nd_into(ndx_call *c, const char *label, ndx_scatter_op op,
+                               const ndx_tensor *tensor, const ndx_tensor *indices,
+                               const ndx_tensor *updates, ndx_tensor *out);
 /* Plans scatter_nd(indices, updates, shape) into `out` (as above). */
 ndx_status ndx_scatter_nd_plan(ndx_call *c, const ndx_tensor *indices, const ndx_tensor *updates,
                                int rank, const int64_t *shape, const ndx_tensor *out,

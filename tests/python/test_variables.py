@@ -631,3 +631,20 @@ def test_reads_after_optimizer_steps_see_them():
     first = results["eager"][0][0]
     np.testing.assert_allclose(first, sgd_loop(emb, np.float32(0.25),
                                                np.full((3, 2), 2, np.float32), ids[:, 0]))
+
+
+def test_bfloat16_variable_holds_reads_and_updates_its_bits():
+    values = np.array([[1.5, -2.0], [3.0, 0.25]], np.float32)  # exact in bfloat16
+    v = ndx.Variable(values, dtype=ndx.bfloat16)
+    assert v.dtype.name == "bfloat16" and v.shape == (2, 2)
+    first = v.numpy()
+    assert isinstance(first, ndx.BFloat16Array)
+    np.testing.assert_array_equal(first.to_float32(), values)
+    v.assign_add(ndx.bfloat16(np.ones((2, 2), np.float32)))
+    np.testing.assert_array_equal(v.numpy().to_float32(), values + 1)
+    np.testing.assert_array_equal(first.to_float32(), values)  # numpy() gave a copy
+    v.scatter_add(ndx.IndexedSlices(ndx.bfloat16([[2.0, 2.0]]), np.array([1], np.int32)))
+    np.testing.assert_array_equal(v.numpy().to_float32(), values + [[1, 1], [3, 3]])
+    w = ndx.Variable(v)  # a Variable from a bfloat16 Variable copies its bits
+    v.assign(ndx.bfloat16(np.zeros((2, 2), np.float32)))
+    np.testing.assert_array_equal(w.numpy().to_float32(), values + [[1, 1], [3, 3]])

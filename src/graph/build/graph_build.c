@@ -304,6 +304,11 @@ static ndx_output refuse_variant(ndx_scope s, const char *file, int line, graph_
     return first_output(s, 0);
 }
 
+ndx_output graph_refuse_variant(ndx_scope s, const char *file, int line, graph_kind first,
+                                const char *type, const char *msg) {
+    return refuse_variant(s, file, line, first, type, msg);
+}
+
 /* A node of `kind` with one output, or a sparse one, from these inputs. */
 static ndx_output build_dense(const char *file, int line, ndx_scope s, graph_kind kind,
                               const graph_attrs *attrs, int num_inputs, const ndx_output *inputs) {

@@ -2,6 +2,9 @@
  * (state_kinds.c). The sparse steps take their gradient as TensorFlow's IndexedSlices
  * give it: rows `grad` and row numbers `indices`, a vector or a [n, 1] matrix (reshaped here to
  * [n], by a Reshape node of its own). */
+#include <assert.h>
+#include <stdio.h>
+
 #include "graph_store.h"
 
 static ndx_operation op_of(ndx_scope s, uint32_t id) {
@@ -71,5 +74,35 @@ ndx_operation ndx_op_assign_variable_at(const char *file, int line, ndx_scope s,
 ndx_output ndx_op_read_variable_at(const char *file, int line, ndx_scope s, ndx_output var) {
     ndx_output out = {op_of(s, graph_build(file, line, s, GRAPH_READ_VARIABLE, NULL, 1, &var)),
                       0};
+    return out;
+}
+
+static_assert(GRAPH_RESOURCE_SCATTER_UPDATE - GRAPH_RESOURCE_SCATTER_ADD ==
+                  NDX_RESOURCE_SCATTER_UPDATE,
+              "a ResourceScatter kind per ndx_resource_scatter_op, in its order");
+
+ndx_operation ndx_op_resource_scatter_at(const char *file, int line, ndx_scope s,
+                                         ndx_resource_scatter_op op, ndx_output var,
+                                         ndx_output indices, ndx_output updates) {
+    if ((unsigned)op > (unsigned)NDX_RESOURCE_SCATTER_UPDATE) {
+        char msg[80];
+        snprintf(msg, sizeof msg, "resource_scatter: op %d is not an ndx_resource_scatter_op",
+                 (int)op);
+        ndx_output failed = graph_refuse_variant(s, file, line, GRAPH_RESOURCE_SCATTER_ADD,
+                                                 "ResourceScatter", msg);
+        return failed.op;
+    }
+    ndx_output in[3] = {var, indices, updates};
+    graph_kind kind = (graph_kind)(GRAPH_RESOURCE_SCATTER_ADD + (int)op);
+    return op_of(s, graph_build(file, line, s, kind, NULL, 3, in));
+}
+
+ndx_output ndx_op_resource_gather_at(const char *file, int line, ndx_scope s, ndx_output var,
+                                     ndx_output indices, int batch_dims) {
+    graph_attrs a = {0};
+    a.batch_dims = batch_dims;
+    a.validate_indices = 1;
+    ndx_output in[2] = {var, indices};
+    ndx_output out = {op_of(s, graph_build(file, line, s, GRAPH_RESOURCE_GATHER, &a, 2, in)), 0};
     return out;
 }

@@ -58,6 +58,11 @@ void graph_record(ndx_graph *g, ndx_status code, const char *file, int line, con
 uint32_t graph_build(const char *file, int line, ndx_scope s, graph_kind kind,
                      const graph_attrs *attrs, int num_inputs, const ndx_output *inputs);
 
+/* An op chosen by an enum value outside its enum: the error on the would-be node (of its
+ * family's first kind, typed `type`), and the failed output (graph_build.c). */
+ndx_output graph_refuse_variant(ndx_scope s, const char *file, int line, graph_kind first,
+                                const char *type, const char *msg);
+
 /* Appends a finished node (it gets id count + 1); 0 when memory runs out. */
 int graph_append(ndx_graph *g, graph_node *n);
 void graph_free_node(graph_node *n);

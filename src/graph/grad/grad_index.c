@@ -378,10 +378,38 @@ static ndx_output join_columns(const grad_ctx *c, ndx_output at, ndx_output more
     return G_CONCAT(c, 2, both, grad_i64(c, 1));
 }
 
+/* The gradient of a gather along `axis` (>= 0) with `batch` (>= 0) batch dims of params (input
+ * 0) by indices (input 1, of rank is_rank): the rows read, as slices. */
+static ndx_status gather_grad(const grad_ctx *c, int axis, int batch, int is_rank,
+                              const graph_grad *dys, graph_grad *dxs) {
+    ndx_output params = grad_in(c, 0), indices = grad_in(c, 1);
+    ndx_output dy = grad_dense(c, &dys[0], grad_out(c, 0));
+    ndx_output at;
+    if (axis == 0) { /* batch_dims 0 too: TensorFlow's IndexedSlices, the indices as rows */
+        at = G_RESHAPE(c, grad_int64(c, indices), grad_i64_vec(c, 2, (const int64_t[]){-1, 1}));
+    } else {
+        /* dy's dims before params' trailing ones are (b..., o..., j...): row (b, o, j) was read
+         * from params[b..., o..., indices[b..., j...]]. */
+        int lead = axis + is_rank - batch;
+        ndx_output coords = lead_coords(c, dy, lead);
+        int64_t cols[NDX_MAX_RANK];
+        for (int k = 0; k < batch; k++) cols[k] = k;
+        for (int k = batch; k < is_rank; k++) cols[k] = axis + (k - batch);
+        ndx_output picked = grad_gather_rows(c, indices, columns(c, coords, is_rank, cols), NULL);
+        ndx_output idx = G_RESHAPE(c, grad_int64(c, picked),
+                                   grad_i64_vec(c, 2, (const int64_t[]){-1, 1}));
+        at = join_columns(c, first_columns(c, coords, axis), idx);
+    }
+    ndx_output values = rows_of(c, dy, at, params, axis + 1);
+    if (c->n->attrs.bad_indices == NDX_BAD_INDICES_IGNORE)
+        zero_bad_rows(c, params, axis + 1, &at, &values);
+    dxs[0] = grad_slices_of(at, values, grad_shape(c, params));
+    return grad_status(c);
+}
+
 ndx_status grad_gather_v2(ndx_scope s, ndx_operation op, const graph_grad *dys, graph_grad *dxs) {
     grad_ctx c = grad_ctx_of(s, op);
-    ndx_output params = grad_in(&c, 0), indices = grad_in(&c, 1);
-    ndx_spec ps = ndx_output_spec(params), is = ndx_output_spec(indices);
+    ndx_spec ps = ndx_output_spec(grad_in(&c, 0)), is = ndx_output_spec(grad_in(&c, 1));
     if (!grad_dtype_ok(ps.dtype)) return NDX_OK;
     const ndx_tensor *axis_value = ndx_output_constant(grad_in(&c, 2));
     if (!axis_value || ps.rank == NDX_UNKNOWN || is.rank == NDX_UNKNOWN)
@@ -392,28 +420,22 @@ ndx_status grad_gather_v2(ndx_scope s, ndx_operation op, const graph_grad *dys, 
     int batch = c.n->attrs.batch_dims;
     if (axis < 0) axis += ps.rank;
     if (batch < 0) batch += is.rank;
-    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
-    ndx_output at;
-    if (axis == 0) { /* batch_dims 0 too: TensorFlow's IndexedSlices, the indices as rows */
-        at = G_RESHAPE(&c, grad_int64(&c, indices), grad_i64_vec(&c, 2, (const int64_t[]){-1, 1}));
-    } else {
-        /* dy's dims before params' trailing ones are (b..., o..., j...): row (b, o, j) was read
-         * from params[b..., o..., indices[b..., j...]]. */
-        int lead = axis + is.rank - batch;
-        ndx_output coords = lead_coords(&c, dy, lead);
-        int64_t cols[NDX_MAX_RANK];
-        for (int k = 0; k < batch; k++) cols[k] = k;
-        for (int k = batch; k < is.rank; k++) cols[k] = axis + (k - batch);
-        ndx_output picked = grad_gather_rows(&c, indices, columns(&c, coords, is.rank, cols), NULL);
-        ndx_output idx = G_RESHAPE(&c, grad_int64(&c, picked),
-                                   grad_i64_vec(&c, 2, (const int64_t[]){-1, 1}));
-        at = join_columns(&c, first_columns(&c, coords, axis), idx);
-    }
-    ndx_output values = rows_of(&c, dy, at, params, axis + 1);
-    if (c.n->attrs.bad_indices == NDX_BAD_INDICES_IGNORE)
-        zero_bad_rows(&c, params, axis + 1, &at, &values);
-    dxs[0] = grad_slices_of(at, values, grad_shape(&c, params));
-    return grad_status(&c);
+    return gather_grad(&c, axis, batch, is.rank, dys, dxs);
+}
+
+/* ResourceGather: the variable's gradient is the rows read, as TensorFlow's IndexedSlices
+ * (values dy, indices the ids); with batch_dims > 0 the slices of the gather along axis
+ * batch_dims (which TensorFlow's gradient, written for batch_dims 0, does not handle). */
+ndx_status grad_resource_gather(ndx_scope s, ndx_operation op, const graph_grad *dys,
+                                graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_spec ps = ndx_output_spec(grad_in(&c, 0)), is = ndx_output_spec(grad_in(&c, 1));
+    if (!grad_dtype_ok(ps.dtype)) return NDX_OK;
+    if (is.rank == NDX_UNKNOWN)
+        return grad_fail(&c, NDX_E_UNSUPPORTED, "needs the rank of indices known at build time");
+    int batch = c.n->attrs.batch_dims;
+    if (batch < 0) batch += is.rank;
+    return gather_grad(&c, batch, batch, is.rank, dys, dxs);
 }
 
 ndx_status grad_boolean_mask(ndx_scope s, ndx_operation op, const graph_grad *dys,

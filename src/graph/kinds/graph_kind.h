@@ -36,6 +36,7 @@ typedef struct graph_attrs {
     int sum_duplicates; /* ResourceSparseApplyAdagrad(V2): NDX_APPLY_SUM_DUPLICATES */
     int combiner;       /* EmbeddingBag(Grad): an ndx_segment_op (SUM, MEAN, SQRT_N) */
     int bag_offsets;    /* EmbeddingBag(Grad): 1 for NDX_BAGS_OFFSETS */
+    int validate_indices; /* ResourceGather: accepted, as TensorFlow's CPU kernel ignores it */
     int binary_output;  /* DenseBincount */
 } graph_attrs;
 
@@ -104,8 +105,11 @@ enum {
     GRAPH_KIND_SHAPE_ONLY = 4, /* reads only input 0's dtype and shape: folds once it is known */
     /* Variables and updates (state_kinds.c). */
     GRAPH_KIND_STATEFUL = 8,   /* never folded: a Variable's value lives in each session */
-    GRAPH_KIND_MUTATES = 16    /* updates variables in place (its `vars` leading inputs are
+    GRAPH_KIND_MUTATES = 16,   /* updates variables in place (its `vars` leading inputs are
                                   Variable nodes): no outputs, run last, after `check` */
+    GRAPH_KIND_READS_VAR = 32  /* reads its variable (input 0, a Variable node's output) as it is
+                                  at its place in program order, not at the start of the run:
+                                  ResourceGather (session.c gives it the variable itself) */
 };
 
 typedef struct graph_kind_desc {

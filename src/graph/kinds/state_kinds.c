@@ -3,7 +3,9 @@
  * ReadVariableOp (the value after the updates of the variable built before it), the sparse
  * optimizer steps ResourceSparseApplyGradientDescent and ResourceSparseApplyAdagrad(V2),
  * ResourceScatterNdAdd (tensor_scatter_nd_add into the variable), AssignAddVariableOp /
- * AssignSubVariableOp and AssignVariableOp.
+ * AssignSubVariableOp and AssignVariableOp, the row scatters ResourceScatterUpdate / Add / Sub /
+ * Mul / Div / Min / Max, and ResourceGather (a read of rows of the variable at its place in
+ * program order, as ReadVariableOp reads all of it, without the copy).
  *
  * An update has no outputs. A session runs it after every other node of the run: first its
  * `check` (every dtype, shape and index its `run` will see), for every update, and only when all
@@ -17,6 +19,7 @@
 #include "graph_internal.h"
 #include "index.h"
 #include "string_width.h"
+#include "scatter_rows.h"
 #include "sparse_apply.h"
 
 /* ---- Variable ----------------------------------------------------------------------------- */
@@ -357,3 +360,100 @@ const graph_kind_desc graph_kind_read_variable = {
     .kind = GRAPH_READ_VARIABLE, .type = "ReadVariableOp", .min_inputs = 1, .max_inputs = 1,
     .inputs = read_variable_inputs, .outputs = 1, .flags = GRAPH_KIND_STATEFUL,
     .infer = infer_read_variable, .vars = 1};
+
+/* ---- ResourceScatterUpdate, Add, Sub, Mul, Div, Min, Max ---------------------------------- */
+
+/* The variant is the combine (an ndx_scatter_op, or SCATTER_OP_MUL / SCATTER_OP_DIV). */
+static ndx_status infer_scatter_rows(const graph_node *n, const ndx_spec *in,
+                                     const ndx_tensor *const *consts, ndx_spec *out,
+                                     ndx_error *err) {
+    (void)consts;
+    (void)out;
+    NDX_TRY(check_var_inputs(n, err));
+    return ndx_scatter_rows_infer(graph_type_name(n), (ndx_scatter_op)graph_variant(n), &in[0],
+                                  &in[1], &in[2], err);
+}
+
+static ndx_status check_scatter_rows(const graph_node *n, const ndx_tensor *in,
+                                     const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)out;
+    NDX_TRY(check_var_inputs(n, err));
+    return ndx_scatter_rows_check(graph_type_name(n), (ndx_scatter_op)graph_variant(n), &in[0],
+                                  &in[1], &in[2], opt->num_threads, err);
+}
+
+static ndx_status run_scatter_rows(const graph_node *n, const ndx_tensor *in,
+                                   const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)out;
+    return ndx_scatter_rows(graph_type_name(n), (ndx_scatter_op)graph_variant(n), &in[0], &in[1],
+                            &in[2], opt, err);
+}
+
+static size_t scatter_rows_scratch(const graph_node *n, const ndx_tensor *in) {
+    (void)n;
+    return ndx_scatter_rows_scratch(&in[0], &in[1], &in[2]);
+}
+
+static const char *const scatter_rows_inputs[] = {"resource", "indices", "updates"};
+#define SCATTER_ROWS(KIND, TYPE, OP)                                                           \
+    {.kind = KIND, .type = TYPE, .variant = (int)(OP), .min_inputs = 3, .max_inputs = 3,       \
+     .inputs = scatter_rows_inputs, .outputs = 0,                                              \
+     .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_MUTATES, .infer = infer_scatter_rows,           \
+     .run = run_scatter_rows, .vars = 1, .check = check_scatter_rows,                          \
+     .scratch = scatter_rows_scratch}
+const graph_kind_desc graph_kind_resource_scatter_add =
+    SCATTER_ROWS(GRAPH_RESOURCE_SCATTER_ADD, "ResourceScatterAdd", NDX_SCATTER_ADD);
+const graph_kind_desc graph_kind_resource_scatter_sub =
+    SCATTER_ROWS(GRAPH_RESOURCE_SCATTER_SUB, "ResourceScatterSub", NDX_SCATTER_SUB);
+const graph_kind_desc graph_kind_resource_scatter_mul =
+    SCATTER_ROWS(GRAPH_RESOURCE_SCATTER_MUL, "ResourceScatterMul", SCATTER_OP_MUL);
+const graph_kind_desc graph_kind_resource_scatter_div =
+    SCATTER_ROWS(GRAPH_RESOURCE_SCATTER_DIV, "ResourceScatterDiv", SCATTER_OP_DIV);
+const graph_kind_desc graph_kind_resource_scatter_min =
+    SCATTER_ROWS(GRAPH_RESOURCE_SCATTER_MIN, "ResourceScatterMin", NDX_SCATTER_MIN);
+const graph_kind_desc graph_kind_resource_scatter_max =
+    SCATTER_ROWS(GRAPH_RESOURCE_SCATTER_MAX, "ResourceScatterMax", NDX_SCATTER_MAX);
+const graph_kind_desc graph_kind_resource_scatter_update =
+    SCATTER_ROWS(GRAPH_RESOURCE_SCATTER_UPDATE, "ResourceScatterUpdate", NDX_SCATTER_UPDATE);
+
+/* ---- ResourceGather ------------------------------------------------------------------------ */
+
+/* ndx_gather(var, indices, axis = batch_dims, batch_dims), as TensorFlow's kernel gathers; a
+ * negative batch_dims counts from the end of indices' dims. validate_indices is accepted and
+ * ignored, as on TensorFlow's CPU: indices are always checked. */
+static int resource_gather_batch(const graph_node *n, int indices_rank) {
+    int b = n->attrs.batch_dims;
+    return b < 0 && indices_rank != NDX_UNKNOWN ? b + indices_rank : b;
+}
+
+static ndx_status infer_resource_gather(const graph_node *n, const ndx_spec *in,
+                                        const ndx_tensor *const *consts, ndx_spec *out,
+                                        ndx_error *err) {
+    (void)consts;
+    NDX_TRY(check_var_inputs(n, err));
+    int b = resource_gather_batch(n, in[1].rank);
+    if (b < 0) { /* negative, and indices' rank unknown: the result's too */
+        NDX_TRY(ndx_check_index_spec(&in[1], "ResourceGather", "indices", err));
+        *out = ndx_spec_make(in[0].dtype, NDX_UNKNOWN, NULL);
+        out->itemsize = in[0].itemsize;
+        return NDX_OK;
+    }
+    return ndx_gather_infer(&in[0], &in[1], b, b, out, err);
+}
+
+static ndx_status run_resource_gather(const graph_node *n, const ndx_tensor *in,
+                                      const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    int b = resource_gather_batch(n, in[1].rank);
+    return ndx_gather(&in[0], &in[1], b, b, opt, out, err);
+}
+
+static const char *const resource_gather_inputs[] = {"resource", "indices"};
+const graph_kind_desc graph_kind_resource_gather = {
+    .kind = GRAPH_RESOURCE_GATHER, .type = "ResourceGather", .min_inputs = 2, .max_inputs = 2,
+    .inputs = resource_gather_inputs, .outputs = 1,
+    .flags = GRAPH_KIND_STATEFUL | GRAPH_KIND_READS_VAR, .num_attrs = 2,
+    .attrs = {{"batch_dims", GRAPH_ATTR_INT, offsetof(graph_attrs, batch_dims), 0, -NDX_MAX_RANK,
+               NDX_MAX_RANK, 0, NULL},
+              {"validate_indices", GRAPH_ATTR_BOOL, offsetof(graph_attrs, validate_indices), 1,
+               0, 1, 0, NULL}},
+    .infer = infer_resource_gather, .run = run_resource_gather, .vars = 1};

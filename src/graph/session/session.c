@@ -254,7 +254,20 @@ static ndx_status mark_needed(const ndx_session *s, run_plan *p, const ndx_fetch
     }
     /* Per variable: a needed ReadVariableOp above, so every update of it below is needed. */
     unsigned char *read_later = calloc((size_t)s->num_vars + 1, 1);
-    if (!read_later) return NDX_E_NO_MEMORY;
+    /* Per variable: the id of its first update in build order (0: none), so that a needed
+     * ResourceGather after one runs the plan in program order, and one before none does not. */
+    uint32_t *first_update = calloc((size_t)s->num_vars + 1, sizeof *first_update);
+    if (!read_later || !first_update) {
+        free(read_later);
+        free(first_update);
+        return NDX_E_NO_MEMORY;
+    }
+    for (uint32_t id = (uint32_t)ndx_graph_node_count(g); id >= 1; id--) {
+        graph_node *n = graph_node_at(g, id);
+        const graph_kind_desc *d = graph_desc(n->kind);
+        for (int i = 0; (d->flags & GRAPH_KIND_MUTATES) && i < d->vars; i++)
+            first_update[s->var_slot[n->inputs[i].op.id]] = id;
+    }
     for (uint32_t id = (uint32_t)ndx_graph_node_count(g); id >= 1; id--) {
         graph_node *n = graph_node_at(g, id);
         const graph_kind_desc *d = graph_desc(n->kind);
@@ -263,18 +276,23 @@ static ndx_status mark_needed(const ndx_session *s, run_plan *p, const ndx_fetch
         if (!needed[id]) continue;
         if (n->kind == GRAPH_PLACEHOLDER) {
             free(read_later);
+            free(first_update);
             return graph_fail_at(err, NDX_E_INVALID_ARGUMENT, n,
                                  "this placeholder must be fed: a fetch needs it");
         }
         if (n->kind == GRAPH_VARIABLE) continue; /* its init ran when the session was made */
-        if (n->kind == GRAPH_READ_VARIABLE) {
-            read_later[s->var_slot[n->inputs[0].op.id]] = 1;
-            p->ordered = 1;
+        if (n->kind == GRAPH_READ_VARIABLE || (d->flags & GRAPH_KIND_READS_VAR)) {
+            int slot = s->var_slot[n->inputs[0].op.id];
+            read_later[slot] = 1;
+            /* ReadVariableOp: always in program order; ResourceGather: after an update */
+            if (n->kind == GRAPH_READ_VARIABLE || (first_update[slot] && first_update[slot] < id))
+                p->ordered = 1;
         }
         for (int k = 0; k < n->num_inputs; k++)
             if (p->from[value_of(g, n->inputs[k])] == VALUE_RUN) needed[n->inputs[k].op.id] = 1;
     }
     free(read_later);
+    free(first_update);
     return NDX_OK;
 }
 
@@ -435,6 +453,8 @@ static ndx_status run_node(ndx_session *s, run_plan *p, uint32_t id, const graph
                            int step, const int64_t *iv, ndx_options *o, const ndx_fetch *direct,
                            ndx_error *err) {
     for (int i = 0; i < n->num_inputs; i++) s->in[i] = s->vals[iv[i]];
+    if (graph_desc(n->kind)->flags & GRAPH_KIND_READS_VAR) /* as it is here, whatever is fed */
+        s->in[0] = session_variable_now(s, n);
     int64_t v0 = n->first_value;
     int in_place = -1;
     ndx_status st = NDX_OK;

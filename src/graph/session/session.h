@@ -110,6 +110,9 @@ int session_in_vars(const ndx_session *s, const void *p, size_t bytes);
  * made at its first update in the run): its check, then its run. */
 ndx_status session_update_staged(ndx_session *s, const graph_node *n, ndx_tensor *in,
                                  const ndx_options *o, ndx_error *err);
+/* The variable of n's input 0 as the run has it at n: its staged copy once an update of the run
+ * changed it (a plan in program order), else the variable's storage itself; no copy. */
+ndx_tensor session_variable_now(const ndx_session *s, const graph_node *n);
 /* ReadVariableOp n's value: a pool copy of its variable's staged copy, or the variable's storage
  * when no update of the run touched it yet. */
 ndx_status session_read_staged(ndx_session *s, const graph_node *n, ndx_tensor *out,

@@ -59,6 +59,11 @@ ndx_status session_update_staged(ndx_session *s, const graph_node *n, ndx_tensor
     return st == NDX_OK ? st : graph_fail_at(err, st, n, e.message);
 }
 
+ndx_tensor session_variable_now(const ndx_session *s, const graph_node *n) {
+    int slot = s->var_slot[n->inputs[0].op.id];
+    return s->staged[slot].data ? s->staged[slot] : s->vars[slot];
+}
+
 ndx_status session_read_staged(ndx_session *s, const graph_node *n, ndx_tensor *out,
                                ndx_error *err) {
     int slot = s->var_slot[n->inputs[0].op.id];
