@@ -448,7 +448,9 @@ NDX_API ndx_status ndx_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *
  *   UPDATE: the last occurrence wins.        ADD / SUB: current + update / current - update.
  *   MIN / MAX: std::min(current, update) / std::max(current, update): a NaN update is ignored and
  *   a NaN already in the tensor stays.
- * Integers wrap around; float16 and bfloat16 round after every step. */
+ * Integers wrap around; float16 and bfloat16 round after every step. A sum (or product) of a NaN
+ * already in the destination and a NaN update keeps the destination's NaN (quieted), so a NaN's
+ * sign and payload are the same bits at any thread count too. */
 typedef enum ndx_scatter_op {
     NDX_SCATTER_UPDATE = 0,
     NDX_SCATTER_ADD,
