@@ -448,7 +448,9 @@ NDX_API ndx_status ndx_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *
  *   UPDATE: the last occurrence wins.        ADD / SUB: current + update / current - update.
  *   MIN / MAX: std::min(current, update) / std::max(current, update): a NaN update is ignored and
  *   a NaN already in the tensor stays.
- * Integers wrap around; float16 and bfloat16 round after every step. */
+ * Integers wrap around; float16 and bfloat16 round after every step. A sum (or product) of a NaN
+ * already in the destination and a NaN update keeps the destination's NaN (quieted), so a NaN's
+ * sign and payload are the same bits at any thread count too. */
 typedef enum ndx_scatter_op {
     NDX_SCATTER_UPDATE = 0,
     NDX_SCATTER_ADD,
@@ -853,6 +855,44 @@ NDX_API ndx_status ndx_sparse_segment_reduce(ndx_segment_op op, const ndx_tensor
                                              const ndx_tensor *segment_ids, int64_t num_segments,
                                              const ndx_options *opt, ndx_tensor *out,
                                              ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5g2. Bincount                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* TensorFlow's Bincount and DenseBincount (tf.math.bincount's kernels): out[v] = the sum of
+ * weights[i] over the i with arr[i] == v, for v in [0, size); with no weights (a weights tensor
+ * of 0 elements, its dtype the output's) the count of such i. A bincount is an unsorted segment
+ * sum (section 5g) of the weights, or of ones, with the values as segment ids, and runs on that
+ * engine: every output element has one owner applying its values in index order, so results are
+ * the same bits at any thread count (TensorFlow's CPU kernel sums per-thread partial bins, so its
+ * float sums depend on its thread pool; ndx's are the sums in index order).
+ *
+ * arr is int32 or int64 (TensorFlow's Bincount takes int32 only, DenseBincount's Tidx both).
+ * weights is int32, int64, float32 or float64 (others NDX_E_UNSUPPORTED), of arr's shape or of 0
+ * elements. size >= 0 ("bincount: size (-1) must be non-negative"). Values >= size are ignored;
+ * a negative value is NDX_E_INVALID_ARGUMENT ("bincount: Input arr must be non-negative! arr[2]
+ * = -1"), even when the output is empty. Flags:
+ *   0                          Bincount: arr of any rank, flattened; out [size].
+ *   NDX_BINCOUNT_DENSE         DenseBincount: arr of rank <= 2; rank 2 counts each row apart,
+ *                              out [rows, size]; messages say "dense_bincount".
+ *   NDX_BINCOUNT_BINARY_OUTPUT out is 1 where a value occurs at least once, else 0 (weights are
+ *                              then ignored), DenseBincount's binary_output.
+ * An output too large to address is NDX_E_OVERFLOW; one the budget cannot hold
+ * NDX_E_MEMORY_BUDGET. Every value is read once into scratch (8 bytes each) and checked there
+ * before anything is written, so a failed call leaves `out` unchanged; counting (no weights, or
+ * binary_output) also takes one element of the output's dtype per value for the ones added.
+ * Outputs: out->data NULL allocates (see the conventions). */
+#define NDX_BINCOUNT_DENSE 1u
+#define NDX_BINCOUNT_BINARY_OUTPUT 2u
+
+/* Infer: out [size] or [arr.shape[0], size] in weights' dtype (size may be NDX_UNKNOWN), after
+ * every check the specs allow. */
+NDX_API ndx_status ndx_bincount_infer(const ndx_spec *arr, int64_t size, const ndx_spec *weights,
+                                      unsigned flags, ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_bincount(const ndx_tensor *arr, int64_t size, const ndx_tensor *weights,
+                                unsigned flags, const ndx_options *opt, ndx_tensor *out,
+                                ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5h. Embedding bags                                                                          */

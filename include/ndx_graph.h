@@ -13,7 +13,8 @@
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
- *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), and
+ *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
+ *      dense_bincount, and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
  *      attributes), with the registry of kinds that describes what each type takes
  *      (ndx_kind_info).
@@ -583,13 +584,34 @@ NDX_API ndx_output ndx_op_sparse_segment_reduce_with_num_segments_at(
     const char *file, int line, ndx_scope s, ndx_segment_op op, ndx_output data,
     ndx_output indices, ndx_output segment_ids, ndx_output num_segments);
 
+/* ---- bincount ---- */
+
+/* Bincount (tf.math.bincount's old kernel), as ndx_bincount with no flags: arr int32 of any rank
+ * (flattened), size a non-negative int32 scalar tensor (a constant gives the output's length at
+ * build time), weights int32, int64, float32 or float64 of arr's shape or of 0 elements (then
+ * counts, in weights' dtype); output [size]. No gradient. */
+#define ndx_op_bincount(s, arr, size, weights) \
+    ndx_op_bincount_at(__FILE__, __LINE__, (s), (arr), (size), (weights))
+NDX_API ndx_output ndx_op_bincount_at(const char *file, int line, ndx_scope s, ndx_output arr,
+                                      ndx_output size, ndx_output weights);
+
+/* DenseBincount (what tf.math.bincount builds), as ndx_bincount with NDX_BINCOUNT_DENSE: input
+ * int32 or int64 of rank <= 2 (rank 2 counts each row: output [rows, size]), size a scalar of
+ * input's dtype, weights as Bincount's; binary_output (the text form's attribute
+ * binary_output=true|false) gives 1 where a value occurs, else 0. No gradient. */
+#define ndx_op_dense_bincount(s, input, size, weights, binary_output)                            \
+    ndx_op_dense_bincount_at(__FILE__, __LINE__, (s), (input), (size), (weights), (binary_output))
+NDX_API ndx_output ndx_op_dense_bincount_at(const char *file, int line, ndx_scope s,
+                                            ndx_output input, ndx_output size, ndx_output weights,
+                                            int binary_output);
+
 /* Any node but Const, Placeholder and Variable (which have their own builders) from its
  * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
  * every values, then every dense_shape) and its attributes named as in the text form (section
  * 6), each an integer: batch_dims, axis, num_partitions; bools (expand_nonconcat_dim,
- * keep_dims, update_slots, sum_duplicates) 0 or 1; dtypes (to, out_type) an ndx_dtype;
- * bad_indices an ndx_bad_indices; squeeze_dims (Squeeze) a set of axes as a bit mask, bit a
+ * keep_dims, update_slots, sum_duplicates, binary_output) 0 or 1; dtypes (to, out_type) an
+ * ndx_dtype; bad_indices an ndx_bad_indices; squeeze_dims (Squeeze) a set of axes as a bit mask, bit a
  * for an axis a >= 0 and bit 15 - a for a < 0 ({0, -1}: 1 | 1 << 16); ConcatV2's inputs are its values,
  * then the axis. Attributes not given take the text form's defaults. TensorFlow's
  * TF_NewOperation and TF_FinishOperation in one call, for language bindings: an unknown type,
@@ -905,6 +927,7 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *                               the row scatters ResourceScatterAdd .. ResourceScatterUpdate
  *   boolean_mask(t, m, axis)    dt = SLICES(rows (o..., where(m)[j]), dy's rows)
  *   one_hot                     NONE;  unique, unique_with_counts, unique_v2: no gradient
+ *   bincount, dense_bincount    no gradient (as in TensorFlow)
  *   identity, add, sub, neg     dy, -dy, each summed over the axes its operand was broadcast along
  *                               (TensorFlow's BroadcastGradientArgs: constants when the build
  *                               knows them, else that node at run time) and reshaped to it

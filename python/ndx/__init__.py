@@ -48,6 +48,8 @@ from . import _gather_ops
 from ._gather_ops import *  # noqa: F401,F403 (gather, one_hot, unique, boolean_mask)
 from . import _segment
 from ._segment import *  # noqa: F401,F403 (the segment reductions, TensorFlow 1's names)
+from . import _bincount
+from ._bincount import *  # noqa: F401,F403 (bincount, TensorFlow 1's name)
 from ._function import ConcreteFunction, Function, LoadedFunction, function, load
 from ._gradients import GradientTape, IndexedSlices, convert_to_tensor, gradients
 from ._tape import TapedArray
@@ -85,3 +87,4 @@ __all__ = [
     "gradients", "GradientTape", "IndexedSlices", "convert_to_tensor", "Variable", "TapedArray",
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",
 ] + _glue.__all__ + _array.__all__ + _gather_ops.__all__ + _segment.__all__
+__all__ += _bincount.__all__

@@ -51,6 +51,7 @@ from ._glue import *
 from ._array import *
 from ._gather_ops import *
 from ._segment import *
+from ._bincount import *
 
 __version__: str
 

@@ -43,3 +43,8 @@ from ._segment import (segment_max, segment_mean, segment_min, segment_prod,  # 
 __all__ += ["segment_max", "segment_mean", "segment_min", "segment_prod", "segment_sum",
             "unsorted_segment_max", "unsorted_segment_mean", "unsorted_segment_min",
             "unsorted_segment_prod", "unsorted_segment_sqrt_n", "unsorted_segment_sum"]
+
+# bincount (ndx/_bincount.py).
+from ._bincount import bincount  # noqa: E402
+
+__all__ += ["bincount"]

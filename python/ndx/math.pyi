@@ -40,3 +40,4 @@ from ._segment import (
     unsorted_segment_sqrt_n as unsorted_segment_sqrt_n,
     unsorted_segment_sum as unsorted_segment_sum,
 )
+from ._bincount import bincount as bincount

@@ -96,10 +96,17 @@ typedef struct { unsigned char b[16]; } bytes16;
     COMBINE_KERNELS(tag##_div, T, tag##_div)                                                   \
     MIN_MAX(tag, T)
 
+/* A NaN already in the destination wins over a NaN update, whatever operand order the compiler
+ * gives the commutative + and * (it swaps them freely, and the hardware keeps its first
+ * operand's NaN): c + c quiets it as the sum would. Without this the scatter's paths (one element
+ * at a time, contiguous slices, bucketed entries) disagree in the sign and payload of a NaN sum,
+ * so results would differ with the slice width and the thread count. */
+#define NAN_FIRST(c, expr) ((c) != (c) ? (c) + (c) : (expr))
+
 #define FLOAT_FAMILY(tag, T)                                                                   \
-    static inline T tag##_add(T c, T u) { return c + u; }                                      \
+    static inline T tag##_add(T c, T u) { return NAN_FIRST(c, c + u); }                        \
     static inline T tag##_sub(T c, T u) { return c - u; }                                      \
-    static inline T tag##_mul(T c, T u) { return c * u; }                                      \
+    static inline T tag##_mul(T c, T u) { return NAN_FIRST(c, c * u); }                        \
     static inline T tag##_div(T c, T u) { return c / u; }                                      \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
     COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
@@ -112,7 +119,8 @@ typedef struct { unsigned char b[16]; } bytes16;
  * half types do; min and max compare as floats and keep one of the two bit patterns. */
 #define HALF_FAMILY(tag, TO_FLOAT, FROM_FLOAT)                                                 \
     static inline uint16_t tag##_add(uint16_t c, uint16_t u) {                                 \
-        return FROM_FLOAT(TO_FLOAT(c) + TO_FLOAT(u));                                          \
+        float cf = TO_FLOAT(c);                                                                \
+        return FROM_FLOAT(NAN_FIRST(cf, cf + TO_FLOAT(u)));                                    \
     }                                                                                          \
     static inline uint16_t tag##_sub(uint16_t c, uint16_t u) {                                 \
         return FROM_FLOAT(TO_FLOAT(c) - TO_FLOAT(u));                                          \
@@ -124,7 +132,8 @@ typedef struct { unsigned char b[16]; } bytes16;
         return TO_FLOAT(c) < TO_FLOAT(u) ? u : c;                                              \
     }                                                                                          \
     static inline uint16_t tag##_mul(uint16_t c, uint16_t u) {                                 \
-        return FROM_FLOAT(TO_FLOAT(c) * TO_FLOAT(u));                                          \
+        float cf = TO_FLOAT(c);                                                                \
+        return FROM_FLOAT(NAN_FIRST(cf, cf * TO_FLOAT(u)));                                    \
     }                                                                                          \
     static inline uint16_t tag##_div(uint16_t c, uint16_t u) {                                 \
         return FROM_FLOAT(TO_FLOAT(c) / TO_FLOAT(u));                                          \
@@ -142,7 +151,9 @@ typedef struct { unsigned char b[16]; } bytes16;
  * textbook formula, as Eigen's vectorised complex product computes it) and the quotient (C's
  * complex division, as the elementwise RealDiv of binary.c computes it). */
 #define COMPLEX_FAMILY(tag, T, C, RE, IM)                                                      \
-    static inline T tag##_add(T c, T u) { return (T){c.re + u.re, c.im + u.im}; }              \
+    static inline T tag##_add(T c, T u) {                                                      \
+        return (T){NAN_FIRST(c.re, c.re + u.re), NAN_FIRST(c.im, c.im + u.im)};                \
+    }                                                                                          \
     static inline T tag##_sub(T c, T u) { return (T){c.re - u.re, c.im - u.im}; }              \
     static inline T tag##_mul(T c, T u) {                                                      \
         return (T){c.re * u.re - c.im * u.im, c.re * u.im + c.im * u.re};                      \

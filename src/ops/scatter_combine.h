@@ -5,7 +5,8 @@
  * alignment. Arithmetic follows TensorFlow's CPU kernels: integers wrap, float16 and bfloat16
  * round back after every step, min/max are std::min(current, update) / std::max(current,
  * update) (a NaN update is ignored, a NaN already there stays), complex add/sub go
- * componentwise, and bool's "add" (scatter_nd only) is OR. The segment reductions add a product
+ * componentwise, a NaN already in the destination wins a sum (or real product) with a NaN update
+ * on every path, and bool's "add" (scatter_nd only) is OR. The segment reductions add a product
  * and their own min and max (ndx_combine_find_segment). */
 #ifndef NDX_SCATTER_COMBINE_H
 #define NDX_SCATTER_COMBINE_H

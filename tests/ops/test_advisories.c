@@ -763,6 +763,56 @@ static void sparse_malformed_views(void **state) {
     test_tensor_free(&scalar);
 }
 
+/* Bincount / DenseBincount (the advisories' heap reads past weights of another shape than
+ * arr, negative sizes, negative values, sizes whose output overflows): each refused, out
+ * untouched. */
+static void bincount_hostile(void **state) {
+    (void)state;
+    ndx_tensor arr = make_index(NDX_INT32, 1, (int64_t[]){4}, (int64_t[]){0, 1, 2, 3});
+    ndx_tensor rows = make_index(NDX_INT64, 2, (int64_t[]){2, 2}, (int64_t[]){0, 1, 2, 3});
+    ndx_tensor short_w = test_tensor_v(NDX_FLOAT32, 0, 1, 1);
+    ndx_tensor none = test_tensor_v(NDX_FLOAT32, 0, 1, 0);
+    memset(short_w.data, 0, 4);
+    ndx_tensor neg = make_index(NDX_INT64, 1, (int64_t[]){2}, (int64_t[]){1, INT64_MIN});
+    ndx_options small = budget_opt(1 << 16);
+    struct {
+        const ndx_tensor *arr, *w;
+        int64_t size;
+        unsigned flags;
+        const ndx_options *opt;
+        ndx_status code;
+        const char *needle;
+    } cases[] = {
+        {&arr, &short_w, 4, 0, NULL, NDX_E_INVALID_ARGUMENT, "`weights` must be the same shape"},
+        {&rows, &short_w, 4, NDX_BINCOUNT_DENSE, NULL, NDX_E_INVALID_ARGUMENT, "Received [1]"},
+        {&arr, &none, -5, 0, NULL, NDX_E_INVALID_ARGUMENT, "size (-5) must be non-negative"},
+        {&arr, &none, INT64_MIN, NDX_BINCOUNT_DENSE, NULL, NDX_E_INVALID_ARGUMENT, "size"},
+        {&neg, &none, 4, 0, NULL, NDX_E_INVALID_ARGUMENT, "Input arr must be non-negative!"},
+        {&rows, &none, INT64_MAX / 2, NDX_BINCOUNT_DENSE, NULL, NDX_E_OVERFLOW, "too large"},
+        {&arr, &none, (int64_t)1 << 40, 0, &small, NDX_E_MEMORY_BUDGET, NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ndx_error err;
+        ndx_tensor out = test_tensor_v(NDX_FLOAT32, 0, 1, 4);
+        test_guard g = test_guard_fill(&out, 0x3c);
+        ndx_status st = ndx_bincount(cases[k].arr, cases[k].size, cases[k].w, cases[k].flags,
+                                     cases[k].opt, &out, &err);
+        assert_int_not_equal(st, NDX_OK);
+        assert_untouched(&g, &out);
+        test_tensor_free(&out);
+        ndx_tensor mine = {0};
+        assert_fails(ndx_bincount(cases[k].arr, cases[k].size, cases[k].w, cases[k].flags,
+                                  cases[k].opt, &mine, &err),
+                     &err, cases[k].code, cases[k].needle);
+        assert_null(mine.data);
+    }
+    test_tensor_free(&neg);
+    test_tensor_free(&none);
+    test_tensor_free(&short_w);
+    test_tensor_free(&rows);
+    test_tensor_free(&arr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gather_nd_negative_indices),
@@ -788,6 +838,7 @@ int main(void) {
         cmocka_unit_test(sparse_concat_shape_overflow),
         cmocka_unit_test(sparse_to_dense_hostile),
         cmocka_unit_test(sparse_malformed_views),
+        cmocka_unit_test(bincount_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1200,9 +1200,61 @@ static void test_segment_family(void **state) {
     run_family("embedding_bag offsets int32", FAM_BAG_OFFSETS, NDX_INT32, 30000, 8);
 }
 
+/* ---- bincount: values flipped between a good one, negatives and ones skipped ---------------- */
+
+typedef struct bincount_case {
+    ndx_tensor arr, none;
+    int64_t size;
+    ndx_tensor wants[4]; /* bit k set: flipped position k was skipped (a value >= size) */
+} bincount_case;
+
+static ndx_status call_bincount(void *ctx, const ndx_options *opt, ndx_error *err) {
+    bincount_case *c = ctx;
+    ndx_tensor out = {0};
+    ndx_status s = ndx_bincount(&c->arr, c->size, &c->none, 0, opt, &out, err);
+    if (s != NDX_OK) {
+        if (out.data) FAIL("bincount: a failed call left an output");
+        return s;
+    }
+    int match = 0;
+    for (int k = 0; k < 4 && !match; k++)
+        match = memcmp(out.data, c->wants[k].data, (size_t)c->size * sizeof(int32_t)) == 0;
+    out_free(&out);
+    if (!match) FAIL("bincount: a result that no reading of the values gives");
+    return s;
+}
+
+static void test_bincount_flips(void **state) {
+    (void)state;
+    bincount_case c;
+    int64_t n = 200000;
+    c.size = 50;
+    c.arr = test_tensor_v(NDX_INT32, 0, 1, n);
+    c.none = test_tensor_v(NDX_INT32, 0, 1, 0);
+    int32_t *a = c.arr.data;
+    for (int64_t i = 0; i < n; i++) a[i] = (int32_t)(i % c.size);
+    int64_t at[2] = {7, n - 3};
+    for (int k = 0; k < 2; k++) a[at[k]] = 3;
+    for (int k = 0; k < 4; k++) {
+        c.wants[k] = test_tensor_v(NDX_INT32, 0, 1, c.size);
+        int32_t *w = c.wants[k].data;
+        memset(w, 0, (size_t)c.size * sizeof *w);
+        for (int64_t i = 0; i < n; i++) {
+            int skipped = (i == at[0] && (k & 1)) || (i == at[1] && (k & 2));
+            if (!skipped) w[a[i]]++;
+        }
+    }
+    flip f;
+    flip_setup_strict(&f, a, NDX_INT32, 2, at, 3, c.size);
+    hammer("bincount", &f, call_bincount, &c);
+    for (int k = 0; k < 4; k++) test_tensor_free(&c.wants[k]);
+    test_tensor_free(&c.none), test_tensor_free(&c.arr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_one_hot_mask), cmocka_unit_test(test_boolean_mask_flips),
+        cmocka_unit_test(test_bincount_flips),
         cmocka_unit_test(test_gather_nd),       cmocka_unit_test(test_scatter_paths),
         cmocka_unit_test(test_scatter_ops),     cmocka_unit_test(test_stitch),
         cmocka_unit_test(test_partition),       cmocka_unit_test(test_sparse),

@@ -1173,6 +1173,41 @@ static void shape_functions(void **state) {
     test_tensor_free(&nupd);
 }
 
+/* A NaN already in the destination wins over a NaN update, on every path: slices of one
+ * element and of four, float32 and float64, at 1 and 3 threads (-NaN there, +NaN added: -NaN). */
+static void nan_sums_keep_the_destination_nan(void **state) {
+    (void)state;
+    for (int width = 1; width <= 4; width += 3) {
+        float t[4];
+        double td[4];
+        float u[4];
+        double ud[4];
+        uint32_t neg = 0xffc00000u, pos = 0x7fc00001u;
+        uint64_t negd = 0xfff8000000000000ull, posd = 0x7ff8000000000001ull;
+        for (int i = 0; i < 4; i++) {
+            memcpy(&t[i], &neg, 4), memcpy(&u[i], &pos, 4);
+            memcpy(&td[i], &negd, 8), memcpy(&ud[i], &posd, 8);
+        }
+        int64_t idx[1] = {0};
+        ndx_tensor it = ndx_tensor_make(NDX_INT64, 2, SHAPE(1, 1), idx);
+        for (int threads = 1; threads <= 3; threads += 2) {
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+            ndx_error err;
+            ndx_tensor tt = ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(1, width), t);
+            ndx_tensor ut = ndx_tensor_make(NDX_FLOAT32, 2, SHAPE(1, width), u);
+            ndx_tensor out = {0};
+            assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tt, &it, &ut, &opt, &out, &err), &err);
+            for (int i = 0; i < width; i++) assert_memory_equal((float *)out.data + i, &neg, 4);
+            ndx_tensor_free(&out);
+            tt = ndx_tensor_make(NDX_FLOAT64, 2, SHAPE(1, width), td);
+            ut = ndx_tensor_make(NDX_FLOAT64, 2, SHAPE(1, width), ud);
+            assert_ok(ndx_tensor_scatter_nd(NDX_SCATTER_ADD, &tt, &it, &ut, &opt, &out, &err), &err);
+            for (int i = 0; i < width; i++) assert_memory_equal((double *)out.data + i, &negd, 8);
+            ndx_tensor_free(&out);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(documented_examples),
@@ -1197,6 +1232,7 @@ int main(void) {
         cmocka_unit_test(late_bad_row_leaves_tensor_untouched),
         cmocka_unit_test(scatter_nd_errors),
         cmocka_unit_test(shape_functions),
+        cmocka_unit_test(nan_sums_keep_the_destination_nan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

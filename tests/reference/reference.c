@@ -827,3 +827,82 @@ int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want
     free(used);
     return 1;
 }
+
+/* ---- bincount ------------------------------------------------------------------------------- */
+
+ref_verdict ref_bincount(const ndx_tensor *arr, int64_t size, const ndx_tensor *weights,
+                         unsigned flags, ndx_tensor *out, char *why) {
+    memset(out, 0, sizeof *out);
+    if (!arr || !weights || !ref_view_ok(arr) || !ref_view_ok(weights))
+        return say(why, REF_ERROR, "malformed view");
+    if (flags & ~(unsigned)(NDX_BINCOUNT_DENSE | NDX_BINCOUNT_BINARY_OUTPUT))
+        return say(why, REF_ERROR, "flags");
+    if (arr->dtype != NDX_INT32 && arr->dtype != NDX_INT64) return say(why, REF_ERROR, "arr dtype");
+    ndx_dtype wt = weights->dtype;
+    if (wt != NDX_INT32 && wt != NDX_INT64 && wt != NDX_FLOAT32 && wt != NDX_FLOAT64)
+        return say(why, REF_ERROR, "weights dtype");
+    if (size < 0) return say(why, REF_ERROR, "negative size");
+    int dense = (flags & NDX_BINCOUNT_DENSE) != 0;
+    if (dense && arr->rank > 2) return say(why, REF_ERROR, "arr rank");
+    int64_t n = element_count(arr), nw = element_count(weights);
+    if (nw != 0) {
+        if (weights->rank != arr->rank) return say(why, REF_ERROR, "weights rank");
+        for (int k = 0; k < arr->rank; k++)
+            if (weights->shape[k] != arr->shape[k]) return say(why, REF_ERROR, "weights shape");
+    }
+    int per_row = dense && arr->rank == 2;
+    int64_t shape[2] = {per_row ? arr->shape[0] : size, size};
+    int rank = per_row ? 2 : 1;
+    if (per_row && shape[0] > 0 && size > INT64_MAX / shape[0])
+        return say(why, REF_ERROR, "output elements overflow");
+    if (!small_enough(wt, weights->itemsize, rank, shape)) return say(why, REF_ERROR, "output too large");
+    for (int64_t i = 0; i < n; i++)
+        if (read_int(arr, i) < 0) return say(why, REF_ERROR, "negative value");
+    *out = make(wt, weights->itemsize, rank, shape);
+    int64_t cols = per_row ? arr->shape[1] : 1;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = read_int(arr, i);
+        if (v >= size) continue;
+        int64_t at = (per_row ? i / cols * size : 0) + v;
+        int weighted = nw != 0 && !(flags & NDX_BINCOUNT_BINARY_OUTPUT);
+        const unsigned char *w = weighted ? (const unsigned char *)weights->data +
+                                                (size_t)i * weights->itemsize : NULL;
+        unsigned char *o = (unsigned char *)out->data + (size_t)at * weights->itemsize;
+        int binary = (flags & NDX_BINCOUNT_BINARY_OUTPUT) != 0;
+        switch (wt) {
+        case NDX_INT32: {
+            int32_t a, b = 1;
+            memcpy(&a, o, 4);
+            if (weighted) memcpy(&b, w, 4);
+            a = binary ? 1 : (int32_t)((uint32_t)a + (uint32_t)b);
+            memcpy(o, &a, 4);
+            break;
+        }
+        case NDX_INT64: {
+            int64_t a, b = 1;
+            memcpy(&a, o, 8);
+            if (weighted) memcpy(&b, w, 8);
+            a = binary ? 1 : (int64_t)((uint64_t)a + (uint64_t)b);
+            memcpy(o, &a, 8);
+            break;
+        }
+        case NDX_FLOAT32: {
+            float a, b = 1;
+            memcpy(&a, o, 4);
+            if (weighted) memcpy(&b, w, 4);
+            a = binary ? 1.0f : a + b;
+            memcpy(o, &a, 4);
+            break;
+        }
+        default: {
+            double a, b = 1;
+            memcpy(&a, o, 8);
+            if (weighted) memcpy(&b, w, 8);
+            a = binary ? 1.0 : a + b;
+            memcpy(o, &a, 8);
+            break;
+        }
+        }
+    }
+    return say(why, REF_OK, "valid");
+}

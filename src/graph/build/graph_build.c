@@ -712,3 +712,19 @@ ndx_output ndx_op_embedding_bag_at(const char *file, int line, ndx_scope s, ndx_
     ndx_output in[6] = {params, ids, bags, weights, max_norm, num_bags};
     return build_dense(file, line, s, GRAPH_EMBEDDING_BAG, &a, 6, in);
 }
+
+/* ---- bincount (bincount_kinds.c) ------------------------------------------------------------- */
+
+ndx_output ndx_op_bincount_at(const char *file, int line, ndx_scope s, ndx_output arr,
+                              ndx_output size, ndx_output weights) {
+    ndx_output in[3] = {arr, size, weights};
+    return build_dense(file, line, s, GRAPH_BINCOUNT, NULL, 3, in);
+}
+
+ndx_output ndx_op_dense_bincount_at(const char *file, int line, ndx_scope s, ndx_output input,
+                                    ndx_output size, ndx_output weights, int binary_output) {
+    graph_attrs a = {0};
+    a.binary_output = binary_output != 0;
+    ndx_output in[3] = {input, size, weights};
+    return build_dense(file, line, s, GRAPH_DENSE_BINCOUNT, &a, 3, in);
+}
