@@ -46,8 +46,21 @@ def _shards(params: _Params, name: str) -> list:
     if isinstance(params, (list, tuple)):
         if not params:
             raise ValueError(f"{name}: Missing 'params'.")
+        kinds = [_dtype_name(table) for table in params]
+        for i, kind in enumerate(kinds):
+            if kind != kinds[0]:  # (TensorFlow: a TypeError from the DynamicStitch it builds)
+                raise TypeError(f"{name}: every shard of params must have one dtype: shard {i} "
+                                f"is {kind}, shard 0 is {kinds[0]}")
         return list(params)
     return [params]
+
+
+def _dtype_name(table: _Value) -> str:
+    """The dtype of a shard (an array, Tensor, Variable or nested list) by name."""
+    dtype = getattr(table, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(table).dtype
+    return str(getattr(dtype, "name", dtype))
 
 
 def _rows(table: _Value) -> int:
