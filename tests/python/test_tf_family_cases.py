@@ -1186,6 +1186,95 @@ def test_safe_embedding_lookup_sparse_inconsistent_shards(layout):
             "float64", errors=TypeError)
 
 
+# SafeEmbeddingLookupSparseTest.test_safe_embedding_lookup_sparse_partitioned_inconsistent_weights
+# (its second half): tensors of float64 with float32 weights are refused (ValueError); arrays
+# are converted to the weights' dtype, as TensorFlow converts them
+def test_safe_embedding_lookup_sparse_table_takes_the_weights_dtype():
+    table, shards = random_weights(3)
+    ids, w = safe_case(IDS_2D, True)
+    wide = [x.astype(np.float64) for x in shards]
+    got = NN.safe_embedding_lookup_sparse(wide, ids, w)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, NN.safe_embedding_lookup_sparse(shards, ids, w))
+    traced = ndx.function(lambda a, b, c: NN.safe_embedding_lookup_sparse([a, b, c], ids, w))
+    refused(lambda: traced(*wide), "safe_embedding_lookup_sparse", "float32", "float64",
+            errors=ValueError)
+    v = ndx.Variable(table.astype(np.float64))
+    refused(lambda: NN.safe_embedding_lookup_sparse(v, ids, w), "safe_embedding_lookup_sparse",
+            "float64", errors=ValueError)
+    np.testing.assert_array_equal(np.asarray(v), table.astype(np.float64))
+
+
+# ============================ the docstrings' examples (array_ops.py, math_ops.py, embedding_ops.py)
+
+# array_ops.gather's docstring: a scalar index, an index matrix of strings, the result shapes,
+# one slice of a random gather, batch_dims=1 and its manual loop, and batch_dims=-1
+def test_gather_docstring_examples():
+    params = np.array([b"p0", b"p1", b"p2", b"p3", b"p4", b"p5"])
+    assert ndx.gather(params, 3) == b"p3"
+    np.testing.assert_array_equal(ndx.gather(params, [[2, 0], [2, 5]]),
+                                  [[b"p2", b"p0"], [b"p2", b"p5"]])
+    params = np.array([[0, 1.0, 2.0], [10.0, 11.0, 12.0], [20.0, 21.0, 22.0],
+                       [30.0, 31.0, 32.0]], np.float32)
+    indices = np.array([[0, 2]], np.int32)
+    assert ndx.gather(params, indices=indices, axis=0).shape == (1, 2, 3)
+    assert ndx.gather(params, indices=indices, axis=1).shape == (4, 1, 2)
+    params = RNG.standard_normal((5, 6, 7, 8)).astype(np.float32)
+    indices = RNG.integers(0, 7, (10, 11)).astype(np.int32)
+    result = ndx.gather(params, indices, axis=2)
+    assert result.shape == (5, 6, 10, 11, 8)
+    np.testing.assert_array_equal(result[:, :, 0, 1, :], params[:, :, indices[0, 1], :])
+    params = np.array([[0, 0, 1, 0, 2], [3, 0, 0, 0, 4], [0, 5, 0, 6, 0]], np.int32)
+    indices = np.array([[2, 4], [0, 4], [1, 3]], np.int32)
+    want = np.array([[1, 2], [3, 4], [5, 6]], np.int32)
+    np.testing.assert_array_equal(ndx.gather(params, indices, axis=1, batch_dims=1), want)
+    np.testing.assert_array_equal(
+        np.stack([ndx.gather(p, i, axis=0) for p, i in zip(params, indices)]), want)
+    # "tf.gather(values, indices, batch_dims=-1)" with the indices of an argsort
+    values = RNG.standard_normal((3, 5))
+    order = np.argsort(values, axis=-1)
+    np.testing.assert_array_equal(ndx.gather(values, order, batch_dims=-1),
+                                  np.sort(values, axis=-1))
+
+
+# math_ops.sparse_segment_sum's docstring: its five cases, the last equal to segment_sum
+def test_sparse_segment_sum_docstring_examples():
+    c = np.array([[1, 2, 3, 4], [-1, -2, -3, -4], [5, 6, 7, 8]], np.int32)
+    np.testing.assert_array_equal(S.segment_sum(c, [0, 1], [0, 0]), [[0, 0, 0, 0]])
+    np.testing.assert_array_equal(S.segment_sum(c, [0, 1], [0, 1]),
+                                  [[1, 2, 3, 4], [-1, -2, -3, -4]])
+    np.testing.assert_array_equal(S.segment_sum(c, [0, 1], [0, 2], num_segments=4),
+                                  [[1, 2, 3, 4], [0, 0, 0, 0], [-1, -2, -3, -4], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(S.segment_sum(c, [0, 1, 2], [0, 0, 1]),
+                                  [[0, 0, 0, 0], [5, 6, 7, 8]])
+    np.testing.assert_array_equal(M.segment_sum(c, [0, 0, 1]), [[0, 0, 0, 0], [5, 6, 7, 8]])
+
+
+# embedding_ops.embedding_lookup's docstring: a 5x2 table whole or in "div" shards of 2, 2, 1
+# rows, ids [0, 3, 4]; and 13 ids over 5 shards split as [[0, 1, 2], [3, 4, 5], [6, 7, 8],
+# [9, 10], [11, 12]]
+def test_embedding_lookup_docstring_examples():
+    table = np.array([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]], np.int32)
+    want = [[1, 2], [7, 8], [9, 10]]
+    np.testing.assert_array_equal(NN.embedding_lookup(table, [0, 3, 4]), want)
+    np.testing.assert_array_equal(NN.embedding_lookup([table[:2], table[2:4], table[4:]],
+                                                      [0, 3, 4]), want)
+    shards = [np.full((n, 1), k, np.int32) for k, n in enumerate([3, 3, 3, 2, 2])]
+    got = NN.embedding_lookup(shards, np.arange(13))
+    np.testing.assert_array_equal(got[:, 0], [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4])
+
+
+# embedding_ops.safe_embedding_lookup_sparse's docstring: a 10x20 table, default_id 0, "mean"
+def test_safe_embedding_lookup_sparse_docstring_example():
+    params = RNG.standard_normal((10, 20))
+    indices = [[0, 0], [0, 1], [1, 0], [2, 3]]
+    ids = ndx.SparseTensor(indices, np.array([1, 3, -1, 1], np.int64), [3, 4])
+    weights = ndx.SparseTensor(indices, np.array([2.0, 0.5, 1.0, 3.0]), [3, 4])
+    got = NN.safe_embedding_lookup_sparse(params, ids, weights, combiner="mean", default_id=0)
+    np.testing.assert_allclose(got, [(params[1] * 2.0 + params[3] * 0.5) / (2.0 + 0.5),
+                                     (params[0] * 1.0) / 1.0, (params[1] * 3.0) / 3.0],
+                               rtol=1e-12)
+
 # ================================ the text form, every kind once =================================
 
 def test_every_kind_through_the_text_form(tmp_path):
