@@ -210,13 +210,15 @@ def segment_mean(data: _Value, segment_ids: _Value, name: Optional[str] = None) 
 
 
 def sparse_segment_sum(data: _Value, indices: _Value, segment_ids: _Value,
-                       name: Optional[str] = None, num_segments: _Value = None) -> _Value:
+                       name: Optional[str] = None, num_segments: _Value = None,
+                       sparse_gradient: bool = False) -> _Value:
     """output[s] = sum of data[indices[i]] over the i with segment_ids[i] == s
     (tf.sparse.segment_sum; here TensorFlow 1's tf.sparse_segment_sum order, name before
     num_segments: ndx.sparse.segment_sum has TensorFlow 2's). segment_ids sorted and >= 0;
     num_segments None gives last id + 1 rows (SparseSegmentSum), else that many
     (SparseSegmentSumWithNumSegments). Under a GradientTape, data's gradient is an
-    ndx.IndexedSlices of the rows read.
+    ndx.IndexedSlices of the rows read, whatever sparse_gradient says (TensorFlow's keyword,
+    accepted).
 
     >>> c = np.array([[1, 2, 3, 4], [-1, -2, -3, -4], [5, 6, 7, 8]], np.int32)
     >>> ndx.sparse.segment_sum(c, [0, 1], [0, 0])
@@ -230,11 +232,13 @@ def sparse_segment_sum(data: _Value, indices: _Value, segment_ids: _Value,
            [-1, -2, -3, -4],
            [ 0,  0,  0,  0]], dtype=int32)
     """
+    del sparse_gradient  # (the gradient is an IndexedSlices either way)
     return _sparse("SparseSegmentSum", data, indices, segment_ids, num_segments, name)
 
 
 def sparse_segment_mean(data: _Value, indices: _Value, segment_ids: _Value,
-                        name: Optional[str] = None, num_segments: _Value = None) -> _Value:
+                        name: Optional[str] = None, num_segments: _Value = None,
+                        sparse_gradient: bool = False) -> _Value:
     """As sparse_segment_sum with means (tf.sparse.segment_mean; TensorFlow 1's argument order
     here): a float data only.
 
@@ -242,15 +246,18 @@ def sparse_segment_mean(data: _Value, indices: _Value, segment_ids: _Value,
     array([[2., 3.],
            [3., 4.]])
     """
+    del sparse_gradient  # (the gradient is an IndexedSlices either way)
     return _sparse("SparseSegmentMean", data, indices, segment_ids, num_segments, name)
 
 
 def sparse_segment_sqrt_n(data: _Value, indices: _Value, segment_ids: _Value,
-                          name: Optional[str] = None, num_segments: _Value = None) -> _Value:
+                          name: Optional[str] = None, num_segments: _Value = None,
+                          sparse_gradient: bool = False) -> _Value:
     """As sparse_segment_sum divided by the square root of each segment's count
     (tf.sparse.segment_sqrt_n; TensorFlow 1's argument order here): a float data only.
 
     >>> ndx.sparse.segment_sqrt_n(np.array([[2., 4.]]), [0, 0], [0, 0])
     array([[2.82842712, 5.65685425]])
     """
+    del sparse_gradient  # (the gradient is an IndexedSlices either way)
     return _sparse("SparseSegmentSqrtN", data, indices, segment_ids, num_segments, name)

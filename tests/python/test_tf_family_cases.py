@@ -988,8 +988,12 @@ def test_sparse_segment_gradients(op, num):
     seg = [0, 1, 2, 2]
     fn = SPARSE_OPS[op]
     check(lambda d: fn(d, indices, seg, num_segments=num), [x], [0])
-    (g,) = check(lambda d: fn(d, indices, seg, num_segments=num), [x], [0], gradients=taped)
+    (g,) = check(lambda d: fn(d, indices, seg, num_segments=num, sparse_gradient=True), [x],
+                 [0], gradients=taped)
     assert isinstance(g, ndx.IndexedSlices)
+    v1 = getattr(ndx, "sparse_segment_" + op)  # TensorFlow 1's order takes the keyword too
+    np.testing.assert_array_equal(v1(x, indices, seg, None, num, sparse_gradient=False),
+                                  fn(x, indices, seg, num))
 
 
 # =============================== embeddings (embedding_ops_test.py) =============================
