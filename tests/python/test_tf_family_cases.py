@@ -1209,6 +1209,39 @@ def test_safe_embedding_lookup_sparse_table_takes_the_weights_dtype():
     np.testing.assert_array_equal(np.asarray(v), table.astype(np.float64))
 
 
+# The bfloat16 rows of GatherTest._TEST_TYPES (testScalar1D, testSimpleTwoD32) and of the
+# segment tests' dtypes (SegmentReductionOpTest.testValues, UnsortedSegmentTest.testValues,
+# SparseSegmentReductionOpTest.testValues), through ndx.cast: bfloat16 holds these small
+# integers exactly, and the sums (scaled as TensorFlow's _input scales bfloat16) to 1%.
+# (float8_e5m2 and float8_e4m3fn, also in _TEST_TYPES, are dtypes ndx does not have.)
+def test_bfloat16_gather_and_segments():
+    data = np.arange(15, dtype=np.float64).reshape(5, 3)
+    b = ndx.cast(data, "bfloat16")
+    back = lambda t: np.asarray(ndx.cast(t, "float64"))  # noqa: E731
+    for axis in (0, 1):
+        np.testing.assert_array_equal(back(ndx.gather(b, [0, 1, 0, 2], axis=axis)),
+                                      naive_take(data, [0, 1, 0, 2], axis))
+    np.testing.assert_array_equal(back(ndx.gather(b, 4)), data[4])
+    ids = [i // 3 for i in range(10)]
+    x = tf_input((10, 3), "float64") * 0.00001
+    xb = ndx.cast(x, "bfloat16")
+    xr = back(xb)  # the values bfloat16 holds
+    for op in SORTED_OPS:
+        np.testing.assert_allclose(back(SORTED_OPS[op](xb, ids)), tf_segment_reduce(ids, xr, op),
+                                   rtol=1e-2, err_msg=op)
+    flat = np.array([0, 4, 0, 8, 3, 8, 4, 7, 7, 3])
+    for op, (fn, init) in UNSORTED_OPS.items():
+        if op in ("min", "max"):
+            continue  # their empty segments hold bfloat16's extremes: checked in the C tests
+        np.testing.assert_allclose(back(fn(xb, flat, 12)),
+                                   tf_segment_reduce(flat, xr, op, 12, init(None)), rtol=1e-2,
+                                   err_msg=op)
+    indices = RNG.integers(0, 10, 6)
+    seg = [0, 0, 1, 1, 1, 3]
+    np.testing.assert_allclose(back(S.segment_sum(xb, indices, seg)),
+                               tf_segment_reduce(seg, xr[indices], "sum"), rtol=1e-2)
+
+
 # ============================ the docstrings' examples (array_ops.py, math_ops.py, embedding_ops.py)
 
 # array_ops.gather's docstring: a scalar index, an index matrix of strings, the result shapes,
