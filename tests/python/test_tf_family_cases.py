@@ -1242,7 +1242,7 @@ def test_bfloat16_gather_and_segments():
                                tf_segment_reduce(seg, xr[indices], "sum"), rtol=1e-2)
 
 
-# ============================ the docstrings' examples (array_ops.py, math_ops.py, embedding_ops.py)
+# ============ the docstrings' examples (array_ops.py, math_ops.py, embedding_ops.py) ============
 
 # array_ops.gather's docstring: a scalar index, an index matrix of strings, the result shapes,
 # one slice of a random gather, batch_dims=1 and its manual loop, and batch_dims=-1
