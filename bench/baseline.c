@@ -4,6 +4,10 @@
  *   baseline memcpy BYTES THREADS REPEAT
  *       memcpy of BYTES bytes between two touched buffers, split into THREADS contiguous
  *       pieces: the same traffic as an op that reads BYTES and writes BYTES.
+ *   baseline rows TABLE_ROWS ROW_BYTES N THREADS REPEAT
+ *       N random rows (a fixed hash of the position) of ROW_BYTES (a multiple of 4) of a touched
+ *       table of TABLE_ROWS rows summed as floats into one row per thread, the N split into
+ *       THREADS contiguous pieces: the random-row read rate (bench/family_compare.py's floors).
  *   baseline naive JOB
  *       the workload JOB names, as the OpenMP loop a competent user writes in ten minutes:
  *       every index checked before it is used (a bad one writes nothing and fails the call),
@@ -495,6 +499,40 @@ static int run_memcpy(void *arg) {
     return 0;
 }
 
+typedef struct rows_job {
+    size_t table_rows, row_bytes, n;
+    unsigned char *table;
+    float *sums; /* one row of floats per thread */
+} rows_job;
+
+enum { ROWS_AHEAD = 16 };
+
+/* A cheap scatter of position i over [0, rows). */
+static size_t random_row(int64_t i, size_t rows) {
+    uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15u;
+    return (size_t)((z ^ (z >> 29)) % rows);
+}
+
+static int run_rows(void *arg) {
+    const rows_job *c = arg;
+#pragma omp parallel
+    {
+        int64_t b, e;
+        owned((int64_t)c->n, &b, &e);
+        size_t width = c->row_bytes / sizeof(float);
+        float *restrict acc = c->sums + (size_t)omp_get_thread_num() * width;
+        for (int64_t i = b; i < e; i++) {
+            /* The row AHEAD positions on is fetched now: the rate memory gives, not its latency. */
+            const unsigned char *ahead = c->table + random_row(i + ROWS_AHEAD, c->table_rows) * c->row_bytes;
+            for (size_t k = 0; k < c->row_bytes; k += 64) __builtin_prefetch(ahead + k);
+            const float *restrict row =
+                (const float *)(c->table + random_row(i, c->table_rows) * c->row_bytes);
+            for (size_t k = 0; k < width; k++) acc[k] += row[k];
+        }
+    }
+    return 0;
+}
+
 static int (*naive_run)(job *);
 static int run_naive(void *arg) { return naive_run(arg); }
 
@@ -519,6 +557,18 @@ int main(int argc, char **argv) {
         printf("median_s=%.6f\n", median_time(run_memcpy, &c, repeat, "memcpy"));
         return 0;
     }
+    if (argc == 7 && strcmp(argv[1], "rows") == 0) {
+        rows_job c = {.table_rows = (size_t)strtoull(argv[2], NULL, 10),
+                      .row_bytes = (size_t)strtoull(argv[3], NULL, 10),
+                      .n = (size_t)strtoull(argv[4], NULL, 10)};
+        int threads = atoi(argv[5]), repeat = atoi(argv[6]);
+        if (!check_counts(threads, repeat) || c.table_rows == 0) return 2;
+        c.table = touched(c.table_rows * c.row_bytes);
+        c.sums = touched((size_t)threads * c.row_bytes);
+        memset(c.table, 0, c.table_rows * c.row_bytes);
+        printf("median_s=%.6f\n", median_time(run_rows, &c, repeat, "rows"));
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "naive") == 0) {
         job *j = calloc(1, sizeof *j);
         if (!j) die("out of memory", NULL);
@@ -536,6 +586,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     fprintf(stderr, "usage: baseline memcpy BYTES THREADS REPEAT\n"
+                    "       baseline rows TABLE_ROWS ROW_BYTES N THREADS REPEAT\n"
                     "       baseline naive JOB\n");
     return 2;
 }

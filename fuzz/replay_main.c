@@ -59,7 +59,7 @@ static int run_dir(const char *dir, int *failed) {
         names[n++] = strdup(e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, by_name);
+    if (n) qsort(names, n, sizeof *names, by_name); /* an empty directory: names is NULL */
     int ran = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(dir) + strlen(names[i]) + 2;

@@ -405,8 +405,8 @@ NDX_API ndx_status ndx_one_hot(const ndx_tensor *indices, int64_t depth,
  * y's copy uses opt's threads). The scratch is 16 bytes per slice plus a table of 8 bytes per
  * slot (a power of two, at least twice the slices and at least 16), counted against
  * opt->max_memory. Outputs as in every op: views with data NULL are allocated (their shapes
- * from the values), or must match exactly (ndx_unique_shape tells them); y must not share
- * memory with x. */
+ * from the values; an idx the call allocates is taken first and filled as the values are
+ * hashed), or must match exactly (ndx_unique_shape tells them); y must not share memory with x. */
 /* Infer: y = x's spec with the axis dim unknown (0 when x's is 0), idx = [x.shape[axis]] and
  * counts = [?] (may be NULL) of out_idx. */
 NDX_API ndx_status ndx_unique_infer(const ndx_spec *x, int axis, ndx_dtype out_idx, ndx_spec *y,
@@ -785,7 +785,10 @@ NDX_API void ndx_block_free(const ndx_options *opt, void *block);
  * (TensorFlow's Tindices: int16 is refused), indices too.
  *
  * Every id (and index) is read once into scratch (8 bytes each, charged to opt->max_memory) and
- * checked there before anything is written, so ids another thread changes during the call
+ * checked there before anything is written; the unsorted SUM, PROD, MIN and MAX of rows of at
+ * most 16 bytes into an output of at most 1 MiB instead check each id as they apply its row to
+ * a copy of the output in scratch (charged likewise), written to `out` once every id has
+ * passed. So ids another thread changes during the call
  * cannot make it write outside the output, and a failed call leaves `out` unchanged (as
  * TensorFlow's, the unsorted ops read no id when data has no elements). The sorted and sparse
  * ops refuse ids that decrease ("segment_sum: segment ids are not increasing: segment_ids[2] =

@@ -225,7 +225,7 @@ typedef struct bag_job {
         A wsum = 0, mn = LOAD(STORE((A)p->max_norm)); /* TF: max_norm in T */          \
         for (int64_t k = 0; k < d; k++) acc[k] = 0;                                             \
         for (int64_t q = first; q < first + n; q++) {                                           \
-            const T *row = (const T *)(p->params + (size_t)src[q] * p->row_bytes);              \
+            const T *row = (const T *)segment_fetch_row(p->params, p->row_bytes, src, q, p->n); \
             A wq = w ? LOAD(w[q]) : (A)1;                                                       \
             A den = 0;                                                                          \
             if (p->max_norm >= 0) {                                                             \
@@ -280,7 +280,8 @@ static void bag_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
             memset(row, 0, p->row_bytes); /* an empty bag: 0, as TensorFlow's */
         else if (p->plain)
             segment_sparse_sum(p->want.dtype, p->combiner, p->params, p->row_bytes,
-                               j->src + first, end - first, p->slice, row, acc, part);
+                               j->src + first, end - first, p->n - end, p->slice, row, acc,
+                               part);
         else
             weighted_bag(p, j->src, first, end - first, row, acc);
     }

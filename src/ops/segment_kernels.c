@@ -184,15 +184,16 @@ segment_divide_fn segment_find_divide(ndx_dtype dtype) {
  * reads element e of a data row into it, STORE rounds it back, ADD adds (integers wrap). */
 #define SPARSE_SUM(tag, T, A, LOAD, STORE_T, ADD)                                              \
     static void tag##_sparse_sum(ndx_segment_op op, const unsigned char *data, size_t rb,      \
-                                 const int64_t *src, int64_t n, int64_t slice,                 \
+                                 const int64_t *src, int64_t n, int64_t ahead, int64_t slice,  \
                                  unsigned char *out, A *restrict acc, A *restrict part) {       \
-        const unsigned char *row = data + (size_t)src[0] * rb;                                 \
+        int64_t known = n + ahead;                                                             \
+        const unsigned char *row = segment_fetch_row(data, rb, src, 0, known);                         \
         for (int64_t e = 0; e < slice; e++) acc[e] = LOAD(row, e);                             \
         if (n > 1) {                                                                           \
             int64_t r = n & 7;                                                                 \
             r = r == 0 ? 8 : r == 1 ? 9 : r;                                                   \
             for (int64_t q = 1; q < r; q++) {                                                  \
-                row = data + (size_t)src[q] * rb;                                              \
+                row = segment_fetch_row(data, rb, src, q, known);                                      \
                 for (int64_t e = 0; e < slice; e++) acc[e] = ADD(acc[e], LOAD(row, e));        \
             }                                                                                  \
             if (op != NDX_SEGMENT_SUM && n < 10) {                                             \
@@ -201,10 +202,10 @@ segment_divide_fn segment_find_divide(ndx_dtype dtype) {
                 for (int64_t e = 0; e < slice; e++) acc[e] = acc[e] * scale;                   \
             }                                                                                  \
             for (; r < n; r += 8) {                                                            \
-                row = data + (size_t)src[r] * rb;                                              \
+                row = segment_fetch_row(data, rb, src, r, known);                                      \
                 for (int64_t e = 0; e < slice; e++) part[e] = LOAD(row, e);                    \
                 for (int64_t q = 1; q < 8; q++) {                                              \
-                    row = data + (size_t)src[r + q] * rb;                                      \
+                    row = segment_fetch_row(data, rb, src, r + q, known);                              \
                     for (int64_t e = 0; e < slice; e++) part[e] = ADD(part[e], LOAD(row, e));  \
                 }                                                                              \
                 for (int64_t e = 0; e < slice; e++) acc[e] = ADD(acc[e], part[e]);             \
@@ -272,9 +273,10 @@ size_t segment_accumulator_size(ndx_dtype dtype) {
 }
 
 void segment_sparse_sum(ndx_dtype dtype, ndx_segment_op op, const unsigned char *data,
-                        size_t row_bytes, const int64_t *src, int64_t n, int64_t slice,
-                        unsigned char *out, void *acc, void *part) {
-#define CALL(tag, A) tag##_sparse_sum(op, data, row_bytes, src, n, slice, out, (A *)acc, (A *)part)
+                        size_t row_bytes, const int64_t *src, int64_t n, int64_t ahead,
+                        int64_t slice, unsigned char *out, void *acc, void *part) {
+#define CALL(tag, A)                                                                           \
+    tag##_sparse_sum(op, data, row_bytes, src, n, ahead, slice, out, (A *)acc, (A *)part)
     switch (dtype) {
     case NDX_INT8: CALL(i8, int8_t); break;
     case NDX_INT16: CALL(i16, int16_t); break;

@@ -114,7 +114,7 @@ static void sorted_fn(void *ctx, int64_t r0, int64_t r1, int worker) {
         unsigned char *row = j->out + (size_t)r * rb;
         if (j->src)
             segment_sparse_sum(p->want.dtype, p->reduce, p->data, rb, j->src + pos, end - pos,
-                               p->slice, row, acc, part);
+                               p->rows - end, p->slice, row, acc, part);
         else
             reduce_rows(j, row, pos, end - pos);
         pos = end;

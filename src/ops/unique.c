@@ -141,11 +141,13 @@ static ndx_status unique_plan_make(ndx_call *c, const ndx_tensor *x, int axis, n
 
 /* ---- outputs and run --------------------------------------------------------------------- */
 
-/* idx and counts from the count's numbers. */
+/* idx from the scratch's numbers (unless the count wrote them there), then counts from idx. */
 static void write_numbers(const unique_plan *p, void *scratch, int64_t uniques, ndx_tensor *idx,
-                          ndx_tensor *counts) {
+                          ndx_tensor *counts, int counted_into_idx) {
     const int64_t *ids = unique_ids(scratch);
-    if (p->idx_dtype == NDX_INT32) {
+    if (counted_into_idx) {
+        /* (already there) */
+    } else if (p->idx_dtype == NDX_INT32) {
         int32_t *o = idx->data;
         for (int64_t i = 0; i < p->n; i++) o[i] = (int32_t)ids[i];
     } else if (p->n > 0) {
@@ -154,12 +156,14 @@ static void write_numbers(const unique_plan *p, void *scratch, int64_t uniques, 
     if (!counts || uniques == 0) return;
     if (p->idx_dtype == NDX_INT32) {
         int32_t *o = counts->data;
+        const int32_t *numbers = idx->data;
         memset(o, 0, (size_t)uniques * sizeof *o);
-        for (int64_t i = 0; i < p->n; i++) o[ids[i]]++;
+        for (int64_t i = 0; i < p->n; i++) o[numbers[i]]++;
     } else {
         int64_t *o = counts->data;
+        const int64_t *numbers = idx->data;
         memset(o, 0, (size_t)uniques * sizeof *o);
-        for (int64_t i = 0; i < p->n; i++) o[ids[i]]++;
+        for (int64_t i = 0; i < p->n; i++) o[numbers[i]]++;
     }
 }
 
@@ -172,14 +176,28 @@ static void describe(const unique_plan *p, int64_t uniques, ndx_tensor *y, ndx_t
     *counts = ndx_tensor_make(p->idx_dtype, 1, &uniques, NULL);
 }
 
-/* Plan and count for both entry points: *scratch holds the numbers (the caller releases it). */
+/* Plan and count for both entry points: *scratch holds the numbers (the caller releases it).
+ * `idx` not NULL: an idx the call allocates (data NULL) is taken first and the count writes the
+ * numbers straight into it (*own_idx set; the caller drops it if a later step fails), sparing a
+ * copy of n numbers; a caller's idx is written only after every check. */
 static ndx_status plan_and_count(ndx_call *c, const ndx_tensor *x, int axis, ndx_dtype out_idx,
                                  int with_counts, unique_plan *p, void **scratch,
-                                 int64_t *uniques) {
+                                 int64_t *uniques, ndx_tensor *idx, int *own_idx) {
     *scratch = NULL;
     NDX_TRY(unique_plan_make(c, x, axis, out_idx, with_counts, p));
     NDX_TRY(ndx_call_scratch(c, p->scratch_bytes, 0, "the count of unique slices", scratch));
-    *uniques = ndx_unique_count(p, *scratch);
+    void *numbers = NULL;
+    if (idx && idx->data == NULL && p->n > 0) {
+        ndx_tensor want = ndx_tensor_make(p->idx_dtype, 1, &p->n, NULL);
+        ndx_status s = ndx_call_output(c, &want, idx, 0, "idx", own_idx);
+        if (s != NDX_OK) {
+            ndx_call_release(c, *scratch);
+            *scratch = NULL;
+            return s;
+        }
+        numbers = idx->data;
+    }
+    *uniques = ndx_unique_count(p, *scratch, numbers);
     return NDX_OK;
 }
 
@@ -192,7 +210,8 @@ ndx_status ndx_unique_shape(const ndx_tensor *x, int axis, ndx_dtype out_idx, nd
     unique_plan p;
     void *scratch;
     int64_t uniques;
-    NDX_TRY(plan_and_count(&c, x, axis, out_idx, counts != NULL, &p, &scratch, &uniques));
+    NDX_TRY(plan_and_count(&c, x, axis, out_idx, counts != NULL, &p, &scratch, &uniques, NULL,
+                           NULL));
     ndx_tensor cs;
     describe(&p, uniques, y, idx, &cs);
     if (counts) *counts = cs;
@@ -209,14 +228,16 @@ ndx_status ndx_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, const nd
     unique_plan p;
     void *scratch;
     int64_t uniques;
-    NDX_TRY(plan_and_count(&c, x, axis, out_idx, counts != NULL, &p, &scratch, &uniques));
+    ndx_tensor ty = *y, tidx = *idx, tcounts = counts ? *counts : ndx_zero_tensor;
+    int own_y = 0, own_idx = 0, own_counts = 0;
+    NDX_TRY(plan_and_count(&c, x, axis, out_idx, counts != NULL, &p, &scratch, &uniques, &tidx,
+                           &own_idx));
+    int counted_into_idx = own_idx;
     /* Every output checked or allocated before any is written; undone on failure. */
     ndx_tensor want_y, want_idx, want_counts;
     describe(&p, uniques, &want_y, &want_idx, &want_counts);
-    ndx_tensor ty = *y, tidx = *idx, tcounts = counts ? *counts : ndx_zero_tensor;
-    int own_y = 0, own_idx = 0, own_counts = 0;
     ndx_status st = ndx_call_output(&c, &want_y, &ty, 0, "y", &own_y);
-    if (st == NDX_OK) st = ndx_call_output(&c, &want_idx, &tidx, 0, "idx", &own_idx);
+    if (st == NDX_OK && !own_idx) st = ndx_call_output(&c, &want_idx, &tidx, 0, "idx", &own_idx);
     if (st == NDX_OK && counts)
         st = ndx_call_output(&c, &want_counts, &tcounts, 0, "counts", &own_counts);
     /* y: x gathered at the first occurrences (their numbers' order). */
@@ -239,7 +260,7 @@ ndx_status ndx_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, const nd
         ndx_call_release(&c, scratch);
         return st;
     }
-    write_numbers(&p, scratch, uniques, &tidx, counts ? &tcounts : NULL);
+    write_numbers(&p, scratch, uniques, &tidx, counts ? &tcounts : NULL, counted_into_idx);
     ndx_call_release(&c, scratch);
     *y = ty;
     *idx = tidx;

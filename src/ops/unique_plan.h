@@ -45,8 +45,9 @@ static inline int64_t *unique_first(const unique_plan *p, void *scratch) {
 
 /* Count: numbers the n slices along the axis in order of first occurrence into the scratch
  * (p->scratch_bytes, of which the table's part is touched only as far as the distinct slices
- * need: it starts small and doubles); returns how many numbers (the unique count).
- * Single-threaded, so the numbering never depends on threads. Cannot fail. */
-int64_t ndx_unique_count(const unique_plan *p, void *scratch);
+ * need: it starts small and doubles); returns how many numbers (the unique count). Slice i's
+ * number goes to `numbers` (n elements of p->idx_dtype: idx itself) or, when NULL, to the
+ * scratch's ids. Single-threaded, so the numbering never depends on threads. Cannot fail. */
+int64_t ndx_unique_count(const unique_plan *p, void *scratch, void *numbers);
 
 #endif /* NDX_UNIQUE_PLAN_H */

@@ -1051,13 +1051,162 @@ static void test_boolean_mask_flips(void **state) {
     test_tensor_free(&c.mask), test_tensor_free(&c.tensor);
 }
 
+/* ---- segment reductions and embedding bags ------------------------------------------------- */
+
+/* Each op copies its ids (and indices, bags) into scratch once and checks the copy, so a flipped
+ * id gives the result of one snapshot or a clean error, never a write outside the output; and
+ * a failed call leaves the caller's buffer as it was. Every flip here reaches only values that
+ * break the call (negative, out of range, or out of order for the sorted ids), but for the
+ * unsorted ops' negatives, which drop their row: then an OK result is the good one, or the one
+ * without row at[0], without at[1], or without both (wants[0..3]). */
+enum { FAM_UNSORTED, FAM_SORTED, FAM_SPARSE, FAM_BAG_IDS, FAM_BAG_OFFSETS };
+
+typedef struct {
+    int family;
+    ndx_tensor data, ids, indices, out;
+    ndx_tensor wants[4];
+    int n_wants;
+    int64_t num_segments;
+    ndx_embedding_bag_attrs attrs;
+    int calls;
+} family_case;
+
+#define FAMILY_PATTERN 0x5c
+
+static ndx_status family_run(family_case *c, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    switch (c->family) {
+    case FAM_UNSORTED:
+        return ndx_unsorted_segment_reduce(NDX_SEGMENT_SUM, &c->data, &c->ids, c->num_segments, opt, out, err);
+    case FAM_SORTED: return ndx_segment_reduce(NDX_SEGMENT_SUM, &c->data, &c->ids, opt, out, err);
+    case FAM_SPARSE:
+        return ndx_sparse_segment_reduce(NDX_SEGMENT_MEAN, &c->data, &c->indices, &c->ids, c->num_segments, opt, out, err);
+    default: return ndx_embedding_bag(&c->data, &c->indices, &c->ids, NULL, &c->attrs, opt, out, err);
+    }
+}
+
+static ndx_status call_family(void *ctx, const ndx_options *opt, ndx_error *err) {
+    family_case *c = ctx;
+    /* A caller's buffer (pattern-filled) or an output the op allocates, in turn. */
+    int caller = c->calls++ % 2 == 0;
+    size_t bytes = test_nbytes(&c->wants[0]);
+    ndx_tensor out = c->wants[0];
+    out.data = NULL;
+    if (caller) {
+        out.data = c->out.data;
+        memset(out.data, FAMILY_PATTERN, bytes);
+    }
+    ndx_status st = family_run(c, opt, &out, err);
+    if (st != NDX_OK) {
+        if (!caller && out.data) FAIL("segment family: a failed call left an allocated output");
+        const unsigned char *b = c->out.data;
+        for (size_t k = 0; caller && k < bytes; k++)
+            if (b[k] != FAMILY_PATTERN) FAIL("segment family: a failed call wrote byte %zu of the output", k);
+        return st;
+    }
+    int match = 0;
+    for (int w = 0; w < c->n_wants && !match; w++)
+        match = test_nbytes(&out) == bytes && out.rank == c->wants[w].rank &&
+                !memcmp(out.shape, c->wants[w].shape, sizeof out.shape) &&
+                !memcmp(out.data, c->wants[w].data, bytes);
+    if (!caller) out_free(&out);
+    if (!match) FAIL("segment family %d: OK, but the result is not one of a snapshot's", c->family);
+    return NDX_OK;
+}
+
+static void family_case_free(family_case *c) {
+    for (int w = 0; w < c->n_wants; w++) ndx_tensor_free(&c->wants[w]);
+    free(c->out.data);
+    test_tensor_free(&c->data), test_tensor_free(&c->ids), test_tensor_free(&c->indices);
+}
+
+/* The wants, from the good ids (unsorted: also with at[0], at[1] or both dropped), and the
+ * caller's buffer. */
+static void family_wants(family_case *c, flip *f) {
+    c->n_wants = c->family == FAM_UNSORTED ? 4 : 1;
+    ndx_tensor *t = f->data == c->ids.data ? &c->ids : &c->indices;
+    for (int w = 0; w < c->n_wants; w++) {
+        for (int a = 0; a < 2; a++) test_set_index(t, f->at[a], (w >> a) & 1 ? -1 : f->values[0]);
+        ndx_error err;
+        c->wants[w] = (ndx_tensor){0};
+        assert_ok(family_run(c, NULL, &c->wants[w], &err), &err);
+    }
+    for (int a = 0; a < 2; a++) test_set_index(t, f->at[a], f->values[0]);
+    c->out = c->wants[0];
+    c->out.data = malloc(test_nbytes(&c->wants[0]) + 1);
+}
+
+static void run_family(const char *name, int family, ndx_dtype dt, int64_t rows, int64_t width) {
+    family_case c;
+    memset(&c, 0, sizeof c);
+    c.family = family;
+    test_rng r = {45 + (uint64_t)family};
+    int64_t vocab = 257, segs = rows / 7 + 1;
+    int bag = family == FAM_BAG_IDS || family == FAM_BAG_OFFSETS;
+    c.data = test_tensor_v(NDX_FLOAT32, 0, 2, family == FAM_SPARSE || bag ? vocab : rows, width);
+    float *d = c.data.data;
+    for (int64_t i = 0; i < test_count(&c.data); i++) d[i] = (float)rng_range(&r, -8, 8);
+    if (family == FAM_SPARSE || bag) { /* the rows each position reads */
+        c.indices = test_tensor_v(dt, 0, 1, rows);
+        fill_random(&r, &c.indices, rows, vocab);
+    }
+    int64_t at[2] = {rows / 3, rows - 2}, good = 0, past = 0;
+    flip f;
+    if (family == FAM_BAG_OFFSETS) {
+        /* offsets 0, 7, 14..., those from at[0] to at[1] all at[0] * 7 (empty bags between): a
+         * flip makes one negative, past the end or below its neighbour */
+        int64_t bags = rows / 7;
+        at[0] = bags / 2, at[1] = bags - 2;
+        good = at[0] * 7;
+        c.ids = test_tensor_v(dt, 0, 1, bags);
+        for (int64_t b = 0; b < bags; b++)
+            test_set_index(&c.ids, b, b >= at[0] && b <= at[1] ? good : b * 7);
+        c.attrs = (ndx_embedding_bag_attrs){NDX_BAGS_OFFSETS, NDX_SEGMENT_SUM, NDX_NO_MAX_NORM,
+                                            NDX_SEGMENTS_FROM_IDS};
+        flip_setup_strict(&f, c.ids.data, dt, 2, at, good, rows + 1);
+    } else {
+        c.ids = test_tensor_v(family == FAM_UNSORTED ? dt : NDX_INT64, 0, 1, rows);
+        for (int64_t i = 0; i < rows; i++) /* sorted runs; unsorted: the same, shuffled order */
+            test_set_index(&c.ids, i, family == FAM_UNSORTED ? rng_below(&r, segs) : i * segs / rows);
+        c.num_segments = family == FAM_SPARSE ? NDX_SEGMENTS_FROM_IDS : segs;
+        c.attrs = (ndx_embedding_bag_attrs){NDX_BAGS_SEGMENT_IDS, NDX_SEGMENT_SQRT_N, NDX_NO_MAX_NORM, NDX_SEGMENTS_FROM_IDS};
+        if (family == FAM_SPARSE || bag) { /* flip the rows read: indices (embedding_bag: ids) */
+            good = test_get_index(&c.indices, at[0]);
+            test_set_index(&c.indices, at[1], good);
+            flip_setup_strict(&f, c.indices.data, dt, 2, at, good, vocab);
+        } else if (family == FAM_SORTED) { /* any other value breaks the order or goes negative */
+            at[1] = rows / 2;
+            for (int64_t i = at[0]; i <= at[1]; i++) test_set_index(&c.ids, i, test_get_index(&c.ids, at[0]));
+            good = test_get_index(&c.ids, at[0]);
+            past = test_get_index(&c.ids, rows - 1) + 1;
+            flip_setup_strict(&f, c.ids.data, NDX_INT64, 2, at, good, past);
+        } else {
+            good = test_get_index(&c.ids, at[0]);
+            test_set_index(&c.ids, at[1], good);
+            flip_setup_strict(&f, c.ids.data, dt, 2, at, good, segs);
+        }
+    }
+    family_wants(&c, &f);
+    hammer(name, &f, call_family, &c);
+    family_case_free(&c);
+}
+
+static void test_segment_family(void **state) {
+    (void)state;
+    run_family("unsorted_segment_sum int32", FAM_UNSORTED, NDX_INT32, 60000, 4);
+    run_family("unsorted_segment_sum int64", FAM_UNSORTED, NDX_INT64, 3000, 64);
+    run_family("segment_sum", FAM_SORTED, NDX_INT64, 60000, 4);
+    run_family("sparse_segment_mean int32", FAM_SPARSE, NDX_INT32, 30000, 8);
+    run_family("embedding_bag ids int64", FAM_BAG_IDS, NDX_INT64, 30000, 8);
+    run_family("embedding_bag offsets int32", FAM_BAG_OFFSETS, NDX_INT32, 30000, 8);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_one_hot_mask), cmocka_unit_test(test_boolean_mask_flips),
         cmocka_unit_test(test_gather_nd),       cmocka_unit_test(test_scatter_paths),
         cmocka_unit_test(test_scatter_ops),     cmocka_unit_test(test_stitch),
         cmocka_unit_test(test_partition),       cmocka_unit_test(test_sparse),
-        cmocka_unit_test(test_dense_to_sparse),
+        cmocka_unit_test(test_dense_to_sparse), cmocka_unit_test(test_segment_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
-/* test_embedding_bag.c — ndx_embedding_bag against a naive loop written here from TensorFlow's
- * embedding_lookup_sparse (clip_by_norm, weights, segment sum, div_no_nan): values held as
+/* test_embedding_bag.c — ndx_embedding_bag against the naive loop of
+ * tests/reference/reference_segment.c, written from TensorFlow's embedding_lookup_sparse (clip_by_norm, weights, segment sum, div_no_nan): values held as
  * double and rounded to the accumulator type after every step (float for float16, bfloat16 and
  * float32, which double emulates exactly), so the weighted and clipped path is compared
  * bitwise. The plain path (no weights, no clipping) is compared bitwise with
@@ -8,6 +8,7 @@
  * and 3 threads, bad ids and bags refused with the output untouched, the memory budget, and
  * infer against the op. */
 #include "ndx_test.h"
+#include "reference.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -65,19 +66,6 @@ static void put(ndx_tensor *t, int64_t i, double v) {
     }
 }
 
-/* x rounded to dtype dt itself (TensorFlow converts max_norm to the table's dtype). */
-static double in_dtype(ndx_dtype dt, double x) {
-    switch (dt) {
-    case NDX_FLOAT16: return ndx_float16_to_float(ndx_float_to_float16((float)x));
-    case NDX_BFLOAT16: return ndx_bfloat16_to_float(ndx_float_to_bfloat16((float)x));
-    case NDX_FLOAT32: return (float)x;
-    default: return x;
-    }
-}
-
-/* x rounded to the accumulator type of dtype dt. */
-static double acc_round(ndx_dtype dt, double x) { return dt == NDX_FLOAT64 ? x : (double)(float)x; }
-
 /* The bag of id position i under either form, as the segment ids it stands for. */
 static void bags_to_segments(const ndx_tensor *bags, ndx_bag_form form, int64_t n,
                              int64_t *seg, int64_t *rows) {
@@ -92,45 +80,6 @@ static void bags_to_segments(const ndx_tensor *bags, ndx_bag_form form, int64_t 
         for (int64_t i = test_get_index(bags, b); i < end; i++) seg[i] = b;
     }
     *rows = count;
-}
-
-/* TensorFlow's embedding_lookup_sparse, one step at a time in the accumulator type. */
-static void reference(const ndx_tensor *params, const ndx_tensor *ids, const int64_t *seg,
-                      int64_t rows, const ndx_tensor *weights, ndx_segment_op combiner,
-                      double max_norm, ndx_tensor *want) {
-    ndx_dtype dt = params->dtype;
-    int64_t n = ids->shape[0], d = test_count(params) / params->shape[0];
-    for (int64_t r = 0; r < rows; r++) {
-        double acc[64] = {0}, wsum = 0;
-        for (int64_t i = 0; i < n; i++) {
-            if (seg[i] != r) continue;
-            int64_t id = test_get_index(ids, i);
-            double w = weights ? get(weights, i) : 1, den = 0, mn = in_dtype(dt, max_norm);
-            if (max_norm >= 0) {
-                double l2 = 0;
-                for (int64_t k = 0; k < d; k++) {
-                    double x = get(params, id * d + k);
-                    l2 = acc_round(dt, l2 + acc_round(dt, x * x));
-                }
-                double norm = l2 > 0 ? acc_round(dt, sqrt(l2)) : l2;
-                den = norm > mn ? norm : mn;
-            }
-            for (int64_t k = 0; k < d; k++) {
-                double x = get(params, id * d + k);
-                if (max_norm >= 0)
-                    x = acc_round(dt, acc_round(dt, x * mn) / den);
-                acc[k] = acc_round(dt, acc[k] + acc_round(dt, w * x));
-            }
-            double term = combiner == NDX_SEGMENT_SQRT_N ? acc_round(dt, w * w) : w;
-            wsum = acc_round(dt, wsum + term);
-        }
-        double div = combiner == NDX_SEGMENT_SQRT_N ? acc_round(dt, sqrt(wsum)) : wsum;
-        for (int64_t k = 0; k < d; k++) {
-            double v = acc[k];
-            if (combiner != NDX_SEGMENT_SUM) v = div == 0 ? 0 : acc_round(dt, v / div);
-            put(want, r * d + k, v);
-        }
-    }
 }
 
 /* Random bags over n ids: segment ids with gaps, or offsets with empty bags. */
@@ -180,8 +129,8 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighte
     assert_int_equal(out.dtype, dt);
     ndx_tensor want = test_tensor_v(dt, 0, 2, rows, d);
     if (weighted || max_norm >= 0) {
-        reference(&params, &ids, seg, rows, weighted ? &weights : NULL, combiner, max_norm,
-                  &want);
+        ref_embedding_bag_fill(&params, &ids, seg, weighted ? &weights : NULL, combiner, max_norm,
+                               &want);
         assert_tensor_eq(&out, &want);
     } else {
         /* TensorFlow's own path: sparse_segment_<combiner>(params, ids, segment ids). */
@@ -194,7 +143,7 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighte
         ndx_tensor naive = test_tensor_v(NDX_FLOAT64, 0, 2, rows, d);
         ndx_tensor p64 = test_tensor_v(NDX_FLOAT64, 0, 2, vocab, d);
         for (int64_t i = 0; i < vocab * d; i++) put(&p64, i, get(&params, i));
-        reference(&p64, &ids, seg, rows, NULL, combiner, NDX_NO_MAX_NORM, &naive);
+        ref_embedding_bag_fill(&p64, &ids, seg, NULL, combiner, NDX_NO_MAX_NORM, &naive);
         double tol = dt == NDX_FLOAT64 ? 1e-12 : dt == NDX_FLOAT32 ? 1e-5 : 0.05;
         for (int64_t i = 0; i < rows * d; i++)
             assert_true(fabs(get(&out, i) - get(&naive, i)) <= tol * (1 + fabs(get(&naive, i))));

@@ -1,9 +1,10 @@
 /* test_gather.c — gather (GatherV2): TensorFlow's documented examples and kernel-test cases,
- * a randomized comparison with a naive loop written here (every dtype, index dtype, axis and
+ * a randomized comparison with the naive loop of tests/reference/reference_gather.c (every dtype, index dtype, axis and
  * batch_dims both ways, zero-size dims, scalar indices), the ignore policy, every error (nothing
  * written), the same bytes at 1, 2 and 3 threads, max_memory, and infer on partial specs. */
 #include "contract.h"
 #include "ndx_test.h"
+#include "reference.h"
 
 #include <stdio.h>
 
@@ -18,46 +19,7 @@ static ndx_tensor make_indices(ndx_dtype dt, int rank, const int64_t *shape,
     return t;
 }
 
-/* ---- the reference: one output element at a time ------------------------------------------ */
-
-/* Coordinates of flat position `flat` in `shape`. */
-static void unflatten(int rank, const int64_t *shape, int64_t flat, int64_t *pos) {
-    for (int k = rank - 1; k >= 0; k--) {
-        pos[k] = flat % shape[k];
-        flat /= shape[k];
-    }
-}
-
-static int64_t flatten(int rank, const int64_t *shape, const int64_t *pos) {
-    int64_t f = 0;
-    for (int k = 0; k < rank; k++) f = f * shape[k] + pos[k];
-    return f;
-}
-
-/* Fills `out` (the result's shape, given) with params gathered along axis (both already
- * non-negative); bad indices give zeros. */
-static void reference(const ndx_tensor *params, const ndx_tensor *indices, int axis, int b,
-                      ndx_tensor *out) {
-    int64_t n = test_count(out);
-    size_t w = out->itemsize;
-    int irank = indices->rank;
-    for (int64_t f = 0; f < n; f++) {
-        int64_t opos[2 * NDX_MAX_RANK], ipos[NDX_MAX_RANK], ppos[NDX_MAX_RANK];
-        unflatten(out->rank, out->shape, f, opos);
-        for (int k = 0; k < b; k++) ipos[k] = opos[k];
-        for (int k = b; k < irank; k++) ipos[k] = opos[axis + k - b];
-        int64_t v = test_get_index(indices, flatten(irank, indices->shape, ipos));
-        unsigned char *dst = (unsigned char *)out->data + (size_t)f * w;
-        if (v < 0 || v >= params->shape[axis]) {
-            memset(dst, 0, w);
-            continue;
-        }
-        for (int k = 0; k < axis; k++) ppos[k] = opos[k];
-        ppos[axis] = v;
-        for (int k = axis + 1; k < params->rank; k++) ppos[k] = opos[axis + irank - b + k - axis - 1];
-        memcpy(dst, (unsigned char *)params->data + (size_t)flatten(params->rank, params->shape, ppos) * w, w);
-    }
-}
+/* ---- the result's view (ref_gather_fill fills it) ----------------------------------------- */
 
 static ndx_tensor result_view(const ndx_tensor *params, const ndx_tensor *indices, int axis, int b) {
     int64_t shape[NDX_MAX_RANK];
@@ -142,7 +104,7 @@ static void test_bad_index_message(void **state) {
     ndx_options ign = test_options(1, NDX_BAD_INDICES_IGNORE);
     assert_ok(ndx_gather(&p, &ix, 0, 0, &ign, &out, &err), &err);
     ndx_tensor want = test_tensor_v(NDX_FLOAT32, 0, 3, 2, 3, 3);
-    reference(&p, &ix, 0, 0, &want);
+    ref_gather_fill(&p, &ix, 0, 0, &want);
     assert_tensor_eq(&out, &want);
     test_tensor_free(&want);
     /* an empty axis makes every index bad, unless the output is empty: then none is checked */
@@ -255,7 +217,7 @@ static void random_case(test_rng *r, ndx_dtype dt, int big) {
     int64_t n = pshape[axis];
     test_fill_indices(r, &ix, 0, n > 0 ? n - 1 : 0);
     ndx_tensor want = result_view(&params, &ix, axis, b);
-    reference(&params, &ix, axis, b, &want);
+    ref_gather_fill(&params, &ix, axis, b, &want);
     int use_axis = rng_below(r, 2) ? axis - prank : axis;
     int use_b = b > 0 && b < irank && rng_below(r, 2) ? b - irank : b;
     int any_out = test_count(&want) > 0;
@@ -278,7 +240,7 @@ static void random_case(test_rng *r, ndx_dtype dt, int big) {
     if (test_count(&ix) > 0 && any_out) {
         for (int64_t i = 0; i < test_count(&ix); i += 1 + rng_below(r, 4))
             test_set_index(&ix, i, rng_below(r, 2) ? -1 - rng_below(r, 3) : n + rng_below(r, 3));
-        reference(&params, &ix, axis, b, &want);
+        ref_gather_fill(&params, &ix, axis, b, &want);
         ndx_options ign = test_options((int)rng_range(r, 1, 3), NDX_BAD_INDICES_IGNORE);
         ndx_tensor out = {0};
         assert_ok(ndx_gather(&params, &ix, use_axis, use_b, &ign, &out, &err), &err);
@@ -333,7 +295,7 @@ static void test_outer_axis_threads(void **state) {
         test_fill_indices(&r, &ix, 0, 49);
         for (int b = 0; b <= 1; b++) {
             ndx_tensor want = result_view(&p, &ix, 2, b);
-            reference(&p, &ix, 2, b, &want);
+            ref_gather_fill(&p, &ix, 2, b, &want);
             for (int t = 1; t <= 3; t++) {
                 ndx_options o = test_options(t, NDX_BAD_INDICES_ERROR);
                 ndx_tensor out = {0};

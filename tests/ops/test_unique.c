@@ -315,7 +315,7 @@ static void test_many_values(void **state) {
     check_against_reference(&x, 0, &y, &idx, &counts);
     ndx_tensor_free(&y), ndx_tensor_free(&idx), ndx_tensor_free(&counts), test_tensor_free(&x);
     /* NaNs among many values (the table is rebuilt with them in it), and signed zeros */
-    int64_t m = 3000;
+    int64_t m = 9000; /* 3000 NaNs and 700 numbers: past the table's first 4096 slots */
     x = test_tensor(NDX_FLOAT32, 0, 1, &m);
     float *f = x.data;
     for (int64_t i = 0; i < m; i++)
@@ -357,6 +357,14 @@ static void test_allocator_contract(void **state) {
     y = idx = counts = (ndx_tensor){0};
     assert_fails(ndx_unique(&x, 0, NDX_INT32, &o, &y, &idx, &counts, &err), &err,
                  NDX_E_NO_MEMORY, NULL);
+    assert_true(y.data == NULL && idx.data == NULL && counts.data == NULL);
+    assert_int_equal(a.live, 0);
+    /* idx is taken before the count (which writes into it); a budget with room for the count's
+     * scratch and idx but not y fails after the count, and idx is given back. */
+    a.refuse = 0;
+    o.max_memory = 4000 * 24 + 8192 * 4 + 4000 * 4 + 100; /* 37 values of y: 148 bytes */
+    assert_fails(ndx_unique(&x, 0, NDX_INT32, &o, &y, &idx, &counts, &err), &err,
+                 NDX_E_MEMORY_BUDGET, "y needs 148 bytes");
     assert_true(y.data == NULL && idx.data == NULL && counts.data == NULL);
     assert_int_equal(a.live, 0);
     test_tensor_free(&x);

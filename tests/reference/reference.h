@@ -69,6 +69,62 @@ ref_verdict ref_dense_to_sparse(const ndx_tensor *dense, ndx_sparse_tensor *out,
 /* 1 when the element of `w` bytes at p is dense_to_sparse's zero for dtype d. */
 int ref_is_zero(const unsigned char *p, ndx_dtype d, size_t w);
 
+/* ---- segment reductions and embedding bags (ndx.h 5g, 5h; reference_segment.c) ---------------- */
+
+typedef enum ref_segment_family { REF_UNSORTED = 0, REF_SORTED, REF_SPARSE } ref_segment_family;
+/* 1 when the family's op takes dtype d on TensorFlow's CPU (an independent copy of the table). */
+int ref_segment_supports(ref_segment_family family, ndx_segment_op op, ndx_dtype d);
+/* x rounded to real dtype d (float16, bfloat16 and float32 through their conversions). */
+double ref_round(ndx_dtype d, double x);
+/* A real element of dtype d (the real part of a complex one) as double, and back. */
+double ref_load_real(ndx_dtype d, const void *p);
+void ref_store_real(ndx_dtype d, void *p, double x);
+
+/* The fills: valid inputs, and `out` a buffer of the result's view that they fill. Floats are
+ * rounded to the element type after every step (the kernels' own arithmetic), so results
+ * compare bitwise. sparse_segment's and embedding_bag's rows are grouped by ids in order. */
+void ref_unsorted_segment_fill(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *ids,
+                               ndx_tensor *out);
+void ref_segment_fill(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *ids,
+                      ndx_tensor *out);
+void ref_sparse_segment_fill(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *indices,
+                             const ndx_tensor *ids, ndx_tensor *out);
+/* seg: the bag of each id (non-decreasing, below out's row count). Without weights and clipping
+ * the bags are sparse_segment_<combiner>'s; otherwise rows are added one by one in the
+ * accumulator type (float for the half types). */
+void ref_embedding_bag_fill(const ndx_tensor *params, const ndx_tensor *ids, const int64_t *seg,
+                            const ndx_tensor *weights, ndx_segment_op combiner, double max_norm,
+                            ndx_tensor *out);
+
+/* Verdict and result (out allocated by the reference) from any inputs. */
+ref_verdict ref_unsorted_segment_reduce(ndx_segment_op op, const ndx_tensor *data,
+                                        const ndx_tensor *ids, int64_t num_segments,
+                                        ndx_tensor *out, char *why);
+ref_verdict ref_segment_reduce(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *ids,
+                               ndx_tensor *out, char *why);
+ref_verdict ref_sparse_segment_reduce(ndx_segment_op op, const ndx_tensor *data,
+                                      const ndx_tensor *indices, const ndx_tensor *ids,
+                                      int64_t num_segments, ndx_tensor *out, char *why);
+ref_verdict ref_embedding_bag(const ndx_tensor *params, const ndx_tensor *ids,
+                              const ndx_tensor *bags, const ndx_tensor *weights,
+                              const ndx_embedding_bag_attrs *attrs, ndx_tensor *out, char *why);
+
+/* ---- gather, one_hot, boolean_mask, unique (ndx.h 5a; reference_gather.c) ---------------------- */
+
+/* Fills `out` (the result's view, given) with params gathered along axis (axis and batch_dims
+ * already non-negative and valid); indices out of range give zeros. */
+void ref_gather_fill(const ndx_tensor *params, const ndx_tensor *indices, int axis, int batch_dims,
+                     ndx_tensor *out);
+ref_verdict ref_gather(const ndx_tensor *params, const ndx_tensor *indices, int axis,
+                       int batch_dims, const ndx_options *opt, ndx_tensor *out, char *why);
+ref_verdict ref_one_hot(const ndx_tensor *indices, int64_t depth, const ndx_tensor *on_value,
+                        const ndx_tensor *off_value, int axis, ndx_tensor *out, char *why);
+ref_verdict ref_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *mask, int axis,
+                             ndx_tensor *out, char *why);
+/* y, idx and counts (always built; a caller of plain unique ignores counts). */
+ref_verdict ref_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, ndx_tensor *y,
+                       ndx_tensor *idx, ndx_tensor *counts, char *why);
+
 /* Frees what a reference built. */
 void ref_tensor_free(ndx_tensor *t);
 void ref_sparse_free(ndx_sparse_tensor *sp);
