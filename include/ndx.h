@@ -781,8 +781,9 @@ NDX_API void ndx_block_free(const ndx_options *opt, void *block);
  * real floats; MEAN real and complex for segment_mean, float16, bfloat16, float32 and float64
  * for the unsorted and sparse MEAN and SQRT_N. Arithmetic as the scatters': integers wrap,
  * float16 and bfloat16 round after every step (but in the sparse ops), MIN and MAX are
- * TensorFlow's data.cwiseMin(output) / data.cwiseMax(output): the new row's value wins unless
- * the current one is strictly smaller / larger, so a NaN row is taken. Ids are int32 or int64
+ * TensorFlow's data.cwiseMin<PropagateNaN>(output) / cwiseMax: a segment holding a NaN gives
+ * NaN; otherwise the new row's value wins unless the current one is strictly smaller / larger
+ * (so of equal values, -0.0 and 0.0, the later). Ids are int32 or int64
  * (TensorFlow's Tindices: int16 is refused), indices too.
  *
  * Every id (and index) is read once into scratch (8 bytes each, charged to opt->max_memory) and

@@ -32,6 +32,20 @@ def _index(m, value):
     return m.convert(value) if _typed(value) else m.convert(value, _INT32)
 
 
+def _gather_indices(m, value):
+    """gather's indices as _index converts them; a float value (Python's or an array's), which
+    TensorFlow's Tindices (int16, int32, int64) refuses, is refused here with the op named."""
+    try:
+        indices = _index(m, value)
+    except TypeError:
+        indices = None
+    dtype = None if indices is None else m.dtype(indices)
+    if dtype is None or not dtype.is_integer:
+        given = dtype.name if dtype is not None else type(value).__name__
+        raise TypeError(f"gather: indices must be int16, int32 or int64, not {given}")
+    return indices
+
+
 def _v1_order(axis, name):
     """(axis, name) from TensorFlow 2's positional order or TensorFlow 1's, which has name
     before axis: a string in axis's place is the name."""
@@ -73,7 +87,7 @@ def gather(params: _Value, indices: _Value, validate_indices: Any = None,
         return params.sparse_read(indices, name=name)  # (TensorFlow's: rows of the variable)
     m = _mode()
     params = m.convert(params)
-    indices = _index(m, indices)
+    indices = _gather_indices(m, indices)
     return m.op("GatherV2", [params, indices, _index(m, axis)], {"batch_dims": batch_dims},
                 name)[0]
 

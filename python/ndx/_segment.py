@@ -10,6 +10,7 @@ from __future__ import annotations  # the annotations below are for type checker
 
 from typing import Any, Optional
 
+from . import _glue
 from ._glue import _mode, _typed
 from ._graph import as_dtype
 
@@ -104,15 +105,38 @@ def unsorted_segment_max(data: _Value, segment_ids: _Value, num_segments: _Value
     return _unsorted("UnsortedSegmentMax", data, segment_ids, num_segments, name)
 
 
+def _integer_mean(data, segment_ids, num_segments, name):
+    """TensorFlow's composition for integer data: the segments' sums over max(count, 1), the
+    count a sum of ones in data's dtype shaped to broadcast, divided as true division does."""
+    m = _mode()
+    data, segment_ids = m.convert(data), _index(m, segment_ids)
+    if data.ndim is None or segment_ids.ndim is None:
+        raise ValueError("unsorted_segment_mean: integer data needs the ranks of data and "
+                         "segment_ids known")
+    summed = _unsorted("UnsortedSegmentSum", data, segment_ids, num_segments, None)
+    ones = _glue.ones_like(segment_ids, dtype=m.dtype(data))
+    count = _unsorted("UnsortedSegmentSum", ones, segment_ids, num_segments, None)
+    count = _glue.reshape(count, [-1] + [1] * (data.ndim - segment_ids.ndim))
+    return _glue.divide(summed, _glue.maximum(count, 1), name=name)
+
+
 def unsorted_segment_mean(data: _Value, segment_ids: _Value, num_segments: _Value,
                           name: Optional[str] = None) -> _Value:
     """The sum of each segment divided by its count of rows (tf.math.unsorted_segment_mean; one
-    node, UnsortedSegmentMean, where TensorFlow composes it). Empty segments are 0.
+    node, UnsortedSegmentMean, where TensorFlow composes it). Empty segments are 0. Integer
+    data takes TensorFlow's composition, whose true division gives float64 (float32 for 8- and
+    16-bit integers).
 
     >>> ndx.math.unsorted_segment_mean(np.array([[1., 2.], [5., 6.], [3., 4.]]), [0, 1, 0], 2)
     array([[2., 3.],
            [5., 6.]])
+    >>> ndx.math.unsorted_segment_mean(np.array([1, 2, 4], np.int32), [0, 0, 1], 2)
+    array([1.5, 4. ])
     """
+    m = _mode()
+    data = m.convert(data)
+    if m.dtype(data).is_integer:
+        return _integer_mean(data, segment_ids, num_segments, name)
     return _unsorted("UnsortedSegmentMean", data, segment_ids, num_segments, name)
 
 
@@ -186,13 +210,15 @@ def segment_mean(data: _Value, segment_ids: _Value, name: Optional[str] = None) 
 
 
 def sparse_segment_sum(data: _Value, indices: _Value, segment_ids: _Value,
-                       name: Optional[str] = None, num_segments: _Value = None) -> _Value:
+                       name: Optional[str] = None, num_segments: _Value = None,
+                       sparse_gradient: bool = False) -> _Value:
     """output[s] = sum of data[indices[i]] over the i with segment_ids[i] == s
     (tf.sparse.segment_sum; here TensorFlow 1's tf.sparse_segment_sum order, name before
     num_segments: ndx.sparse.segment_sum has TensorFlow 2's). segment_ids sorted and >= 0;
     num_segments None gives last id + 1 rows (SparseSegmentSum), else that many
     (SparseSegmentSumWithNumSegments). Under a GradientTape, data's gradient is an
-    ndx.IndexedSlices of the rows read.
+    ndx.IndexedSlices of the rows read, whatever sparse_gradient says (TensorFlow's keyword,
+    accepted).
 
     >>> c = np.array([[1, 2, 3, 4], [-1, -2, -3, -4], [5, 6, 7, 8]], np.int32)
     >>> ndx.sparse.segment_sum(c, [0, 1], [0, 0])
@@ -206,11 +232,13 @@ def sparse_segment_sum(data: _Value, indices: _Value, segment_ids: _Value,
            [-1, -2, -3, -4],
            [ 0,  0,  0,  0]], dtype=int32)
     """
+    del sparse_gradient  # (the gradient is an IndexedSlices either way)
     return _sparse("SparseSegmentSum", data, indices, segment_ids, num_segments, name)
 
 
 def sparse_segment_mean(data: _Value, indices: _Value, segment_ids: _Value,
-                        name: Optional[str] = None, num_segments: _Value = None) -> _Value:
+                        name: Optional[str] = None, num_segments: _Value = None,
+                        sparse_gradient: bool = False) -> _Value:
     """As sparse_segment_sum with means (tf.sparse.segment_mean; TensorFlow 1's argument order
     here): a float data only.
 
@@ -218,15 +246,18 @@ def sparse_segment_mean(data: _Value, indices: _Value, segment_ids: _Value,
     array([[2., 3.],
            [3., 4.]])
     """
+    del sparse_gradient  # (the gradient is an IndexedSlices either way)
     return _sparse("SparseSegmentMean", data, indices, segment_ids, num_segments, name)
 
 
 def sparse_segment_sqrt_n(data: _Value, indices: _Value, segment_ids: _Value,
-                          name: Optional[str] = None, num_segments: _Value = None) -> _Value:
+                          name: Optional[str] = None, num_segments: _Value = None,
+                          sparse_gradient: bool = False) -> _Value:
     """As sparse_segment_sum divided by the square root of each segment's count
     (tf.sparse.segment_sqrt_n; TensorFlow 1's argument order here): a float data only.
 
     >>> ndx.sparse.segment_sqrt_n(np.array([[2., 4.]]), [0, 0], [0, 0])
     array([[2.82842712, 5.65685425]])
     """
+    del sparse_gradient  # (the gradient is an IndexedSlices either way)
     return _sparse("SparseSegmentSqrtN", data, indices, segment_ids, num_segments, name)

@@ -46,8 +46,21 @@ def _shards(params: _Params, name: str) -> list:
     if isinstance(params, (list, tuple)):
         if not params:
             raise ValueError(f"{name}: Missing 'params'.")
+        kinds = [_dtype_name(table) for table in params]
+        for i, kind in enumerate(kinds):
+            if kind != kinds[0]:  # (TensorFlow: a TypeError from the DynamicStitch it builds)
+                raise TypeError(f"{name}: every shard of params must have one dtype: shard {i} "
+                                f"is {kind}, shard 0 is {kinds[0]}")
         return list(params)
     return [params]
+
+
+def _dtype_name(table: _Value) -> str:
+    """The dtype of a shard (an array, Tensor, Variable or nested list) by name."""
+    dtype = getattr(table, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(table).dtype
+    return str(getattr(dtype, "name", dtype))
 
 
 def _rows(table: _Value) -> int:
@@ -224,7 +237,8 @@ def safe_embedding_lookup_sparse(embedding_weights: _Params, sparse_ids: SparseT
     are combined along its last dim, and the result has shape dense_shape[:-1] + the
     embedding's shape. Ids < 0 are dropped, and so are entries whose weight is <= 0 when
     `combiner` is not "sum"; a row left without ids gets the embedding of `default_id`, or
-    zeros when it is None.
+    zeros when it is None. With `sparse_weights`, the table takes their dtype, as TensorFlow
+    converts it: arrays are converted, a Tensor or Variable of another dtype is a ValueError.
 
     >>> params = np.arange(8, dtype=np.float32).reshape(4, 2)
     >>> ids = ndx.SparseTensor([[0, 0], [0, 1], [2, 0]], [1, -1, 3], [3, 2])
@@ -243,6 +257,8 @@ def safe_embedding_lookup_sparse(embedding_weights: _Params, sparse_ids: SparseT
     code = _combiner(combiner)
     _check_sparse(sparse_ids, "sparse_ids")
     _check_sparse(sparse_weights, "sparse_weights", optional=True)
+    if sparse_weights is not None:
+        shards = _shards_as(shards, sparse_weights.values)
     indices, ids = sparse_ids.indices, sparse_ids.values
     rank = indices.shape[1] if indices.shape[1] is not None else None
     if rank is None:
@@ -281,6 +297,28 @@ def safe_embedding_lookup_sparse(embedding_weights: _Params, sparse_ids: SparseT
     result = _glue.where(empty, fill, result)
     row_shape = _array.slice(_glue.shape(result, out_type="int64"), [1], [-1])
     return _glue.reshape(result, _array.concat([outer, row_shape], 0))
+
+
+def _shards_as(shards: list, weights: _Value) -> list:
+    """TensorFlow's conversion of the table to the weights' dtype in
+    safe_embedding_lookup_sparse: arrays and lists are converted to it; a Tensor or Variable of
+    another dtype is refused (TensorFlow: "Tensor conversion requested dtype ...")."""
+    m = _glue._mode()
+    dtype = m.dtype(m.convert(weights))
+    out = []
+    for table in shards:
+        if isinstance(table, Tensor) or getattr(table, "_ndx_variable", False):
+            if as_dtype(table.dtype) != dtype:
+                raise ValueError(
+                    f"safe_embedding_lookup_sparse: Tensor conversion requested dtype "
+                    f"{dtype.name} for Tensor with dtype {as_dtype(table.dtype).name} (the "
+                    f"table takes sparse_weights' dtype)")
+            out.append(table)
+        elif isinstance(table, np.ndarray):
+            out.append(table if table.dtype == dtype.as_numpy_dtype else _glue.cast(table, dtype))
+        else:
+            out.append(m.convert(table, dtype))
+    return out
 
 
 def _product(v: _Value, n: int) -> _Value:

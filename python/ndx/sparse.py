@@ -113,36 +113,43 @@ def sparse_concat(axis, sp_inputs, name=None, expand_nonconcat_dim=False, concat
 
 # ---- the sparse segment reductions (ndx/_segment.py), in TensorFlow 2's argument order ----
 
-def segment_sum(data, indices, segment_ids, num_segments=None, name=None):
+def segment_sum(data, indices, segment_ids, num_segments=None, name=None,
+                sparse_gradient=False):
     """tf.sparse.segment_sum: see ndx.sparse_segment_sum (TensorFlow 1's order, name before
-    num_segments); here TensorFlow 2's, num_segments before name.
+    num_segments); here TensorFlow 2's, num_segments before name. sparse_gradient is accepted
+    for TensorFlow's signature: the gradient is always an ndx.IndexedSlices.
 
     >>> ndx.sparse.segment_sum(np.array([[1, 2], [3, 4]], np.int32), [1, 1, 0], [0, 0, 1])
     array([[6, 8],
            [1, 2]], dtype=int32)
     """
     from . import _segment
-    return _segment.sparse_segment_sum(data, indices, segment_ids, name, num_segments)
+    return _segment.sparse_segment_sum(data, indices, segment_ids, name, num_segments,
+                                       sparse_gradient)
 
 
-def segment_mean(data, indices, segment_ids, num_segments=None, name=None):
+def segment_mean(data, indices, segment_ids, num_segments=None, name=None,
+                 sparse_gradient=False):
     """tf.sparse.segment_mean (TensorFlow 2's order): see ndx.sparse_segment_mean.
 
     >>> ndx.sparse.segment_mean(np.array([[1., 2.], [3., 4.]]), [1, 0], [0, 0])
     array([[2., 3.]])
     """
     from . import _segment
-    return _segment.sparse_segment_mean(data, indices, segment_ids, name, num_segments)
+    return _segment.sparse_segment_mean(data, indices, segment_ids, name, num_segments,
+                                        sparse_gradient)
 
 
-def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None):
+def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None,
+                   sparse_gradient=False):
     """tf.sparse.segment_sqrt_n (TensorFlow 2's order): see ndx.sparse_segment_sqrt_n.
 
     >>> ndx.sparse.segment_sqrt_n(np.array([[3., 4.]]), [0, 0, 0, 0], [0, 0, 0, 0])
     array([[6., 8.]])
     """
     from . import _segment
-    return _segment.sparse_segment_sqrt_n(data, indices, segment_ids, name, num_segments)
+    return _segment.sparse_segment_sqrt_n(data, indices, segment_ids, name, num_segments,
+                                          sparse_gradient)
 
 
 __all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]

@@ -31,10 +31,17 @@ static ndx_status infer_checked(const ndx_spec *tensor, const ndx_spec *mask, in
     out->rank = NDX_UNKNOWN;
     int k = mask->rank, rank = tensor->rank;
     if (k == NDX_UNKNOWN || rank == NDX_UNKNOWN) return NDX_OK;
-    int covered = axis < rank ? (axis + k <= rank ? k : rank - axis) : 0;
-    if (covered < k || !ndx_dims_agree(k, tensor->shape + axis, mask->shape)) {
+    if (axis + k > rank)  /* (checked first: the dims below must exist) */
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                        "%s: mask dims must match tensor dims: mask has rank %d but tensor has "
+                        "rank %d, fewer than axis + rank(mask) = %d",
+                        OP, k, rank, axis + k);
+    if (!ndx_dims_agree(k, tensor->shape + axis, mask->shape)) {
         char td[NDX_DIMS_TEXT], md[NDX_DIMS_TEXT];
-        ndx_format_dims(td, sizeof td, covered, tensor->shape + (covered ? axis : 0));
+        ndx_spec part = *tensor;  /* tensor.shape[axis:axis + k], unknown dims shown as ? */
+        part.rank = k;
+        for (int d = 0; d < k; d++) part.shape[d] = tensor->shape[axis + d];
+        ndx_format_spec_dims(td, sizeof td, &part);
         ndx_format_spec_dims(md, sizeof md, mask);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         "%s: mask dims must match tensor dims: mask.shape = %s but "

@@ -4,6 +4,7 @@
 #include "scatter_combine.h"
 
 #include <complex.h>
+#include <math.h>
 
 #include "half.h"
 
@@ -67,16 +68,22 @@ typedef struct { unsigned char b[16]; } bytes16;
     COMBINE_KERNELS(tag##_min, T, tag##_min)                                                   \
     COMBINE_KERNELS(tag##_max, T, tag##_max)
 
-/* The segment reductions' min and max are TensorFlow's data.cwiseMin(output) and
- * data.cwiseMax(output): std::min(update, current) = (c < u ? c : u) and std::max(update,
- * current) = (u < c ? c : u), so on a tie or a NaN on either side the update wins. For integers
+/* The segment reductions' min and max are TensorFlow's data.cwiseMin<PropagateNaN>(output)
+ * and cwiseMax<PropagateNaN>: a NaN on either side gives that NaN (the current one first), so a
+ * segment holding a NaN reduces to NaN; otherwise std::min(update, current) = (c < u ? c : u)
+ * and std::max(update, current) = (u < c ? c : u), so on a tie the update wins. For integers
  * they are the min and max above. */
-#define SEGMENT_MIN_MAX(tag, T, LESS)                                                          \
-    static inline T tag##_segment_min(T c, T u) { return LESS(c, u) ? c : u; }                 \
-    static inline T tag##_segment_max(T c, T u) { return LESS(u, c) ? c : u; }                 \
+#define SEGMENT_MIN_MAX(tag, T, LESS, IS_NAN)                                                  \
+    static inline T tag##_segment_min(T c, T u) {                                              \
+        return IS_NAN(c) ? c : IS_NAN(u) ? u : LESS(c, u) ? c : u;                             \
+    }                                                                                          \
+    static inline T tag##_segment_max(T c, T u) {                                              \
+        return IS_NAN(c) ? c : IS_NAN(u) ? u : LESS(u, c) ? c : u;                             \
+    }                                                                                          \
     COMBINE_KERNELS(tag##_segment_min, T, tag##_segment_min)                                   \
     COMBINE_KERNELS(tag##_segment_max, T, tag##_segment_max)
 #define PLAIN_LESS(a, b) ((a) < (b))
+#define PLAIN_IS_NAN(a) isnan(a)
 
 /* Integers add, subtract and multiply in their unsigned type (W: at least unsigned int, so that
  * narrow types are not promoted to int), so they wrap without undefined behaviour. Division
@@ -113,7 +120,7 @@ typedef struct { unsigned char b[16]; } bytes16;
     COMBINE_KERNELS(tag##_mul, T, tag##_mul)                                                   \
     COMBINE_KERNELS(tag##_div, T, tag##_div)                                                   \
     MIN_MAX(tag, T)                                                                            \
-    SEGMENT_MIN_MAX(tag, T, PLAIN_LESS)
+    SEGMENT_MIN_MAX(tag, T, PLAIN_LESS, PLAIN_IS_NAN)
 
 /* float16 and bfloat16 compute in float and round back after every single step, as Eigen's
  * half types do; min and max compare as floats and keep one of the two bit patterns. */
@@ -139,13 +146,14 @@ typedef struct { unsigned char b[16]; } bytes16;
         return FROM_FLOAT(TO_FLOAT(c) / TO_FLOAT(u));                                          \
     }                                                                                          \
     static inline int tag##_less(uint16_t a, uint16_t b) { return TO_FLOAT(a) < TO_FLOAT(b); } \
+    static inline int tag##_is_nan(uint16_t a) { return isnan(TO_FLOAT(a)); }                  \
     COMBINE_KERNELS(tag##_add, uint16_t, tag##_add)                                            \
     COMBINE_KERNELS(tag##_sub, uint16_t, tag##_sub)                                            \
     COMBINE_KERNELS(tag##_min, uint16_t, tag##_min)                                            \
     COMBINE_KERNELS(tag##_max, uint16_t, tag##_max)                                            \
     COMBINE_KERNELS(tag##_mul, uint16_t, tag##_mul)                                            \
     COMBINE_KERNELS(tag##_div, uint16_t, tag##_div)                                            \
-    SEGMENT_MIN_MAX(tag, uint16_t, tag##_less)
+    SEGMENT_MIN_MAX(tag, uint16_t, tag##_less, tag##_is_nan)
 
 /* Complex numbers have no order, so only add and sub, componentwise, the product (the
  * textbook formula, as Eigen's vectorised complex product computes it) and the quotient (C's
@@ -295,7 +303,7 @@ int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_co
 /* ---- the segment reductions' combines ----------------------------------------------------------- */
 
 /* SUM and MEAN/SQRT_N add (they divide afterwards), PROD multiplies, MIN and MAX keep the
- * update unless the current value is strictly better (SEGMENT_MIN_MAX above). */
+ * update unless the current value is strictly better or NaN (SEGMENT_MIN_MAX above). */
 #define PICK_SEGMENT_INTEGER(tag)                                                              \
     switch (op) {                                                                              \
     case NDX_SEGMENT_PROD: *k = KERNEL(tag##_mul); return 1;                                   \

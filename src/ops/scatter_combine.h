@@ -49,9 +49,9 @@ int ndx_combine_find(ndx_scatter_op op, ndx_dtype dtype, size_t itemsize, ndx_co
 
 /* Fills *k with the combine of segment reduction `op` on `dtype` (segment_reduce.h): ADD for SUM,
  * MEAN and SQRT_N, a product for PROD (every number; complex by the textbook formula), and for
- * MIN and MAX (integers and real floats) TensorFlow's data.cwiseMin(output) /
- * data.cwiseMax(output): the update wins unless the current value is strictly smaller / larger
- * (so a NaN update is taken, and a NaN already there is replaced). Returns 0 when there is none. */
+ * MIN and MAX (integers and real floats) TensorFlow's data.cwiseMin<PropagateNaN>(output) /
+ * cwiseMax: a NaN on either side is kept (so a segment holding one is NaN); otherwise the update
+ * wins unless the current value is strictly smaller / larger. Returns 0 when there is none. */
 int ndx_combine_find_segment(ndx_segment_op op, ndx_dtype dtype, ndx_combine *k);
 
 /* ---- strings: scatter_nd's "add" is concatenation ---------------------------------------- */

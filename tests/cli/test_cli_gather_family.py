@@ -59,6 +59,30 @@ def test_one_hot_unique_and_boolean_mask_match_numpy():
         check_same(f.load("bm.npy"), t[:, m], "BooleanMask")
 
 
+def test_unique_and_embedding_bag_match_numpy():
+    """Unique, and EmbeddingBag (ndx's kind under nn.embedding_lookup_sparse): bags of ids by
+    sorted bag ids, each combined by a loop."""
+    with Folder() as f:
+        x = np.array([b"b", b"a", b"b", b"c"])
+        run("op", "Unique", f.save("x.npy", x), "-o", f.path("u"))
+        check_same(f.load("u.0.npy"), np.array([b"b", b"a", b"c"]), "Unique y")
+        check_same(f.load("u.1.npy"), np.array([0, 1, 0, 2], np.int32), "Unique idx")
+        params = np.arange(12.0).reshape(4, 3)
+        ids, bags = np.array([3, 0, 1, 1], np.int64), np.array([0, 0, 2, 2], np.int64)
+        weights = np.array([0.5, 2.0, 1.0, 3.0])
+        inputs = [f.save("p.npy", params), f.save("i.npy", ids), f.save("b.npy", bags),
+                  f.save("w.npy", weights), f.save("m.npy", np.array(-1.0)),
+                  f.save("n.npy", np.array(-1, np.int64))]
+        for code, scale in ((0, lambda w: 1.0), (4, np.sum),
+                            (5, lambda w: np.sqrt(np.sum(w * w)))):
+            want = np.zeros((3, 3))
+            for b in (0, 2):
+                sel = bags == b
+                want[b] = (weights[sel, None] * params[ids[sel]]).sum(0) / scale(weights[sel])
+            run("op", "EmbeddingBag", *inputs, f"combiner={code}", "-o", f.path("e.npy"))
+            check(np.allclose(f.load("e.npy"), want, rtol=1e-12), f"EmbeddingBag {code}")
+
+
 def test_refusals_leave_the_output_untouched():
     with Folder() as f:
         p = f.save("p.npy", np.zeros((2, 3), np.float32))

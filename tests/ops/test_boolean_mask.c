@@ -86,7 +86,7 @@ static void test_errors(void **state) {
                  "negative");
     ndx_tensor m23 = make_mask(2, SHAPE(2, 3), "100100");
     assert_fails(ndx_boolean_mask(&t, &m23, 1, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
-                 "tensor.shape[1:3] = [3]");
+                 "mask has rank 2 but tensor has rank 2, fewer than axis + rank(mask) = 3");
     ndx_tensor im = test_tensor_v(NDX_INT32, 0, 1, 2);
     memset(im.data, 0, 8);
     assert_fails(ndx_boolean_mask(&t, &im, 0, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,

@@ -385,9 +385,10 @@ static void assert_tensor_eq_shape(const ndx_tensor *a, const ndx_tensor *b) {
     for (int i = 0; i < a->rank; i++) assert_int_equal(a->shape[i], b->shape[i]);
 }
 
-/* NaN, infinities and signed zeros: MIN and MAX take a NaN row and the later of equal values
- * (TensorFlow's data.cwiseMin(output)), a sorted segment of one row keeps -0.0 while 0 + -0.0
- * is +0.0 elsewhere. Data drawn from those values, every family against the reference. */
+/* NaN, infinities and signed zeros: MIN and MAX give NaN for a segment holding one and
+ * otherwise the later of equal values (TensorFlow's data.cwiseMin<PropagateNaN>(output)); a
+ * sorted segment of one row keeps -0.0 while 0 + -0.0 is +0.0 elsewhere. Data drawn from those
+ * values, every family against the reference. */
 static void nan_and_signed_zero_rules(void **state) {
     (void)state;
     test_rng r = {11};

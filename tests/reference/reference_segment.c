@@ -149,8 +149,12 @@ static num from_int(ndx_dtype dt, int64_t v) {
     return (num){rnd(dt, (double)(float)v), 0, 0};
 }
 
-/* TensorFlow's combine of a data row into what a segment holds: data.cwiseMin(output) etc. */
+/* TensorFlow's combine of a data row into what a segment holds: data.cwiseMin<PropagateNaN>(
+ * output) etc.: a NaN held stays, a NaN row is taken (integers have none). */
 static num combine(ndx_segment_op op, ndx_dtype dt, num cur, num x) {
+    int minmax = op == NDX_SEGMENT_MIN || op == NDX_SEGMENT_MAX;
+    if (minmax && !is_int(dt) && isnan(cur.re)) return cur;
+    if (minmax && !is_int(dt) && isnan(x.re)) return x;
     switch (op) {
     case NDX_SEGMENT_PROD: return mul(dt, cur, x);
     case NDX_SEGMENT_MIN: return less(dt, cur, x) ? cur : x;
