@@ -234,13 +234,15 @@ NDX_API ndx_output ndx_op_one_hot_at(const char *file, int line, ndx_scope s, nd
 NDX_API ndx_operation ndx_op_unique_at(const char *file, int line, ndx_scope s, ndx_output x,
                                        ndx_dtype out_idx, int with_counts, ndx_output *outs);
 
-/* unique_v2 (UniqueV2): as ndx_unique along `axis`, an int32 or int64 vector of no element
- * (none: x a vector) or one (negative counts from the end); outputs y and idx, also stored in
- * outs[0..1] when outs is not NULL. No gradient. */
-#define ndx_op_unique_v2(s, x, axis, out_idx, outs) \
-    ndx_op_unique_v2_at(__FILE__, __LINE__, (s), (x), (axis), (out_idx), (outs))
+/* unique_v2 (UniqueV2) and, with with_counts, UniqueWithCountsV2: as ndx_unique along `axis`,
+ * an int32 or int64 vector of no element (none: x a vector) or one (negative counts from the
+ * end); outputs y, idx and, with with_counts, count, also stored in outs[] when outs is not
+ * NULL (2 or 3 of them). No gradient. */
+#define ndx_op_unique_v2(s, x, axis, out_idx, with_counts, outs) \
+    ndx_op_unique_v2_at(__FILE__, __LINE__, (s), (x), (axis), (out_idx), (with_counts), (outs))
 NDX_API ndx_operation ndx_op_unique_v2_at(const char *file, int line, ndx_scope s, ndx_output x,
-                                          ndx_output axis, ndx_dtype out_idx, ndx_output *outs);
+                                          ndx_output axis, ndx_dtype out_idx, int with_counts,
+                                          ndx_output *outs);
 
 /* boolean_mask (BooleanMask: ndx's one node for TensorFlow's composition tf.boolean_mask), as
  * ndx_boolean_mask, axis 0 .. rank(tensor) - rank(mask). Gradient w.r.t. tensor: SLICES, the

@@ -52,6 +52,10 @@ def test_one_hot_unique_and_boolean_mask_match_numpy():
         run("op", "UniqueV2", r, ax, "-o", f.path("v"))
         check_same(f.load("v.0.npy"), rows[:2], "UniqueV2 y")
         check_same(f.load("v.1.npy"), np.array([0, 1, 0], np.int32), "UniqueV2 idx")
+        run("op", "UniqueWithCountsV2", r, ax, "out_idx=int64", "-o", f.path("w"))
+        check_same(f.load("w.0.npy"), rows[:2], "UniqueWithCountsV2 y")
+        check_same(f.load("w.1.npy"), np.array([0, 1, 0], np.int64), "UniqueWithCountsV2 idx")
+        check_same(f.load("w.2.npy"), np.array([2, 1], np.int64), "UniqueWithCountsV2 count")
         t = np.arange(12.0).reshape(2, 3, 2)
         m = np.array([True, False, True])
         run("op", "BooleanMask", f.save("t.npy", t), f.save("m.npy", m), "axis=1", "-o",

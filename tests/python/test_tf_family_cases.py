@@ -502,6 +502,23 @@ def test_unique_v2_axis(dtype, tmp_path):
     np.testing.assert_array_equal(idx1, [0, 1, 1])
 
 
+# UniqueWithCountsTest.testInt32Axis: UniqueWithCountsV2, TensorFlow's expected slices and counts
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_unique_with_counts_v2_axis(dtype, tmp_path):
+    x = np.array([[1, 0, 0], [1, 0, 0], [2, 0, 0]], np.int64)
+    path = tmp_path / "unique_with_counts_v2.txt"
+    for axis, y, idx, count in ((0, [[1, 0, 0], [2, 0, 0]], [0, 0, 1], [2, 1]),
+                                (1, [[1, 0], [1, 0], [2, 0]], [0, 1, 1], [1, 2])):
+        path.write_text(UNIQUE_V2_TEXT.replace("UniqueV2", "UniqueWithCountsV2").replace(
+            "{out_idx}[?]", "{out_idx}[?], {out_idx}[?]").format(
+                x_type="int64[?, ?]", axis_type=f"{np.dtype(dtype).name}[?]", out_idx="int32",
+                y_type="int64[?, ?]"))
+        got = ndx.load(path)(["u", "u:1", "u:2"], x=x, axis=np.array([axis], dtype))
+        np.testing.assert_array_equal(got["u"], y)
+        np.testing.assert_array_equal(got["u:1"], idx)
+        np.testing.assert_array_equal(got["u:2"], count)
+
+
 # UniqueTest.testInt32V2 and testBoolV2: an empty axis is unique of a vector
 @pytest.mark.parametrize("kind", ["int32", "bool"])
 def test_unique_v2_empty_axis(kind, tmp_path):

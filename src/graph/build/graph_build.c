@@ -619,11 +619,13 @@ ndx_operation ndx_op_unique_at(const char *file, int line, ndx_scope s, ndx_outp
 }
 
 ndx_operation ndx_op_unique_v2_at(const char *file, int line, ndx_scope s, ndx_output x,
-                                  ndx_output axis, ndx_dtype out_idx, ndx_output *outs) {
+                                  ndx_output axis, ndx_dtype out_idx, int with_counts,
+                                  ndx_output *outs) {
     graph_attrs a = {0};
     a.dtype = (int)out_idx;
     ndx_output in[2] = {x, axis};
-    return build_outputs(file, line, s, GRAPH_UNIQUE_V2, &a, 2, in, 2, outs);
+    graph_kind kind = with_counts ? GRAPH_UNIQUE_WITH_COUNTS_V2 : GRAPH_UNIQUE_V2;
+    return build_outputs(file, line, s, kind, &a, 2, in, with_counts ? 3 : 2, outs);
 }
 
 ndx_output ndx_op_boolean_mask_at(const char *file, int line, ndx_scope s, ndx_output tensor,

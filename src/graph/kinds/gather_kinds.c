@@ -1,5 +1,5 @@
 /* gather_kinds.c — the kinds of ndx_gather, ndx_one_hot, ndx_unique and ndx_boolean_mask:
- * GatherV2, OneHot, Unique, UniqueWithCounts, UniqueV2 and BooleanMask. GatherV2's axis, OneHot's
+ * GatherV2, OneHot, Unique, UniqueWithCounts, UniqueV2, UniqueWithCountsV2 and BooleanMask. GatherV2's axis, OneHot's
  * depth and UniqueV2's axis are tensors, as in TensorFlow: read when run, and by infer when they
  * are constants (else the dims they decide stay unknown). */
 #include "graph_internal.h"
@@ -110,7 +110,7 @@ const graph_kind_desc graph_kind_one_hot = {
                NULL}},
     .infer = infer_one_hot, .run = run_one_hot};
 
-/* ---- Unique, UniqueWithCounts, UniqueV2 --------------------------------------------------- */
+/* ---- Unique, UniqueWithCounts, UniqueV2, UniqueWithCountsV2 ------------------------------- */
 
 /* UniqueV2's axis: a vector of no element (none: x must be a vector) or one. */
 static ndx_status unique_axis(const ndx_tensor *t, int *axis, ndx_error *err) {
@@ -131,17 +131,21 @@ static ndx_status unique_axis(const ndx_tensor *t, int *axis, ndx_error *err) {
     return NDX_OK;
 }
 
+/* The V2 kinds take the axis as their second input. */
+static int unique_has_axis(const graph_node *n) { return graph_desc(n->kind)->min_inputs == 2; }
+
 static ndx_status infer_unique(const graph_node *n, const ndx_spec *in,
                                const ndx_tensor *const *consts, ndx_spec *out, ndx_error *err) {
     int axis = NDX_AXIS_NONE;
     int counts = graph_desc(n->kind)->outputs == 3;
-    if (n->kind == GRAPH_UNIQUE_V2) {
+    if (unique_has_axis(n)) {
         NDX_TRY(ndx_check_index_spec(&in[1], "unique", "axis", err));
         if (!consts[1]) { /* the axis comes at run time: x's rank is kept, every dim unknown */
             ndx_spec x = in[0];
             for (int k = 0; x.rank != NDX_UNKNOWN && k < x.rank; k++) x.shape[k] = NDX_UNKNOWN;
             NDX_TRY(ndx_unique_infer(&x, x.rank == NDX_UNKNOWN ? NDX_AXIS_NONE : 0,
-                                     (ndx_dtype)n->attrs.dtype, &out[0], &out[1], NULL, err));
+                                     (ndx_dtype)n->attrs.dtype, &out[0], &out[1],
+                                     counts ? &out[2] : NULL, err));
             out[0].rank = in[0].rank;
             for (int k = 0; x.rank != NDX_UNKNOWN && k < x.rank; k++)
                 out[0].shape[k] = NDX_UNKNOWN;
@@ -156,7 +160,7 @@ static ndx_status infer_unique(const graph_node *n, const ndx_spec *in,
 static ndx_status run_unique(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
                              ndx_tensor *out, ndx_error *err) {
     int axis = NDX_AXIS_NONE;
-    if (n->kind == GRAPH_UNIQUE_V2) NDX_TRY(unique_axis(&in[1], &axis, err));
+    if (unique_has_axis(n)) NDX_TRY(unique_axis(&in[1], &axis, err));
     int counts = graph_desc(n->kind)->outputs == 3;
     return ndx_unique(&in[0], axis, (ndx_dtype)n->attrs.dtype, opt, &out[0], &out[1],
                       counts ? &out[2] : NULL, err);
@@ -177,6 +181,10 @@ const graph_kind_desc graph_kind_unique_with_counts = {
 const graph_kind_desc graph_kind_unique_v2 = {
     .kind = GRAPH_UNIQUE_V2, .type = "UniqueV2", .min_inputs = 2, .max_inputs = 2,
     .inputs = unique_inputs, .outputs = 2, .num_attrs = 1, .attrs = {OUT_IDX},
+    .infer = infer_unique, .run = run_unique};
+const graph_kind_desc graph_kind_unique_with_counts_v2 = {
+    .kind = GRAPH_UNIQUE_WITH_COUNTS_V2, .type = "UniqueWithCountsV2", .min_inputs = 2,
+    .max_inputs = 2, .inputs = unique_inputs, .outputs = 3, .num_attrs = 1, .attrs = {OUT_IDX},
     .infer = infer_unique, .run = run_unique};
 
 /* ---- BooleanMask -------------------------------------------------------------------------- */

@@ -50,7 +50,7 @@ static void shapes_are_inferred(void **state) {
     test_dims_are(outs[1], "[6]");
     test_dims_are(outs[2], "[?]");
     assert_int_equal(ndx_output_spec(outs[1]).dtype, NDX_INT64);
-    ndx_op_unique_v2(r, p, i64_vec(r, 1, (int64_t[]){1}), NDX_INT32, outs);
+    ndx_op_unique_v2(r, p, i64_vec(r, 1, (int64_t[]){1}), NDX_INT32, 0, outs);
     test_dims_are(outs[0], "[?, ?, 5]");
     test_dims_are(outs[1], "[4]");
     ndx_spec ms = ndx_spec_make(NDX_BOOL, 1, SHAPE(4));
@@ -88,7 +88,12 @@ static void runs_match_naive_loops(void **state) {
     ndx_output bm = ndx_op_boolean_mask(r, p, mask, 1);
     ndx_output u2[2];
     ndx_op_unique_v2(r, test_const_i32(r, 2, SHAPE(3, 2), (int32_t[]){1, 2, 1, 2, 3, 4}),
-                     i64_vec(r, 1, (int64_t[]){0}), NDX_INT64, u2);
+                     i64_vec(r, 1, (int64_t[]){0}), NDX_INT64, 0, u2);
+    /* UniqueWithCountsV2, TensorFlow's testInt32Axis: [[1, 0, 0], [1, 0, 0], [2, 0, 0]] along
+     * axis 1 has columns (1, 1, 2) once and (0, 0, 0) twice. */
+    ndx_output uc2[3];
+    ndx_op_unique_v2(r, test_const_i32(r, 2, SHAPE(3, 3), (int32_t[]){1, 0, 0, 1, 0, 0, 2, 0, 0}),
+                     i64_vec(r, 1, (int64_t[]){1}), NDX_INT32, 1, uc2);
     ndx_error err;
     assert_ok(ndx_graph_finish(g, &err), &err);
 
@@ -129,6 +134,17 @@ static void runs_match_naive_loops(void **state) {
     ndx_tensor_free(&t);
     t = test_run_one(g, u2[1], 0, NULL);
     assert_memory_equal(t.data, ((int64_t[]){0, 0, 1}), 24);
+    ndx_tensor_free(&t);
+    t = test_run_one(g, uc2[0], 0, NULL); /* [[1, 0], [1, 0], [2, 0]] */
+    assert_int_equal(t.rank, 2), assert_int_equal(t.shape[0], 3), assert_int_equal(t.shape[1], 2);
+    assert_memory_equal(t.data, ((int32_t[]){1, 0, 1, 0, 2, 0}), 24);
+    ndx_tensor_free(&t);
+    t = test_run_one(g, uc2[1], 0, NULL);
+    assert_memory_equal(t.data, ((int32_t[]){0, 1, 1}), 12);
+    ndx_tensor_free(&t);
+    t = test_run_one(g, uc2[2], 0, NULL);
+    assert_int_equal(t.shape[0], 2);
+    assert_memory_equal(t.data, ((int32_t[]){1, 2}), 8);
     ndx_tensor_free(&t);
     ndx_graph_free(g);
 }
