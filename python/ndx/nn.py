@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _array, _dense, _glue
+from . import _array, _dense, _gather_ops, _glue
 from ._graph import Tensor, as_dtype
 from ._sparse_tensor import SparseTensor
 
@@ -108,11 +108,8 @@ def _clip(rows: _Value, ids_rank: int, max_norm: Optional[float]) -> _Value:
 
 
 def _gather_rows(table: _Value, ids: _Value) -> _Value:
-    """tf.gather(table, ids) along dim 0, through gather_nd (rows of depth 1); of a Variable its
-    sparse_read (ResourceGather: rows straight from the variable, as TensorFlow reads them)."""
-    if getattr(table, "_ndx_variable", False):
-        return table.sparse_read(ids)
-    return _dense.gather_nd(table, _array.expand_dims(ids, -1))
+    """tf.gather(table, ids) along dim 0 (of a Variable: its sparse_read, ResourceGather)."""
+    return _gather_ops.gather(table, ids)
 
 
 def _sharded_rows(shards: list, ids: _Value, strategy: str) -> _Value:
