@@ -98,6 +98,9 @@ ndx_status ndx_bincount_infer(const ndx_spec *arr, int64_t size, const ndx_spec 
     return bincount_infer(arr, size, weights, flags, 0, out, err);
 }
 
+/* Values a worker takes at least (the check, a per-row count's rows). */
+#define BINCOUNT_GRAIN ((int64_t)1 << 16)
+
 /* ---- the check step ------------------------------------------------------------------------ */
 
 typedef struct check_job {
@@ -130,7 +133,7 @@ static void check_fn(void *ctx, int64_t begin, int64_t end, int worker) {
 static ndx_status check_values(ndx_call *c, const ndx_tensor *arr, unsigned flags, int64_t count) {
     check_job j = {arr, {0}};
     ndx_changed_init(&j.negative);
-    ndx_parallel_for(c->threads, count, (int64_t)1 << 16, check_fn, &j);
+    ndx_parallel_for(c->threads, count, BINCOUNT_GRAIN, check_fn, &j);
     int64_t bad = ndx_changed_row(&j.negative);
     if (bad < 0) return NDX_OK;
     char at[NDX_DIMS_TEXT];
@@ -143,25 +146,27 @@ static ndx_status check_values(ndx_call *c, const ndx_tensor *arr, unsigned flag
 /* ---- the count ------------------------------------------------------------------------------- */
 
 /* Values [begin, end) of arr (dtype A, checked non-negative) into out (dtype T): a value v of
- * row r (per_row values a row; 0: one row) lands on cell r * size + v, or nowhere when v >= size;
- * adds its weight (w), one (w NULL), or writes one (binary). In index order: the same bits as any
- * other run. */
+ * row r (per_row values a row; 0: one row) lands on cell r * size + v when lo <= v < hi (hi <=
+ * size: a value >= size is dropped); adds its weight (w), one (w NULL), or writes one (binary).
+ * In index order: each cell gets its values as any other run gives them. */
 #define COUNT_INTO(A, T)                                                                       \
     static void count_##A##_##T(const A *v, const T *w, int binary, int64_t begin,             \
-                                int64_t end, int64_t size, int64_t per_row, T *out) {          \
+                                int64_t end, int64_t size, int64_t per_row, int64_t lo,        \
+                                int64_t hi, T *out) {                                          \
+        uint64_t span = (uint64_t)(hi - lo);                                                   \
         for (int64_t i = begin; i < end;) {                                                    \
             int64_t row_end = per_row ? (i / per_row + 1) * per_row : end;                     \
             row_end = row_end < end ? row_end : end;                                           \
             T *cells = out + (per_row ? i / per_row * size : 0);                               \
             if (binary) {                                                                      \
                 for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)v[i] < (uint64_t)size) cells[v[i]] = (T)1;                   \
+                    if ((uint64_t)(v[i] - lo) < span) cells[v[i]] = (T)1;                      \
             } else if (w) {                                                                    \
                 for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)v[i] < (uint64_t)size) cells[v[i]] += w[i];                  \
+                    if ((uint64_t)(v[i] - lo) < span) cells[v[i]] += w[i];                     \
             } else {                                                                           \
                 for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)v[i] < (uint64_t)size) cells[v[i]] += (T)1;                  \
+                    if ((uint64_t)(v[i] - lo) < span) cells[v[i]] += (T)1;                     \
             }                                                                                  \
         }                                                                                      \
     }
@@ -174,13 +179,13 @@ typedef struct count_job {
     const void *arr, *weights; /* weights NULL: ones */
     ndx_dtype arr_dtype, dtype;
     int binary;
-    int64_t size, per_row;
+    int64_t count, size, per_row;
     void *out;
 } count_job;
 
-static void count_range(const count_job *j, int64_t begin, int64_t end, void *out) {
+static void count_range(const count_job *j, int64_t begin, int64_t end, int64_t lo, int64_t hi) {
 #define COUNT_CASE(A, T)                                                                       \
-    count_##A##_##T(j->arr, j->weights, j->binary, begin, end, j->size, j->per_row, out)
+    count_##A##_##T(j->arr, j->weights, j->binary, begin, end, j->size, j->per_row, lo, hi, j->out)
 #define COUNT_DTYPES(A)                                                                        \
     switch (j->dtype) {                                                                        \
     case NDX_INT32: COUNT_CASE(A, int32_t); break;                                             \
@@ -197,23 +202,94 @@ static void count_range(const count_job *j, int64_t begin, int64_t end, void *ou
 #undef COUNT_CASE
 }
 
+/* A per-row count: each worker takes whole rows (their values and their output rows). */
+static void count_rows_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const count_job *j = ctx;
+    count_range(j, begin * j->per_row, end * j->per_row, 0, j->size);
+}
+
+/* An integer count on several workers: worker w counts its chunk of the values into partial w
+ * (partial 0 is the output); integer sums are exact in any order, so adding the partials up
+ * afterwards gives the same bits as one thread. */
+typedef struct partial_job {
+    count_job count;
+    unsigned char *partials; /* workers - 1 zeroed outputs after the output itself */
+    int workers;
+} partial_job;
+
+static void count_partial_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    partial_job *p = ctx;
+    count_job j = p->count;
+    size_t bytes = (size_t)j.size * ndx_dtype_sizes[j.dtype];
+    if (worker > 0) j.out = p->partials + (size_t)(worker - 1) * bytes;
+    count_range(&j, begin, end, 0, j.size);
+}
+
+#define SUM_PARTIALS(T)                                                                        \
+    static void sum_partials_##T(T *out, const T *partials, int64_t size, int others,          \
+                                 int64_t begin, int64_t end) {                                 \
+        for (int k = 0; k < others; k++)                                                       \
+            for (int64_t i = begin; i < end; i++) out[i] += partials[(size_t)k * size + i];    \
+    }
+SUM_PARTIALS(int32_t)
+SUM_PARTIALS(int64_t)
+
+static void sum_partials_fn(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    partial_job *p = ctx;
+    if (p->count.dtype == NDX_INT32)
+        sum_partials_int32_t(p->count.out, (const int32_t *)p->partials, p->count.size,
+                             p->workers - 1, begin, end);
+    else
+        sum_partials_int64_t(p->count.out, (const int64_t *)p->partials, p->count.size,
+                             p->workers - 1, begin, end);
+}
+
 /* ---- the call -------------------------------------------------------------------------------- */
 
 static ndx_status run(ndx_call *c, const ndx_tensor *arr, int64_t size, const ndx_tensor *weights,
                       unsigned flags, const ndx_tensor *want, ndx_tensor *out) {
     int64_t count = ndx_tensor_count(arr), cells = ndx_tensor_count(want);
     NDX_TRY(check_values(c, arr, flags, count));
-    int allocated = 0;
-    NDX_TRY(ndx_call_output(c, want, out, 1, "out", &allocated));
-    if (cells == 0 || count == 0) {
-        if (!allocated && cells > 0) memset(out->data, 0, (size_t)cells * want->itemsize);
-        return NDX_OK;
-    }
-    if (!allocated) memset(out->data, 0, (size_t)cells * want->itemsize);
     count_job j = {arr->data, ndx_tensor_count(weights) ? weights->data : NULL, arr->dtype,
-                   want->dtype, (flags & NDX_BINCOUNT_BINARY_OUTPUT) != 0, size, 0, out->data};
-    if ((flags & NDX_BINCOUNT_DENSE) && arr->rank == 2) j.per_row = arr->shape[1];
-    count_range(&j, 0, count, out->data);
+                   want->dtype, (flags & NDX_BINCOUNT_BINARY_OUTPUT) != 0, count, size, 0, NULL};
+    int rows = (flags & NDX_BINCOUNT_DENSE) && arr->rank == 2;
+    /* Integer sums of one row on several workers, when the budget has room for the partials
+     * (taken before the output, so a failure writes nothing). */
+    partial_job p = {j, NULL, 1};
+    size_t out_bytes = (size_t)cells * want->itemsize; /* a valid output: no overflow */
+    if (!rows && !j.binary && (want->dtype == NDX_INT32 || want->dtype == NDX_INT64) &&
+        cells > 0) {
+        int workers = ndx_parallel_workers(c->threads, count, BINCOUNT_GRAIN);
+        size_t room = ndx_call_room(c), owed = out->data ? 0 : out_bytes;
+        if (workers > 1 && room >= owed && out_bytes <= (room - owed) / (size_t)(workers - 1)) {
+            NDX_TRY(ndx_call_scratch(c, out_bytes * (size_t)(workers - 1), 1, "partial counts",
+                                     (void **)&p.partials));
+            p.workers = workers;
+        }
+    }
+    int allocated = 0;
+    ndx_status s = ndx_call_output(c, want, out, 1, "out", &allocated);
+    if (s != NDX_OK || cells == 0 || count == 0) {
+        if (s == NDX_OK && !allocated) memset(out->data, 0, out_bytes);
+        ndx_call_release(c, p.partials);
+        return s;
+    }
+    if (!allocated) memset(out->data, 0, out_bytes);
+    j.out = p.count.out = out->data;
+    if (rows) {
+        j.per_row = arr->shape[1];
+        int64_t row_grain = BINCOUNT_GRAIN / j.per_row;
+        ndx_parallel_for(c->threads, arr->shape[0], row_grain > 0 ? row_grain : 1, count_rows_fn,
+                         &j);
+    } else if (p.workers > 1) {
+        ndx_parallel_for(p.workers, count, BINCOUNT_GRAIN, count_partial_fn, &p);
+        ndx_parallel_for(p.workers, cells, BINCOUNT_GRAIN, sum_partials_fn, &p);
+        ndx_call_release(c, p.partials);
+    } else {
+        count_range(&j, 0, count, 0, size); /* float sums: index order, one thread */
+    }
     return NDX_OK;
 }
 
