@@ -151,32 +151,33 @@ static ndx_status check_values(ndx_call *c, const ndx_tensor *arr, unsigned flag
 /* ---- the count ------------------------------------------------------------------------------- */
 
 /* Values [begin, end) of arr (dtype A, checked non-negative) into out (dtype T): a value v of
- * row r (per_row values a row; 0: one row) lands on cell r * size + v when lo <= v < hi (hi <=
- * size: a value >= size is dropped); adds its weight (w), one (w NULL), or writes one (binary).
- * In index order: each cell gets its values as any other run gives them. */
-#define COUNT_INTO(A, T)                                                                       \
+ * row r (per_row values a row; 0: one row) lands on cell r * size + v (a value >= size is
+ * dropped); adds its weight (w), one (w NULL), or writes one (binary).
+ * In index order: each cell gets its values as any other run gives them. Integers add in U, their
+ * unsigned twin: they wrap as TensorFlow's do, without C's signed overflow. */
+#define COUNT_INTO(A, T, U)                                                                    \
     static void count_##A##_##T(const A *v, const T *w, int binary, int64_t begin,             \
-                                int64_t end, int64_t size, int64_t per_row, int64_t lo,        \
-                                int64_t hi, T *out) {                                          \
-        uint64_t span = (uint64_t)(hi - lo);                                                   \
+                                int64_t end, int64_t size, int64_t per_row, T *out) {          \
+        uint64_t span = (uint64_t)size;                                                        \
         for (int64_t i = begin; i < end;) {                                                    \
             int64_t row_end = per_row ? (i / per_row + 1) * per_row : end;                     \
             row_end = row_end < end ? row_end : end;                                           \
-            T *cells = out + (per_row ? i / per_row * size : 0);                               \
+            U *cells = (U *)out + (per_row ? i / per_row * size : 0);                          \
             if (binary) {                                                                      \
                 for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)(v[i] - lo) < span) cells[v[i]] = (T)1;                      \
+                    if ((uint64_t)v[i] < span) cells[v[i]] = (U)1;                      \
             } else if (w) {                                                                    \
                 for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)(v[i] - lo) < span) cells[v[i]] += w[i];                     \
+                    if ((uint64_t)v[i] < span) cells[v[i]] += (U)w[i];                  \
             } else {                                                                           \
                 for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)(v[i] - lo) < span) cells[v[i]] += (T)1;                     \
+                    if ((uint64_t)v[i] < span) cells[v[i]] += (U)1;                     \
             }                                                                                  \
         }                                                                                      \
     }
 #define COUNT_INTO_ALL(A)                                                                      \
-    COUNT_INTO(A, int32_t) COUNT_INTO(A, int64_t) COUNT_INTO(A, float) COUNT_INTO(A, double)
+    COUNT_INTO(A, int32_t, uint32_t)                                                           \
+    COUNT_INTO(A, int64_t, uint64_t) COUNT_INTO(A, float, float) COUNT_INTO(A, double, double)
 COUNT_INTO_ALL(int32_t)
 COUNT_INTO_ALL(int64_t)
 
@@ -188,9 +189,9 @@ typedef struct count_job {
     void *out;
 } count_job;
 
-static void count_range(const count_job *j, int64_t begin, int64_t end, int64_t lo, int64_t hi) {
+static void count_range(const count_job *j, int64_t begin, int64_t end) {
 #define COUNT_CASE(A, T)                                                                       \
-    count_##A##_##T(j->arr, j->weights, j->binary, begin, end, j->size, j->per_row, lo, hi, j->out)
+    count_##A##_##T(j->arr, j->weights, j->binary, begin, end, j->size, j->per_row, j->out)
 #define COUNT_DTYPES(A)                                                                        \
     switch (j->dtype) {                                                                        \
     case NDX_INT32: COUNT_CASE(A, int32_t); break;                                             \
@@ -211,7 +212,7 @@ static void count_range(const count_job *j, int64_t begin, int64_t end, int64_t 
 static void count_rows_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const count_job *j = ctx;
-    count_range(j, begin * j->per_row, end * j->per_row, 0, j->size);
+    count_range(j, begin * j->per_row, end * j->per_row);
 }
 
 /* An integer count on several workers: worker w counts its chunk of the values into partial w
@@ -228,7 +229,7 @@ static void count_partial_fn(void *ctx, int64_t begin, int64_t end, int worker) 
     count_job j = p->count;
     size_t bytes = (size_t)j.size * ndx_dtype_sizes[j.dtype];
     if (worker > 0) j.out = p->partials + (size_t)(worker - 1) * bytes;
-    count_range(&j, begin, end, 0, j.size);
+    count_range(&j, begin, end);
 }
 
 #define SUM_PARTIALS(T)                                                                        \
@@ -237,17 +238,17 @@ static void count_partial_fn(void *ctx, int64_t begin, int64_t end, int worker) 
         for (int k = 0; k < others; k++)                                                       \
             for (int64_t i = begin; i < end; i++) out[i] += partials[(size_t)k * size + i];    \
     }
-SUM_PARTIALS(int32_t)
-SUM_PARTIALS(int64_t)
+SUM_PARTIALS(uint32_t)
+SUM_PARTIALS(uint64_t)
 
 static void sum_partials_fn(void *ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     partial_job *p = ctx;
     if (p->count.dtype == NDX_INT32)
-        sum_partials_int32_t(p->count.out, (const int32_t *)p->partials, p->count.size,
+        sum_partials_uint32_t(p->count.out, (const uint32_t *)p->partials, p->count.size,
                              p->workers - 1, begin, end);
     else
-        sum_partials_int64_t(p->count.out, (const int64_t *)p->partials, p->count.size,
+        sum_partials_uint64_t(p->count.out, (const uint64_t *)p->partials, p->count.size,
                              p->workers - 1, begin, end);
 }
 
@@ -276,12 +277,11 @@ static ndx_status run(ndx_call *c, const ndx_tensor *arr, int64_t size, const nd
     }
     int allocated = 0;
     ndx_status s = ndx_call_output(c, want, out, 1, "out", &allocated);
+    if (s == NDX_OK && !allocated && out_bytes > 0) memset(out->data, 0, out_bytes);
     if (s != NDX_OK || cells == 0 || count == 0) {
-        if (s == NDX_OK && !allocated) memset(out->data, 0, out_bytes);
         ndx_call_release(c, p.partials);
         return s;
     }
-    if (!allocated) memset(out->data, 0, out_bytes);
     j.out = p.count.out = out->data;
     if (rows) {
         j.per_row = arr->shape[1];
@@ -293,7 +293,7 @@ static ndx_status run(ndx_call *c, const ndx_tensor *arr, int64_t size, const nd
         ndx_parallel_for(p.workers, cells, BINCOUNT_GRAIN, sum_partials_fn, &p);
         ndx_call_release(c, p.partials);
     } else {
-        count_range(&j, 0, count, 0, size); /* float sums: index order, one thread */
+        count_range(&j, 0, count); /* float sums: index order, one thread */
     }
     return NDX_OK;
 }
