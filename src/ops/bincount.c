@@ -113,8 +113,8 @@ typedef struct check_job {
     ndx_changed negative; /* the lowest position of a negative value */
 } check_job;
 
-/* The position of the first negative value of ids [begin, end), or -1. The lowest value is
- * tracked without a branch (the loop vectorizes); only a range that holds a negative is searched. */
+/* The position of the first negative value of v[begin, end), or -1. The lowest value is
+ * tracked without a branch (the loop vectorizes); only a range holding a negative is searched. */
 #define FIRST_NEGATIVE(T)                                                                      \
     static int64_t first_negative_##T(const T *v, int64_t begin, int64_t end) {                \
         T low = 0;                                                                             \
