@@ -863,11 +863,12 @@ NDX_API ndx_status ndx_sparse_segment_reduce(ndx_segment_op op, const ndx_tensor
 
 /* TensorFlow's Bincount and DenseBincount (tf.math.bincount's kernels): out[v] = the sum of
  * weights[i] over the i with arr[i] == v, for v in [0, size); with no weights (a weights tensor
- * of 0 elements, its dtype the output's) the count of such i. A bincount is an unsorted segment
- * sum (section 5g) of the weights, or of ones, with the values as segment ids, and runs on that
- * engine: every output element has one owner applying its values in index order, so results are
- * the same bits at any thread count (TensorFlow's CPU kernel sums per-thread partial bins, so its
- * float sums depend on its thread pool; ndx's are the sums in index order).
+ * of 0 elements, its dtype the output's) the count of such i. Float sums are made in index
+ * order (one thread, or one owner per output row of a per-row count); integer counts and sums
+ * of a flat count may be split over threads into partial bins added up afterwards, which gives
+ * the same integers. So results are the same bits at any thread count (TensorFlow's CPU kernel
+ * sums per-thread partial bins, so its float sums depend on its thread pool; ndx's are the sums
+ * in index order).
  *
  * arr is int32 or int64 (TensorFlow's Bincount takes int32 only, DenseBincount's Tidx both).
  * weights is int32, int64, float32 or float64 (others NDX_E_UNSUPPORTED), of arr's shape or of 0
@@ -880,10 +881,10 @@ NDX_API ndx_status ndx_sparse_segment_reduce(ndx_segment_op op, const ndx_tensor
  *   NDX_BINCOUNT_BINARY_OUTPUT out is 1 where a value occurs at least once, else 0 (weights are
  *                              then ignored), DenseBincount's binary_output.
  * An output too large to address is NDX_E_OVERFLOW; one the budget cannot hold
- * NDX_E_MEMORY_BUDGET. Every value is read once into scratch (8 bytes each) and checked there
- * before anything is written, so a failed call leaves `out` unchanged; counting (no weights, or
- * binary_output) also takes one element of the output's dtype per value for the ones added.
- * Outputs: out->data NULL allocates (see the conventions). */
+ * NDX_E_MEMORY_BUDGET. Every value is checked before anything is written, so a failed call
+ * leaves `out` unchanged. Scratch: none, except the partial bins of an integer flat count on
+ * several threads (one output's worth per extra thread), taken only when the budget has room
+ * for them (else one thread counts). Outputs: out->data NULL allocates (see the conventions). */
 #define NDX_BINCOUNT_DENSE 1u
 #define NDX_BINCOUNT_BINARY_OUTPUT 2u
 

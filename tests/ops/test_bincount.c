@@ -245,6 +245,65 @@ static void hostile_inputs_refused(void **state) {
     test_tensor_free(&arr);
 }
 
+/* A negative value as the last of a long input, after every other value could have been
+ * counted: a caller's output of the right shape stays as it was, at every thread count, counted
+ * or weighted. */
+static void last_negative_leaves_output(void **state) {
+    (void)state;
+    const int64_t n = 400000, size = 1000;
+    ndx_tensor arr = test_tensor_v(NDX_INT32, 0, 1, n);
+    for (int64_t i = 0; i < n; i++) ((int32_t *)arr.data)[i] = (int32_t)(i % size);
+    ((int32_t *)arr.data)[n - 1] = -1;
+    ndx_tensor none = test_tensor_v(NDX_INT32, 0, 1, 0);
+    ndx_tensor ones = test_tensor_v(NDX_FLOAT32, 0, 1, n);
+    for (int64_t i = 0; i < n; i++) ((float *)ones.data)[i] = 1.0f;
+    const ndx_tensor *weights[2] = {&none, &ones};
+    for (int k = 0; k < 2; k++) {
+        for (int threads = 1; threads <= 4; threads++) {
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+            ndx_error err;
+            ndx_tensor out = test_tensor_v(weights[k]->dtype, 0, 1, size);
+            test_guard g = test_guard_fill(&out, 0x5a);
+            assert_fails(ndx_bincount(&arr, size, weights[k], 0, &opt, &out, &err), &err,
+                         NDX_E_INVALID_ARGUMENT, "arr[399999] = -1");
+            assert_untouched(&g, &out);
+            test_tensor_free(&out);
+        }
+    }
+    test_tensor_free(&ones);
+    test_tensor_free(&none);
+    test_tensor_free(&arr);
+}
+
+/* A budget that holds the output but nothing the size of the values: the count needs no copy of
+ * them, and counts on one thread when the budget has no room for a partial count per worker
+ * (the same counts either way). */
+static void budget_of_the_output_is_enough(void **state) {
+    (void)state;
+    const int64_t n = 300000, size = 5000;
+    test_rng r = {77};
+    ndx_tensor arr = test_tensor_v(NDX_INT64, 0, 1, n);
+    test_fill_indices(&r, &arr, 0, size + size / 4);
+    ndx_tensor none = test_tensor_v(NDX_INT64, 0, 1, 0);
+    ndx_tensor want;
+    char why[REF_WHY];
+    assert_int_equal(ref_bincount(&arr, size, &none, 0, &want, why), REF_OK);
+    size_t budgets[2] = {(size_t)size * 8 + 4096, (size_t)size * 8 * 5 + 4096};
+    for (int b = 0; b < 2; b++) {
+        for (int threads = 1; threads <= 4; threads++) {
+            ndx_options opt = {.num_threads = threads, .max_memory = budgets[b]};
+            ndx_error err;
+            ndx_tensor out = {0};
+            assert_ok(ndx_bincount(&arr, size, &none, 0, &opt, &out, &err), &err);
+            assert_tensor_eq(&out, &want);
+            ndx_tensor_free(&out);
+        }
+    }
+    ref_tensor_free(&want);
+    test_tensor_free(&none);
+    test_tensor_free(&arr);
+}
+
 static void infer_on_partial_specs(void **state) {
     (void)state;
     ndx_error err;
@@ -365,6 +424,8 @@ int main(void) {
         cmocka_unit_test(nan_weights_same_bits),
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(hostile_inputs_refused),
+        cmocka_unit_test(last_negative_leaves_output),
+        cmocka_unit_test(budget_of_the_output_is_enough),
         cmocka_unit_test(infer_on_partial_specs),
         cmocka_unit_test(infer_agrees_with_the_op),
     };
