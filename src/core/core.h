@@ -212,6 +212,10 @@ static inline int ndx_spec_is_complete_inline(const ndx_spec *spec) {
 #define ndx_spec_is_complete(s) ndx_spec_is_complete_inline(s)
 /* The same check as ndx_tensor_check on a tensor's layout, shared with ndx_spec_check:
  * `allow_unknown` admits NDX_UNKNOWN rank, dims and string width. */
+/* Fails with NDX_E_OVERFLOW ("OP: an output of shape [..] is too large to address") when every
+ * dim is known and the output's element count or bytes overflow; an unknown dim passes. */
+ndx_status ndx_check_output_size(const char *op, int rank, const int64_t *shape, size_t itemsize,
+                                 ndx_error *err);
 ndx_status ndx_check_layout(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape,
                             int allow_unknown, const char *what, int64_t *count, size_t *nbytes,
                             ndx_error *err);

@@ -109,3 +109,15 @@ ndx_status ndx_check_index_spec(const ndx_spec *s, const char *op, const char *w
     return NDX_OK;
 }
 
+ndx_status ndx_check_output_size(const char *op, int rank, const int64_t *shape, size_t itemsize,
+                                 ndx_error *err) {
+    int64_t count;
+    size_t bytes;
+    if (!ndx_dims_known(rank, shape) ||
+        (ndx_dims_product(rank, shape, &count) && ndx_bytes_of(count, itemsize, &bytes)))
+        return NDX_OK;
+    char dims[NDX_DIMS_TEXT];
+    ndx_format_dims(dims, sizeof dims, rank, shape);
+    return ndx_fail(err, NDX_E_OVERFLOW, "%s: an output of shape %s is too large to address", op,
+                    dims);
+}

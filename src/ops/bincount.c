@@ -84,15 +84,7 @@ static ndx_status bincount_infer(const ndx_spec *arr, int64_t size, const ndx_sp
         o.rank = 1;
         o.shape[0] = size;
     }
-    int64_t count;
-    size_t bytes;
-    if (o.rank >= 0 && ndx_dims_known(o.rank, o.shape) &&
-        (!ndx_dims_product(o.rank, o.shape, &count) || !ndx_bytes_of(count, o.itemsize, &bytes))) {
-        char dims[NDX_DIMS_TEXT];
-        ndx_format_spec_dims(dims, sizeof dims, &o);
-        return ndx_fail(err, NDX_E_OVERFLOW, "%s: an output of shape %s is too large to address",
-                        op, dims);
-    }
+    if (o.rank >= 0) NDX_TRY(ndx_check_output_size(op, o.rank, o.shape, o.itemsize, err));
     if (out) *out = o;
     return NDX_OK;
 }

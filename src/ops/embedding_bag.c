@@ -187,15 +187,7 @@ ndx_status embedding_bag_check(ndx_call *c, bag_plan *p, int64_t *src, int64_t *
             p->want.shape[0] = p->num_bags;
         }
     }
-    int64_t elements;
-    size_t bytes;
-    if (!ndx_dims_product(p->want.rank, p->want.shape, &elements) ||
-        !ndx_bytes_of(elements, p->want.itemsize, &bytes)) {
-        char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, p->want.rank, p->want.shape);
-        return ndx_fail(c->err, NDX_E_OVERFLOW, OP ": an output of shape %s is too large to "
-                        "address", dims);
-    }
+    NDX_TRY(ndx_check_output_size(OP, p->want.rank, p->want.shape, p->want.itemsize, c->err));
     int64_t out_rows = p->want.shape[0];
     int64_t rb = p->row_bytes > 0 ? (int64_t)p->row_bytes : 1;
     p->grain = BAG_WORKER_BYTES / rb;

@@ -72,17 +72,8 @@ static ndx_status infer_checked(const ndx_spec *params, const ndx_spec *indices,
     for (int k = b; k < irank; k++) out->shape[n++] = indices->shape[k];
     for (int k = a + 1; k < prank; k++) out->shape[n++] = params->shape[k];
     out->rank = rank;
-    int64_t count;
-    size_t bytes;
-    if (out->itemsize && ndx_dims_known(rank, out->shape) &&
-        (!ndx_dims_product(rank, out->shape, &count) ||
-         !ndx_bytes_of(count, out->itemsize, &bytes))) {
-        char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, rank, out->shape);
-        return ndx_fail(err, NDX_E_OVERFLOW, "%s: the result of shape %s is too large to address",
-                        OP, dims);
-    }
-    return NDX_OK;
+    if (!out->itemsize) return NDX_OK; /* (a string width not known yet) */
+    return ndx_check_output_size(OP, rank, out->shape, out->itemsize, err);
 }
 
 ndx_status ndx_gather_infer(const ndx_spec *params, const ndx_spec *indices, int axis,

@@ -77,17 +77,8 @@ static ndx_status infer_checked(const ndx_spec *indices, int64_t depth, const nd
     out->rank = irank + 1;
     for (int k = 0, n = 0; k <= irank; k++)
         out->shape[k] = k == a ? depth : indices->shape[n++];
-    int64_t count;
-    size_t bytes;
-    if (out->itemsize && ndx_dims_known(out->rank, out->shape) &&
-        (!ndx_dims_product(out->rank, out->shape, &count) ||
-         !ndx_bytes_of(count, out->itemsize, &bytes))) {
-        char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, out->rank, out->shape);
-        return ndx_fail(err, NDX_E_OVERFLOW, "%s: the result of shape %s is too large to address",
-                        OP, dims);
-    }
-    return NDX_OK;
+    if (!out->itemsize) return NDX_OK; /* (a string width not known yet) */
+    return ndx_check_output_size(OP, out->rank, out->shape, out->itemsize, err);
 }
 
 static ndx_status check_specs(const ndx_spec *indices, const ndx_spec *on, const ndx_spec *off,

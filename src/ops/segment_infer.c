@@ -96,15 +96,7 @@ static ndx_status make_output(const char *op, const ndx_spec *data, int from, in
         o.rank = 1 + data->rank - from;
         o.shape[0] = rows;
         for (int i = from; i < data->rank; i++) o.shape[1 + i - from] = data->shape[i];
-        int64_t count;
-        size_t bytes;
-        if (ndx_dims_known(o.rank, o.shape) &&
-            (!ndx_dims_product(o.rank, o.shape, &count) || !ndx_bytes_of(count, o.itemsize, &bytes))) {
-            char dims[NDX_DIMS_TEXT];
-            ndx_format_spec_dims(dims, sizeof dims, &o);
-            return ndx_fail(err, NDX_E_OVERFLOW, "%s: an output of shape %s is too large to address",
-                            op, dims);
-        }
+        NDX_TRY(ndx_check_output_size(op, o.rank, o.shape, o.itemsize, err));
     }
     if (out) *out = o;
     return NDX_OK;

@@ -218,16 +218,7 @@ static ndx_status read_sorted(ndx_call *c, segment_plan *p, int64_t *slots, int6
         }
     }
     p->want.shape[0] = rows;
-    int64_t count;
-    size_t bytes;
-    if (!ndx_dims_product(p->want.rank, p->want.shape, &count) ||
-        !ndx_bytes_of(count, p->want.itemsize, &bytes)) {
-        char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, p->want.rank, p->want.shape);
-        return ndx_fail(c->err, NDX_E_OVERFLOW, "%s: an output of shape %s is too large to address",
-                        p->op, dims);
-    }
-    return NDX_OK;
+    return ndx_check_output_size(p->op, p->want.rank, p->want.shape, p->want.itemsize, c->err);
 }
 
 /* Takes the ids' copy (and the indices') and fills it. On failure nothing is held. */

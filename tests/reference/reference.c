@@ -1,6 +1,7 @@
 /* reference.c — the naive references (see reference.h). Deliberately simple: every result is built
  * element by element from the definitions in ndx.h, with no shared code from src/ops. */
 #include "reference.h"
+#include "reference_util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -20,16 +21,8 @@ static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
 
 static int is_index_dtype(ndx_dtype d) { return d == NDX_INT16 || d == NDX_INT32 || d == NDX_INT64; }
 
-/* Product of dims, or -1 when a dim is negative or the product leaves int64_t. */
-static int64_t product(int n, const int64_t *dims) {
-    int64_t c = 1;
-    for (int i = 0; i < n; i++) {
-        if (dims[i] < 0 || __builtin_mul_overflow(c, dims[i], &c)) return -1;
-    }
-    return c;
-}
 
-static int64_t element_count(const ndx_tensor *t) { return product(t->rank, t->shape); }
+static int64_t element_count(const ndx_tensor *t) { return ref_count_of(t->rank, t->shape); }
 
 int ref_view_ok(const ndx_tensor *t) {
     if (!t || (int)t->dtype < 0 || (int)t->dtype >= NDX_DTYPE_COUNT) return 0;
@@ -42,14 +35,6 @@ int ref_view_ok(const ndx_tensor *t) {
     return bytes == 0 || t->data != NULL;
 }
 
-static int64_t read_int(const ndx_tensor *t, int64_t i) {
-    const unsigned char *p = (const unsigned char *)t->data + (size_t)i * t->itemsize;
-    if (t->dtype == NDX_INT64) { int64_t v; memcpy(&v, p, 8); return v; }
-    if (t->dtype == NDX_INT32) { int32_t v; memcpy(&v, p, 4); return v; }
-    int16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
 
 /* A tensor the reference owns (zeroed; at least one byte so data is never NULL). NULL data when
  * the size is beyond REF_MAX_BYTES. */
@@ -69,7 +54,7 @@ static ndx_tensor make(ndx_dtype dtype, size_t itemsize, int rank, const int64_t
 
 /* 1 and *bytes when the result fits in REF_MAX_BYTES; the budgets fz_options sets refuse more. */
 static int small_enough(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape) {
-    int64_t c = product(rank, shape);
+    int64_t c = ref_count_of(rank, shape);
     size_t bytes;
     (void)dtype;
     return c >= 0 && !__builtin_mul_overflow((size_t)c, itemsize, &bytes) && bytes <= REF_MAX_BYTES;
@@ -213,7 +198,7 @@ static size_t str_len(const unsigned char *p, size_t w) {
 static int64_t row_offset(const ndx_tensor *idx, int64_t row, int64_t depth, const int64_t *dims) {
     int64_t off = 0;
     for (int64_t k = 0; k < depth; k++) {
-        int64_t c = read_int(idx, row * depth + k);
+        int64_t c = ref_int_at(idx, row * depth + k);
         if (c < 0 || c >= dims[k]) return -1;
         off = off * dims[k] + c;
     }
@@ -241,10 +226,10 @@ ref_verdict ref_gather_nd(const ndx_tensor *params, const ndx_tensor *indices, i
     for (int k = 0; k < indices->rank - 1; k++) shape[r++] = indices->shape[k];
     for (int k = B + (int)D; k < params->rank; k++) shape[r++] = params->shape[k];
 
-    int64_t rows = product(indices->rank - 1, indices->shape);
-    int64_t per_batch = product(indices->rank - 1 - B, indices->shape + B);
-    int64_t slice = product(params->rank - B - (int)D, params->shape + B + D);
-    int64_t batch_stride = product(params->rank - B, params->shape + B);
+    int64_t rows = ref_count_of(indices->rank - 1, indices->shape);
+    int64_t per_batch = ref_count_of(indices->rank - 1 - B, indices->shape + B);
+    int64_t slice = ref_count_of(params->rank - B - (int)D, params->shape + B + D);
+    int64_t batch_stride = ref_count_of(params->rank - B, params->shape + B);
     const int64_t *dims = params->shape + B;
     int ignore = opt && opt->bad_indices == NDX_BAD_INDICES_IGNORE;
 
@@ -306,8 +291,8 @@ ref_verdict ref_tensor_scatter_nd(ndx_scatter_op op, const ndx_tensor *tensor,
     int64_t D;
     if (!scatter_shapes_ok(indices, updates, tensor->rank, tensor->shape, &D, why)) return REF_ERROR;
     if (!ref_scatter_supports(op, tensor->dtype)) return say(why, REF_ERROR, "dtype unsupported");
-    int64_t rows = product(indices->rank - 1, indices->shape);
-    int64_t slice = product(tensor->rank - (int)D, tensor->shape + D);
+    int64_t rows = ref_count_of(indices->rank - 1, indices->shape);
+    int64_t slice = ref_count_of(tensor->rank - (int)D, tensor->shape + D);
     int ignore = opt && opt->bad_indices == NDX_BAD_INDICES_IGNORE;
     for (int64_t i = 0; i < rows; i++)
         if (row_offset(indices, i, D, tensor->shape) < 0 && !ignore)
@@ -350,12 +335,12 @@ ref_verdict ref_scatter_nd(const ndx_tensor *indices, const ndx_tensor *updates,
     memset(out, 0, sizeof *out);
     if (!ref_view_ok(indices) || !ref_view_ok(updates)) return say(why, REF_ERROR, "malformed view");
     if (rank < 0 || rank > NDX_MAX_RANK || (rank > 0 && !shape)) return say(why, REF_ERROR, "rank %d", rank);
-    int64_t count = product(rank, shape);
+    int64_t count = ref_count_of(rank, shape);
     if (count < 0) return say(why, REF_ERROR, "shape negative or too large");
     int64_t D;
     if (!scatter_shapes_ok(indices, updates, rank, shape, &D, why)) return REF_ERROR;
-    int64_t rows = product(indices->rank - 1, indices->shape);
-    int64_t slice = product(rank - (int)D, shape + D);
+    int64_t rows = ref_count_of(indices->rank - 1, indices->shape);
+    int64_t slice = ref_count_of(rank - (int)D, shape + D);
     int ignore = opt && opt->bad_indices == NDX_BAD_INDICES_IGNORE;
     for (int64_t i = 0; i < rows; i++)
         if (row_offset(indices, i, D, shape) < 0 && !ignore)
@@ -451,7 +436,7 @@ ref_verdict ref_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tenso
     for (int m = 0; m < n; m++) {
         int64_t c = element_count(&indices[m]);
         for (int64_t i = 0; i < c; i++) {
-            int64_t v = read_int(&indices[m], i);
+            int64_t v = ref_int_at(&indices[m], i);
             if (v < 0) return say(why, REF_ERROR, "negative index");
             if (v > max) max = v;
         }
@@ -464,11 +449,11 @@ ref_verdict ref_dynamic_stitch(int n, const ndx_tensor *indices, const ndx_tenso
     if (!small_enough(data[0].dtype, data[0].itemsize, crank + 1, shape))
         return say(why, REF_ERROR, "output too large");
     *out = make(data[0].dtype, data[0].itemsize, crank + 1, shape);
-    size_t sb = (size_t)product(crank, C) * data[0].itemsize;
+    size_t sb = (size_t)ref_count_of(crank, C) * data[0].itemsize;
     for (int m = 0; m < n && sb > 0; m++) {
         int64_t c = element_count(&indices[m]);
         for (int64_t i = 0; i < c; i++) {
-            int64_t v = read_int(&indices[m], i);
+            int64_t v = ref_int_at(&indices[m], i);
             memcpy((unsigned char *)out->data + (size_t)v * sb, (const unsigned char *)data[m].data + (size_t)i * sb, sb);
         }
     }
@@ -488,7 +473,7 @@ ref_verdict ref_dynamic_partition(const ndx_tensor *data, const ndx_tensor *part
     int64_t n = element_count(partitions);
     int64_t *counts = calloc((size_t)num_partitions, sizeof *counts);
     for (int64_t i = 0; i < n; i++) {
-        int64_t p = read_int(partitions, i);
+        int64_t p = ref_int_at(partitions, i);
         if (p < 0 || p >= num_partitions) {
             free(counts);
             return say(why, REF_ERROR, "partition id %lld", (long long)p);
@@ -496,7 +481,7 @@ ref_verdict ref_dynamic_partition(const ndx_tensor *data, const ndx_tensor *part
         counts[p]++;
     }
     int inner_rank = data->rank - P;
-    size_t sb = (size_t)product(inner_rank, data->shape + P) * data->itemsize;
+    size_t sb = (size_t)ref_count_of(inner_rank, data->shape + P) * data->itemsize;
     int64_t *filled = calloc((size_t)num_partitions, sizeof *filled);
     for (int p = 0; p < num_partitions; p++) {
         int64_t shape[NDX_MAX_RANK + 1];
@@ -505,7 +490,7 @@ ref_verdict ref_dynamic_partition(const ndx_tensor *data, const ndx_tensor *part
         outs[p] = make(data->dtype, data->itemsize, inner_rank + 1, shape);
     }
     for (int64_t i = 0; i < n && sb > 0; i++) {
-        int64_t p = read_int(partitions, i);
+        int64_t p = ref_int_at(partitions, i);
         memcpy((unsigned char *)outs[p].data + (size_t)filled[p]++ * sb,
                (const unsigned char *)data->data + (size_t)i * sb, sb);
     }
@@ -527,15 +512,15 @@ ref_verdict ref_sparse_valid(const ndx_sparse_tensor *sp, char *why) {
     if (ix->shape[1] != R || va->shape[0] != N) return say(why, REF_ERROR, "shapes disagree");
     int64_t dims[NDX_MAX_RANK];
     for (int k = 0; k < R; k++) {
-        dims[k] = read_int(ds, k);
+        dims[k] = ref_int_at(ds, k);
         if (dims[k] < 0) return say(why, REF_ERROR, "negative dense_shape");
     }
     for (int64_t i = 0; i < N; i++)
         for (int64_t k = 0; k < R; k++) {
-            int64_t c = read_int(ix, i * R + k);
+            int64_t c = ref_int_at(ix, i * R + k);
             if (c < 0 || c >= dims[k]) return say(why, REF_ERROR, "entry %lld outside", (long long)i);
         }
-    if (product((int)R, dims) < 0) return say(why, REF_EITHER, "dense shape count overflows");
+    if (ref_count_of((int)R, dims) < 0) return say(why, REF_EITHER, "dense shape count overflows");
     return say(why, REF_OK, "valid");
 }
 
@@ -590,7 +575,7 @@ static entry *read_entries(const ndx_sparse_tensor *sp, int64_t *n, int64_t *R) 
     *R = sp->indices.shape[1];
     entry *e = calloc((size_t)*n + 1, sizeof *e);
     for (int64_t i = 0; i < *n; i++) {
-        for (int64_t k = 0; k < *R; k++) e[i].row[k] = read_int(&sp->indices, i * *R + k);
+        for (int64_t k = 0; k < *R; k++) e[i].row[k] = ref_int_at(&sp->indices, i * *R + k);
         e[i].value = (const unsigned char *)sp->values.data + (size_t)i * sp->values.itemsize;
     }
     return e;
@@ -604,7 +589,7 @@ ref_verdict ref_sparse_reorder(const ndx_sparse_tensor *in, ndx_sparse_tensor *o
     entry *e = read_entries(in, &n, &R);
     stable_sort(e, n, R);
     int64_t dims[NDX_MAX_RANK];
-    for (int k = 0; k < R; k++) dims[k] = read_int(&in->dense_shape, k);
+    for (int k = 0; k < R; k++) dims[k] = ref_int_at(&in->dense_shape, k);
     *out = sparse_from_entries(e, n, R, dims, in->values.dtype, in->values.itemsize);
     free(e);
     return v;
@@ -631,10 +616,10 @@ ref_verdict ref_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
     if (ax < 0 || ax >= R) return say(why, REF_ERROR, "axis %d", axis);
     int64_t dims[NDX_MAX_RANK];
     int64_t *offset = calloc((size_t)n, sizeof *offset);
-    for (int k = 0; k < R; k++) dims[k] = k == ax ? 0 : read_int(&inputs[0].dense_shape, k);
+    for (int k = 0; k < R; k++) dims[k] = k == ax ? 0 : ref_int_at(&inputs[0].dense_shape, k);
     for (int m = 0; m < n; m++) {
         for (int k = 0; k < R; k++) {
-            int64_t d = read_int(&inputs[m].dense_shape, k);
+            int64_t d = ref_int_at(&inputs[m].dense_shape, k);
             if (k == ax) {
                 offset[m] = dims[k];
                 if (__builtin_add_overflow(dims[k], d, &dims[k])) {
@@ -649,7 +634,7 @@ ref_verdict ref_sparse_concat(int axis, int n, const ndx_sparse_tensor *inputs,
             }
         }
     }
-    if (product((int)R, dims) < 0) v = REF_EITHER;
+    if (ref_count_of((int)R, dims) < 0) v = REF_EITHER;
     if (n == 1) v = REF_EITHER; /* TensorFlow's SparseConcat takes at least two inputs */
     int64_t total = 0;
     for (int m = 0; m < n; m++) total += inputs[m].indices.shape[0];
@@ -678,13 +663,13 @@ ref_verdict ref_sparse_to_dense(const ndx_sparse_tensor *sp, const void *default
     if (v == REF_ERROR) return v;
     int64_t R = sp->dense_shape.shape[0];
     int64_t dims[NDX_MAX_RANK];
-    for (int k = 0; k < R; k++) dims[k] = read_int(&sp->dense_shape, k);
+    for (int k = 0; k < R; k++) dims[k] = ref_int_at(&sp->dense_shape, k);
     ndx_dtype d = sp->values.dtype;
     size_t w = sp->values.itemsize;
     if (!small_enough(d, w, (int)R, dims) || !small_enough(d, 1, (int)R, dims))
         return say(why, REF_ERROR, "dense output too large");
     *out = make(d, w, (int)R, dims);
-    int64_t count = product((int)R, dims);
+    int64_t count = ref_count_of((int)R, dims);
     if (default_value)
         for (int64_t i = 0; i < count; i++) memcpy((unsigned char *)out->data + (size_t)i * w, default_value, w);
     unsigned char *seen = calloc((size_t)count + 1, 1);
@@ -789,10 +774,10 @@ int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want
         return say(why, 0, "dense_shape view differs"), 0;
     int64_t N = wi->shape[0], R = wi->shape[1];
     for (int64_t k = 0; k < R; k++)
-        if (read_int(&got->dense_shape, k) != read_int(&want->dense_shape, k))
+        if (ref_int_at(&got->dense_shape, k) != ref_int_at(&want->dense_shape, k))
             return say(why, 0, "dense_shape[%lld] differs", (long long)k), 0;
     for (int64_t i = 0; i < N * R; i++)
-        if (read_int(gi, i) != read_int(wi, i))
+        if (ref_int_at(gi, i) != ref_int_at(wi, i))
             return say(why, 0, "indices element %lld differs", (long long)i), 0;
     size_t w = want->values.itemsize;
     ndx_dtype d = want->values.dtype;
@@ -809,7 +794,7 @@ int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want
         int64_t hi = lo + 1;
         while (hi < N) {
             int same = 1;
-            for (int64_t k = 0; k < R && same; k++) same = read_int(wi, hi * R + k) == read_int(wi, lo * R + k);
+            for (int64_t k = 0; k < R && same; k++) same = ref_int_at(wi, hi * R + k) == ref_int_at(wi, lo * R + k);
             if (!same) break;
             hi++;
         }
@@ -857,11 +842,11 @@ ref_verdict ref_bincount(const ndx_tensor *arr, int64_t size, const ndx_tensor *
         return say(why, REF_ERROR, "output elements overflow");
     if (!small_enough(wt, weights->itemsize, rank, shape)) return say(why, REF_ERROR, "output too large");
     for (int64_t i = 0; i < n; i++)
-        if (read_int(arr, i) < 0) return say(why, REF_ERROR, "negative value");
+        if (ref_int_at(arr, i) < 0) return say(why, REF_ERROR, "negative value");
     *out = make(wt, weights->itemsize, rank, shape);
     int64_t cols = per_row ? arr->shape[1] : 1;
     for (int64_t i = 0; i < n; i++) {
-        int64_t v = read_int(arr, i);
+        int64_t v = ref_int_at(arr, i);
         if (v >= size) continue;
         int64_t at = (per_row ? i / cols * size : 0) + v;
         int weighted = nw != 0 && !(flags & NDX_BINCOUNT_BINARY_OUTPUT);

@@ -1,6 +1,7 @@
 /* reference_gather.c — naive references for ndx.h's gather, one_hot, boolean_mask and unique
  * (5a): one output element (or slice) at a time, from the definitions alone. */
 #include "reference.h"
+#include "reference_util.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -16,24 +17,7 @@ static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
     return v;
 }
 
-static int64_t count_of(int rank, const int64_t *shape) {
-    int64_t c = 1;
-    for (int i = 0; i < rank; i++)
-        if (shape[i] < 0 || __builtin_mul_overflow(c, shape[i], &c)) return -1;
-    return c;
-}
 
-/* Element i of any integer tensor, widened. */
-static int64_t int_at(const ndx_tensor *t, int64_t i) {
-    const unsigned char *p = (const unsigned char *)t->data + (size_t)i * t->itemsize;
-    switch (t->dtype) {
-    case NDX_INT64: { int64_t v; memcpy(&v, p, 8); return v; }
-    case NDX_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case NDX_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case NDX_INT8: return *(const int8_t *)p;
-    default: return *p; /* uint8 */
-    }
-}
 
 static void put_int(ndx_tensor *t, int64_t i, int64_t v) {
     unsigned char *p = (unsigned char *)t->data + (size_t)i * t->itemsize;
@@ -52,7 +36,7 @@ static int make(ndx_dtype dtype, size_t itemsize, int rank, const int64_t *shape
     t->itemsize = itemsize;
     t->rank = rank;
     for (int i = 0; i < rank; i++) t->shape[i] = shape[i];
-    int64_t c = count_of(rank, shape);
+    int64_t c = ref_count_of(rank, shape);
     size_t bytes;
     if (c < 0 || __builtin_mul_overflow((size_t)c, itemsize, &bytes) || bytes > REF_MAX_BYTES) return 0;
     t->data = calloc(1, bytes ? bytes : 1);
@@ -79,7 +63,7 @@ static int64_t flatten(int rank, const int64_t *shape, const int64_t *pos) {
 
 void ref_gather_fill(const ndx_tensor *params, const ndx_tensor *indices, int axis, int b,
                      ndx_tensor *out) {
-    int64_t n = count_of(out->rank, out->shape);
+    int64_t n = ref_count_of(out->rank, out->shape);
     size_t w = out->itemsize;
     int irank = indices->rank;
     for (int64_t f = 0; f < n; f++) {
@@ -87,7 +71,7 @@ void ref_gather_fill(const ndx_tensor *params, const ndx_tensor *indices, int ax
         unflatten(out->rank, out->shape, f, opos);
         for (int k = 0; k < b; k++) ipos[k] = opos[k];
         for (int k = b; k < irank; k++) ipos[k] = opos[axis + k - b];
-        int64_t v = int_at(indices, flatten(irank, indices->shape, ipos));
+        int64_t v = ref_int_at(indices, flatten(irank, indices->shape, ipos));
         unsigned char *dst = (unsigned char *)out->data + (size_t)f * w;
         if (v < 0 || v >= params->shape[axis]) {
             memset(dst, 0, w);
@@ -121,13 +105,13 @@ ref_verdict ref_gather(const ndx_tensor *params, const ndx_tensor *indices, int 
     for (int k = 0; k < a; k++) shape[r++] = params->shape[k];
     for (int k = b; k < ir; k++) shape[r++] = indices->shape[k];
     for (int k = a + 1; k < pr; k++) shape[r++] = params->shape[k];
-    int64_t n = count_of(rank, shape);
+    int64_t n = ref_count_of(rank, shape);
     if (n < 0) return say(why, REF_ERROR, "output count overflows");
     int ignore = opt && opt->bad_indices == NDX_BAD_INDICES_IGNORE;
     if (n > 0 && !ignore) {
-        int64_t m = count_of(ir, indices->shape);
+        int64_t m = ref_count_of(ir, indices->shape);
         for (int64_t i = 0; i < m; i++) {
-            int64_t v = int_at(indices, i);
+            int64_t v = ref_int_at(indices, i);
             if (v < 0 || v >= params->shape[a]) return say(why, REF_ERROR, "index %lld bad", (long long)i);
         }
     }
@@ -156,14 +140,14 @@ ref_verdict ref_one_hot(const ndx_tensor *indices, int64_t depth, const ndx_tens
     int64_t shape[NDX_MAX_RANK];
     for (int k = 0, j = 0; k <= r; k++) shape[k] = k == a ? depth : indices->shape[j++];
     size_t w = on->itemsize > off->itemsize ? on->itemsize : off->itemsize;
-    if (count_of(r + 1, shape) < 0) return say(why, REF_ERROR, "output count overflows");
+    if (ref_count_of(r + 1, shape) < 0) return say(why, REF_ERROR, "output count overflows");
     if (!make(on->dtype, w, r + 1, shape, out)) return say(why, REF_ERROR, "output too large");
-    int64_t outer = count_of(a, shape), inner = count_of(r - a, indices->shape + a);
+    int64_t outer = ref_count_of(a, shape), inner = ref_count_of(r - a, indices->shape + a);
     unsigned char *dst = out->data;
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < depth; k++)
             for (int64_t i = 0; i < inner; i++, dst += w) {
-                const ndx_tensor *v = int_at(indices, o * inner + i) == k ? on : off;
+                const ndx_tensor *v = ref_int_at(indices, o * inner + i) == k ? on : off;
                 memcpy(dst, v->data, v->itemsize); /* the rest stays NUL (calloc) */
             }
     return say(why, REF_OK, "valid");
@@ -181,7 +165,7 @@ ref_verdict ref_boolean_mask(const ndx_tensor *t, const ndx_tensor *mask, int ax
     if (axis < 0 || axis + k > t->rank) return say(why, REF_ERROR, "axis %d", axis);
     for (int j = 0; j < k; j++)
         if (mask->shape[j] != t->shape[axis + j]) return say(why, REF_ERROR, "mask dim %d", j);
-    int64_t m = count_of(k, mask->shape), trues = 0;
+    int64_t m = ref_count_of(k, mask->shape), trues = 0;
     const unsigned char *mb = mask->data;
     for (int64_t i = 0; i < m; i++) trues += mb[i] != 0;
     int64_t shape[NDX_MAX_RANK];
@@ -190,7 +174,7 @@ ref_verdict ref_boolean_mask(const ndx_tensor *t, const ndx_tensor *mask, int ax
     shape[r++] = trues;
     for (int j = axis + k; j < t->rank; j++) shape[r++] = t->shape[j];
     if (!make(t->dtype, t->itemsize, r, shape, out)) return say(why, REF_ERROR, "output too large");
-    int64_t outer = count_of(axis, t->shape), inner = count_of(t->rank - axis - k, t->shape + axis + k);
+    int64_t outer = ref_count_of(axis, t->shape), inner = ref_count_of(t->rank - axis - k, t->shape + axis + k);
     size_t slice = (size_t)inner * t->itemsize;
     unsigned char *dst = out->data;
     for (int64_t o = 0; o < outer && slice > 0; o++)
@@ -239,7 +223,7 @@ ref_verdict ref_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, ndx_ten
         if (r < 1 || axis < -r || axis >= r) return say(why, REF_ERROR, "axis %d", axis);
         a = axis < 0 ? axis + r : axis;
     }
-    int64_t n = x->shape[a], outer = count_of(a, x->shape), inner = count_of(r - a - 1, x->shape + a + 1);
+    int64_t n = x->shape[a], outer = ref_count_of(a, x->shape), inner = ref_count_of(r - a - 1, x->shape + a + 1);
     size_t w = x->itemsize;
     int64_t *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first); /* slice of each unique */
     int64_t *which = malloc((size_t)(n > 0 ? n : 1) * sizeof *which);

@@ -4,6 +4,7 @@
  * which gives exactly the element type's own arithmetic: double has more than twice float's
  * bits, float more than twice float16's and bfloat16's) or as wrapped 64-bit integers. */
 #include "reference.h"
+#include "reference_util.h"
 
 #include <float.h>
 #include <math.h>
@@ -20,21 +21,7 @@ static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
     return v;
 }
 
-static int64_t count_of(const ndx_tensor *t) {
-    int64_t c = 1;
-    for (int i = 0; i < t->rank; i++)
-        if (__builtin_mul_overflow(c, t->shape[i], &c)) return -1;
-    return c;
-}
 
-static int64_t idx_at(const ndx_tensor *t, int64_t i) {
-    const unsigned char *p = (const unsigned char *)t->data + (size_t)i * t->itemsize;
-    if (t->dtype == NDX_INT64) { int64_t v; memcpy(&v, p, 8); return v; }
-    if (t->dtype == NDX_INT32) { int32_t v; memcpy(&v, p, 4); return v; }
-    int16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
 
 /* ---- elements as numbers ------------------------------------------------------------------- */
 
@@ -220,15 +207,15 @@ static unsigned char *row_of(const ndx_tensor *t, int64_t r, int64_t slice) {
 void ref_unsorted_segment_fill(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *ids,
                                ndx_tensor *out) {
     ndx_dtype dt = data->dtype;
-    int64_t rows = count_of(ids), segs = out->shape[0];
-    int64_t slice = segs ? count_of(out) / segs : 0;
+    int64_t rows = ref_count_of(ids->rank, ids->shape), segs = out->shape[0];
+    int64_t slice = segs ? ref_count_of(out->rank, out->shape) / segs : 0;
     if (slice == 0) return; /* nothing to write (the rows may be many) */
     num *acc = calloc((size_t)(segs * slice + 1), sizeof *acc);
     num *n = calloc((size_t)segs + 1, sizeof *n);
     for (int64_t k = 0; k < segs * slice; k++) acc[k] = identity(op, dt);
     for (int64_t s = 0; s < segs; s++) n[s] = from_int(dt, 0);
     for (int64_t r = 0; r < rows && slice > 0; r++) {
-        int64_t s = idx_at(ids, r);
+        int64_t s = ref_int_at(ids, r);
         if (s < 0) continue;
         for (int64_t e = 0; e < slice; e++)
             acc[s * slice + e] = combine(op, dt, acc[s * slice + e], load(dt, row_of(data, r, slice) + e * data->itemsize));
@@ -254,12 +241,12 @@ void ref_unsorted_segment_fill(ndx_segment_op op, const ndx_tensor *data, const 
 void ref_segment_fill(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *ids,
                       ndx_tensor *out) {
     ndx_dtype dt = data->dtype;
-    int64_t rows = count_of(ids), segs = out->shape[0];
-    int64_t slice = segs ? count_of(out) / segs : 0;
+    int64_t rows = ref_count_of(ids->rank, ids->shape), segs = out->shape[0];
+    int64_t slice = segs ? ref_count_of(out->rank, out->shape) / segs : 0;
     for (int64_t s = 0, first = 0; s < segs && slice > 0; s++) {
-        while (first < rows && idx_at(ids, first) < s) first++;
+        while (first < rows && ref_int_at(ids, first) < s) first++;
         int64_t count = 0;
-        while (first + count < rows && idx_at(ids, first + count) == s) count++;
+        while (first + count < rows && ref_int_at(ids, first + count) == s) count++;
         for (int64_t e = 0; e < slice; e++) {
             num v;
             if (count == 0) {
@@ -289,7 +276,7 @@ static void sparse_fill(ndx_segment_op op, const ndx_tensor *data, const int64_t
     ndx_dtype dt = data->dtype;
     ndx_dtype at = dt == NDX_FLOAT16 || dt == NDX_BFLOAT16 ? NDX_FLOAT32 : dt;
     int64_t segs = out->shape[0];
-    int64_t slice = segs ? count_of(out) / segs : 0;
+    int64_t slice = segs ? ref_count_of(out->rank, out->shape) / segs : 0;
     for (int64_t s = 0, first = 0; s < segs && slice > 0; s++) {
         while (first < rows && seg[first] < s) first++;
         int64_t num_ = 0;
@@ -326,13 +313,13 @@ static void sparse_fill(ndx_segment_op op, const ndx_tensor *data, const int64_t
 static int64_t *read_all(const ndx_tensor *t, int64_t n) {
     int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
     if (!v) abort();
-    for (int64_t i = 0; i < n; i++) v[i] = idx_at(t, i);
+    for (int64_t i = 0; i < n; i++) v[i] = ref_int_at(t, i);
     return v;
 }
 
 void ref_sparse_segment_fill(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *indices,
                              const ndx_tensor *ids, ndx_tensor *out) {
-    int64_t rows = count_of(ids);
+    int64_t rows = ref_count_of(ids->rank, ids->shape);
     int64_t *src = read_all(indices, rows), *seg = read_all(ids, rows);
     sparse_fill(op, data, src, seg, rows, out);
     free(src);
@@ -352,7 +339,7 @@ static int make_rows(const ndx_tensor *data, int from, int64_t rows, ndx_tensor 
     if (out->rank > NDX_MAX_RANK) return 0;
     out->shape[0] = rows;
     for (int k = from; k < data->rank; k++) out->shape[1 + k - from] = data->shape[k];
-    int64_t c = count_of(out);
+    int64_t c = ref_count_of(out->rank, out->shape);
     size_t bytes;
     if (c < 0 || __builtin_mul_overflow((size_t)c, out->itemsize, &bytes) || bytes > REF_MAX_BYTES)
         return 0;
@@ -364,7 +351,7 @@ static int make_rows(const ndx_tensor *data, int from, int64_t rows, ndx_tensor 
 static int sorted_ids(const ndx_tensor *ids, int64_t n, int64_t *rows, char *why, const char *op) {
     int64_t prev = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t v = idx_at(ids, i);
+        int64_t v = ref_int_at(ids, i);
         if (v < 0) return say(why, REF_ERROR, "%s: segment_ids[%lld] < 0", op, (long long)i), 0;
         if (v < prev) return say(why, REF_ERROR, "%s: ids decrease at %lld", op, (long long)i), 0;
         prev = v;
@@ -385,10 +372,10 @@ ref_verdict ref_unsorted_segment_reduce(ndx_segment_op op, const ndx_tensor *dat
     for (int k = 0; k < ids->rank; k++)
         if (ids->shape[k] != data->shape[k]) return say(why, REF_ERROR, "ids dim %d differs", k);
     if (num_segments < 0) return say(why, REF_ERROR, "negative num_segments");
-    if (count_of(data) > 0) {
-        int64_t n = count_of(ids);
+    if (ref_count_of(data->rank, data->shape) > 0) {
+        int64_t n = ref_count_of(ids->rank, ids->shape);
         for (int64_t i = 0; i < n; i++)
-            if (idx_at(ids, i) >= num_segments) return say(why, REF_ERROR, "id %lld out of range", (long long)i);
+            if (ref_int_at(ids, i) >= num_segments) return say(why, REF_ERROR, "id %lld out of range", (long long)i);
     }
     if (!make_rows(data, ids->rank, num_segments, out)) return say(why, REF_ERROR, "output too large");
     ref_unsorted_segment_fill(op, data, ids, out);
@@ -422,7 +409,7 @@ ref_verdict ref_sparse_segment_reduce(ndx_segment_op op, const ndx_tensor *data,
         return say(why, REF_ERROR, "shapes");
     int64_t n = ids->shape[0], rows;
     for (int64_t i = 0; i < n; i++) {
-        int64_t v = idx_at(indices, i);
+        int64_t v = ref_int_at(indices, i);
         if (v < 0 || v >= data->shape[0]) return say(why, REF_ERROR, "indices[%lld] out of range", (long long)i);
     }
     if (!sorted_ids(ids, n, &rows, why, "sparse_segment")) return REF_ERROR;
@@ -453,7 +440,7 @@ static void bag_fill_stepwise(const ndx_tensor *params, const int64_t *id, const
                               int64_t n, const ndx_tensor *weights, ndx_segment_op combiner,
                               double max_norm, ndx_tensor *want) {
     ndx_dtype dt = params->dtype;
-    int64_t rows = want->shape[0], d = rows ? count_of(want) / rows : 0;
+    int64_t rows = want->shape[0], d = rows ? ref_count_of(want->rank, want->shape) / rows : 0;
     double *acc = malloc((size_t)(d > 0 ? d : 1) * sizeof *acc);
     if (!acc) abort();
     double mn = ref_round(dt, max_norm); /* TensorFlow converts max_norm to the table's dtype */
@@ -523,7 +510,7 @@ ref_verdict ref_embedding_bag(const ndx_tensor *params, const ndx_tensor *ids,
         return say(why, REF_ERROR, "weights");
     if (isnan(attrs->max_norm)) return say(why, REF_EITHER, "NaN max_norm (ndx.h does not say)");
     for (int64_t i = 0; i < n; i++) {
-        int64_t v = idx_at(ids, i);
+        int64_t v = ref_int_at(ids, i);
         if (v < 0 || v >= V) return say(why, REF_ERROR, "ids[%lld] out of range", (long long)i);
     }
     int64_t *seg = malloc((size_t)(n > 0 ? n : 1) * sizeof *seg);
@@ -532,7 +519,7 @@ ref_verdict ref_embedding_bag(const ndx_tensor *params, const ndx_tensor *ids,
     if (attrs->form == NDX_BAGS_SEGMENT_IDS) {
         if (count != n) return free(seg), say(why, REF_ERROR, "one segment id per id");
         if (!sorted_ids(bags, n, &rows, why, "embedding_bag")) return free(seg), REF_ERROR;
-        for (int64_t i = 0; i < n; i++) seg[i] = idx_at(bags, i);
+        for (int64_t i = 0; i < n; i++) seg[i] = ref_int_at(bags, i);
         if (attrs->num_bags >= 0) {
             if (rows > attrs->num_bags) return free(seg), say(why, REF_ERROR, "id >= num_bags");
             rows = attrs->num_bags;
@@ -541,14 +528,14 @@ ref_verdict ref_embedding_bag(const ndx_tensor *params, const ndx_tensor *ids,
         }
     } else {
         for (int64_t b = 0; b < count; b++) {
-            int64_t o = idx_at(bags, b);
-            if ((b == 0 && o != 0) || o < 0 || o > n || (b > 0 && o < idx_at(bags, b - 1)))
+            int64_t o = ref_int_at(bags, b);
+            if ((b == 0 && o != 0) || o < 0 || o > n || (b > 0 && o < ref_int_at(bags, b - 1)))
                 return free(seg), say(why, REF_ERROR, "offsets[%lld] = %lld", (long long)b, (long long)o);
         }
         if (count == 0 && n > 0) v = REF_EITHER; /* ids in no bag: ndx.h does not say */
         for (int64_t b = 0; b < count; b++) {
-            int64_t end = b + 1 < count ? idx_at(bags, b + 1) : n;
-            for (int64_t i = idx_at(bags, b); i < end; i++) seg[i] = b;
+            int64_t end = b + 1 < count ? ref_int_at(bags, b + 1) : n;
+            for (int64_t i = ref_int_at(bags, b); i < end; i++) seg[i] = b;
         }
         for (int64_t i = 0; count == 0 && i < n; i++) seg[i] = 0;
         rows = count;
