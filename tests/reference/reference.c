@@ -21,7 +21,6 @@ static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
 
 static int is_index_dtype(ndx_dtype d) { return d == NDX_INT16 || d == NDX_INT32 || d == NDX_INT64; }
 
-
 static int64_t element_count(const ndx_tensor *t) { return ref_count_of(t->rank, t->shape); }
 
 int ref_view_ok(const ndx_tensor *t) {
@@ -34,7 +33,6 @@ int ref_view_ok(const ndx_tensor *t) {
         return 0;
     return bytes == 0 || t->data != NULL;
 }
-
 
 /* A tensor the reference owns (zeroed; at least one byte so data is never NULL). NULL data when
  * the size is beyond REF_MAX_BYTES. */

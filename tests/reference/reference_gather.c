@@ -17,8 +17,6 @@ static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
     return v;
 }
 
-
-
 static void put_int(ndx_tensor *t, int64_t i, int64_t v) {
     unsigned char *p = (unsigned char *)t->data + (size_t)i * t->itemsize;
     if (t->dtype == NDX_INT64) {

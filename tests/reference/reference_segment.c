@@ -21,8 +21,6 @@ static ref_verdict say(char *why, ref_verdict v, const char *fmt, ...) {
     return v;
 }
 
-
-
 /* ---- elements as numbers ------------------------------------------------------------------- */
 
 typedef struct num {
