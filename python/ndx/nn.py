@@ -107,11 +107,6 @@ def _clip(rows: _Value, ids_rank: int, max_norm: Optional[float]) -> _Value:
     return _glue.divide(_glue.multiply(rows, clip), _glue.maximum(l2norm, clip))
 
 
-def _gather_rows(table: _Value, ids: _Value) -> _Value:
-    """tf.gather(table, ids) along dim 0 (of a Variable: its sparse_read, ResourceGather)."""
-    return _gather_ops.gather(table, ids)
-
-
 def _sharded_rows(shards: list, ids: _Value, strategy: str) -> _Value:
     """The rows of ids [N] from a table split in shards, as TensorFlow's embedding_lookup: each
     id's shard and row there by the strategy, the ids partitioned by shard, gathered from each
@@ -134,7 +129,7 @@ def _sharded_rows(shards: list, ids: _Value, strategy: str) -> _Value:
     positions = _glue.range(_glue.size(ids))
     local_parts = _dense.dynamic_partition(local, shard, count)
     position_parts = _dense.dynamic_partition(positions, shard, count)
-    rows = [_gather_rows(table, part) for table, part in zip(shards, local_parts)]
+    rows = [_gather_ops.gather(table, part) for table, part in zip(shards, local_parts)]
     return _dense.dynamic_stitch(position_parts, rows)
 
 
@@ -159,7 +154,7 @@ def embedding_lookup(params: _Params, ids: _Value, max_norm: Optional[float] = N
     m = _glue._mode()
     ids = m.convert(ids)
     if len(shards) == 1:
-        return _clip(_gather_rows(shards[0], ids), ids.ndim, max_norm)
+        return _clip(_gather_ops.gather(shards[0], ids), ids.ndim, max_norm)
     flat = _glue.reshape(ids, [-1])
     rows = _sharded_rows(shards, flat, partition_strategy)
     row_shape = _array.slice(_glue.shape(rows, out_type="int64"), [1], [-1])
