@@ -6,7 +6,7 @@ kind from the library's registry (ndx/_kinds.py): its attributes' names, default
 word, and whether its outputs are one tensor, several or a sparse tensor."""
 from . import _kinds, _ndx
 from ._graph import Tensor, _policy
-from ._sparse_tensor import SparseTensor
+from ._sparse_ops import sparse_parts, sparse_result
 
 
 def node(g, type, inputs, name=None, **attrs):
@@ -29,7 +29,7 @@ def node(g, type, inputs, name=None, **attrs):
     values.update(attrs)  # names the kind does not take: the library refuses them by name
     outputs = g.op(type, inputs, values, name)
     if kind and kind["sparse_output"]:
-        return SparseTensor._from_parts(*outputs[:3])
+        return sparse_result(outputs)
     return outputs[0] if kind and kind["num_outputs"] == 1 else outputs
 
 
@@ -105,15 +105,9 @@ def dynamic_partition(g, data, partitions, num_partitions, name, threads, max_me
                 num_partitions=num_partitions)
 
 
-def _sparse_parts(g, op, sp):
-    if not isinstance(sp, SparseTensor):
-        raise TypeError(f"{op}: expected an ndx.SparseTensor, not {type(sp).__name__}")
-    return [g.convert(sp.indices), g.convert(sp.values), g.convert(sp.dense_shape)]
-
-
 def sparse_concat(g, axis, sp_inputs, expand, name, threads, max_memory):
     _graph_only("sparse.concat", threads, max_memory)
-    parts = [_sparse_parts(g, "sparse.concat", sp) for sp in _list("sparse.concat", "sp_inputs",
+    parts = [sparse_parts(g, "sparse.concat", sp) for sp in _list("sparse.concat", "sp_inputs",
                                                                     sp_inputs)]
     inputs = [p[0] for p in parts] + [p[1] for p in parts] + [p[2] for p in parts]
     return node(g, "SparseConcat", inputs, name, axis=int(axis),
@@ -122,12 +116,12 @@ def sparse_concat(g, axis, sp_inputs, expand, name, threads, max_memory):
 
 def sparse_reorder(g, sp_input, name, threads, max_memory):
     _graph_only("sparse.reorder", threads, max_memory)
-    return node(g, "SparseReorder", _sparse_parts(g, "sparse.reorder", sp_input), name)
+    return node(g, "SparseReorder", sparse_parts(g, "sparse.reorder", sp_input), name)
 
 
 def sparse_to_dense(g, sp_input, default_value, name, threads, max_memory):
     _graph_only("sparse.to_dense", threads, max_memory)
-    parts = _sparse_parts(g, "sparse.to_dense", sp_input)
+    parts = sparse_parts(g, "sparse.to_dense", sp_input)
     if default_value is not None:
         parts.append(g.convert(default_value, parts[1].dtype))
     return node(g, "SparseToDense", parts, name)
