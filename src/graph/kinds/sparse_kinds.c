@@ -1,34 +1,12 @@
 /* sparse_kinds.c — the kinds of ndx's sparse ops: sparse_concat, sparse_reorder,
- * sparse_to_dense and dense_to_sparse. A sparse tensor is three inputs or outputs: indices,
- * values, dense_shape. */
+ * sparse_to_dense and dense_to_sparse (sparse_kind_parts.h: a sparse tensor is three inputs or
+ * outputs). */
 #include <stdlib.h>
 
 #include "graph_internal.h"
+#include "sparse_kind_parts.h"
 
-static const char *const sparse_parts[] = {"indices", "values", "dense_shape", "default_value"};
-
-/* The sparse tensor whose three parts are in[at], in[at + stride], in[at + 2 * stride]. */
-static ndx_sparse_spec sparse_spec_at(const ndx_spec *in, int at, int stride) {
-    ndx_sparse_spec sp = {in[at], in[at + stride], in[at + 2 * stride]};
-    return sp;
-}
-
-static void sparse_specs_out(const ndx_sparse_spec *sp, ndx_spec *out) {
-    out[0] = sp->indices;
-    out[1] = sp->values;
-    out[2] = sp->dense_shape;
-}
-
-static ndx_sparse_tensor sparse_at(const ndx_tensor *in, int at, int stride) {
-    ndx_sparse_tensor sp = {in[at], in[at + stride], in[at + 2 * stride]};
-    return sp;
-}
-
-static void sparse_out(const ndx_sparse_tensor *sp, ndx_tensor *out) {
-    out[0] = sp->indices;
-    out[1] = sp->values;
-    out[2] = sp->dense_shape;
-}
+const char *const graph_sparse_parts[] = {"indices", "values", "dense_shape", "default_value"};
 
 /* ---- sparse_concat ------------------------------------------------------------------------ */
 
@@ -41,11 +19,11 @@ static ndx_status infer_sparse_concat(const graph_node *n, const ndx_spec *in,
     memset(local, 0, sizeof local);
     if (count > 8 && !(inputs = malloc((size_t)count * sizeof *inputs)))
         return ndx_fail(err, NDX_E_NO_MEMORY, "sparse_concat: out of memory");
-    for (int i = 0; i < count; i++) inputs[i] = sparse_spec_at(in, i, count);
+    for (int i = 0; i < count; i++) inputs[i] = graph_sparse_spec_at(in, i, count);
     ndx_status st =
         ndx_sparse_concat_infer(n->attrs.axis, count, inputs, n->attrs.expand, &result, err);
     if (inputs != local) free(inputs);
-    if (st == NDX_OK) sparse_specs_out(&result, out);
+    if (st == NDX_OK) graph_sparse_specs_out(&result, out);
     return st;
 }
 
@@ -61,18 +39,18 @@ static ndx_status run_sparse_concat(const graph_node *n, const ndx_tensor *in,
         NDX_TRY(ndx_call_scratch(&c, (size_t)count * sizeof *inputs, 0, "inputs", &block));
         inputs = block;
     }
-    for (int i = 0; i < count; i++) inputs[i] = sparse_at(in, i, count);
+    for (int i = 0; i < count; i++) inputs[i] = graph_sparse_at(in, i, count);
     ndx_sparse_tensor result = {out[0], out[1], out[2]};
     ndx_status st =
         ndx_sparse_concat(n->attrs.axis, count, inputs, n->attrs.expand, opt, &result, err);
     if (block) ndx_call_release(&c, block);
-    if (st == NDX_OK) sparse_out(&result, out);
+    if (st == NDX_OK) graph_sparse_out(&result, out);
     return st;
 }
 
 const graph_kind_desc graph_kind_sparse_concat = {
     .kind = GRAPH_SPARSE_CONCAT, .type = "SparseConcat", .group = 3, .grouped_parts = 1,
-    .inputs = sparse_parts, .count_name = "n", .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
+    .inputs = graph_sparse_parts, .count_name = "n", .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
     .width_first = -1, .width_step = 1, .num_attrs = 2,
     .attrs = {{"axis", GRAPH_ATTR_INT, offsetof(graph_attrs, axis), 0, -NDX_MAX_RANK, NDX_MAX_RANK,
                GRAPH_ATTR_REQUIRED | GRAPH_ATTR_ALWAYS, NULL},
@@ -87,24 +65,24 @@ static ndx_status infer_sparse_reorder(const graph_node *n, const ndx_spec *in,
                                        ndx_error *err) {
     (void)n;
     (void)consts;
-    ndx_sparse_spec sp = sparse_spec_at(in, 0, 1);
+    ndx_sparse_spec sp = graph_sparse_spec_at(in, 0, 1);
     NDX_TRY(ndx_sparse_reorder_infer(&sp, &sp, err));
-    sparse_specs_out(&sp, out);
+    graph_sparse_specs_out(&sp, out);
     return NDX_OK;
 }
 
 static ndx_status run_sparse_reorder(const graph_node *n, const ndx_tensor *in,
                                      const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     (void)n;
-    ndx_sparse_tensor sp = sparse_at(in, 0, 1), result = sparse_at(out, 0, 1);
+    ndx_sparse_tensor sp = graph_sparse_at(in, 0, 1), result = graph_sparse_at(out, 0, 1);
     NDX_TRY(ndx_sparse_reorder(&sp, opt, &result, err));
-    sparse_out(&result, out);
+    graph_sparse_out(&result, out);
     return NDX_OK;
 }
 
 const graph_kind_desc graph_kind_sparse_reorder = {
     .kind = GRAPH_SPARSE_REORDER, .type = "SparseReorder", .min_inputs = 3, .max_inputs = 3,
-    .inputs = sparse_parts, .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
+    .inputs = graph_sparse_parts, .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
     .infer = infer_sparse_reorder, .run = run_sparse_reorder};
 
 /* ---- sparse_to_dense ---------------------------------------------------------------------- */
@@ -113,7 +91,7 @@ const graph_kind_desc graph_kind_sparse_reorder = {
 static ndx_status infer_sparse_to_dense(const graph_node *n, const ndx_spec *in,
                                         const ndx_tensor *const *consts, ndx_spec *out,
                                         ndx_error *err) {
-    ndx_sparse_spec sp = sparse_spec_at(in, 0, 1);
+    ndx_sparse_spec sp = graph_sparse_spec_at(in, 0, 1);
     NDX_TRY(ndx_sparse_to_dense_infer(&sp, out, err));
     if (n->num_inputs == 4) {
         const ndx_spec *d = &in[3];
@@ -138,7 +116,7 @@ static ndx_status infer_sparse_to_dense(const graph_node *n, const ndx_spec *in,
 
 static ndx_status run_sparse_to_dense(const graph_node *n, const ndx_tensor *in,
                                       const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
-    ndx_sparse_tensor sp = sparse_at(in, 0, 1);
+    ndx_sparse_tensor sp = graph_sparse_at(in, 0, 1);
     int has_default = n->num_inputs == 4;
     if (has_default && (in[3].rank != 0 || in[3].dtype != in[1].dtype ||
                         in[3].itemsize != in[1].itemsize)) {
@@ -152,7 +130,7 @@ static ndx_status run_sparse_to_dense(const graph_node *n, const ndx_tensor *in,
 
 const graph_kind_desc graph_kind_sparse_to_dense = {
     .kind = GRAPH_SPARSE_TO_DENSE, .type = "SparseToDense", .min_inputs = 3, .max_inputs = 4,
-    .inputs = sparse_parts, .outputs = 1, .width_first = 1, .width_step = 2,
+    .inputs = graph_sparse_parts, .outputs = 1, .width_first = 1, .width_step = 2,
     .infer = infer_sparse_to_dense, .run = run_sparse_to_dense};
 
 /* ---- dense_to_sparse ---------------------------------------------------------------------- */
@@ -164,16 +142,16 @@ static ndx_status infer_dense_to_sparse(const graph_node *n, const ndx_spec *in,
     (void)consts;
     ndx_sparse_spec sp;
     NDX_TRY(ndx_dense_to_sparse_infer(&in[0], &sp, err));
-    sparse_specs_out(&sp, out);
+    graph_sparse_specs_out(&sp, out);
     return NDX_OK;
 }
 
 static ndx_status run_dense_to_sparse(const graph_node *n, const ndx_tensor *in,
                                       const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     (void)n;
-    ndx_sparse_tensor result = sparse_at(out, 0, 1);
+    ndx_sparse_tensor result = graph_sparse_at(out, 0, 1);
     NDX_TRY(ndx_dense_to_sparse(&in[0], opt, &result, err));
-    sparse_out(&result, out);
+    graph_sparse_out(&result, out);
     return NDX_OK;
 }
 
