@@ -80,12 +80,17 @@ static ndx_status matmul_plan_make(const ndx_sparse_tensor *a, const ndx_tensor 
                                    int adjoint_a, int adjoint_b, int threads, matmul_plan *p,
                                    ndx_error *err) {
     memset(p, 0, sizeof *p);
-    if (!b) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": b is NULL");
-    NDX_TRY(ndx_sparse_check_views(a, OP ": sp_a", &p->v, err));
+    if (!a || !b) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": sp_a or b is NULL");
+    /* The views, then infer's checks on their specs, then dense_shape's values: infer's error
+     * is the op's. */
+    NDX_TRY(ndx_tensor_check(&a->indices, OP ": sp_a.indices", NULL, NULL, err));
+    NDX_TRY(ndx_tensor_check(&a->values, OP ": sp_a.values", NULL, NULL, err));
+    NDX_TRY(ndx_tensor_check(&a->dense_shape, OP ": sp_a.dense_shape", NULL, NULL, err));
     NDX_TRY(ndx_tensor_check(b, OP ": b", NULL, NULL, err));
     ndx_sparse_spec as = ndx_sparse_spec_of(a);
     ndx_spec bs = ndx_spec_of(b), os;
     NDX_TRY(ndx_sparse_dense_matmul_infer(&as, &bs, adjoint_a, adjoint_b, &os, err));
+    NDX_TRY(ndx_sparse_check_views(a, OP ": sp_a", &p->v, err));
     p->a = a;
     p->b = b;
     p->adj_a = adjoint_a != 0;
