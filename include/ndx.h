@@ -644,9 +644,11 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
  * complex128, the same dtype; indices int16, int32 or int64. The entries may come in any order
  * and repeat (repeats add). Output element (m, n) is the sum over the entries (m, k), in their
  * order, of a * b[k, n], from zero: the bits TensorFlow's kernel gives, at any thread count
- * (float16 and bfloat16 add in float and round once, as TensorFlow does). Entries in canonical
- * order (by column under adjoint_a) take the fast path; others are first sorted by output row
- * (scratch: 16 bytes per entry). adjoint_b takes a conjugated transposed copy of b in scratch.
+ * (float16 and bfloat16 add in float and round once, as TensorFlow does). Entries grouped by
+ * output row (canonical order without adjoint_a) take the fast path; others are first sorted
+ * by output row, a stable counting sort. Scratch: 16 bytes per entry for the checked indices
+ * (16 more when sorting), 8 per output row, and under adjoint_b a conjugated transposed copy of
+ * b.
  * Errors in TensorFlow's words: "Tensor 'a_shape' must have 2 elements", "Tensor 'b' is not a
  * matrix", "Cannot multiply A and B because inner dimension does not match: ...", and for an
  * entry outside a's shape "k (7) from index[3,1] out of bounds (>=5)" (the inner index, checked

@@ -7,7 +7,7 @@ from __future__ import annotations  # the annotations below are for type checker
 
 from typing import Any, Optional
 
-from ._glue import _mode, fill, range as _range, reshape, shape
+from ._glue import _mode, cast, fill, multiply, range as _range, reshape, shape, subtract
 from ._array import stack
 from ._gather_ops import gather
 from ._sparse_ops import sparse_parts
@@ -35,6 +35,17 @@ def _adjoint(m, x, name):
     return _matmul(m, identity, x, False, True, name)
 
 
+def _conj(m, x):
+    """conj(x) for complex x (from casts, as ndx has no conj op: re(x) - i re(-i x)), else x."""
+    dt = m.dtype(x)
+    if dt.name not in ("complex64", "complex128"):
+        return x
+    real = "float32" if dt.name == "complex64" else "float64"
+    re = cast(cast(x, real), dt)
+    im = cast(cast(multiply(x, m.convert(-1j, dt)), real), dt)
+    return subtract(re, multiply(im, m.convert(1j, dt)))
+
+
 def sparse_dense_matmul(sp_a: Any, b: _Value, adjoint_a: bool = False, adjoint_b: bool = False,
                         name: Optional[str] = None) -> _Value:
     """The product of a rank-2 SparseTensor and a dense matrix (tf.sparse.sparse_dense_matmul):
@@ -44,8 +55,10 @@ def sparse_dense_matmul(sp_a: Any, b: _Value, adjoint_a: bool = False, adjoint_b
     each output element adds its terms in entry order, so results are the same at any thread
     count. An entry outside sp_a's dense_shape raises InvalidArgumentError with TensorFlow's
     message ("k (7) from index[3,1] out of bounds (>=5)"). As in TensorFlow 2, the sparse
-    operand may come second (a dense sp_a, a SparseTensor b): the result is still
-    op(sp_a) @ op(b). Under a GradientTape both operands get gradients (the SparseTensor's as
+    operand may come second (a dense sp_a, a SparseTensor b): TensorFlow then computes the
+    transpose of sparse_dense_matmul(b, sp_a) with the adjoints swapped and negated, which is
+    op(sp_a) @ op(b) for real dtypes and its complex conjugate for complex ones; ndx gives the
+    same. Under a GradientTape both operands get gradients (the SparseTensor's as
     the gradient of its values).
 
     >>> sp = ndx.SparseTensor([[0, 1], [1, 0], [1, 2]], np.array([2., 3., 4.]), [2, 3])
@@ -57,7 +70,8 @@ def sparse_dense_matmul(sp_a: Any, b: _Value, adjoint_a: bool = False, adjoint_b
     """
     m = _mode()
     if isinstance(b, SparseTensor) and not isinstance(sp_a, SparseTensor):
-        # op(a) op(b) = (op(b)^H op(a)^H)^H: the sparse operand first, then one adjoint
+        # TensorFlow's transpose(y) with y = op(b)^H op(a)^H: (conj y)^H, as ndx has no
+        # transpose op (for real dtypes op(a) op(b))
         y = _matmul(m, b, sp_a, not adjoint_b, not adjoint_a, None)
-        return _adjoint(m, y, name)
+        return _adjoint(m, _conj(m, y), name)
     return _matmul(m, sp_a, b, adjoint_a, adjoint_b, name)
