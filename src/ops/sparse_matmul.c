@@ -166,8 +166,8 @@ static void check_fn(void *ctx, int64_t c0, int64_t c1, int worker) {
  * entry order) and learns whether the entries are grouped by output row. */
 static ndx_status matmul_check(matmul_plan *p, void *scratch, ndx_error *err) {
     int64_t n = p->v.nnz;
-    p->m = scratch;
-    p->k = p->m + n;
+    p->m = scratch; /* NULL when there are no entries */
+    p->k = n > 0 ? p->m + n : NULL;
     check_job j;
     j.p = p;
     j.chunks = ndx_sparse_chunks(p->threads, n);
@@ -215,9 +215,11 @@ static void carve_run(const matmul_plan *p, ndx_carver *c, run_layout *l) {
         l->se = ndx_carve(c, (size_t)n * sizeof(int64_t));
     }
     l->bt = p->adj_b ? ndx_carve(c, (size_t)(p->inner * p->cols) * p->v.itemsize) : NULL;
-    /* A worker's rows: about 32K entries' worth of work, at least one row. */
-    int64_t per_row = p->rows > 0 ? (n * (p->cols > 0 ? p->cols : 1)) / p->rows + p->cols : 1;
-    l->grain = ((int64_t)1 << 17) / (per_row > 0 ? per_row : 1) + 1;
+    /* A worker's rows: about 128K multiply-adds' worth, at least one row (in double: the
+     * product of the entries and the columns may leave int64_t). */
+    double per_row = p->rows > 0 ? (double)n / (double)p->rows * (double)p->cols + (double)p->cols
+                                 : 1.0;
+    l->grain = (int64_t)((double)((int64_t)1 << 17) / (per_row > 1.0 ? per_row : 1.0)) + 1;
     l->workers = ndx_parallel_workers(p->threads, p->rows, l->grain);
     int half = p->v.dtype == NDX_FLOAT16 || p->v.dtype == NDX_BFLOAT16;
     l->acc = half ? ndx_carve(c, (size_t)(l->workers > 0 ? l->workers : 1) *
@@ -228,6 +230,8 @@ static void carve_run(const matmul_plan *p, ndx_carver *c, run_layout *l) {
 /* Whether the run's scratch can be counted: B's transpose is as large as B (which exists) and
  * every other block is a few int64 per entry or row; only the sum may overflow. */
 static ndx_status run_bytes(const matmul_plan *p, size_t *bytes, ndx_error *err) {
+    *bytes = 0;
+    if (p->rows == 0 || p->cols == 0 || p->v.nnz == 0) return NDX_OK; /* empty, or zeros */
     size_t rows_b, n_b, bt_b;
     if (!ndx_bytes_of(p->rows + 1, sizeof(int64_t), &rows_b) ||
         !ndx_bytes_of(p->v.nnz, 2 * sizeof(int64_t), &n_b) ||
@@ -409,8 +413,6 @@ static void matmul_run(const matmul_plan *p, void *scratch, ndx_tensor *out) {
     run_job j;
     memset(&j, 0, sizeof j);
     j.p = p;
-    ndx_carver c = {scratch, 0};
-    carve_run(p, &c, &j.l);
     j.out = out->data;
     if (p->rows == 0 || p->cols == 0) return;
     int64_t n = p->v.nnz;
@@ -418,6 +420,8 @@ static void matmul_run(const matmul_plan *p, void *scratch, ndx_tensor *out) {
         ndx_parallel_zero(out->data, (size_t)(p->rows * p->cols) * p->v.itemsize, p->threads);
         return;
     }
+    ndx_carver c = {scratch, 0};
+    carve_run(p, &c, &j.l);
     if (p->grouped) {
         ndx_parallel_for(p->threads, ndx_sparse_chunks(p->threads, n), 1, starts_fn, &j);
         j.k = p->k;
