@@ -14,7 +14,6 @@
  *          the bits are TensorFlow's order and the same at any thread count. The rows of B an
  *          entry reads are scattered: they are prefetched SPARSE_AHEAD entries early. float16 and
  *          bfloat16 add in float and round once, as TensorFlow's kernel does. */
-#include <stdio.h>
 
 #include "half.h"
 #include "segment_reduce.h"
