@@ -286,6 +286,23 @@ static void half_rounds_once(void **state) {
     ndx_tensor_free(&out);
 }
 
+/* int32 wraps as TensorFlow's kernel does on the machines it runs on: 65536 * 65536 + 3 * 5 is
+ * 2^32 + 15, which wraps to 15. */
+static void int32_wraps(void **state) {
+    (void)state;
+    ndx_error err;
+    int64_t idx[] = {0, 0, 0, 1}, shape[] = {1, 2};
+    int32_t av[] = {65536, 3}, bv[] = {65536, 5};
+    ndx_sparse_tensor a = {ndx_tensor_make(NDX_INT64, 2, SHAPE(2, 2), idx),
+                           ndx_tensor_make(NDX_INT32, 1, SHAPE(2), av),
+                           ndx_tensor_make(NDX_INT64, 1, SHAPE(2), shape)};
+    ndx_tensor b = ndx_tensor_make(NDX_INT32, 2, SHAPE(2, 1), bv);
+    ndx_tensor out = {0};
+    assert_ok(ndx_sparse_dense_matmul(&a, &b, 0, 0, NULL, &out, &err), &err);
+    assert_int_equal(((int32_t *)out.data)[0], 15);
+    ndx_tensor_free(&out);
+}
+
 /* Complex adjoints conjugate: A = [[1+2i]], B = [[3+4i]]: A B = -5+10i, A^H B = 11-2i,
  * A B^H = 11+2i, A^H B^H = -5-10i. */
 static void complex_adjoints(void **state) {
@@ -467,6 +484,7 @@ int main(void) {
         cmocka_unit_test(random_threads_large),
         cmocka_unit_test(repeats_add),
         cmocka_unit_test(half_rounds_once),
+        cmocka_unit_test(int32_wraps),
         cmocka_unit_test(complex_adjoints),
         cmocka_unit_test(empty_cases),
         cmocka_unit_test(infer_and_shape),
