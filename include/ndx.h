@@ -17,6 +17,7 @@
  *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
  *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
  *      sparse_segment_*).
+ *      Sparse fill (5d5): sparse_fill_empty_rows and its gradient.
  *
  * Conventions shared by every op
  * ------------------------------
@@ -630,6 +631,60 @@ NDX_API ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse
                                      ndx_error *err);
 NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d5. Sparse fill: empty rows and counts                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sparse_fill_empty_rows — TensorFlow's SparseFillEmptyRows (tf.sparse.fill_empty_rows). Every
+ * row r of sp_input (a coordinate of dimension 0 in [0, dense_shape[0])) that holds no entry gets
+ * one, at [r, 0, ..., 0] with *default_value. The output groups the entries by row, rows in
+ * increasing order, and keeps each row's entries in their input order (it does not sort within a
+ * row, as TensorFlow does not); a row that was empty holds its one new entry. dense_shape is the
+ * input's. Every dtype is taken (strings too); default_value is a scalar of the values' dtype and
+ * width. Also written, each optional (NULL: not written):
+ *   empty_row_indicator  bool [dense_shape[0]]: 1 where the row was empty;
+ *   reverse_index_map    int64 [N]: the output position of input entry i (what the gradient
+ *                        reads).
+ * Errors: default_value not a scalar ("default_value must be a scalar, saw: [2]") or of another
+ * dtype; an entry outside dense_shape (NDX_E_OUT_OF_RANGE naming the first); counts that
+ * overflow. The shape function counts the empty rows to size the output. */
+/* Infer: out indices [?, R] int64, values [?], dense_shape [R] int64; empty_row_indicator bool
+ * [?] (dense_shape's values); reverse_index_map int64 [N]. Either of the last two may be NULL. */
+NDX_API ndx_status ndx_sparse_fill_empty_rows_infer(const ndx_sparse_spec *sp_input,
+                                                    const ndx_spec *default_value,
+                                                    ndx_sparse_spec *out,
+                                                    ndx_spec *empty_row_indicator,
+                                                    ndx_spec *reverse_index_map, ndx_error *err);
+NDX_API ndx_status ndx_sparse_fill_empty_rows_shape(const ndx_sparse_tensor *sp_input,
+                                                    const ndx_tensor *default_value,
+                                                    ndx_sparse_tensor *out,
+                                                    ndx_tensor *empty_row_indicator,
+                                                    ndx_tensor *reverse_index_map,
+                                                    ndx_error *err);
+NDX_API ndx_status ndx_sparse_fill_empty_rows(const ndx_sparse_tensor *sp_input,
+                                              const ndx_tensor *default_value,
+                                              const ndx_options *opt, ndx_sparse_tensor *out,
+                                              ndx_tensor *empty_row_indicator,
+                                              ndx_tensor *reverse_index_map, ndx_error *err);
+
+/* sparse_fill_empty_rows_grad — TensorFlow's SparseFillEmptyRowsGrad: the gradient of
+ * sparse_fill_empty_rows from reverse_index_map (int16/int32/int64 [N]) and grad_values [N_full]
+ * (the output values' gradient). d_values[i] = grad_values[reverse_index_map[i]];
+ * d_default_value (a scalar) is the sum, in increasing position, of the grad_values at positions
+ * no entry maps to (the filled rows). Numbers only (integers, float16, bfloat16, float32,
+ * float64, complex), as TensorFlow registers it; a position outside [0, N_full) is
+ * NDX_E_OUT_OF_RANGE ("Elements in reverse index must be in [0, 3) but got 5"). */
+/* Infer: d_values [N] and d_default_value [] of grad_values' dtype. */
+NDX_API ndx_status ndx_sparse_fill_empty_rows_grad_infer(const ndx_spec *reverse_index_map,
+                                                         const ndx_spec *grad_values,
+                                                         ndx_spec *d_values,
+                                                         ndx_spec *d_default_value,
+                                                         ndx_error *err);
+NDX_API ndx_status ndx_sparse_fill_empty_rows_grad(const ndx_tensor *reverse_index_map,
+                                                   const ndx_tensor *grad_values,
+                                                   const ndx_options *opt, ndx_tensor *d_values,
+                                                   ndx_tensor *d_default_value, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5e. Sparse apply: in-place training updates from a sparse gradient                          */
