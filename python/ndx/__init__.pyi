@@ -15,6 +15,7 @@ from ._dense import (
 )
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
+from .sparse import fill_empty_rows as sparse_fill_empty_rows
 from ._graph import (
     DType as DType,
     Graph as Graph,

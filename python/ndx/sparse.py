@@ -153,3 +153,9 @@ def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None,
 
 
 __all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]
+
+
+# ---- sparse fill (ndx/_sparse_fill.py) ----
+from ._sparse_fill import fill_empty_rows  # noqa: E402
+
+__all__ += ["fill_empty_rows"]

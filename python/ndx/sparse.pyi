@@ -1,4 +1,4 @@
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 from ._sparse_tensor import SparseTensor as SparseTensor
 
@@ -24,3 +24,7 @@ def segment_mean(data: Any, indices: Any, segment_ids: Any, num_segments: Any = 
                  name: Optional[str] = None, sparse_gradient: bool = False) -> Any: ...
 def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
                    name: Optional[str] = None, sparse_gradient: bool = False) -> Any: ...
+
+# sparse fill (ndx/_sparse_fill.py)
+def fill_empty_rows(sp_input: SparseTensor, default_value: Any,
+                    name: Optional[str] = None) -> Tuple[SparseTensor, Any]: ...

@@ -58,7 +58,7 @@ static ndx_status check_default_spec(const ndx_spec *def, const ndx_spec *values
     NDX_TRY(ndx_spec_check(def, OP ": default_value", err));
     if (def->rank != NDX_UNKNOWN && def->rank != 0) {
         char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, def->rank, def->shape);
+        ndx_format_spec_dims(dims, sizeof dims, def);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         OP ": default_value must be a scalar, saw: %s", dims);
     }

@@ -15,7 +15,7 @@
 static ndx_status check_vector(const ndx_spec *s, const char *what, ndx_error *err) {
     if (s->rank != NDX_UNKNOWN && s->rank != 1) {
         char dims[NDX_DIMS_TEXT];
-        ndx_format_dims(dims, sizeof dims, s->rank, s->shape);
+        ndx_format_spec_dims(dims, sizeof dims, s);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, GRAD ": %s must be a vector, saw: %s", what,
                         dims);
     }
