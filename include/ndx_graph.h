@@ -14,7 +14,8 @@
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
  *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
- *      dense_bincount, sparse_fill_empty_rows, sparse_fill_empty_rows_grad, and
+ *      dense_bincount, sparse_fill_empty_rows, sparse_fill_empty_rows_grad,
+ *      dense_count_sparse_output, sparse_count_sparse_output, and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
  *      attributes), with the registry of kinds that describes what each type takes
  *      (ndx_kind_info).
@@ -731,6 +732,23 @@ NDX_API ndx_operation ndx_op_sparse_fill_empty_rows_grad_at(const char *file, in
                                                             ndx_output *d_values,
                                                             ndx_output *d_default_value);
 
+/* dense_count_sparse_output (DenseCountSparseOutput) and sparse_count_sparse_output
+ * (SparseCountSparseOutput), ndx.h's count ops of tf.sparse.bincount: a sparse result. weights is
+ * a tensor of values' shape or of 0 elements (its dtype is the result's); attrs NULL: minlength
+ * and maxlength -1, binary_output 0. No gradient, as in TensorFlow. */
+#define ndx_op_dense_count_sparse_output(s, values, weights, attrs) \
+    ndx_op_dense_count_sparse_output_at(__FILE__, __LINE__, (s), (values), (weights), (attrs))
+NDX_API ndx_sparse_output ndx_op_dense_count_sparse_output_at(const char *file, int line,
+                                                              ndx_scope s, ndx_output values,
+                                                              ndx_output weights,
+                                                              const ndx_count_attrs *attrs);
+#define ndx_op_sparse_count_sparse_output(s, sp, weights, attrs) \
+    ndx_op_sparse_count_sparse_output_at(__FILE__, __LINE__, (s), (sp), (weights), (attrs))
+NDX_API ndx_sparse_output ndx_op_sparse_count_sparse_output_at(const char *file, int line,
+                                                               ndx_scope s, ndx_sparse_output sp,
+                                                               ndx_output weights,
+                                                               const ndx_count_attrs *attrs);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
 /* ------------------------------------------------------------------------------------------ */
@@ -955,6 +973,7 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   sparse_fill_empty_rows      sparse_fill_empty_rows_grad(reverse_index_map, d output values):
  *                               d values = its gather, d default_value = the sum over the
  *                               filled rows; sparse_fill_empty_rows_grad: no gradient
+ *   dense_/sparse_count_sparse_output  no gradient (as in TensorFlow)
  *   gather(p, i, axis, b)       dp = SLICES(rows (b..., o..., i[b..., j...]) over dy's leading
  *                               dims, dy's rows); axis must be a constant, the ranks known
  *   ResourceGather(v, i, b)     dv = SLICES(i's rows, dy's rows) (b = 0: TensorFlow's

@@ -39,7 +39,8 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
-from ._sparse_fill import sparse_fill_empty_rows  # (TensorFlow 1's name)
+from ._sparse_fill import (sparse_fill_empty_rows, sparse_mask, sparse_retain,  # TF1 names
+                           sparse_to_indicator)
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
@@ -89,4 +90,4 @@ __all__ = [
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",
 ] + _glue.__all__ + _array.__all__ + _gather_ops.__all__ + _segment.__all__
 __all__ += _bincount.__all__
-__all__ += ["sparse_fill_empty_rows"]
+__all__ += ["sparse_fill_empty_rows", "sparse_retain", "sparse_to_indicator", "sparse_mask"]

@@ -156,6 +156,6 @@ __all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]
 
 
 # ---- sparse fill (ndx/_sparse_fill.py) ----
-from ._sparse_fill import fill_empty_rows  # noqa: E402
+from ._sparse_fill import bincount, eye, fill_empty_rows, mask, retain, to_indicator  # noqa: E402
 
-__all__ += ["fill_empty_rows"]
+__all__ += ["fill_empty_rows", "bincount", "retain", "to_indicator", "eye", "mask"]

@@ -62,3 +62,71 @@ const graph_kind_desc graph_kind_sparse_fill_empty_rows_grad = {
     .kind = GRAPH_SPARSE_FILL_EMPTY_ROWS_GRAD, .type = "SparseFillEmptyRowsGrad",
     .min_inputs = 2, .max_inputs = 2, .inputs = fill_grad_inputs, .outputs = 2,
     .infer = infer_fill_grad, .run = run_fill_grad};
+
+/* ---- DenseCountSparseOutput, SparseCountSparseOutput ---------------------------------------- */
+
+static ndx_count_attrs count_attrs_of(const graph_node *n) {
+    ndx_count_attrs a = {n->attrs.minlength, n->attrs.maxlength, n->attrs.binary_output};
+    return a;
+}
+
+static ndx_status infer_dense_count(const graph_node *n, const ndx_spec *in,
+                                    const ndx_tensor *const *consts, ndx_spec *out,
+                                    ndx_error *err) {
+    (void)consts;
+    ndx_count_attrs a = count_attrs_of(n);
+    ndx_sparse_spec result;
+    NDX_TRY(ndx_dense_count_sparse_output_infer(&in[0], &in[1], &a, &result, err));
+    graph_sparse_specs_out(&result, out);
+    return NDX_OK;
+}
+
+static ndx_status run_dense_count(const graph_node *n, const ndx_tensor *in,
+                                  const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    ndx_count_attrs a = count_attrs_of(n);
+    ndx_sparse_tensor result = graph_sparse_at(out, 0, 1);
+    NDX_TRY(ndx_dense_count_sparse_output(&in[0], &in[1], &a, opt, &result, err));
+    graph_sparse_out(&result, out);
+    return NDX_OK;
+}
+
+static ndx_status infer_sparse_count(const graph_node *n, const ndx_spec *in,
+                                     const ndx_tensor *const *consts, ndx_spec *out,
+                                     ndx_error *err) {
+    (void)consts;
+    ndx_count_attrs a = count_attrs_of(n);
+    ndx_sparse_spec sp = graph_sparse_spec_at(in, 0, 1), result;
+    NDX_TRY(ndx_sparse_count_sparse_output_infer(&sp, &in[3], &a, &result, err));
+    graph_sparse_specs_out(&result, out);
+    return NDX_OK;
+}
+
+static ndx_status run_sparse_count(const graph_node *n, const ndx_tensor *in,
+                                   const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    ndx_count_attrs a = count_attrs_of(n);
+    ndx_sparse_tensor sp = graph_sparse_at(in, 0, 1), result = graph_sparse_at(out, 0, 1);
+    NDX_TRY(ndx_sparse_count_sparse_output(&sp, &in[3], &a, opt, &result, err));
+    graph_sparse_out(&result, out);
+    return NDX_OK;
+}
+
+#define COUNT_ATTRS                                                                               \
+    .num_attrs = 3,                                                                               \
+    .attrs = {{"binary_output", GRAPH_ATTR_BOOL, offsetof(graph_attrs, binary_output), 0, 0, 1,  \
+               GRAPH_ATTR_REQUIRED | GRAPH_ATTR_ALWAYS, NULL},                                    \
+              {"minlength", GRAPH_ATTR_INT, offsetof(graph_attrs, minlength), -1, -1, INT32_MAX,  \
+               0, NULL},                                                                          \
+              {"maxlength", GRAPH_ATTR_INT, offsetof(graph_attrs, maxlength), -1, -1, INT32_MAX,  \
+               0, NULL}}
+
+static const char *const dense_count_inputs[] = {"values", "weights"};
+const graph_kind_desc graph_kind_dense_count_sparse_output = {
+    .kind = GRAPH_DENSE_COUNT_SPARSE_OUTPUT, .type = "DenseCountSparseOutput", .min_inputs = 2,
+    .max_inputs = 2, .inputs = dense_count_inputs, .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
+    COUNT_ATTRS, .infer = infer_dense_count, .run = run_dense_count};
+
+static const char *const sparse_count_inputs[] = {"indices", "values", "dense_shape", "weights"};
+const graph_kind_desc graph_kind_sparse_count_sparse_output = {
+    .kind = GRAPH_SPARSE_COUNT_SPARSE_OUTPUT, .type = "SparseCountSparseOutput", .min_inputs = 4,
+    .max_inputs = 4, .inputs = sparse_count_inputs, .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
+    COUNT_ATTRS, .infer = infer_sparse_count, .run = run_sparse_count};

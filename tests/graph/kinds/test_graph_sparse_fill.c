@@ -131,6 +131,74 @@ static void text_round_trip_and_by_type(void **state) {
     ndx_graph_free(g);
 }
 
+static const char count_text[] =
+    "ndx-graph 1\n"
+    "v = Placeholder() : int64[2, ?]\n"
+    "w = Const() value=[] : float32[0]\n"
+    "c = DenseCountSparseOutput(v, w) binary_output=false maxlength=40 : int64[?, 2], "
+    "float32[?], int64[2]\n"
+    "i = Placeholder() : int64[?, 1]\n"
+    "s = Const() value=[9] : int64[1]\n"
+    "e = Const() value=[] : int64[0]\n"
+    "d = SparseCountSparseOutput(i, v:0, s, e) binary_output=true : int64[?, 1], int64[?], "
+    "int64[1]\n";
+
+/* The count kinds: text form, the builders, and a run against hand counts. */
+static void count_kinds(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_graph *g = ndx_graph_from_text(count_text, strlen(count_text), "count.txt", &err);
+    /* d's values input is v:0, of rank 2: refused, naming the node */
+    assert_null(g);
+    if (!strstr(err.message, "sp.values has shape [2, ?] but must be a vector"))
+        fail_msg("%s", err.message);
+    const char *ok_text =
+        "ndx-graph 1\n"
+        "v = Placeholder() : int64[2, ?]\n"
+        "w = Const() value=[] : float32[0]\n"
+        "c = DenseCountSparseOutput(v, w) binary_output=false maxlength=40 : int64[?, 2], "
+        "float32[?], int64[2]\n"
+        "i = Placeholder() : int64[?, 1]\n"
+        "x = Placeholder() : int32[?]\n"
+        "s = Const() value=[9] : int64[1]\n"
+        "e = Const() value=[] : int32[0]\n"
+        "d = SparseCountSparseOutput(i, x, s, e) binary_output=true : int64[?, 1], int32[?], "
+        "int64[1]\n";
+    g = test_graph_reads_back(ok_text, "count.txt");
+    ndx_graph_free(g);
+
+    g = ndx_graph_new();
+    ndx_scope r = ndx_graph_root(g);
+    ndx_output v = i64_const(r, 2, SHAPE(2, 3), VALS(3, 1, 3, 0, -1, 7));
+    ndx_count_attrs a = {-1, 5, 0};
+    ndx_sparse_output c = ndx_op_dense_count_sparse_output(r, v, test_const(r, NDX_INT64, 1,
+                                                           SHAPE(0), NULL), &a);
+    test_dims_are(c.indices, "[3, 2]"); /* constant inputs: folded at build time */
+    assert_ok(ndx_graph_finish(g, &err), &err);
+    ndx_tensor t = test_run_one(g, c.indices, 0, NULL);
+    static const int64_t want_idx[6] = {0, 1, 0, 3, 1, 0};
+    assert_int_equal(t.shape[0], 3);
+    assert_memory_equal(t.data, want_idx, sizeof want_idx);
+    ndx_tensor_free(&t);
+    t = test_run_one(g, c.values, 0, NULL);
+    assert_memory_equal(t.data, ((int64_t[]){1, 2, 1}), 24);
+    ndx_tensor_free(&t);
+    t = test_run_one(g, c.dense_shape, 0, NULL);
+    assert_memory_equal(t.data, ((int64_t[]){2, 5}), 16);
+    ndx_tensor_free(&t);
+    ndx_graph_free(g);
+
+    g = ndx_graph_new();
+    r = ndx_graph_root(g);
+    ndx_count_attrs bad = {-7, -1, 0};
+    ndx_sparse_output sp = {i64_const(r, 2, SHAPE(1, 1), VALS(0)), i64_const(r, 1, SHAPE(1), VALS(2)),
+                            i64_const(r, 1, SHAPE(1), VALS(3))};
+    assert_false(ndx_output_ok(ndx_op_sparse_count_sparse_output(
+        r, sp, test_const(r, NDX_INT64, 1, SHAPE(0), NULL), &bad).values));
+    assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT, "minlength");
+    ndx_graph_free(g);
+}
+
 static void errors_at_build_and_run_time(void **state) {
     (void)state;
     ndx_error err;
@@ -183,6 +251,7 @@ int main(void) {
         cmocka_unit_test(runs_match_tensorflow),
         cmocka_unit_test(text_round_trip_and_by_type),
         cmocka_unit_test(errors_at_build_and_run_time),
+        cmocka_unit_test(count_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
