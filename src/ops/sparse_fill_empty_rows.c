@@ -257,12 +257,11 @@ static inline void put_filler(fill_plan *p, int64_t r, int64_t o) {
 /* Grouped: chunk [b, e) writes output positions [begin[w], begin[w + 1]): its entries and the
  * rows left empty between the last row before it and its own last row. Any index that reads
  * differently from the plan stops the chunk before it could write outside that range. */
-NDX_ALWAYS_INLINE int run_grouped(fill_plan *p, ndx_dtype dt, int R, int w) {
+NDX_ALWAYS_INLINE int run_grouped(fill_plan *p, ndx_dtype dt, int R, size_t size, int w) {
     int64_t b = ndx_chunk_begin(p->v.nnz, p->chunks, w);
     int64_t e = ndx_chunk_begin(p->v.nnz, p->chunks, w + 1);
     int64_t o = p->begin[w], end = p->begin[w + 1];
     int64_t prev = w ? p->chunk[w - 1].last_row : -1;
-    size_t size = p->v.itemsize;
     int64_t row[NDX_MAX_RANK];
     for (int64_t i = b; i < e; i++) {
         if (!read_entry(p->idx, dt, R, p->v.dims, i, row) || row[0] < prev) return 1;
@@ -285,7 +284,12 @@ static void run_piece(void *ctx, int64_t w0, int64_t w1, int worker) {
     (void)worker;
     fill_plan *p = ctx;
     for (int64_t w = w0; w < w1; w++) {
-#define RUN(DT, R) p->changed[w] = (unsigned char)run_grouped(p, DT, R, (int)w)
+        /* values of 4 and 8 bytes (the usual ones) copied with the size known */
+        size_t size = p->v.itemsize;
+#define RUN(DT, R)                                                                                \
+    p->changed[w] = (unsigned char)(size == 4   ? run_grouped(p, DT, R, 4, (int)w)             \
+                                    : size == 8 ? run_grouped(p, DT, R, 8, (int)w)             \
+                                                : run_grouped(p, DT, R, size, (int)w))
         BY_DTYPE_AND_RANK(RUN)
 #undef RUN
     }
