@@ -42,7 +42,8 @@ ref_verdict ref_sparse_fill_empty_rows(const ndx_sparse_tensor *in, const ndx_te
     int64_t n = in->indices.shape[0], R = in->indices.shape[1];
     int64_t rows = ref_int_at(&in->dense_shape, 0);
     /* the scan below is rows x entries: past these sizes the reference does not judge */
-    if ((size_t)rows > REF_MAX_BYTES / 64 || (double)rows * (double)(n + 1) > 4.0 * REF_MAX_BYTES)
+    if ((size_t)rows > REF_MAX_BYTES / 64 ||
+        (double)rows * (double)(n + 1) > 4.0 * (double)REF_MAX_BYTES)
         return say(why, REF_EITHER, "too many rows for the reference");
     int64_t empty = 0;
     for (int64_t r = 0; r < rows; r++) {
