@@ -6,7 +6,6 @@
  * (batch, value) are then the output entries, in TensorFlow's order, and a run's weights add up
  * in position order, as TensorFlow's map adds them. The run reads only that scratch and the
  * weights, and cannot fail. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "scatter_combine.h"

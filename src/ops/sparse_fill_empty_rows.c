@@ -12,7 +12,6 @@
  * The indices are read where they lie, twice (plan, then run): the run checks each coordinate it
  * reads again and reports an index another thread changed in between ("changed during the
  * call") instead of writing outside its range. */
-#include <stdio.h>
 
 #include "sparse_tensor.h"
 

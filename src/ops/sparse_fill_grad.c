@@ -5,7 +5,6 @@
  *
  * The plan copies reverse_index_map into scratch, checking every position, and marks the
  * positions taken; the run gathers from the checked copy and cannot fail. */
-#include <stdio.h>
 
 #include "scatter_combine.h"
 #include "sparse_tensor.h"
