@@ -124,10 +124,11 @@ static void fill_case(fz *f, const ndx_options *opt) {
     }
     out_free(&o);
 
-    /* outputs the caller gives, of a wrong size: refused, nothing written */
-    if (verdict == 0 && want.indices.shape[0] > 0) {
+    /* outputs the caller gives, one entry too long (never empty: an empty view may have no
+     * data, which asks the op to allocate): refused, nothing written */
+    if (verdict == 0) {
         fill_out bad;
-        int64_t n1 = want.indices.shape[0] - 1;
+        int64_t n1 = want.indices.shape[0] + 1;
         bad.sp.indices = fz_tensor(f, NDX_INT64, 8, 2, (int64_t[]){n1, R});
         bad.sp.values = fz_tensor(f, vt, w, 1, &n1);
         bad.sp.dense_shape = fz_tensor(f, NDX_INT64, 8, 1, (int64_t[]){R});
