@@ -406,6 +406,7 @@ static void fill_errors(void **state) {
 
     guarded x = guarded_new(NDX_FLOAT32, 5, 2, 4, 3);
     assert_ok(guarded_call(&x, &in, &def, NULL, &err), &err); /* the right views pass */
+    for (int k = 0; k < 5; k++) free(x.g[k].copy);
     test_sparse_free(&x.o.sp);
     test_tensor_free(&x.o.indicator);
     test_tensor_free(&x.o.map);
