@@ -258,6 +258,8 @@ def test_to_indicator_matches_numpy():
     want = np.zeros((2, 2, 5), bool)
     want[0, 1, 4] = want[1, 0, 1] = want[1, 0, 4] = True
     np.testing.assert_array_equal(got, want)
+    rank1 = ndx.SparseTensor([[0], [3], [1]], [2, 0, 2], [4])  # rank 1: one row of ids
+    np.testing.assert_array_equal(ndx.sparse.to_indicator(rank1, 3), [True, False, True])
     with pytest.raises(TypeError, match="int32 or int64"):
         ndx.sparse.to_indicator(ndx.SparseTensor(idx, np.zeros(4, np.float32), [3, 4]), 3)
     with pytest.raises(ndx.InvalidArgumentError):
