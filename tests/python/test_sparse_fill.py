@@ -293,3 +293,25 @@ def test_mask_matches_setdiff():
                                 "mask"])
 def test_docstring_examples_of_each(fn):
     check_docstring_examples(getattr(ndx.sparse, fn))
+
+
+def test_tensorflow_documented_examples_of_the_compositions():
+    # tf.sparse.to_indicator's: dense_shape [2, 3, 4], vocab_size 200
+    idx = [[0, 0, 0], [0, 1, 0], [1, 0, 3], [1, 1, 1], [1, 1, 2], [1, 1, 3], [1, 2, 1]]
+    st = ndx.SparseTensor(idx, np.array([0, 10, 103, 150, 149, 150, 121], np.int64), [2, 3, 4])
+    got = ndx.sparse.to_indicator(st, 200)
+    assert got.shape == (2, 3, 200)
+    assert sorted(zip(*np.nonzero(got))) == [(0, 0, 0), (0, 1, 10), (1, 0, 103), (1, 1, 149),
+                                             (1, 1, 150), (1, 2, 121)]
+    # tf.sparse.mask's: slices at [12, 26, 37, 45] of a [1000, 10] tensor, 12 and 45 masked
+    a = ndx.IndexedSlices(RNG.standard_normal((4, 10)), np.array([12, 26, 37, 45]),
+                          np.array([1000, 10]))
+    b = ndx.sparse.mask(a, [12, 45])
+    assert b.indices.tolist() == [26, 37] and b.values.shape == (2, 10)
+    np.testing.assert_array_equal(b.values, a.values[1:3])
+    # tf.sparse.retain's: 4 string values of a [4, 5] tensor, the first and last kept
+    st = ndx.SparseTensor([[0, 1], [0, 3], [2, 0], [3, 1]], np.array([b"a", b"b", b"c", b"d"]),
+                          [4, 5])
+    r = ndx.sparse.retain(st, [True, False, False, True])
+    assert r.indices.tolist() == [[0, 1], [3, 1]] and r.values.tolist() == [b"a", b"d"]
+    assert r.dense_shape.tolist() == [4, 5]
