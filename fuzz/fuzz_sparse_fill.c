@@ -1,9 +1,11 @@
 /* fuzz_sparse_fill.c — sparse_fill_empty_rows and sparse_fill_empty_rows_grad on fuzz-built
  * inputs: entries in any order with repeats, coordinates now and then outside dense_shape, dense
  * shapes small or (in hostile cases) huge, defaults of the wrong dtype or rank, reverse maps with
- * positions out of range; checked against the references of reference_sparse_fill.c. An accepted
- * call must match the reference and give the same bytes at another thread count; a rejected one
- * must leave the caller's outputs untouched. */
+ * positions out of range; and the count ops (dense_count_sparse_output on values with negatives,
+ * huge ones, weights of the wrong shape, odd lengths; sparse_count_sparse_output on the same
+ * values as a SparseTensor, which must agree). Checked against the references of
+ * reference_sparse_fill.c: an accepted call must match the reference and give the same bytes at
+ * another thread count; a rejected one must leave the caller's outputs untouched. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,10 +158,101 @@ static void fill_case(fz *f, const ndx_options *opt) {
     fz_tensor_free(&def);
 }
 
+static void count_case(fz *f, const ndx_options *opt) {
+    int64_t shape[2] = {fz_range(f, 0, 4), fz_range(f, 0, f->big ? 2000 : 12)};
+    int rank = 1 + fz_byte(f) % 2;
+    if (f->hostile && fz_chance(f, 1, 16)) rank = 3;
+    int64_t vshape[3] = {shape[0], shape[1], 1};
+    if (rank == 1) vshape[0] = shape[1];
+    ndx_dtype vt = fz_chance(f, 1, 2) ? NDX_INT64 : NDX_INT32;
+    if (f->hostile && fz_chance(f, 1, 16)) vt = fz_dtype(f);
+    ndx_tensor values = fz_tensor(f, vt, fz_itemsize(f, vt), rank, vshape);
+    int64_t n = fz_count(&values);
+    for (int64_t i = 0; i < n && (vt == NDX_INT32 || vt == NDX_INT64); i++)
+        fz_set_int(&values, i, fz_coordinate(f, 16));
+    ndx_dtype wt = fz_chance(f, 1, 2) ? NDX_FLOAT64 : NDX_INT64;
+    int form = fz_byte(f) % 4; /* 0, 1: no weights; 2: weights; 3: (hostile) a wrong shape */
+    int64_t wshape[3] = {vshape[0], vshape[1], vshape[2]};
+    int wrank = rank;
+    if (form < 2) {
+        wrank = 1;
+        wshape[0] = 0;
+    } else if (form == 3 && f->hostile) {
+        wshape[0] += 1;
+    }
+    ndx_tensor weights = fz_tensor(f, wt, 8, wrank, wshape);
+    fz_fill_values(f, &weights);
+    ndx_count_attrs a = {fz_range(f, -2, 20), fz_range(f, -2, 20), fz_byte(f) % 4 == 0};
+    ndx_sparse_tensor want;
+    char why[REF_WHY];
+    int verdict = ref_dense_count_sparse_output(&values, &weights, a.minlength, a.maxlength,
+                                                a.binary_output, &want, why);
+    ndx_sparse_tensor got;
+    memset(&got, 0, sizeof got);
+    ndx_error err;
+    ndx_status st = ndx_dense_count_sparse_output(&values, &weights, &a, opt, &got, &err);
+    if (fz_judge(verdict, why, st, &err, "dense_count_sparse_output", opt)) {
+        if (verdict == 0) {
+            fz_expect_equal(&got.indices, &want.indices, "count indices");
+            fz_expect_equal(&got.values, &want.values, "count values");
+            fz_expect_equal(&got.dense_shape, &want.dense_shape, "count dense_shape");
+        }
+        ndx_options other = *opt;
+        other.num_threads = 1 + (opt->num_threads % 3);
+        ndx_sparse_tensor again;
+        memset(&again, 0, sizeof again);
+        st = ndx_dense_count_sparse_output(&values, &weights, &a, &other, &again, &err);
+        fz_check_accepted(st, &err, "dense_count_sparse_output");
+        fz_expect_identical(&again.indices, &got.indices, "count at another thread count");
+        fz_expect_identical(&again.values, &got.values, "count at another thread count");
+        ndx_sparse_free(&again);
+        /* the same values as a SparseTensor (every position an entry, batches by row) */
+        if (rank == 2 && n > 0) {
+            ndx_sparse_tensor sp;
+            sp.indices = fz_tensor(f, NDX_INT64, 8, 2, (int64_t[]){n, 2});
+            sp.values = values;
+            sp.values.rank = 1;
+            sp.values.shape[0] = n;
+            sp.dense_shape = fz_tensor(f, NDX_INT64, 8, 1, (int64_t[]){2});
+            for (int64_t i = 0; i < n; i++) {
+                fz_set_int(&sp.indices, 2 * i, i / shape[1]);
+                fz_set_int(&sp.indices, 2 * i + 1, i % shape[1]);
+            }
+            fz_set_int(&sp.dense_shape, 0, shape[0]);
+            fz_set_int(&sp.dense_shape, 1, shape[1]);
+            ndx_tensor w1 = weights;
+            if (fz_count(&weights) > 0) {
+                w1.rank = 1;
+                w1.shape[0] = n;
+            }
+            ndx_sparse_tensor viasp;
+            memset(&viasp, 0, sizeof viasp);
+            st = ndx_sparse_count_sparse_output(&sp, &w1, &a, opt, &viasp, &err);
+            if (st == NDX_OK) {
+                fz_expect_identical(&viasp.indices, &got.indices, "sparse count indices");
+                fz_expect_identical(&viasp.values, &got.values, "sparse count values");
+                fz_expect_identical(&viasp.dense_shape, &got.dense_shape, "sparse count shape");
+            } else {
+                fz_check_rejection(st, &err, "sparse_count_sparse_output");
+            }
+            ndx_sparse_free(&viasp);
+            fz_tensor_free(&sp.indices);
+            fz_tensor_free(&sp.dense_shape);
+        }
+    }
+    ndx_sparse_free(&got);
+    if (verdict != 1) ref_sparse_free(&want);
+    fz_tensor_free(&values);
+    fz_tensor_free(&weights);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz f;
     fz_init(&f, data, size);
     ndx_options opt = fz_options(&f);
-    fill_case(&f, &opt);
+    if (fz_byte(&f) % 3 == 2)
+        count_case(&f, &opt);
+    else
+        fill_case(&f, &opt);
     return 0;
 }

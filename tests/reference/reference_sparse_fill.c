@@ -104,12 +104,17 @@ ref_verdict ref_sparse_fill_empty_rows_grad(const ndx_tensor *map, const ndx_ten
     for (int64_t i = 0; i < n; i++)
         memcpy((unsigned char *)d_values->data + i * 8,
                (const unsigned char *)grad->data + ref_int_at(map, i) * 8, 8);
+    if ((size_t)full > REF_MAX_BYTES) {
+        ref_tensor_free(d_values);
+        ref_tensor_free(d_default);
+        return say(why, REF_EITHER, "too many positions for the reference");
+    }
+    unsigned char *taken = calloc((size_t)full + 1, 1); /* the positions some entry moved to */
+    for (int64_t i = 0; i < n; i++) taken[ref_int_at(map, i)] = 1;
     double ds = 0;
     int64_t is = 0;
     for (int64_t q = 0; q < full; q++) {
-        int64_t i = 0;
-        while (i < n && ref_int_at(map, i) != q) i++;
-        if (i < n) continue;
+        if (taken[q]) continue;
         double dv;
         int64_t iv;
         memcpy(&dv, (const unsigned char *)grad->data + q * 8, 8);
@@ -117,9 +122,123 @@ ref_verdict ref_sparse_fill_empty_rows_grad(const ndx_tensor *map, const ndx_ten
         ds += dv;
         is = (int64_t)((uint64_t)is + (uint64_t)iv);
     }
+    free(taken);
     if (grad->dtype == NDX_FLOAT64)
         memcpy(d_default->data, &ds, 8);
     else
         memcpy(d_default->data, &is, 8);
+    return say(why, REF_OK, "valid");
+}
+
+ref_verdict ref_dense_count_sparse_output(const ndx_tensor *values, const ndx_tensor *weights,
+                                          int64_t minlength, int64_t maxlength, int binary,
+                                          ndx_sparse_tensor *out, char *why) {
+    memset(out, 0, sizeof *out);
+    if (!ref_view_ok(values)) return say(why, REF_ERROR, "malformed values");
+    if (values->dtype != NDX_INT32 && values->dtype != NDX_INT64)
+        return say(why, REF_ERROR, "values dtype");
+    if (values->rank != 1 && values->rank != 2) return say(why, REF_ERROR, "values rank");
+    if (minlength < -1 || maxlength < -1) return say(why, REF_ERROR, "lengths");
+    int64_t n = ref_count_of(values->rank, values->shape);
+    int64_t wn = weights ? ref_count_of(weights->rank, weights->shape) : 0;
+    if (weights && !ref_view_ok(weights)) return say(why, REF_ERROR, "malformed weights");
+    ndx_dtype wt = weights ? weights->dtype : values->dtype;
+    ndx_dtype_kind wk = ndx_dtype_kind_of(wt);
+    if (wk != NDX_KIND_SIGNED && wk != NDX_KIND_UNSIGNED && wt != NDX_FLOAT32 &&
+        wt != NDX_FLOAT64)
+        return say(why, REF_ERROR, "weights dtype");
+    int use = wn > 0;
+    if (use) {
+        int same = weights->rank == values->rank;
+        for (int k = 0; same && k < values->rank; k++) same = weights->shape[k] == values->shape[k];
+        if (!same) return say(why, REF_ERROR, "weights shape");
+    }
+    if (values->rank == 2 && values->shape[0] == 0) return say(why, REF_ERROR, "no batches");
+    int64_t batches = values->rank == 2 ? values->shape[0] : 1;
+    int64_t per = values->rank == 2 ? values->shape[1] : n;
+    int64_t most = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = ref_int_at(values, i);
+        if (v >= 0 && (maxlength <= 0 || v < maxlength) && v > most) most = v;
+    }
+    if (maxlength <= 0 && most == INT64_MAX) return say(why, REF_ERROR, "size overflows");
+    if (use && wt != NDX_FLOAT64 && wt != NDX_INT64 && !binary)
+        return say(why, REF_EITHER, "the reference adds float64 and int64 weights only");
+    if ((double)n * (double)n > 4.0 * (double)REF_MAX_BYTES)
+        return say(why, REF_EITHER, "too many values for the reference");
+    int64_t size = maxlength > 0 ? maxlength : (most + 1 > minlength ? most + 1 : minlength);
+    int R = values->rank;
+    /* the entries: for each batch, values in increasing order (a scan for the next one) */
+    int64_t cap = n + 1, k = 0;
+    int64_t *idx = calloc((size_t)cap * 2, sizeof *idx);
+    size_t ws = ndx_dtype_size(wt);
+    unsigned char *val = calloc((size_t)cap, ws);
+    for (int64_t b = 0; b < batches; b++) {
+        int64_t last = -1;
+        for (;;) {
+            int64_t next = -1;
+            for (int64_t j = 0; j < per; j++) {
+                int64_t v = ref_int_at(values, b * per + j);
+                if (v > last && (maxlength <= 0 || v < maxlength) && (next < 0 || v < next))
+                    next = v;
+            }
+            if (next < 0) break;
+            double ds = 0;
+            int64_t is = 0, count = 0;
+            for (int64_t j = 0; j < per; j++) {
+                if (ref_int_at(values, b * per + j) != next) continue;
+                count++;
+                if (use && wt == NDX_FLOAT64) {
+                    double x;
+                    memcpy(&x, (const unsigned char *)weights->data + (b * per + j) * 8, 8);
+                    ds += x;
+                } else if (use) {
+                    int64_t x;
+                    memcpy(&x, (const unsigned char *)weights->data + (b * per + j) * 8, 8);
+                    is = (int64_t)((uint64_t)is + (uint64_t)x);
+                }
+            }
+            if (R == 1) {
+                idx[k] = next;
+            } else {
+                idx[2 * k] = b;
+                idx[2 * k + 1] = next;
+            }
+            unsigned char *dst = val + (size_t)k * ws;
+            if (use && !binary && wt == NDX_FLOAT64) {
+                memcpy(dst, &ds, 8);
+            } else if (use && !binary) {
+                memcpy(dst, &is, 8);
+            } else { /* a count, or 1: as the dtype's number */
+                int64_t c = binary ? 1 : count;
+                if (wt == NDX_FLOAT64) {
+                    double x = (double)c;
+                    memcpy(dst, &x, 8);
+                } else if (wt == NDX_FLOAT32) {
+                    float x = (float)c;
+                    memcpy(dst, &x, 4);
+                } else {
+                    uint64_t u = (uint64_t)c;
+                    memcpy(dst, &u, ws);
+                }
+            }
+            k++;
+            last = next;
+        }
+    }
+    out->indices = owned(NDX_INT64, 8, 2, (int64_t[]){k, R});
+    out->values = owned(wt, ws, 1, (int64_t[]){k});
+    out->dense_shape = owned(NDX_INT64, 8, 1, (int64_t[]){R});
+    memcpy(out->indices.data, idx, (size_t)(k * R) * 8);
+    memcpy(out->values.data, val, (size_t)k * ws);
+    int64_t *shape = out->dense_shape.data;
+    if (R == 1) {
+        shape[0] = size;
+    } else {
+        shape[0] = batches;
+        shape[1] = size;
+    }
+    free(idx);
+    free(val);
     return say(why, REF_OK, "valid");
 }

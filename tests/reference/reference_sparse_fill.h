@@ -20,4 +20,12 @@ ref_verdict ref_sparse_fill_empty_rows_grad(const ndx_tensor *map, const ndx_ten
                                             ndx_tensor *d_values, ndx_tensor *d_default,
                                             char *why);
 
+/* dense_count_sparse_output (values int32/int64, a vector or a matrix of batch rows): per batch,
+ * every value v >= 0 (and < maxlength when > 0) in increasing order with its count, or its
+ * weights' sum in input order, or 1 with binary_output. weights: NULL, 0 elements, or values'
+ * shape of float64 or int64 (the dtypes the reference adds; others REF_EITHER). */
+ref_verdict ref_dense_count_sparse_output(const ndx_tensor *values, const ndx_tensor *weights,
+                                          int64_t minlength, int64_t maxlength, int binary,
+                                          ndx_sparse_tensor *out, char *why);
+
 #endif
