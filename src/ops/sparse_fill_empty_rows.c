@@ -121,6 +121,10 @@ NDX_ALWAYS_INLINE int read_entry(const void *idx, ndx_dtype dt, int R, const int
     return !bad;
 }
 
+/* Blocks of entries whose bounds are checked together: the loop over a block has no branch,
+ * and only a block holding a bad coordinate is read again to find the first. */
+#define SCAN_BLOCK 512
+
 NDX_ALWAYS_INLINE void scan_entries(const void *idx, ndx_dtype dt, int R, const int64_t *dims,
                                     int64_t b, int64_t e, fill_chunk *c) {
     int64_t row[NDX_MAX_RANK];
@@ -130,15 +134,34 @@ NDX_ALWAYS_INLINE void scan_entries(const void *idx, ndx_dtype dt, int R, const 
     int64_t prev = ndx_read_index(idx, dt, b * R), starts = 0;
     int down = 0;
     c->first_row = prev;
-    for (int64_t i = b; i < e; i++) {
-        if (!read_entry(idx, dt, R, dims, i, row)) {
-            c->first_bad = i;
-            memcpy(c->bad_row, row, (size_t)R * sizeof *row);
+    for (int64_t i0 = b; i0 < e; i0 += SCAN_BLOCK) {
+        int64_t i1 = e - i0 < SCAN_BLOCK ? e : i0 + SCAN_BLOCK;
+        uint64_t bad = 0;
+        for (int64_t i = i0; i < i1; i++) {
+            for (int d = 0; d < R; d++) {
+                int64_t x = ndx_read_index(idx, dt, i * R + d);
+                bad |= (uint64_t)x >= (uint64_t)dims[d];
+                if (d == 0) {
+                    down |= x < prev;
+                    starts += x != prev;
+                    prev = x;
+                }
+            }
+        }
+        if (bad) {
+            /* An entry another thread changed back since may be found good on this second
+             * reading: then the block's first entry stands for it; the call fails either way. */
+            c->first_bad = i0;
+            read_entry(idx, dt, R, dims, i0, c->bad_row);
+            for (int64_t i = i0; i < i1; i++) {
+                if (!read_entry(idx, dt, R, dims, i, row)) {
+                    c->first_bad = i;
+                    memcpy(c->bad_row, row, (size_t)R * sizeof *row);
+                    break;
+                }
+            }
             return;
         }
-        down |= row[0] < prev;
-        starts += row[0] != prev;
-        prev = row[0];
     }
     c->last_row = prev;
     c->starts = starts;
