@@ -83,11 +83,81 @@ def sparse_dense_matmul(rng):
                      " float32")
 
 
+# ---- sparse fill: fill_empty_rows ----
+
+FILL_ENTRIES, FILL_ROWS, FILL_COLS = 10_000_000, 1_000_000, 1000
+
+
+def fill_empty_rows(rng):
+    """10M entries in canonical order over 1M rows, a tenth of them empty."""
+    empty = rng.random(FILL_ROWS) < 0.1
+    rows = np.sort(rng.choice(np.flatnonzero(~empty), FILL_ENTRIES))
+    cols = rng.integers(0, FILL_COLS, FILL_ENTRIES)
+    indices = np.stack([rows, cols], 1)
+    values = rng.standard_normal(FILL_ENTRIES, dtype=np.float32)
+    shape = np.array([FILL_ROWS, FILL_COLS], np.int64)
+    torch = torch_or_none()
+
+    def parts(i, v):
+        out, ind = ndx.sparse.fill_empty_rows(ndx.SparseTensor(i, v, shape), 0.0)
+        return [out.indices, out.values, ind]
+
+    def mine(threads):
+        f = ndx.function(parts, threads=threads)
+        run, result = call(f, indices, values)
+        return run, lambda: tuple(result())
+
+    def np_peer(threads):
+        # grouped by row in input order: a stable sort of the entries and one filler per empty
+        # row, appended after them
+        def run():
+            counts = np.bincount(indices[:, 0], minlength=FILL_ROWS)
+            fill = np.flatnonzero(counts == 0)
+            all_rows = np.concatenate([indices[:, 0], fill])
+            order = np.argsort(all_rows, kind="stable")
+            cols = np.concatenate([indices[:, 1], np.zeros(fill.size, np.int64)])
+            vals = np.concatenate([values, np.zeros(fill.size, np.float32)])
+            last["r"] = (np.stack([all_rows[order], cols[order]], 1), vals[order], counts == 0)
+        last = {}
+        return run, lambda: last["r"]
+
+    peers = {"numpy bincount+argsort": np_peer}
+    if torch:
+        ti, tv = torch.from_numpy(indices), torch.from_numpy(values)
+
+        def torch_peer(threads):
+            def run():
+                counts = torch.bincount(ti[:, 0], minlength=FILL_ROWS)
+                fill = torch.nonzero(counts == 0).reshape(-1)
+                all_rows = torch.cat([ti[:, 0], fill])
+                order = torch.argsort(all_rows, stable=True)
+                cols = torch.cat([ti[:, 1], torch.zeros(fill.numel(), dtype=torch.int64)])
+                vals = torch.cat([tv, torch.zeros(fill.numel(), dtype=torch.float32)])
+                last["r"] = (torch.stack([all_rows[order], cols[order]], 1).numpy(),
+                             vals[order].numpy(), (counts == 0).numpy())
+            last = {}
+            return run, lambda: last["r"]
+        peers["torch bincount+argsort"] = torch_peer
+
+    def check(got, want):
+        return next((n for n in (exact(g, w) for g, w in zip(got, want)) if n), "")
+
+    n_full = FILL_ENTRIES + int(empty.sum())
+    return dict(ndx=mine, peers=peers, check=check,
+                eager=call(lambda: parts(indices, values)), eager_check=check,
+                # read the entries, write the filled ones and the indicator (ndx also writes
+                # the reverse map, 8 bytes an entry, which the floor does not count)
+                stream=indices.nbytes + values.nbytes + n_full * (16 + 4) + FILL_ROWS, random=0,
+                note=f"{FILL_ENTRIES} entries [{FILL_ROWS}, {FILL_COLS}], "
+                     f"{int(empty.sum())} empty rows, canonical order, float32")
+
+
 def workloads():
     """name -> builder of the workload (inputs drawn when it is run)."""
     rng = np.random.default_rng(SEED)
     return {
         "sparse_dense_matmul": lambda: sparse_dense_matmul(rng),
+        "fill_empty_rows": lambda: fill_empty_rows(rng),
     }
 
 

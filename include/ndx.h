@@ -18,6 +18,8 @@
  *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
  *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
  *      sparse_segment_*).
+ *      Sparse fill (5d5): sparse_fill_empty_rows and its gradient; the count ops of
+ *      tf.sparse.bincount (dense_ and sparse_count_sparse_output).
  *
  * Conventions shared by every op
  * ------------------------------
@@ -664,6 +666,115 @@ NDX_API ndx_status ndx_sparse_dense_matmul_shape(const ndx_sparse_tensor *a, con
 NDX_API ndx_status ndx_sparse_dense_matmul(const ndx_sparse_tensor *a, const ndx_tensor *b,
                                            int adjoint_a, int adjoint_b, const ndx_options *opt,
                                            ndx_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d5. Sparse fill: empty rows and counts                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sparse_fill_empty_rows — TensorFlow's SparseFillEmptyRows (tf.sparse.fill_empty_rows). Every
+ * row r of sp_input (a coordinate of dimension 0 in [0, dense_shape[0])) that holds no entry gets
+ * one, at [r, 0, ..., 0] with *default_value. The output groups the entries by row, rows in
+ * increasing order, and keeps each row's entries in their input order (it does not sort within a
+ * row, as TensorFlow does not); a row that was empty holds its one new entry. dense_shape is the
+ * input's. Every dtype is taken (strings too); default_value is a scalar of the values' dtype and
+ * width. Also written, each optional (NULL: not written):
+ *   empty_row_indicator  bool [dense_shape[0]]: 1 where the row was empty;
+ *   reverse_index_map    int64 [N]: the output position of input entry i (what the gradient
+ *                        reads).
+ * Errors: default_value not a scalar ("default_value must be a scalar, saw: [2]") or of another
+ * dtype; an entry outside dense_shape (NDX_E_OUT_OF_RANGE naming the first); counts that
+ * overflow. The shape function counts the empty rows to size the output. */
+/* Infer: out indices [?, R] int64, values [?], dense_shape [R] int64; empty_row_indicator bool
+ * [?] (dense_shape's values); reverse_index_map int64 [N]. Either of the last two may be NULL. */
+NDX_API ndx_status ndx_sparse_fill_empty_rows_infer(const ndx_sparse_spec *sp_input,
+                                                    const ndx_spec *default_value,
+                                                    ndx_sparse_spec *out,
+                                                    ndx_spec *empty_row_indicator,
+                                                    ndx_spec *reverse_index_map, ndx_error *err);
+NDX_API ndx_status ndx_sparse_fill_empty_rows_shape(const ndx_sparse_tensor *sp_input,
+                                                    const ndx_tensor *default_value,
+                                                    ndx_sparse_tensor *out,
+                                                    ndx_tensor *empty_row_indicator,
+                                                    ndx_tensor *reverse_index_map,
+                                                    ndx_error *err);
+NDX_API ndx_status ndx_sparse_fill_empty_rows(const ndx_sparse_tensor *sp_input,
+                                              const ndx_tensor *default_value,
+                                              const ndx_options *opt, ndx_sparse_tensor *out,
+                                              ndx_tensor *empty_row_indicator,
+                                              ndx_tensor *reverse_index_map, ndx_error *err);
+
+/* sparse_fill_empty_rows_grad — TensorFlow's SparseFillEmptyRowsGrad: the gradient of
+ * sparse_fill_empty_rows from reverse_index_map (int16/int32/int64 [N]) and grad_values [N_full]
+ * (the output values' gradient). d_values[i] = grad_values[reverse_index_map[i]];
+ * d_default_value (a scalar) is the sum, in increasing position, of the grad_values at positions
+ * no entry maps to (the filled rows). Numbers only (integers, float16, bfloat16, float32,
+ * float64, complex), as TensorFlow registers it; a position outside [0, N_full) is
+ * NDX_E_OUT_OF_RANGE ("Elements in reverse index must be in [0, 3) but got 5"). */
+/* Infer: d_values [N] and d_default_value [] of grad_values' dtype. */
+NDX_API ndx_status ndx_sparse_fill_empty_rows_grad_infer(const ndx_spec *reverse_index_map,
+                                                         const ndx_spec *grad_values,
+                                                         ndx_spec *d_values,
+                                                         ndx_spec *d_default_value,
+                                                         ndx_error *err);
+NDX_API ndx_status ndx_sparse_fill_empty_rows_grad(const ndx_tensor *reverse_index_map,
+                                                   const ndx_tensor *grad_values,
+                                                   const ndx_options *opt, ndx_tensor *d_values,
+                                                   ndx_tensor *d_default_value, ndx_error *err);
+
+/* The count ops' attributes (TensorFlow's DenseCountSparseOutput and SparseCountSparseOutput,
+ * the kernels of tf.sparse.bincount). */
+typedef struct ndx_count_attrs {
+    int64_t minlength;  /* the output's last dim is at least this; -1: no minimum */
+    int64_t maxlength;  /* > 0: values >= maxlength are ignored and the last dim is maxlength;
+                           -1 or 0: no maximum */
+    int binary_output;  /* 1: each count is 1 (presence), weights or not */
+} ndx_count_attrs;
+
+/* dense_count_sparse_output — TensorFlow's DenseCountSparseOutput: per row of `values` (int32 or
+ * int64, a vector or a matrix [B, N] whose rows are batches; no dim of a matrix may be 0), the
+ * count of each value v >= 0 (below maxlength when that is > 0), as a sparse result: indices
+ * [K, 1] (a vector) or [K, 2] (batch, value), in increasing batch then value, values the counts
+ * (or the sum of `weights` over the occurrences, added in input order, when weights has values'
+ * shape; weights of 0 elements: counts), dense_shape [size] or [B, size] with size = maxlength
+ * when > 0, else max(largest value counted + 1, minlength) (at least 1, as TensorFlow). The
+ * result's dtype is weights' (NULL weights: values'): an integer dtype, float32 or float64;
+ * integer sums wrap. Errors: TensorFlow's messages ("Input must be a 1 or 2-dimensional tensor.
+ * Got: [2, 2, 2]", "Weights and data must have the same shape. ...", "Invalid input: Shapes
+ * dimension cannot be 0."), minlength or maxlength below -1, a size that overflows. */
+/* Infer: indices [?, 1 or 2] int64, values [?] of weights' dtype, dense_shape [1 or 2] int64. */
+NDX_API ndx_status ndx_dense_count_sparse_output_infer(const ndx_spec *values,
+                                                       const ndx_spec *weights,
+                                                       const ndx_count_attrs *attrs,
+                                                       ndx_sparse_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_dense_count_sparse_output_shape(const ndx_tensor *values,
+                                                       const ndx_tensor *weights,
+                                                       const ndx_count_attrs *attrs,
+                                                       ndx_sparse_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_dense_count_sparse_output(const ndx_tensor *values,
+                                                 const ndx_tensor *weights,
+                                                 const ndx_count_attrs *attrs,
+                                                 const ndx_options *opt, ndx_sparse_tensor *out,
+                                                 ndx_error *err);
+
+/* sparse_count_sparse_output — TensorFlow's SparseCountSparseOutput: dense_count_sparse_output
+ * over the values of a SparseTensor `sp` (values int32 or int64), batched by each entry's first
+ * coordinate when sp has rank >= 2 (dense_shape[0] batches; rank 1: one batch and a rank-1
+ * result). weights: sp's values' shape, or 0 elements. Entries outside dense_shape are refused;
+ * dense_shape[0] = 0 is "Cannot allocate 0 batches, is the dense shape too wide?". */
+/* Infer: as dense_count_sparse_output's, rank 1 when dense_shape has 1 element, else 2. */
+NDX_API ndx_status ndx_sparse_count_sparse_output_infer(const ndx_sparse_spec *sp,
+                                                        const ndx_spec *weights,
+                                                        const ndx_count_attrs *attrs,
+                                                        ndx_sparse_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_count_sparse_output_shape(const ndx_sparse_tensor *sp,
+                                                        const ndx_tensor *weights,
+                                                        const ndx_count_attrs *attrs,
+                                                        ndx_sparse_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_count_sparse_output(const ndx_sparse_tensor *sp,
+                                                  const ndx_tensor *weights,
+                                                  const ndx_count_attrs *attrs,
+                                                  const ndx_options *opt, ndx_sparse_tensor *out,
+                                                  ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5e. Sparse apply: in-place training updates from a sparse gradient                          */

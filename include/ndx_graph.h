@@ -14,7 +14,8 @@
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
  *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
- *      dense_bincount, sparse_dense_matmul, and
+ *      dense_bincount, sparse_dense_matmul, sparse_fill_empty_rows, sparse_fill_empty_rows_grad,
+ *      dense_count_sparse_output, sparse_count_sparse_output, and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
  *      attributes), with the registry of kinds that describes what each type takes
  *      (ndx_kind_info).
@@ -712,6 +713,53 @@ NDX_API ndx_output ndx_op_sparse_dense_matmul_at(const char *file, int line, ndx
                                                  ndx_sparse_output a, ndx_output b,
                                                  int adjoint_a, int adjoint_b);
 
+/* sparse_fill_empty_rows (SparseFillEmptyRows, ndx.h's sparse_fill_empty_rows): TensorFlow's
+ * four outputs, output_indices, output_values, empty_row_indicator and reverse_index_map
+ * (outputs 0 to 3 of the node). *out (when not NULL) receives the result as a sparse tensor:
+ * outputs 0 and 1 with the input's dense_shape (failed handles when the builder fails);
+ * empty_row_indicator and reverse_index_map likewise when not NULL. default_value is a scalar of
+ * the values' dtype. Its gradient is sparse_fill_empty_rows_grad's (section 7). */
+#define ndx_op_sparse_fill_empty_rows(s, sp, default_value, out, empty_row_indicator,           \
+                                      reverse_index_map)                                       \
+    ndx_op_sparse_fill_empty_rows_at(__FILE__, __LINE__, (s), (sp), (default_value), (out),     \
+                                     (empty_row_indicator), (reverse_index_map))
+NDX_API ndx_operation ndx_op_sparse_fill_empty_rows_at(const char *file, int line, ndx_scope s,
+                                                       ndx_sparse_output sp,
+                                                       ndx_output default_value,
+                                                       ndx_sparse_output *out,
+                                                       ndx_output *empty_row_indicator,
+                                                       ndx_output *reverse_index_map);
+/* sparse_fill_empty_rows_grad (SparseFillEmptyRowsGrad): d_values (output 0) and
+ * d_default_value (output 1, a scalar) from reverse_index_map and the output values' gradient,
+ * each stored when its pointer is not NULL. No gradient of its own, as in TensorFlow. */
+#define ndx_op_sparse_fill_empty_rows_grad(s, reverse_index_map, grad_values, d_values,         \
+                                           d_default_value)                                    \
+    ndx_op_sparse_fill_empty_rows_grad_at(__FILE__, __LINE__, (s), (reverse_index_map),         \
+                                          (grad_values), (d_values), (d_default_value))
+NDX_API ndx_operation ndx_op_sparse_fill_empty_rows_grad_at(const char *file, int line,
+                                                            ndx_scope s,
+                                                            ndx_output reverse_index_map,
+                                                            ndx_output grad_values,
+                                                            ndx_output *d_values,
+                                                            ndx_output *d_default_value);
+
+/* dense_count_sparse_output (DenseCountSparseOutput) and sparse_count_sparse_output
+ * (SparseCountSparseOutput), ndx.h's count ops of tf.sparse.bincount: a sparse result. weights is
+ * a tensor of values' shape or of 0 elements (its dtype is the result's); attrs NULL: minlength
+ * and maxlength -1, binary_output 0. No gradient, as in TensorFlow. */
+#define ndx_op_dense_count_sparse_output(s, values, weights, attrs) \
+    ndx_op_dense_count_sparse_output_at(__FILE__, __LINE__, (s), (values), (weights), (attrs))
+NDX_API ndx_sparse_output ndx_op_dense_count_sparse_output_at(const char *file, int line,
+                                                              ndx_scope s, ndx_output values,
+                                                              ndx_output weights,
+                                                              const ndx_count_attrs *attrs);
+#define ndx_op_sparse_count_sparse_output(s, sp, weights, attrs) \
+    ndx_op_sparse_count_sparse_output_at(__FILE__, __LINE__, (s), (sp), (weights), (attrs))
+NDX_API ndx_sparse_output ndx_op_sparse_count_sparse_output_at(const char *file, int line,
+                                                               ndx_scope s, ndx_sparse_output sp,
+                                                               ndx_output weights,
+                                                               const ndx_count_attrs *attrs);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
 /* ------------------------------------------------------------------------------------------ */
@@ -933,6 +981,10 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   sparse_concat, _reorder     d values through the op's permutation of the values
  *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
+ *   sparse_fill_empty_rows      sparse_fill_empty_rows_grad(reverse_index_map, d output values):
+ *                               d values = its gather, d default_value = the sum over the
+ *                               filled rows; sparse_fill_empty_rows_grad: no gradient
+ *   dense_/sparse_count_sparse_output  no gradient (as in TensorFlow)
  *   gather(p, i, axis, b)       dp = SLICES(rows (b..., o..., i[b..., j...]) over dy's leading
  *                               dims, dy's rows); axis must be a constant, the ranks known
  *   ResourceGather(v, i, b)     dv = SLICES(i's rows, dy's rows) (b = 0: TensorFlow's

@@ -40,6 +40,8 @@ from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
 from .sparse import sparse_dense_matmul as sparse_tensor_dense_matmul  # TensorFlow 1's name
+from ._sparse_fill import (sparse_fill_empty_rows, sparse_mask, sparse_retain,  # TF1 names
+                           sparse_to_indicator)
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
@@ -90,3 +92,4 @@ __all__ = [
 ] + _glue.__all__ + _array.__all__ + _gather_ops.__all__ + _segment.__all__
 __all__ += _bincount.__all__
 __all__ += ["sparse_tensor_dense_matmul"]
+__all__ += ["sparse_fill_empty_rows", "sparse_retain", "sparse_to_indicator", "sparse_mask"]

@@ -16,6 +16,10 @@ from ._dense import (
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
 from .sparse import sparse_dense_matmul as sparse_tensor_dense_matmul
+from .sparse import fill_empty_rows as sparse_fill_empty_rows
+from .sparse import mask as sparse_mask
+from .sparse import retain as sparse_retain
+from .sparse import to_indicator as sparse_to_indicator
 from ._graph import (
     DType as DType,
     Graph as Graph,

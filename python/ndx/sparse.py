@@ -160,3 +160,9 @@ from ._sparse_matmul import sparse_dense_matmul  # noqa: E402
 
 matmul = sparse_dense_matmul  # TensorFlow 1's tf.sparse.matmul
 __all__ += ["sparse_dense_matmul", "matmul"]
+
+
+# ---- sparse fill (ndx/_sparse_fill.py) ----
+from ._sparse_fill import bincount, eye, fill_empty_rows, mask, retain, to_indicator  # noqa: E402
+
+__all__ += ["fill_empty_rows", "bincount", "retain", "to_indicator", "eye", "mask"]

@@ -1,5 +1,6 @@
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
+from ._gradients import IndexedSlices
 from ._sparse_tensor import SparseTensor as SparseTensor
 
 def concat(axis: int, sp_inputs: Sequence[SparseTensor], expand_nonconcat_dims: bool = False,
@@ -29,3 +30,15 @@ def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any 
 def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False,
                         name: Optional[str] = None) -> Any: ...
 matmul = sparse_dense_matmul
+
+# sparse fill (ndx/_sparse_fill.py)
+def fill_empty_rows(sp_input: SparseTensor, default_value: Any,
+                    name: Optional[str] = None) -> Tuple[SparseTensor, Any]: ...
+def bincount(values: Any, weights: Any = None, axis: Optional[int] = 0,
+             minlength: Optional[int] = None, maxlength: Optional[int] = None,
+             binary_output: bool = False, name: Optional[str] = None) -> SparseTensor: ...
+def retain(sp_input: SparseTensor, to_retain: Any) -> SparseTensor: ...
+def to_indicator(sp_input: SparseTensor, vocab_size: Any, name: Optional[str] = None) -> Any: ...
+def eye(num_rows: Any, num_columns: Any = None, dtype: Any = "float32",
+        name: Optional[str] = None) -> SparseTensor: ...
+def mask(a: IndexedSlices, mask_indices: Any, name: Optional[str] = None) -> IndexedSlices: ...

@@ -874,6 +874,105 @@ static void sparse_dense_matmul_hostile(void **state) {
     test_tensor_free(&b);
 }
 
+/* ---- sparse fill and the count ops ---------------------------------------------------------- */
+
+/* SparseFillEmptyRows: a default_value that is not a scalar (CVE-2020-15194), an empty
+ * dense_shape (CVE-2021-29565), a row index outside dense_shape read as a position
+ * (CVE-2021-41224's class), entries under dense_shape[0] = 0, a row count too large to fill; and
+ * its gradient with reverse_index_map positions out of range. Nothing written, nothing left. */
+static void sparse_fill_empty_rows_hostile(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_sparse_tensor sp = literal_sparse(2, 2, VALS(0, 1, 1, 0), 2, VALS(3, 2));
+    ndx_tensor def = test_tensor(NDX_INT32, 0, 0, NULL), vec = test_tensor_v(NDX_INT32, 0, 1, 2);
+    ndx_sparse_tensor out = {0};
+    ndx_tensor ind = {0}, map = {0};
+    assert_fails(ndx_sparse_fill_empty_rows(&sp, &vec, NULL, &out, &ind, &map, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "default_value must be a scalar");
+    ndx_sparse_tensor no_shape = sp;
+    no_shape.dense_shape.shape[0] = 0;
+    assert_fails(ndx_sparse_fill_empty_rows(&no_shape, &def, NULL, &out, &ind, &map, &err),
+                 &err, NDX_E_INVALID_ARGUMENT, "sparse_fill_empty_rows");
+    static const int64_t rows[] = {-1, 3, INT64_MAX, INT64_MIN};
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        ((int64_t *)sp.indices.data)[2] = rows[k];
+        assert_fails(ndx_sparse_fill_empty_rows(&sp, &def, NULL, &out, &ind, &map, &err), &err,
+                     NDX_E_OUT_OF_RANGE, "sparse_fill_empty_rows: sp_input.indices[1]");
+    }
+    ((int64_t *)sp.indices.data)[2] = 1;
+    ((int64_t *)sp.dense_shape.data)[0] = 0;
+    assert_fails(ndx_sparse_fill_empty_rows(&sp, &def, NULL, &out, &ind, &map, &err), &err,
+                 NDX_E_OUT_OF_RANGE, "sparse_fill_empty_rows");
+    ((int64_t *)sp.dense_shape.data)[0] = (int64_t)1 << 40;
+    ndx_options small = budget_opt(1 << 20);
+    assert_fails(ndx_sparse_fill_empty_rows(&sp, &def, &small, &out, &ind, &map, &err), &err,
+                 NDX_E_MEMORY_BUDGET, "sparse_fill_empty_rows");
+    assert_null(out.indices.data);
+    assert_null(out.values.data);
+    assert_null(ind.data);
+    assert_null(map.data);
+
+    ndx_tensor rim = make_index(NDX_INT64, 1, SHAPE(2), VALS(0, 9));
+    ndx_tensor grad = make_float(1, SHAPE(3));
+    guarded g = guarded_output(NDX_FLOAT32, 1, SHAPE(2)), gd = guarded_output(NDX_FLOAT32, 0, NULL);
+    assert_fails(ndx_sparse_fill_empty_rows_grad(&rim, &grad, NULL, &g.t, &gd.t, &err), &err,
+                 NDX_E_OUT_OF_RANGE, "Elements in reverse index must be in [0, 3) but got 9");
+    ((int64_t *)rim.data)[1] = -5;
+    assert_fails(ndx_sparse_fill_empty_rows_grad(&rim, &grad, NULL, &g.t, &gd.t, &err), &err,
+                 NDX_E_OUT_OF_RANGE, "got -5");
+    check_and_free(&g);
+    check_and_free(&gd);
+    test_tensor_free(&rim);
+    test_tensor_free(&grad);
+    test_tensor_free(&def);
+    test_tensor_free(&vec);
+    test_sparse_free(&sp);
+}
+
+/* SparseCountSparseOutput / DenseCountSparseOutput (CVE-2020-15196..15201's class): values
+ * shorter than indices, an empty or zero dense_shape, weights of another shape, indices outside
+ * dense_shape, a matrix with no rows, a largest value whose + 1 overflows. */
+static void count_sparse_output_hostile(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_count_attrs a = {-1, -1, 0};
+    ndx_tensor none = test_tensor_v(NDX_INT32, 0, 1, 0);
+    ndx_sparse_tensor sp = literal_sparse(3, 2, VALS(0, 0, 1, 1, 1, 2), 2, VALS(2, 3));
+    ndx_sparse_tensor out = {0};
+    ndx_sparse_tensor bad = sp;
+    bad.values.shape[0] = 2;
+    assert_fails(ndx_sparse_count_sparse_output(&bad, &none, &a, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "sparse_count_sparse_output");
+    bad = sp;
+    bad.dense_shape.shape[0] = 0;
+    assert_fails(ndx_sparse_count_sparse_output(&bad, &none, &a, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "sparse_count_sparse_output");
+    ndx_tensor w2 = test_tensor_v(NDX_INT32, 0, 1, 2);
+    assert_fails(ndx_sparse_count_sparse_output(&sp, &w2, &a, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "Weights and values must have the same shape");
+    ((int64_t *)sp.indices.data)[5] = 3;
+    assert_fails(ndx_sparse_count_sparse_output(&sp, &none, &a, NULL, &out, &err), &err,
+                 NDX_E_OUT_OF_RANGE, "sparse_count_sparse_output: sp.indices[2]");
+    ((int64_t *)sp.indices.data)[5] = 2;
+    ((int64_t *)sp.dense_shape.data)[0] = 0;
+    assert_fails(ndx_sparse_count_sparse_output(&sp, &none, &a, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "Cannot allocate 0 batches");
+    ndx_tensor rows0 = test_tensor_v(NDX_INT32, 0, 2, 0, 4);
+    assert_fails(ndx_dense_count_sparse_output(&rows0, &none, &a, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "Shapes dimension cannot be 0");
+    ndx_tensor huge = make_index(NDX_INT64, 1, SHAPE(1), VALS(INT64_MAX));
+    ndx_tensor none64 = test_tensor_v(NDX_INT64, 0, 1, 0);
+    assert_fails(ndx_dense_count_sparse_output(&huge, &none64, &a, NULL, &out, &err), &err,
+                 NDX_E_OVERFLOW, "dense_count_sparse_output");
+    assert_null(out.indices.data);
+    test_tensor_free(&huge);
+    test_tensor_free(&none64);
+    test_tensor_free(&rows0);
+    test_tensor_free(&w2);
+    test_tensor_free(&none);
+    test_sparse_free(&sp);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gather_nd_negative_indices),
@@ -901,6 +1000,8 @@ int main(void) {
         cmocka_unit_test(sparse_malformed_views),
         cmocka_unit_test(bincount_hostile),
         cmocka_unit_test(sparse_dense_matmul_hostile),
+        cmocka_unit_test(sparse_fill_empty_rows_hostile),
+        cmocka_unit_test(count_sparse_output_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1320,6 +1320,89 @@ static void test_sparse_dense_matmul(void **state) {
             }
 }
 
+/* ---- sparse_fill_empty_rows --------------------------------------------------------------- */
+
+/* Rows (coordinate 0) flipped between their good value and invalid ones, in a grouped input (the
+ * parallel path, several chunks) and in an unordered one (the counting path): an OK result is the
+ * one for the good indices, byte for byte; a failed call leaves no output. */
+typedef struct {
+    ndx_sparse_tensor in;
+    ndx_tensor def;
+    ndx_sparse_tensor want;
+    ndx_tensor want_ind, want_map;
+} fill_case;
+
+static ndx_status call_fill(void *ctx, const ndx_options *opt, ndx_error *err) {
+    fill_case *c = ctx;
+    ndx_sparse_tensor out;
+    ndx_tensor ind = {0}, map = {0};
+    memset(&out, 0, sizeof out);
+    ndx_status s = ndx_sparse_fill_empty_rows(&c->in, &c->def, opt, &out, &ind, &map, err);
+    if (s != NDX_OK) {
+        if (out.indices.data || out.values.data || ind.data || map.data)
+            FAIL("sparse_fill_empty_rows: a failed call left an output");
+        return s;
+    }
+    int same = out.indices.shape[0] == c->want.indices.shape[0] &&
+               memcmp(out.indices.data, c->want.indices.data,
+                      (size_t)c->want.indices.shape[0] * 16) == 0 &&
+               memcmp(out.values.data, c->want.values.data,
+                      (size_t)c->want.values.shape[0] * 4) == 0 &&
+               memcmp(ind.data, c->want_ind.data, (size_t)c->want_ind.shape[0]) == 0 &&
+               memcmp(map.data, c->want_map.data, (size_t)c->want_map.shape[0] * 8) == 0;
+    out_sparse_free(&out);
+    out_free(&ind);
+    out_free(&map);
+    if (!same) FAIL("sparse_fill_empty_rows: a result that no reading of the indices gives");
+    return s;
+}
+
+static void test_sparse_fill_flips(void **state) {
+    (void)state;
+    for (int grouped = 0; grouped <= 1; grouped++) {
+        fill_case c;
+        int64_t n = 200000, rows = 30000;
+        c.in.indices = test_tensor_v(NDX_INT64, 0, 2, n, 2);
+        c.in.values = test_tensor_v(NDX_FLOAT32, 0, 1, n);
+        c.in.dense_shape = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(30000, 4));
+        c.def = test_tensor(NDX_FLOAT32, 0, 0, NULL);
+        *(float *)c.def.data = -1;
+        int64_t *idx = c.in.indices.data;
+        for (int64_t i = 0; i < n; i++) {
+            /* grouped: every ninth row empty; else rows scattered */
+            idx[2 * i] = grouped ? (i * 9 / 10) * rows / n : (i * 7919) % rows;
+            idx[2 * i + 1] = i % 4;
+            ((float *)c.in.values.data)[i] = (float)i;
+        }
+        ndx_error err;
+        memset(&c.want, 0, sizeof c.want);
+        memset(&c.want_ind, 0, sizeof c.want_ind);
+        memset(&c.want_map, 0, sizeof c.want_map);
+        assert_ok(ndx_sparse_fill_empty_rows(&c.in, &c.def, NULL, &c.want, &c.want_ind,
+                                             &c.want_map, &err), &err);
+        int64_t at[2] = {2 * 5, 2 * (n - 3)}; /* the rows of entries 5 and n - 3 */
+        flip f;
+        flip_setup_strict(&f, idx, NDX_INT64, 2, at, idx[at[0]], rows);
+        f.values[0] = f.values[2] = f.values[4] = f.values[6] = idx[at[0]];
+        if (idx[at[1]] == idx[at[0]]) {
+            hammer(grouped ? "sparse_fill_empty_rows grouped" : "sparse_fill_empty_rows counted",
+                   &f, call_fill, &c);
+        } else { /* two positions of different good values: flip them one at a time */
+            flip_setup_strict(&f, idx, NDX_INT64, 1, at, idx[at[0]], rows);
+            hammer(grouped ? "sparse_fill_empty_rows grouped" : "sparse_fill_empty_rows counted",
+                   &f, call_fill, &c);
+            flip_setup_strict(&f, idx, NDX_INT64, 1, at + 1, idx[at[1]], rows);
+            hammer(grouped ? "sparse_fill_empty_rows grouped end"
+                           : "sparse_fill_empty_rows counted end", &f, call_fill, &c);
+        }
+        ndx_sparse_free(&c.want);
+        ndx_tensor_free(&c.want_ind);
+        ndx_tensor_free(&c.want_map);
+        test_sparse_free(&c.in);
+        test_tensor_free(&c.def);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_one_hot_mask), cmocka_unit_test(test_boolean_mask_flips),
@@ -1329,6 +1412,7 @@ int main(void) {
         cmocka_unit_test(test_partition),       cmocka_unit_test(test_sparse),
         cmocka_unit_test(test_dense_to_sparse), cmocka_unit_test(test_segment_family),
         cmocka_unit_test(test_sparse_dense_matmul),
+        cmocka_unit_test(test_sparse_fill_flips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

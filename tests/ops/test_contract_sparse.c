@@ -414,6 +414,117 @@ static void sparse_dense_matmul_contract(void **state) {
     free_fixture(&sp);
 }
 
+/* ---- sparse fill: sparse_fill_empty_rows and the count ops ------------------------------- */
+
+/* Their infer functions agree with the ops on random inputs (some malformed on purpose) and on
+ * partial specs of them. */
+static void fill_infer_agrees_with_the_ops(void **state) {
+    (void)state;
+    test_rng r = {3232};
+    int refused = 0, ran = 0;
+    for (int round = 0; round < 800; round++) {
+        ndx_dtype dt = test_all_dtypes[rng_below(&r, test_all_dtypes_count)];
+        int rank = (int)rng_range(&r, 1, 3);
+        ndx_sparse_tensor in = random_sparse_fixture(&r, dt, rank, rng_range(&r, 1, 4));
+        if (in.values.shape[0] > in.indices.shape[0]) {
+            size_t bytes = (size_t)in.values.shape[0] * in.values.itemsize;
+            in.values.data = realloc(in.values.data, bytes);
+            memset((unsigned char *)in.values.data + bytes - in.values.itemsize, 0,
+                   in.values.itemsize);
+        }
+        ndx_dtype ddt = rng_below(&r, 10) ? dt : NDX_INT16;
+        ndx_tensor def = rng_below(&r, 10) ? test_tensor(ddt, ddt == NDX_STRING ? 3 : 0, 0, NULL)
+                                           : test_tensor_v(ddt, ddt == NDX_STRING ? 3 : 0, 1, 2);
+        test_fill_random(&r, &def);
+        ndx_sparse_spec fs = ndx_sparse_spec_of(&in), ps = partial_sparse(&r, &in), sfull, spart;
+        ndx_spec fd = ndx_spec_of(&def), pd = test_partial_spec(&r, &def, 1);
+        test_inference full, partial;
+        ndx_sparse_tensor out = {0};
+        ndx_tensor ind = {0}, map = {0};
+        ndx_error op_err;
+        ndx_status op = ndx_sparse_fill_empty_rows(&in, &def, NULL, &out, &ind, &map, &op_err);
+        full.status = ndx_sparse_fill_empty_rows_infer(&fs, &fd, &sfull, &full.specs[3],
+                                                       &full.specs[4], &full.err);
+        partial.status = ndx_sparse_fill_empty_rows_infer(&ps, &pd, &spart, &partial.specs[3],
+                                                          &partial.specs[4], &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor outs[5] = {out.indices, out.values, out.dense_shape, ind, map};
+        assert_infer_agrees(&partial, &full, op, &op_err, 5, outs);
+        refused += full.status != NDX_OK;
+        ran += op == NDX_OK;
+        ndx_sparse_free(&out);
+        ndx_tensor_free(&ind);
+        ndx_tensor_free(&map);
+
+        /* the count ops, on int32/int64 values (others refused alike) */
+        ndx_count_attrs a = {rng_range(&r, -1, 5), rng_range(&r, -1, 5), (int)rng_below(&r, 2)};
+        ndx_tensor none = test_tensor_v(rng_below(&r, 2) ? NDX_FLOAT32 : NDX_INT64, 0, 1, 0);
+        ndx_spec fw = ndx_spec_of(&none), pw = test_partial_spec(&r, &none, 1);
+        op = ndx_sparse_count_sparse_output(&in, &none, &a, NULL, &out, &op_err);
+        full.status = ndx_sparse_count_sparse_output_infer(&fs, &fw, &a, &sfull, &full.err);
+        partial.status = ndx_sparse_count_sparse_output_infer(&ps, &pw, &a, &spart,
+                                                              &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor couts[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, 3, couts);
+        ndx_sparse_free(&out);
+        ndx_spec fv = ndx_spec_of(&in.values), pv = test_partial_spec(&r, &in.values, 1);
+        op = ndx_dense_count_sparse_output(&in.values, &none, &a, NULL, &out, &op_err);
+        full.status = ndx_dense_count_sparse_output_infer(&fv, &fw, &a, &sfull, &full.err);
+        partial.status = ndx_dense_count_sparse_output_infer(&pv, &pw, &a, &spart,
+                                                             &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor douts[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, 3, douts);
+        ndx_sparse_free(&out);
+        test_tensor_free(&none);
+        test_tensor_free(&def);
+        free_sparse_fixture(&in);
+    }
+    assert_true(refused > 30);
+    assert_true(ran > 300);
+}
+
+/* Every block sparse_fill_empty_rows allocates (the row counts of an unordered input, the
+ * outputs) comes from the caller's allocator; a refusing allocator leaves nothing behind. */
+static void fill_allocations_go_through_the_allocator(void **state) {
+    (void)state;
+    ndx_sparse_tensor in;
+    in.indices = test_tensor_v(NDX_INT32, 0, 2, 3, 2);
+    in.values = test_tensor_v(NDX_FLOAT64, 0, 1, 3);
+    in.dense_shape = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(900, 3));
+    int32_t rows[6] = {700, 1, 5, 2, 700, 0};
+    memcpy(in.indices.data, rows, sizeof rows);
+    ndx_tensor def = test_tensor(NDX_FLOAT64, 0, 0, NULL);
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options opt = {.num_threads = 2, .allocator = &a.base};
+    ndx_sparse_tensor out = {0};
+    ndx_tensor ind = {0}, map = {0};
+    ndx_error err;
+    assert_ok(ndx_sparse_fill_empty_rows(&in, &def, &opt, &out, &ind, &map, &err), &err);
+    assert_true(a.calls > 5);  /* the outputs and the row counts */
+    assert_int_equal(a.live, 5); /* only the outputs are still held */
+    test_allocator_free(&a, out.indices.data);
+    test_allocator_free(&a, out.values.data);
+    test_allocator_free(&a, out.dense_shape.data);
+    test_allocator_free(&a, ind.data);
+    test_allocator_free(&a, map.data);
+    a.refuse = 1;
+    out = (ndx_sparse_tensor){0};
+    ind = map = (ndx_tensor){0};
+    assert_fails(ndx_sparse_fill_empty_rows(&in, &def, &opt, &out, &ind, &map, &err), &err,
+                 NDX_E_NO_MEMORY, "sparse_fill_empty_rows: cannot allocate");
+    assert_null(out.indices.data);
+    assert_null(ind.data);
+    assert_int_equal(a.live, 0);
+    test_sparse_free(&in);
+    test_tensor_free(&def);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(partial_shapes),
@@ -421,6 +532,8 @@ int main(void) {
         cmocka_unit_test(allocations_go_through_the_allocator),
         cmocka_unit_test(stages_use_exactly_their_scratch),
         cmocka_unit_test(sparse_dense_matmul_contract),
+        cmocka_unit_test(fill_infer_agrees_with_the_ops),
+        cmocka_unit_test(fill_allocations_go_through_the_allocator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

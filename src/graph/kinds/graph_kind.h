@@ -37,7 +37,8 @@ typedef struct graph_attrs {
     int combiner;       /* EmbeddingBag(Grad): an ndx_segment_op (SUM, MEAN, SQRT_N) */
     int bag_offsets;    /* EmbeddingBag(Grad): 1 for NDX_BAGS_OFFSETS */
     int validate_indices; /* ResourceGather: accepted, as TensorFlow's CPU kernel ignores it */
-    int binary_output;  /* DenseBincount */
+    int binary_output;  /* DenseBincount, DenseCountSparseOutput, SparseCountSparseOutput */
+    int minlength, maxlength; /* DenseCountSparseOutput, SparseCountSparseOutput (-1: none) */
     int adjoint_a, adjoint_b; /* SparseTensorDenseMatMul */
 } graph_attrs;
 
