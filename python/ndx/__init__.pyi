@@ -15,6 +15,11 @@ from ._dense import (
 )
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
+from ._sparse_reduce import (sparse_reduce_max as sparse_reduce_max,
+                             sparse_reduce_max_sparse as sparse_reduce_max_sparse,
+                             sparse_reduce_sum as sparse_reduce_sum,
+                             sparse_reduce_sum_sparse as sparse_reduce_sum_sparse,
+                             sparse_softmax as sparse_softmax)
 from ._graph import (
     DType as DType,
     Graph as Graph,

@@ -153,3 +153,9 @@ def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None,
 
 
 __all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]
+
+
+# ---- reductions and softmax (ndx/_sparse_reduce.py) ----
+from ._sparse_reduce import reduce_max, reduce_sum, softmax  # noqa: E402
+
+__all__ += ["reduce_sum", "reduce_max", "softmax"]
