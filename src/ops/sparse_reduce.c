@@ -10,9 +10,12 @@
  * output element key / (reduced volume): dense, every output element, 0 where no entry falls;
  * sparse, one output entry per run, in canonical order.
  *
- *   plan   the views, dtype and axes; the scratch of the index copy;
- *   check  every index copied and checked against dense_shape; the keys computed (scratch);
- *   sort   the keys and values sorted into scratch (the sparse form counts the runs: its size);
+ *   plan   the views, dtype and axes;
+ *   check  one pass reads and checks every index and writes each entry's output element
+ *          (scratch); entries already in the reduction's order (canonical input reduced over
+ *          any dims, and more) are then ready, and no index is copied;
+ *   sort   otherwise every index is copied and checked (sparse_tensor.c), the keys computed
+ *          and sorted with the values into scratch;
  *   run    the output written: cannot fail. */
 #include <stdio.h>
 
@@ -202,7 +205,7 @@ static ndx_status plan_reduce(ndx_call *c, ndx_sparse_reduce_op op, int sparse_o
     return NDX_OK;
 }
 
-/* ---- check: the keys -------------------------------------------------------------------------- */
+/* ---- the sorting path's keys -------------------------------------------------------------------------- */
 
 typedef struct keys_job {
     const reduce_plan *p;
@@ -233,7 +236,8 @@ static void keys_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
     }
 }
 
-/* Computes every entry's key into keys (nnz of them); returns 1 when they never decrease. */
+/* Computes every entry's key into keys (nnz of them) from the checked copy of the indices;
+ * returns 1 when they never decrease. */
 static int make_keys(const reduce_plan *p, int64_t *keys) {
     keys_job j;
     memset(&j, 0, sizeof j);
@@ -262,43 +266,178 @@ static void element_fn(void *ctx, int64_t b, int64_t e, int worker) {
     for (int64_t i = b; i < e; i++) j->keys[i] /= j->divisor;
 }
 
+/* ---- check: one pass when the entries come in the reduction's order ---------------------------- */
+
+/* The usual input (canonical order, or any order that never goes back in (kept, reduced)
+ * order: reducing the leading dims of a canonical tensor does) needs no sort, and no copy of
+ * its indices: one pass reads each coordinate once, checks it and writes only the entry's output
+ * element, the slot the segment run reads. Each value used is the value checked, so indices
+ * another thread changes meanwhile cannot send a write astray. An input that goes back falls to
+ * the sorting path below. */
+typedef struct scan_chunk {
+    int64_t first_bad;              /* -1: none */
+    int64_t bad_row[NDX_MAX_RANK];
+    int down;                       /* an entry before the one ahead of it in the order */
+    int64_t groups;                 /* changes of element inside the chunk, its first included */
+    int64_t first_element, first_offset, last_element, last_offset;
+} scan_chunk;
+
+typedef struct scan_job {
+    const reduce_plan *p;
+    const ndx_tensor *indices;
+    int64_t *slots;
+    int chunks;
+    scan_chunk c[NDX_SPARSE_MAX_CHUNKS];
+} scan_job;
+
+NDX_ALWAYS_INLINE void scan_rows(scan_job *j, scan_chunk *c, int64_t b, int64_t e,
+                                 ndx_dtype dt, int R) {
+    const reduce_plan *p = j->p;
+    const void *base = j->indices->data;
+    int64_t *restrict slots = j->slots;
+    /* locals, so that the stores to slots do not make the compiler read these again */
+    int64_t dims[NDX_MAX_RANK];
+    int reduced[NDX_MAX_RANK];
+    for (int d = 0; d < R; d++) {
+        dims[d] = p->v.dims[d];
+        reduced[d] = p->reduced[d];
+    }
+    int64_t prev_el = -1, prev_off = -1, groups = 0, first_off = 0;
+    int down = 0;
+    for (int64_t i = b; i < e; i++) {
+        int64_t el = 0, off = 0;
+        for (int d = 0; d < R; d++) {
+            int64_t x = ndx_read_index(base, dt, i * R + d);
+            if (__builtin_expect((uint64_t)x >= (uint64_t)dims[d], 0)) {
+                c->first_bad = i;
+                for (int k = 0; k < R; k++) c->bad_row[k] = ndx_read_index(base, dt, i * R + k);
+                c->bad_row[d] = x; /* the value that failed, whatever is there now */
+                return;
+            }
+            if (reduced[d])
+                off = off * dims[d] + x;
+            else
+                el = el * dims[d] + x;
+        }
+        slots[i] = el;
+        if (i == b) first_off = off;
+        down |= (el < prev_el) | ((el == prev_el) & (off < prev_off));
+        groups += el != prev_el;
+        prev_el = el;
+        prev_off = off;
+    }
+    c->first_element = slots[b];
+    c->first_offset = first_off;
+    c->down = down;
+    c->groups = groups;
+    c->last_element = prev_el;
+    c->last_offset = prev_off;
+}
+
+static void scan_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    scan_job *j = ctx;
+    const ndx_sparse_view *v = &j->p->v;
+    for (int64_t w = w0; w < w1; w++) {
+        int64_t b = ndx_chunk_begin(v->nnz, j->chunks, (int)w);
+        int64_t e = ndx_chunk_begin(v->nnz, j->chunks, (int)w + 1);
+        scan_chunk *c = &j->c[w];
+        memset(c, 0, sizeof *c);
+        c->first_bad = -1;
+        if (b == e) continue;
+        /* the common shapes as constants, so the loop over coordinates unrolls */
+        if (j->indices->dtype == NDX_INT64 && v->rank == 2)
+            scan_rows(j, c, b, e, NDX_INT64, 2);
+        else if (j->indices->dtype == NDX_INT64)
+            scan_rows(j, c, b, e, NDX_INT64, v->rank);
+        else
+            scan_rows(j, c, b, e, j->indices->dtype, v->rank);
+    }
+}
+
+/* The one-pass check (above) into slots (nnz of them). Returns 1 when the entries need no sort
+ * (then slots hold their output elements and p->groups the runs), 0 when they do; fails naming
+ * the first entry outside dense_shape. */
+static ndx_status scan_in_order(ndx_call *call, reduce_plan *p, int64_t *slots, int *in_order,
+                                void **block) {
+    /* (a few KiB: scratch, not the stack of the caller's thread) */
+    NDX_TRY(ndx_call_scratch(call, sizeof(scan_job), 0, "scan results", block));
+    scan_job *j = *block;
+    j->p = p;
+    j->indices = &p->sp->indices;
+    j->slots = slots;
+    j->chunks = ndx_sparse_chunks(p->threads, p->v.nnz);
+    if (j->chunks > 0) ndx_parallel_for(j->chunks, j->chunks, 1, scan_fn, j);
+    ndx_status st = NDX_OK;
+    *in_order = 1;
+    p->groups = 0;
+    const scan_chunk *prev = NULL;
+    for (int w = 0; w < j->chunks; w++) {
+        const scan_chunk *c = &j->c[w];
+        if (c->first_bad >= 0) {
+            char coords[NDX_DIMS_TEXT], shape[NDX_DIMS_TEXT];
+            ndx_format_dims(coords, sizeof coords, p->v.rank, c->bad_row);
+            ndx_format_dims(shape, sizeof shape, p->v.rank, p->v.dims);
+            st = ndx_fail(call->err, NDX_E_OUT_OF_RANGE, "%s.indices[%lld] = %s is outside "
+                          "dense_shape %s", p->op, (long long)c->first_bad, coords, shape);
+            break;
+        }
+        if (ndx_chunk_begin(p->v.nnz, j->chunks, w) == ndx_chunk_begin(p->v.nnz, j->chunks, w + 1))
+            continue;
+        *in_order &= !c->down;
+        p->groups += c->groups;
+        if (prev) {
+            *in_order &= prev->last_element < c->first_element ||
+                         (prev->last_element == c->first_element &&
+                          prev->last_offset <= c->first_offset);
+            p->groups -= prev->last_element == c->first_element;
+        }
+        prev = c;
+    }
+    return st;
+}
+
+/* ---- check: the sorting path ------------------------------------------------------------------ */
+
 /* Checks and sorts: afterwards p->keys holds each entry's output element (dense form) in
  * rising order, p->values the values in that order, p->groups the count of runs. Every block
  * comes from the call (scratch, released by the caller through `blocks`). */
 static ndx_status check_and_sort(ndx_call *c, reduce_plan *p, void **blocks) {
-    NDX_TRY(ndx_call_scratch(c, p->check_bytes, 0, "index scratch", &blocks[0]));
-    NDX_TRY(ndx_sparse_open_all(p->sp, 1, p->op, 0, p->threads, 0, &p->v, blocks[0], c->err));
     int64_t nnz = p->v.nnz;
     size_t key_bytes;
     if (!ndx_bytes_of(nnz, sizeof(int64_t), &key_bytes))
         return ndx_fail(c->err, NDX_E_OVERFLOW, "%s: %lld entries need too much scratch", p->op,
                         (long long)nnz);
     NDX_TRY(ndx_call_scratch(c, key_bytes, 0, "keys", &blocks[1]));
-    int64_t *keys = blocks[1];
-    p->keys = keys;
+    int in_order = 0;
+    NDX_TRY(scan_in_order(c, p, blocks[1], &in_order, &blocks[3]));
+    p->keys = blocks[1];
     p->values = p->v.values;
-    if (!make_keys(p, keys)) {
-        /* The keys as a rank-1 sparse view over the whole dense volume, for the stable sort. */
-        ndx_sparse_view kv = p->v;
-        kv.idx = keys;
-        kv.rank = 1;
-        kv.dims[0] = p->v.volume;
-        kv.sorted = kv.strict = kv.borrowed = 0;
-        ndx_sparse_sorter sorter;
-        ndx_carver counter = {NULL, 0};
-        NDX_TRY(ndx_sparse_sorter_carve(&sorter, &kv, 1, p->threads, &counter, p->op, c->err));
-        size_t values_bytes = (size_t)nnz * p->v.itemsize; /* the input's values: no overflow */
-        ndx_carve(&counter, key_bytes);
-        ndx_carve(&counter, values_bytes);
-        NDX_TRY(ndx_call_scratch(c, counter.used, 0, "sort scratch", &blocks[2]));
-        ndx_carver carver = {blocks[2], 0};
-        ndx_sparse_sorter_carve(&sorter, &kv, 1, p->threads, &carver, p->op, NULL);
-        int64_t *sorted_keys = ndx_carve(&carver, key_bytes);
-        unsigned char *sorted_values = ndx_carve(&carver, values_bytes);
-        ndx_sparse_sorter_run(&sorter, &kv, sorted_keys, sorted_values);
-        p->keys = sorted_keys;
-        p->values = sorted_values;
-    }
+    if (in_order) return NDX_OK;
+    NDX_TRY(ndx_call_scratch(c, p->check_bytes, 0, "index scratch", &blocks[0]));
+    NDX_TRY(ndx_sparse_open_all(p->sp, 1, p->op, 0, p->threads, 0, &p->v, blocks[0], c->err));
+    int64_t *keys = blocks[1];
+    make_keys(p, keys);
+    /* The keys as a rank-1 sparse view over the whole dense volume, for the stable sort. */
+    ndx_sparse_view kv = p->v;
+    kv.idx = keys;
+    kv.rank = 1;
+    kv.dims[0] = p->v.volume;
+    kv.sorted = kv.strict = kv.borrowed = 0;
+    ndx_sparse_sorter sorter;
+    ndx_carver counter = {NULL, 0};
+    NDX_TRY(ndx_sparse_sorter_carve(&sorter, &kv, 1, p->threads, &counter, p->op, c->err));
+    size_t values_bytes = (size_t)nnz * p->v.itemsize; /* the input's values: no overflow */
+    ndx_carve(&counter, key_bytes);
+    ndx_carve(&counter, values_bytes);
+    NDX_TRY(ndx_call_scratch(c, counter.used, 0, "sort scratch", &blocks[2]));
+    ndx_carver carver = {blocks[2], 0};
+    ndx_sparse_sorter_carve(&sorter, &kv, 1, p->threads, &carver, p->op, NULL);
+    int64_t *sorted_keys = ndx_carve(&carver, key_bytes);
+    unsigned char *sorted_values = ndx_carve(&carver, values_bytes);
+    ndx_sparse_sorter_run(&sorter, &kv, sorted_keys, sorted_values);
+    p->keys = sorted_keys;
+    p->values = sorted_values;
     if (p->reduced_volume > 1 && nnz > 0) {
         element_job ej = {p->keys, p->reduced_volume};
         ndx_parallel_for(p->threads, nnz, NDX_SPARSE_GRAIN, element_fn, &ej);
@@ -364,7 +503,7 @@ static ndx_status reduce_call(ndx_sparse_reduce_op op, int sparse_out, const ndx
                            err));
     reduce_plan p;
     NDX_TRY(plan_reduce(&c, op, sparse_out, sp, axes, keep_dims, &p));
-    void *blocks[3] = {NULL, NULL, NULL};
+    void *blocks[4] = {NULL, NULL, NULL, NULL};
     ndx_status st = check_and_sort(&c, &p, blocks);
     if (st == NDX_OK && !sparse_out) {
         ndx_tensor want = ndx_tensor_make(p.v.dtype, p.out_rank, p.out_dims, NULL);
@@ -383,7 +522,7 @@ static ndx_status reduce_call(ndx_sparse_reduce_op op, int sparse_out, const ndx
             for (int d = 0; d < p.out_rank; d++) shape[d] = p.out_dims[d];
         }
     }
-    for (int k = 2; k >= 0; k--) ndx_call_release(&c, blocks[k]);
+    for (int k = 3; k >= 0; k--) ndx_call_release(&c, blocks[k]);
     return st;
 }
 
@@ -412,10 +551,10 @@ ndx_status ndx_sparse_reduce_sparse_shape(ndx_sparse_reduce_op op, const ndx_spa
     NDX_TRY(ndx_call_begin(&c, "sparse_reduce_sparse", NULL, out, err));
     reduce_plan p;
     NDX_TRY(plan_reduce(&c, op, 1, sp, axes, keep_dims, &p));
-    void *blocks[3] = {NULL, NULL, NULL};
+    void *blocks[4] = {NULL, NULL, NULL, NULL};
     ndx_status st = check_and_sort(&c, &p, blocks);
     if (st == NDX_OK) ndx_sparse_describe(out, p.groups, p.out_rank, p.v.dtype, p.v.itemsize);
-    for (int k = 2; k >= 0; k--) ndx_call_release(&c, blocks[k]);
+    for (int k = 3; k >= 0; k--) ndx_call_release(&c, blocks[k]);
     return st;
 }
 
