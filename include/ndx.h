@@ -649,19 +649,23 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
  *   sp's dtype. Each output element reduces the entries whose kept coordinates name it, in the
  *   order of their reduced coordinates (entries with one index keep their input order), as
  *   TensorFlow's kernel does after reordering a copy of the entries: SUM adds them to 0 one by
- *   one (a single entry is copied), MAX takes the largest (a NaN wins, as in the segment
- *   reductions). An element no entry reaches is 0 — also for MAX: the implicit zeros of the
+ *   one (Eigen's sum: a lone -0.0 gives 0.0), MAX takes the largest (a NaN wins, as in the
+ *   segment reductions). An element no entry reaches is 0 — also for MAX: the implicit zeros of the
  *   dense meaning do not take part, so the max of entries -3 and -1 is -1, and of none is 0.
  *   The entries may come in any order: the same entries in another order give the same bits.
  * - Dtypes (TensorFlow's CPU registrations; others NDX_E_UNSUPPORTED): SUM every integer, float
  *   and complex type; MAX integers and real floats. Arithmetic as the segment reductions'
  *   (integers wrap; float16 and bfloat16 round after each step).
- * - Every index is read once into scratch (8 bytes per coordinate) and checked against
- *   dense_shape before anything is written ("sparse_reduce_sum.indices[3] = [0, 5] is outside
- *   dense_shape [2, 4]", NDX_E_OUT_OF_RANGE); the keys of the order take 8 bytes per entry more,
- *   and, unless the entries already come in that order, the sort 40 bytes per entry and a copy
- *   of the values, all charged to opt->max_memory. The result is the same bits at any thread
- *   count. out->data NULL allocates. */
+ * - Every index is read once and checked against dense_shape before anything is written
+ *   ("sparse_reduce_sum.indices[3] = [0, 5] is outside dense_shape [2, 4]", NDX_E_OUT_OF_RANGE):
+ *   one pass writes each entry's output element to scratch (8 bytes per entry). Entries already
+ *   in the reduction's order (canonical input, or any order that never goes back in (kept,
+ *   reduced) coordinates), and canonical input for a dense SUM, need nothing more; other orders
+ *   are copied (8 bytes per coordinate, read once more and checked again) and sorted (about 40
+ *   bytes per entry and a copy of the values). All scratch is charged to opt->max_memory.
+ *   Workers own ranges of output elements (a dense SUM of canonical input not in the
+ *   reduction's order runs on one), so the result is the same bits at any thread count.
+ *   out->data NULL allocates. */
 typedef enum ndx_sparse_reduce_op { NDX_SPARSE_REDUCE_SUM = 0, NDX_SPARSE_REDUCE_MAX } ndx_sparse_reduce_op;
 
 /* Infer: out = the reduced shape: its rank known when sp's rank and the axes are (or with

@@ -1,14 +1,19 @@
 /* sparse_reduce.c — tf.sparse.reduce_sum and tf.sparse.reduce_max (TensorFlow's
- * SparseReduceSum, SparseReduceMax and their sparse-output forms), on the segment engine.
+ * SparseReduceSum, SparseReduceMax and their sparse-output forms), on the segment and scatter
+ * engines.
  *
  * TensorFlow's kernel reorders a copy of the entries by (kept dims, reduced dims) and reduces
- * each run of entries sharing the kept coordinates. Here every entry gets that order's key, its
- * row-major offset in the dense shape with the kept dims moved first (it fits: the volume does);
- * a stable radix sort of the keys (sparse_sort.c, as a rank-1 view; skipped when the keys
- * already rise) makes each output element a run of entries, and the sorted segment reduction
- * (segment_sorted.c, the segment_sum / segment_max run) reduces each run in order into the
- * output element key / (reduced volume): dense, every output element, 0 where no entry falls;
- * sparse, one output entry per run, in canonical order.
+ * each run of entries sharing the kept coordinates: a sum from 0 (Eigen's), a max from the first
+ * entry. Here each entry's output element (its row-major offset in the kept dims) is found in
+ * one checking pass; when the entries already come in that order (canonical input reduced over
+ * any dims, and more), each output element is a run of entries. Otherwise the indices are copied
+ * and the entries' keys in the reduction's order (their row-major offset with the kept dims moved
+ * first: it fits, the volume does) stably radix-sorted (sparse_sort.c, as a rank-1 view), which
+ * makes the runs. A dense SUM of canonical input needs no sort either: taken in input order, each
+ * element meets its entries in the order of their reduced coordinates. Then SUM applies the
+ * entries to zeros with the scatter engine's point kernel (scatter_combine.c), MAX reduces each
+ * run with the sorted segment reduction (segment_sorted.c, segment_max's run): dense, every
+ * output element, 0 where no entry falls; sparse, one output entry per run, in canonical order.
  *
  *   plan   the views, dtype and axes;
  *   check  one pass reads and checks every index and writes each entry's output element
@@ -161,6 +166,8 @@ typedef struct reduce_plan {
     int64_t *keys;                    /* the entries' keys, then their output elements */
     const unsigned char *values;      /* in the keys' order */
     int64_t groups;                   /* runs of one output element */
+    int scatter;                      /* SUM of canonical entries not in the order: no sort, the
+                                         elements (keys) in input order */
 } reduce_plan;
 
 static ndx_status plan_reduce(ndx_call *c, ndx_sparse_reduce_op op, int sparse_out,
@@ -280,6 +287,8 @@ typedef struct scan_chunk {
     int down;                       /* an entry before the one ahead of it in the order */
     int64_t groups;                 /* changes of element inside the chunk, its first included */
     int64_t first_element, first_offset, last_element, last_offset;
+    int back;                       /* an entry before the one ahead of it in canonical order */
+    int64_t first_flat, last_flat;  /* row-major offsets of the chunk's first and last entries */
 } scan_chunk;
 
 typedef struct scan_job {
@@ -302,10 +311,10 @@ NDX_ALWAYS_INLINE void scan_rows(scan_job *j, scan_chunk *c, int64_t b, int64_t 
         dims[d] = p->v.dims[d];
         reduced[d] = p->reduced[d];
     }
-    int64_t prev_el = -1, prev_off = -1, groups = 0, first_off = 0;
-    int down = 0;
+    int64_t prev_el = -1, prev_off = -1, groups = 0, first_off = 0, prev_flat = -1;
+    int down = 0, back = 0;
     for (int64_t i = b; i < e; i++) {
-        int64_t el = 0, off = 0;
+        int64_t el = 0, off = 0, flat = 0;
         for (int d = 0; d < R; d++) {
             int64_t x = ndx_read_index(base, dt, i * R + d);
             if (__builtin_expect((uint64_t)x >= (uint64_t)dims[d], 0)) {
@@ -318,9 +327,15 @@ NDX_ALWAYS_INLINE void scan_rows(scan_job *j, scan_chunk *c, int64_t b, int64_t 
                 off = off * dims[d] + x;
             else
                 el = el * dims[d] + x;
+            flat = flat * dims[d] + x;
         }
         slots[i] = el;
-        if (i == b) first_off = off;
+        if (i == b) {
+            first_off = off;
+            c->first_flat = flat;
+        }
+        back |= flat < prev_flat;
+        prev_flat = flat;
         down |= (el < prev_el) | ((el == prev_el) & (off < prev_off));
         groups += el != prev_el;
         prev_el = el;
@@ -332,6 +347,8 @@ NDX_ALWAYS_INLINE void scan_rows(scan_job *j, scan_chunk *c, int64_t b, int64_t 
     c->groups = groups;
     c->last_element = prev_el;
     c->last_offset = prev_off;
+    c->back = back;
+    c->last_flat = prev_flat;
 }
 
 static void scan_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
@@ -359,7 +376,7 @@ static void scan_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
  * (then slots hold their output elements and p->groups the runs), 0 when they do; fails naming
  * the first entry outside dense_shape. */
 static ndx_status scan_in_order(ndx_call *call, reduce_plan *p, int64_t *slots, int *in_order,
-                                void **block) {
+                                int *canonical, void **block) {
     /* (a few KiB: scratch, not the stack of the caller's thread) */
     NDX_TRY(ndx_call_scratch(call, sizeof(scan_job), 0, "scan results", block));
     scan_job *j = *block;
@@ -370,6 +387,7 @@ static ndx_status scan_in_order(ndx_call *call, reduce_plan *p, int64_t *slots, 
     if (j->chunks > 0) ndx_parallel_for(j->chunks, j->chunks, 1, scan_fn, j);
     ndx_status st = NDX_OK;
     *in_order = 1;
+    *canonical = 1;
     p->groups = 0;
     const scan_chunk *prev = NULL;
     for (int w = 0; w < j->chunks; w++) {
@@ -385,8 +403,10 @@ static ndx_status scan_in_order(ndx_call *call, reduce_plan *p, int64_t *slots, 
         if (ndx_chunk_begin(p->v.nnz, j->chunks, w) == ndx_chunk_begin(p->v.nnz, j->chunks, w + 1))
             continue;
         *in_order &= !c->down;
+        *canonical &= !c->back;
         p->groups += c->groups;
         if (prev) {
+            *canonical &= prev->last_flat <= c->first_flat;
             *in_order &= prev->last_element < c->first_element ||
                          (prev->last_element == c->first_element &&
                           prev->last_offset <= c->first_offset);
@@ -409,11 +429,16 @@ static ndx_status check_and_sort(ndx_call *c, reduce_plan *p, void **blocks) {
         return ndx_fail(c->err, NDX_E_OVERFLOW, "%s: %lld entries need too much scratch", p->op,
                         (long long)nnz);
     NDX_TRY(ndx_call_scratch(c, key_bytes, 0, "keys", &blocks[1]));
-    int in_order = 0;
-    NDX_TRY(scan_in_order(c, p, blocks[1], &in_order, &blocks[3]));
+    int in_order = 0, canonical = 0;
+    NDX_TRY(scan_in_order(c, p, blocks[1], &in_order, &canonical, &blocks[3]));
     p->keys = blocks[1];
     p->values = p->v.values;
     if (in_order) return NDX_OK;
+    /* A sum into a dense output over canonical entries needs no sort: taking them in input order,
+     * each output element meets its entries in the order of their reduced coordinates, which is
+     * TensorFlow's. */
+    p->scatter = canonical && p->reduce == NDX_SEGMENT_SUM && !p->sparse_out;
+    if (p->scatter) return NDX_OK;
     NDX_TRY(ndx_call_scratch(c, p->check_bytes, 0, "index scratch", &blocks[0]));
     NDX_TRY(ndx_sparse_open_all(p->sp, 1, p->op, 0, p->threads, 0, &p->v, blocks[0], c->err));
     int64_t *keys = blocks[1];
@@ -449,10 +474,52 @@ static ndx_status check_and_sort(ndx_call *c, reduce_plan *p, void **blocks) {
 
 /* ---- run ---------------------------------------------------------------------------------------- */
 
-/* Reduces the sorted values into `out` (rows elements), run by run: slots[i] is entry i's
- * element. The sorted segment reduction: 0 where no entry falls, each run in order. */
+/* SUM: each output element is 0 plus its entries in order (TensorFlow's Eigen sum, which
+ * starts from 0), through the scatter engine's point kernel (scatter_combine.c). With keys that
+ * rise, workers take ranges of entries cut where the element changes, so each element has one
+ * owner; the canonical input of p->scatter is taken by one worker in input order. */
+typedef struct points_job {
+    const reduce_plan *p;
+    const int64_t *slots;
+    unsigned char *out;
+    int chunks;
+    ndx_combine k;
+} points_job;
+
+/* The first entry at or after i that starts an element (i itself at 0 and nnz). */
+static int64_t element_start(const int64_t *slots, int64_t nnz, int64_t i) {
+    while (i > 0 && i < nnz && slots[i] == slots[i - 1]) i++;
+    return i;
+}
+
+static void points_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    const points_job *j = ctx;
+    const reduce_plan *p = j->p;
+    int64_t nnz = p->v.nnz;
+    int64_t b = element_start(j->slots, nnz, ndx_chunk_begin(nnz, j->chunks, (int)w0));
+    int64_t e = element_start(j->slots, nnz, ndx_chunk_begin(nnz, j->chunks, (int)w1));
+    if (b < e)
+        j->k.points(j->out, j->slots + b, p->values + (size_t)b * p->v.itemsize, e - b,
+                    p->v.itemsize);
+}
+
+/* Reduces the values into `out` (rows elements): slots[i] is entry i's element. SUM through
+ * the point kernel (above); MAX through the sorted segment reduction (segment_sorted.c: each
+ * element's entries in order, the first taken as it is, 0 where none falls). */
 static void reduce_runs(const reduce_plan *p, const int64_t *slots, int64_t rows,
                         unsigned char *out) {
+    if (p->reduce == NDX_SEGMENT_SUM) {
+        memset(out, 0, (size_t)rows * p->v.itemsize); /* 0 in every number dtype */
+        points_job j;
+        j.p = p;
+        j.slots = slots;
+        j.out = out;
+        j.chunks = p->scatter ? 1 : ndx_sparse_chunks(p->threads, p->v.nnz);
+        ndx_combine_find_segment(NDX_SEGMENT_SUM, p->v.dtype, &j.k);
+        if (j.chunks > 0) ndx_parallel_for(j.chunks, j.chunks, 1, points_fn, &j);
+        return;
+    }
     segment_plan s;
     memset(&s, 0, sizeof s);
     s.op = p->op;
@@ -503,6 +570,7 @@ static ndx_status reduce_call(ndx_sparse_reduce_op op, int sparse_out, const ndx
                            err));
     reduce_plan p;
     NDX_TRY(plan_reduce(&c, op, sparse_out, sp, axes, keep_dims, &p));
+    c.op = p.op; /* the blocks' messages name the reduction */
     void *blocks[4] = {NULL, NULL, NULL, NULL};
     ndx_status st = check_and_sort(&c, &p, blocks);
     if (st == NDX_OK && !sparse_out) {

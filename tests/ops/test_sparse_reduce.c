@@ -173,6 +173,35 @@ static void test_reduce_max_tf_doc(void **state) {
     test_tensor_free(&a1);
 }
 
+/* A group of one -0.0 sums to +0.0, as TensorFlow's Eigen sum (0 + -0.0), whether the entries
+ * come in the reduction's order, canonical or shuffled. */
+static void test_reduce_sum_negative_zero(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_sparse_tensor x = sparse_of(NDX_FLOAT64, NDX_INT64, 2, SHAPE(2, 2), 2, VALS(0, 1, 1, 0),
+                                    (const double[]){-0.0, -0.0});
+    for (int axis = 0; axis < 2; axis++)
+        for (int form = 0; form < 2; form++) {
+            ndx_tensor axes = axes_of(1, (int64_t[]){axis}), out = {0};
+            if (form) { /* shuffled: the sorting path */
+                int64_t *i = x.indices.data;
+                int64_t t0 = i[0], t1 = i[1];
+                i[0] = i[2], i[1] = i[3], i[2] = t0, i[3] = t1;
+            }
+            assert_ok(ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, &x, &axes, 0, NULL, &out, &err),
+                      &err);
+            for (int k = 0; k < 2; k++) assert_false(signbit(((double *)out.data)[k]));
+            ndx_tensor_free(&out);
+            ndx_sparse_tensor s = {0};
+            assert_ok(ndx_sparse_reduce_sparse(NDX_SPARSE_REDUCE_SUM, &x, &axes, 0, NULL, &s,
+                                               &err), &err);
+            for (int k = 0; k < 2; k++) assert_false(signbit(((double *)s.values.data)[k]));
+            ndx_sparse_free(&s);
+            test_tensor_free(&axes);
+        }
+    test_sparse_free(&x);
+}
+
 /* sparse_ops_test.py's SparseReduceTest input, 3-D with keepdims through the sparse form:
  * x = [[[?, 1], [2, ?]], [[?, ?], [3, 4]]] (shape [2, 2, 2]), indices unsorted. */
 static void test_reduce_sparse_keepdims(void **state) {
@@ -519,6 +548,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_sum_tf_doc),
         cmocka_unit_test(test_reduce_max_tf_doc),
         cmocka_unit_test(test_reduce_sparse_keepdims),
+        cmocka_unit_test(test_reduce_sum_negative_zero),
         cmocka_unit_test(test_softmax_tf_doc),
         cmocka_unit_test(test_softmax_random),
         cmocka_unit_test(test_reduce_random_dtypes),

@@ -41,6 +41,16 @@ static ndx_tensor alloc_tensor(ndx_dtype dt, size_t itemsize, int rank, const in
     return t;
 }
 
+/* TensorFlow's reductions of a group: the sum is Eigen's, 0 plus each entry (as the unsorted
+ * segment sum folds); the max starts from the first entry (as segment_max does). */
+static void fold(ndx_segment_op op, const ndx_tensor *data, const ndx_tensor *ids,
+                 ndx_tensor *out) {
+    if (op == NDX_SEGMENT_SUM)
+        ref_unsorted_segment_fill(op, data, ids, out);
+    else
+        ref_segment_fill(op, data, ids, out);
+}
+
 ref_verdict ref_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
                               const ndx_tensor *axes, int keep_dims, ndx_tensor *dense,
                               ndx_sparse_tensor *sparse, char *why) {
@@ -72,6 +82,9 @@ ref_verdict ref_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *
         if (!reduced[d]) elements *= dims[d];
         if (!reduced[d] || keep_dims) out_dims[out_rank++] = reduced[d] ? 1 : dims[d];
     }
+    size_t w = sp->values.itemsize, out_bytes;
+    if (__builtin_mul_overflow((size_t)elements, w, &out_bytes) || out_bytes > REF_MAX_BYTES)
+        return say(why, REF_EITHER, "result beyond the reference's size");
     keyed *e = malloc((size_t)(N ? N : 1) * sizeof *e);
     for (int64_t i = 0; i < N; i++) {
         e[i].element = e[i].offset = 0;
@@ -85,7 +98,6 @@ ref_verdict ref_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *
         }
     }
     qsort(e, (size_t)N, sizeof *e, keyed_cmp);
-    size_t w = sp->values.itemsize;
     ndx_tensor data = alloc_tensor(dt, w, 1, &N);
     ndx_tensor ids = alloc_tensor(NDX_INT64, 8, 1, &N), runs = alloc_tensor(NDX_INT64, 8, 1, &N);
     int64_t groups = 0;
@@ -101,14 +113,14 @@ ref_verdict ref_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *
         ndx_tensor flat = *dense;
         flat.rank = 1;
         flat.shape[0] = elements;
-        ref_segment_fill(sop, &data, &ids, &flat);
+        fold(sop, &data, &ids, &flat);
     }
     if (sparse) {
         sparse->indices = alloc_tensor(NDX_INT64, 8, 2, (int64_t[]){groups, out_rank});
         sparse->values = alloc_tensor(dt, w, 1, &groups);
         sparse->dense_shape = alloc_tensor(NDX_INT64, 8, 1, (int64_t[]){out_rank});
         for (int d = 0; d < out_rank; d++) ((int64_t *)sparse->dense_shape.data)[d] = out_dims[d];
-        ref_segment_fill(sop, &data, &runs, &sparse->values);
+        fold(sop, &data, &runs, &sparse->values);
         for (int64_t i = 0, g = -1; i < N; i++) {
             if (i > 0 && e[i].element == e[i - 1].element) continue;
             g++;
