@@ -109,8 +109,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int64_t i = 0; i < N; i++)
         for (int k = 0; k < R; k++) {
             int64_t x = fz_coordinate(&f, dims[k]);
-            if (sorted && i > 0 && dims[k] > 0 && x >= 0 && x < dims[k]) /* mostly rising */
-                x = fz_get_int(&sp.indices, (i - 1) * R + k) + (fz_byte(&f) % 3 == 0);
+            int64_t prev = i > 0 ? fz_get_int(&sp.indices, (i - 1) * R + k) : -1;
+            if (sorted && x >= 0 && x < dims[k] && prev >= 0 && prev < dims[k]) /* mostly rising */
+                x = prev + (fz_byte(&f) % 3 == 0);
             fz_set_int(&sp.indices, i * R + k, x);
         }
     void *blocks[3] = {sp.indices.data, sp.values.data, sp.dense_shape.data};
