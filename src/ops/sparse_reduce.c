@@ -510,7 +510,7 @@ static void points_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
 static void reduce_runs(const reduce_plan *p, const int64_t *slots, int64_t rows,
                         unsigned char *out) {
     if (p->reduce == NDX_SEGMENT_SUM) {
-        memset(out, 0, (size_t)rows * p->v.itemsize); /* 0 in every number dtype */
+        if (rows > 0) memset(out, 0, (size_t)rows * p->v.itemsize); /* 0 in every number dtype */
         points_job j;
         j.p = p;
         j.slots = slots;
@@ -546,9 +546,10 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
         if (run < 0 || element != prev) {
             run++;
             prev = element;
-            int64_t *row = out_idx + run * R, rest = element;
+            /* (a scalar result has no coordinates, and no index block: R == 0 skips the loop) */
+            int64_t *row = R > 0 ? out_idx + run * R : NULL, rest = element;
             int k = p->nk;
-            for (int d = p->v.rank - 1, o = R - 1; d >= 0; d--) {
+            for (int d = p->v.rank - 1, o = R - 1; d >= 0 && R > 0; d--) {
                 if (p->reduced[d]) {
                     if (p->keep_dims) row[o--] = 0;
                     continue;
