@@ -199,15 +199,21 @@ static ndx_status plan_reduce(ndx_call *c, ndx_sparse_reduce_op op, int sparse_o
         for (int d = R - 1; d >= 0; d--) {
             if (p->reduced[d] != (pass == 0)) continue;
             p->key_stride[d] = stride;
-            stride *= p->v.dims[d]; /* a factor of the volume: no overflow */
+            /* A factor of the volume, which fits; it overflows only beside a dim of 0, where no
+             * entry fits and no key is made. */
+            if (__builtin_mul_overflow(stride, p->v.dims[d], &stride)) stride = 0;
             if (pass == 0) p->reduced_volume = stride;
         }
-    p->out_count = 1;
     for (int d = 0; d < R; d++)
-        if (!p->reduced[d]) {
-            p->kept_dims[p->nk++] = p->v.dims[d];
-            p->out_count *= p->v.dims[d];
-        }
+        if (!p->reduced[d]) p->kept_dims[p->nk++] = p->v.dims[d];
+    /* (the kept dims of an empty input, a dim of 0 reduced away, may count past int64_t) */
+    if (!ndx_dims_product(p->nk, p->kept_dims, &p->out_count)) {
+        char dims[NDX_DIMS_TEXT];
+        ndx_format_dims(dims, sizeof dims, p->out_rank, p->out_dims);
+        return ndx_fail(c->err, NDX_E_OVERFLOW,
+                        "%s: the output shape %s has more elements than int64_t can count",
+                        p->op, dims);
+    }
     p->check_bytes = ndx_sparse_open_bytes(sp, &p->v, 1, p->threads, 0);
     return NDX_OK;
 }

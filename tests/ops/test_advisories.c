@@ -880,6 +880,18 @@ static void sparse_reduce_hostile_dense_shape(void **state) {
                  NDX_E_OVERFLOW, "sparse_reduce_max");
     assert_null(out.data);
     test_sparse_free(&sp);
+    /* An empty input (a dim of 0) whose kept dims count past int64_t once the 0 is reduced. */
+    ndx_sparse_tensor empty;
+    empty.indices = test_tensor_v(NDX_INT64, 0, 2, 0, 3);
+    empty.values = test_tensor_v(NDX_FLOAT32, 0, 1, 0);
+    empty.dense_shape = make_index(NDX_INT64, 1, SHAPE(3), VALS(0, (int64_t)1 << 62, 4));
+    int32_t zero = 0;
+    ndx_tensor axis0 = ndx_tensor_make(NDX_INT32, 0, NULL, &zero);
+    assert_fails(ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, &empty, &axis0, 0, NULL, &out, &err),
+                 &err, NDX_E_OVERFLOW, "sparse_reduce_sum: the output shape [4611686018427387904, "
+                 "4] has more elements than int64_t can count");
+    assert_null(out.data);
+    test_sparse_free(&empty);
     sp = reduce_input(NDX_INT64, VALS(0, 0, 1, 1), VALS((int64_t)1 << 40, 4));
     ndx_options tight = budget_opt(1 << 20);
     assert_fails(ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, &sp, &axes, 1, &tight, &out, &err),

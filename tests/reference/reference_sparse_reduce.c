@@ -76,12 +76,14 @@ ref_verdict ref_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *
             reduced[a < 0 ? a + R : a] = 1;
         }
     }
-    int out_rank = 0;
-    int64_t out_dims[NDX_MAX_RANK], elements = 1;
+    int out_rank = 0, nk = 0;
+    int64_t out_dims[NDX_MAX_RANK], kept[NDX_MAX_RANK];
     for (int d = 0; d < R; d++) {
-        if (!reduced[d]) elements *= dims[d];
+        if (!reduced[d]) kept[nk++] = dims[d];
         if (!reduced[d] || keep_dims) out_dims[out_rank++] = reduced[d] ? 1 : dims[d];
     }
+    int64_t elements = ref_count_of(nk, kept);
+    if (elements < 0) return say(why, REF_ERROR, "the output count overflows");
     size_t w = sp->values.itemsize, out_bytes;
     if (__builtin_mul_overflow((size_t)elements, w, &out_bytes) || out_bytes > REF_MAX_BYTES)
         return say(why, REF_EITHER, "result beyond the reference's size");
