@@ -15,6 +15,7 @@ from ._dense import (
 )
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
+from .sparse import sparse_dense_matmul as sparse_tensor_dense_matmul
 from ._sparse_reduce import (sparse_reduce_max as sparse_reduce_max,
                              sparse_reduce_max_sparse as sparse_reduce_max_sparse,
                              sparse_reduce_sum as sparse_reduce_sum,

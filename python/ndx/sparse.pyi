@@ -25,6 +25,11 @@ def segment_mean(data: Any, indices: Any, segment_ids: Any, num_segments: Any = 
 def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
                    name: Optional[str] = None, sparse_gradient: bool = False) -> Any: ...
 
+# sparse times dense (ndx/_sparse_matmul.py)
+def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False,
+                        name: Optional[str] = None) -> Any: ...
+matmul = sparse_dense_matmul
+
 # reductions and softmax (ndx/_sparse_reduce.py)
 def reduce_sum(sp_input: SparseTensor, axis: Any = None, keepdims: Optional[bool] = None,
                output_is_sparse: bool = False, name: Optional[str] = None, *,
