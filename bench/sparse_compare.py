@@ -152,12 +152,83 @@ def fill_empty_rows(rng):
                      f"{int(empty.sum())} empty rows, canonical order, float32")
 
 
+# ---- sparse.reduce_sum (ndx/_sparse_reduce.py) ----
+
+REDUCE_SHAPE = (200_000, 200_000)
+REDUCE_NNZ = 10_000_000
+
+
+def sparse_reduce_sum(rng, axis):
+    """reduce_sum of a [200000, 200000] float32 SparseTensor of 10M entries in canonical order
+    (int64 indices, as TensorFlow's) over `axis` (None: every dim): SciPy's COO and CSR
+    .sum(axis) (their int32 indices built beforehand, not timed) and torch.sparse.sum on a
+    coalesced COO tensor."""
+    rows, cols = REDUCE_SHAPE
+    flat = np.unique(rng.integers(0, rows * cols, REDUCE_NNZ + REDUCE_NNZ // 50))[:REDUCE_NNZ]
+    idx = np.stack(np.divmod(flat, cols), axis=1).astype(np.int64)
+    vals = rng.standard_normal(len(flat), dtype=np.float32)
+    shape = np.array(REDUCE_SHAPE, np.int64)
+    sps, torch = scipy_or_none(), torch_or_none()
+
+    def mine(threads):
+        f = ndx.function(lambda i, v, s: ndx.sparse.reduce_sum(
+            ndx.SparseTensor._from_parts(i, v, s), axis), threads=threads)
+        return call(f, idx, vals, shape)
+
+    def as_array(x):
+        return np.asarray(x).reshape(-1) if axis is not None else np.asarray(x).reshape(())
+
+    peers = {}
+    if sps:
+        coo = sps.coo_matrix((vals, (idx[:, 0].astype(np.int32), idx[:, 1].astype(np.int32))),
+                             shape=REDUCE_SHAPE)
+        csr = coo.tocsr()
+        for label, m in (("scipy coo", coo), ("scipy csr", csr)):
+            def peer(threads, m=m):
+                last = {}
+
+                def run():
+                    last["r"] = m.sum(axis=axis)
+                return run, (lambda: as_array(last["r"]))
+            peers[label + ".sum"] = peer
+    if torch:
+        t = torch.sparse_coo_tensor(torch.from_numpy(idx.T.copy()), torch.from_numpy(vals),
+                                    REDUCE_SHAPE).coalesce()
+
+        def torch_peer(threads):
+            last = {}
+
+            def run():
+                last["r"] = (torch.sparse.sum(t, dim=axis) if axis is not None
+                             else torch.sparse.sum(t))
+            return run, (lambda: as_array(last["r"].to_dense() if last["r"].is_sparse
+                                          else last["r"]))
+        peers["torch.sparse.sum"] = torch_peer
+
+    def check(got, want):
+        got = np.asarray(got, np.float64)
+        want = np.asarray(want, np.float64)
+        if got.shape != want.shape:
+            return f"shape {list(got.shape)} instead of {list(want.shape)}"
+        bad = ~np.isclose(got, want, rtol=1e-3, atol=1e-3)
+        return f"{int(bad.sum())} elements differ" if bad.any() else ""
+    return dict(ndx=mine, peers=peers, check=check,
+                eager=call(lambda: ndx.sparse.reduce_sum(ndx.SparseTensor._from_parts(
+                    idx, vals, shape), axis)),
+                stream=idx.nbytes + vals.nbytes, random=0,
+                note=f"[{rows}, {cols}] float32, {len(flat)} entries in canonical order, "
+                     f"int64 indices, axis {axis}")
+
+
 def workloads():
     """name -> builder of the workload (inputs drawn when it is run)."""
     rng = np.random.default_rng(SEED)
     return {
         "sparse_dense_matmul": lambda: sparse_dense_matmul(rng),
         "fill_empty_rows": lambda: fill_empty_rows(rng),
+        "sparse.reduce_sum axis 1": lambda: sparse_reduce_sum(rng, 1),
+        "sparse.reduce_sum axis 0": lambda: sparse_reduce_sum(rng, 0),
+        "sparse.reduce_sum all axes": lambda: sparse_reduce_sum(rng, None),
     }
 
 

@@ -13,6 +13,7 @@
  *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
  *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse;
+ *      sparse_reduce (sum, max; dense or sparse output) and sparse_softmax;
  *      sparse_dense_matmul (a SparseTensor times a dense matrix); the sparse apply
  *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
  *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
@@ -633,6 +634,93 @@ NDX_API ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse
                                      ndx_error *err);
 NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d2. Sparse reductions and softmax                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sparse_reduce(op, sp, reduction_axes, keep_dims) — tf.sparse.reduce_sum and
+ * tf.sparse.reduce_max (TensorFlow's SparseReduceSum and SparseReduceMax): the dense tensor of
+ * sp's dense meaning reduced over the dims reduction_axes names, where only the entries present
+ * take part (op: NDX_SPARSE_REDUCE_SUM or NDX_SPARSE_REDUCE_MAX).
+ * - reduction_axes: an int32 or int64 scalar or vector, each in [-rank, rank) (negative counts
+ *   from the end; an axis may come twice, as in TensorFlow's kernel; an empty vector reduces
+ *   nothing, so entries with one index are summed); NULL reduces every dim. Another value is
+ *   NDX_E_INVALID_ARGUMENT ("sparse_reduce_sum: Invalid reduction dimension 2, for input with 2
+ *   dimensions (reduction_axes[0])").
+ * - Output: the kept dims of dense_shape in order (keep_dims: every dim, 1 at the reduced ones),
+ *   sp's dtype. Each output element reduces the entries whose kept coordinates name it, in the
+ *   order of their reduced coordinates (entries with one index keep their input order), as
+ *   TensorFlow's kernel does after reordering a copy of the entries: SUM adds them to 0 one by
+ *   one (Eigen's sum: a lone -0.0 gives 0.0), MAX takes the largest (a NaN wins, as in the
+ *   segment reductions). An element no entry reaches is 0 — also for MAX: the implicit zeros of the
+ *   dense meaning do not take part, so the max of entries -3 and -1 is -1, and of none is 0.
+ *   The entries may come in any order: the same entries in another order give the same bits.
+ * - Dtypes (TensorFlow's CPU registrations; others NDX_E_UNSUPPORTED): SUM every integer, float
+ *   and complex type; MAX integers and real floats. Arithmetic as the segment reductions'
+ *   (integers wrap; float16 and bfloat16 round after each step).
+ * - Every index is read once and checked against dense_shape before anything is written
+ *   ("sparse_reduce_sum.indices[3] = [0, 5] is outside dense_shape [2, 4]", NDX_E_OUT_OF_RANGE):
+ *   one pass writes each entry's output element to scratch (8 bytes per entry). Entries already
+ *   in the reduction's order (canonical input, or any order that never goes back in (kept,
+ *   reduced) coordinates), and canonical input for a dense SUM, need nothing more; other orders
+ *   are copied (8 bytes per coordinate, read once more and checked again) and sorted (about 40
+ *   bytes per entry and a copy of the values). All scratch is charged to opt->max_memory.
+ *   Workers own ranges of output elements (a dense SUM of canonical input not in the
+ *   reduction's order runs on one), so the result is the same bits at any thread count.
+ *   out->data NULL allocates. */
+typedef enum ndx_sparse_reduce_op { NDX_SPARSE_REDUCE_SUM = 0, NDX_SPARSE_REDUCE_MAX } ndx_sparse_reduce_op;
+
+/* Infer: out = the reduced shape: its rank known when sp's rank and the axes are (or with
+ * keep_dims), its dims unknown but the reduced 1s (they are dense_shape's values). axes_spec
+ * NULL: every dim; axes NULL with axes_spec given: the values are not known. */
+NDX_API ndx_status ndx_sparse_reduce_infer(ndx_sparse_reduce_op op, const ndx_sparse_spec *sp,
+                                           const ndx_spec *axes_spec, const ndx_tensor *axes,
+                                           int keep_dims, ndx_spec *out, ndx_error *err);
+/* The output view (data NULL): reads dense_shape and the axes, not the indices. */
+NDX_API ndx_status ndx_sparse_reduce_shape(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                           const ndx_tensor *reduction_axes, int keep_dims,
+                                           ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                     const ndx_tensor *reduction_axes, int keep_dims,
+                                     const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* sparse_reduce_sparse — TensorFlow's SparseReduceSumSparse and SparseReduceMaxSparse
+ * (tf.sparse.reduce_sum / reduce_max with output_is_sparse=True): the same reduction as
+ * ndx_sparse_reduce with a SparseTensor out: one entry per output element some entry reaches,
+ * in canonical order, its indices the kept coordinates (0 at the reduced dims with keep_dims)
+ * and dense_shape the reduced shape. Messages say "sparse_reduce_sum_sparse". */
+/* Infer: indices [?, out rank] int64, values [?], dense_shape [out rank] int64. */
+NDX_API ndx_status ndx_sparse_reduce_sparse_infer(ndx_sparse_reduce_op op, const ndx_sparse_spec *sp,
+                                                  const ndx_spec *axes_spec,
+                                                  const ndx_tensor *axes, int keep_dims,
+                                                  ndx_sparse_spec *out, ndx_error *err);
+/* The three output views (data NULL): reads and checks every index to count the entries. */
+NDX_API ndx_status ndx_sparse_reduce_sparse_shape(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                                  const ndx_tensor *reduction_axes,
+                                                  int keep_dims, ndx_sparse_tensor *out,
+                                                  ndx_error *err);
+NDX_API ndx_status ndx_sparse_reduce_sparse(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                            const ndx_tensor *reduction_axes, int keep_dims,
+                                            const ndx_options *opt, ndx_sparse_tensor *out,
+                                            ndx_error *err);
+
+/* sparse_softmax(sp) — tf.sparse.softmax (TensorFlow's SparseSoftmax): for sp of rank >= 2 in
+ * canonical order, a softmax over the entries present in each innermost row [..., b, :] (the
+ * implicit zeros take no part). out = the output's values [nnz], one per entry, in the entries'
+ * order (the result's indices and dense_shape are sp's). As TensorFlow's kernel, which does not
+ * sort, a group is a run of consecutive entries sharing all coordinates but the last: an input
+ * out of canonical order splits a row's entries into several groups. Each group: its largest
+ * value m, y = exp(x - m), then y * (1 / sum(y)) with the sum in order (float32 through expf,
+ * float64 through exp). Dtypes float32 and float64 (TensorFlow's registrations; others
+ * NDX_E_UNSUPPORTED); rank < 2 is NDX_E_INVALID_ARGUMENT. Indices are read once into scratch
+ * and checked against dense_shape first, as ndx_sparse_reduce's; the same bits at any thread
+ * count. out->data NULL allocates. */
+/* Infer: out = [nnz] of the values' dtype. */
+NDX_API ndx_status ndx_sparse_softmax_infer(const ndx_sparse_spec *sp, ndx_spec *out,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_sparse_softmax(const ndx_sparse_tensor *sp, const ndx_options *opt,
+                                      ndx_tensor *out, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5d3. Sparse times dense: sparse_dense_matmul                                                 */

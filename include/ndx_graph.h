@@ -608,6 +608,33 @@ NDX_API ndx_output ndx_op_dense_bincount_at(const char *file, int line, ndx_scop
                                             ndx_output input, ndx_output size, ndx_output weights,
                                             int binary_output);
 
+/* SparseReduceSum and SparseReduceMax (tf.sparse.reduce_sum / reduce_max), as
+ * ndx_sparse_reduce: sp reduced over reduction_axes (an int32 or int64 scalar or vector), keep_dims
+ * the text form's attribute keep_dims=true|false; a dense output. The _sparse builder makes
+ * SparseReduceSumSparse / SparseReduceMaxSparse (output_is_sparse=True), a sparse output. Their
+ * gradient: SparseReduceSum's values get dy at each entry's output element (TensorFlow's
+ * _SparseReduceSumGrad; axes and dims may be known only at run time); the max and the sparse
+ * forms have none (an error, as in TensorFlow). */
+#define ndx_op_sparse_reduce(s, op, sp, reduction_axes, keep_dims)                                \
+    ndx_op_sparse_reduce_at(__FILE__, __LINE__, (s), (op), (sp), (reduction_axes), (keep_dims))
+NDX_API ndx_output ndx_op_sparse_reduce_at(const char *file, int line, ndx_scope s,
+                                           ndx_sparse_reduce_op op, ndx_sparse_output sp,
+                                           ndx_output reduction_axes, int keep_dims);
+#define ndx_op_sparse_reduce_sparse(s, op, sp, reduction_axes, keep_dims)                         \
+    ndx_op_sparse_reduce_sparse_at(__FILE__, __LINE__, (s), (op), (sp), (reduction_axes),         \
+                                   (keep_dims))
+NDX_API ndx_sparse_output ndx_op_sparse_reduce_sparse_at(const char *file, int line, ndx_scope s,
+                                                         ndx_sparse_reduce_op op,
+                                                         ndx_sparse_output sp,
+                                                         ndx_output reduction_axes,
+                                                         int keep_dims);
+/* SparseSoftmax (tf.sparse.softmax), as ndx_sparse_softmax: the result's values (its indices
+ * and dense_shape are sp's). Gradient: TensorFlow's _SparseSoftmaxGrad, (g - row sum of y * g)
+ * * y for the values. */
+#define ndx_op_sparse_softmax(s, sp) ndx_op_sparse_softmax_at(__FILE__, __LINE__, (s), (sp))
+NDX_API ndx_output ndx_op_sparse_softmax_at(const char *file, int line, ndx_scope s,
+                                            ndx_sparse_output sp);
+
 /* Any node but Const, Placeholder and Variable (which have their own builders) from its
  * TensorFlow type name ("GatherNd", as in the text form), its inputs in the order the text form
  * lists them (DynamicStitch: every indices, then every data; SparseConcat: every indices, then
@@ -1035,6 +1062,11 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *                               conj(op(b)[c, n]), under adj_a conj(dy[c, n]) op(b)[r, n]
  *                               (TensorFlow's _SparseTensorDenseMatMulGrad); NONE for the
  *                               indices and dense_shape
+ *   sparse_reduce_sum           d values = gather_nd(reshape(dy, dense_shape with 1 at the
+ *                               axes), indices with 0 at the axes); sparse_reduce_max and the
+ *                               _sparse forms: no gradient (as in TensorFlow)
+ *   sparse_softmax              d values = (g - row sum of y * g) * y (the row sum a
+ *                               sparse_reduce_sum over the last dim, gathered at each entry)
  *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div, less, less_equal,
  *   greater, greater_equal, logical_and, logical_or, logical_not, where: NONE (not
  *   differentiable). */

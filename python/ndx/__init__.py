@@ -42,6 +42,8 @@ from .sparse import sparse_concat
 from .sparse import sparse_dense_matmul as sparse_tensor_dense_matmul  # TensorFlow 1's name
 from ._sparse_fill import (sparse_fill_empty_rows, sparse_mask, sparse_retain,  # TF1 names
                            sparse_to_indicator)
+from ._sparse_reduce import (sparse_reduce_max, sparse_reduce_max_sparse,  # noqa: E402
+                             sparse_reduce_sum, sparse_reduce_sum_sparse, sparse_softmax)
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
@@ -77,7 +79,8 @@ __all__ = [
     "gather_nd", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
     "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
-    "sparse_concat", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
+    "sparse_concat", "sparse_reduce_sum", "sparse_reduce_sum_sparse", "sparse_reduce_max",
+    "sparse_reduce_max_sparse", "sparse_softmax", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
     "OutOfMemoryError", "library_version", "release_memory",
     # graphs (ndx.function)
     "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",

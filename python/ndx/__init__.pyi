@@ -20,6 +20,11 @@ from .sparse import fill_empty_rows as sparse_fill_empty_rows
 from .sparse import mask as sparse_mask
 from .sparse import retain as sparse_retain
 from .sparse import to_indicator as sparse_to_indicator
+from ._sparse_reduce import (sparse_reduce_max as sparse_reduce_max,
+                             sparse_reduce_max_sparse as sparse_reduce_max_sparse,
+                             sparse_reduce_sum as sparse_reduce_sum,
+                             sparse_reduce_sum_sparse as sparse_reduce_sum_sparse,
+                             sparse_softmax as sparse_softmax)
 from ._graph import (
     DType as DType,
     Graph as Graph,

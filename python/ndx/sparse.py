@@ -166,3 +166,9 @@ __all__ += ["sparse_dense_matmul", "matmul"]
 from ._sparse_fill import bincount, eye, fill_empty_rows, mask, retain, to_indicator  # noqa: E402
 
 __all__ += ["fill_empty_rows", "bincount", "retain", "to_indicator", "eye", "mask"]
+
+
+# ---- reductions and softmax (ndx/_sparse_reduce.py) ----
+from ._sparse_reduce import reduce_max, reduce_sum, softmax  # noqa: E402
+
+__all__ += ["reduce_sum", "reduce_max", "softmax"]

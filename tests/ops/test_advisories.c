@@ -973,6 +973,117 @@ static void count_sparse_output_hostile(void **state) {
     test_sparse_free(&sp);
 }
 
+/* ---- sparse_reduce and sparse_softmax -------------------------------------------------------- */
+
+static ndx_sparse_tensor reduce_input(ndx_dtype it, const int64_t *coords, const int64_t *shape) {
+    ndx_sparse_tensor sp;
+    sp.indices = make_index(it, 2, SHAPE(2, 2), coords);
+    sp.values = make_float(1, SHAPE(2));
+    sp.dense_shape = make_index(NDX_INT64, 1, SHAPE(2), shape);
+    return sp;
+}
+
+/* TensorFlow's SparseReduceSum / SparseReduceMax computed each entry's output offset from indices
+ * it never checked against dense_shape: a heap out-of-bounds write (fixed in TF 2.x with a bounds
+ * check on the write index). Every coordinate outside its dim, in every index dtype, in both
+ * forms and both reductions, must be refused with nothing written. */
+static void sparse_reduce_indices_outside_dense_shape(void **state) {
+    (void)state;
+    const int64_t rows[][2] = {{0, 3}, {-1, 0}, {2, 0}, {1, INT32_MAX}, {INT64_MIN, 1},
+                               {(int64_t)1 << 62, 0}};
+    int32_t axis = 1;
+    ndx_tensor axes = ndx_tensor_make(NDX_INT32, 1, SHAPE(1), &axis);
+    for (size_t d = 0; d < 3; d++)
+        for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+            if (!fits(index_dtypes[d], rows[r][0]) || !fits(index_dtypes[d], rows[r][1])) continue;
+            ndx_sparse_tensor sp = reduce_input(index_dtypes[d], VALS(0, 1, rows[r][0], rows[r][1]),
+                                                VALS(2, 3));
+            for (int op = 0; op < 2; op++) {
+                guarded out = guarded_output(NDX_FLOAT32, 1, SHAPE(2));
+                ndx_error err;
+                assert_fails(ndx_sparse_reduce((ndx_sparse_reduce_op)op, &sp, &axes, 0, NULL,
+                                               &out.t, &err), &err, NDX_E_OUT_OF_RANGE,
+                             "is outside dense_shape [2, 3]");
+                check_and_free(&out);
+                ndx_sparse_tensor alloc = {0};
+                assert_fails(ndx_sparse_reduce_sparse((ndx_sparse_reduce_op)op, &sp, &axes, 0,
+                                                      NULL, &alloc, &err), &err,
+                             NDX_E_OUT_OF_RANGE, "sparse_reduce_");
+                assert_null(alloc.indices.data);
+                assert_null(alloc.values.data);
+            }
+            ndx_tensor soft = {0};
+            ndx_error err;
+            assert_fails(ndx_sparse_softmax(&sp, NULL, &soft, &err), &err, NDX_E_OUT_OF_RANGE,
+                         "sparse_softmax");
+            assert_null(soft.data);
+            test_sparse_free(&sp);
+        }
+}
+
+/* TensorFlow's sparse reductions CHECK-failed (aborting the process) on a dense_shape whose
+ * product overflows or is negative, and allocated outputs of any size asked. Here: a negative
+ * dim or an overflowing volume is an error, and a huge reduced shape is refused by the budget
+ * before anything is allocated. */
+static void sparse_reduce_hostile_dense_shape(void **state) {
+    (void)state;
+    int32_t axis = 1;
+    ndx_tensor axes = ndx_tensor_make(NDX_INT32, 1, SHAPE(1), &axis);
+    ndx_error err;
+    ndx_tensor out = {0};
+    ndx_sparse_tensor sp = reduce_input(NDX_INT64, VALS(0, 0, 1, 1), VALS(-2, 3));
+    assert_fails(ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, &sp, &axes, 0, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "dense_shape[0] = -2 is negative");
+    test_sparse_free(&sp);
+    sp = reduce_input(NDX_INT64, VALS(0, 0, 1, 1), VALS((int64_t)1 << 40, (int64_t)1 << 40));
+    assert_fails(ndx_sparse_reduce(NDX_SPARSE_REDUCE_MAX, &sp, &axes, 0, NULL, &out, &err), &err,
+                 NDX_E_OVERFLOW, "sparse_reduce_max");
+    assert_null(out.data);
+    test_sparse_free(&sp);
+    /* An empty input (a dim of 0) whose kept dims count past int64_t once the 0 is reduced. */
+    ndx_sparse_tensor empty;
+    empty.indices = test_tensor_v(NDX_INT64, 0, 2, 0, 3);
+    empty.values = test_tensor_v(NDX_FLOAT32, 0, 1, 0);
+    empty.dense_shape = make_index(NDX_INT64, 1, SHAPE(3), VALS(0, (int64_t)1 << 62, 4));
+    int32_t zero = 0;
+    ndx_tensor axis0 = ndx_tensor_make(NDX_INT32, 0, NULL, &zero);
+    assert_fails(ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, &empty, &axis0, 0, NULL, &out, &err),
+                 &err, NDX_E_OVERFLOW, "sparse_reduce_sum: the output shape [4611686018427387904, "
+                 "4] has more elements than int64_t can count");
+    assert_null(out.data);
+    test_sparse_free(&empty);
+    sp = reduce_input(NDX_INT64, VALS(0, 0, 1, 1), VALS((int64_t)1 << 40, 4));
+    ndx_options tight = budget_opt(1 << 20);
+    assert_fails(ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, &sp, &axes, 1, &tight, &out, &err),
+                 &err, NDX_E_MEMORY_BUDGET, "sparse_reduce_sum");
+    assert_null(out.data);
+    test_sparse_free(&sp);
+}
+
+/* TensorFlow's SparseSoftmax read indices of rank < 2 and values that were not a vector as if
+ * they were (CVE-2021-29599-class shape validation gaps): each malformed view is refused. */
+static void sparse_softmax_malformed_views(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_tensor out = {0};
+    ndx_sparse_tensor sp = reduce_input(NDX_INT64, VALS(0, 0, 1, 1), VALS(2, 3));
+    sp.indices.rank = 1;
+    assert_fails(ndx_sparse_softmax(&sp, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_softmax: sp_input.indices");
+    sp.indices.rank = 2;
+    sp.values.rank = 2;
+    sp.values.shape[1] = 1;
+    assert_fails(ndx_sparse_softmax(&sp, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_softmax: sp_input.values");
+    sp.values.rank = 1;
+    sp.dense_shape.shape[0] = 1;
+    assert_fails(ndx_sparse_softmax(&sp, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_softmax");
+    sp.dense_shape.shape[0] = 2;
+    assert_null(out.data);
+    test_sparse_free(&sp);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gather_nd_negative_indices),
@@ -1002,6 +1113,9 @@ int main(void) {
         cmocka_unit_test(sparse_dense_matmul_hostile),
         cmocka_unit_test(sparse_fill_empty_rows_hostile),
         cmocka_unit_test(count_sparse_output_hostile),
+        cmocka_unit_test(sparse_reduce_indices_outside_dense_shape),
+        cmocka_unit_test(sparse_reduce_hostile_dense_shape),
+        cmocka_unit_test(sparse_softmax_malformed_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1403,10 +1403,87 @@ static void test_sparse_fill_flips(void **state) {
     }
 }
 
+/* ---- sparse_reduce and sparse_softmax: coordinates and dense_shape flip ------------------------- */
+
+typedef struct {
+    ndx_sparse_tensor in;
+    int form; /* 0: dense sum over axis 0, 1: dense max over axis 1, 2: sparse sum, 3: softmax */
+} reduce_flip_case;
+
+/* An OK result must be one some state of the indices gives: every entry (of value 1) counted
+ * once in the sum, a max of 1 or 0, a sparse result inside its shape in strict canonical order,
+ * softmax values in (0, 1]. */
+static ndx_status call_sparse_reduce(void *ctx, const ndx_options *opt, ndx_error *err) {
+    reduce_flip_case *c = ctx;
+    int32_t axis = c->form == 1 ? 1 : 0;
+    ndx_tensor axes = ndx_tensor_make(NDX_INT32, 0, NULL, &axis), dense = {0};
+    ndx_status st;
+    if (c->form == 2) {
+        ndx_sparse_tensor out;
+        memset(&out, 0, sizeof out);
+        st = ndx_sparse_reduce_sparse(NDX_SPARSE_REDUCE_SUM, &c->in, &axes, 1, opt, &out, err);
+        if (st == NDX_OK) {
+            check_sparse_result(&out, 1);
+            out_sparse_free(&out);
+        }
+        return st;
+    }
+    if (c->form == 3)
+        st = ndx_sparse_softmax(&c->in, opt, &dense, err);
+    else
+        st = ndx_sparse_reduce(c->form == 0 ? NDX_SPARSE_REDUCE_SUM : NDX_SPARSE_REDUCE_MAX,
+                               &c->in, &axes, 0, opt, &dense, err);
+    if (st != NDX_OK) return st;
+    const float *v = dense.data;
+    int64_t n = test_count(&dense);
+    double total = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (c->form == 1 && v[i] != 0.0f && v[i] != 1.0f) FAIL("sparse_reduce_max: %g", v[i]);
+        if (c->form == 3 && !(v[i] > 0.0f && v[i] <= 1.0f)) FAIL("sparse_softmax: %g", v[i]);
+        total += v[i];
+    }
+    if (c->form == 0 && total != (double)c->in.indices.shape[0])
+        FAIL("sparse_reduce_sum: the sum %g is not the %lld entries", total,
+             (long long)c->in.indices.shape[0]);
+    out_free(&dense);
+    return st;
+}
+
+static void test_sparse_reduce_flips(void **state) {
+    (void)state;
+    const ndx_dtype dts[3] = {NDX_INT64, NDX_INT32, NDX_INT16};
+    static const char *const forms[4] = {"sum axis 0", "max axis 1", "sparse sum", "softmax"};
+    for (int k = 0; k < 3; k++)
+        for (int form = 0; form < 4; form++)
+            for (int what = 0; what < 2; what++) { /* coordinates, then dense_shape */
+                char name[96];
+                snprintf(name, sizeof name, "sparse_reduce %s %s %s", forms[form],
+                         dts[k] == NDX_INT64 ? "int64" : dts[k] == NDX_INT32 ? "int32" : "int16",
+                         what ? "dense_shape" : "indices");
+                reduce_flip_case c;
+                test_rng r = {31};
+                c.in = make_sparse(&r, dts[k], SPARSE_N, form != 1); /* max: a shuffled input */
+                c.form = form;
+                flip f;
+                if (what) {
+                    int64_t at[1] = {1};
+                    flip_setup(&f, c.in.dense_shape.data, dts[k], 1, at, SPARSE_D1,
+                               SPARSE_D1 / 4, SPARSE_D1 * 2, SPARSE_D1 / 2);
+                } else {
+                    int64_t at[3] = {1, SPARSE_N, 2 * SPARSE_N - 1};
+                    flip_setup(&f, c.in.indices.data, dts[k], 3, at, 0, SPARSE_D1 / 2 - 1, 5,
+                               SPARSE_D1);
+                }
+                hammer(name, &f, call_sparse_reduce, &c);
+                test_sparse_free(&c.in);
+            }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_one_hot_mask), cmocka_unit_test(test_boolean_mask_flips),
         cmocka_unit_test(test_bincount_flips),
+        cmocka_unit_test(test_sparse_reduce_flips),
         cmocka_unit_test(test_gather_nd),       cmocka_unit_test(test_scatter_paths),
         cmocka_unit_test(test_scatter_ops),     cmocka_unit_test(test_stitch),
         cmocka_unit_test(test_partition),       cmocka_unit_test(test_sparse),

@@ -525,6 +525,65 @@ static void fill_allocations_go_through_the_allocator(void **state) {
     test_tensor_free(&def);
 }
 
+/* sparse_reduce (dense and sparse output) and sparse_softmax: infer on complete and partial
+ * specs agrees with the ops on random inputs, some malformed, axes in and out of range. */
+static void sparse_reduce_infer_agrees_with_the_ops(void **state) {
+    (void)state;
+    test_rng r = {3232};
+    int refused = 0, ran = 0;
+    for (int round = 0; round < 1500; round++) {
+        ndx_dtype dt = test_all_dtypes[rng_below(&r, test_all_dtypes_count)];
+        int rank = (int)rng_range(&r, 1, 3);
+        ndx_sparse_tensor in = random_sparse_fixture(&r, dt, rank, rng_range(&r, 1, 3));
+        if (in.values.shape[0] > in.indices.shape[0]) {
+            size_t bytes = (size_t)in.values.shape[0] * in.values.itemsize;
+            in.values.data = realloc(in.values.data, bytes);
+            memset((unsigned char *)in.values.data + bytes - in.values.itemsize, 0,
+                   in.values.itemsize);
+        }
+        int32_t axes_v[2] = {(int32_t)rng_range(&r, -rank - 1, rank),
+                             (int32_t)rng_range(&r, -rank, rank - 1)};
+        ndx_tensor axes = ndx_tensor_make(NDX_INT32, 1, SHAPE(rng_range(&r, 0, 2)), axes_v);
+        ndx_spec as = ndx_spec_of(&axes), ap = test_partial_spec(&r, &axes, 1);
+        int keep = (int)rng_below(&r, 2);
+        ndx_sparse_reduce_op op = rng_below(&r, 2) ? NDX_SPARSE_REDUCE_SUM : NDX_SPARSE_REDUCE_MAX;
+        ndx_sparse_spec fs = ndx_sparse_spec_of(&in), ps = partial_sparse(&r, &in);
+        test_inference full, partial;
+        ndx_error op_err;
+
+        ndx_tensor dense = {0};
+        ndx_status st = ndx_sparse_reduce(op, &in, &axes, keep, NULL, &dense, &op_err);
+        full.status = ndx_sparse_reduce_infer(op, &fs, &as, &axes, keep, full.specs, &full.err);
+        partial.status = ndx_sparse_reduce_infer(op, &ps, &ap, rng_below(&r, 2) ? &axes : NULL,
+                                                 keep, partial.specs, &partial.err);
+        assert_infer_agrees(&partial, &full, st, &op_err, 1, &dense);
+        refused += full.status != NDX_OK;
+        ran += st == NDX_OK;
+        ndx_tensor_free(&dense);
+
+        ndx_sparse_tensor out = {0};
+        ndx_sparse_spec sfull, spart;
+        st = ndx_sparse_reduce_sparse(op, &in, &axes, keep, NULL, &out, &op_err);
+        full.status = ndx_sparse_reduce_sparse_infer(op, &fs, &as, &axes, keep, &sfull, &full.err);
+        partial.status = ndx_sparse_reduce_sparse_infer(op, &ps, &ap, NULL, keep, &spart,
+                                                        &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor outs[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, st, &op_err, 3, outs);
+        ndx_sparse_free(&out);
+
+        st = ndx_sparse_softmax(&in, NULL, &dense, &op_err);
+        full.status = ndx_sparse_softmax_infer(&fs, full.specs, &full.err);
+        partial.status = ndx_sparse_softmax_infer(&ps, partial.specs, &partial.err);
+        assert_infer_agrees(&partial, &full, st, &op_err, 1, &dense);
+        ndx_tensor_free(&dense);
+        free_sparse_fixture(&in);
+    }
+    assert_true(refused > 100);
+    assert_true(ran > 300);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(partial_shapes),
@@ -534,6 +593,7 @@ int main(void) {
         cmocka_unit_test(sparse_dense_matmul_contract),
         cmocka_unit_test(fill_infer_agrees_with_the_ops),
         cmocka_unit_test(fill_allocations_go_through_the_allocator),
+        cmocka_unit_test(sparse_reduce_infer_agrees_with_the_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

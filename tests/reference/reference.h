@@ -129,6 +129,16 @@ ref_verdict ref_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, ndx_ten
 ref_verdict ref_bincount(const ndx_tensor *arr, int64_t size, const ndx_tensor *weights,
                          unsigned flags, ndx_tensor *out, char *why);
 
+/* ---- sparse_reduce and sparse_softmax (ndx.h 5d2; reference_sparse_reduce.c) ------------------ */
+
+/* The dense result (dense != NULL) and/or the sparse one (sparse != NULL), allocated here.
+ * axes NULL: every dim. */
+ref_verdict ref_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                              const ndx_tensor *axes, int keep_dims, ndx_tensor *dense,
+                              ndx_sparse_tensor *sparse, char *why);
+/* The output values [nnz], allocated here. */
+ref_verdict ref_sparse_softmax(const ndx_sparse_tensor *sp, ndx_tensor *out, char *why);
+
 /* Frees what a reference built. */
 void ref_tensor_free(ndx_tensor *t);
 void ref_sparse_free(ndx_sparse_tensor *sp);
