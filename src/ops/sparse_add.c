@@ -92,7 +92,7 @@ static ndx_status infer_merge(merge_kind kind, const ndx_sparse_spec *a, const n
     NDX_TRY(ndx_sparse_check_specs(b, bn, &rb, &nb, err));
     if (ra != NDX_UNKNOWN && rb != NDX_UNKNOWN && ra != rb)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: operands do not have the same ranks: a has rank %d, b rank %d", op,
+                        "%s: Operands do not have the same ranks: a has rank %d, b rank %d", op,
                         ra, rb);
     NDX_TRY(check_value_types(kind, &a->values, &b->values, err));
     if (kind == MERGE_ADD) NDX_TRY(check_threshold_spec(threshold, a->values.dtype, err));
@@ -152,13 +152,13 @@ static ndx_status plan_merge(ndx_call *c, merge_kind kind, const ndx_sparse_tens
         ndx_format_dims(da, sizeof da, va->rank, va->dims);
         ndx_format_dims(db, sizeof db, vb->rank, vb->dims);
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: operands do not have the same ranks; got shapes: %s and %s", p->op,
+                        "%s: Operands do not have the same ranks; got shapes: %s and %s", p->op,
                         da, db);
     }
     for (int d = 0; d < va->rank; d++)
         if (va->dims[d] != vb->dims[d])
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                            "%s: operands' shapes do not match: got %lld and %lld for "
+                            "%s: Operands' shapes do not match: got %lld and %lld for "
                             "dimension %d",
                             p->op, (long long)va->dims[d], (long long)vb->dims[d], d);
     ndx_spec sa = ndx_spec_of(&a->values), sb = ndx_spec_of(&b->values);
@@ -176,6 +176,7 @@ static ndx_status plan_merge(ndx_call *c, merge_kind kind, const ndx_sparse_tens
             break;
         }
         case NDX_FLOAT64: memcpy(&j->threshold_f, threshold->data, sizeof j->threshold_f); break;
+        case NDX_INT8: j->threshold_i = *(const int8_t *)threshold->data; break;
         default: j->threshold_i = ndx_read_index(threshold->data, threshold->dtype, 0); break;
         }
     }
