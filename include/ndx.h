@@ -668,7 +668,7 @@ NDX_API ndx_status ndx_sparse_add(const ndx_sparse_tensor *a, const ndx_sparse_t
  * smaller of a's and b's value, an absent one counting as zero (so every entry of either input
  * is in the output, even one whose result is 0). As TensorFlow's Maximum / Minimum: on a tie
  * the value from a; a float NaN wins. Values: every integer and float dtype (no complex, bool
- * or string). The infer and shape functions serve both. */
+ * or string). */
 /* Infer: indices [?, rank] int64, values [?] of a's dtype, dense_shape [rank] int64. */
 NDX_API ndx_status ndx_sparse_maximum_infer(const ndx_sparse_spec *a, const ndx_sparse_spec *b,
                                             ndx_sparse_spec *out, ndx_error *err);
@@ -678,6 +678,12 @@ NDX_API ndx_status ndx_sparse_maximum_shape(const ndx_sparse_tensor *a,
 NDX_API ndx_status ndx_sparse_maximum(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
                                       const ndx_options *opt, ndx_sparse_tensor *out,
                                       ndx_error *err);
+/* Infer: as sparse_maximum's (its messages name sparse_minimum). */
+NDX_API ndx_status ndx_sparse_minimum_infer(const ndx_sparse_spec *a, const ndx_sparse_spec *b,
+                                            ndx_sparse_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_minimum_shape(const ndx_sparse_tensor *a,
+                                            const ndx_sparse_tensor *b, ndx_sparse_tensor *out,
+                                            ndx_error *err);
 NDX_API ndx_status ndx_sparse_minimum(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
                                       const ndx_options *opt, ndx_sparse_tensor *out,
                                       ndx_error *err);

@@ -116,6 +116,11 @@ ndx_status ndx_sparse_maximum_infer(const ndx_sparse_spec *a, const ndx_sparse_s
     return infer_merge(MERGE_MAXIMUM, a, b, NULL, out, err);
 }
 
+ndx_status ndx_sparse_minimum_infer(const ndx_sparse_spec *a, const ndx_sparse_spec *b,
+                                    ndx_sparse_spec *out, ndx_error *err) {
+    return infer_merge(MERGE_MINIMUM, a, b, NULL, out, err);
+}
+
 /* ---- plan -------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -262,6 +267,11 @@ ndx_status ndx_sparse_maximum_shape(const ndx_sparse_tensor *a, const ndx_sparse
 ndx_status ndx_sparse_maximum(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
                               const ndx_options *opt, ndx_sparse_tensor *out, ndx_error *err) {
     return run_merge(MERGE_MAXIMUM, a, b, NULL, opt, out, 0, err);
+}
+
+ndx_status ndx_sparse_minimum_shape(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                                    ndx_sparse_tensor *out, ndx_error *err) {
+    return run_merge(MERGE_MINIMUM, a, b, NULL, NULL, out, 1, err);
 }
 
 ndx_status ndx_sparse_minimum(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
