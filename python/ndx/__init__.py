@@ -39,6 +39,7 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
+from ._sparse_add import sparse_add, sparse_maximum, sparse_minimum
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
@@ -74,7 +75,8 @@ __all__ = [
     "gather_nd", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
     "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
-    "sparse_concat", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
+    "sparse_concat", "sparse_add", "sparse_maximum", "sparse_minimum", "sparse",
+    "BFloat16Array", "bfloat16", "InvalidArgumentError",
     "OutOfMemoryError", "library_version", "release_memory",
     # graphs (ndx.function)
     "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",

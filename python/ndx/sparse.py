@@ -153,3 +153,9 @@ def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None,
 
 
 __all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]
+
+
+# ---- sparse arithmetic (ndx/_sparse_add.py): add, maximum, minimum ----
+from ._sparse_add import add, maximum, minimum  # noqa: E402
+
+__all__ += ["add", "maximum", "minimum"]
