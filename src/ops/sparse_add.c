@@ -196,18 +196,25 @@ static ndx_status plan_merge(ndx_call *c, merge_kind kind, const ndx_sparse_tens
     return NDX_OK;
 }
 
-/* Reads and checks both inputs' indices into scratch (of open_bytes[0] + open_bytes[1] + 64
- * bytes) and counts the output. */
-static ndx_status open_and_count(add_plan *p, int threads, void *scratch, int64_t *nnz,
-                                 ndx_error *err) {
+/* Reads and checks both inputs' indices into scratch (of scratch_bytes). */
+static ndx_status open_inputs(add_plan *p, int threads, void *scratch, ndx_error *err) {
     ndx_carver cv = {scratch, 0};
     for (int m = 0; m < 2; m++) {
         void *block = ndx_carve(&cv, p->open_bytes[m]);
         NDX_TRY(ndx_sparse_open_all(p->in[m], 1, p->names[m], 0, threads, 0, &p->v[m], block,
                                     err));
     }
-    *nnz = ndx_merge_count(&p->job);
     return NDX_OK;
+}
+
+/* 1 when the budget leaves room for an output of a's plus b's entries (the one-pass merge). */
+static int once_fits(const ndx_call *c, const add_plan *p) {
+    int64_t cap = p->v[0].nnz + p->v[1].nnz; /* checked against overflow by the plan */
+    size_t idx, val;
+    if (!ndx_bytes_of(cap, (size_t)p->v[0].rank * sizeof(int64_t), &idx) ||
+        !ndx_bytes_of(cap, p->v[0].itemsize, &val))
+        return 0;
+    return idx <= ndx_call_room(c) && val <= ndx_call_room(c) - idx;
 }
 
 static size_t scratch_bytes(const add_plan *p) {
@@ -228,7 +235,28 @@ static ndx_status run_merge(merge_kind kind, const ndx_sparse_tensor *a,
     void *scratch = NULL;
     int64_t nnz = 0;
     ndx_status st = ndx_call_scratch(&c, scratch_bytes(&p), 0, "index scratch", &scratch);
-    if (st == NDX_OK) st = open_and_count(&p, c.threads, scratch, &nnz, err);
+    /* An output the op allocates (and may make as large as a's plus b's entries) takes the
+     * merge in one pass; an output the caller gives needs the count first. */
+    int once = !shape_only && !out->indices.data && !out->values.data &&
+               !out->dense_shape.data && once_fits(&c, &p);
+    if (st == NDX_OK) st = open_inputs(&p, c.threads, scratch, err);
+    if (st == NDX_OK && once) {
+        ndx_sparse_tensor cap;
+        ndx_sparse_describe(&cap, p.v[0].nnz + p.v[1].nnz, p.v[0].rank, p.v[0].dtype,
+                            p.v[0].itemsize);
+        st = ndx_sparse_prepare(&cap, out, &c, NULL, err);
+        if (st == NDX_OK) {
+            p.job.out_idx = out->indices.data;
+            p.job.out_values = out->values.data;
+            nnz = ndx_merge_write_once(&p.job);
+            out->indices.shape[0] = out->values.shape[0] = nnz;
+            int64_t *shape = out->dense_shape.data;
+            for (int d = 0; d < p.v[0].rank; d++) shape[d] = p.v[0].dims[d];
+        }
+        ndx_call_release(&c, scratch);
+        return st;
+    }
+    if (st == NDX_OK) nnz = ndx_merge_count(&p.job);
     ndx_sparse_tensor want;
     if (st == NDX_OK) ndx_sparse_describe(&want, nnz, p.v[0].rank, p.v[0].dtype, p.v[0].itemsize);
     if (st == NDX_OK && shape_only) {

@@ -37,7 +37,12 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
 
 /* One piece of the merge for values of type T. PAIR(x, y, s, keep) combines the values of an
  * entry present in both; ONE_A(x) / ONE_B(y) give the value of an entry present in one. With
- * `write` 0 it only counts (the compiler drops the stores and the values nothing keeps). */
+ * `write` 0 it only counts (the compiler drops the stores and what only they need).
+ *
+ * Each step takes a's entry, b's or both, as TensorFlow's loop does, without a branch on which:
+ * the data decide it about half the time on random inputs, so a branch would mispredict about
+ * every other step. Both current values are read, every candidate value is computed, and
+ * selects pick the row and the value; only dropping a sum (rare) branches. */
 #define MERGE_PIECE(NAME, T, PAIR, ONE_A, ONE_B)                                               \
     NDX_ALWAYS_INLINE int64_t NAME##_piece(const merge_job *j, int w, const int write) {       \
         const int R = j->rank;                                                                 \
@@ -52,60 +57,44 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
         if (i < ie && k < ke) {                                                                \
             int64_t ka = key_of(ai + i * R, st, R), kb = key_of(bi + k * R, st, R);            \
             for (;;) {                                                                         \
-                if (ka < kb) {                                                                 \
-                    if (write) {                                                               \
-                        memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                      \
-                        s = ONE_A(x);                                                          \
-                        memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);                \
-                        memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                      \
-                    }                                                                          \
-                    o++;                                                                       \
-                    if (++i == ie) break;                                                      \
-                    ka = key_of(ai + i * R, st, R);                                            \
-                } else if (ka > kb) {                                                          \
-                    if (write) {                                                               \
-                        memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                      \
-                        s = ONE_B(y);                                                          \
-                        memcpy(oi + o * R, bi + k * R, (size_t)R * sizeof *oi);                \
-                        memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                      \
-                    }                                                                          \
-                    o++;                                                                       \
-                    if (++k == ke) break;                                                      \
-                    kb = key_of(bi + k * R, st, R);                                            \
-                } else {                                                                       \
-                    int keep;                                                                  \
-                    memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                          \
-                    memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                          \
-                    PAIR(x, y, s, keep);                                                       \
-                    if (keep) {                                                                \
-                        if (write) {                                                           \
-                            memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);            \
-                            memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                  \
-                        }                                                                      \
-                        o++;                                                                   \
-                    }                                                                          \
-                    i++;                                                                       \
-                    k++;                                                                       \
-                    if (i == ie || k == ke) break;                                             \
-                    ka = key_of(ai + i * R, st, R);                                            \
-                    kb = key_of(bi + k * R, st, R);                                            \
+                const int le = ka <= kb, ge = kb <= ka;                                        \
+                int keep = 1;                                                                  \
+                memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                              \
+                memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                              \
+                PAIR(x, y, s, keep);                                                           \
+                keep |= !(le & ge);                                                            \
+                if (write) {                                                                   \
+                    T one_a = ONE_A(x), one_b = ONE_B(y);                                      \
+                    s = le & ge ? s : le ? one_a : one_b;                                      \
                 }                                                                              \
+                if (keep) {                                                                    \
+                    if (write) {                                                               \
+                        const int64_t *row = le ? ai + i * R : bi + k * R;                     \
+                        for (int d = 0; d < R; d++) oi[o * R + d] = row[d];                    \
+                        memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                      \
+                    }                                                                          \
+                    o++;                                                                       \
+                }                                                                              \
+                i += le;                                                                       \
+                k += ge;                                                                       \
+                if (i == ie || k == ke) break;                                                 \
+                ka = key_of(ai + i * R, st, R);                                                \
+                kb = key_of(bi + k * R, st, R);                                                \
             }                                                                                  \
         }                                                                                      \
-        for (; i < ie; i++, o++)                                                               \
-            if (write) {                                                                       \
-                memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                              \
-                s = ONE_A(x);                                                                  \
-                memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);                        \
-                memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                              \
-            }                                                                                  \
-        for (; k < ke; k++, o++)                                                               \
-            if (write) {                                                                       \
-                memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                              \
-                s = ONE_B(y);                                                                  \
-                memcpy(oi + o * R, bi + k * R, (size_t)R * sizeof *oi);                        \
-                memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                              \
-            }                                                                                  \
+        if (!write) return o + (ie - i) + (ke - k);                                            \
+        for (; i < ie; i++, o++) {                                                             \
+            memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                                  \
+            s = ONE_A(x);                                                                      \
+            memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);                            \
+            memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
+        }                                                                                      \
+        for (; k < ke; k++, o++) {                                                             \
+            memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                                  \
+            s = ONE_B(y);                                                                      \
+            memcpy(oi + o * R, bi + k * R, (size_t)R * sizeof *oi);                            \
+            memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
+        }                                                                                      \
         return o - o0;                                                                         \
     }                                                                                          \
     static int64_t NAME##_count(const merge_job *j, int w) { return NAME##_piece(j, w, 0); }   \
@@ -275,7 +264,7 @@ static void write_pieces(void *ctx, int64_t w0, int64_t w1, int worker) {
     for (int64_t w = w0; w < w1; w++) r->fn(r->j, (int)w);
 }
 
-int64_t ndx_merge_count(merge_job *j) {
+void ndx_merge_cut(merge_job *j) {
     const ndx_sparse_view *a = j->a, *b = j->b;
     const int R = j->rank;
     int pieces = a->sorted && b->sorted ? ndx_sparse_pieces(j->threads, a->nnz + b->nnz) : 1;
@@ -291,19 +280,50 @@ int64_t ndx_merge_count(merge_job *j) {
         j->a_cut[w] = lower_bound(a, j->strides, R, key);
         j->b_cut[w] = lower_bound(b, j->strides, R, key);
     }
+}
+
+int64_t ndx_merge_count(merge_job *j) {
+    ndx_merge_cut(j);
     piece_run r = {j, piece_of(j, 0)};
-    ndx_sparse_run_pieces(j->threads, pieces, count_pieces, &r);
+    ndx_sparse_run_pieces(j->threads, j->pieces, count_pieces, &r);
     int64_t total = 0;
-    for (int w = 0; w < pieces; w++) {
+    for (int w = 0; w < j->pieces; w++) {
         int64_t c = j->first[w];
         j->first[w] = total;
         total += c;
     }
-    j->first[pieces] = total;
+    j->first[j->pieces] = total;
     return total;
 }
 
 void ndx_merge_write(merge_job *j) {
     piece_run r = {j, piece_of(j, 1)};
     ndx_sparse_run_pieces(j->threads, j->pieces, write_pieces, &r);
+}
+
+static void write_counting(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    piece_run *r = ctx;
+    for (int64_t w = w0; w < w1; w++) r->j->count[w] = r->fn(r->j, (int)w);
+}
+
+int64_t ndx_merge_write_once(merge_job *j) {
+    ndx_merge_cut(j);
+    for (int w = 0; w <= j->pieces; w++) j->first[w] = j->a_cut[w] + j->b_cut[w];
+    piece_run r = {j, piece_of(j, 1)};
+    ndx_sparse_run_pieces(j->threads, j->pieces, write_counting, &r);
+    /* Close the gaps, in order: a piece moves down, never over a later piece's entries. */
+    const int R = j->rank;
+    const size_t size = j->a->itemsize;
+    int64_t total = j->count[0];
+    for (int w = 1; w < j->pieces; w++) {
+        int64_t from = j->first[w], n = j->count[w];
+        if (from != total && n > 0) {
+            memmove(j->out_idx + total * R, j->out_idx + from * R, (size_t)(n * R) * sizeof(int64_t));
+            memmove(j->out_values + (size_t)total * size, j->out_values + (size_t)from * size,
+                    (size_t)n * size);
+        }
+        total += n;
+    }
+    return total;
 }

@@ -27,6 +27,7 @@ typedef struct merge_job {
     int64_t a_cut[NDX_SPARSE_MAX_CHUNKS + 1], b_cut[NDX_SPARSE_MAX_CHUNKS + 1];
     int64_t first[NDX_SPARSE_MAX_CHUNKS + 1]; /* each piece's first output entry;
                                                  first[pieces] = the output's entry count */
+    int64_t count[NDX_SPARSE_MAX_CHUNKS];     /* ndx_merge_write_once: each piece's entries */
     int64_t *out_idx;
     unsigned char *out_values;
 } merge_job;
@@ -36,5 +37,12 @@ typedef struct merge_job {
 int64_t ndx_merge_count(merge_job *j);
 /* Writes the output's indices and values at out_idx / out_values (first[] as counted). */
 void ndx_merge_write(merge_job *j);
+/* Cuts into pieces (as ndx_merge_count does). */
+void ndx_merge_cut(merge_job *j);
+/* The merge in one pass, for an output the op allocates itself: out_idx / out_values hold room
+ * for a's plus b's entries; each piece writes where its entries would start if nothing merged
+ * or dropped, then the pieces move down in order to close the gaps. Returns the entry count;
+ * the entries are those ndx_merge_count and ndx_merge_write give. */
+int64_t ndx_merge_write_once(merge_job *j);
 
 #endif /* NDX_SPARSE_MERGE_H */
