@@ -92,8 +92,9 @@ static ndx_status infer_merge(merge_kind kind, const ndx_sparse_spec *a, const n
     NDX_TRY(ndx_sparse_check_specs(b, bn, &rb, &nb, err));
     if (ra != NDX_UNKNOWN && rb != NDX_UNKNOWN && ra != rb)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: Operands do not have the same ranks: a has rank %d, b rank %d", op,
-                        ra, rb);
+                        "%s: Operands do not have the same ranks; got a of rank %d and b of "
+                        "rank %d",
+                        op, ra, rb);
     NDX_TRY(check_value_types(kind, &a->values, &b->values, err));
     if (kind == MERGE_ADD) NDX_TRY(check_threshold_spec(threshold, a->values.dtype, err));
     if (!out) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: out is NULL", op);
@@ -146,32 +147,27 @@ static ndx_status plan_merge(ndx_call *c, merge_kind kind, const ndx_sparse_tens
     p->in[1] = b;
     snprintf(p->names[0], sizeof p->names[0], "%s: a", p->op);
     snprintf(p->names[1], sizeof p->names[1], "%s: b", p->op);
+    /* The checks on shapes and dtypes first, as infer makes them (the same messages). */
+    if (!a || !b)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: %s is NULL", p->op, a ? "b" : "a");
+    ndx_sparse_spec specs[2] = {ndx_sparse_spec_of(a), ndx_sparse_spec_of(b)}, ignored;
+    ndx_spec ts;
+    if (threshold) ts = ndx_spec_of(threshold);
+    NDX_TRY(infer_merge(kind, &specs[0], &specs[1], threshold ? &ts : NULL, &ignored, err));
     for (int m = 0; m < 2; m++)
         NDX_TRY(ndx_sparse_check_views(p->in[m], p->names[m], &p->v[m], err));
     const ndx_sparse_view *va = &p->v[0], *vb = &p->v[1];
     int64_t total;
     if (!ndx_add_i64(va->nnz, vb->nnz, &total))
         return ndx_fail(err, NDX_E_OVERFLOW, "%s: the total entry count overflows int64_t", p->op);
-    if (va->rank != vb->rank) {
-        char da[NDX_DIMS_TEXT], db[NDX_DIMS_TEXT];
-        ndx_format_dims(da, sizeof da, va->rank, va->dims);
-        ndx_format_dims(db, sizeof db, vb->rank, vb->dims);
-        return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
-                        "%s: Operands do not have the same ranks; got shapes: %s and %s", p->op,
-                        da, db);
-    }
     for (int d = 0; d < va->rank; d++)
         if (va->dims[d] != vb->dims[d])
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                             "%s: Operands' shapes do not match: got %lld and %lld for "
                             "dimension %d",
                             p->op, (long long)va->dims[d], (long long)vb->dims[d], d);
-    ndx_spec sa = ndx_spec_of(&a->values), sb = ndx_spec_of(&b->values);
-    NDX_TRY(check_value_types(kind, &sa, &sb, err));
     merge_job *j = &p->job;
     if (kind == MERGE_ADD && threshold) {
-        ndx_spec st = ndx_spec_of(threshold);
-        NDX_TRY(check_threshold_spec(&st, va->dtype, err));
         NDX_TRY(ndx_tensor_check(threshold, "sparse_add: threshold", NULL, NULL, err));
         switch (threshold->dtype) {
         case NDX_FLOAT32: {

@@ -118,21 +118,23 @@ ndx_status ndx_sparse_dense_add(const ndx_sparse_tensor *a, const ndx_tensor *b,
                                 const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, OP, opt, out, err));
+    if (!a || !b)
+        return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": %s is NULL", a ? "b" : "a");
+    /* The checks on shapes and dtypes first, as infer makes them (the same messages). */
+    ndx_sparse_spec as = ndx_sparse_spec_of(a);
+    ndx_spec bs = ndx_spec_of(b), ignored;
+    NDX_TRY(ndx_sparse_dense_add_infer(&as, &bs, &ignored, err));
     ndx_sparse_view v;
     NDX_TRY(ndx_sparse_check_views(a, OP ": a", &v, err));
-    if (!b) return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": b is NULL");
     int64_t count;
     size_t nbytes;
     NDX_TRY(ndx_tensor_check(b, OP ": b", &count, &nbytes, err));
-    NDX_TRY(check_ranks(v.rank, b->rank, err));
     for (int d = 0; d < v.rank; d++)
         if (v.dims[d] != b->shape[d])
             return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                             OP ": dimension %d does not equal (no broadcasting is supported): "
                                "sparse side %lld vs dense side %lld",
                             d, (long long)v.dims[d], (long long)b->shape[d]);
-    ndx_spec sv = ndx_spec_of(&a->values), sb = ndx_spec_of(b);
-    NDX_TRY(check_types(&sv, &sb, err));
     /* out may be b exactly; it must not share memory with anything else it reads. */
     if (out->data && out->data != b->data &&
         (ndx_overlaps(out->data, nbytes, b->data, nbytes) ||

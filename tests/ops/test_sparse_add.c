@@ -632,7 +632,7 @@ static void add_errors(void **state) {
         sp_lit(NDX_FLOAT32, 2, dims3x3, 1, VALS(-1, 0), (double[]){1});
     for (two_op op = OP_ADD; op <= OP_MIN; op++) {
         two_fails(op, &a, &r1, NULL, NDX_E_INVALID_ARGUMENT,
-                  "Operands do not have the same ranks; got shapes: [3, 3] and [9]");
+                  "Operands do not have the same ranks; got a of rank 2 and b of rank 1");
         two_fails(op, &a, &wide, NULL, NDX_E_INVALID_ARGUMENT,
                   "Operands' shapes do not match: got 3 and 4 for dimension 1");
         two_fails(op, &a, &f64, NULL, NDX_E_INVALID_ARGUMENT,
