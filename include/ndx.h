@@ -17,7 +17,8 @@
  *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
  *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
  *      sparse_segment_*).
- *      Sparse arithmetic (5d1): sparse_add, sparse_maximum, sparse_minimum, sparse_dense_add.
+ *      Sparse arithmetic (5d1): sparse_add, sparse_maximum, sparse_minimum, sparse_dense_add,
+ *      sparse_dense_cwise and sparse_add_grad.
  *
  * Conventions shared by every op
  * ------------------------------
@@ -700,6 +701,28 @@ NDX_API ndx_status ndx_sparse_dense_add_infer(const ndx_sparse_spec *a, const nd
 NDX_API ndx_status ndx_sparse_dense_add(const ndx_sparse_tensor *a, const ndx_tensor *b,
                                         const ndx_options *opt, ndx_tensor *out,
                                         ndx_error *err);
+
+/* sparse_dense_cwise(op, sp, dense) — TensorFlow's SparseDenseCwiseMul / SparseDenseCwiseDiv /
+ * SparseDenseCwiseAdd (what `sp * dense` and `sp / dense` run): the output is the values [nnz]
+ * of a SparseTensor with sp's indices and dense_shape, each sp's value op the element of `dense`
+ * at its index, dense broadcast to sp's dense shape (dense's rank at most sp's; each of its dims,
+ * aligned from the right, equal to sp's or 1 where sp's is at least 1; the broadcast goes from
+ * dense to sp only). Note that Add adds dense only where sp has entries. Values: every integer
+ * and float dtype, one for both (integers wrap; an integer division truncates, and the most
+ * negative value divided by -1 is itself). Div refuses a divisor 0 it would use, as TensorFlow
+ * does, before anything is written. */
+typedef enum ndx_sparse_dense_op {
+    NDX_SPARSE_DENSE_MUL = 0,
+    NDX_SPARSE_DENSE_DIV,
+    NDX_SPARSE_DENSE_ADD
+} ndx_sparse_dense_op;
+/* Infer: [nnz] of sp's values' dtype (dims that are data are checked by the op). */
+NDX_API ndx_status ndx_sparse_dense_cwise_infer(ndx_sparse_dense_op op, const ndx_sparse_spec *sp,
+                                                const ndx_spec *dense, ndx_spec *out,
+                                                ndx_error *err);
+NDX_API ndx_status ndx_sparse_dense_cwise(ndx_sparse_dense_op op, const ndx_sparse_tensor *sp,
+                                          const ndx_tensor *dense, const ndx_options *opt,
+                                          ndx_tensor *out, ndx_error *err);
 
 /* sparse_add_grad — TensorFlow's SparseAddGrad, the gradient of sparse_add: given the gradient
  * of the sum's values (backprop_val_grad, [sum_nnz]) and the index rows of a, b and the sum

@@ -731,6 +731,14 @@ NDX_API ndx_operation ndx_op_sparse_add_grad_at(const char *file, int line, ndx_
                                                 ndx_output backprop_val_grad,
                                                 ndx_output a_indices, ndx_output b_indices,
                                                 ndx_output sum_indices);
+/* sparse_dense_cwise (SparseDenseCwiseMul / Div / Add by op): the values of sp op dense
+ * broadcast to sp's dense shape, one per entry (sp's indices and dense_shape go with them).
+ * Mul and Div have TensorFlow's gradient; Add has none, as in TensorFlow. */
+#define ndx_op_sparse_dense_cwise(s, op, sp, dense) \
+    ndx_op_sparse_dense_cwise_at(__FILE__, __LINE__, (s), (op), (sp), (dense))
+NDX_API ndx_output ndx_op_sparse_dense_cwise_at(const char *file, int line, ndx_scope s,
+                                                ndx_sparse_dense_op op, ndx_sparse_output sp,
+                                                ndx_output dense);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
@@ -1003,7 +1011,11 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *                               entry, 0 where the threshold dropped it
  *   sparse_dense_add(a, b)      d a values = gather_nd(dy, a's indices); d b = dy
  *   sparse_maximum, _minimum,   no gradient (as in TensorFlow)
- *   sparse_add_grad
+ *   sparse_add_grad, sparse_dense_cwise ADD
+ *   sparse_dense_cwise MUL, DIV d sp values = dy * d, dy / d; d dense = dy * sp values,
+ *                               dy * (-sp values / d²), added at each entry's dense index (d: the
+ *                               dense element each entry read; TensorFlow's formulas; the ranks
+ *                               of sp and dense known at build time)
  *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div, less, less_equal,
  *   greater, greater_equal, logical_and, logical_or, logical_not, where: NONE (not
  *   differentiable). */

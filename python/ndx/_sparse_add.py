@@ -132,3 +132,27 @@ def sparse_minimum(sp_a: SparseTensor, sp_b: SparseTensor,
     [0.0, -2.0]
     """
     return minimum(sp_a, sp_b, name)
+
+
+# ---- sp * dense, sp / dense (SparseDenseCwiseMul / Div), as TensorFlow's SparseTensor operators
+
+# TensorFlow's __truediv__ casts integer values (and the dense side) to a float first.
+_TRUEDIV = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16": "float32",
+            "int32": "float64", "uint32": "float64", "int64": "float64", "uint64": "float64"}
+
+
+def _cwise(type_name: str, sp: SparseTensor, dense: Any, truediv: bool = False) -> SparseTensor:
+    """SparseTensor(sp.indices, sp.values <op> dense broadcast to sp's shape, sp.dense_shape):
+    TensorFlow's SparseDenseCwiseMul / Div / Add node; the dense side broadcasts to the sparse
+    one only."""
+    m = _mode()
+    inputs = sparse_parts(m, type_name, sp)
+    dtype = m.dtype(inputs[1])
+    if truediv and dtype.name in _TRUEDIV:
+        from ._glue import cast
+        dtype = as_dtype(_TRUEDIV[dtype.name])
+        inputs[1] = cast(inputs[1], dtype)
+        dense = cast(m.convert(dense), dtype)
+    inputs.append(m.convert(dense, dtype))
+    values = m.op(type_name, inputs, {}, None)[0]
+    return sparse_result([inputs[0], values, inputs[2]])

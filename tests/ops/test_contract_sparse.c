@@ -345,7 +345,8 @@ static void stages_use_exactly_their_scratch(void **state) {
 
 /* ---- sparse arithmetic (ndx.h 5d1) --------------------------------------------------------- */
 
-/* sparse_add, sparse_maximum / minimum, sparse_dense_add and sparse_add_grad: infer on complete
+/* sparse_add, sparse_maximum / minimum, sparse_dense_add, sparse_dense_cwise and sparse_add_grad:
+ * infer on complete
  * and partial specs agrees with the ops on random operands (some malformed, of other ranks or
  * dtypes, thresholds of other dtypes or ranks). */
 static void sparse_arithmetic_infer_agrees(void **state) {
@@ -412,6 +413,17 @@ static void sparse_arithmetic_infer_agrees(void **state) {
             assert_infer_agrees(&partial, &full, op, &op_err, 1, &sum);
             ran += op == NDX_OK;
             ndx_tensor_free(&sum);
+            for (int cw = 0; cw < 3; cw++) { /* sp op dense, the dense side broadcast */
+                ndx_tensor vals = {0};
+                op = ndx_sparse_dense_cwise((ndx_sparse_dense_op)cw, &in[0], &dense, NULL, &vals,
+                                            &op_err);
+                full.status = ndx_sparse_dense_cwise_infer((ndx_sparse_dense_op)cw, &fs[0], &df,
+                                                           full.specs, &full.err);
+                partial.status = ndx_sparse_dense_cwise_infer((ndx_sparse_dense_op)cw, &ps[0], &dp,
+                                                              partial.specs, &partial.err);
+                assert_infer_agrees(&partial, &full, op, &op_err, 1, &vals);
+                ndx_tensor_free(&vals);
+            }
             ndx_tensor_free(&dense);
         }
         /* the gradient op, with a's values as the sum's gradient and a's indices as its rows */

@@ -782,6 +782,166 @@ static void add_grad_errors(void **state) {
     test_tensor_free(&gu);
 }
 
+/* ---- sparse_dense_cwise (SparseDenseCwiseMul / Div / Add) --------------------------------- */
+
+/* The naive reference: value op the dense element at the entry's coordinates, each taken as 0
+ * along a dense dim of 1, computed in double (the test's values are small integers, so every
+ * result here is exact in every dtype, divisions too: the divisors divide). */
+static double cwise_ref(ndx_sparse_dense_op op, double x, double y) {
+    return op == NDX_SPARSE_DENSE_MUL ? x * y : op == NDX_SPARSE_DENSE_DIV ? x / y : x + y;
+}
+
+static double elem_at(const ndx_tensor *t, int64_t i) {
+    const unsigned char *p = (const unsigned char *)t->data + i * (int64_t)t->itemsize;
+    switch (t->dtype) {
+    case NDX_FLOAT16: { uint16_t h; memcpy(&h, p, 2); return ndx_float16_to_float(h); }
+    case NDX_BFLOAT16: { uint16_t h; memcpy(&h, p, 2); return ndx_bfloat16_to_float(h); }
+    case NDX_FLOAT32: { float f; memcpy(&f, p, 4); return f; }
+    case NDX_FLOAT64: { double f; memcpy(&f, p, 8); return f; }
+    case NDX_INT8: return *(const int8_t *)p;
+    case NDX_UINT8: return *p;
+    case NDX_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case NDX_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case NDX_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case NDX_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case NDX_INT64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+    }
+}
+
+/* Element i of t set to v (a small integer, exact in every dtype). */
+static void set_elem(ndx_tensor *t, int64_t i, double v) {
+    unsigned char *p = (unsigned char *)t->data + i * (int64_t)t->itemsize;
+    switch (t->dtype) {
+    case NDX_FLOAT16: { uint16_t h = ndx_float_to_float16((float)v); memcpy(p, &h, 2); } break;
+    case NDX_BFLOAT16: { uint16_t h = ndx_float_to_bfloat16((float)v); memcpy(p, &h, 2); } break;
+    case NDX_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); } break;
+    case NDX_FLOAT64: memcpy(p, &v, 8); break;
+    default: { int64_t w = (int64_t)v; memcpy(p, &w, t->itemsize); } break; /* little-endian */
+    }
+}
+
+static void cwise_random(void **state) {
+    (void)state;
+    test_rng r = {16};
+    static const int64_t sp_shapes[4][3] = {{10, 10, 10}, {5, 5}, {1618}, {3, 3, 7}};
+    static const int64_t dn_shapes[4][3] = {{10, 10, 1}, {5, 5}, {1}, {1, 7}};
+    static const int sp_ranks[4] = {3, 2, 1, 3}, dn_ranks[4] = {3, 2, 1, 2};
+    for (int di = 0; di < COUNT(minmax_dtypes); di++)
+        for (int sh = 0; sh < 4; sh++)
+            for (int op = 0; op < 3; op++) {
+                ndx_dtype dt = minmax_dtypes[di];
+                if (op == NDX_SPARSE_DENSE_DIV && dt == NDX_BFLOAT16) continue; /* inexact */
+                ndx_sparse_tensor sp = sp_random(&r, dt, sp_ranks[sh], sp_shapes[sh], 300,
+                                                 sh == 1, sh == 3);
+                ndx_tensor dense = test_tensor(dt, 0, dn_ranks[sh], dn_shapes[sh]);
+                int64_t dn = test_count(&dense);
+                for (int64_t i = 0; i < dn; i++) set_elem(&dense, i, (double)rng_range(&r, 1, 4));
+                int64_t nnz = sp.values.shape[0];
+                /* sp's values: a multiple of the divisor it meets, so the division is exact */
+                int R = sp_ranks[sh], lead = R - dn_ranks[sh];
+                ndx_tensor want = test_tensor_v(NDX_FLOAT64, 0, 1, nnz);
+                for (int64_t i = 0; i < nnz; i++) {
+                    int64_t off = 0;
+                    for (int d = lead; d < R; d++) {
+                        int64_t dim = dn_shapes[sh][d - lead];
+                        off = off * dim + (dim == 1 ? 0 : test_get_index(&sp.indices, i * R + d));
+                    }
+                    double y = elem_at(&dense, off), x = y * (double)rng_range(&r, 1, 3);
+                    set_elem(&sp.values, i, x);
+                    ((double *)want.data)[i] = cwise_ref((ndx_sparse_dense_op)op, x, y);
+                }
+                ndx_tensor first = {0};
+                for (int threads = 1; threads <= TEST_THREADS; threads++) {
+                    ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+                    ndx_error err;
+                    ndx_tensor out = {0};
+                    assert_ok(ndx_sparse_dense_cwise((ndx_sparse_dense_op)op, &sp, &dense, &opt,
+                                                     &out, &err),
+                              &err);
+                    assert_int_equal(out.dtype, dt);
+                    assert_int_equal(out.shape[0], nnz);
+                    for (int64_t i = 0; i < nnz; i++) {
+                        double got = elem_at(&out, i), w = ((double *)want.data)[i];
+                        if (got != w)
+                            fail_msg("%s op %d shape %d entry %lld: %g, want %g",
+                                     ndx_dtype_name(dt), op, sh, (long long)i, got, w);
+                    }
+                    if (!keep_first_or_assert_same(&first, &out, threads)) ndx_tensor_free(&out);
+                }
+                ndx_tensor_free(&first);
+                test_tensor_free(&want);
+                test_tensor_free(&dense);
+                test_sparse_free(&sp);
+            }
+}
+
+static void cwise_fails(ndx_sparse_dense_op op, const ndx_sparse_tensor *sp,
+                        const ndx_tensor *dense, ndx_status code, const char *needle) {
+    ndx_error err;
+    ndx_tensor out = test_tensor_v(sp->values.dtype, 0, 1, sp->values.shape[0]);
+    test_guard g = test_guard_fill(&out, 0x3c);
+    assert_fails(ndx_sparse_dense_cwise(op, sp, dense, NULL, &out, &err), &err, code, needle);
+    assert_untouched(&g, &out);
+    test_tensor_free(&out);
+}
+
+/* sparse_ops_test.py: testCwiseAdd (identity + ones, dense broadcast or not), testCwiseShapeValidation
+ * (GitHub 24072), and the other errors. */
+static void cwise_tf_cases_and_errors(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_sparse_tensor id = sp_lit(NDX_INT32, 2, (int64_t[]){2, 2}, 2, VALS(0, 0, 1, 1),
+                                  (double[]){1, 1});
+    int32_t ones[4] = {1, 1, 1, 1};
+    ndx_tensor d22 = test_tensor_from(NDX_INT32, 0, 2, SHAPE(2, 2), ones);
+    ndx_tensor d1 = test_tensor_from(NDX_INT32, 0, 1, SHAPE(1), ones);
+    for (int k = 0; k < 2; k++) {
+        ndx_tensor out = {0};
+        assert_ok(ndx_sparse_dense_cwise(NDX_SPARSE_DENSE_ADD, &id, k ? &d1 : &d22, NULL, &out,
+                                         &err),
+                  &err);
+        assert_int_equal(((int32_t *)out.data)[0], 2);
+        assert_int_equal(((int32_t *)out.data)[1], 2);
+        ndx_tensor_free(&out);
+    }
+    ndx_sparse_tensor b = sp_lit(NDX_INT32, 4, (int64_t[]){1, 1, 4, 2}, 2,
+                                 VALS(0, 0, 1, 0, 0, 0, 3, 0), (double[]){10, 20});
+    ndx_tensor a = test_tensor_v(NDX_INT32, 0, 3, 3, 4, 1);
+    cwise_fails(NDX_SPARSE_DENSE_MUL, &b, &a, NDX_E_INVALID_ARGUMENT,
+                "sparse_dense_cwise_mul: broadcasts dense to sparse only; got incompatible "
+                "shapes: [1, 1, 4, 2] vs. [3, 4, 1]");
+    ndx_tensor big = test_tensor_v(NDX_INT32, 0, 3, 1, 1, 1);
+    cwise_fails(NDX_SPARSE_DENSE_MUL, &id, &big, NDX_E_INVALID_ARGUMENT,
+                "broadcasts dense to sparse only; dense has rank 3, sp rank 2");
+    int32_t zero_one[2] = {0, 1};
+    ndx_tensor z = test_tensor_from(NDX_INT32, 0, 1, SHAPE(2), zero_one);
+    cwise_fails(NDX_SPARSE_DENSE_DIV, &id, &z, NDX_E_INVALID_ARGUMENT,
+                "sparse_dense_cwise_div: cannot divide by zero, but dense holds 0 where "
+                "sp.indices[0] = [0, 0] reads it");
+    ndx_tensor f = test_tensor_v(NDX_FLOAT32, 0, 2, 2, 2);
+    cwise_fails(NDX_SPARSE_DENSE_ADD, &id, &f, NDX_E_INVALID_ARGUMENT,
+                "sp.values are int32 but dense is float32");
+    ndx_sparse_tensor out_of = sp_lit(NDX_INT32, 2, (int64_t[]){2, 2}, 1, VALS(0, 2), (double[]){1});
+    cwise_fails(NDX_SPARSE_DENSE_MUL, &out_of, &d22, NDX_E_OUT_OF_RANGE,
+                "sparse_dense_cwise_mul: sp.indices[0] = [0, 2] is outside dense_shape [2, 2]");
+    ndx_sparse_tensor c = sp_random(&(test_rng){3}, NDX_COMPLEX64, 1, (int64_t[]){4}, 2, 0, 0);
+    ndx_tensor dc = test_tensor_v(NDX_COMPLEX64, 0, 1, 4);
+    cwise_fails(NDX_SPARSE_DENSE_MUL, &c, &dc, NDX_E_INVALID_ARGUMENT,
+                "values of dtype complex64 are not supported");
+    test_sparse_free(&id);
+    test_sparse_free(&b);
+    test_sparse_free(&out_of);
+    test_sparse_free(&c);
+    test_tensor_free(&d22);
+    test_tensor_free(&d1);
+    test_tensor_free(&a);
+    test_tensor_free(&big);
+    test_tensor_free(&z);
+    test_tensor_free(&f);
+    test_tensor_free(&dc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tf_add_self),
@@ -800,6 +960,8 @@ int main(void) {
         cmocka_unit_test(add_errors),
         cmocka_unit_test(dense_add_errors),
         cmocka_unit_test(add_grad_errors),
+        cmocka_unit_test(cwise_random),
+        cmocka_unit_test(cwise_tf_cases_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,3 +167,43 @@ def test_errors_in_both_modes(call, error, message):
     with pytest.raises(error) as e:
         ndx.function(call)()
     assert message in str(e.value)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_cwise_div_and_mul(dtype):  # sparse_ops_test.py testCwiseDivAndMul
+    rng = np.random.default_rng(1618)
+    for sp_shape, dense_shape in [((10, 10, 10), (10, 10, 1)), ((5, 5), (5, 5)), ((1618,), (1,)),
+                                  ((3, 3, 7), (1, 7))]:
+        sp_np = (rng.random(sp_shape) * 3 + 1).astype(dtype)
+        dense = (rng.random(dense_shape) * 3 + 1).astype(dtype)
+        idx = np.argwhere(sp_np > 2)
+        sp = ndx.SparseTensor(idx, sp_np[tuple(idx.T)], sp_shape)
+        full = np.broadcast_to(dense, sp_shape)[tuple(idx.T)]
+        for mode, got in both(lambda: sp * dense):
+            np.testing.assert_array_equal(got.indices, idx, err_msg=mode)
+            np.testing.assert_array_equal(got.values, sp.values * full, err_msg=mode)
+        np.testing.assert_array_equal((dense * sp).values, sp.values * full)
+        q = sp / dense
+        if dtype.startswith("int"):
+            assert np.asarray(q.values).dtype == np.float64  # TensorFlow's __truediv__
+        np.testing.assert_allclose(q.values, np.asarray(sp.values, q.values.dtype) / full,
+                                   rtol=1e-6)
+
+
+def test_cwise_shape_validation_and_divide_by_zero():
+    b = ndx.SparseTensor([[0, 0, 1, 0], [0, 0, 3, 0]], np.int32([10, 20]), [1, 1, 4, 2])
+    with pytest.raises(ndx.InvalidArgumentError, match="broadcasts dense to sparse only"):
+        np.ones([3, 4, 1], np.int32) * b
+    sp = ndx.SparseTensor([[0], [1]], [1.0, 2.0], [2])
+    with pytest.raises(ndx.InvalidArgumentError, match="cannot divide by zero"):
+        sp / np.float32([1, 0])
+
+
+@pytest.mark.parametrize("gradients", ["traced", "taped"])
+def test_cwise_gradients(gradients):
+    kw = {} if gradients == "traced" else {"gradients": taped}
+    idx = [[0, 0, 1], [0, 2, 3], [1, 2, 0], [1, 0, 2]]
+    check(lambda v, d: (ndx.SparseTensor(idx, v, [2, 3, 4]) * d).values,
+          [np.array([0.5, -1.5, 2, 0.75]), np.array([[1.25], [-0.5], [2.5]])], [0, 1], **kw)
+    check(lambda v, d: (ndx.SparseTensor(idx, v, [2, 3, 4]) / d).values,
+          [np.array([0.5, -1.5, 2, 0.75]), np.array([[1.25], [-0.5], [2.5]])], [0, 1], **kw)

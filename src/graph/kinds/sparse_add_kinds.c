@@ -122,3 +122,35 @@ const graph_kind_desc graph_kind_sparse_add_grad = {
     .kind = GRAPH_SPARSE_ADD_GRAD, .type = "SparseAddGrad", .min_inputs = 4, .max_inputs = 4,
     .inputs = add_grad_inputs, .outputs = 2, .infer = infer_sparse_add_grad,
     .run = run_sparse_add_grad};
+
+/* ---- SparseDenseCwiseMul / Div / Add (the descriptor's variant is the ndx_sparse_dense_op) -- */
+
+static ndx_status infer_sparse_dense_cwise(const graph_node *n, const ndx_spec *in,
+                                           const ndx_tensor *const *consts, ndx_spec *out,
+                                           ndx_error *err) {
+    (void)consts;
+    ndx_sparse_spec sp = graph_sparse_spec_at(in, 0, 1);
+    return ndx_sparse_dense_cwise_infer((ndx_sparse_dense_op)graph_desc(n->kind)->variant, &sp,
+                                        &in[3], out, err);
+}
+
+static ndx_status run_sparse_dense_cwise(const graph_node *n, const ndx_tensor *in,
+                                         const ndx_options *opt, ndx_tensor *out,
+                                         ndx_error *err) {
+    ndx_sparse_tensor sp = graph_sparse_at(in, 0, 1);
+    return ndx_sparse_dense_cwise((ndx_sparse_dense_op)graph_desc(n->kind)->variant, &sp, &in[3],
+                                  opt, out, err);
+}
+
+static const char *const cwise_inputs[] = {"sp_indices", "sp_values", "sp_shape", "dense"};
+
+#define CWISE_KIND(KIND, TYPE, OP)                                                             \
+    {.kind = KIND, .type = TYPE, .variant = OP, .min_inputs = 4, .max_inputs = 4,             \
+     .inputs = cwise_inputs, .outputs = 1, .infer = infer_sparse_dense_cwise,                  \
+     .run = run_sparse_dense_cwise}
+const graph_kind_desc graph_kind_sparse_dense_cwise_mul =
+    CWISE_KIND(GRAPH_SPARSE_DENSE_CWISE_MUL, "SparseDenseCwiseMul", NDX_SPARSE_DENSE_MUL);
+const graph_kind_desc graph_kind_sparse_dense_cwise_div =
+    CWISE_KIND(GRAPH_SPARSE_DENSE_CWISE_DIV, "SparseDenseCwiseDiv", NDX_SPARSE_DENSE_DIV);
+const graph_kind_desc graph_kind_sparse_dense_cwise_add =
+    CWISE_KIND(GRAPH_SPARSE_DENSE_CWISE_ADD, "SparseDenseCwiseAdd", NDX_SPARSE_DENSE_ADD);

@@ -101,11 +101,57 @@ static void dropped_entries_get_zero(void **state) {
     ndx_graph_free(g);
 }
 
+/* sp [2, 3, 4] with 4 entries times / over dense [3, 1] (broadcast along sp's first and last
+ * dims; entries 0 and 3, and 1 and 2, read the same dense element, whose gradient adds up). */
+typedef struct {
+    ndx_sparse_dense_op op;
+} cwise_user;
+
+static ndx_output build_cwise(ndx_scope s, ndx_dtype dt, const ndx_output *x, void *user) {
+    (void)dt;
+    const cwise_user *u = user;
+    ndx_sparse_output sp = {
+        test_const(s, NDX_INT64, 2, SHAPE(4, 3), (int64_t[]){0, 0, 1, 0, 2, 3, 1, 2, 0, 1, 0, 2}),
+        x[0], test_const(s, NDX_INT64, 1, SHAPE(3), (int64_t[]){2, 3, 4})};
+    return ndx_op_sparse_dense_cwise(s, u->op, sp, x[1]);
+}
+
+static void sparse_dense_cwise_gradient(void **state) {
+    (void)state;
+    static const ndx_dtype dts[2] = {NDX_FLOAT32, NDX_FLOAT64};
+    static const double sv[4] = {0.5, -1.5, 2, 0.75}, dv[3] = {1.25, -0.5, 2.5};
+    for (int op = 0; op < 2; op++)
+        for (int d = 0; d < 2; d++) {
+            cwise_user u = {(ndx_sparse_dense_op)op};
+            grad_check_x x[2] = {{1, {4}, sv}, {2, {3, 1}, dv}};
+            double e = grad_check(build_cwise, &u, dts[d], 2, x, 11, 0);
+            if (!(e <= grad_check_tolerance(dts[d])))
+                fail_msg("sparse_dense_cwise %s in %s: error %g", op ? "div" : "mul",
+                         ndx_dtype_name(dts[d]), e);
+        }
+}
+
+/* SparseDenseCwiseAdd has no gradient, as in TensorFlow. */
+static void cwise_add_has_no_gradient(void **state) {
+    (void)state;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope r = ndx_graph_root(g);
+    ndx_spec vs = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(4)), ds = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(3, 1));
+    ndx_output x[2] = {ndx_op_placeholder(r, &vs), ndx_op_placeholder(r, &ds)};
+    cwise_user u = {NDX_SPARSE_DENSE_ADD};
+    ndx_output y = build_cwise(r, NDX_FLOAT32, x, &u);
+    ndx_gradient dx[2];
+    assert_int_not_equal(ndx_graph_gradients(r, 1, &y, NULL, 2, x, dx), NDX_OK);
+    ndx_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sparse_add_gradient),
         cmocka_unit_test(sparse_dense_add_gradient),
         cmocka_unit_test(dropped_entries_get_zero),
+        cmocka_unit_test(sparse_dense_cwise_gradient),
+        cmocka_unit_test(cwise_add_has_no_gradient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,7 +94,11 @@ static const char add_text[] =
     "n = SparseSparseMinimum(ai, av, as, bi, bv, bs) : int64[?, 2], float64[?], int64[2]\n"
     "d = Placeholder() : float64[4, 5]\n"
     "e = SparseTensorDenseAdd(ai, av, as, d) : float64[4, 5]\n"
-    "g = SparseAddGrad(s:1, ai, bi, s) : float64[?], float64[?]\n";
+    "g = SparseAddGrad(s:1, ai, bi, s) : float64[?], float64[?]\n"
+    "w = Placeholder() : float64[5]\n"
+    "x = SparseDenseCwiseMul(ai, av, as, w) : float64[?]\n"
+    "y = SparseDenseCwiseDiv(ai, av, as, w) : float64[?]\n"
+    "z = SparseDenseCwiseAdd(ai, av, as, d) : float64[?]\n";
 
 static void text_round_trip_and_by_type(void **state) {
     (void)state;
