@@ -288,7 +288,7 @@ ref_verdict ref_sparse_dense_add(const ndx_sparse_tensor *a, const ndx_tensor *b
     size_t w = b->itemsize;
     *out = owned(d, w, b->rank, b->shape);
     int64_t count = ref_count_of(b->rank, b->shape);
-    memcpy(out->data, b->data, (size_t)count * w);
+    if (count > 0) memcpy(out->data, b->data, (size_t)count * w);
     unsigned char *o = out->data;
     const unsigned char *av = a->values.data;
     for (int64_t i = 0; i < a->indices.shape[0]; i++) {
