@@ -15,6 +15,7 @@ from ._dense import (
 )
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
+from .sparse import sparse_dense_matmul as sparse_tensor_dense_matmul
 from ._sparse_add import (sparse_add as sparse_add, sparse_maximum as sparse_maximum,
                           sparse_minimum as sparse_minimum)
 from ._graph import (

@@ -155,6 +155,11 @@ def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None,
 __all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]
 
 
+# ---- sparse times dense (ndx/_sparse_matmul.py) ----
+from ._sparse_matmul import sparse_dense_matmul  # noqa: E402
+
+matmul = sparse_dense_matmul  # TensorFlow 1's tf.sparse.matmul
+__all__ += ["sparse_dense_matmul", "matmul"]
 # ---- sparse arithmetic (ndx/_sparse_add.py): add, maximum, minimum ----
 from ._sparse_add import add, maximum, minimum  # noqa: E402
 

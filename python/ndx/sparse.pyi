@@ -25,6 +25,10 @@ def segment_mean(data: Any, indices: Any, segment_ids: Any, num_segments: Any = 
 def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
                    name: Optional[str] = None, sparse_gradient: bool = False) -> Any: ...
 
+# sparse times dense (ndx/_sparse_matmul.py)
+def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False,
+                        name: Optional[str] = None) -> Any: ...
+matmul = sparse_dense_matmul
 # sparse arithmetic (ndx/_sparse_add.py)
 def add(a: Any, b: Any, threshold: Any = 0, *, thresh: Any = None,
         name: Optional[str] = None) -> Any: ...

@@ -140,6 +140,13 @@ void ref_sparse_free(ndx_sparse_tensor *sp);
 int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want, int ties,
                      char *why);
 
+/* sparse_dense_matmul (reference_sparse_matmul.c): op(A) densified, times op(B), in float64
+ * (complex128 for complex, wrapping int32 for int32) into *out, and into *magnitude (float64)
+ * the sum of |a||b| over each output element's terms, which bounds its rounding error. Both are
+ * malloc'd (ref_tensor_free). */
+ref_verdict ref_sparse_dense_matmul(const ndx_sparse_tensor *a, const ndx_tensor *b,
+                                    int adjoint_a, int adjoint_b, ndx_tensor *out,
+                                    ndx_tensor *magnitude, char *why);
 /* ---- sparse arithmetic (ndx.h 5d1; reference_sparse_add.c) ------------------------------- */
 /* SparseAdd (threshold NULL: 0) and SparseSparseMaximum / Minimum: TensorFlow's loop over a and
  * b in their given order. */
