@@ -220,6 +220,81 @@ def sparse_reduce_sum(rng, axis):
                      f"int64 indices, axis {axis}")
 
 
+# ---- sparse.add: two SparseTensors of 10M entries each ---------------------------------------
+
+ADD_ROWS, ADD_COLS, ADD_PER_ROW = 1_000_000, 1_000_000, 10
+
+
+def add_operands(rng):
+    """Two canonical [ADD_ROWS, ADD_COLS] float32 SparseTensors of ADD_PER_ROW entries a row
+    (about 10M each); half of b's entries sit where a has one (their values are summed), half
+    elsewhere. Values are continuous, so no sum is exactly 0 (SciPy would drop it)."""
+    def canonical(keys):
+        keys = np.unique(keys)
+        return np.stack([keys // ADD_COLS, keys % ADD_COLS], axis=1)
+
+    n = ADD_ROWS * ADD_PER_ROW
+    rows = np.repeat(np.arange(ADD_ROWS, dtype=np.int64), ADD_PER_ROW)
+    a_keys = rows * ADD_COLS + rng.integers(0, ADD_COLS, n)
+    shared = rng.choice(a_keys, n // 2, replace=False)
+    b_keys = np.concatenate([shared, rng.integers(0, ADD_ROWS * ADD_COLS, n - n // 2)])
+    a_idx, b_idx = canonical(a_keys), canonical(b_keys)
+    a = ndx.SparseTensor(a_idx, rng.random(len(a_idx), dtype=np.float32) + 0.5,
+                         [ADD_ROWS, ADD_COLS])
+    b = ndx.SparseTensor(b_idx, rng.random(len(b_idx), dtype=np.float32) + 0.5,
+                         [ADD_ROWS, ADD_COLS])
+    return a, b
+
+
+def sparse_add(rng):
+    a, b = add_operands(rng)
+    sp, torch = scipy_or_none(), torch_or_none()
+
+    def mine(threads):
+        f = ndx.function(lambda x, y: ndx.sparse.add(x, y), threads=threads)
+        last = {}
+
+        def run():
+            last["r"] = f(a, b)
+        return run, lambda: (np.asarray(last["r"].indices), np.asarray(last["r"].values))
+
+    def check(got, want):
+        return exact(got[0], want[0]) or exact(got[1], want[1])
+
+    peers = {}
+    if sp is not None:
+        shape = (ADD_ROWS, ADD_COLS)
+        ca = sp.csr_matrix((a.values, (a.indices[:, 0], a.indices[:, 1])), shape=shape)
+        cb = sp.csr_matrix((b.values, (b.indices[:, 0], b.indices[:, 1])), shape=shape)
+
+        def scipy_result(c):
+            c = c.tocoo()
+            return np.stack([c.row, c.col], axis=1).astype(np.int64), c.data
+        peers["scipy csr + csr"] = lambda threads: (lambda r: (r[0], lambda: scipy_result(
+            r[1]())))(call(lambda: ca + cb))
+    if torch is not None:
+        def coo(x):
+            return torch.sparse_coo_tensor(torch.from_numpy(x.indices.T.copy()),
+                                           torch.from_numpy(x.values),
+                                           (ADD_ROWS, ADD_COLS)).coalesce()  # (not timed)
+        ta, tb = coo(a), coo(b)
+
+        def torch_result(t):
+            return t.indices().numpy().T, t.values().numpy()
+        peers["torch add + coalesce"] = lambda threads: (lambda r: (r[0], lambda: torch_result(
+            r[1]())))(call(lambda: (ta + tb).coalesce()))
+    eager = call(lambda: ndx.sparse.add(a, b))
+    return dict(ndx=mine, peers=peers, check=check, eager_check=lambda got, want: check(
+                    (np.asarray(got.indices), np.asarray(got.values)), want),
+                eager=eager,
+                stream=2 * (a.indices.nbytes + a.values.nbytes + b.indices.nbytes +
+                            b.values.nbytes), random=0,
+                note=f"two canonical float32 SparseTensors of {len(a.values):,} and "
+                     f"{len(b.values):,} entries in [{ADD_ROWS:,}, {ADD_COLS:,}], half of b's "
+                     f"where a has one; ndx.sparse.add in canonical order; the peers' results "
+                     f"(SciPy's CSR sum, PyTorch's coalesced sum) checked equal to ndx's")
+
+
 def workloads():
     """name -> builder of the workload (inputs drawn when it is run)."""
     rng = np.random.default_rng(SEED)
@@ -229,6 +304,7 @@ def workloads():
         "sparse.reduce_sum axis 1": lambda: sparse_reduce_sum(rng, 1),
         "sparse.reduce_sum axis 0": lambda: sparse_reduce_sum(rng, 0),
         "sparse.reduce_sum all axes": lambda: sparse_reduce_sum(rng, None),
+        "sparse.add 2x10M": lambda: sparse_add(rng),
     }
 
 

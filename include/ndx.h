@@ -21,6 +21,8 @@
  *      sparse_segment_*).
  *      Sparse fill (5d5): sparse_fill_empty_rows and its gradient; the count ops of
  *      tf.sparse.bincount (dense_ and sparse_count_sparse_output).
+ *      Sparse arithmetic (5d1): sparse_add, sparse_maximum, sparse_minimum, sparse_dense_add,
+ *      sparse_dense_cwise and sparse_add_grad.
  *
  * Conventions shared by every op
  * ------------------------------
@@ -721,6 +723,116 @@ NDX_API ndx_status ndx_sparse_softmax_infer(const ndx_sparse_spec *sp, ndx_spec 
                                             ndx_error *err);
 NDX_API ndx_status ndx_sparse_softmax(const ndx_sparse_tensor *sp, const ndx_options *opt,
                                       ndx_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d1. Sparse arithmetic: sparse + sparse, sparse + dense, elementwise maximum and minimum    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The two-sparse ops below (SparseAdd, SparseSparseMaximum / Minimum) merge a and b as
+ * TensorFlow's kernels do: while both have entries, the one whose index row comes first in
+ * canonical order is taken alone and equal rows are taken together; then the rest of either.
+ * Inputs in canonical order give the canonical union of their entries; other inputs give what
+ * that loop gives on them (TensorFlow asks for canonical order and does not check it). Both
+ * must have the same dense_shape (no broadcasting) and values of one dtype; the output's rows
+ * are copies of the inputs' (a's for an entry in both) and its dense_shape is a's. The shape
+ * functions run the merge's count (the entry count depends on the indices and, for
+ * sparse_add, on the values). Bitwise identical at any thread count. */
+
+/* sparse_add(a, b, threshold) — TensorFlow's tf.sparse.add of two SparseTensors (SparseAdd).
+ * An entry in one input keeps its value; an entry in both gets the sum, kept only when
+ * threshold <= |sum| (so a NaN sum drops out, and a threshold <= 0 keeps every other sum; an
+ * entry in one input is kept whatever its value). `threshold` is a scalar of the values' real
+ * dtype (float32 for complex64, float64 for complex128, else the values' own), or NULL for 0.
+ * Values: float32, float64, int8, int16, int32, int64, complex64, complex128 (integers wrap). */
+/* Infer: indices [?, rank] int64, values [?] of a's dtype, dense_shape [rank] int64. */
+NDX_API ndx_status ndx_sparse_add_infer(const ndx_sparse_spec *a, const ndx_sparse_spec *b,
+                                        const ndx_spec *threshold, ndx_sparse_spec *out,
+                                        ndx_error *err);
+NDX_API ndx_status ndx_sparse_add_shape(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                                        const ndx_tensor *threshold, ndx_sparse_tensor *out,
+                                        ndx_error *err);
+NDX_API ndx_status ndx_sparse_add(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                                  const ndx_tensor *threshold, const ndx_options *opt,
+                                  ndx_sparse_tensor *out, ndx_error *err);
+
+/* sparse_maximum / sparse_minimum(a, b) — TensorFlow's tf.sparse.maximum / minimum
+ * (SparseSparseMaximum / SparseSparseMinimum): the union of the entries, each the larger /
+ * smaller of a's and b's value, an absent one counting as zero (so every entry of either input
+ * is in the output, even one whose result is 0). As TensorFlow's Maximum / Minimum: on a tie
+ * the value from a; a float NaN wins. Values: every integer and float dtype (no complex, bool
+ * or string). */
+/* Infer: indices [?, rank] int64, values [?] of a's dtype, dense_shape [rank] int64. */
+NDX_API ndx_status ndx_sparse_maximum_infer(const ndx_sparse_spec *a, const ndx_sparse_spec *b,
+                                            ndx_sparse_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_maximum_shape(const ndx_sparse_tensor *a,
+                                            const ndx_sparse_tensor *b, ndx_sparse_tensor *out,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_sparse_maximum(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                                      const ndx_options *opt, ndx_sparse_tensor *out,
+                                      ndx_error *err);
+/* Infer: as sparse_maximum's (its messages name sparse_minimum). */
+NDX_API ndx_status ndx_sparse_minimum_infer(const ndx_sparse_spec *a, const ndx_sparse_spec *b,
+                                            ndx_sparse_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_minimum_shape(const ndx_sparse_tensor *a,
+                                            const ndx_sparse_tensor *b, ndx_sparse_tensor *out,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_sparse_minimum(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                                      const ndx_options *opt, ndx_sparse_tensor *out,
+                                      ndx_error *err);
+
+/* sparse_dense_add(a, b) — TensorFlow's tf.sparse.add of a SparseTensor and a dense tensor
+ * (SparseTensorDenseAdd): a dense tensor, b with each entry of a added at its index, in entry
+ * order (so repeated indices add up; a's order may be any). b has a's dense_shape exactly (no
+ * broadcasting) and a's values' dtype: any integer, float or complex dtype (integers wrap;
+ * float16 and bfloat16 add in float and round each sum). out may be b itself (the sum in
+ * place); no other overlap of out with an input is allowed. */
+/* Infer: b's spec (b's dims are checked against dense_shape, which is data, by the op). */
+NDX_API ndx_status ndx_sparse_dense_add_infer(const ndx_sparse_spec *a, const ndx_spec *b,
+                                              ndx_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_dense_add(const ndx_sparse_tensor *a, const ndx_tensor *b,
+                                        const ndx_options *opt, ndx_tensor *out,
+                                        ndx_error *err);
+
+/* sparse_dense_cwise(op, sp, dense) — TensorFlow's SparseDenseCwiseMul / SparseDenseCwiseDiv /
+ * SparseDenseCwiseAdd (what `sp * dense` and `sp / dense` run): the output is the values [nnz]
+ * of a SparseTensor with sp's indices and dense_shape, each sp's value op the element of `dense`
+ * at its index, dense broadcast to sp's dense shape (dense's rank at most sp's; each of its dims,
+ * aligned from the right, equal to sp's or 1 where sp's is at least 1; the broadcast goes from
+ * dense to sp only). Note that Add adds dense only where sp has entries. Values: every integer
+ * and float dtype, one for both (integers wrap; an integer division truncates, and the most
+ * negative value divided by -1 is itself). Div refuses a divisor 0 it would use, as TensorFlow
+ * does, before anything is written. */
+typedef enum ndx_sparse_dense_op {
+    NDX_SPARSE_DENSE_MUL = 0,
+    NDX_SPARSE_DENSE_DIV,
+    NDX_SPARSE_DENSE_ADD
+} ndx_sparse_dense_op;
+/* Infer: [nnz] of sp's values' dtype (dims that are data are checked by the op). */
+NDX_API ndx_status ndx_sparse_dense_cwise_infer(ndx_sparse_dense_op op, const ndx_sparse_spec *sp,
+                                                const ndx_spec *dense, ndx_spec *out,
+                                                ndx_error *err);
+NDX_API ndx_status ndx_sparse_dense_cwise(ndx_sparse_dense_op op, const ndx_sparse_tensor *sp,
+                                          const ndx_tensor *dense, const ndx_options *opt,
+                                          ndx_tensor *out, ndx_error *err);
+
+/* sparse_add_grad — TensorFlow's SparseAddGrad, the gradient of sparse_add: given the gradient
+ * of the sum's values (backprop_val_grad, [sum_nnz]) and the index rows of a, b and the sum
+ * (int16, int32 or int64 matrices with one column count), a_val_grad [a_nnz] and b_val_grad
+ * [b_nnz] get, for each of their entries whose row TensorFlow's walk over the three sorted lists
+ * finds in the sum, that sum entry's gradient, and 0 elsewhere (an entry dropped by the
+ * threshold gets 0). The walk is TensorFlow's, step for step, whatever the order. Values: as
+ * sparse_add's. Runs on one thread. */
+/* Infer: a_val_grad [a_nnz] and b_val_grad [b_nnz] of backprop_val_grad's dtype. */
+NDX_API ndx_status ndx_sparse_add_grad_infer(const ndx_spec *backprop_val_grad,
+                                             const ndx_spec *a_indices,
+                                             const ndx_spec *b_indices,
+                                             const ndx_spec *sum_indices, ndx_spec *a_val_grad,
+                                             ndx_spec *b_val_grad, ndx_error *err);
+NDX_API ndx_status ndx_sparse_add_grad(const ndx_tensor *backprop_val_grad,
+                                       const ndx_tensor *a_indices, const ndx_tensor *b_indices,
+                                       const ndx_tensor *sum_indices, const ndx_options *opt,
+                                       ndx_tensor *a_val_grad, ndx_tensor *b_val_grad,
+                                       ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5d3. Sparse times dense: sparse_dense_matmul                                                 */

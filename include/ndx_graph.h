@@ -15,7 +15,8 @@
  *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
  *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
  *      dense_bincount, sparse_dense_matmul, sparse_fill_empty_rows, sparse_fill_empty_rows_grad,
- *      dense_count_sparse_output, sparse_count_sparse_output, and
+ *      dense_count_sparse_output, sparse_count_sparse_output, sparse arithmetic (sparse_add,
+ *      sparse_maximum, sparse_minimum, sparse_dense_add, sparse_add_grad, sparse_dense_cwise), and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
  *      attributes), with the registry of kinds that describes what each type takes
  *      (ndx_kind_info).
@@ -786,6 +787,43 @@ NDX_API ndx_sparse_output ndx_op_sparse_count_sparse_output_at(const char *file,
                                                                ndx_scope s, ndx_sparse_output sp,
                                                                ndx_output weights,
                                                                const ndx_count_attrs *attrs);
+/* Sparse arithmetic (ndx.h 5d1). sparse_add (SparseAdd): a + b of two sparse tensors, sums whose
+ * magnitude is below `threshold` (a scalar of the values' real dtype; TensorFlow's thresh input)
+ * dropped. sparse_maximum / sparse_minimum (SparseSparseMaximum / Minimum): the union of the
+ * entries, an absent one counting as zero; no gradient (TensorFlow has none). sparse_dense_add
+ * (SparseTensorDenseAdd): a dense output, b with a's entries added (b of a's dense shape).
+ * sparse_add_grad (SparseAddGrad): sparse_add's gradient op; outputs 0 and 1 are a_val_grad and
+ * b_val_grad (ndx_operation_output); no gradient of its own, as in TensorFlow. */
+#define ndx_op_sparse_add(s, a, b, threshold) \
+    ndx_op_sparse_add_at(__FILE__, __LINE__, (s), (a), (b), (threshold))
+NDX_API ndx_sparse_output ndx_op_sparse_add_at(const char *file, int line, ndx_scope s,
+                                               ndx_sparse_output a, ndx_sparse_output b,
+                                               ndx_output threshold);
+#define ndx_op_sparse_maximum(s, a, b) ndx_op_sparse_maximum_at(__FILE__, __LINE__, (s), (a), (b))
+NDX_API ndx_sparse_output ndx_op_sparse_maximum_at(const char *file, int line, ndx_scope s,
+                                                   ndx_sparse_output a, ndx_sparse_output b);
+#define ndx_op_sparse_minimum(s, a, b) ndx_op_sparse_minimum_at(__FILE__, __LINE__, (s), (a), (b))
+NDX_API ndx_sparse_output ndx_op_sparse_minimum_at(const char *file, int line, ndx_scope s,
+                                                   ndx_sparse_output a, ndx_sparse_output b);
+#define ndx_op_sparse_dense_add(s, a, b) \
+    ndx_op_sparse_dense_add_at(__FILE__, __LINE__, (s), (a), (b))
+NDX_API ndx_output ndx_op_sparse_dense_add_at(const char *file, int line, ndx_scope s,
+                                              ndx_sparse_output a, ndx_output b);
+#define ndx_op_sparse_add_grad(s, backprop_val_grad, a_indices, b_indices, sum_indices)          \
+    ndx_op_sparse_add_grad_at(__FILE__, __LINE__, (s), (backprop_val_grad), (a_indices),         \
+                              (b_indices), (sum_indices))
+NDX_API ndx_operation ndx_op_sparse_add_grad_at(const char *file, int line, ndx_scope s,
+                                                ndx_output backprop_val_grad,
+                                                ndx_output a_indices, ndx_output b_indices,
+                                                ndx_output sum_indices);
+/* sparse_dense_cwise (SparseDenseCwiseMul / Div / Add by op): the values of sp op dense
+ * broadcast to sp's dense shape, one per entry (sp's indices and dense_shape go with them).
+ * Mul and Div have TensorFlow's gradient; Add has none, as in TensorFlow. */
+#define ndx_op_sparse_dense_cwise(s, op, sp, dense) \
+    ndx_op_sparse_dense_cwise_at(__FILE__, __LINE__, (s), (op), (sp), (dense))
+NDX_API ndx_output ndx_op_sparse_dense_cwise_at(const char *file, int line, ndx_scope s,
+                                                ndx_sparse_dense_op op, ndx_sparse_output sp,
+                                                ndx_output dense);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
@@ -1067,6 +1105,16 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *                               _sparse forms: no gradient (as in TensorFlow)
  *   sparse_softmax              d values = (g - row sum of y * g) * y (the row sum a
  *                               sparse_reduce_sum over the last dim, gathered at each entry)
+ *   sparse_add(a, b, t)         d a values, d b values = sparse_add_grad(d sum values, a's, b's
+ *                               and the sum's indices): each entry the gradient of its sum
+ *                               entry, 0 where the threshold dropped it
+ *   sparse_dense_add(a, b)      d a values = gather_nd(dy, a's indices); d b = dy
+ *   sparse_maximum, _minimum,   no gradient (as in TensorFlow)
+ *   sparse_add_grad, sparse_dense_cwise ADD
+ *   sparse_dense_cwise MUL, DIV d sp values = dy * d, dy / d; d dense = dy * sp values,
+ *                               dy * (-sp values / d²), added at each entry's dense index (d: the
+ *                               dense element each entry read; TensorFlow's formulas; the ranks
+ *                               of sp and dense known at build time)
  *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div, less, less_equal,
  *   greater, greater_equal, logical_and, logical_or, logical_not, where: NONE (not
  *   differentiable). */

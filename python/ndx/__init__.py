@@ -44,6 +44,7 @@ from ._sparse_fill import (sparse_fill_empty_rows, sparse_mask, sparse_retain,  
                            sparse_to_indicator)
 from ._sparse_reduce import (sparse_reduce_max, sparse_reduce_max_sparse,  # noqa: E402
                              sparse_reduce_sum, sparse_reduce_sum_sparse, sparse_softmax)
+from ._sparse_add import sparse_add, sparse_maximum, sparse_minimum
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
@@ -80,7 +81,8 @@ __all__ = [
     "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
     "sparse_concat", "sparse_reduce_sum", "sparse_reduce_sum_sparse", "sparse_reduce_max",
-    "sparse_reduce_max_sparse", "sparse_softmax", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
+    "sparse_reduce_max_sparse", "sparse_softmax", "sparse_add", "sparse_maximum", "sparse_minimum",
+    "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
     "OutOfMemoryError", "library_version", "release_memory",
     # graphs (ndx.function)
     "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",

@@ -25,6 +25,8 @@ from ._sparse_reduce import (sparse_reduce_max as sparse_reduce_max,
                              sparse_reduce_sum as sparse_reduce_sum,
                              sparse_reduce_sum_sparse as sparse_reduce_sum_sparse,
                              sparse_softmax as sparse_softmax)
+from ._sparse_add import (sparse_add as sparse_add, sparse_maximum as sparse_maximum,
+                          sparse_minimum as sparse_minimum)
 from ._graph import (
     DType as DType,
     Graph as Graph,

@@ -119,6 +119,21 @@ class SparseTensor:
         """The values' dtype."""
         return self.values.dtype
 
+    # TensorFlow's operators with a dense operand: sp * dense, dense * sp and sp / dense
+    # (SparseDenseCwiseMul / Div; integer values divide as floats, as TensorFlow's __truediv__),
+    # a SparseTensor of the same indices (ndx/_sparse_add.py). NumPy leaves `dense * sp` to us.
+    __array_ufunc__ = None
+
+    def __mul__(self, other):
+        from ._sparse_add import _cwise
+        return _cwise("SparseDenseCwiseMul", self, other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        from ._sparse_add import _cwise
+        return _cwise("SparseDenseCwiseDiv", self, other, truediv=True)
+
     def __repr__(self):
         if _any_tensor(self.indices, self.values, self.dense_shape):
             return (f"SparseTensor(indices={self.indices!r}, values={self.values!r}, "

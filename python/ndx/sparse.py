@@ -172,3 +172,7 @@ __all__ += ["fill_empty_rows", "bincount", "retain", "to_indicator", "eye", "mas
 from ._sparse_reduce import reduce_max, reduce_sum, softmax  # noqa: E402
 
 __all__ += ["reduce_sum", "reduce_max", "softmax"]
+# ---- sparse arithmetic (ndx/_sparse_add.py): add, maximum, minimum ----
+from ._sparse_add import add, maximum, minimum  # noqa: E402
+
+__all__ += ["add", "maximum", "minimum"]

@@ -1084,6 +1084,112 @@ static void sparse_softmax_malformed_views(void **state) {
     test_sparse_free(&sp);
 }
 
+/* ---- sparse arithmetic: SparseAdd, SparseSparseMaximum / Minimum, SparseTensorDenseAdd,
+ * SparseAddGrad ---------------------------------------------------------------------------- */
+
+/* Calls the two-sparse op `which` (0 add, 1 maximum, 2 minimum) with op-allocated outputs and
+ * with caller outputs, expecting `code` with the op named, and nothing written. */
+static void expect_two_failure(int which, const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                               const ndx_options *opt, ndx_status code, const char *needle) {
+    ndx_error err;
+    ndx_sparse_tensor out;
+    memset(&out, 0, sizeof out);
+    ndx_status st = which == 0   ? ndx_sparse_add(a, b, NULL, opt, &out, &err)
+                    : which == 1 ? ndx_sparse_maximum(a, b, opt, &out, &err)
+                                 : ndx_sparse_minimum(a, b, opt, &out, &err);
+    assert_fails(st, &err, code, needle);
+    assert_null(out.indices.data);
+    assert_null(out.values.data);
+    assert_null(out.dense_shape.data);
+    guarded gi = guarded_output(NDX_INT64, 2, SHAPE(2, 2));
+    guarded gv = guarded_output(NDX_INT32, 1, SHAPE(2));
+    guarded gd = guarded_output(NDX_INT64, 1, SHAPE(2));
+    ndx_sparse_tensor given = {gi.t, gv.t, gd.t};
+    st = which == 0   ? ndx_sparse_add(a, b, NULL, opt, &given, &err)
+         : which == 1 ? ndx_sparse_maximum(a, b, opt, &given, &err)
+                      : ndx_sparse_minimum(a, b, opt, &given, &err);
+    assert_fails(st, &err, code, needle);
+    check_and_free(&gi);
+    check_and_free(&gv);
+    check_and_free(&gd);
+}
+
+/* TensorFlow's advisories on SparseAdd and SparseSparseMinimum / Maximum (indices and values of
+ * different lengths, indices outside dense_shape or not a matrix, operands of different ranks
+ * read past their ends): each refused before anything is written. */
+static void sparse_add_hostile_operands(void **state) {
+    (void)state;
+    ndx_sparse_tensor good = literal_sparse(2, 2, VALS(0, 0, 1, 2), 2, VALS(3, 4));
+    ndx_sparse_tensor outside = literal_sparse(2, 2, VALS(0, 0, 1, INT64_MAX), 2, VALS(3, 4));
+    ndx_sparse_tensor negative = literal_sparse(2, 2, VALS(INT64_MIN, 0, 1, 2), 2, VALS(3, 4));
+    ndx_sparse_tensor rank3 = literal_sparse(1, 3, VALS(0, 0, 0), 3, VALS(3, 4, 1));
+    ndx_sparse_tensor huge = literal_sparse(1, 2, VALS(0, 0), 2, VALS(INT64_MAX, 3));
+    ndx_sparse_tensor short_values = literal_sparse(2, 2, VALS(0, 0, 1, 2), 2, VALS(3, 4));
+    short_values.values.shape[0] = 1;
+    ndx_sparse_tensor flat = literal_sparse(2, 2, VALS(0, 0, 1, 2), 2, VALS(3, 4));
+    flat.indices.rank = 1;
+    flat.indices.shape[0] = 4;
+    static const char *const ops[3] = {"sparse_add", "sparse_maximum", "sparse_minimum"};
+    for (int which = 0; which < 3; which++) {
+        ndx_options opt = budget_opt((size_t)64 << 20);
+        char b_outside[64];
+        snprintf(b_outside, sizeof b_outside, "%s: b.indices[1]", ops[which]);
+        expect_two_failure(which, &good, &outside, &opt, NDX_E_OUT_OF_RANGE, b_outside);
+        expect_two_failure(which, &negative, &good, &opt, NDX_E_OUT_OF_RANGE, "a.indices[0]");
+        expect_two_failure(which, &good, &rank3, &opt, NDX_E_INVALID_ARGUMENT,
+                           "Operands do not have the same ranks");
+        expect_two_failure(which, &huge, &huge, &opt, NDX_E_OVERFLOW, "more elements than");
+        expect_two_failure(which, &good, &short_values, &opt, NDX_E_INVALID_ARGUMENT,
+                           "b.values has 1 elements but indices has 2 rows");
+        expect_two_failure(which, &flat, &good, &opt, NDX_E_INVALID_ARGUMENT,
+                           "a.indices has shape [4] but must be a matrix");
+    }
+    short_values.values.shape[0] = 2;
+    flat.indices.rank = 2;
+    flat.indices.shape[0] = 2;
+    test_sparse_free(&good);
+    test_sparse_free(&outside);
+    test_sparse_free(&negative);
+    test_sparse_free(&rank3);
+    test_sparse_free(&huge);
+    test_sparse_free(&short_values);
+    test_sparse_free(&flat);
+}
+
+/* TensorFlow's advisories on SparseTensorDenseAdd (an index outside the dense operand wrote out
+ * of bounds) and SparseAddGrad (a gradient shorter than the sum's rows was read past its end):
+ * refused, nothing written. */
+static void sparse_dense_add_and_grad_hostile(void **state) {
+    (void)state;
+    ndx_error err;
+    int64_t bad[4][2] = {{-1, 0}, {1, 3}, {INT64_MIN, 0}, {0, INT64_MAX}};
+    guarded dense = guarded_output(NDX_INT32, 2, SHAPE(2, 3));
+    for (int k = 0; k < 4; k++) {
+        ndx_sparse_tensor a = literal_sparse(1, 2, bad[k], 2, VALS(2, 3));
+        guarded out = guarded_output(NDX_INT32, 2, SHAPE(2, 3));
+        assert_fails(ndx_sparse_dense_add(&a, &dense.t, NULL, &out.t, &err), &err,
+                     NDX_E_OUT_OF_RANGE, "sparse_dense_add: a.indices[0]");
+        check_and_free(&out);
+        ndx_tensor mine = {0};
+        assert_fails(ndx_sparse_dense_add(&a, &dense.t, NULL, &mine, &err), &err,
+                     NDX_E_OUT_OF_RANGE, "sparse_dense_add");
+        assert_null(mine.data);
+        test_sparse_free(&a);
+    }
+    check_and_free(&dense);
+    ndx_tensor grad = make_index(NDX_INT32, 1, SHAPE(1), VALS(5));
+    ndx_tensor rows = make_index(NDX_INT64, 2, SHAPE(2, 2), VALS(0, 0, 1, 1));
+    guarded ga = guarded_output(NDX_INT32, 1, SHAPE(2)), gb = guarded_output(NDX_INT32, 1, SHAPE(2));
+    assert_fails(ndx_sparse_add_grad(&grad, &rows, &rows, &rows, NULL, &ga.t, &gb.t, &err), &err,
+                 NDX_E_INVALID_ARGUMENT,
+                 "sparse_add_grad: # elements of backprop_val_grad and # rows of sum_indices "
+                 "should match (#nnz of sum): got 1 and 2");
+    check_and_free(&ga);
+    check_and_free(&gb);
+    test_tensor_free(&grad);
+    test_tensor_free(&rows);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gather_nd_negative_indices),
@@ -1116,6 +1222,8 @@ int main(void) {
         cmocka_unit_test(sparse_reduce_indices_outside_dense_shape),
         cmocka_unit_test(sparse_reduce_hostile_dense_shape),
         cmocka_unit_test(sparse_softmax_malformed_views),
+        cmocka_unit_test(sparse_add_hostile_operands),
+        cmocka_unit_test(sparse_dense_add_and_grad_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

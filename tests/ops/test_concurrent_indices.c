@@ -1479,6 +1479,88 @@ static void test_sparse_reduce_flips(void **state) {
             }
 }
 
+/* ---- sparse arithmetic: sparse_add, sparse_maximum / minimum, sparse_dense_add,
+ * sparse_add_grad ------------------------------------------------------------------------------ */
+
+typedef struct {
+    ndx_sparse_tensor a, b;
+    ndx_tensor dense, grad;
+    int op; /* 0 add, 1 maximum, 2 minimum, 3 sparse + dense, 4 the gradient op */
+} arith_case;
+
+/* An OK sparse result: every entry inside dense_shape (a flipped row may have left the inputs
+ * out of order when they were read, so the order is whatever the merge gave). */
+static void check_inside(const ndx_sparse_tensor *out) {
+    const int64_t *idx = out->indices.data, *dims = out->dense_shape.data;
+    int64_t n = out->indices.shape[0], R = out->indices.shape[1];
+    for (int64_t i = 0; i < n * R; i++)
+        if ((uint64_t)idx[i] >= (uint64_t)dims[i % R])
+            FAIL("sparse arithmetic: entry %lld is outside dense_shape", (long long)(i / R));
+}
+
+static ndx_status call_arith(void *ctx, const ndx_options *opt, ndx_error *err) {
+    arith_case *c = ctx;
+    ndx_sparse_tensor out;
+    memset(&out, 0, sizeof out);
+    ndx_status st;
+    if (c->op == 3) {
+        ndx_tensor sum = {0};
+        st = ndx_sparse_dense_add(&c->a, &c->dense, opt, &sum, err);
+        if (st == NDX_OK) out_free(&sum);
+        return st;
+    }
+    if (c->op == 4) {
+        ndx_tensor ga = {0}, gb = {0};
+        st = ndx_sparse_add_grad(&c->grad, &c->a.indices, &c->b.indices, &c->b.indices, opt, &ga,
+                                 &gb, err);
+        if (st == NDX_OK) out_free(&ga), out_free(&gb);
+        return st;
+    }
+    st = c->op == 0   ? ndx_sparse_add(&c->a, &c->b, NULL, opt, &out, err)
+         : c->op == 1 ? ndx_sparse_maximum(&c->a, &c->b, opt, &out, err)
+                      : ndx_sparse_minimum(&c->a, &c->b, opt, &out, err);
+    if (st == NDX_OK) {
+        check_inside(&out);
+        out_sparse_free(&out);
+    }
+    return st;
+}
+
+static void test_sparse_arithmetic(void **state) {
+    (void)state;
+    static const char *const ops[5] = {"sparse_add", "sparse_maximum", "sparse_minimum",
+                                       "sparse_dense_add", "sparse_add_grad"};
+    const ndx_dtype dts[3] = {NDX_INT64, NDX_INT32, NDX_INT16};
+    for (int k = 0; k < 3; k++)
+        for (int sorted = 0; sorted < 2; sorted++)
+            for (int op = 0; op < 5; op++) {
+                if (op == 4 && !sorted) continue;
+                arith_case c;
+                memset(&c, 0, sizeof c);
+                c.op = op;
+                test_rng r = {23};
+                int64_t n = SPARSE_N / 2;
+                c.a = make_sparse(&r, dts[k], n, sorted);
+                c.b = make_sparse(&r, dts[k], n, sorted);
+                c.dense = test_tensor(NDX_FLOAT32, 0, 2, SHAPE(SPARSE_D0, SPARSE_D1));
+                memset(c.dense.data, 0, (size_t)SPARSE_D0 * SPARSE_D1 * sizeof(float));
+                c.grad = test_tensor(NDX_FLOAT32, 0, 1, SHAPE(n));
+                memset(c.grad.data, 0, (size_t)n * sizeof(float));
+                flip f;
+                int64_t at[3] = {1, n, 2 * n - 1};
+                flip_setup(&f, c.a.indices.data, dts[k], 3, at, 0, SPARSE_D1 / 2 - 1, 5,
+                           SPARSE_D1);
+                char name[96];
+                snprintf(name, sizeof name, "%s %s %s", ops[op], ndx_dtype_name(dts[k]),
+                         sorted ? "sorted" : "shuffled");
+                hammer(name, &f, call_arith, &c);
+                test_sparse_free(&c.a);
+                test_sparse_free(&c.b);
+                test_tensor_free(&c.dense);
+                test_tensor_free(&c.grad);
+            }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_one_hot_mask), cmocka_unit_test(test_boolean_mask_flips),
@@ -1490,6 +1572,7 @@ int main(void) {
         cmocka_unit_test(test_dense_to_sparse), cmocka_unit_test(test_segment_family),
         cmocka_unit_test(test_sparse_dense_matmul),
         cmocka_unit_test(test_sparse_fill_flips),
+        cmocka_unit_test(test_sparse_arithmetic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

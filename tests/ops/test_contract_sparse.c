@@ -584,6 +584,145 @@ static void sparse_reduce_infer_agrees_with_the_ops(void **state) {
     assert_true(ran > 300);
 }
 
+/* ---- sparse arithmetic (ndx.h 5d1) --------------------------------------------------------- */
+
+/* sparse_add, sparse_maximum / minimum, sparse_dense_add, sparse_dense_cwise and sparse_add_grad:
+ * infer on complete
+ * and partial specs agrees with the ops on random operands (some malformed, of other ranks or
+ * dtypes, thresholds of other dtypes or ranks). */
+static void sparse_arithmetic_infer_agrees(void **state) {
+    (void)state;
+    test_rng r = {5150};
+    int refused = 0, ran = 0;
+    for (int round = 0; round < 1200; round++) {
+        ndx_dtype dt = test_all_dtypes[rng_below(&r, test_all_dtypes_count)];
+        int rank = (int)rng_range(&r, 1, 3);
+        int64_t lead = rng_range(&r, 1, 3);
+        ndx_sparse_tensor in[2];
+        for (int m = 0; m < 2; m++) {
+            in[m] = random_sparse_fixture(&r, rng_below(&r, 10) ? dt : NDX_INT16,
+                                          rng_below(&r, 10) ? rank : rank + 1, lead);
+            if (in[m].values.shape[0] > in[m].indices.shape[0]) {
+                size_t bytes = (size_t)in[m].values.shape[0] * in[m].values.itemsize;
+                in[m].values.data = realloc(in[m].values.data, bytes);
+                memset((unsigned char *)in[m].values.data + bytes - in[m].values.itemsize, 0,
+                       in[m].values.itemsize);
+            }
+        }
+        ndx_dtype td = dt == NDX_COMPLEX64 ? NDX_FLOAT32 : dt == NDX_COMPLEX128 ? NDX_FLOAT64 : dt;
+        if (!rng_below(&r, 8)) td = NDX_FLOAT64;
+        ndx_tensor thr = test_tensor(td, td == NDX_STRING ? 3 : 0, rng_below(&r, 10) ? 0 : 1,
+                                     SHAPE(1));
+        memset(thr.data, 0, thr.itemsize);
+        ndx_error op_err;
+        test_inference full, partial;
+        ndx_sparse_spec fs[2] = {ndx_sparse_spec_of(&in[0]), ndx_sparse_spec_of(&in[1])};
+        ndx_sparse_spec ps[2] = {partial_sparse(&r, &in[0]), partial_sparse(&r, &in[1])};
+        ndx_spec tf = ndx_spec_of(&thr), tp = test_partial_spec(&r, &thr, 1);
+        ndx_sparse_spec sfull, spart;
+        for (int kind = 0; kind < 3; kind++) {
+            ndx_sparse_tensor out = {0};
+            ndx_status op;
+            if (kind == 0) {
+                op = ndx_sparse_add(&in[0], &in[1], &thr, NULL, &out, &op_err);
+                full.status = ndx_sparse_add_infer(&fs[0], &fs[1], &tf, &sfull, &full.err);
+                partial.status = ndx_sparse_add_infer(&ps[0], &ps[1], &tp, &spart, &partial.err);
+            } else if (kind == 1) {
+                op = ndx_sparse_maximum(&in[0], &in[1], NULL, &out, &op_err);
+                full.status = ndx_sparse_maximum_infer(&fs[0], &fs[1], &sfull, &full.err);
+                partial.status = ndx_sparse_maximum_infer(&ps[0], &ps[1], &spart, &partial.err);
+            } else {
+                op = ndx_sparse_minimum(&in[0], &in[1], NULL, &out, &op_err);
+                full.status = ndx_sparse_minimum_infer(&fs[0], &fs[1], &sfull, &full.err);
+                partial.status = ndx_sparse_minimum_infer(&ps[0], &ps[1], &spart, &partial.err);
+            }
+            sparse_specs(&full, &sfull);
+            sparse_specs(&partial, &spart);
+            ndx_tensor outs[3] = {out.indices, out.values, out.dense_shape};
+            assert_infer_agrees(&partial, &full, op, &op_err, 3, outs);
+            refused += full.status != NDX_OK;
+            ran += op == NDX_OK;
+            ndx_sparse_free(&out);
+        }
+        /* sparse + dense: the dense operand is the densified second input */
+        ndx_tensor dense = {0}, sum = {0};
+        if (ndx_sparse_to_dense(&in[1], NULL, NULL, &dense, &op_err) == NDX_OK) {
+            ndx_spec df = ndx_spec_of(&dense), dp = test_partial_spec(&r, &dense, 1);
+            ndx_status op = ndx_sparse_dense_add(&in[0], &dense, NULL, &sum, &op_err);
+            full.status = ndx_sparse_dense_add_infer(&fs[0], &df, full.specs, &full.err);
+            partial.status = ndx_sparse_dense_add_infer(&ps[0], &dp, partial.specs, &partial.err);
+            assert_infer_agrees(&partial, &full, op, &op_err, 1, &sum);
+            ran += op == NDX_OK;
+            ndx_tensor_free(&sum);
+            for (int cw = 0; cw < 3; cw++) { /* sp op dense, the dense side broadcast */
+                ndx_tensor vals = {0};
+                op = ndx_sparse_dense_cwise((ndx_sparse_dense_op)cw, &in[0], &dense, NULL, &vals,
+                                            &op_err);
+                full.status = ndx_sparse_dense_cwise_infer((ndx_sparse_dense_op)cw, &fs[0], &df,
+                                                           full.specs, &full.err);
+                partial.status = ndx_sparse_dense_cwise_infer((ndx_sparse_dense_op)cw, &ps[0], &dp,
+                                                              partial.specs, &partial.err);
+                assert_infer_agrees(&partial, &full, op, &op_err, 1, &vals);
+                ndx_tensor_free(&vals);
+            }
+            ndx_tensor_free(&dense);
+        }
+        /* the gradient op, with a's values as the sum's gradient and a's indices as its rows */
+        ndx_tensor ga = {0}, gb = {0};
+        ndx_status op = ndx_sparse_add_grad(&in[0].values, &in[0].indices, &in[1].indices,
+                                            &in[0].indices, NULL, &ga, &gb, &op_err);
+        full.status = ndx_sparse_add_grad_infer(&fs[0].values, &fs[0].indices, &fs[1].indices,
+                                                &fs[0].indices, &full.specs[0], &full.specs[1],
+                                                &full.err);
+        partial.status = ndx_sparse_add_grad_infer(&ps[0].values, &ps[0].indices,
+                                                   &ps[1].indices, &ps[0].indices,
+                                                   &partial.specs[0], &partial.specs[1],
+                                                   &partial.err);
+        ndx_tensor gouts[2] = {ga, gb};
+        assert_infer_agrees(&partial, &full, op, &op_err, 2, gouts);
+        ndx_tensor_free(&ga);
+        ndx_tensor_free(&gb);
+        test_tensor_free(&thr);
+        for (int m = 0; m < 2; m++) free_sparse_fixture(&in[m]);
+    }
+    assert_true(refused > 50);
+    assert_true(ran > 300);
+}
+
+/* Every block sparse_add allocates (scratch, outputs) comes from the caller's allocator; a
+ * refusing allocator gives a clean error and leaves nothing allocated. */
+static void sparse_add_allocations_go_through_the_allocator(void **state) {
+    (void)state;
+    test_rng r = {77};
+    ndx_sparse_tensor in[2];
+    for (int m = 0; m < 2; m++) {
+        ndx_tensor dense = test_tensor_v(NDX_FLOAT32, 0, 2, 300, 40);
+        test_fill_random(&r, &dense);
+        ndx_error err;
+        in[m] = (ndx_sparse_tensor){0};
+        assert_ok(ndx_dense_to_sparse(&dense, NULL, &in[m], &err), &err);
+        test_tensor_free(&dense);
+    }
+    test_allocator a;
+    test_allocator_init(&a);
+    ndx_options opt = {.num_threads = 2, .allocator = &a.base};
+    ndx_sparse_tensor out = {0};
+    ndx_error err;
+    assert_ok(ndx_sparse_add(&in[0], &in[1], NULL, &opt, &out, &err), &err);
+    assert_true(a.calls > 3);
+    assert_int_equal(a.live, 3);
+    test_allocator_free(&a, out.indices.data);
+    test_allocator_free(&a, out.values.data);
+    test_allocator_free(&a, out.dense_shape.data);
+    a.refuse = 1;
+    out = (ndx_sparse_tensor){0};
+    assert_fails(ndx_sparse_maximum(&in[0], &in[1], &opt, &out, &err), &err, NDX_E_NO_MEMORY,
+                 "sparse_maximum: cannot allocate");
+    assert_null(out.indices.data);
+    assert_int_equal(a.live, 0);
+    for (int m = 0; m < 2; m++) ndx_sparse_free(&in[m]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(partial_shapes),
@@ -594,6 +733,8 @@ int main(void) {
         cmocka_unit_test(fill_infer_agrees_with_the_ops),
         cmocka_unit_test(fill_allocations_go_through_the_allocator),
         cmocka_unit_test(sparse_reduce_infer_agrees_with_the_ops),
+        cmocka_unit_test(sparse_arithmetic_infer_agrees),
+        cmocka_unit_test(sparse_add_allocations_go_through_the_allocator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

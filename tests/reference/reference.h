@@ -157,5 +157,19 @@ int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want
 ref_verdict ref_sparse_dense_matmul(const ndx_sparse_tensor *a, const ndx_tensor *b,
                                     int adjoint_a, int adjoint_b, ndx_tensor *out,
                                     ndx_tensor *magnitude, char *why);
+/* ---- sparse arithmetic (ndx.h 5d1; reference_sparse_add.c) ------------------------------- */
+/* SparseAdd (threshold NULL: 0) and SparseSparseMaximum / Minimum: TensorFlow's loop over a and
+ * b in their given order. */
+ref_verdict ref_sparse_add(const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                           const ndx_tensor *threshold, ndx_sparse_tensor *out, char *why);
+ref_verdict ref_sparse_minmax(int maximum, const ndx_sparse_tensor *a,
+                              const ndx_sparse_tensor *b, ndx_sparse_tensor *out, char *why);
+/* SparseTensorDenseAdd: b, then each entry added at its index in entry order. */
+ref_verdict ref_sparse_dense_add(const ndx_sparse_tensor *a, const ndx_tensor *b,
+                                 ndx_tensor *out, char *why);
+/* SparseAddGrad: TensorFlow's walk; ga / gb zero where it assigns nothing. */
+ref_verdict ref_sparse_add_grad(const ndx_tensor *grad, const ndx_tensor *a_indices,
+                                const ndx_tensor *b_indices, const ndx_tensor *sum_indices,
+                                ndx_tensor *ga, ndx_tensor *gb, char *why);
 
 #endif /* NDX_TEST_REFERENCE_H */

@@ -1,0 +1,78 @@
+/* grad_sparse_add.c — the gradients of ndx's sparse arithmetic (TensorFlow's sparse_grad.py):
+ * SparseAdd through SparseAddGrad, SparseTensorDenseAdd by a gather_nd of the output's gradient.
+ * SparseDenseCwiseMul / Div as TensorFlow writes it. SparseSparseMaximum / Minimum, SparseAddGrad
+ * and SparseDenseCwiseAdd have none (kinds.def), as in TensorFlow. */
+#include "grad_util.h"
+
+/* d a_values, d b_values = SparseAddGrad(d sum_values, a_indices, b_indices, sum_indices). The
+ * threshold needs no care: an entry it dropped is not in sum_indices, so it gets 0. */
+ndx_status grad_sparse_add(ndx_scope s, ndx_operation op, const graph_grad *dys,
+                           graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    if (!grad_dtype_ok(ndx_output_spec(grad_in(&c, 1)).dtype) || dys[1].form == GRAPH_GRAD_NONE)
+        return NDX_OK;
+    ndx_output dv = grad_dense(&c, &dys[1], grad_out(&c, 1));
+    ndx_operation g = ndx_op_sparse_add_grad_at(c.file, c.line, c.s, dv, grad_in(&c, 0),
+                                                grad_in(&c, 3), grad_out(&c, 0));
+    dxs[1] = grad_dense_of(ndx_operation_output(g, 0));
+    dxs[4] = grad_dense_of(ndx_operation_output(g, 1));
+    return grad_status(&c);
+}
+
+/* d a_values = gather_nd(dy, a_indices); d b = dy. */
+ndx_status grad_sparse_tensor_dense_add(ndx_scope s, ndx_operation op, const graph_grad *dys,
+                                        graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    if (!grad_dtype_ok(ndx_output_spec(grad_in(&c, 1)).dtype)) return NDX_OK;
+    ndx_output dy = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    dxs[1] = grad_dense_of(G_GATHER(&c, dy, grad_in(&c, 0), NULL));
+    dxs[3] = grad_dense_of(dy);
+    return grad_status(&c);
+}
+
+/* SparseDenseCwiseMul / Div, as TensorFlow's _SparseDenseCwiseMulOrDivGrad: each entry's dense
+ * element d is at its indices divided by sp's dense shape over dense's (padded with leading 1s)
+ * and cut to dense's rank; d sp values = dy * d (dy / d), and d dense = dy * sp values
+ * (dy * -sp values / d²) added at those indices (repeats add up: SparseTensorDenseAdd). */
+ndx_status grad_sparse_dense_cwise(ndx_scope s, ndx_operation op, const graph_grad *dys,
+                                   graph_grad *dxs) {
+    grad_ctx c = grad_ctx_of(s, op);
+    ndx_output x_values = grad_in(&c, 1), y = grad_in(&c, 3);
+    if (!grad_dtype_ok(ndx_output_spec(x_values).dtype)) return NDX_OK;
+    ndx_spec xs = ndx_output_spec(grad_in(&c, 2)), ys = ndx_output_spec(y);
+    if (xs.rank != 1 || xs.shape[0] < 0 || ys.rank < 0)
+        return grad_fail(&c, NDX_E_INVALID_ARGUMENT,
+                         "the gradient of a sparse-dense op needs the ranks of sp and dense "
+                         "known when it is built");
+    int rx = (int)xs.shape[0], ry = ys.rank, k = rx - ry;
+    ndx_output dv = grad_dense(&c, &dys[0], grad_out(&c, 0));
+    ndx_output y_shape = grad_shape(&c, y);
+    ndx_output aug = y_shape;
+    if (k > 0) {
+        int64_t ones[NDX_MAX_RANK];
+        for (int d = 0; d < k; d++) ones[d] = 1;
+        ndx_output parts[2] = {grad_i64_vec(&c, k, ones), y_shape};
+        aug = grad_concat0(&c, 2, parts);
+    }
+    ndx_output scaling = G_BIN(&c, NDX_OP_FLOOR_DIV, grad_int64(&c, grad_in(&c, 2)), aug);
+    ndx_output scaled = G_BIN(&c, NDX_OP_FLOOR_DIV, grad_int64(&c, grad_in(&c, 0)), scaling);
+    if (k > 0)
+        scaled = G_SLICE(&c, scaled, grad_i64_vec(&c, 2, (const int64_t[]){0, k}),
+                         grad_i64_vec(&c, 2, (const int64_t[]){-1, -1}));
+    ndx_output d = G_GATHER(&c, y, scaled, NULL);
+    int mul = c.n->kind == GRAPH_SPARSE_DENSE_CWISE_MUL;
+    ndx_output dx = mul ? G_MUL(&c, dv, d) : G_DIV(&c, dv, d);
+    ndx_output dy_val =
+        mul ? G_MUL(&c, dv, x_values)
+            : G_MUL(&c, dv, G_NEG(&c, G_DIV(&c, x_values, G_MUL(&c, d, d))));
+    ndx_output dy;
+    if (ry == 0) { /* a scalar dense operand: every entry read it */
+        dy = grad_sum_all(&c, dy_val);
+    } else {
+        ndx_sparse_output sp = {scaled, dy_val, y_shape};
+        dy = ndx_op_sparse_dense_add_at(c.file, c.line, c.s, sp, G_ZEROS_LIKE(&c, y));
+    }
+    dxs[1] = grad_dense_of(dx);
+    dxs[3] = grad_dense_of(dy);
+    return grad_status(&c);
+}

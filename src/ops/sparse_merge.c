@@ -1,0 +1,329 @@
+/* sparse_merge.c — the merge of two SparseTensors for SparseAdd and SparseSparseMaximum /
+ * Minimum, as TensorFlow's kernels loop: while both inputs have entries, the one whose index row
+ * comes first is taken alone (SparseAdd keeps its value; Maximum / Minimum compare it with an
+ * implicit zero), and equal rows are taken together (SparseAdd keeps the sum when the threshold
+ * is at most its magnitude; Maximum / Minimum take the larger / smaller value); then what is left
+ * of either input. The output row is a's row whenever a's entry is taken.
+ *
+ * Rows are compared by their row-major offsets in the dense shape (every row was checked inside
+ * it, and the volume fits in int64_t): one multiply-add per dimension instead of a compare and a
+ * branch. Each value type has its own loop (a macro below), once to count and once to write. */
+#include <complex.h>
+#include <math.h>
+
+#include "half.h"
+#include "sparse_merge.h"
+
+NDX_ALWAYS_INLINE int64_t key_of(const int64_t *row, const int64_t *st, int R) {
+    int64_t k = row[R - 1];
+    for (int d = 0; d < R - 1; d++) k += row[d] * st[d];
+    return k;
+}
+
+/* The first entry of v whose row is not before `key` (v in canonical order). */
+static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, int64_t key) {
+    int64_t lo = 0, hi = v->nnz;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (key_of(v->idx + mid * R, st, R) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ---- the typed loops --------------------------------------------------------------------- */
+
+/* One piece of the merge for values of type T. PAIR(x, y, s, keep) combines the values of an
+ * entry present in both; ONE_A(x) / ONE_B(y) give the value of an entry present in one. With
+ * `write` 0 it only counts (the compiler drops the stores and what only they need).
+ *
+ * Each step takes a's entry, b's or both, as TensorFlow's loop does, without a branch on which:
+ * the data decide it about half the time on random inputs, so a branch would mispredict about
+ * every other step. Both current values are read, every candidate value is computed, and
+ * selects pick the row and the value; only dropping a sum (rare) branches. */
+#define MERGE_PIECE(NAME, T, PAIR, ONE_A, ONE_B)                                               \
+    NDX_ALWAYS_INLINE int64_t NAME##_piece(const merge_job *j, int w, const int write) {       \
+        const int R = j->rank;                                                                 \
+        const int64_t *st = j->strides, *ai = j->a->idx, *bi = j->b->idx;                      \
+        const unsigned char *av = j->a->values, *bv = j->b->values;                            \
+        int64_t *oi = j->out_idx;                                                              \
+        unsigned char *ov = j->out_values;                                                     \
+        int64_t i = j->a_cut[w], ie = j->a_cut[w + 1], k = j->b_cut[w], ke = j->b_cut[w + 1];  \
+        const int64_t o0 = write ? j->first[w] : 0;                                            \
+        int64_t o = o0;                                                                        \
+        T x, y, s;                                                                             \
+        if (i < ie && k < ke) {                                                                \
+            int64_t ka = key_of(ai + i * R, st, R), kb = key_of(bi + k * R, st, R);            \
+            for (;;) {                                                                         \
+                const int le = ka <= kb, ge = kb <= ka;                                        \
+                int keep = 1;                                                                  \
+                memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                              \
+                memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                              \
+                PAIR(x, y, s, keep);                                                           \
+                keep |= !(le & ge);                                                            \
+                if (write) {                                                                   \
+                    T one_a = ONE_A(x), one_b = ONE_B(y);                                      \
+                    s = le & ge ? s : le ? one_a : one_b;                                      \
+                }                                                                              \
+                if (keep) {                                                                    \
+                    if (write) {                                                               \
+                        const int64_t *row = le ? ai + i * R : bi + k * R;                     \
+                        for (int d = 0; d < R; d++) oi[o * R + d] = row[d];                    \
+                        memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                      \
+                    }                                                                          \
+                    o++;                                                                       \
+                }                                                                              \
+                i += le;                                                                       \
+                k += ge;                                                                       \
+                if (i == ie || k == ke) break;                                                 \
+                ka = key_of(ai + i * R, st, R);                                                \
+                kb = key_of(bi + k * R, st, R);                                                \
+            }                                                                                  \
+        }                                                                                      \
+        if (!write) return o + (ie - i) + (ke - k);                                            \
+        for (; i < ie; i++, o++) {                                                             \
+            memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                                  \
+            s = ONE_A(x);                                                                      \
+            memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);                            \
+            memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
+        }                                                                                      \
+        for (; k < ke; k++, o++) {                                                             \
+            memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                                  \
+            s = ONE_B(y);                                                                      \
+            memcpy(oi + o * R, bi + k * R, (size_t)R * sizeof *oi);                            \
+            memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
+        }                                                                                      \
+        return o - o0;                                                                         \
+    }                                                                                          \
+    static int64_t NAME##_count(const merge_job *j, int w) { return NAME##_piece(j, w, 0); }   \
+    static int64_t NAME##_write(const merge_job *j, int w) { return NAME##_piece(j, w, 1); }
+
+#define SAME(v) (v)
+
+/* SparseAdd: the sum stays when threshold <= |sum| (std::abs: false for a NaN sum; integers
+ * wrap, and the magnitude of the most negative int32 / int64 is itself, as in C++). */
+#define ADD_SMALL_INT(T)                                                                       \
+    static int add_keep_##T(T s, int64_t thr) { return thr <= (s < 0 ? -(int64_t)s : s); }
+#define ADD_WIDE_INT(T, U)                                                                     \
+    static int add_keep_##T(T s, int64_t thr) { return thr <= (T)(s < 0 ? (U)0 - (U)s : (U)s); }
+ADD_SMALL_INT(int8_t)
+ADD_SMALL_INT(int16_t)
+ADD_WIDE_INT(int32_t, uint32_t)
+ADD_WIDE_INT(int64_t, uint64_t)
+
+#define PAIR_ADD_I8(x, y, s, keep) do { s = (int8_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int8_t(s, j->threshold_i); } while (0)
+#define PAIR_ADD_I16(x, y, s, keep) do { s = (int16_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int16_t(s, j->threshold_i); } while (0)
+#define PAIR_ADD_I32(x, y, s, keep) do { s = (int32_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int32_t(s, j->threshold_i); } while (0)
+#define PAIR_ADD_I64(x, y, s, keep) do { s = (int64_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int64_t(s, j->threshold_i); } while (0)
+#define PAIR_ADD_F32(x, y, s, keep) do { s = (x) + (y); keep = (float)j->threshold_f <= fabsf(s); } while (0)
+#define PAIR_ADD_F64(x, y, s, keep) do { s = (x) + (y); keep = j->threshold_f <= fabs(s); } while (0)
+
+typedef struct c64 { float re, im; } c64;
+typedef struct c128 { double re, im; } c128;
+#define PAIR_ADD_C64(x, y, s, keep)                                                            \
+    do {                                                                                       \
+        s.re = (x).re + (y).re;                                                                \
+        s.im = (x).im + (y).im;                                                                \
+        keep = (float)j->threshold_f <= cabsf(s.re + s.im * (float _Complex)_Complex_I);       \
+    } while (0)
+#define PAIR_ADD_C128(x, y, s, keep)                                                           \
+    do {                                                                                       \
+        s.re = (x).re + (y).re;                                                                \
+        s.im = (x).im + (y).im;                                                                \
+        keep = j->threshold_f <= cabs(s.re + s.im * (double _Complex)_Complex_I);              \
+    } while (0)
+
+MERGE_PIECE(add_i8, int8_t, PAIR_ADD_I8, SAME, SAME)
+MERGE_PIECE(add_i16, int16_t, PAIR_ADD_I16, SAME, SAME)
+MERGE_PIECE(add_i32, int32_t, PAIR_ADD_I32, SAME, SAME)
+MERGE_PIECE(add_i64, int64_t, PAIR_ADD_I64, SAME, SAME)
+MERGE_PIECE(add_f32, float, PAIR_ADD_F32, SAME, SAME)
+MERGE_PIECE(add_f64, double, PAIR_ADD_F64, SAME, SAME)
+MERGE_PIECE(add_c64, c64, PAIR_ADD_C64, SAME, SAME)
+MERGE_PIECE(add_c128, c128, PAIR_ADD_C128, SAME, SAME)
+
+/* Maximum / Minimum as TensorFlow's (and binary.c's): x unless y is larger / smaller, so x on a
+ * tie such as +0 against -0; a float NaN wins, x's first. An entry on one side meets a zero. */
+#define MAX_OF(a, b) ((a) < (b) ? (b) : (a))
+#define MIN_OF(a, b) ((b) < (a) ? (b) : (a))
+#define FMAX_OF(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : MAX_OF(a, b))
+#define FMIN_OF(a, b) (isnan(a) ? (a) : isnan(b) ? (b) : MIN_OF(a, b))
+
+#define PAIR_IMAX(x, y, s, keep) do { s = MAX_OF(x, y); keep = 1; } while (0)
+#define PAIR_IMIN(x, y, s, keep) do { s = MIN_OF(x, y); keep = 1; } while (0)
+#define PAIR_FMAX(x, y, s, keep) do { s = FMAX_OF(x, y); keep = 1; } while (0)
+#define PAIR_FMIN(x, y, s, keep) do { s = FMIN_OF(x, y); keep = 1; } while (0)
+#define A_IMAX(x) MAX_OF(x, 0)
+#define B_IMAX(y) MAX_OF(0, y)
+#define A_IMIN(x) MIN_OF(x, 0)
+#define B_IMIN(y) MIN_OF(0, y)
+#define A_FMAX(x) FMAX_OF(x, 0.0)
+#define B_FMAX(y) FMAX_OF(0.0, y)
+#define A_FMIN(x) FMIN_OF(x, 0.0)
+#define B_FMIN(y) FMIN_OF(0.0, y)
+
+/* float16 and bfloat16 compare as floats; the chosen operand keeps its own bits. */
+#define HALF_SEL(TO, PICK, x, y) (PICK(TO(x), TO(y)) ? (y) : (x))
+#define F16_TAKES_Y_MAX(fx, fy) (!isnan(fx) && (isnan(fy) || (fx) < (fy)))
+#define F16_TAKES_Y_MIN(fx, fy) (!isnan(fx) && (isnan(fy) || (fy) < (fx)))
+#define PAIR_HMAX(x, y, s, keep) do { s = HALF_SEL(ndx_half_to_float, F16_TAKES_Y_MAX, x, y); keep = 1; } while (0)
+#define PAIR_HMIN(x, y, s, keep) do { s = HALF_SEL(ndx_half_to_float, F16_TAKES_Y_MIN, x, y); keep = 1; } while (0)
+#define PAIR_BMAX(x, y, s, keep) do { s = HALF_SEL(ndx_bf16_to_float, F16_TAKES_Y_MAX, x, y); keep = 1; } while (0)
+#define PAIR_BMIN(x, y, s, keep) do { s = HALF_SEL(ndx_bf16_to_float, F16_TAKES_Y_MIN, x, y); keep = 1; } while (0)
+/* The zero of float16 and bfloat16 is all bits clear. */
+#define A_HMAX(x) HALF_SEL(ndx_half_to_float, F16_TAKES_Y_MAX, x, (uint16_t)0)
+#define B_HMAX(y) HALF_SEL(ndx_half_to_float, F16_TAKES_Y_MAX, (uint16_t)0, y)
+#define A_HMIN(x) HALF_SEL(ndx_half_to_float, F16_TAKES_Y_MIN, x, (uint16_t)0)
+#define B_HMIN(y) HALF_SEL(ndx_half_to_float, F16_TAKES_Y_MIN, (uint16_t)0, y)
+#define A_BMAX(x) HALF_SEL(ndx_bf16_to_float, F16_TAKES_Y_MAX, x, (uint16_t)0)
+#define B_BMAX(y) HALF_SEL(ndx_bf16_to_float, F16_TAKES_Y_MAX, (uint16_t)0, y)
+#define A_BMIN(x) HALF_SEL(ndx_bf16_to_float, F16_TAKES_Y_MIN, x, (uint16_t)0)
+#define B_BMIN(y) HALF_SEL(ndx_bf16_to_float, F16_TAKES_Y_MIN, (uint16_t)0, y)
+
+/* Unsigned: the larger of x and 0 is x, the smaller 0. */
+#define A_UMAX(x) (x)
+#define B_UMAX(y) (y)
+#define A_UMIN(x) 0
+#define B_UMIN(y) 0
+
+#define MINMAX_INT(N, T, S)                                                                    \
+    MERGE_PIECE(max_##N, T, PAIR_IMAX, A_##S##MAX, B_##S##MAX)                                 \
+    MERGE_PIECE(min_##N, T, PAIR_IMIN, A_##S##MIN, B_##S##MIN)
+MINMAX_INT(i8, int8_t, I)
+MINMAX_INT(i16, int16_t, I)
+MINMAX_INT(i32, int32_t, I)
+MINMAX_INT(i64, int64_t, I)
+MINMAX_INT(u8, uint8_t, U)
+MINMAX_INT(u16, uint16_t, U)
+MINMAX_INT(u32, uint32_t, U)
+MINMAX_INT(u64, uint64_t, U)
+MERGE_PIECE(max_f32, float, PAIR_FMAX, A_FMAX, B_FMAX)
+MERGE_PIECE(min_f32, float, PAIR_FMIN, A_FMIN, B_FMIN)
+MERGE_PIECE(max_f64, double, PAIR_FMAX, A_FMAX, B_FMAX)
+MERGE_PIECE(min_f64, double, PAIR_FMIN, A_FMIN, B_FMIN)
+MERGE_PIECE(max_f16, uint16_t, PAIR_HMAX, A_HMAX, B_HMAX)
+MERGE_PIECE(min_f16, uint16_t, PAIR_HMIN, A_HMIN, B_HMIN)
+MERGE_PIECE(max_bf16, uint16_t, PAIR_BMAX, A_BMAX, B_BMAX)
+MERGE_PIECE(min_bf16, uint16_t, PAIR_BMIN, A_BMIN, B_BMIN)
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+typedef int64_t (*piece_fn)(const merge_job *j, int w);
+
+/* The loop for the job's kind and dtype, counting or writing (the public ops checked that the
+ * pair is one they take). */
+static piece_fn piece_of(const merge_job *j, int write) {
+#define PICK(N) return write ? N##_write : N##_count
+    ndx_dtype dt = j->a->dtype;
+    if (j->kind == MERGE_ADD) {
+        switch (dt) {
+        case NDX_INT8: PICK(add_i8);
+        case NDX_INT16: PICK(add_i16);
+        case NDX_INT32: PICK(add_i32);
+        case NDX_INT64: PICK(add_i64);
+        case NDX_FLOAT32: PICK(add_f32);
+        case NDX_FLOAT64: PICK(add_f64);
+        case NDX_COMPLEX64: PICK(add_c64);
+        default: PICK(add_c128);
+        }
+    }
+    int max = j->kind == MERGE_MAXIMUM;
+    switch (dt) {
+    case NDX_INT8: if (max) PICK(max_i8); PICK(min_i8);
+    case NDX_INT16: if (max) PICK(max_i16); PICK(min_i16);
+    case NDX_INT32: if (max) PICK(max_i32); PICK(min_i32);
+    case NDX_INT64: if (max) PICK(max_i64); PICK(min_i64);
+    case NDX_UINT8: if (max) PICK(max_u8); PICK(min_u8);
+    case NDX_UINT16: if (max) PICK(max_u16); PICK(min_u16);
+    case NDX_UINT32: if (max) PICK(max_u32); PICK(min_u32);
+    case NDX_UINT64: if (max) PICK(max_u64); PICK(min_u64);
+    case NDX_FLOAT16: if (max) PICK(max_f16); PICK(min_f16);
+    case NDX_BFLOAT16: if (max) PICK(max_bf16); PICK(min_bf16);
+    case NDX_FLOAT32: if (max) PICK(max_f32); PICK(min_f32);
+    default: if (max) PICK(max_f64); PICK(min_f64);
+    }
+#undef PICK
+}
+
+typedef struct {
+    merge_job *j;
+    piece_fn fn;
+} piece_run;
+
+static void count_pieces(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    piece_run *r = ctx;
+    for (int64_t w = w0; w < w1; w++) r->j->first[w] = r->fn(r->j, (int)w);
+}
+
+static void write_pieces(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    piece_run *r = ctx;
+    for (int64_t w = w0; w < w1; w++) r->fn(r->j, (int)w);
+}
+
+void ndx_merge_cut(merge_job *j) {
+    const ndx_sparse_view *a = j->a, *b = j->b;
+    const int R = j->rank;
+    int pieces = a->sorted && b->sorted ? ndx_sparse_pieces(j->threads, a->nnz + b->nnz) : 1;
+    if (pieces < 1) pieces = 1;
+    j->pieces = pieces;
+    j->a_cut[0] = j->b_cut[0] = 0;
+    j->a_cut[pieces] = a->nnz;
+    j->b_cut[pieces] = b->nnz;
+    /* Cut at rows of the larger input, evenly spaced in it. */
+    const ndx_sparse_view *big = a->nnz >= b->nnz ? a : b;
+    for (int w = 1; w < pieces; w++) {
+        int64_t key = key_of(big->idx + ndx_chunk_begin(big->nnz, pieces, w) * R, j->strides, R);
+        j->a_cut[w] = lower_bound(a, j->strides, R, key);
+        j->b_cut[w] = lower_bound(b, j->strides, R, key);
+    }
+}
+
+int64_t ndx_merge_count(merge_job *j) {
+    ndx_merge_cut(j);
+    piece_run r = {j, piece_of(j, 0)};
+    ndx_sparse_run_pieces(j->threads, j->pieces, count_pieces, &r);
+    int64_t total = 0;
+    for (int w = 0; w < j->pieces; w++) {
+        int64_t c = j->first[w];
+        j->first[w] = total;
+        total += c;
+    }
+    j->first[j->pieces] = total;
+    return total;
+}
+
+void ndx_merge_write(merge_job *j) {
+    piece_run r = {j, piece_of(j, 1)};
+    ndx_sparse_run_pieces(j->threads, j->pieces, write_pieces, &r);
+}
+
+static void write_counting(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    piece_run *r = ctx;
+    for (int64_t w = w0; w < w1; w++) r->j->count[w] = r->fn(r->j, (int)w);
+}
+
+int64_t ndx_merge_write_once(merge_job *j) {
+    ndx_merge_cut(j);
+    for (int w = 0; w <= j->pieces; w++) j->first[w] = j->a_cut[w] + j->b_cut[w];
+    piece_run r = {j, piece_of(j, 1)};
+    ndx_sparse_run_pieces(j->threads, j->pieces, write_counting, &r);
+    /* Close the gaps, in order: a piece moves down, never over a later piece's entries. */
+    const int R = j->rank;
+    const size_t size = j->a->itemsize;
+    int64_t total = j->count[0];
+    for (int w = 1; w < j->pieces; w++) {
+        int64_t from = j->first[w], n = j->count[w];
+        if (from != total && n > 0) {
+            memmove(j->out_idx + total * R, j->out_idx + from * R, (size_t)(n * R) * sizeof(int64_t));
+            memmove(j->out_values + (size_t)total * size, j->out_values + (size_t)from * size,
+                    (size_t)n * size);
+        }
+        total += n;
+    }
+    return total;
+}
