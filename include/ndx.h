@@ -12,7 +12,8 @@
  *   5. The ops: gather_nd, gather, one_hot, unique and boolean_mask; scatter_nd and
  *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
- *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; the sparse apply
+ *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; sparse_slice,
+ *      sparse_split and sparse_reshape (with sparse_slice_grad); the sparse apply
  *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
  *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
  *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
@@ -630,6 +631,93 @@ NDX_API ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse
                                      ndx_error *err);
 NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d4. Sparse slicing, splitting and reshaping                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sparse_slice — TensorFlow's tf.sparse.slice (SparseSlice): the entries of `sp` inside the box
+ * [start, start + size) (start and size: index vectors with one element per dim of sp), their
+ * indices shifted by -start, in the input's order (no sort). The output's dense_shape is the box
+ * clipped to sp's: per dim `size` when start + size stays inside dense_shape, else
+ * dense_shape - start, and 0 when start is past it. A negative size where that rule would use
+ * it is an error; a start below 0 is TensorFlow's (the box begins before the tensor). The shape
+ * function reads every index to count the entries inside. */
+/* Infer: indices [?, R] int64, values [?], dense_shape [R] int64 (the count depends on the
+ * indices). */
+NDX_API ndx_status ndx_sparse_slice_infer(const ndx_sparse_spec *sp, const ndx_spec *start,
+                                          const ndx_spec *size, ndx_sparse_spec *out,
+                                          ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice_shape(const ndx_sparse_tensor *sp, const ndx_tensor *start,
+                                          const ndx_tensor *size, ndx_sparse_tensor *out,
+                                          ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice(const ndx_sparse_tensor *sp, const ndx_tensor *start,
+                                    const ndx_tensor *size, const ndx_options *opt,
+                                    ndx_sparse_tensor *out, ndx_error *err);
+
+/* sparse_slice_grad — TensorFlow's SparseSliceGrad, the gradient of sparse_slice's values:
+ * out [N] (N = rows of input_indices, the values' dtype) holds backprop_val_grad[j] at the input
+ * entry output entry j came from and 0 elsewhere. Input and output entries are paired by one walk
+ * in order (output_indices[j] + input_start must be the place of a later input entry than
+ * output entry j - 1's), so output_indices must be sparse_slice's, in its order; otherwise the
+ * call fails. backprop_val_grad is numeric (not bool or string), [M] with M the rows of
+ * output_indices; input_start has one element per column. */
+/* Infer: out [N] of backprop_val_grad's dtype. */
+NDX_API ndx_status ndx_sparse_slice_grad_infer(const ndx_spec *backprop_val_grad,
+                                               const ndx_spec *input_indices,
+                                               const ndx_spec *input_start,
+                                               const ndx_spec *output_indices, ndx_spec *out,
+                                               ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice_grad_shape(const ndx_tensor *backprop_val_grad,
+                                               const ndx_tensor *input_indices,
+                                               const ndx_tensor *input_start,
+                                               const ndx_tensor *output_indices, ndx_tensor *out,
+                                               ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice_grad(const ndx_tensor *backprop_val_grad,
+                                         const ndx_tensor *input_indices,
+                                         const ndx_tensor *input_start,
+                                         const ndx_tensor *output_indices,
+                                         const ndx_options *opt, ndx_tensor *out,
+                                         ndx_error *err);
+
+/* sparse_split — TensorFlow's tf.sparse.split (SparseSplit): outs[0 .. num_split) split `sp`
+ * along `axis` (negative counts from the end) into num_split pieces; with W = dense_shape[axis],
+ * the first W % num_split pieces are W / num_split + 1 wide and the rest W / num_split. Each
+ * piece holds the entries in its range, axis coordinate shifted to its start, in the input's
+ * order (no sort). 1 <= num_split <= W. The shape function reads every index to count each
+ * piece's entries. */
+/* Infer: each piece: indices [?, R] int64, values [?], dense_shape [R] int64. */
+NDX_API ndx_status ndx_sparse_split_infer(int64_t axis, int num_split, const ndx_sparse_spec *sp,
+                                          ndx_sparse_spec *outs, ndx_error *err);
+NDX_API ndx_status ndx_sparse_split_shape(int64_t axis, int num_split,
+                                          const ndx_sparse_tensor *sp, ndx_sparse_tensor *outs,
+                                          ndx_error *err);
+NDX_API ndx_status ndx_sparse_split(int64_t axis, int num_split, const ndx_sparse_tensor *sp,
+                                    const ndx_options *opt, ndx_sparse_tensor *outs,
+                                    ndx_error *err);
+
+/* sparse_reshape — TensorFlow's tf.sparse.reshape (SparseReshape): the indices of a sparse
+ * tensor of dense shape input_shape (int16, int32 or int64 [N, R] and [R]) in dense shape
+ * new_shape ([R'], 1 <= R' <= NDX_MAX_RANK), each entry keeping its row-major offset and its
+ * place in the order; at most one element of new_shape may be -1, inferred so the volumes agree.
+ * The values are not an argument: the reshaped tensor's values are the input's, unchanged.
+ * Errors as TensorFlow's: two -1s, another negative size, a -1 beside a zero size, volumes that
+ * differ; and, as every ndx sparse op, an index outside input_shape. output_indices int64
+ * [N, R'], output_shape int64 [R']. */
+/* Infer: output_indices [N, R'] and output_shape [R'] (R' is new_shape's length). */
+NDX_API ndx_status ndx_sparse_reshape_infer(const ndx_spec *input_indices,
+                                            const ndx_spec *input_shape,
+                                            const ndx_spec *new_shape, ndx_spec *output_indices,
+                                            ndx_spec *output_shape, ndx_error *err);
+NDX_API ndx_status ndx_sparse_reshape_shape(const ndx_tensor *input_indices,
+                                            const ndx_tensor *input_shape,
+                                            const ndx_tensor *new_shape,
+                                            ndx_tensor *output_indices, ndx_tensor *output_shape,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_sparse_reshape(const ndx_tensor *input_indices,
+                                      const ndx_tensor *input_shape, const ndx_tensor *new_shape,
+                                      const ndx_options *opt, ndx_tensor *output_indices,
+                                      ndx_tensor *output_shape, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5e. Sparse apply: in-place training updates from a sparse gradient                          */
