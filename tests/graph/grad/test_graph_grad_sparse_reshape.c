@@ -30,8 +30,8 @@ static ndx_output build_slice(ndx_scope s, ndx_dtype dt, const ndx_output *x, vo
 }
 
 static void check_slice(const slice_case *c, ndx_dtype dt, int threads) {
-    double v[64];
-    for (int64_t i = 0; i < c->n; i++) v[i] = 0.25 * (double)(i + 1) - 1.5;
+    double v[2 * 14]; /* complex: real and imaginary parts */
+    for (int64_t i = 0; i < 2 * c->n; i++) v[i] = 0.25 * (double)(i + 1) - 1.5;
     grad_check_x x = {1, {c->n}, v};
     double e = grad_check(build_slice, (void *)c, dt, 1, &x, 7 + (uint64_t)threads, threads);
     if (!(e <= grad_check_tolerance(dt)))
