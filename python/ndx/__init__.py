@@ -39,6 +39,8 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
+from ._sparse_reshape import (sparse_reset_shape, sparse_reshape, sparse_slice, sparse_split,
+                              sparse_transpose)
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
@@ -74,7 +76,8 @@ __all__ = [
     "gather_nd", "scatter_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
     "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max",
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
-    "sparse_concat", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
+    "sparse_concat", "sparse_slice", "sparse_split", "sparse_reshape", "sparse_transpose",
+    "sparse_reset_shape", "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
     "OutOfMemoryError", "library_version", "release_memory",
     # graphs (ndx.function)
     "function", "Function", "ConcreteFunction", "load", "LoadedFunction", "Graph", "Node",

@@ -15,6 +15,9 @@ from ._dense import (
 )
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
+from ._sparse_reshape import (sparse_reset_shape as sparse_reset_shape,
+                              sparse_reshape as sparse_reshape, sparse_slice as sparse_slice,
+                              sparse_split as sparse_split, sparse_transpose as sparse_transpose)
 from ._graph import (
     DType as DType,
     Graph as Graph,

@@ -24,3 +24,8 @@ def segment_mean(data: Any, indices: Any, segment_ids: Any, num_segments: Any = 
                  name: Optional[str] = None, sparse_gradient: bool = False) -> Any: ...
 def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
                    name: Optional[str] = None, sparse_gradient: bool = False) -> Any: ...
+
+# slice, split, reshape, transpose, expand_dims, reset_shape (ndx/_sparse_reshape.py)
+from ._sparse_reshape import (expand_dims as expand_dims, reset_shape as reset_shape,
+                              reshape as reshape, slice as slice, split as split,
+                              transpose as transpose)
