@@ -274,12 +274,16 @@ ndx_status ndx_sparse_reshape(const ndx_tensor *input_indices, const ndx_tensor 
                       coords, shape);
     }
     int allocated = 0;
+    ndx_tensor saved = *output_indices; /* restored when output_shape fails */
     if (st == NDX_OK)
         st = ndx_call_output(&b, &want_indices, output_indices, 0, "output_indices", &allocated);
     if (st == NDX_OK) {
         int shape_allocated = 0;
         st = ndx_call_output(&b, &want_shape, output_shape, 0, "output_shape", &shape_allocated);
-        if (st != NDX_OK) ndx_call_drop_output(&b, output_indices, allocated);
+        if (st != NDX_OK) {
+            ndx_call_drop_output(&b, output_indices, allocated);
+            *output_indices = saved;
+        }
     }
     if (st == NDX_OK) {
         job.out = output_indices->data;
