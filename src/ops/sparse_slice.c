@@ -54,10 +54,10 @@ static ndx_status slice_plan(const ndx_sparse_tensor *sp, const ndx_tensor *star
     NDX_TRY(ndx_sparse_check_views(sp, SP, &r->v, err));
     if (!start || !size)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, OP ": %s is NULL", start ? "size" : "start");
-    NDX_TRY(ndx_check_index_tensor(start, OP, "start", NULL, err));
-    NDX_TRY(ndx_check_index_tensor(size, OP, "size", NULL, err));
+    NDX_TRY(ndx_tensor_check_as(start, OP, "start", NULL, NULL, err));
     ndx_spec ss = ndx_spec_of(start), zs = ndx_spec_of(size);
     NDX_TRY(check_box_spec(&ss, "start", r->v.rank, err));
+    NDX_TRY(ndx_tensor_check_as(size, OP, "size", NULL, NULL, err));
     NDX_TRY(check_box_spec(&zs, "size", r->v.rank, err));
     r->pieces = 1;
     r->axis = -1;
@@ -73,6 +73,14 @@ static ndx_status slice_plan(const ndx_sparse_tensor *sp, const ndx_tensor *star
                             OP ": size[%d] = %lld is negative (start[%d] = %lld)", d,
                             (long long)n, d, (long long)s);
         dims[d] = inside ? n : s < in ? (int64_t)((uint64_t)in - (uint64_t)s) : 0;
+    }
+    int64_t volume; /* a box reaching far before 0 can be larger than the tensor */
+    if (!ndx_dims_product(r->v.rank, dims, &volume)) {
+        char text[NDX_DIMS_TEXT];
+        ndx_format_dims(text, sizeof text, r->v.rank, dims);
+        return ndx_fail(err, NDX_E_OVERFLOW,
+                        OP ": the output dense_shape %s has more elements than int64_t can count",
+                        text);
     }
     return NDX_OK;
 }

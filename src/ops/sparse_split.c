@@ -41,10 +41,12 @@ ndx_status ndx_sparse_split_infer(int64_t axis, int num_split, const ndx_sparse_
     return NDX_OK;
 }
 
+/* The checks in infer's order (the views, the arguments, the axis), then the ones on values. */
 static ndx_status split_plan(int64_t axis, int num_split, const ndx_sparse_tensor *sp,
-                             sparse_route *r, ndx_error *err) {
+                             const void *outs, sparse_route *r, ndx_error *err) {
     memset(r, 0, sizeof *r);
     NDX_TRY(ndx_sparse_check_views(sp, SP, &r->v, err));
+    NDX_TRY(check_args(num_split, outs, err));
     NDX_TRY(check_axis(axis, r->v.rank, err));
     r->axis = (int)(axis < 0 ? axis + r->v.rank : axis);
     int64_t width = r->v.dims[r->axis];
@@ -62,9 +64,8 @@ static ndx_status split_plan(int64_t axis, int num_split, const ndx_sparse_tenso
 /* Both entry points: the plan, the index check and the count; then, for the op, the write. */
 static ndx_status split_call(ndx_call *b, int64_t axis, int num_split,
                              const ndx_sparse_tensor *sp, int run, ndx_sparse_tensor *outs) {
-    NDX_TRY(check_args(num_split, outs, b->err));
     sparse_route r;
-    NDX_TRY(split_plan(axis, num_split, sp, &r, b->err));
+    NDX_TRY(split_plan(axis, num_split, sp, outs, &r, b->err));
     void *scratch = NULL, *flags = NULL;
     ndx_status st = ndx_route_count(b, sp, SP, &r, &scratch);
     if (st == NDX_OK && run)

@@ -70,6 +70,7 @@ ref_verdict ref_sparse_slice(const ndx_sparse_tensor *sp, const ndx_tensor *star
             dims[d] = s < dim ? (int64_t)(dim - s) : 0;
         }
     }
+    if (ref_count_of(R, dims) < 0) return say(why, REF_ERROR, "output volume overflows");
     int64_t n = sp->indices.shape[0], kept = 0;
     char *in = calloc((size_t)n + 1, 1);
     for (int64_t i = 0; i < n; i++) {
