@@ -3,14 +3,14 @@
  * one dim of new_shape may be -1, inferred from the others. The values are not an argument: they
  * pass through unchanged.
  *
- * Two parallel passes at about the memory traffic of the indices: the first reads every row
- * once, checks it against input_shape and keeps its row-major offset (8 bytes an entry), the
- * second writes each output row from its offset. So the values written are the values checked,
- * whoever writes the caller's indices meanwhile, and nothing is written before the check ends.
+ * Each row is read once, checked against input_shape and turned into its row-major offset, then
+ * into its new row (see ndx_sparse_reshape below for the one-pass and two-pass paths); the
+ * values written are the values checked, whoever writes the caller's indices meanwhile.
  * Offsets are split into coordinates by multiplying with a precomputed reciprocal instead of
  * dividing (a 64-bit division costs more than the row's memory traffic). */
 #include <stdio.h>
 
+#include "slice_copy.h"
 #include "sparse_tensor.h"
 
 #define OP "sparse_reshape"
@@ -162,51 +162,21 @@ ndx_status ndx_sparse_reshape_shape(const ndx_tensor *input_indices,
                              output_shape, err);
 }
 
-/* ---- the two passes ----------------------------------------------------------------------- */
+/* ---- the passes ------------------------------------------------------------------------- */
 
 typedef struct {
     const reshape_plan *p;
     const void *indices;
     ndx_dtype dtype;
-    int64_t *offsets; /* [n] */
+    int64_t *offsets;   /* [n]: the two-pass path's offsets; NULL: rows go straight to out */
     int64_t *first_bad; /* [chunks]: the first row outside input_shape, -1: none */
     int64_t *out;
     int chunks;
+    int stream; /* a large output: written with streaming stores (it is not read back) */
 } reshape_job;
 
-/* Offsets of rows [b, e) of index dtype T, or the first row outside input_shape. */
-#define OFFSETS(T)                                                                             \
-    for (int64_t i = b; i < e; i++) {                                                          \
-        const T *row = (const T *)job->indices + i * R;                                        \
-        uint64_t off = 0, bad = 0;                                                             \
-        for (int d = 0; d < R; d++) {                                                          \
-            int64_t c = (int64_t)row[d];                                                       \
-            bad |= (uint64_t)c >= (uint64_t)p->dims[d];                                        \
-            off += (uint64_t)c * (uint64_t)p->strides[d];                                      \
-        }                                                                                      \
-        if (bad) return i;                                                                     \
-        job->offsets[i] = (int64_t)off;                                                        \
-    }
-
-static int64_t offsets_of(const reshape_job *job, int64_t b, int64_t e) {
-    const reshape_plan *p = job->p;
-    int R = p->rank;
-    switch (job->dtype) {
-    case NDX_INT64: OFFSETS(int64_t) break;
-    case NDX_INT32: OFFSETS(int32_t) break;
-    default: OFFSETS(int16_t) break;
-    }
-    return -1;
-}
-#undef OFFSETS
-
-static void offsets_range(void *ctx, int64_t w0, int64_t w1, int worker) {
-    (void)worker;
-    reshape_job *job = ctx;
-    for (int64_t w = w0; w < w1; w++)
-        job->first_bad[w] = offsets_of(job, ndx_chunk_begin(job->p->n, job->chunks, (int)w),
-                                       ndx_chunk_begin(job->p->n, job->chunks, (int)w + 1));
-}
+/* Rows are made in a block in L1, then stored: streaming stores want whole 16-byte pairs. */
+#define ROW_BLOCK 64
 
 /* q = x / d for the stride d with recip = floor((2^64 - 1) / d): the estimate is at most 2 low
  * for x < 2^63. */
@@ -220,23 +190,119 @@ static inline uint64_t divide(uint64_t x, uint64_t d, uint64_t recip, uint64_t *
     return q;
 }
 
+/* The output row of an offset. */
+static inline void make_row(const reshape_plan *p, int64_t *row, uint64_t off) {
+    int Q = p->out_rank;
+    for (int d = 0; d < Q - 1; d++) row[d] = (int64_t)divide(off, p->out_strides[d], p->recip[d], &off);
+    row[Q - 1] = (int64_t)off;
+}
+
+/* Rows [i0, i0 + n) of the output from their offsets (n <= ROW_BLOCK). */
+static inline void put_rows(const reshape_job *job, int64_t i0, const uint64_t *offs, int64_t n) {
+    int64_t blk[ROW_BLOCK * NDX_MAX_RANK];
+    int Q = job->p->out_rank;
+    for (int64_t k = 0; k < n; k++) make_row(job->p, blk + k * Q, offs[k]);
+    ndx_put_int64s(job->out + i0 * Q, blk, n * Q, job->stream);
+}
+
+/* Rows [b, e) of index dtype T and rank R: each read once, checked against input_shape, and its
+ * offset kept or its output row written. Returns the first row outside input_shape, or -1 (the
+ * rows before it are done, the rest not). R is a constant where the callers below inline this. */
+#define ROWS(T, R)                                                                              \
+    for (int64_t i0 = b; i0 < e; i0 += ROW_BLOCK) {                                             \
+        int64_t n = e - i0 < ROW_BLOCK ? e - i0 : ROW_BLOCK;                                    \
+        uint64_t local[ROW_BLOCK], bad = 0;                                                     \
+        uint64_t *offs = job->offsets ? (uint64_t *)job->offsets + i0 : local;                  \
+        for (int64_t k = 0; k < n; k++) {                                                       \
+            const T *row = (const T *)job->indices + (i0 + k) * (R);                            \
+            uint64_t off = 0;                                                                   \
+            for (int d = 0; d < (R); d++) {                                                     \
+                uint64_t c = (uint64_t)(int64_t)row[d];                                         \
+                bad |= c >= (uint64_t)p->dims[d];                                               \
+                off += c * (uint64_t)p->strides[d];                                             \
+            }                                                                                   \
+            offs[k] = off;                                                                      \
+        }                                                                                       \
+        if (bad) { /* the block again, for the first bad row (the rows before it are done) */  \
+            for (int64_t k = 0; k < n; k++) {                                                   \
+                const T *row = (const T *)job->indices + (i0 + k) * (R);                        \
+                for (int d = 0; d < (R); d++)                                                   \
+                    if ((uint64_t)(int64_t)row[d] >= (uint64_t)p->dims[d]) return i0 + k;       \
+            }                                                                                   \
+            return i0; /* changed back meanwhile (another thread): the call fails anyway */    \
+        }                                                                                       \
+        if (!job->offsets) put_rows(job, i0, offs, n);                                          \
+    }                                                                                           \
+    return -1;
+
+#define ROWS_OF(T)                                                                              \
+    static int64_t rows_##T(const reshape_job *job, int64_t b, int64_t e) {                     \
+        const reshape_plan *p = job->p;                                                         \
+        switch (p->rank) {                                                                      \
+        case 1: ROWS(T, 1)                                                                      \
+        case 2: ROWS(T, 2)                                                                      \
+        case 3: ROWS(T, 3)                                                                      \
+        case 4: ROWS(T, 4)                                                                      \
+        default: ROWS(T, p->rank)                                                               \
+        }                                                                                       \
+    }
+ROWS_OF(int64_t)
+ROWS_OF(int32_t)
+ROWS_OF(int16_t)
+#undef ROWS_OF
+#undef ROWS
+
 static void rows_range(void *ctx, int64_t w0, int64_t w1, int worker) {
     (void)worker;
     reshape_job *job = ctx;
-    const reshape_plan *p = job->p;
-    int R = p->out_rank;
     for (int64_t w = w0; w < w1; w++) {
-        int64_t e = ndx_chunk_begin(p->n, job->chunks, (int)w + 1);
-        for (int64_t i = ndx_chunk_begin(p->n, job->chunks, (int)w); i < e; i++) {
-            uint64_t off = (uint64_t)job->offsets[i];
-            int64_t *row = job->out + i * R;
-            for (int d = 0; d < R - 1; d++)
-                row[d] = (int64_t)divide(off, p->out_strides[d], p->recip[d], &off);
-            row[R - 1] = (int64_t)off;
-        }
+        int64_t b = ndx_chunk_begin(job->p->n, job->chunks, (int)w);
+        int64_t e = ndx_chunk_begin(job->p->n, job->chunks, (int)w + 1);
+        job->first_bad[w] = job->dtype == NDX_INT64   ? rows_int64_t(job, b, e)
+                            : job->dtype == NDX_INT32 ? rows_int32_t(job, b, e)
+                                                      : rows_int16_t(job, b, e);
     }
+    ndx_slices_done(job->stream && !job->offsets);
 }
 
+/* The two-pass path's second pass: output rows from the offsets. */
+static void offsets_to_rows(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    reshape_job *job = ctx;
+    for (int64_t w = w0; w < w1; w++) {
+        int64_t e = ndx_chunk_begin(job->p->n, job->chunks, (int)w + 1);
+        for (int64_t i0 = ndx_chunk_begin(job->p->n, job->chunks, (int)w); i0 < e; i0 += ROW_BLOCK)
+            put_rows(job, i0, (const uint64_t *)job->offsets + i0,
+                     e - i0 < ROW_BLOCK ? e - i0 : ROW_BLOCK);
+    }
+    ndx_slices_done(job->stream);
+}
+
+/* The error of the first bad row any chunk found. */
+static ndx_status first_bad_row(const reshape_job *job, const ndx_tensor *indices,
+                                ndx_error *err) {
+    const reshape_plan *p = job->p;
+    for (int w = 0; w < job->chunks; w++) {
+        int64_t i = job->first_bad[w];
+        if (i < 0) continue;
+        int64_t row[NDX_MAX_RANK];
+        for (int d = 0; d < p->rank; d++)
+            row[d] = ndx_read_index(indices->data, indices->dtype, i * p->rank + d);
+        char coords[NDX_DIMS_TEXT], shape[NDX_DIMS_TEXT];
+        ndx_format_dims(coords, sizeof coords, p->rank, row);
+        ndx_format_dims(shape, sizeof shape, p->rank, p->dims);
+        return ndx_fail(err, NDX_E_OUT_OF_RANGE,
+                        OP ": input_indices[%lld] = %s is outside input_shape %s", (long long)i,
+                        coords, shape);
+    }
+    return NDX_OK;
+}
+
+/* Two paths, one result. When the op allocates output_indices, one pass reads each row once,
+ * checks it and writes its new row (the indices read and written once: the memory floor); a
+ * bad row frees the block, which nobody saw. Into the caller's buffer nothing may be written
+ * before every row is checked, so the first pass keeps the offsets in scratch and the second
+ * writes the rows from them. */
 ndx_status ndx_sparse_reshape(const ndx_tensor *input_indices, const ndx_tensor *input_shape,
                               const ndx_tensor *new_shape, const ndx_options *opt,
                               ndx_tensor *output_indices, ndx_tensor *output_shape,
@@ -248,46 +314,40 @@ ndx_status ndx_sparse_reshape(const ndx_tensor *input_indices, const ndx_tensor 
     ndx_tensor want_indices, want_shape;
     NDX_TRY(reshape_plan_make(input_indices, input_shape, new_shape, &p, &want_indices,
                               &want_shape, err));
-    reshape_job job = {&p, input_indices->data, input_indices->dtype, NULL, NULL, NULL, 0};
+    reshape_job job = {&p, input_indices->data, input_indices->dtype, NULL, NULL, NULL, 0, 0};
     job.chunks = p.n ? ndx_sparse_pieces(b.threads, p.n) : 0;
+    int direct = output_indices->data == NULL;
+    job.stream = NDX_HAVE_STREAMING &&
+                 (size_t)p.n * (size_t)p.out_rank * sizeof(int64_t) >= NDX_STREAM_MIN_BYTES;
     ndx_carver c = {NULL, 0};
-    ndx_carve(&c, (size_t)p.n * sizeof(int64_t));
     ndx_carve(&c, (size_t)(job.chunks + 1) * sizeof(int64_t));
+    if (!direct) ndx_carve(&c, (size_t)p.n * sizeof(int64_t));
     void *scratch = NULL;
     NDX_TRY(ndx_call_scratch(&b, c.used, 0, "offsets", &scratch));
     c = (ndx_carver){scratch, 0};
-    job.offsets = ndx_carve(&c, (size_t)p.n * sizeof(int64_t));
     job.first_bad = ndx_carve(&c, (size_t)(job.chunks + 1) * sizeof(int64_t));
+    if (!direct) job.offsets = ndx_carve(&c, (size_t)p.n * sizeof(int64_t));
+    ndx_tensor saved = *output_indices; /* restored when a later step fails */
+    int allocated = 0, shape_allocated = 0;
     ndx_status st = NDX_OK;
-    if (job.chunks) ndx_sparse_run_pieces(b.threads, job.chunks, offsets_range, &job);
-    for (int w = 0; w < job.chunks && st == NDX_OK; w++) {
-        int64_t i = job.first_bad[w];
-        if (i < 0) continue;
-        int64_t row[NDX_MAX_RANK];
-        for (int d = 0; d < p.rank; d++)
-            row[d] = ndx_read_index(input_indices->data, input_indices->dtype, i * p.rank + d);
-        char coords[NDX_DIMS_TEXT], shape[NDX_DIMS_TEXT];
-        ndx_format_dims(coords, sizeof coords, p.rank, row);
-        ndx_format_dims(shape, sizeof shape, p.rank, p.dims);
-        st = ndx_fail(err, NDX_E_OUT_OF_RANGE,
-                      OP ": input_indices[%lld] = %s is outside input_shape %s", (long long)i,
-                      coords, shape);
-    }
-    int allocated = 0;
-    ndx_tensor saved = *output_indices; /* restored when output_shape fails */
-    if (st == NDX_OK)
+    if (direct) {
         st = ndx_call_output(&b, &want_indices, output_indices, 0, "output_indices", &allocated);
-    if (st == NDX_OK) {
-        int shape_allocated = 0;
-        st = ndx_call_output(&b, &want_shape, output_shape, 0, "output_shape", &shape_allocated);
-        if (st != NDX_OK) {
-            ndx_call_drop_output(&b, output_indices, allocated);
-            *output_indices = saved;
-        }
-    }
-    if (st == NDX_OK) {
         job.out = output_indices->data;
-        if (job.chunks) ndx_sparse_run_pieces(b.threads, job.chunks, rows_range, &job);
+    }
+    if (st == NDX_OK && job.chunks) ndx_sparse_run_pieces(b.threads, job.chunks, rows_range, &job);
+    if (st == NDX_OK) st = first_bad_row(&job, input_indices, err);
+    if (st == NDX_OK && !direct)
+        st = ndx_call_output(&b, &want_indices, output_indices, 0, "output_indices", &allocated);
+    if (st == NDX_OK)
+        st = ndx_call_output(&b, &want_shape, output_shape, 0, "output_shape", &shape_allocated);
+    if (st != NDX_OK) {
+        ndx_call_drop_output(&b, output_indices, allocated);
+        *output_indices = saved;
+    } else {
+        if (!direct) {
+            job.out = output_indices->data;
+            if (job.chunks) ndx_sparse_run_pieces(b.threads, job.chunks, offsets_to_rows, &job);
+        }
         memcpy(output_shape->data, p.out_dims, (size_t)p.out_rank * sizeof(int64_t));
     }
     ndx_call_release(&b, scratch);
