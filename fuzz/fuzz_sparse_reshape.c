@@ -47,9 +47,12 @@ static void free_sparse(ndx_sparse_tensor *sp) {
 static ndx_tensor draw_vector(fz *f, int n, int R, const int64_t *dims, int size) {
     ndx_tensor t = fz_tensor(f, NDX_INT64, 8, 1, (int64_t[]){n});
     for (int k = 0; k < n; k++) {
-        int64_t d = k < R ? dims[k] : 3;
+        int64_t d = k < R && dims[k] >= 0 && dims[k] < (1 << 20) ? dims[k] : 3;
         int64_t v = size ? fz_range(f, 0, d + 2) : fz_range(f, -2, d + 1);
-        if (f->hostile && fz_chance(f, 1, 8)) v = fz_coordinate(f, d) * (fz_chance(f, 1, 2) ? 1 : -1);
+        if (f->hostile && fz_chance(f, 1, 8)) {
+            v = fz_coordinate(f, d);
+            if (fz_chance(f, 1, 2)) v = v == INT64_MIN ? INT64_MAX : -v;
+        }
         fz_set_int(&t, k, v);
     }
     return t;

@@ -122,7 +122,7 @@ ndx_status ndx_sparse_slice_grad(const ndx_tensor *backprop_val_grad,
     if (st == NDX_OK) st = ndx_call_output(&b, &want, out, 1, "out", &allocated);
     if (st == NDX_OK) {
         size_t size = want.itemsize;
-        if (!allocated) memset(out->data, 0, (size_t)n * size);
+        if (!allocated && n) memset(out->data, 0, (size_t)n * size);
         for (int64_t k = 0; k < m; k++)
             ndx_copy_item((unsigned char *)out->data + (size_t)from[k] * size,
                           (const unsigned char *)backprop_val_grad->data + (size_t)k * size, size);
