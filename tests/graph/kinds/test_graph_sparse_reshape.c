@@ -177,9 +177,14 @@ static void errors_at_build_and_run_time(void **state) {
     ndx_graph *g = ndx_graph_new();
     ndx_scope r = ndx_graph_root(g);
     ndx_sparse_output sp = sparse_const(r);
+    int line = __LINE__ + 1;
     ndx_op_sparse_split(r, test_const(r, NDX_INT64, 0, NULL, VALS(2)), 2, sp, NULL);
     assert_fails(ndx_graph_status(g, &err), &err, NDX_E_INVALID_ARGUMENT,
                  "sparse_split: axis 2 is out of range [-2, 2)");
+    char where[64]; /* the node and the builder's line */
+    snprintf(where, sizeof where, "test_graph_sparse_reshape.c:%d", line);
+    assert_non_null(strstr(err.message, where));
+    assert_non_null(strstr(err.message, "SparseSplit"));
     ndx_graph_free(g);
     /* start of the wrong length */
     g = ndx_graph_new();
