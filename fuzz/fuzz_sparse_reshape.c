@@ -200,6 +200,14 @@ static void run_reshape(fz *f, const case_t *k, const ndx_options *opt, int verd
     }
 }
 
+static ndx_status transpose_shape(void *c, ndx_sparse_tensor *o, ndx_error *e) {
+    case_t *k = c;
+    return ndx_sparse_transpose_shape(k->sp, k->start, o, e);
+}
+static ndx_status transpose_call(void *c, const ndx_options *opt, ndx_sparse_tensor *o, ndx_error *e) {
+    case_t *k = c;
+    return ndx_sparse_transpose(k->sp, k->start, opt, o, e);
+}
 static ndx_status grad_shape(void *c, ndx_tensor *o, ndx_error *e) {
     case_t *k = c;
     return ndx_sparse_slice_grad_shape(k->grad, &k->sp->indices, k->start, k->out_indices, o, e);
@@ -213,7 +221,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz f;
     fz_init(&f, data, size);
     ndx_options opt = fz_options(&f);
-    int which = fz_byte(&f) % 4;
+    int which = fz_byte(&f) % 5;
     int R = 1 + fz_byte(&f) % 4;
     int64_t dims[NDX_MAX_RANK];
     for (int k = 0; k < R; k++)
@@ -230,7 +238,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ndx_tensor ns = {0}, grad = {0};
     c.start = &start;
     c.size = &box;
-    if (which == 0) {
+    if (which == 4) { /* transpose: perm a permutation, or now and then not (start's values) */
+        if (fz_chance(&f, 3, 4))
+            for (int k = 0; k < R; k++) fz_set_int(&start, k, (k + R - 1 - (int)(f.rng % 2)) % R);
+        const ndx_tensor *perm = fz_chance(&f, 1, 6) ? NULL : &start;
+        c.start = perm;
+        ndx_sparse_tensor want;
+        ref_verdict v = ref_sparse_transpose(&sp, perm, &want, why);
+        run_sparse(&f, "sparse_transpose", &c, transpose_shape, transpose_call, 1, &opt, v, why,
+                   &want);
+        if (v != REF_ERROR) ref_sparse_free(&want);
+        c.start = &start;
+    } else if (which == 0) {
         ndx_sparse_tensor want;
         ref_verdict v = ref_sparse_slice(&sp, &start, &box, &want, why);
         run_sparse(&f, "sparse_slice", &c, slice_shape, slice_call, 1, &opt, v, why, &want);

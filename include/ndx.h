@@ -13,7 +13,7 @@
  *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
  *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; sparse_slice,
- *      sparse_split and sparse_reshape (with sparse_slice_grad); the sparse apply
+ *      sparse_split, sparse_transpose and sparse_reshape (with sparse_slice_grad); the sparse apply
  *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
  *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
  *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
@@ -695,6 +695,21 @@ NDX_API ndx_status ndx_sparse_split_shape(int64_t axis, int num_split,
 NDX_API ndx_status ndx_sparse_split(int64_t axis, int num_split, const ndx_sparse_tensor *sp,
                                     const ndx_options *opt, ndx_sparse_tensor *outs,
                                     ndx_error *err);
+
+/* sparse_transpose — TensorFlow's tf.sparse.transpose (which TensorFlow writes as a Gather of
+ * the index columns and a SparseReorder): dim d of the result is dim perm[d] of `sp` (perm an
+ * index vector of sp's rank holding each dim once; NULL: the dims reversed), the entries in
+ * canonical order, those with equal indices in the input's order (sparse_reorder's stable sort).
+ * One pass permutes the checked copy of the indices, then the sort. */
+/* Infer: the input's specs (indices and dense_shape as int64). */
+NDX_API ndx_status ndx_sparse_transpose_infer(const ndx_sparse_spec *sp, const ndx_spec *perm,
+                                              ndx_sparse_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_transpose_shape(const ndx_sparse_tensor *sp,
+                                              const ndx_tensor *perm, ndx_sparse_tensor *out,
+                                              ndx_error *err);
+NDX_API ndx_status ndx_sparse_transpose(const ndx_sparse_tensor *sp, const ndx_tensor *perm,
+                                        const ndx_options *opt, ndx_sparse_tensor *out,
+                                        ndx_error *err);
 
 /* sparse_reshape — TensorFlow's tf.sparse.reshape (SparseReshape): the indices of a sparse
  * tensor of dense shape input_shape (int16, int32 or int64 [N, R] and [R]) in dense shape

@@ -14,7 +14,8 @@
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
  *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
- *      dense_bincount, sparse_slice, sparse_slice_grad, sparse_split, sparse_reshape, and
+ *      dense_bincount, sparse_slice, sparse_slice_grad, sparse_split, sparse_reshape,
+ *      sparse_transpose, and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
  *      attributes), with the registry of kinds that describes what each type takes
  *      (ndx_kind_info).
@@ -738,6 +739,13 @@ NDX_API ndx_operation ndx_op_sparse_split_at(const char *file, int line, ndx_sco
 NDX_API ndx_operation ndx_op_sparse_reshape_at(const char *file, int line, ndx_scope s,
                                                ndx_output input_indices, ndx_output input_shape,
                                                ndx_output new_shape);
+/* sparse_transpose (SparseTranspose, ndx's own type: TensorFlow builds tf.sparse.transpose from
+ * a Gather and a SparseReorder): ndx_sparse_transpose with perm an index vector of sp's rank.
+ * Its values' gradient goes back through the permutation it applied (as sparse_reorder's). */
+#define ndx_op_sparse_transpose(s, sp, perm) \
+    ndx_op_sparse_transpose_at(__FILE__, __LINE__, (s), (sp), (perm))
+NDX_API ndx_sparse_output ndx_op_sparse_transpose_at(const char *file, int line, ndx_scope s,
+                                                     ndx_sparse_output sp, ndx_output perm);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
@@ -957,7 +965,8 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   dynamic_stitch (both)       d data[m] = gather(dy, indices[m]) where (m, i) won its output
  *                               row (positions stitched to find the winners), 0 elsewhere
  *   dynamic_partition           the partitions' gradients stitched back to data's positions
- *   sparse_concat, _reorder     d values through the op's permutation of the values
+ *   sparse_concat, _reorder,    d values through the op's permutation of the values
+ *   sparse_transpose
  *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
  *   sparse_slice                d values = sparse_slice_grad(d out values, indices, start,

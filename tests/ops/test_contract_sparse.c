@@ -412,6 +412,20 @@ static void reshape_family_infer_agrees(void **state) {
         }
         ndx_sparse_free(&out);
 
+        /* transpose, with start as perm (a permutation now and then) */
+        if (rng_below(&r, 3) == 0 && start.rank == 1 && start.shape[0] == rank &&
+            start.dtype != NDX_FLOAT32)
+            for (int d = 0; d < rank; d++) test_set_index(&start, d, rank - 1 - d);
+        op = ndx_sparse_transpose(&in, &start, NULL, &out, &op_err);
+        full.status = ndx_sparse_transpose_infer(&fs, &st_f, &sfull, &full.err);
+        partial.status = ndx_sparse_transpose_infer(&ps, &st_p, &spart, &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor touts[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, 3, touts);
+        ran += op == NDX_OK;
+        ndx_sparse_free(&out);
+
         int64_t axis = rng_range(&r, -rank - 1, rank);
         int num = (int)rng_range(&r, 0, 4);
         ndx_sparse_tensor pieces[4];

@@ -693,6 +693,82 @@ static void infer_partial(void **state) {
     assert_int_equal(gi.dtype, NDX_FLOAT64);
 }
 
+/* ---- sparse_transpose ---------------------------------------------------------------------- */
+
+static void transpose_random_case(test_rng *r, ndx_dtype vt, int64_t most_nnz) {
+    int rank = (int)rng_range(r, 1, 4);
+    int64_t dims[NDX_MAX_RANK];
+    random_dims(r, rank, dims, 7);
+    ndx_sparse_tensor sp = random_sparse(r, vt, rank, dims, rng_range(r, 0, most_nnz));
+    ndx_tensor perm = test_tensor_v(random_index_dtype(r), 0, 1, rank);
+    int p[NDX_MAX_RANK];
+    for (int d = 0; d < rank; d++) p[d] = d;
+    for (int d = rank - 1; d > 0; d--) {
+        int j = (int)rng_below(r, d + 1), t = p[d];
+        p[d] = p[j];
+        p[j] = t;
+    }
+    for (int d = 0; d < rank; d++) test_set_index(&perm, d, p[d]);
+    int reversed = rng_below(r, 4) == 0; /* perm NULL */
+    ndx_sparse_tensor want, first;
+    char why[REF_WHY];
+    ndx_error err;
+    if (ref_sparse_transpose(&sp, reversed ? NULL : &perm, &want, why) != REF_OK)
+        fail_msg("reference: %s", why);
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
+        ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+        ndx_sparse_tensor out = {0};
+        assert_ok(ndx_sparse_transpose(&sp, reversed ? NULL : &perm, &opt, &out, &err), &err);
+        assert_same_as_reference(&out, &want);
+        if (!keep_first_or_assert_same_sparse(&first, &out, threads)) ndx_sparse_free(&out);
+    }
+    ndx_sparse_free(&first);
+    ref_sparse_free(&want);
+    test_sparse_free(&sp);
+    test_tensor_free(&perm);
+}
+
+static void transpose_random(void **state) {
+    (void)state;
+    test_rng r = {16};
+    for (int k = 0; k < test_all_dtypes_count; k++)
+        for (int rep = 0; rep < 25; rep++) transpose_random_case(&r, test_all_dtypes[k], 40);
+    for (int rep = 0; rep < 3; rep++) transpose_random_case(&r, NDX_FLOAT64, 300000);
+}
+
+/* TensorFlow's sparse_ops_test SparseTransposeTest: a [2, 3] tensor transposed is its dense
+ * transpose, in canonical order. */
+static void transpose_example_and_errors(void **state) {
+    (void)state;
+    ndx_sparse_tensor sp = sparse_4x6();
+    ndx_sparse_tensor out = {0};
+    ndx_error err;
+    assert_ok(ndx_sparse_transpose(&sp, NULL, NULL, &out, &err), &err);
+    assert_int_equal(((int64_t *)out.dense_shape.data)[0], 6);
+    int64_t *idx = out.indices.data, *val = out.values.data;
+    for (int64_t i = 0; i < 14; i++) {
+        /* the entry at [r, c] of the input holds 10 r + c */
+        assert_int_equal(val[i], 10 * idx[2 * i + 1] + idx[2 * i]);
+        if (i) assert_true(idx[2 * i - 2] < idx[2 * i] ||
+                           (idx[2 * i - 2] == idx[2 * i] && idx[2 * i - 1] < idx[2 * i + 1]));
+    }
+    ndx_sparse_free(&out);
+    guarded x = guard_new(14, 2);
+    ndx_tensor bad = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(1, 1));
+    assert_fails(ndx_sparse_transpose(&sp, &bad, NULL, &x.out, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_transpose: perm [1, 1] is not a permutation of [0, 2)");
+    ndx_tensor three = test_tensor_from(NDX_INT64, 0, 1, SHAPE(3), VALS(0, 1, 2));
+    assert_fails(ndx_sparse_transpose(&sp, &three, NULL, &x.out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "sparse_transpose: perm has 3 elements but the input has rank 2");
+    ((int64_t *)sp.indices.data)[3] = 6;
+    assert_fails(ndx_sparse_transpose(&sp, NULL, NULL, &x.out, &err), &err, NDX_E_OUT_OF_RANGE,
+                 "sparse_transpose: sp.indices[1] = [0, 6] is outside dense_shape [4, 6]");
+    guard_del(&x);
+    test_tensor_free(&bad);
+    test_tensor_free(&three);
+    test_sparse_free(&sp);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tf_slice_cases),    cmocka_unit_test(tf_split_cases),
@@ -701,7 +777,8 @@ int main(void) {
         cmocka_unit_test(large_threads),     cmocka_unit_test(slice_grad_random),
         cmocka_unit_test(slice_grad_example), cmocka_unit_test(slice_errors),
         cmocka_unit_test(split_errors),      cmocka_unit_test(reshape_errors),
-        cmocka_unit_test(infer_partial),
+        cmocka_unit_test(infer_partial),     cmocka_unit_test(transpose_random),
+        cmocka_unit_test(transpose_example_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

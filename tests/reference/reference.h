@@ -149,6 +149,9 @@ ref_verdict ref_sparse_split(int64_t axis, int num_split, const ndx_sparse_tenso
 ref_verdict ref_sparse_reshape(const ndx_tensor *indices, const ndx_tensor *input_shape,
                                const ndx_tensor *new_shape, ndx_tensor *out_indices,
                                ndx_tensor *out_shape, char *why);
+/* perm NULL: the dims reversed. */
+ref_verdict ref_sparse_transpose(const ndx_sparse_tensor *sp, const ndx_tensor *perm,
+                                 ndx_sparse_tensor *out, char *why);
 ref_verdict ref_sparse_slice_grad(const ndx_tensor *grad, const ndx_tensor *input_indices,
                                   const ndx_tensor *input_start,
                                   const ndx_tensor *output_indices, ndx_tensor *out, char *why);

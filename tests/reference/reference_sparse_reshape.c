@@ -225,3 +225,33 @@ ref_verdict ref_sparse_slice_grad(const ndx_tensor *grad, const ndx_tensor *inpu
     free(from);
     return REF_OK;
 }
+
+ref_verdict ref_sparse_transpose(const ndx_sparse_tensor *sp, const ndx_tensor *perm,
+                                 ndx_sparse_tensor *out, char *why) {
+    memset(out, 0, sizeof *out);
+    ref_verdict v = ref_sparse_valid(sp, why);
+    if (v == REF_ERROR) return v;
+    int R = (int)sp->dense_shape.shape[0];
+    int p[NDX_MAX_RANK], seen[NDX_MAX_RANK] = {0};
+    for (int d = 0; d < R; d++) {
+        if (!perm) {
+            p[d] = R - 1 - d;
+            continue;
+        }
+        if (!box_ok(perm, R)) return say(why, REF_ERROR, "perm");
+        int64_t x = ref_int_at(perm, d);
+        if (x < 0 || x >= R || seen[x]++) return say(why, REF_ERROR, "perm not a permutation");
+        p[d] = (int)x;
+    }
+    /* the entries with permuted indices, then the stable sort of ref_sparse_reorder */
+    int64_t n = sp->indices.shape[0];
+    ndx_sparse_tensor moved = sparse_owned(n, R, &sp->values);
+    for (int64_t i = 0; i < n; i++)
+        for (int d = 0; d < R; d++)
+            *at64(&moved.indices, i * R + d) = ref_int_at(&sp->indices, i * R + p[d]);
+    if (n) memcpy(moved.values.data, sp->values.data, (size_t)n * sp->values.itemsize);
+    for (int d = 0; d < R; d++) *at64(&moved.dense_shape, d) = ref_int_at(&sp->dense_shape, p[d]);
+    ref_verdict r = ref_sparse_reorder(&moved, out, why);
+    ref_sparse_free(&moved);
+    return r == REF_ERROR ? r : v;
+}

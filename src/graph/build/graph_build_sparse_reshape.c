@@ -1,5 +1,5 @@
 /* graph_build_sparse_reshape.c — the builders of sparse_slice, sparse_slice_grad, sparse_split
- * and sparse_reshape (ndx_graph.h); their kinds are in sparse_reshape_kinds.c. */
+ * sparse_reshape and sparse_transpose (ndx_graph.h); their kinds are in sparse_reshape_kinds.c. */
 #include "graph_store.h"
 
 ndx_sparse_output ndx_op_sparse_slice_at(const char *file, int line, ndx_scope s,
@@ -39,4 +39,11 @@ ndx_operation ndx_op_sparse_reshape_at(const char *file, int line, ndx_scope s,
     ndx_output in[3] = {input_indices, input_shape, new_shape};
     ndx_operation op = {s.graph, graph_build(file, line, s, GRAPH_SPARSE_RESHAPE, NULL, 3, in)};
     return op;
+}
+
+ndx_sparse_output ndx_op_sparse_transpose_at(const char *file, int line, ndx_scope s,
+                                             ndx_sparse_output sp, ndx_output perm) {
+    ndx_output in[4] = {sp.indices, sp.values, sp.dense_shape, perm};
+    ndx_operation op = {s.graph, graph_build(file, line, s, GRAPH_SPARSE_TRANSPOSE, NULL, 4, in)};
+    return ndx_operation_sparse_output(op);
 }

@@ -1,7 +1,9 @@
 /* sparse_reshape_kinds.c — the kinds of sparse_slice (SparseSlice), its gradient's kernel
  * (SparseSliceGrad), sparse_split (SparseSplit: 3 * num_split outputs, every piece's indices,
  * then every piece's values, then every piece's dense_shape, as TensorFlow orders them) and
- * sparse_reshape (SparseReshape: indices and shapes only; the values do not go through it). */
+ * sparse_reshape (SparseReshape: indices and shapes only; the values do not go through it), and
+ * sparse_transpose (SparseTranspose, ndx's own type: TensorFlow builds a Gather and a
+ * SparseReorder for tf.sparse.transpose). */
 #include <stdlib.h>
 
 #include "core.h"
@@ -154,3 +156,31 @@ const graph_kind_desc graph_kind_sparse_reshape = {
     .kind = GRAPH_SPARSE_RESHAPE, .type = "SparseReshape", .min_inputs = 3, .max_inputs = 3,
     .inputs = reshape_inputs, .outputs = 2, .infer = infer_sparse_reshape,
     .run = run_sparse_reshape};
+
+/* ---- sparse_transpose --------------------------------------------------------------------- */
+
+static ndx_status infer_sparse_transpose(const graph_node *n, const ndx_spec *in,
+                                         const ndx_tensor *const *consts, ndx_spec *out,
+                                         ndx_error *err) {
+    (void)n;
+    (void)consts;
+    ndx_sparse_spec sp = graph_sparse_spec_at(in, 0, 1), result;
+    NDX_TRY(ndx_sparse_transpose_infer(&sp, &in[3], &result, err));
+    graph_sparse_specs_out(&result, out);
+    return NDX_OK;
+}
+
+static ndx_status run_sparse_transpose(const graph_node *n, const ndx_tensor *in,
+                                       const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    (void)n;
+    ndx_sparse_tensor sp = graph_sparse_at(in, 0, 1), result = graph_sparse_at(out, 0, 1);
+    NDX_TRY(ndx_sparse_transpose(&sp, &in[3], opt, &result, err));
+    graph_sparse_out(&result, out);
+    return NDX_OK;
+}
+
+static const char *const transpose_inputs[] = {"indices", "values", "dense_shape", "perm"};
+const graph_kind_desc graph_kind_sparse_transpose = {
+    .kind = GRAPH_SPARSE_TRANSPOSE, .type = "SparseTranspose", .min_inputs = 4, .max_inputs = 4,
+    .inputs = transpose_inputs, .outputs = 3, .flags = GRAPH_KIND_SPARSE_OUT,
+    .infer = infer_sparse_transpose, .run = run_sparse_transpose};

@@ -62,6 +62,32 @@ static void slice_gradient(void **state) {
                 check_slice(&cases[k], dts[d], threads);
 }
 
+/* sparse_transpose's values move as its sort moved them: the gradient goes back. */
+static ndx_output build_transpose(ndx_scope s, ndx_dtype dt, const ndx_output *x, void *user) {
+    (void)dt;
+    const slice_case *c = user;
+    ndx_output idx = test_const(s, NDX_INT64, 2, (int64_t[]){c->n, 2}, c->idx);
+    ndx_sparse_output sp = {idx, x[0], test_const(s, NDX_INT64, 1, SHAPE(2), c->dims)};
+    return ndx_op_sparse_transpose(s, sp, test_const(s, NDX_INT64, 1, SHAPE(2), VALS(1, 0))).values;
+}
+
+static void transpose_gradient(void **state) {
+    (void)state;
+    static const int64_t shuffled[] = {3, 3, 1, 3, 0, 0, 2, 5, 0, 4, 3, 0, 1, 1,
+                                       2, 0, 3, 5, 0, 2, 2, 3, 1, 4, 3, 2, 0, 5};
+    slice_case c = {14, shuffled, {4, 6}, {0, 0}, {0, 0}, 0};
+    double v[2 * 14];
+    for (int i = 0; i < 28; i++) v[i] = 0.5 * i - 3;
+    grad_check_x x = {1, {14}, v};
+    static const ndx_dtype dts[] = {NDX_FLOAT64, NDX_FLOAT32, NDX_COMPLEX128};
+    for (size_t d = 0; d < sizeof dts / sizeof *dts; d++)
+        for (int threads = 1; threads <= TEST_THREADS; threads++) {
+            double e = grad_check(build_transpose, &c, dts[d], 1, &x, 5, threads);
+            if (!(e <= grad_check_tolerance(dts[d])))
+                fail_msg("sparse_transpose %s: error %g", ndx_dtype_name(dts[d]), e);
+        }
+}
+
 /* sparse.reshape keeps the values: y = to_dense(reshaped) is the input's values moved, so its
  * gradient is the dense gradient gathered back at the entries. */
 static ndx_output build_reshape(ndx_scope s, ndx_dtype dt, const ndx_output *x, void *user) {
@@ -90,6 +116,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(slice_gradient),
         cmocka_unit_test(reshape_values_pass_through),
+        cmocka_unit_test(transpose_gradient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

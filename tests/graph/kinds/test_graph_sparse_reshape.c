@@ -65,6 +65,7 @@ static void runs_match_the_ops(void **state) {
                                              i64_vec(r, 3, VALS(2, -1, 3)));
     test_dims_are(ndx_operation_output(re, 0), "[14, 3]");
     test_dims_are(ndx_operation_output(re, 1), "[3]");
+    ndx_sparse_output tr = ndx_op_sparse_transpose(r, sp, i64_vec(r, 2, VALS(1, 0)));
     ndx_output dv = test_const_f32(r, 1, SHAPE(3), (float[]){1, 2, 3});
     ndx_output back = ndx_op_sparse_slice_grad(r, dv, sp.indices, start, sl.indices);
     test_dims_are(back, "[14]");
@@ -110,6 +111,12 @@ static void runs_match_the_ops(void **state) {
         output_is(g, ndx_operation_output(split, 6 + p), &outs[p].dense_shape);
         ndx_sparse_free(&outs[p]);
     }
+    ndx_sparse_tensor twant = {0};
+    assert_ok(ndx_sparse_transpose(&in, NULL, NULL, &twant, &err), &err);
+    output_is(g, tr.indices, &twant.indices);
+    output_is(g, tr.values, &twant.values);
+    output_is(g, tr.dense_shape, &twant.dense_shape);
+    ndx_sparse_free(&twant);
     ndx_tensor ns = ndx_tensor_make(NDX_INT64, 1, SHAPE(3), (void *)VALS(2, -1, 3)), oi = {0},
                os = {0};
     assert_ok(ndx_sparse_reshape(&in.indices, &in.dense_shape, &ns, NULL, &oi, &os, &err), &err);
@@ -133,7 +140,9 @@ static const char reshape_text[] =
     "sp = SparseSplit(k, i, v, d) num_split=2 : int64[?, 2], int64[?, 2], float64[?], "
     "float64[?], int64[2], int64[2]\n"
     "n = Const() value=[-1] : int64[1]\n"
-    "r = SparseReshape(i, d, n) : int64[?, 1], int64[1]\n";
+    "r = SparseReshape(i, d, n) : int64[?, 1], int64[1]\n"
+    "p = Const() value=[1, 0] : int64[2]\n"
+    "t = SparseTranspose(i, v, d, p) : int64[?, 2], float64[?], int64[2]\n";
 
 static void text_round_trip_and_by_type(void **state) {
     (void)state;
