@@ -2,11 +2,11 @@
 every mode as the glue ops are (ndx/_glue.py): slice, split and reshape run one node each
 (SparseSlice, SparseSplit, SparseReshape) eagerly, add it inside ndx.function, and are recorded
 under a GradientTape (slice's values get their gradient through SparseSliceGrad; split has
-none, as in TensorFlow; reshape passes the values through untouched). transpose, expand_dims and
-reset_shape are composed from other ops as TensorFlow composes them: transpose gathers the index
-columns and reorders (SparseReorder, whose gradient moves the values' back), expand_dims is a
-reshape with a dim of 1 inserted, reset_shape keeps indices and values and only changes
-dense_shape."""
+none, as in TensorFlow; reshape passes the values through untouched). transpose is one node of
+ndx's own type, SparseTranspose (TensorFlow composes a Gather and a SparseReorder; the kernel
+saves the gather's pass over the indices), whose gradient moves the values' back.
+expand_dims is a SparseReshape with a dim of 1 inserted, and reset_shape keeps indices and
+values and only changes dense_shape, as TensorFlow composes them."""
 from __future__ import annotations  # the annotations below are for type checkers only
 
 from typing import Any, List, Optional, Sequence, Union
@@ -141,33 +141,25 @@ def transpose(sp_input: SparseTensor, perm: Optional[Union[Sequence[int], _Value
               name: Optional[str] = None) -> SparseTensor:
     """The sparse tensor with its dims permuted by `perm` (None: reversed), as
     tf.sparse.transpose: dim i of the result is dim perm[i] of the input, and the result is in
-    canonical order (TensorFlow ends with a reorder too; ndx composes it the same way, from a
-    gather of the index columns and SparseReorder, whose gradient moves the values' gradient
-    back). A perm that is not a permutation of range(rank) raises InvalidArgumentError.
+    canonical order (entries with equal indices in the input's order). TensorFlow builds a
+    Gather of the index columns and a SparseReorder; ndx runs one node of its own type,
+    SparseTranspose, which permutes its checked copy of the indices and sorts it, and whose
+    gradient moves the values' gradient back as SparseReorder's does. A perm that is not a
+    permutation of range(rank) raises InvalidArgumentError.
 
     >>> st = ndx.SparseTensor([[0, 1], [0, 3], [2, 0]], [1, 2, 3], [3, 4])
     >>> t = ndx.sparse.transpose(st)
     >>> t.indices.tolist(), t.values.tolist(), t.dense_shape.tolist()
     ([[0, 2], [1, 0], [3, 0]], [3, 1, 2], [4, 3])
     """
-    from . import sparse
-    from ._gather_ops import gather
     _check("sparse.transpose", sp_input)
-    rank = _rank("sparse.transpose", sp_input)
     if perm is None:
-        perm = list(range(rank - 1, -1, -1))
-    if not isinstance(perm, Tensor):
-        p = np.asarray(perm)
-        if p.dtype.kind not in "iu" or p.shape != (rank,) or sorted(p.tolist()) != list(
-                range(rank)):
-            raise _ndx.InvalidArgumentError(
-                f"sparse.transpose: perm {p.tolist()} is not a permutation of [0, {rank})")
-        perm = p.astype(np.int32)
-    with_name = {} if name is None else {"name": name}
-    indices = gather(sp_input.indices, perm, axis=1)
-    dense_shape = gather(sp_input.dense_shape, perm)
-    return sparse.reorder(SparseTensor._from_parts(indices, sp_input.values, dense_shape),
-                          **with_name)
+        rank = _rank("sparse.transpose", sp_input)
+        perm = np.arange(rank - 1, -1, -1, dtype=np.int64)
+    m = _mode()
+    inputs = sparse_parts(m, "sparse.transpose", sp_input)
+    inputs.append(_int64(m, perm, "sparse.transpose", "perm"))
+    return sparse_result(m.op("SparseTranspose", inputs, None, name))
 
 
 def expand_dims(sp_input: SparseTensor, axis: Optional[int] = None,

@@ -1,4 +1,4 @@
-"""ndx op SparseSlice / SparseSplit / SparseReshape / SparseSliceGrad: the kinds run on NumPy
+"""ndx op SparseSlice / SparseSplit / SparseReshape / SparseTranspose / SparseSliceGrad: the kinds run on NumPy
 files against NumPy slicing of the densified input; a refusal leaves the output untouched."""
 import os
 import sys
@@ -54,6 +54,12 @@ def test_sparse_split_and_reshape():
         run("op", "SparseReshape", f.save("i.npy", INDICES), shape, new, "-o", f.path("r"))
         got = to_dense(f.load("r.0.npy"), VALUES, f.load("r.1.npy"))
         check_same(got, dense.reshape(3, 4, 2), "reshape")
+        run("op", "SparseTranspose", sp, f.save("perm.npy", np.array([1, 0], np.int64)), "-o",
+            f.path("t.npz"))
+        t = np.load(f.path("t.npz"))
+        check_same(to_dense(t["indices"], t["values"], t["dense_shape"]), dense.T, "transpose")
+        flat = t["indices"][:, 0] * 4 + t["indices"][:, 1]
+        check(bool(np.all(np.diff(flat) > 0)), "SparseTranspose: not in canonical order")
 
 
 def test_sparse_slice_grad():
