@@ -32,6 +32,55 @@ def scipy_or_none():
 # ---- workloads (bench/peer_compare.py describes a workload's dict) ----------------------------
 
 
+# ---- sparse_dense_matmul --------------------------------------------------------------------
+
+MATMUL_ROWS, MATMUL_COLS, MATMUL_PER_ROW, MATMUL_WIDTH = 65_536, 1_000_000, 20, 64
+
+
+def sparse_dense_matmul(rng):
+    """A [65536, 1000000] with 20 entries a row (canonical order) times B [1000000, 64] float32:
+    bound by reading 1.31M random 256-byte rows of B. The peers get their own format built
+    beforehand (not timed): SciPy a CSR matrix, PyTorch a coalesced COO tensor and a CSR one."""
+    nnz = MATMUL_ROWS * MATMUL_PER_ROW
+    rows = np.repeat(np.arange(MATMUL_ROWS, dtype=np.int64), MATMUL_PER_ROW)
+    cols = rng.integers(0, MATMUL_COLS, nnz, dtype=np.int64)
+    cols = cols.reshape(MATMUL_ROWS, MATMUL_PER_ROW)
+    cols.sort(axis=1)
+    cols = cols.reshape(-1)
+    indices = np.stack([rows, cols], axis=1)
+    values = rng.standard_normal(nnz, dtype=np.float32)
+    shape = np.array([MATMUL_ROWS, MATMUL_COLS], np.int64)
+    b = rng.standard_normal((MATMUL_COLS, MATMUL_WIDTH), dtype=np.float32)
+    out = np.empty((MATMUL_ROWS, MATMUL_WIDTH), np.float32)
+
+    def mine(threads):
+        f = ndx.function(lambda i, v, s, b: ndx.sparse.sparse_dense_matmul(
+            ndx.SparseTensor(i, v, s), b), threads=threads)
+        return call(f, indices, values, shape, b, out=out)
+
+    peers = {}
+    sp = scipy_or_none()
+    if sp:
+        csr = sp.csr_matrix((values, (rows, cols)), shape=(MATMUL_ROWS, MATMUL_COLS))
+        peers["scipy csr @ dense"] = lambda threads: call(lambda: csr @ b)
+    torch = torch_or_none()
+    if torch:
+        tb = torch.from_numpy(b)
+        coo = torch.sparse_coo_tensor(torch.from_numpy(indices.T.copy()),
+                                      torch.from_numpy(values),
+                                      (MATMUL_ROWS, MATMUL_COLS)).coalesce()
+        tcsr = coo.to_sparse_csr()
+        peers["torch.sparse.mm coo"] = lambda threads: call(
+            lambda: torch.sparse.mm(coo, tb).numpy())
+        peers["torch.sparse.mm csr"] = lambda threads: call(
+            lambda: torch.sparse.mm(tcsr, tb).numpy())
+    eager_sp = ndx.SparseTensor(indices, values, shape)
+    return dict(ndx=mine, peers=peers, check=close,
+                eager=call(lambda: ndx.sparse.sparse_dense_matmul(eager_sp, b)),
+                stream=indices.nbytes + values.nbytes + out.nbytes,
+                random=nnz * MATMUL_WIDTH * 4,
+                note=f"{nnz} entries, {MATMUL_PER_ROW} a row, B [{MATMUL_COLS}, {MATMUL_WIDTH}]"
+                     " float32")
 # ---- sparse.reshape (sparse-reshape) ----------------------------------------------------------
 
 RESHAPE_N = 10_000_000
@@ -95,6 +144,7 @@ def workloads():
     """name -> builder of the workload (inputs drawn when it is run)."""
     rng = np.random.default_rng(SEED)
     return {
+        "sparse_dense_matmul": lambda: sparse_dense_matmul(rng),
         "sparse.reshape 3-D to 2-D": lambda: sparse_reshape(rng, (1000, 1000, 1000),
                                                              (1_000_000, 1000)),
         "sparse.reshape 2-D to 2-D": lambda: sparse_reshape(rng, (1_000_000, 1000),

@@ -12,8 +12,9 @@
  *   5. The ops: gather_nd, gather, one_hot, unique and boolean_mask; scatter_nd and
  *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
- *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse; sparse_slice,
- *      sparse_split, sparse_transpose and sparse_reshape (with sparse_slice_grad); the sparse apply
+ *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse;
+ *      sparse_dense_matmul (a SparseTensor times a dense matrix); sparse_slice, sparse_split,
+ *      sparse_transpose and sparse_reshape (with sparse_slice_grad); the sparse apply
  *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
  *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
  *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
@@ -631,6 +632,39 @@ NDX_API ndx_status ndx_dense_to_sparse_shape(const ndx_tensor *dense, ndx_sparse
                                      ndx_error *err);
 NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_options *opt,
                                ndx_sparse_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d3. Sparse times dense: sparse_dense_matmul                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sparse_dense_matmul(a, b, adjoint_a, adjoint_b) — TensorFlow's tf.sparse.sparse_dense_matmul
+ * (SparseTensorDenseMatMul): the product of the rank-2 SparseTensor `a` [M, K] (its adjoint
+ * when adjoint_a: [K, M] transposed and conjugated) and the dense matrix `b` [K, N] (its
+ * adjoint [N, K] when adjoint_b), a dense [M, N] (with the adjoints' dims) of the values'
+ * dtype. Values and b: float16, bfloat16, float32, float64, int32 (wrapping), complex64 or
+ * complex128, the same dtype; indices int16, int32 or int64. The entries may come in any order
+ * and repeat (repeats add). Output element (m, n) is the sum over the entries (m, k), in their
+ * order, of a * b[k, n], from zero: the bits TensorFlow's kernel gives, at any thread count
+ * (float16 and bfloat16 add in float and round once, as TensorFlow does). Entries grouped by
+ * output row (canonical order without adjoint_a) take the fast path; others are first sorted
+ * by output row, a stable counting sort. Scratch: 16 bytes per entry for the checked indices
+ * (16 more when sorting), 8 per output row, and under adjoint_b a conjugated transposed copy of
+ * b.
+ * Errors in TensorFlow's words: "Tensor 'a_shape' must have 2 elements", "Tensor 'b' is not a
+ * matrix", "Cannot multiply A and B because inner dimension does not match: ...", and for an
+ * entry outside a's shape "k (7) from index[3,1] out of bounds (>=5)" (the inner index, checked
+ * first) or "m (...) from index[i,0] out of bounds (>=M)" (NDX_E_OUT_OF_RANGE); unlike
+ * TensorFlow, indices are checked even when the output or b is empty. */
+/* Infer: [?, N] (M is a value of dense_shape), the values' dtype. */
+NDX_API ndx_status ndx_sparse_dense_matmul_infer(const ndx_sparse_spec *a, const ndx_spec *b,
+                                                 int adjoint_a, int adjoint_b, ndx_spec *out,
+                                                 ndx_error *err);
+NDX_API ndx_status ndx_sparse_dense_matmul_shape(const ndx_sparse_tensor *a, const ndx_tensor *b,
+                                                 int adjoint_a, int adjoint_b, ndx_tensor *out,
+                                                 ndx_error *err);
+NDX_API ndx_status ndx_sparse_dense_matmul(const ndx_sparse_tensor *a, const ndx_tensor *b,
+                                           int adjoint_a, int adjoint_b, const ndx_options *opt,
+                                           ndx_tensor *out, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5d4. Sparse slicing, splitting and reshaping                                                */

@@ -14,6 +14,7 @@
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
  *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
+ *      dense_bincount, sparse_dense_matmul, and
  *      dense_bincount, sparse_slice, sparse_slice_grad, sparse_split, sparse_reshape,
  *      sparse_transpose, and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
@@ -705,6 +706,16 @@ NDX_API ndx_status ndx_kind_info(int i, ndx_kind *info, ndx_error *err);
 /* The number of the kind whose TensorFlow type name is `type` ("GatherNd"), or -1. */
 NDX_API int ndx_kind_find(const char *type);
 
+/* sparse_dense_matmul (SparseTensorDenseMatMul, tf.sparse.sparse_dense_matmul), as
+ * ndx_sparse_dense_matmul: the rank-2 sparse tensor a (its adjoint when adjoint_a) times the
+ * dense matrix b (its adjoint when adjoint_b), a dense matrix of a's values' dtype. With a's
+ * dense_shape constant the output's dims are known at build time. Gradient w.r.t. a's values
+ * and b (section 7). */
+#define ndx_op_sparse_dense_matmul(s, a, b, adjoint_a, adjoint_b) \
+    ndx_op_sparse_dense_matmul_at(__FILE__, __LINE__, (s), (a), (b), (adjoint_a), (adjoint_b))
+NDX_API ndx_output ndx_op_sparse_dense_matmul_at(const char *file, int line, ndx_scope s,
+                                                 ndx_sparse_output a, ndx_output b,
+                                                 int adjoint_a, int adjoint_b);
 /* sparse_slice (SparseSlice): the entries of sp inside [start, start + size) (int64 vectors, one
  * element per dim), as ndx_sparse_slice; inputs indices, values, shape, start, size. Its
  * values' gradient is SparseSliceGrad's. */
@@ -1018,6 +1029,11 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   abs                         dy * sign(x) (sign(0) = 0)
  *   square                      dy * 2 conj(x)
  *   sqrt                        dy * 0.5 / conj(y) (TensorFlow's SqrtGrad)
+ *   sparse_dense_matmul(a, b,   d b = sparse_dense_matmul(a, dy, !adj_a), conjugate-transposed
+ *     adj_a, adj_b)             under adj_b; d a.values (entry (r, c)) = sum_n dy[r, n]
+ *                               conj(op(b)[c, n]), under adj_a conj(dy[c, n]) op(b)[r, n]
+ *                               (TensorFlow's _SparseTensorDenseMatMulGrad); NONE for the
+ *                               indices and dense_shape
  *   zeros_like, ones_like, shape, size, range, equal, not_equal, floor_div, less, less_equal,
  *   greater, greater_equal, logical_and, logical_or, logical_not, where: NONE (not
  *   differentiable). */

@@ -5,13 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
 jobs=$(nproc)
+# Each stage prints the seconds since the start, so a slow stage shows in the log.
+stage() { echo "== $* (at ${SECONDS} s)"; }
 
 # The documents first (seconds): the HTML reference of the headers, the manual page and every
 # relative link of the Markdown files, warnings as errors.
-echo "== documents: scripts/docs.sh"
+stage "documents: scripts/docs.sh"
 bash scripts/docs.sh
 
-echo "== release build: all tests"
+stage "release build: all tests"
 # Tests and tools are asked for explicitly: scripts/demo.sh configures the same build/ without
 # tests, and CMake would keep that cached choice. No tests at all is a failure, not a pass.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DNDX_BUILD_TESTS=ON -DNDX_BUILD_TOOLS=ON >/dev/null
@@ -21,14 +23,14 @@ ctest --test-dir build --output-on-failure --no-tests=error -j"$jobs"
 # The Python module, as a user installs it: pip into a venv over Debian's NumPy (no package index),
 # then pytest from outside the source tree so the installed module is the one imported; once more
 # with CPython's debug allocator and dev-mode checks (misused references and buffers show there).
-echo "== Python module: pip install into a venv, pytest"
+stage "Python module: pip install into a venv, pytest"
 rm -rf build-py && /usr/bin/python3 -m venv --system-site-packages build-py/venv
 build-py/venv/bin/pip install --quiet --no-build-isolation --no-index ./python
 (cd build-py && venv/bin/python -m pytest -q -p no:cacheprovider ../tests/python)
 (cd build-py && PYTHONMALLOC=debug venv/bin/python -X dev -m pytest -q -p no:cacheprovider \
   -W error::ResourceWarning ../tests/python -k "not reference_counts")
 
-echo "== AddressSanitizer + UndefinedBehaviorSanitizer build: all tests"
+stage "AddressSanitizer + UndefinedBehaviorSanitizer build: all tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNDX_SANITIZE=address,undefined \
   -DNDX_BUILD_TESTS=ON -DNDX_BUILD_TOOLS=ON >/dev/null
 cmake --build build-asan -j"$jobs" >/dev/null
@@ -39,7 +41,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # parallel ops are checked too. tests/tsan.supp names the races two tests make on purpose
 # (threads rewriting indices while a call reads them); die_after_fork=0 lets test_pool's forked
 # child start threads.
-echo "== ThreadSanitizer: all C tests"
+stage "ThreadSanitizer: all C tests"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNDX_SANITIZE=thread \
   -DNDX_BUILD_TESTS=ON -DNDX_BUILD_TOOLS=OFF >/dev/null
 cmake --build build-tsan -j"$jobs" >/dev/null
@@ -49,12 +51,12 @@ TSAN_OPTIONS="halt_on_error=1:die_after_fork=0:suppressions=$PWD/tests/tsan.supp
 # Fuzzing: every libFuzzer harness (clang, ASan + UBSan) for a short fixed time on its seed corpus;
 # any finding fails the run (fuzz/run leaves the input in build-fuzz/artifacts/). The long runs
 # are `fuzz/run 600`.
-echo "== libFuzzer: ${NDX_CI_FUZZ_SECONDS:-20} s per harness"
+stage "libFuzzer: ${NDX_CI_FUZZ_SECONDS:-20} s per harness"
 NDX_FUZZ_JOBS=$jobs bash fuzz/run "${NDX_CI_FUZZ_SECONDS:-20}"
 
 # Valgrind memcheck over the release build's C test programs (uninstrumented code: catches what
 # the sanitizer build cannot, e.g. uninitialised reads), two programs at a time.
-echo "== valgrind memcheck: release C test programs"
+stage "valgrind memcheck: release C test programs"
 vg_one() {
   local t=$1
   if CMOCKA_MESSAGE_OUTPUT=stdout valgrind -q --error-exitcode=1 --leak-check=full \
@@ -82,3 +84,4 @@ for p in "${pids[@]}"; do
 done
 echo "valgrind: $vg_pass passed, $vg_fail failed"
 [ "$vg_fail" -eq 0 ] && [ "$vg_pass" -gt 0 ]
+echo "== every stage passed in ${SECONDS} s"

@@ -39,6 +39,7 @@ from ._ndx import InvalidArgumentError, OutOfMemoryError, library_version, relea
 from ._sparse_tensor import SparseTensor
 from . import sparse
 from .sparse import sparse_concat
+from .sparse import sparse_dense_matmul as sparse_tensor_dense_matmul  # TensorFlow 1's name
 from ._sparse_reshape import (sparse_reset_shape, sparse_reshape, sparse_slice, sparse_split,
                               sparse_transpose)
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
@@ -91,3 +92,4 @@ __all__ = [
     "sparse_apply_sgd", "sparse_apply_adagrad", "optimizers",
 ] + _glue.__all__ + _array.__all__ + _gather_ops.__all__ + _segment.__all__
 __all__ += _bincount.__all__
+__all__ += ["sparse_tensor_dense_matmul"]

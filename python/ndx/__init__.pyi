@@ -15,6 +15,7 @@ from ._dense import (
 )
 from ._sparse_tensor import SparseTensor as SparseTensor
 from .sparse import sparse_concat as sparse_concat
+from .sparse import sparse_dense_matmul as sparse_tensor_dense_matmul
 from ._sparse_reshape import (sparse_reset_shape as sparse_reset_shape,
                               sparse_reshape as sparse_reshape, sparse_slice as sparse_slice,
                               sparse_split as sparse_split, sparse_transpose as sparse_transpose)

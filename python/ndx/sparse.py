@@ -156,6 +156,11 @@ def segment_sqrt_n(data, indices, segment_ids, num_segments=None, name=None,
 __all__ += ["segment_sum", "segment_mean", "segment_sqrt_n"]
 
 
+# ---- sparse times dense (ndx/_sparse_matmul.py) ----
+from ._sparse_matmul import sparse_dense_matmul  # noqa: E402
+
+matmul = sparse_dense_matmul  # TensorFlow 1's tf.sparse.matmul
+__all__ += ["sparse_dense_matmul", "matmul"]
 # ---- slice, split, reshape, transpose, expand_dims, reset_shape (ndx/_sparse_reshape.py) ----
 from ._sparse_reshape import (expand_dims, reset_shape, reshape, slice, split,  # noqa: E402
                               transpose)

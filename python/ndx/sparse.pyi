@@ -25,6 +25,10 @@ def segment_mean(data: Any, indices: Any, segment_ids: Any, num_segments: Any = 
 def segment_sqrt_n(data: Any, indices: Any, segment_ids: Any, num_segments: Any = None,
                    name: Optional[str] = None, sparse_gradient: bool = False) -> Any: ...
 
+# sparse times dense (ndx/_sparse_matmul.py)
+def sparse_dense_matmul(sp_a: Any, b: Any, adjoint_a: bool = False, adjoint_b: bool = False,
+                        name: Optional[str] = None) -> Any: ...
+matmul = sparse_dense_matmul
 # slice, split, reshape, transpose, expand_dims, reset_shape (ndx/_sparse_reshape.py)
 from ._sparse_reshape import (expand_dims as expand_dims, reset_shape as reset_shape,
                               reshape as reshape, slice as slice, split as split,

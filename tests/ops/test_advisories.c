@@ -813,6 +813,67 @@ static void bincount_hostile(void **state) {
     test_tensor_free(&arr);
 }
 
+/* SparseTensorDenseMatMul fed hostile operands (TensorFlow's advisories on the op: a_shape not
+ * of 2 elements, a_indices of another width, indices outside the output or b read and written
+ * out of bounds, an output whose size overflows): each refused before anything is written,
+ * with int32 values (literal_sparse) and an int32 b. */
+static void sparse_dense_matmul_hostile(void **state) {
+    (void)state;
+    ndx_error err;
+    ndx_tensor b = test_tensor(NDX_INT32, 0, 2, SHAPE(3, 2));
+    memset(b.data, 0, test_nbytes(&b));
+    guarded g = guarded_output(NDX_INT32, 2, SHAPE(2, 2));
+    /* a_shape of 3 elements with indices of 3 columns, and of 1 with 1 */
+    ndx_sparse_tensor r3 = literal_sparse(1, 3, VALS(0, 0, 0), 3, VALS(2, 3, 1));
+    assert_fails(ndx_sparse_dense_matmul(&r3, &b, 0, 0, NULL, &g.t, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "Tensor 'a_shape' must have 2 elements");
+    ndx_sparse_tensor r1 = literal_sparse(1, 1, VALS(0), 1, VALS(3));
+    assert_fails(ndx_sparse_dense_matmul(&r1, &b, 0, 0, NULL, &g.t, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "Tensor 'a_shape' must have 2 elements");
+    /* indices of 3 columns for a 2-element a_shape */
+    ndx_sparse_tensor wide = literal_sparse(1, 3, VALS(0, 0, 0), 2, VALS(2, 3));
+    assert_fails(ndx_sparse_dense_matmul(&wide, &b, 0, 0, NULL, &g.t, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "sparse_dense_matmul");
+    /* every hostile coordinate in each column, in each index dtype */
+    static const int64_t bad[] = {-1, 2, 3, INT64_MIN, INT64_MAX, INT32_MIN, INT32_MAX};
+    for (size_t d = 0; d < 3; d++)
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+            for (int col = 0; col < 2; col++) {
+                if (!fits(index_dtypes[d], bad[k]) || (col == 1 && bad[k] == 2)) continue;
+                int64_t idx[4] = {1, 2, 0, 0};
+                idx[2 + col] = bad[k];
+                ndx_sparse_tensor a = literal_sparse(2, 2, idx, 2, VALS(2, 3));
+                ndx_tensor narrow = make_index(index_dtypes[d], 2, SHAPE(2, 2), idx);
+                test_tensor_free(&a.indices);
+                a.indices = narrow;
+                assert_fails(ndx_sparse_dense_matmul(&a, &b, 0, 0, NULL, &g.t, &err), &err,
+                             NDX_E_OUT_OF_RANGE, col ? "k (" : "m (");
+                ndx_tensor none = {0};
+                assert_fails(ndx_sparse_dense_matmul(&a, &b, 0, 0, NULL, &none, &err), &err,
+                             NDX_E_OUT_OF_RANGE, "from index[1,");
+                assert_null(none.data);
+                test_sparse_free(&a);
+            }
+    /* an output whose size overflows: a_shape [2^62, 3] times b [3, 2] */
+    ndx_sparse_tensor huge = literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 62, 3));
+    ndx_tensor none = {0};
+    assert_fails_either(ndx_sparse_dense_matmul(&huge, &b, 0, 0, NULL, &none, &err), &err,
+                        NDX_E_OVERFLOW, NDX_E_INVALID_ARGUMENT, "sparse_dense_matmul");
+    assert_null(none.data);
+    ndx_options small = budget_opt(1 << 20);
+    ndx_sparse_tensor big = literal_sparse(1, 2, VALS(0, 0), 2, VALS((int64_t)1 << 24, 3));
+    assert_fails(ndx_sparse_dense_matmul(&big, &b, 0, 0, &small, &none, &err), &err,
+                 NDX_E_MEMORY_BUDGET, "sparse_dense_matmul");
+    assert_null(none.data);
+    check_and_free(&g);
+    test_sparse_free(&r3);
+    test_sparse_free(&r1);
+    test_sparse_free(&wide);
+    test_sparse_free(&huge);
+    test_sparse_free(&big);
+    test_tensor_free(&b);
+}
+
 /* SparseSlice (TensorFlow: CHECK failures and overflows on negative or huge start and size):
  * extreme boxes give TensorFlow's clipped shape without overflow, a negative size is refused, a
  * box whose shape cannot be counted is refused, and nothing is written. */
@@ -973,6 +1034,7 @@ int main(void) {
         cmocka_unit_test(sparse_to_dense_hostile),
         cmocka_unit_test(sparse_malformed_views),
         cmocka_unit_test(bincount_hostile),
+        cmocka_unit_test(sparse_dense_matmul_hostile),
         cmocka_unit_test(sparse_slice_hostile_boxes),
         cmocka_unit_test(sparse_split_hostile),
         cmocka_unit_test(sparse_reshape_hostile),

@@ -1251,6 +1251,75 @@ static void test_bincount_flips(void **state) {
     test_tensor_free(&c.none), test_tensor_free(&c.arr);
 }
 
+/* ---- sparse_dense_matmul --------------------------------------------------------------------- */
+
+/* One entry's output row or inner index flips strictly between its good value and invalid
+ * ones: an OK result is the good product byte for byte; a failed call leaves the caller's output
+ * as it was. */
+typedef struct {
+    ndx_sparse_tensor a;
+    ndx_tensor b, out, want, pattern;
+    int adj_a;
+} sdmm_case;
+
+static ndx_status call_sdmm(void *ctx, const ndx_options *opt, ndx_error *err) {
+    sdmm_case *c = ctx;
+    memcpy(c->out.data, c->pattern.data, test_nbytes(&c->out));
+    ndx_status st = ndx_sparse_dense_matmul(&c->a, &c->b, c->adj_a, 0, opt, &c->out, err);
+    if (st == NDX_OK && !same_tensor(&c->out, &c->want))
+        FAIL("sparse_dense_matmul: an OK result is not the product of the good indices");
+    if (st != NDX_OK && !same_tensor(&c->out, &c->pattern))
+        FAIL("sparse_dense_matmul: a failed call wrote its output: %s", err->message);
+    return st;
+}
+
+static void test_sparse_dense_matmul(void **state) {
+    (void)state;
+    test_rng r = {3201};
+    static const ndx_dtype its[3] = {NDX_INT16, NDX_INT32, NDX_INT64};
+    const int64_t rows = 700, cols = 500, n = 40000; /* past the check's and the run's grains */
+    for (int i = 0; i < 3; i++)
+        for (int sorted = 0; sorted < 2; sorted++)
+            for (int col = 0; col < 2; col++) {
+                sdmm_case c;
+                /* the flipped column is the inner index k (sorted) or the output row m */
+                c.adj_a = sorted ? !col : col;
+                c.a.indices = test_tensor_v(its[i], 0, 2, n, 2);
+                c.a.values = test_tensor_v(NDX_FLOAT32, 0, 1, n);
+                c.a.dense_shape = test_tensor_v(NDX_INT64, 0, 1, 2);
+                test_set_index(&c.a.dense_shape, 0, rows);
+                test_set_index(&c.a.dense_shape, 1, cols);
+                for (int64_t e = 0; e < n; e++) {
+                    int64_t row = sorted ? e * rows / n : rng_below(&r, rows);
+                    test_set_index(&c.a.indices, 2 * e, row);
+                    test_set_index(&c.a.indices, 2 * e + 1, rng_below(&r, cols));
+                }
+                test_fill_random(&r, &c.a.values);
+                c.b = test_tensor_v(NDX_FLOAT32, 0, 2, c.adj_a ? rows : cols, 9);
+                test_fill_random(&r, &c.b);
+                c.want = (ndx_tensor){0};
+                ndx_error err;
+                assert_ok(ndx_sparse_dense_matmul(&c.a, &c.b, c.adj_a, 0, NULL, &c.want, &err),
+                          &err);
+                c.out = test_tensor(NDX_FLOAT32, 0, 2, c.want.shape);
+                c.pattern = test_tensor(NDX_FLOAT32, 0, 2, c.want.shape);
+                memset(c.pattern.data, 0x6b, test_nbytes(&c.pattern));
+                int64_t at[1] = {2 * (n / 2) + col};
+                int64_t good = test_get_index(&c.a.indices, at[0]);
+                flip f;
+                flip_setup_strict(&f, c.a.indices.data, its[i], 1, at, good, col ? cols : rows);
+                char name[96];
+                snprintf(name, sizeof name, "sparse_dense_matmul %s %s column %d",
+                         ndx_dtype_name(its[i]), sorted ? "sorted" : "unsorted", col);
+                hammer(name, &f, call_sdmm, &c);
+                test_sparse_free(&c.a);
+                test_tensor_free(&c.b);
+                test_tensor_free(&c.out);
+                test_tensor_free(&c.pattern);
+                ndx_tensor_free(&c.want);
+            }
+}
+
 /* ---- sparse_slice, sparse_split, sparse_reshape: indices and dense_shape flip ------------- */
 
 typedef enum { RS_SLICE, RS_SPLIT, RS_RESHAPE } reshape_op;
@@ -1356,6 +1425,7 @@ int main(void) {
         cmocka_unit_test(test_scatter_ops),     cmocka_unit_test(test_stitch),
         cmocka_unit_test(test_partition),       cmocka_unit_test(test_sparse),
         cmocka_unit_test(test_dense_to_sparse), cmocka_unit_test(test_segment_family),
+        cmocka_unit_test(test_sparse_dense_matmul),
         cmocka_unit_test(test_sparse_reshape_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

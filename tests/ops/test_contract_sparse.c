@@ -343,6 +343,76 @@ static void stages_use_exactly_their_scratch(void **state) {
     free_fixture(&sp);
 }
 
+/* sparse_dense_matmul: infer on complete and partial specs agrees with the op on random
+ * inputs (a wrong rank, dtype or inner dim now and then), and every block it allocates comes
+ * from the caller's allocator and goes back to it. */
+static void sparse_dense_matmul_contract(void **state) {
+    (void)state;
+    test_rng r = {3232};
+    static const ndx_dtype dts[] = {NDX_FLOAT32, NDX_FLOAT64, NDX_INT32, NDX_COMPLEX64,
+                                    NDX_FLOAT16, NDX_INT64};
+    int refused = 0, ran = 0;
+    for (int round = 0; round < 600; round++) {
+        ndx_dtype dt = dts[rng_below(&r, 6)];
+        int rank = rng_below(&r, 8) ? 2 : 3;
+        ndx_sparse_tensor a = random_sparse_fixture(&r, dt, rank, rng_range(&r, 1, 4));
+        if (a.values.shape[0] > a.indices.shape[0]) { /* room for the extra value */
+            size_t bytes = (size_t)a.values.shape[0] * a.values.itemsize;
+            a.values.data = realloc(a.values.data, bytes);
+            memset((unsigned char *)a.values.data + bytes - a.values.itemsize, 0,
+                   a.values.itemsize);
+        }
+        int adj_a = (int)rng_below(&r, 2), adj_b = (int)rng_below(&r, 2);
+        int64_t inner = rank == 2 && a.dense_shape.rank == 1 && a.dense_shape.shape[0] == 2
+                            ? ((int64_t *)a.dense_shape.data)[adj_a ? 0 : 1]
+                            : 2;
+        if (rng_below(&r, 10) == 0) inner++;
+        int64_t n = rng_range(&r, 0, 3);
+        ndx_tensor b = test_tensor(rng_below(&r, 12) ? dt : NDX_FLOAT64, 0,
+                                   rng_below(&r, 12) ? 2 : 1,
+                                   adj_b ? SHAPE(n, inner) : SHAPE(inner, n));
+        test_fill_random(&r, &b);
+        ndx_sparse_spec fs = ndx_sparse_spec_of(&a), ps = partial_sparse(&r, &a);
+        ndx_spec bf = ndx_spec_of(&b), bp = test_partial_spec(&r, &b, 1);
+        test_inference full, partial;
+        ndx_error op_err;
+        ndx_tensor out = {0};
+        ndx_status op = ndx_sparse_dense_matmul(&a, &b, adj_a, adj_b, NULL, &out, &op_err);
+        full.status = ndx_sparse_dense_matmul_infer(&fs, &bf, adj_a, adj_b, full.specs, &full.err);
+        partial.status =
+            ndx_sparse_dense_matmul_infer(&ps, &bp, adj_a, adj_b, partial.specs, &partial.err);
+        assert_infer_agrees(&partial, &full, op, &op_err, 1, &out);
+        refused += full.status != NDX_OK;
+        ran += op == NDX_OK;
+        ndx_tensor_free(&out);
+        test_tensor_free(&b);
+        free_sparse_fixture(&a);
+    }
+    assert_true(refused > 50);
+    assert_true(ran > 200);
+
+    /* unsorted int32 entries (sorted in scratch) and adjoint_b (b transposed in scratch) */
+    ndx_sparse_tensor sp = shuffled_sparse(&r, 5000, 1);
+    ndx_tensor b = test_tensor_v(NDX_FLOAT32, 0, 2, 7, 3);
+    test_fill_random(&r, &b);
+    test_allocator al;
+    test_allocator_init(&al);
+    ndx_options opt = {.num_threads = 2, .allocator = &al.base};
+    ndx_tensor out = {0};
+    ndx_error err;
+    assert_ok(ndx_sparse_dense_matmul(&sp, &b, 0, 1, &opt, &out, &err), &err);
+    assert_true(al.calls >= 2); /* the output and scratch */
+    assert_int_equal(al.live, 1); /* only the output is still held */
+    test_allocator_free(&al, out.data);
+    al.refuse = 1;
+    out = (ndx_tensor){0};
+    assert_fails(ndx_sparse_dense_matmul(&sp, &b, 0, 1, &opt, &out, &err), &err,
+                 NDX_E_NO_MEMORY, "sparse_dense_matmul");
+    assert_null(out.data);
+    assert_int_equal(al.live, 0);
+    test_tensor_free(&b);
+}
+
 /* ---- sparse_slice, sparse_split, sparse_reshape, sparse_slice_grad ------------------------- */
 
 /* An index vector of n elements in [lo, hi], now and then of another dtype or a matrix. */
@@ -518,6 +588,7 @@ int main(void) {
         cmocka_unit_test(infer_agrees_with_the_ops),
         cmocka_unit_test(allocations_go_through_the_allocator),
         cmocka_unit_test(stages_use_exactly_their_scratch),
+        cmocka_unit_test(sparse_dense_matmul_contract),
         cmocka_unit_test(reshape_family_infer_agrees),
         cmocka_unit_test(reshape_family_allocations),
     };

@@ -140,6 +140,13 @@ void ref_sparse_free(ndx_sparse_tensor *sp);
 int ref_sparse_equal(const ndx_sparse_tensor *got, const ndx_sparse_tensor *want, int ties,
                      char *why);
 
+/* sparse_dense_matmul (reference_sparse_matmul.c): op(A) densified, times op(B), in float64
+ * (complex128 for complex, wrapping int32 for int32) into *out, and into *magnitude (float64)
+ * the sum of |a||b| over each output element's terms, which bounds its rounding error. Both are
+ * malloc'd (ref_tensor_free). */
+ref_verdict ref_sparse_dense_matmul(const ndx_sparse_tensor *a, const ndx_tensor *b,
+                                    int adjoint_a, int adjoint_b, ndx_tensor *out,
+                                    ndx_tensor *magnitude, char *why);
 /* ndx.h section 5d4: sparse_slice (out: the kept entries in input order), sparse_split (outs:
  * num_split tensors), sparse_reshape and sparse_slice_grad (reference_sparse_reshape.c). */
 ref_verdict ref_sparse_slice(const ndx_sparse_tensor *sp, const ndx_tensor *start,

@@ -38,6 +38,7 @@ typedef struct graph_attrs {
     int bag_offsets;    /* EmbeddingBag(Grad): 1 for NDX_BAGS_OFFSETS */
     int validate_indices; /* ResourceGather: accepted, as TensorFlow's CPU kernel ignores it */
     int binary_output;  /* DenseBincount */
+    int adjoint_a, adjoint_b; /* SparseTensorDenseMatMul */
 } graph_attrs;
 
 /* ---- the attribute schema ----------------------------------------------------------------- */
