@@ -81,6 +81,63 @@ def sparse_dense_matmul(rng):
                 random=nnz * MATMUL_WIDTH * 4,
                 note=f"{nnz} entries, {MATMUL_PER_ROW} a row, B [{MATMUL_COLS}, {MATMUL_WIDTH}]"
                      " float32")
+# ---- sparse.reshape (sparse-reshape) ----------------------------------------------------------
+
+RESHAPE_N = 10_000_000
+
+
+def sparse_reshape(rng, in_shape, out_shape):
+    """sparse.reshape of RESHAPE_N entries (distinct, canonical) of in_shape to out_shape; the
+    floor is the indices read once and the new ones written once."""
+    flat = np.unique(rng.integers(0, int(np.prod(in_shape)), RESHAPE_N + RESHAPE_N // 8))
+    flat = flat[:RESHAPE_N]
+    indices = np.stack(np.unravel_index(flat, in_shape), axis=1).astype(np.int64)
+    values = np.ones(len(flat), np.float32)
+    dense_shape = np.array(in_shape, np.int64)
+    new = np.array(out_shape, np.int64)
+    sp = ndx.SparseTensor._from_parts(indices, values, dense_shape)
+    torch = torch_or_none()
+    scipy_sparse = scipy_or_none()
+
+    def mine(threads):
+        f = ndx.function(lambda i, v, d: ndx.sparse.reshape(ndx.SparseTensor(i, v, d), new).indices,
+                         threads=threads)
+        return call(f, indices, values, dense_shape)
+
+    def numpy_peer(threads):  # what a NumPy user writes: the flat offsets, then the new rows
+        return call(lambda: np.stack(np.unravel_index(
+            np.ravel_multi_index(tuple(indices.T), in_shape), out_shape), axis=1))
+
+    peers = {"np ravel/unravel": numpy_peer}
+    if torch:
+        ti = torch.from_numpy(indices)
+        strides = torch.tensor(np.cumprod((list(in_shape[1:]) + [1])[::-1])[::-1].copy())
+        out_strides = np.cumprod((list(out_shape[1:]) + [1])[::-1])[::-1].copy()
+
+        def torch_peer(threads):  # torch.sparse has no reshape: the same arithmetic in torch ops
+            def run():
+                off = (ti * strides).sum(1)
+                cols = []
+                for s in out_strides:
+                    cols.append(torch.div(off, int(s), rounding_mode="floor"))
+                    off = off - cols[-1] * int(s)
+                return torch.stack(cols, 1).numpy()
+            return call(run)
+        peers["torch (offsets, div)"] = torch_peer
+    if scipy_sparse and len(in_shape) == 2 and len(out_shape) == 2:
+        coo = scipy_sparse.coo_array((values, (indices[:, 0], indices[:, 1])), shape=in_shape)
+
+        def scipy_peer(threads):
+            def run():
+                r = coo.reshape(out_shape)
+                return np.stack([r.row, r.col], axis=1)
+            return call(run)
+        peers["scipy coo reshape"] = scipy_peer
+    return dict(ndx=mine, peers=peers, check=exact,
+                eager=call(lambda: ndx.sparse.reshape(sp, new).indices),
+                stream=indices.nbytes + len(flat) * len(out_shape) * 8, random=0,
+                note=f"{len(flat)} entries of {list(in_shape)} to {list(out_shape)}, int64 "
+                     f"indices")
 
 
 # ---- sparse fill: fill_empty_rows ----
@@ -305,6 +362,10 @@ def workloads():
         "sparse.reduce_sum axis 0": lambda: sparse_reduce_sum(rng, 0),
         "sparse.reduce_sum all axes": lambda: sparse_reduce_sum(rng, None),
         "sparse.add 2x10M": lambda: sparse_add(rng),
+        "sparse.reshape 3-D to 2-D": lambda: sparse_reshape(rng, (1000, 1000, 1000),
+                                                             (1_000_000, 1000)),
+        "sparse.reshape 2-D to 2-D": lambda: sparse_reshape(rng, (1_000_000, 1000),
+                                                             (1000, 1_000_000)),
     }
 
 

@@ -12,17 +12,16 @@
  *   5. The ops: gather_nd, gather, one_hot, unique and boolean_mask; scatter_nd and
  *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
- *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse;
- *      sparse_reduce (sum, max; dense or sparse output) and sparse_softmax;
- *      sparse_dense_matmul (a SparseTensor times a dense matrix); the sparse apply
- *      ops that take a training step from a sparse gradient (sparse_apply_sgd,
- *      sparse_apply_adagrad); for layers built on ndx, memory taken under an op's options
- *      and policy; and the segment reductions (segment_*, unsorted_segment_*,
+ *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse (5d), and the rest of
+ *      tf.sparse: sparse_add, sparse_maximum, sparse_minimum, sparse_dense_add,
+ *      sparse_dense_cwise and sparse_add_grad (5d1); sparse_reduce (sum, max; dense or sparse
+ *      output) and sparse_softmax (5d2); sparse_dense_matmul (5d3); sparse_slice, sparse_split,
+ *      sparse_transpose and sparse_reshape, with sparse_slice_grad (5d4);
+ *      sparse_fill_empty_rows and its gradient, and the count ops of tf.sparse.bincount (5d5);
+ *      the sparse apply ops that take a training step from a sparse gradient
+ *      (sparse_apply_sgd, sparse_apply_adagrad); for layers built on ndx, memory taken under an
+ *      op's options and policy; and the segment reductions (segment_*, unsorted_segment_*,
  *      sparse_segment_*).
- *      Sparse fill (5d5): sparse_fill_empty_rows and its gradient; the count ops of
- *      tf.sparse.bincount (dense_ and sparse_count_sparse_output).
- *      Sparse arithmetic (5d1): sparse_add, sparse_maximum, sparse_minimum, sparse_dense_add,
- *      sparse_dense_cwise and sparse_add_grad.
  *
  * Conventions shared by every op
  * ------------------------------
@@ -638,93 +637,6 @@ NDX_API ndx_status ndx_dense_to_sparse(const ndx_tensor *dense, const ndx_option
                                ndx_sparse_tensor *out, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
-/* 5d2. Sparse reductions and softmax                                                          */
-/* ------------------------------------------------------------------------------------------ */
-
-/* sparse_reduce(op, sp, reduction_axes, keep_dims) — tf.sparse.reduce_sum and
- * tf.sparse.reduce_max (TensorFlow's SparseReduceSum and SparseReduceMax): the dense tensor of
- * sp's dense meaning reduced over the dims reduction_axes names, where only the entries present
- * take part (op: NDX_SPARSE_REDUCE_SUM or NDX_SPARSE_REDUCE_MAX).
- * - reduction_axes: an int32 or int64 scalar or vector, each in [-rank, rank) (negative counts
- *   from the end; an axis may come twice, as in TensorFlow's kernel; an empty vector reduces
- *   nothing, so entries with one index are summed); NULL reduces every dim. Another value is
- *   NDX_E_INVALID_ARGUMENT ("sparse_reduce_sum: Invalid reduction dimension 2, for input with 2
- *   dimensions (reduction_axes[0])").
- * - Output: the kept dims of dense_shape in order (keep_dims: every dim, 1 at the reduced ones),
- *   sp's dtype. Each output element reduces the entries whose kept coordinates name it, in the
- *   order of their reduced coordinates (entries with one index keep their input order), as
- *   TensorFlow's kernel does after reordering a copy of the entries: SUM adds them to 0 one by
- *   one (Eigen's sum: a lone -0.0 gives 0.0), MAX takes the largest (a NaN wins, as in the
- *   segment reductions). An element no entry reaches is 0 — also for MAX: the implicit zeros of the
- *   dense meaning do not take part, so the max of entries -3 and -1 is -1, and of none is 0.
- *   The entries may come in any order: the same entries in another order give the same bits.
- * - Dtypes (TensorFlow's CPU registrations; others NDX_E_UNSUPPORTED): SUM every integer, float
- *   and complex type; MAX integers and real floats. Arithmetic as the segment reductions'
- *   (integers wrap; float16 and bfloat16 round after each step).
- * - Every index is read once and checked against dense_shape before anything is written
- *   ("sparse_reduce_sum.indices[3] = [0, 5] is outside dense_shape [2, 4]", NDX_E_OUT_OF_RANGE):
- *   one pass writes each entry's output element to scratch (8 bytes per entry). Entries already
- *   in the reduction's order (canonical input, or any order that never goes back in (kept,
- *   reduced) coordinates), and canonical input for a dense SUM, need nothing more; other orders
- *   are copied (8 bytes per coordinate, read once more and checked again) and sorted (about 40
- *   bytes per entry and a copy of the values). All scratch is charged to opt->max_memory.
- *   Workers own ranges of output elements (a dense SUM of canonical input not in the
- *   reduction's order runs on one), so the result is the same bits at any thread count.
- *   out->data NULL allocates. */
-typedef enum ndx_sparse_reduce_op { NDX_SPARSE_REDUCE_SUM = 0, NDX_SPARSE_REDUCE_MAX } ndx_sparse_reduce_op;
-
-/* Infer: out = the reduced shape: its rank known when sp's rank and the axes are (or with
- * keep_dims), its dims unknown but the reduced 1s (they are dense_shape's values). axes_spec
- * NULL: every dim; axes NULL with axes_spec given: the values are not known. */
-NDX_API ndx_status ndx_sparse_reduce_infer(ndx_sparse_reduce_op op, const ndx_sparse_spec *sp,
-                                           const ndx_spec *axes_spec, const ndx_tensor *axes,
-                                           int keep_dims, ndx_spec *out, ndx_error *err);
-/* The output view (data NULL): reads dense_shape and the axes, not the indices. */
-NDX_API ndx_status ndx_sparse_reduce_shape(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
-                                           const ndx_tensor *reduction_axes, int keep_dims,
-                                           ndx_tensor *out, ndx_error *err);
-NDX_API ndx_status ndx_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
-                                     const ndx_tensor *reduction_axes, int keep_dims,
-                                     const ndx_options *opt, ndx_tensor *out, ndx_error *err);
-
-/* sparse_reduce_sparse — TensorFlow's SparseReduceSumSparse and SparseReduceMaxSparse
- * (tf.sparse.reduce_sum / reduce_max with output_is_sparse=True): the same reduction as
- * ndx_sparse_reduce with a SparseTensor out: one entry per output element some entry reaches,
- * in canonical order, its indices the kept coordinates (0 at the reduced dims with keep_dims)
- * and dense_shape the reduced shape. Messages say "sparse_reduce_sum_sparse". */
-/* Infer: indices [?, out rank] int64, values [?], dense_shape [out rank] int64. */
-NDX_API ndx_status ndx_sparse_reduce_sparse_infer(ndx_sparse_reduce_op op, const ndx_sparse_spec *sp,
-                                                  const ndx_spec *axes_spec,
-                                                  const ndx_tensor *axes, int keep_dims,
-                                                  ndx_sparse_spec *out, ndx_error *err);
-/* The three output views (data NULL): reads and checks every index to count the entries. */
-NDX_API ndx_status ndx_sparse_reduce_sparse_shape(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
-                                                  const ndx_tensor *reduction_axes,
-                                                  int keep_dims, ndx_sparse_tensor *out,
-                                                  ndx_error *err);
-NDX_API ndx_status ndx_sparse_reduce_sparse(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
-                                            const ndx_tensor *reduction_axes, int keep_dims,
-                                            const ndx_options *opt, ndx_sparse_tensor *out,
-                                            ndx_error *err);
-
-/* sparse_softmax(sp) — tf.sparse.softmax (TensorFlow's SparseSoftmax): for sp of rank >= 2 in
- * canonical order, a softmax over the entries present in each innermost row [..., b, :] (the
- * implicit zeros take no part). out = the output's values [nnz], one per entry, in the entries'
- * order (the result's indices and dense_shape are sp's). As TensorFlow's kernel, which does not
- * sort, a group is a run of consecutive entries sharing all coordinates but the last: an input
- * out of canonical order splits a row's entries into several groups. Each group: its largest
- * value m, y = exp(x - m), then y * (1 / sum(y)) with the sum in order (float32 through expf,
- * float64 through exp). Dtypes float32 and float64 (TensorFlow's registrations; others
- * NDX_E_UNSUPPORTED); rank < 2 is NDX_E_INVALID_ARGUMENT. Indices are read once into scratch
- * and checked against dense_shape first, as ndx_sparse_reduce's; the same bits at any thread
- * count. out->data NULL allocates. */
-/* Infer: out = [nnz] of the values' dtype. */
-NDX_API ndx_status ndx_sparse_softmax_infer(const ndx_sparse_spec *sp, ndx_spec *out,
-                                            ndx_error *err);
-NDX_API ndx_status ndx_sparse_softmax(const ndx_sparse_tensor *sp, const ndx_options *opt,
-                                      ndx_tensor *out, ndx_error *err);
-
-/* ------------------------------------------------------------------------------------------ */
 /* 5d1. Sparse arithmetic: sparse + sparse, sparse + dense, elementwise maximum and minimum    */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -835,6 +747,93 @@ NDX_API ndx_status ndx_sparse_add_grad(const ndx_tensor *backprop_val_grad,
                                        ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
+/* 5d2. Sparse reductions and softmax                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sparse_reduce(op, sp, reduction_axes, keep_dims) — tf.sparse.reduce_sum and
+ * tf.sparse.reduce_max (TensorFlow's SparseReduceSum and SparseReduceMax): the dense tensor of
+ * sp's dense meaning reduced over the dims reduction_axes names, where only the entries present
+ * take part (op: NDX_SPARSE_REDUCE_SUM or NDX_SPARSE_REDUCE_MAX).
+ * - reduction_axes: an int32 or int64 scalar or vector, each in [-rank, rank) (negative counts
+ *   from the end; an axis may come twice, as in TensorFlow's kernel; an empty vector reduces
+ *   nothing, so entries with one index are summed); NULL reduces every dim. Another value is
+ *   NDX_E_INVALID_ARGUMENT ("sparse_reduce_sum: Invalid reduction dimension 2, for input with 2
+ *   dimensions (reduction_axes[0])").
+ * - Output: the kept dims of dense_shape in order (keep_dims: every dim, 1 at the reduced ones),
+ *   sp's dtype. Each output element reduces the entries whose kept coordinates name it, in the
+ *   order of their reduced coordinates (entries with one index keep their input order), as
+ *   TensorFlow's kernel does after reordering a copy of the entries: SUM adds them to 0 one by
+ *   one (Eigen's sum: a lone -0.0 gives 0.0), MAX takes the largest (a NaN wins, as in the
+ *   segment reductions). An element no entry reaches is 0 — also for MAX: the implicit zeros of the
+ *   dense meaning do not take part, so the max of entries -3 and -1 is -1, and of none is 0.
+ *   The entries may come in any order: the same entries in another order give the same bits.
+ * - Dtypes (TensorFlow's CPU registrations; others NDX_E_UNSUPPORTED): SUM every integer, float
+ *   and complex type; MAX integers and real floats. Arithmetic as the segment reductions'
+ *   (integers wrap; float16 and bfloat16 round after each step).
+ * - Every index is read once and checked against dense_shape before anything is written
+ *   ("sparse_reduce_sum.indices[3] = [0, 5] is outside dense_shape [2, 4]", NDX_E_OUT_OF_RANGE):
+ *   one pass writes each entry's output element to scratch (8 bytes per entry). Entries already
+ *   in the reduction's order (canonical input, or any order that never goes back in (kept,
+ *   reduced) coordinates), and canonical input for a dense SUM, need nothing more; other orders
+ *   are copied (8 bytes per coordinate, read once more and checked again) and sorted (about 40
+ *   bytes per entry and a copy of the values). All scratch is charged to opt->max_memory.
+ *   Workers own ranges of output elements (a dense SUM of canonical input not in the
+ *   reduction's order runs on one), so the result is the same bits at any thread count.
+ *   out->data NULL allocates. */
+typedef enum ndx_sparse_reduce_op { NDX_SPARSE_REDUCE_SUM = 0, NDX_SPARSE_REDUCE_MAX } ndx_sparse_reduce_op;
+
+/* Infer: out = the reduced shape: its rank known when sp's rank and the axes are (or with
+ * keep_dims), its dims unknown but the reduced 1s (they are dense_shape's values). axes_spec
+ * NULL: every dim; axes NULL with axes_spec given: the values are not known. */
+NDX_API ndx_status ndx_sparse_reduce_infer(ndx_sparse_reduce_op op, const ndx_sparse_spec *sp,
+                                           const ndx_spec *axes_spec, const ndx_tensor *axes,
+                                           int keep_dims, ndx_spec *out, ndx_error *err);
+/* The output view (data NULL): reads dense_shape and the axes, not the indices. */
+NDX_API ndx_status ndx_sparse_reduce_shape(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                           const ndx_tensor *reduction_axes, int keep_dims,
+                                           ndx_tensor *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_reduce(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                     const ndx_tensor *reduction_axes, int keep_dims,
+                                     const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+
+/* sparse_reduce_sparse — TensorFlow's SparseReduceSumSparse and SparseReduceMaxSparse
+ * (tf.sparse.reduce_sum / reduce_max with output_is_sparse=True): the same reduction as
+ * ndx_sparse_reduce with a SparseTensor out: one entry per output element some entry reaches,
+ * in canonical order, its indices the kept coordinates (0 at the reduced dims with keep_dims)
+ * and dense_shape the reduced shape. Messages say "sparse_reduce_sum_sparse". */
+/* Infer: indices [?, out rank] int64, values [?], dense_shape [out rank] int64. */
+NDX_API ndx_status ndx_sparse_reduce_sparse_infer(ndx_sparse_reduce_op op, const ndx_sparse_spec *sp,
+                                                  const ndx_spec *axes_spec,
+                                                  const ndx_tensor *axes, int keep_dims,
+                                                  ndx_sparse_spec *out, ndx_error *err);
+/* The three output views (data NULL): reads and checks every index to count the entries. */
+NDX_API ndx_status ndx_sparse_reduce_sparse_shape(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                                  const ndx_tensor *reduction_axes,
+                                                  int keep_dims, ndx_sparse_tensor *out,
+                                                  ndx_error *err);
+NDX_API ndx_status ndx_sparse_reduce_sparse(ndx_sparse_reduce_op op, const ndx_sparse_tensor *sp,
+                                            const ndx_tensor *reduction_axes, int keep_dims,
+                                            const ndx_options *opt, ndx_sparse_tensor *out,
+                                            ndx_error *err);
+
+/* sparse_softmax(sp) — tf.sparse.softmax (TensorFlow's SparseSoftmax): for sp of rank >= 2 in
+ * canonical order, a softmax over the entries present in each innermost row [..., b, :] (the
+ * implicit zeros take no part). out = the output's values [nnz], one per entry, in the entries'
+ * order (the result's indices and dense_shape are sp's). As TensorFlow's kernel, which does not
+ * sort, a group is a run of consecutive entries sharing all coordinates but the last: an input
+ * out of canonical order splits a row's entries into several groups. Each group: its largest
+ * value m, y = exp(x - m), then y * (1 / sum(y)) with the sum in order (float32 through expf,
+ * float64 through exp). Dtypes float32 and float64 (TensorFlow's registrations; others
+ * NDX_E_UNSUPPORTED); rank < 2 is NDX_E_INVALID_ARGUMENT. Indices are read once into scratch
+ * and checked against dense_shape first, as ndx_sparse_reduce's; the same bits at any thread
+ * count. out->data NULL allocates. */
+/* Infer: out = [nnz] of the values' dtype. */
+NDX_API ndx_status ndx_sparse_softmax_infer(const ndx_sparse_spec *sp, ndx_spec *out,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_sparse_softmax(const ndx_sparse_tensor *sp, const ndx_options *opt,
+                                      ndx_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
 /* 5d3. Sparse times dense: sparse_dense_matmul                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -866,6 +865,108 @@ NDX_API ndx_status ndx_sparse_dense_matmul_shape(const ndx_sparse_tensor *a, con
 NDX_API ndx_status ndx_sparse_dense_matmul(const ndx_sparse_tensor *a, const ndx_tensor *b,
                                            int adjoint_a, int adjoint_b, const ndx_options *opt,
                                            ndx_tensor *out, ndx_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 5d4. Sparse slicing, splitting and reshaping                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* sparse_slice — TensorFlow's tf.sparse.slice (SparseSlice): the entries of `sp` inside the box
+ * [start, start + size) (start and size: index vectors with one element per dim of sp), their
+ * indices shifted by -start, in the input's order (no sort). The output's dense_shape is the box
+ * clipped to sp's: per dim `size` when start + size stays inside dense_shape, else
+ * dense_shape - start, and 0 when start is past it. A negative size where that rule would use
+ * it is an error; a start below 0 is TensorFlow's (the box begins before the tensor). The shape
+ * function reads every index to count the entries inside. */
+/* Infer: indices [?, R] int64, values [?], dense_shape [R] int64 (the count depends on the
+ * indices). */
+NDX_API ndx_status ndx_sparse_slice_infer(const ndx_sparse_spec *sp, const ndx_spec *start,
+                                          const ndx_spec *size, ndx_sparse_spec *out,
+                                          ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice_shape(const ndx_sparse_tensor *sp, const ndx_tensor *start,
+                                          const ndx_tensor *size, ndx_sparse_tensor *out,
+                                          ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice(const ndx_sparse_tensor *sp, const ndx_tensor *start,
+                                    const ndx_tensor *size, const ndx_options *opt,
+                                    ndx_sparse_tensor *out, ndx_error *err);
+
+/* sparse_slice_grad — TensorFlow's SparseSliceGrad, the gradient of sparse_slice's values:
+ * out [N] (N = rows of input_indices, the values' dtype) holds backprop_val_grad[j] at the input
+ * entry output entry j came from and 0 elsewhere. Input and output entries are paired by one walk
+ * in order (output_indices[j] + input_start must be the place of a later input entry than
+ * output entry j - 1's), so output_indices must be sparse_slice's, in its order; otherwise the
+ * call fails. backprop_val_grad is numeric (not bool or string), [M] with M the rows of
+ * output_indices; input_start has one element per column. */
+/* Infer: out [N] of backprop_val_grad's dtype. */
+NDX_API ndx_status ndx_sparse_slice_grad_infer(const ndx_spec *backprop_val_grad,
+                                               const ndx_spec *input_indices,
+                                               const ndx_spec *input_start,
+                                               const ndx_spec *output_indices, ndx_spec *out,
+                                               ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice_grad_shape(const ndx_tensor *backprop_val_grad,
+                                               const ndx_tensor *input_indices,
+                                               const ndx_tensor *input_start,
+                                               const ndx_tensor *output_indices, ndx_tensor *out,
+                                               ndx_error *err);
+NDX_API ndx_status ndx_sparse_slice_grad(const ndx_tensor *backprop_val_grad,
+                                         const ndx_tensor *input_indices,
+                                         const ndx_tensor *input_start,
+                                         const ndx_tensor *output_indices,
+                                         const ndx_options *opt, ndx_tensor *out,
+                                         ndx_error *err);
+
+/* sparse_split — TensorFlow's tf.sparse.split (SparseSplit): outs[0 .. num_split) split `sp`
+ * along `axis` (negative counts from the end) into num_split pieces; with W = dense_shape[axis],
+ * the first W % num_split pieces are W / num_split + 1 wide and the rest W / num_split. Each
+ * piece holds the entries in its range, axis coordinate shifted to its start, in the input's
+ * order (no sort). 1 <= num_split <= W. The shape function reads every index to count each
+ * piece's entries. */
+/* Infer: each piece: indices [?, R] int64, values [?], dense_shape [R] int64. */
+NDX_API ndx_status ndx_sparse_split_infer(int64_t axis, int num_split, const ndx_sparse_spec *sp,
+                                          ndx_sparse_spec *outs, ndx_error *err);
+NDX_API ndx_status ndx_sparse_split_shape(int64_t axis, int num_split,
+                                          const ndx_sparse_tensor *sp, ndx_sparse_tensor *outs,
+                                          ndx_error *err);
+NDX_API ndx_status ndx_sparse_split(int64_t axis, int num_split, const ndx_sparse_tensor *sp,
+                                    const ndx_options *opt, ndx_sparse_tensor *outs,
+                                    ndx_error *err);
+
+/* sparse_transpose — TensorFlow's tf.sparse.transpose (which TensorFlow writes as a Gather of
+ * the index columns and a SparseReorder): dim d of the result is dim perm[d] of `sp` (perm an
+ * index vector of sp's rank holding each dim once; NULL: the dims reversed), the entries in
+ * canonical order, those with equal indices in the input's order (sparse_reorder's stable sort).
+ * One pass permutes the checked copy of the indices, then the sort. */
+/* Infer: the input's specs (indices and dense_shape as int64). */
+NDX_API ndx_status ndx_sparse_transpose_infer(const ndx_sparse_spec *sp, const ndx_spec *perm,
+                                              ndx_sparse_spec *out, ndx_error *err);
+NDX_API ndx_status ndx_sparse_transpose_shape(const ndx_sparse_tensor *sp,
+                                              const ndx_tensor *perm, ndx_sparse_tensor *out,
+                                              ndx_error *err);
+NDX_API ndx_status ndx_sparse_transpose(const ndx_sparse_tensor *sp, const ndx_tensor *perm,
+                                        const ndx_options *opt, ndx_sparse_tensor *out,
+                                        ndx_error *err);
+
+/* sparse_reshape — TensorFlow's tf.sparse.reshape (SparseReshape): the indices of a sparse
+ * tensor of dense shape input_shape (int16, int32 or int64 [N, R] and [R]) in dense shape
+ * new_shape ([R'], 1 <= R' <= NDX_MAX_RANK), each entry keeping its row-major offset and its
+ * place in the order; at most one element of new_shape may be -1, inferred so the volumes agree.
+ * The values are not an argument: the reshaped tensor's values are the input's, unchanged.
+ * Errors as TensorFlow's: two -1s, another negative size, a -1 beside a zero size, volumes that
+ * differ; and, as every ndx sparse op, an index outside input_shape. output_indices int64
+ * [N, R'], output_shape int64 [R']. */
+/* Infer: output_indices [N, R'] and output_shape [R'] (R' is new_shape's length). */
+NDX_API ndx_status ndx_sparse_reshape_infer(const ndx_spec *input_indices,
+                                            const ndx_spec *input_shape,
+                                            const ndx_spec *new_shape, ndx_spec *output_indices,
+                                            ndx_spec *output_shape, ndx_error *err);
+NDX_API ndx_status ndx_sparse_reshape_shape(const ndx_tensor *input_indices,
+                                            const ndx_tensor *input_shape,
+                                            const ndx_tensor *new_shape,
+                                            ndx_tensor *output_indices, ndx_tensor *output_shape,
+                                            ndx_error *err);
+NDX_API ndx_status ndx_sparse_reshape(const ndx_tensor *input_indices,
+                                      const ndx_tensor *input_shape, const ndx_tensor *new_shape,
+                                      const ndx_options *opt, ndx_tensor *output_indices,
+                                      ndx_tensor *output_shape, ndx_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 5d5. Sparse fill: empty rows and counts                                                     */

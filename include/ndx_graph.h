@@ -14,9 +14,11 @@
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
  *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
  *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
- *      dense_bincount, sparse_dense_matmul, sparse_fill_empty_rows, sparse_fill_empty_rows_grad,
- *      dense_count_sparse_output, sparse_count_sparse_output, sparse arithmetic (sparse_add,
- *      sparse_maximum, sparse_minimum, sparse_dense_add, sparse_add_grad, sparse_dense_cwise), and
+ *      dense_bincount, the rest of tf.sparse (sparse_add, sparse_maximum, sparse_minimum,
+ *      sparse_dense_add, sparse_add_grad, sparse_dense_cwise, sparse_reduce, sparse_reduce_sparse,
+ *      sparse_softmax, sparse_dense_matmul, sparse_slice, sparse_slice_grad, sparse_split,
+ *      sparse_reshape, sparse_transpose, sparse_fill_empty_rows, sparse_fill_empty_rows_grad,
+ *      dense_count_sparse_output, sparse_count_sparse_output), and
  *      ndx_op_by_type, one generic builder for language bindings (any node by its type name and
  *      attributes), with the registry of kinds that describes what each type takes
  *      (ndx_kind_info).
@@ -714,8 +716,11 @@ typedef struct ndx_kind {
     int group, grouped_parts, trailing;
     int num_input_names;
     const char *const *input_names;
-    int num_outputs;             /* a count; -1: the value of the attribute outputs_attr */
+    int num_outputs;             /* a count; -1: outputs_per_count times the value of the
+                                    attribute outputs_attr */
     const char *outputs_attr;    /* "num_partitions" when num_outputs is -1, else NULL */
+    int outputs_per_count;       /* when num_outputs is -1: 1, or 3 for SparseSplit (each piece's
+                                    indices, values and dense_shape); else 0 */
     unsigned flags;              /* NDX_KIND_SPARSE_OUTPUT, NDX_KIND_STATEFUL, ... */
     int num_variables;           /* NDX_KIND_MUTATES (and ReadVariableOp, ResourceGather): its
                                     leading inputs that are Variable nodes */
@@ -824,6 +829,47 @@ NDX_API ndx_operation ndx_op_sparse_add_grad_at(const char *file, int line, ndx_
 NDX_API ndx_output ndx_op_sparse_dense_cwise_at(const char *file, int line, ndx_scope s,
                                                 ndx_sparse_dense_op op, ndx_sparse_output sp,
                                                 ndx_output dense);
+/* sparse_slice (SparseSlice): the entries of sp inside [start, start + size) (int64 vectors, one
+ * element per dim), as ndx_sparse_slice; inputs indices, values, shape, start, size. Its
+ * values' gradient is SparseSliceGrad's. */
+#define ndx_op_sparse_slice(s, sp, start, size) \
+    ndx_op_sparse_slice_at(__FILE__, __LINE__, (s), (sp), (start), (size))
+NDX_API ndx_sparse_output ndx_op_sparse_slice_at(const char *file, int line, ndx_scope s,
+                                                 ndx_sparse_output sp, ndx_output start,
+                                                 ndx_output size);
+/* sparse_slice_grad (SparseSliceGrad): ndx_sparse_slice_grad's [N] gradient of a slice's input
+ * values from its output values' gradient. No gradient of its own. */
+#define ndx_op_sparse_slice_grad(s, backprop_val_grad, input_indices, input_start, output_indices) \
+    ndx_op_sparse_slice_grad_at(__FILE__, __LINE__, (s), (backprop_val_grad), (input_indices),      \
+                                (input_start), (output_indices))
+NDX_API ndx_output ndx_op_sparse_slice_grad_at(const char *file, int line, ndx_scope s,
+                                               ndx_output backprop_val_grad,
+                                               ndx_output input_indices, ndx_output input_start,
+                                               ndx_output output_indices);
+/* sparse_split (SparseSplit, attribute num_split): split_dim a scalar (int64 in TensorFlow; any
+ * index dtype), checked at run time when not a constant; 3 * num_split outputs in TensorFlow's
+ * order (every piece's indices, then every piece's values, then every dense_shape), also stored
+ * as num_split sparse outputs in outs[] when outs is not NULL. No gradient (as in TensorFlow). */
+#define ndx_op_sparse_split(s, split_dim, num_split, sp, outs) \
+    ndx_op_sparse_split_at(__FILE__, __LINE__, (s), (split_dim), (num_split), (sp), (outs))
+NDX_API ndx_operation ndx_op_sparse_split_at(const char *file, int line, ndx_scope s,
+                                             ndx_output split_dim, int num_split,
+                                             ndx_sparse_output sp, ndx_sparse_output *outs);
+/* sparse_reshape (SparseReshape): outputs 0, output_indices int64 [N, R'], and 1, output_shape
+ * int64 [R'], as ndx_sparse_reshape; the values are not an input (the reshaped tensor takes the
+ * input's values as they are). No gradient: every input and output is integer. */
+#define ndx_op_sparse_reshape(s, input_indices, input_shape, new_shape) \
+    ndx_op_sparse_reshape_at(__FILE__, __LINE__, (s), (input_indices), (input_shape), (new_shape))
+NDX_API ndx_operation ndx_op_sparse_reshape_at(const char *file, int line, ndx_scope s,
+                                               ndx_output input_indices, ndx_output input_shape,
+                                               ndx_output new_shape);
+/* sparse_transpose (SparseTranspose, ndx's own type: TensorFlow builds tf.sparse.transpose from
+ * a Gather and a SparseReorder): ndx_sparse_transpose with perm an index vector of sp's rank.
+ * Its values' gradient goes back through the permutation it applied (as sparse_reorder's). */
+#define ndx_op_sparse_transpose(s, sp, perm) \
+    ndx_op_sparse_transpose_at(__FILE__, __LINE__, (s), (sp), (perm))
+NDX_API ndx_sparse_output ndx_op_sparse_transpose_at(const char *file, int line, ndx_scope s,
+                                                     ndx_sparse_output sp, ndx_output perm);
 
 /* ------------------------------------------------------------------------------------------ */
 /* 4. Inspecting a node (TensorFlow's node())                                                   */
@@ -1043,13 +1089,18 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *   dynamic_stitch (both)       d data[m] = gather(dy, indices[m]) where (m, i) won its output
  *                               row (positions stitched to find the winners), 0 elsewhere
  *   dynamic_partition           the partitions' gradients stitched back to data's positions
- *   sparse_concat, _reorder     d values through the op's permutation of the values
+ *   sparse_concat, _reorder,    d values through the op's permutation of the values
+ *   sparse_transpose
  *   sparse_to_dense             d values = gather_nd(dy, indices); d default = sum(dy) - sum(d values)
  *   dense_to_sparse             dx = SLICES(indices, d values, shape(x))
  *   sparse_fill_empty_rows      sparse_fill_empty_rows_grad(reverse_index_map, d output values):
  *                               d values = its gather, d default_value = the sum over the
  *                               filled rows; sparse_fill_empty_rows_grad: no gradient
  *   dense_/sparse_count_sparse_output  no gradient (as in TensorFlow)
+ *   sparse_slice                d values = sparse_slice_grad(d out values, indices, start,
+ *                               out indices): each kept entry's gradient, 0 elsewhere;
+ *                               sparse_reshape: NONE (integers only); sparse_split and
+ *                               sparse_slice_grad: no gradient (as in TensorFlow)
  *   gather(p, i, axis, b)       dp = SLICES(rows (b..., o..., i[b..., j...]) over dy's leading
  *                               dims, dy's rows); axis must be a constant, the ranks known
  *   ResourceGather(v, i, b)     dv = SLICES(i's rows, dy's rows) (b = 0: TensorFlow's

@@ -45,6 +45,8 @@ from ._sparse_fill import (sparse_fill_empty_rows, sparse_mask, sparse_retain,  
 from ._sparse_reduce import (sparse_reduce_max, sparse_reduce_max_sparse,  # noqa: E402
                              sparse_reduce_sum, sparse_reduce_sum_sparse, sparse_softmax)
 from ._sparse_add import sparse_add, sparse_maximum, sparse_minimum
+from ._sparse_reshape import (sparse_reset_shape, sparse_reshape, sparse_slice, sparse_split,
+                              sparse_transpose)
 from ._graph import (DType, Graph, Node, SparseTensorSpec, Tensor, TensorSpec, as_dtype,
                      DTYPES as _DTYPES)
 from ._glue import *  # noqa: F401,F403 (the dense ops: _glue.__all__, _array.__all__)
@@ -82,6 +84,7 @@ __all__ = [
     "dynamic_stitch", "parallel_dynamic_stitch", "dynamic_partition", "SparseTensor",
     "sparse_concat", "sparse_reduce_sum", "sparse_reduce_sum_sparse", "sparse_reduce_max",
     "sparse_reduce_max_sparse", "sparse_softmax", "sparse_add", "sparse_maximum", "sparse_minimum",
+    "sparse_slice", "sparse_split", "sparse_reshape", "sparse_transpose", "sparse_reset_shape",
     "sparse", "BFloat16Array", "bfloat16", "InvalidArgumentError",
     "OutOfMemoryError", "library_version", "release_memory",
     # graphs (ndx.function)

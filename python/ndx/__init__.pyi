@@ -27,6 +27,9 @@ from ._sparse_reduce import (sparse_reduce_max as sparse_reduce_max,
                              sparse_softmax as sparse_softmax)
 from ._sparse_add import (sparse_add as sparse_add, sparse_maximum as sparse_maximum,
                           sparse_minimum as sparse_minimum)
+from ._sparse_reshape import (sparse_reset_shape as sparse_reset_shape,
+                              sparse_reshape as sparse_reshape, sparse_slice as sparse_slice,
+                              sparse_split as sparse_split, sparse_transpose as sparse_transpose)
 from ._graph import (
     DType as DType,
     Graph as Graph,

@@ -1,7 +1,8 @@
 """ndx.sparse: TensorFlow's tf.sparse ops on ndx.SparseTensor.
 
-Every function on SparseTensor also takes ndx's keywords threads= and max_memory= (see
-ndx.gather_nd); the segment reductions (segment_sum, segment_mean, segment_sqrt_n) run through
+concat, reorder, to_dense and from_dense also take ndx's keywords threads= and max_memory=
+(see ndx.gather_nd); slice, split, reshape, transpose, expand_dims, reset_shape and the segment
+reductions (segment_sum, segment_mean, segment_sqrt_n) run through
 their graph kinds.
 """
 from . import _graph_ops, _ndx, _trace
@@ -176,3 +177,8 @@ __all__ += ["reduce_sum", "reduce_max", "softmax"]
 from ._sparse_add import add, maximum, minimum  # noqa: E402
 
 __all__ += ["add", "maximum", "minimum"]
+# ---- slice, split, reshape, transpose, expand_dims, reset_shape (ndx/_sparse_reshape.py) ----
+from ._sparse_reshape import (expand_dims, reset_shape, reshape, slice, split,  # noqa: E402
+                              transpose)
+
+__all__ += ["slice", "split", "reshape", "transpose", "expand_dims", "reset_shape"]

@@ -38,11 +38,11 @@ static PyObject *kind_dict(const ndx_kind *k) {
         PyTuple_SET_ITEM(attrs, j, a);
     }
     return Py_BuildValue(
-        "{s:s,s:i,s:i,s:i,s:O,s:i,s:N,s:i,s:N,s:O,s:O,s:O,s:O,s:i,s:N}", "type", k->type,
+        "{s:s,s:i,s:i,s:i,s:O,s:i,s:N,s:i,s:N,s:i,s:O,s:O,s:O,s:O,s:i,s:N}", "type", k->type,
         "min_inputs", k->min_inputs, "max_inputs", k->max_inputs, "group", k->group,
         "grouped_parts", k->grouped_parts ? Py_True : Py_False, "trailing", k->trailing,
         "inputs", inputs, "num_outputs", k->num_outputs, "outputs_attr",
-        str_or_none(k->outputs_attr), "sparse_output",
+        str_or_none(k->outputs_attr), "outputs_per_count", k->outputs_per_count, "sparse_output",
         k->flags & NDX_KIND_SPARSE_OUTPUT ? Py_True : Py_False, "stateful",
         k->flags & NDX_KIND_STATEFUL ? Py_True : Py_False, "mutates",
         k->flags & NDX_KIND_MUTATES ? Py_True : Py_False, "own_builder",

@@ -59,6 +59,27 @@ typedef void (*ndx_slice_gather_fn)(unsigned char *dst, const unsigned char *src
  * cached stores. After streaming, call ndx_slices_done(1) before other threads read dst. */
 ndx_slice_gather_fn ndx_slice_gather_for(const void *dst, size_t size, int streaming);
 
+/* Writes n int64 from blk to dst: with 16-byte non-temporal stores when `stream` (8-byte ones
+ * only for an unaligned first or a last word: those alone are slow), else cached. */
+NDX_ALWAYS_INLINE void ndx_put_int64s(int64_t *dst, const int64_t *blk, int64_t n, int stream) {
+#if NDX_HAVE_STREAMING
+    if (stream) {
+        int64_t k = 0;
+        if ((uintptr_t)dst & 15) {
+            _mm_stream_si64((long long *)(void *)dst, (long long)blk[0]);
+            k = 1;
+        }
+        for (; k + 2 <= n; k += 2)
+            _mm_stream_si128((__m128i *)(void *)(dst + k),
+                             _mm_loadu_si128((const __m128i *)(const void *)(blk + k)));
+        if (k < n) _mm_stream_si64((long long *)(void *)(dst + k), (long long)blk[k]);
+        return;
+    }
+#endif
+    (void)stream;
+    memcpy(dst, blk, (size_t)n * sizeof *dst);
+}
+
 /* Orders streaming stores before whatever follows (another thread reading dst). */
 static inline void ndx_slices_done(int streaming) {
 #if NDX_HAVE_STREAMING

@@ -121,27 +121,6 @@ enum { SCAN_COPY, SCAN_STREAM, SCAN_CHECK };
  *     when a row repeats. Row b is compared with row b - 1 (another chunk's) afterwards. */
 #define SCAN_BLOCK 256 /* rows per block: 4 KiB at rank 2 */
 
-/* Writes n int64 from the block to dst: with 16-byte non-temporal stores when `stream` (8-byte
- * ones only for an unaligned first or a last word: those alone are slow), else cached. */
-NDX_ALWAYS_INLINE void put_block(int64_t *dst, const int64_t *blk, int64_t n, int stream) {
-#if NDX_HAVE_STREAMING
-    if (stream) {
-        int64_t k = 0;
-        if ((uintptr_t)dst & 15) {
-            _mm_stream_si64((long long *)(void *)dst, (long long)blk[0]);
-            k = 1;
-        }
-        for (; k + 2 <= n; k += 2)
-            _mm_stream_si128((__m128i *)(void *)(dst + k),
-                             _mm_loadu_si128((const __m128i *)(const void *)(blk + k)));
-        if (k < n) _mm_stream_si64((long long *)(void *)(dst + k), (long long)blk[k]);
-        return;
-    }
-#endif
-    (void)stream;
-    memcpy(dst, blk, (size_t)n * sizeof *dst);
-}
-
 NDX_ALWAYS_INLINE void scan_rows(const void *src, ndx_dtype dt, int64_t *dst, int R,
                                  const int64_t *dims, const int64_t *strides, int64_t b,
                                  int64_t e, int mode, scan_result *res) {
@@ -190,7 +169,7 @@ NDX_ALWAYS_INLINE void scan_rows(const void *src, ndx_dtype dt, int64_t *dst, in
             }
             break;
         }
-        if (mode != SCAN_CHECK) put_block(dst + i0 * R, blk, n * R, mode == SCAN_STREAM);
+        if (mode != SCAN_CHECK) ndx_put_int64s(dst + i0 * R, blk, n * R, mode == SCAN_STREAM);
         for (int d = 0; d < R; d++) buf[d] = rows[(n - 1) * R + d];
     }
     ndx_slices_done(mode == SCAN_STREAM); /* the streamed copy is complete before anyone reads it */

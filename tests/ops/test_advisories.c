@@ -1190,6 +1190,140 @@ static void sparse_dense_add_and_grad_hostile(void **state) {
     test_tensor_free(&rows);
 }
 
+/* SparseSlice (TensorFlow: CHECK failures and overflows on negative or huge start and size):
+ * extreme boxes give TensorFlow's clipped shape without overflow, a negative size is refused, a
+ * box whose shape cannot be counted is refused, and nothing is written. */
+static void sparse_slice_hostile_boxes(void **state) {
+    (void)state;
+    ndx_sparse_tensor sp;
+    sp.indices = make_index(NDX_INT64, 2, SHAPE(2, 2), VALS(0, 1, 3, 2));
+    sp.values = make_float(1, SHAPE(2));
+    sp.dense_shape = make_index(NDX_INT64, 1, SHAPE(2), VALS(4, 3));
+    /* start, size, and the status: the first four have no entry inside */
+    const int64_t boxes[][5] = {{INT64_MAX, 0, INT64_MAX, 1, NDX_OK},
+                                {0, INT64_MAX, 1, INT64_MAX, NDX_OK},
+                                {INT64_MIN, 0, INT64_MAX, 1, NDX_OK}, /* shape [2^63 - 1, 1] */
+                                {INT64_MIN, INT64_MIN, 1, 1, NDX_OK},
+                                {INT64_MIN, INT64_MIN, INT64_MAX, INT64_MAX, NDX_E_OVERFLOW},
+                                {0, 0, -1, 1, NDX_E_INVALID_ARGUMENT},
+                                {0, 0, INT64_MIN, 1, NDX_E_INVALID_ARGUMENT}};
+    for (size_t k = 0; k < sizeof boxes / sizeof *boxes; k++) {
+        ndx_tensor start = make_index(NDX_INT64, 1, SHAPE(2), boxes[k]);
+        ndx_tensor size = make_index(NDX_INT64, 1, SHAPE(2), boxes[k] + 2);
+        ndx_sparse_tensor out;
+        memset(&out, 0, sizeof out);
+        ndx_error err;
+        ndx_status st = ndx_sparse_slice(&sp, &start, &size, NULL, &out, &err);
+        if (boxes[k][4] == NDX_OK) {
+            assert_ok(st, &err);
+            assert_int_equal(out.indices.shape[0], 0);
+            ndx_sparse_free(&out);
+        } else {
+            assert_fails(st, &err, (ndx_status)boxes[k][4], "sparse_slice");
+            assert_null(out.indices.data);
+        }
+        test_tensor_free(&start);
+        test_tensor_free(&size);
+    }
+    test_sparse_free(&sp);
+}
+
+/* SparseSplit (TensorFlow: crashes on a split_dim out of range and on num_split larger than the
+ * dimension, and huge allocations for huge num_split): refused before anything is allocated for
+ * the pieces. */
+static void sparse_split_hostile(void **state) {
+    (void)state;
+    ndx_sparse_tensor sp;
+    sp.indices = make_index(NDX_INT64, 2, SHAPE(2, 2), VALS(0, 1, 3, 2));
+    sp.values = make_float(1, SHAPE(2));
+    sp.dense_shape = make_index(NDX_INT64, 1, SHAPE(2), VALS(4, (int64_t)1 << 40));
+    enum { N = 1 << 16 };
+    ndx_sparse_tensor *outs = calloc(N, sizeof *outs);
+    ndx_error err;
+    assert_fails(ndx_sparse_split(INT64_MIN, 2, &sp, NULL, outs, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "sparse_split: axis");
+    assert_fails(ndx_sparse_split(0, 5, &sp, NULL, outs, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_split: num_split = 5 must be between 1 and the size");
+    assert_fails(ndx_sparse_split(0, -3, &sp, NULL, outs, &err), &err, NDX_E_INVALID_ARGUMENT,
+                 "sparse_split: num_split = -3");
+    ndx_options tight = budget_opt(1 << 16); /* 65536 pieces need more than that to count */
+    assert_fails(ndx_sparse_split(1, N, &sp, &tight, outs, &err), &err, NDX_E_MEMORY_BUDGET,
+                 "sparse_split");
+    for (int p = 0; p < N; p++) assert_null(outs[p].indices.data);
+    free(outs);
+    test_sparse_free(&sp);
+}
+
+/* SparseReshape (TensorFlow: CHECK failures on overflowing shapes, division by zero inferring a
+ * -1 beside a 0, indices outside an empty input): each refused, the outputs untouched. */
+static void sparse_reshape_hostile(void **state) {
+    (void)state;
+    const int64_t shapes[][3] = {{INT64_MAX, 2, 1}, {-1, 0, 5}, {-1, -1, 2}, {-2, 1, 1},
+                                 {(int64_t)1 << 62, 4, -1}};
+    for (int di = 0; di < 3; di++) {
+        ndx_dtype dt = index_dtypes[di];
+        ndx_tensor idx = make_index(dt, 2, SHAPE(1, 2), VALS(1, 1));
+        ndx_tensor in_shape = make_index(NDX_INT64, 1, SHAPE(2), VALS(2, 5));
+        for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+            ndx_tensor ns = make_index(NDX_INT64, 1, SHAPE(3), shapes[k]);
+            ndx_tensor oi = test_tensor_v(NDX_INT64, 0, 2, 1, 3), os = test_tensor_v(NDX_INT64, 0, 1, 3);
+            test_guard gi = test_guard_fill(&oi, 0x33), gs = test_guard_fill(&os, 0x44);
+            ndx_error err;
+            assert_fails(ndx_sparse_reshape(&idx, &in_shape, &ns, NULL, &oi, &os, &err), &err,
+                         k == 0 || k == 4 ? NDX_E_OVERFLOW : NDX_E_INVALID_ARGUMENT,
+                         "sparse_reshape");
+            assert_untouched(&gi, &oi);
+            assert_untouched(&gs, &os);
+            test_tensor_free(&oi);
+            test_tensor_free(&os);
+            test_tensor_free(&ns);
+        }
+        /* an entry in an empty tensor */
+        ndx_tensor empty = make_index(NDX_INT64, 1, SHAPE(2), VALS(0, 5));
+        ndx_tensor ns = make_index(NDX_INT64, 1, SHAPE(1), VALS(0));
+        ndx_tensor oi = {0}, os = {0};
+        ndx_error err;
+        assert_fails(ndx_sparse_reshape(&idx, &empty, &ns, NULL, &oi, &os, &err), &err,
+                     NDX_E_OUT_OF_RANGE, "sparse_reshape: input_indices[0]");
+        assert_null(oi.data);
+        test_tensor_free(&empty);
+        test_tensor_free(&ns);
+        test_tensor_free(&idx);
+        test_tensor_free(&in_shape);
+    }
+}
+
+/* SparseSliceGrad (TensorFlow: heap reads out of bounds when output_indices do not come from the
+ * slice, or have more rows than the input): refused, the output untouched. */
+static void sparse_slice_grad_hostile(void **state) {
+    (void)state;
+    ndx_tensor in_idx = make_index(NDX_INT64, 2, SHAPE(2, 2), VALS(0, 1, 3, 2));
+    ndx_tensor start = make_index(NDX_INT64, 1, SHAPE(2), VALS(0, 0));
+    ndx_tensor grad = make_float(1, SHAPE(3));
+    ndx_tensor out = test_tensor_v(NDX_FLOAT32, 0, 1, 2);
+    test_guard g = test_guard_fill(&out, 0x55);
+    ndx_tensor three = make_index(NDX_INT64, 2, SHAPE(3, 2), VALS(0, 1, 3, 2, 3, 2));
+    ndx_error err;
+    assert_fails(ndx_sparse_slice_grad(&grad, &in_idx, &start, &three, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "more than input_indices' 2");
+    ndx_tensor grad1 = make_float(1, SHAPE(1));
+    ndx_tensor far = make_index(NDX_INT64, 2, SHAPE(1, 2), VALS(INT64_MAX, INT64_MIN));
+    assert_fails(ndx_sparse_slice_grad(&grad1, &in_idx, &start, &far, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "sparse_slice_grad: output_indices[0]");
+    ndx_tensor start3 = make_index(NDX_INT64, 1, SHAPE(3), VALS(0, 0, 0));
+    assert_fails(ndx_sparse_slice_grad(&grad1, &in_idx, &start3, &far, NULL, &out, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "input_start has 3 elements");
+    assert_untouched(&g, &out);
+    test_tensor_free(&start3);
+    test_tensor_free(&far);
+    test_tensor_free(&grad1);
+    test_tensor_free(&three);
+    test_tensor_free(&out);
+    test_tensor_free(&grad);
+    test_tensor_free(&start);
+    test_tensor_free(&in_idx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gather_nd_negative_indices),
@@ -1224,6 +1358,10 @@ int main(void) {
         cmocka_unit_test(sparse_softmax_malformed_views),
         cmocka_unit_test(sparse_add_hostile_operands),
         cmocka_unit_test(sparse_dense_add_and_grad_hostile),
+        cmocka_unit_test(sparse_slice_hostile_boxes),
+        cmocka_unit_test(sparse_split_hostile),
+        cmocka_unit_test(sparse_reshape_hostile),
+        cmocka_unit_test(sparse_slice_grad_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

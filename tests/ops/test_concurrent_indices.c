@@ -1488,14 +1488,16 @@ typedef struct {
     int op; /* 0 add, 1 maximum, 2 minimum, 3 sparse + dense, 4 the gradient op */
 } arith_case;
 
-/* An OK sparse result: every entry inside dense_shape (a flipped row may have left the inputs
- * out of order when they were read, so the order is whatever the merge gave). */
-static void check_inside(const ndx_sparse_tensor *out) {
-    const int64_t *idx = out->indices.data, *dims = out->dense_shape.data;
-    int64_t n = out->indices.shape[0], R = out->indices.shape[1];
+/* Every entry of an OK sparse result inside its dense_shape (the order is not checked: a row
+ * flipped while it was read may leave the inputs out of order, and then the op's order is
+ * whatever its merge or copy gave). */
+static void check_inside(const ndx_tensor *indices, const ndx_tensor *dense_shape) {
+    const int64_t *idx = indices->data, *dims = dense_shape->data;
+    int64_t n = indices->shape[0], R = indices->shape[1];
     for (int64_t i = 0; i < n * R; i++)
         if ((uint64_t)idx[i] >= (uint64_t)dims[i % R])
-            FAIL("sparse arithmetic: entry %lld is outside dense_shape", (long long)(i / R));
+            FAIL("sparse result: entry %lld has coordinate %lld outside [0, %lld)",
+                 (long long)(i / R), (long long)idx[i], (long long)dims[i % R]);
 }
 
 static ndx_status call_arith(void *ctx, const ndx_options *opt, ndx_error *err) {
@@ -1520,7 +1522,7 @@ static ndx_status call_arith(void *ctx, const ndx_options *opt, ndx_error *err) 
          : c->op == 1 ? ndx_sparse_maximum(&c->a, &c->b, opt, &out, err)
                       : ndx_sparse_minimum(&c->a, &c->b, opt, &out, err);
     if (st == NDX_OK) {
-        check_inside(&out);
+        check_inside(&out.indices, &out.dense_shape);
         out_sparse_free(&out);
     }
     return st;
@@ -1561,6 +1563,93 @@ static void test_sparse_arithmetic(void **state) {
             }
 }
 
+/* ---- sparse_slice, sparse_split, sparse_reshape: indices and dense_shape flip ------------- */
+
+typedef enum { RS_SLICE, RS_SPLIT, RS_RESHAPE } reshape_op;
+
+typedef struct {
+    ndx_sparse_tensor in;
+    reshape_op op;
+    ndx_tensor start, size, new_shape;
+} reshape_case;
+
+static ndx_status call_reshape_family(void *ctx, const ndx_options *opt, ndx_error *err) {
+    reshape_case *c = ctx;
+    ndx_status st;
+    if (c->op == RS_SLICE) {
+        ndx_sparse_tensor out;
+        memset(&out, 0, sizeof out);
+        st = ndx_sparse_slice(&c->in, &c->start, &c->size, opt, &out, err);
+        if (st == NDX_OK) {
+            check_inside(&out.indices, &out.dense_shape);
+            out_sparse_free(&out);
+        }
+    } else if (c->op == RS_SPLIT) {
+        ndx_sparse_tensor outs[4];
+        memset(outs, 0, sizeof outs);
+        st = ndx_sparse_split(1, 4, &c->in, opt, outs, err);
+        int64_t total = 0;
+        for (int p = 0; st == NDX_OK && p < 4; p++) {
+            check_inside(&outs[p].indices, &outs[p].dense_shape);
+            total += outs[p].indices.shape[0];
+            out_sparse_free(&outs[p]);
+        }
+        if (st == NDX_OK && total != c->in.indices.shape[0])
+            FAIL("sparse_split: %lld entries in the pieces, %lld in the input", (long long)total,
+                 (long long)c->in.indices.shape[0]);
+    } else {
+        ndx_tensor oi = {0}, os = {0};
+        st = ndx_sparse_reshape(&c->in.indices, &c->in.dense_shape, &c->new_shape, opt, &oi, &os,
+                                err);
+        if (st == NDX_OK) {
+            check_inside(&oi, &os);
+            out_free(&oi);
+            out_free(&os);
+        }
+    }
+    return st;
+}
+
+static void run_reshape_family(const char *name, reshape_op op, ndx_dtype dt, int sorted,
+                               int flip_shape) {
+    reshape_case c;
+    memset(&c, 0, sizeof c);
+    c.op = op;
+    test_rng r = {12};
+    c.in = make_sparse(&r, dt, SPARSE_N, sorted);
+    c.start = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(SPARSE_D0 / 4, 0));
+    c.size = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(SPARSE_D0 / 2, SPARSE_D1 / 2));
+    c.new_shape = test_tensor_from(NDX_INT64, 0, 1, SHAPE(3), VALS(-1, 64, 16));
+    flip f;
+    if (flip_shape) {
+        int64_t at[1] = {1};
+        flip_setup(&f, c.in.dense_shape.data, dt, 1, at, SPARSE_D1, SPARSE_D1 / 4, SPARSE_D1 * 2,
+                   SPARSE_D1 / 2);
+    } else {
+        int64_t at[3] = {1, SPARSE_N, 2 * SPARSE_N - 1};
+        flip_setup(&f, c.in.indices.data, dt, 3, at, 0, SPARSE_D1 / 2 - 1, 5, SPARSE_D1);
+    }
+    hammer(name, &f, call_reshape_family, &c);
+    test_sparse_free(&c.in);
+    test_tensor_free(&c.start);
+    test_tensor_free(&c.size);
+    test_tensor_free(&c.new_shape);
+}
+
+static void test_sparse_reshape_family(void **state) {
+    (void)state;
+    static const char *const names[3] = {"sparse_slice", "sparse_split", "sparse_reshape"};
+    const ndx_dtype dts[2] = {NDX_INT64, NDX_INT32};
+    for (int k = 0; k < 2; k++)
+        for (int op = 0; op < 3; op++)
+            for (int flip_shape = 0; flip_shape < 2; flip_shape++) {
+                char name[96];
+                snprintf(name, sizeof name, "%s %s%s", names[op], k ? "int32" : "int64",
+                         flip_shape ? " dense_shape" : "");
+                run_reshape_family(name, (reshape_op)op, dts[k], k == 0, flip_shape);
+            }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_one_hot_mask), cmocka_unit_test(test_boolean_mask_flips),
@@ -1573,6 +1662,7 @@ int main(void) {
         cmocka_unit_test(test_sparse_dense_matmul),
         cmocka_unit_test(test_sparse_fill_flips),
         cmocka_unit_test(test_sparse_arithmetic),
+        cmocka_unit_test(test_sparse_reshape_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -411,6 +411,174 @@ static void sparse_dense_matmul_contract(void **state) {
     assert_null(out.data);
     assert_int_equal(al.live, 0);
     test_tensor_free(&b);
+}
+
+/* ---- sparse_slice, sparse_split, sparse_reshape, sparse_slice_grad ------------------------- */
+
+/* An index vector of n elements in [lo, hi], now and then of another dtype or a matrix. */
+static ndx_tensor random_vector(test_rng *r, int64_t n, int64_t lo, int64_t hi) {
+    ndx_dtype dt = rng_below(r, 12) ? NDX_INT64 : rng_below(r, 2) ? NDX_INT32 : NDX_FLOAT32;
+    ndx_tensor t = rng_below(r, 20) ? test_tensor_v(dt, 0, 1, n) : test_tensor_v(dt, 0, 2, n, 1);
+    for (int64_t k = 0; k < n; k++) {
+        int64_t v = rng_range(r, lo, hi);
+        if (dt == NDX_FLOAT32)
+            ((float *)t.data)[k] = (float)v;
+        else
+            test_set_index(&t, k, v);
+    }
+    return t;
+}
+
+static void reshape_family_infer_agrees(void **state) {
+    (void)state;
+    test_rng r = {3232};
+    int refused = 0, ran = 0;
+    for (int round = 0; round < 800; round++) {
+        ndx_dtype dt = test_all_dtypes[rng_below(&r, test_all_dtypes_count)];
+        int rank = (int)rng_range(&r, 1, 3);
+        ndx_sparse_tensor in = random_sparse_fixture(&r, dt, rank, rng_range(&r, 1, 3));
+        if (in.values.shape[0] > in.indices.shape[0]) { /* room for the extra value */
+            size_t bytes = (size_t)in.values.shape[0] * in.values.itemsize;
+            in.values.data = realloc(in.values.data, bytes);
+            memset((unsigned char *)in.values.data + bytes - in.values.itemsize, 0,
+                   in.values.itemsize);
+        }
+        ndx_sparse_spec fs = ndx_sparse_spec_of(&in), ps = partial_sparse(&r, &in);
+        int64_t n = rank + (rng_below(&r, 10) ? 0 : 1);
+        ndx_tensor start = random_vector(&r, n, -1, 3), size = random_vector(&r, n, -1, 4);
+        ndx_spec st_f = ndx_spec_of(&start), sz_f = ndx_spec_of(&size);
+        ndx_spec st_p = test_partial_spec(&r, &start, 1), sz_p = test_partial_spec(&r, &size, 1);
+        test_inference full, partial;
+        ndx_sparse_spec sfull, spart;
+        ndx_error op_err;
+
+        ndx_sparse_tensor out = {0};
+        ndx_status op = ndx_sparse_slice(&in, &start, &size, NULL, &out, &op_err);
+        full.status = ndx_sparse_slice_infer(&fs, &st_f, &sz_f, &sfull, &full.err);
+        partial.status = ndx_sparse_slice_infer(&ps, &st_p, &sz_p, &spart, &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor outs[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, 3, outs);
+        refused += full.status != NDX_OK;
+        ran += op == NDX_OK;
+
+        if (op == NDX_OK) { /* its gradient */
+            ndx_tensor grad = test_tensor_v(NDX_FLOAT64, 0, 1, out.indices.shape[0]), dv = {0};
+            ndx_spec gs[4] = {ndx_spec_of(&grad), ndx_spec_of(&in.indices), st_f,
+                              ndx_spec_of(&out.indices)};
+            ndx_spec gp[4] = {test_partial_spec(&r, &grad, 1),
+                              test_partial_spec(&r, &in.indices, 1), st_p,
+                              test_partial_spec(&r, &out.indices, 1)};
+            op = ndx_sparse_slice_grad(&grad, &in.indices, &start, &out.indices, NULL, &dv,
+                                       &op_err);
+            full.status = ndx_sparse_slice_grad_infer(&gs[0], &gs[1], &gs[2], &gs[3], full.specs,
+                                                      &full.err);
+            partial.status = ndx_sparse_slice_grad_infer(&gp[0], &gp[1], &gp[2], &gp[3],
+                                                         partial.specs, &partial.err);
+            assert_infer_agrees(&partial, &full, op, &op_err, 1, &dv);
+            ndx_tensor_free(&dv);
+            test_tensor_free(&grad);
+        }
+        ndx_sparse_free(&out);
+
+        /* transpose, with start as perm (a permutation now and then) */
+        if (rng_below(&r, 3) == 0 && start.rank == 1 && start.shape[0] == rank &&
+            start.dtype != NDX_FLOAT32)
+            for (int d = 0; d < rank; d++) test_set_index(&start, d, rank - 1 - d);
+        op = ndx_sparse_transpose(&in, &start, NULL, &out, &op_err);
+        full.status = ndx_sparse_transpose_infer(&fs, &st_f, &sfull, &full.err);
+        partial.status = ndx_sparse_transpose_infer(&ps, &st_p, &spart, &partial.err);
+        sparse_specs(&full, &sfull);
+        sparse_specs(&partial, &spart);
+        ndx_tensor touts[3] = {out.indices, out.values, out.dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, 3, touts);
+        ran += op == NDX_OK;
+        ndx_sparse_free(&out);
+
+        int64_t axis = rng_range(&r, -rank - 1, rank);
+        int num = (int)rng_range(&r, 0, 4);
+        ndx_sparse_tensor pieces[4];
+        ndx_sparse_spec pf[4], pp[4];
+        memset(pieces, 0, sizeof pieces);
+        op = ndx_sparse_split(axis, num, &in, NULL, pieces, &op_err);
+        full.status = ndx_sparse_split_infer(axis, num, &fs, pf, &full.err);
+        partial.status = ndx_sparse_split_infer(axis, num, &ps, pp, &partial.err);
+        sparse_specs(&full, &pf[0]);
+        sparse_specs(&partial, &pp[0]);
+        ndx_tensor first[3] = {pieces[0].indices, pieces[0].values, pieces[0].dense_shape};
+        assert_infer_agrees(&partial, &full, op, &op_err, num > 0 ? 3 : 0, first);
+        ran += op == NDX_OK;
+        for (int p = 0; op == NDX_OK && p < num; p++) ndx_sparse_free(&pieces[p]);
+
+        ndx_tensor ns = random_vector(&r, rng_range(&r, 1, 3), -1, 4), oi = {0}, os = {0};
+        ndx_spec ns_f = ndx_spec_of(&ns), ns_p = test_partial_spec(&r, &ns, 1);
+        ndx_spec if_ = ndx_spec_of(&in.indices), ip = test_partial_spec(&r, &in.indices, 1);
+        ndx_spec df = ndx_spec_of(&in.dense_shape), dp = test_partial_spec(&r, &in.dense_shape, 1);
+        op = ndx_sparse_reshape(&in.indices, &in.dense_shape, &ns, NULL, &oi, &os, &op_err);
+        full.status = ndx_sparse_reshape_infer(&if_, &df, &ns_f, &full.specs[0], &full.specs[1],
+                                               &full.err);
+        partial.status = ndx_sparse_reshape_infer(&ip, &dp, &ns_p, &partial.specs[0],
+                                                  &partial.specs[1], &partial.err);
+        ndx_tensor routs[2] = {oi, os};
+        assert_infer_agrees(&partial, &full, op, &op_err, 2, routs);
+        ran += op == NDX_OK;
+        ndx_tensor_free(&oi);
+        ndx_tensor_free(&os);
+        test_tensor_free(&ns);
+        test_tensor_free(&start);
+        test_tensor_free(&size);
+        free_sparse_fixture(&in);
+    }
+    assert_true(refused > 50);
+    assert_true(ran > 500);
+}
+
+/* Every block sparse_slice, sparse_split and sparse_reshape take comes from the caller's
+ * allocator and goes back to it but the outputs; a refusing allocator leaves nothing. */
+static void reshape_family_allocations(void **state) {
+    (void)state;
+    test_rng r = {77};
+    ndx_sparse_tensor sp = shuffled_sparse(&r, 60000, 1);
+    ndx_tensor start = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(100, 1));
+    ndx_tensor size = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(50000, 9));
+    ndx_tensor ns = test_tensor_from(NDX_INT64, 0, 1, SHAPE(3), VALS(-1, 2, 3));
+    test_allocator a;
+    for (int refuse = 0; refuse < 2; refuse++) {
+        test_allocator_init(&a);
+        a.refuse = refuse;
+        ndx_options opt = {.num_threads = 2, .allocator = &a.base};
+        ndx_error err;
+        ndx_sparse_tensor out = {0}, pieces[3];
+        memset(pieces, 0, sizeof pieces);
+        ndx_tensor oi = {0}, os = {0};
+        ndx_status st[3] = {ndx_sparse_slice(&sp, &start, &size, &opt, &out, &err),
+                            ndx_sparse_split(0, 3, &sp, &opt, pieces, &err),
+                            ndx_sparse_reshape(&sp.indices, &sp.dense_shape, &ns, &opt, &oi, &os,
+                                               &err)};
+        if (refuse) {
+            for (int k = 0; k < 3; k++) assert_int_equal(st[k], NDX_E_NO_MEMORY);
+            assert_null(out.indices.data);
+            assert_null(pieces[0].indices.data);
+            assert_null(oi.data);
+            assert_int_equal(a.live, 0);
+            break;
+        }
+        for (int k = 0; k < 3; k++) assert_int_equal(st[k], NDX_OK);
+        assert_int_equal(a.live, 3 + 9 + 2); /* only the outputs are still held */
+        for (int p = -1; p < 3; p++) {
+            ndx_sparse_tensor *s = p < 0 ? &out : &pieces[p];
+            test_allocator_free(&a, s->indices.data);
+            test_allocator_free(&a, s->values.data);
+            test_allocator_free(&a, s->dense_shape.data);
+        }
+        test_allocator_free(&a, oi.data);
+        test_allocator_free(&a, os.data);
+        assert_int_equal(a.live, 0);
+    }
+    test_tensor_free(&start);
+    test_tensor_free(&size);
+    test_tensor_free(&ns);
     free_fixture(&sp);
 }
 
@@ -735,6 +903,8 @@ int main(void) {
         cmocka_unit_test(sparse_reduce_infer_agrees_with_the_ops),
         cmocka_unit_test(sparse_arithmetic_infer_agrees),
         cmocka_unit_test(sparse_add_allocations_go_through_the_allocator),
+        cmocka_unit_test(reshape_family_infer_agrees),
+        cmocka_unit_test(reshape_family_allocations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

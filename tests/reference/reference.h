@@ -171,5 +171,20 @@ ref_verdict ref_sparse_dense_add(const ndx_sparse_tensor *a, const ndx_tensor *b
 ref_verdict ref_sparse_add_grad(const ndx_tensor *grad, const ndx_tensor *a_indices,
                                 const ndx_tensor *b_indices, const ndx_tensor *sum_indices,
                                 ndx_tensor *ga, ndx_tensor *gb, char *why);
+/* ndx.h section 5d4: sparse_slice (out: the kept entries in input order), sparse_split (outs:
+ * num_split tensors), sparse_reshape and sparse_slice_grad (reference_sparse_reshape.c). */
+ref_verdict ref_sparse_slice(const ndx_sparse_tensor *sp, const ndx_tensor *start,
+                             const ndx_tensor *size, ndx_sparse_tensor *out, char *why);
+ref_verdict ref_sparse_split(int64_t axis, int num_split, const ndx_sparse_tensor *sp,
+                             ndx_sparse_tensor *outs, char *why);
+ref_verdict ref_sparse_reshape(const ndx_tensor *indices, const ndx_tensor *input_shape,
+                               const ndx_tensor *new_shape, ndx_tensor *out_indices,
+                               ndx_tensor *out_shape, char *why);
+/* perm NULL: the dims reversed. */
+ref_verdict ref_sparse_transpose(const ndx_sparse_tensor *sp, const ndx_tensor *perm,
+                                 ndx_sparse_tensor *out, char *why);
+ref_verdict ref_sparse_slice_grad(const ndx_tensor *grad, const ndx_tensor *input_indices,
+                                  const ndx_tensor *input_start,
+                                  const ndx_tensor *output_indices, ndx_tensor *out, char *why);
 
 #endif /* NDX_TEST_REFERENCE_H */

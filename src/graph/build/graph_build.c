@@ -285,7 +285,9 @@ uint32_t graph_build(const char *file, int line, ndx_scope s, graph_kind kind,
     b.inputs = inputs;
     if (d->group) b.attrs.count = (num_inputs - d->trailing) / d->group;
     if (d->count_name && !build_count_ok(&b, b.attrs.count, 1)) return 0;
-    b.num_outputs = d->outputs == GRAPH_OUTPUTS_COUNT ? b.attrs.count : d->outputs;
+    b.num_outputs = d->outputs == GRAPH_OUTPUTS_COUNT    ? b.attrs.count
+                    : d->outputs == GRAPH_OUTPUTS_COUNT3 ? 3 * b.attrs.count
+                                                         : d->outputs;
     return build_node(&b, NULL, NULL);
 }
 

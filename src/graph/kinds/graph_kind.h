@@ -98,7 +98,11 @@ typedef ndx_status (*graph_grad_fn)(ndx_scope s, ndx_operation op, const graph_g
                                     graph_grad *dxs);
 
 /* How many outputs a node has. */
-enum { GRAPH_OUTPUTS_COUNT = -1 /* attrs.count (dynamic_partition's num_partitions) */ };
+enum {
+    GRAPH_OUTPUTS_COUNT = -1, /* attrs.count (dynamic_partition's num_partitions) */
+    GRAPH_OUTPUTS_COUNT3 = -2 /* 3 * attrs.count (sparse_split's num_split: every piece's
+                                 indices, then values, then dense_shape) */
+};
 
 /* Flags of a descriptor. */
 enum {

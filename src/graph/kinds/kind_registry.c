@@ -58,8 +58,10 @@ ndx_status ndx_kind_info(int i, ndx_kind *info, ndx_error *err) {
         info->num_input_names = d->inputs ? d->max_inputs : (d->max_inputs > 0);
     }
     info->input_names = d->inputs ? d->inputs : x_name;
-    info->num_outputs = d->outputs == GRAPH_OUTPUTS_COUNT ? -1 : d->outputs;
-    info->outputs_attr = d->outputs == GRAPH_OUTPUTS_COUNT ? d->count_name : NULL;
+    int counted = d->outputs == GRAPH_OUTPUTS_COUNT || d->outputs == GRAPH_OUTPUTS_COUNT3;
+    info->num_outputs = counted ? -1 : d->outputs;
+    info->outputs_attr = counted ? d->count_name : NULL;
+    info->outputs_per_count = !counted ? 0 : d->outputs == GRAPH_OUTPUTS_COUNT3 ? 3 : 1;
     info->flags = (d->flags & GRAPH_KIND_SPARSE_OUT ? NDX_KIND_SPARSE_OUTPUT : 0u) |
                   (d->flags & GRAPH_KIND_STATEFUL ? NDX_KIND_STATEFUL : 0u) |
                   (d->flags & GRAPH_KIND_MUTATES ? NDX_KIND_MUTATES : 0u) |
