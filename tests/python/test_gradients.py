@@ -161,8 +161,8 @@ def taped(fn, args, wrt, ws, single):
     """The same gradients by an eager ndx.GradientTape."""
     xs = [np.array(a) for a in args]
     with ndx.GradientTape() as tape:
-        for x in xs:
-            tape.watch(x)
+        for i in wrt:  # (only what is differentiated: an integer input has no gradient)
+            tape.watch(xs[i])
         out = fn(*xs)
     out = [out] if single else out
     return tape.gradient(out, [xs[i] for i in wrt], output_gradients=ws)
