@@ -1,9 +1,9 @@
 """ndx.sparse: TensorFlow's tf.sparse ops on ndx.SparseTensor.
 
 concat, reorder, to_dense and from_dense also take ndx's keywords threads= and max_memory=
-(see ndx.gather_nd); slice, split, reshape, transpose, expand_dims, reset_shape and the segment
-reductions (segment_sum, segment_mean, segment_sqrt_n) run through
-their graph kinds.
+(see ndx.gather_nd); the other ops run as one node of their graph kind each (or a few, where
+TensorFlow composes the op in Python), eagerly, traced and under a tape alike: their threads and
+memory budget are the traced function's (ndx.function(threads=...)). docs/sparse.md lists them.
 """
 from . import _graph_ops, _ndx, _trace
 from ._sparse_tensor import SparseTensor
