@@ -11,9 +11,7 @@
 
 /* ---- dtypes ------------------------------------------------------------------------------ */
 
-/* SparseAdd's CPU kernels: TensorFlow's real number types but the unsigned ones, float16 and
- * bfloat16, plus complex. */
-static int add_takes(ndx_dtype dt) {
+int ndx_sparse_add_takes(ndx_dtype dt) {
     switch (dt) {
     case NDX_INT8:
     case NDX_INT16:
@@ -49,7 +47,7 @@ static ndx_status check_value_types(merge_kind kind, const ndx_spec *a, const nd
     if (a->dtype != b->dtype || a->itemsize != b->itemsize)
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: a.values are %s but b.values are %s",
                         op, ndx_dtype_name(a->dtype), ndx_dtype_name(b->dtype));
-    if (kind == MERGE_ADD ? !add_takes(a->dtype) : !minmax_takes(a->dtype))
+    if (kind == MERGE_ADD ? !ndx_sparse_add_takes(a->dtype) : !minmax_takes(a->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         kind == MERGE_ADD
                             ? "%s: values of dtype %s are not supported (int8, int16, int32, "

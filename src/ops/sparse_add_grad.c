@@ -9,23 +9,10 @@
  * used as addresses; they are read once into int64 copies before anything is written. */
 #include <stdio.h>
 
+#include "sparse_merge.h"
 #include "sparse_tensor.h"
 
 #define OP "sparse_add_grad"
-
-static int takes(ndx_dtype dt) {
-    switch (dt) {
-    case NDX_INT8:
-    case NDX_INT16:
-    case NDX_INT32:
-    case NDX_INT64:
-    case NDX_FLOAT32:
-    case NDX_FLOAT64:
-    case NDX_COMPLEX64:
-    case NDX_COMPLEX128: return 1;
-    default: return 0;
-    }
-}
 
 static int64_t dim_of(const ndx_spec *s, int k) {
     return s->rank == NDX_UNKNOWN ? NDX_UNKNOWN : s->shape[k];
@@ -66,7 +53,7 @@ static ndx_status check_specs(const ndx_spec *grad, const ndx_spec *const idx[3]
                         OP ": # elements of backprop_val_grad and # rows of sum_indices should "
                            "match (#nnz of sum): got %lld and %lld",
                         (long long)n, (long long)sum_rows);
-    if (!takes(grad->dtype))
+    if (!ndx_sparse_add_takes(grad->dtype))
         return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                         OP ": values of dtype %s are not supported (int8, int16, int32, int64, "
                            "float32, float64, complex64 or complex128)",

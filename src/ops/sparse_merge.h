@@ -45,4 +45,8 @@ void ndx_merge_cut(merge_job *j);
  * the entries are those ndx_merge_count and ndx_merge_write give. */
 int64_t ndx_merge_write_once(merge_job *j);
 
+/* 1 for the values' dtypes of SparseAdd's CPU kernels (and SparseAddGrad's): TensorFlow's real
+ * number types but the unsigned ones, float16 and bfloat16, plus complex. */
+int ndx_sparse_add_takes(ndx_dtype dt);
+
 #endif /* NDX_SPARSE_MERGE_H */
