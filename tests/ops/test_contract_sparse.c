@@ -411,6 +411,7 @@ static void sparse_dense_matmul_contract(void **state) {
     assert_null(out.data);
     assert_int_equal(al.live, 0);
     test_tensor_free(&b);
+    free_fixture(&sp);
 }
 
 /* ---- sparse_slice, sparse_split, sparse_reshape, sparse_slice_grad ------------------------- */
