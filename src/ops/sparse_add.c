@@ -4,7 +4,9 @@
  *
  * A call checks both inputs' views and dense shapes, reads every index once into an int64 copy
  * (checked inside the shape; the scan also tells whether each input is in canonical order),
- * counts the merge's output, and only then allocates and writes it. */
+ * counts the merge's output, and only then allocates and writes it. An output the op allocates
+ * skips the copy and the count when the indices are int64: the merge checks each row as it
+ * reads it (merge_once). */
 #include <stdio.h>
 
 #include "sparse_merge.h"
