@@ -4,7 +4,9 @@
  *
  * A call checks both inputs' views and dense shapes, reads every index once into an int64 copy
  * (checked inside the shape; the scan also tells whether each input is in canonical order),
- * counts the merge's output, and only then allocates and writes it. */
+ * counts the merge's output, and only then allocates and writes it. An output the op allocates
+ * skips the copy and the count when the indices are int64: the merge checks each row as it
+ * reads it (merge_once). */
 #include <stdio.h>
 
 #include "sparse_merge.h"
@@ -217,6 +219,57 @@ static size_t scratch_bytes(const add_plan *p) {
     return cv.used;
 }
 
+/* 1 when both inputs' indices are int64, which the fused merge reads where they are. */
+static int fusable(const add_plan *p) {
+    return p->in[0]->indices.dtype == NDX_INT64 && p->in[1]->indices.dtype == NDX_INT64;
+}
+
+/* An output the op allocates: nobody sees it before the call succeeds, so the index check can
+ * be fused into the merge (each row read once from the caller, checked, compared, written).
+ * Rows outside the shape or out of canonical order send the call down the checked path, which
+ * reads the indices into scratch first and gives the same entries, or the error, as always. */
+static ndx_status merge_once(ndx_call *c, add_plan *p, void *scratch, ndx_sparse_tensor *out,
+                             ndx_error *err) {
+    ndx_sparse_tensor cap, saved = *out;
+    ndx_sparse_describe(&cap, p->v[0].nnz + p->v[1].nnz, p->v[0].rank, p->v[0].dtype,
+                        p->v[0].itemsize);
+    int allocated[3] = {0, 0, 0}, prepared = 0;
+    int64_t nnz = -1;
+    ndx_error quiet; /* a failed allocation here is reported, if at all, by the checked path */
+    if (fusable(p) && ndx_sparse_prepare(&cap, out, c, allocated, &quiet) == NDX_OK) {
+        prepared = 1;
+        for (int m = 0; m < 2; m++) {
+            p->v[m].idx = p->in[m]->indices.data;
+            p->v[m].sorted = 1;
+        }
+        p->job.out_idx = out->indices.data;
+        p->job.out_values = out->values.data;
+        nnz = ndx_merge_write_fused(&p->job);
+        for (int m = 0; m < 2; m++) {
+            p->v[m].idx = NULL;
+            p->v[m].sorted = 0;
+        }
+    }
+    ndx_status st = NDX_OK;
+    if (nnz < 0) {
+        /* The checked path, into the output already allocated (when it was). */
+        st = open_inputs(p, c->threads, scratch, err);
+        if (st == NDX_OK && !prepared) st = ndx_sparse_prepare(&cap, out, c, NULL, err);
+        else if (st != NDX_OK && prepared) {
+            ndx_sparse_drop(out, c, allocated);
+            *out = saved;
+        }
+        if (st != NDX_OK) return st;
+        p->job.out_idx = out->indices.data;
+        p->job.out_values = out->values.data;
+        nnz = ndx_merge_write_once(&p->job);
+    }
+    out->indices.shape[0] = out->values.shape[0] = nnz;
+    int64_t *shape = out->dense_shape.data;
+    for (int d = 0; d < p->v[0].rank; d++) shape[d] = p->v[0].dims[d];
+    return NDX_OK;
+}
+
 /* The whole call: plan, read the indices, count, then (unless shape_only) write. */
 static ndx_status run_merge(merge_kind kind, const ndx_sparse_tensor *a,
                             const ndx_sparse_tensor *b, const ndx_tensor *threshold,
@@ -233,23 +286,12 @@ static ndx_status run_merge(merge_kind kind, const ndx_sparse_tensor *a,
      * merge in one pass; an output the caller gives needs the count first. */
     int once = !shape_only && !out->indices.data && !out->values.data &&
                !out->dense_shape.data && once_fits(&c, &p);
-    if (st == NDX_OK) st = open_inputs(&p, c.threads, scratch, err);
     if (st == NDX_OK && once) {
-        ndx_sparse_tensor cap;
-        ndx_sparse_describe(&cap, p.v[0].nnz + p.v[1].nnz, p.v[0].rank, p.v[0].dtype,
-                            p.v[0].itemsize);
-        st = ndx_sparse_prepare(&cap, out, &c, NULL, err);
-        if (st == NDX_OK) {
-            p.job.out_idx = out->indices.data;
-            p.job.out_values = out->values.data;
-            nnz = ndx_merge_write_once(&p.job);
-            out->indices.shape[0] = out->values.shape[0] = nnz;
-            int64_t *shape = out->dense_shape.data;
-            for (int d = 0; d < p.v[0].rank; d++) shape[d] = p.v[0].dims[d];
-        }
+        st = merge_once(&c, &p, scratch, out, err);
         ndx_call_release(&c, scratch);
         return st;
     }
+    if (st == NDX_OK) st = open_inputs(&p, c.threads, scratch, err);
     if (st == NDX_OK) nnz = ndx_merge_count(&p.job);
     ndx_sparse_tensor want;
     if (st == NDX_OK) ndx_sparse_describe(&want, nnz, p.v[0].rank, p.v[0].dtype, p.v[0].itemsize);

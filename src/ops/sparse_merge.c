@@ -14,10 +14,26 @@
 #include "half.h"
 #include "sparse_merge.h"
 
+/* Wrapping arithmetic: the same key for a row inside the shape, and no overflow for a row the
+ * fused merge has not checked yet (its cuts search the caller's indices). */
 NDX_ALWAYS_INLINE int64_t key_of(const int64_t *row, const int64_t *st, int R) {
-    int64_t k = row[R - 1];
-    for (int d = 0; d < R - 1; d++) k += row[d] * st[d];
-    return k;
+    uint64_t k = (uint64_t)row[R - 1];
+    for (int d = 0; d < R - 1; d++) k += (uint64_t)row[d] * (uint64_t)st[d];
+    return (int64_t)k;
+}
+
+/* The fused merge's read of one row of the caller's indices: copied once into `row` (what is
+ * checked is what is written), checked inside dims and not before the row before (key `prev`).
+ * Nonzero when it fails either check. */
+NDX_ALWAYS_INLINE int take_row(const int64_t *src, int R, const int64_t *dims, const int64_t *st,
+                               int64_t *row, int64_t *key, int64_t prev) {
+    uint64_t bad = 0;
+    for (int d = 0; d < R; d++) {
+        row[d] = src[d];
+        bad |= (uint64_t)row[d] >= (uint64_t)dims[d];
+    }
+    *key = key_of(row, st, R);
+    return (bad != 0) | (*key < prev);
 }
 
 /* The first entry of v whose row is not before `key` (v in canonical order). */
@@ -44,9 +60,10 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
  * every other step. Both current values are read, every candidate value is computed, and
  * selects pick the row and the value; only dropping a sum (rare) branches. */
 #define MERGE_PIECE(NAME, T, PAIR, ONE_A, ONE_B)                                               \
-    NDX_ALWAYS_INLINE int64_t NAME##_piece(const merge_job *j, int w, const int write) {       \
-        const int R = j->rank;                                                                 \
-        const int64_t *st = j->strides, *ai = j->a->idx, *bi = j->b->idx;                      \
+    NDX_ALWAYS_INLINE int64_t NAME##_piece(const merge_job *j, int w, const int write,         \
+                                           const int fused, const int rank) {                  \
+        const int R = rank ? rank : j->rank;                                                   \
+        const int64_t *st = j->strides, *ai = j->a->idx, *bi = j->b->idx, *dims = j->a->dims;  \
         const unsigned char *av = j->a->values, *bv = j->b->values;                            \
         int64_t *oi = j->out_idx;                                                              \
         unsigned char *ov = j->out_values;                                                     \
@@ -54,8 +71,20 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
         const int64_t o0 = write ? j->first[w] : 0;                                            \
         int64_t o = o0;                                                                        \
         T x, y, s;                                                                             \
+        /* fused: the current rows' checked copies, and the keys of the rows before */         \
+        int64_t ra[NDX_MAX_RANK] = {0}, rb[NDX_MAX_RANK] = {0}, ka = INT64_MIN, kb = INT64_MIN;\
+        if (fused && i > 0 && i < ie && take_row(ai + (i - 1) * R, R, dims, st, ra, &ka, ka))  \
+            return -1;                                                                         \
+        if (fused && k > 0 && k < ke && take_row(bi + (k - 1) * R, R, dims, st, rb, &kb, kb))  \
+            return -1;                                                                         \
         if (i < ie && k < ke) {                                                                \
-            int64_t ka = key_of(ai + i * R, st, R), kb = key_of(bi + k * R, st, R);            \
+            if (!fused) {                                                                      \
+                ka = key_of(ai + i * R, st, R);                                                \
+                kb = key_of(bi + k * R, st, R);                                                \
+            } else if (take_row(ai + i * R, R, dims, st, ra, &ka, ka) |                        \
+                       take_row(bi + k * R, R, dims, st, rb, &kb, kb)) {                       \
+                return -1;                                                                     \
+            }                                                                                  \
             for (;;) {                                                                         \
                 const int le = ka <= kb, ge = kb <= ka;                                        \
                 int keep = 1;                                                                  \
@@ -69,7 +98,8 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
                 }                                                                              \
                 if (keep) {                                                                    \
                     if (write) {                                                               \
-                        const int64_t *row = le ? ai + i * R : bi + k * R;                     \
+                        const int64_t *row = fused ? (le ? ra : rb)                            \
+                                                   : (le ? ai + i * R : bi + k * R);           \
                         for (int d = 0; d < R; d++) oi[o * R + d] = row[d];                    \
                         memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                      \
                     }                                                                          \
@@ -78,27 +108,55 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
                 i += le;                                                                       \
                 k += ge;                                                                       \
                 if (i == ie || k == ke) break;                                                 \
-                ka = key_of(ai + i * R, st, R);                                                \
-                kb = key_of(bi + k * R, st, R);                                                \
+                /* fused: both rows read again, without a branch (one not taken reads the      \
+                   same row, not before itself) */                                             \
+                if (!fused) {                                                                  \
+                    ka = key_of(ai + i * R, st, R);                                            \
+                    kb = key_of(bi + k * R, st, R);                                            \
+                } else if (take_row(ai + i * R, R, dims, st, ra, &ka, ka) |                    \
+                           take_row(bi + k * R, R, dims, st, rb, &kb, kb)) {                   \
+                    return -1;                                                                 \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
         if (!write) return o + (ie - i) + (ke - k);                                            \
         for (; i < ie; i++, o++) {                                                             \
             memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                                  \
             s = ONE_A(x);                                                                      \
-            memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);                            \
+            if (fused) {                                                                       \
+                if (take_row(ai + i * R, R, dims, st, ra, &ka, ka)) return -1;                 \
+                memcpy(oi + o * R, ra, (size_t)R * sizeof *oi);                                \
+            } else {                                                                           \
+                memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);                        \
+            }                                                                                  \
             memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
         }                                                                                      \
         for (; k < ke; k++, o++) {                                                             \
             memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                                  \
             s = ONE_B(y);                                                                      \
-            memcpy(oi + o * R, bi + k * R, (size_t)R * sizeof *oi);                            \
+            if (fused) {                                                                       \
+                if (take_row(bi + k * R, R, dims, st, rb, &kb, kb)) return -1;                 \
+                memcpy(oi + o * R, rb, (size_t)R * sizeof *oi);                                \
+            } else {                                                                           \
+                memcpy(oi + o * R, bi + k * R, (size_t)R * sizeof *oi);                        \
+            }                                                                                  \
             memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
         }                                                                                      \
         return o - o0;                                                                         \
     }                                                                                          \
-    static int64_t NAME##_count(const merge_job *j, int w) { return NAME##_piece(j, w, 0); }   \
-    static int64_t NAME##_write(const merge_job *j, int w) { return NAME##_piece(j, w, 1); }
+    static int64_t NAME##_count(const merge_job *j, int w) {                                   \
+        return NAME##_piece(j, w, 0, 0, 0);                                                    \
+    }                                                                                          \
+    static int64_t NAME##_write(const merge_job *j, int w) {                                   \
+        return NAME##_piece(j, w, 1, 0, 0);                                                    \
+    }                                                                                          \
+    static int64_t NAME##_fused(const merge_job *j, int w) {                                   \
+        return NAME##_piece(j, w, 1, 1, 0);                                                    \
+    }                                                                                          \
+    /* rank 2 (matrices, the common case) as a constant: the row loops unroll */               \
+    static int64_t NAME##_fused2(const merge_job *j, int w) {                                  \
+        return NAME##_piece(j, w, 1, 1, 2);                                                    \
+    }
 
 #define SAME(v) (v)
 
@@ -212,10 +270,11 @@ MERGE_PIECE(min_bf16, uint16_t, PAIR_BMIN, A_BMIN, B_BMIN)
 
 typedef int64_t (*piece_fn)(const merge_job *j, int w);
 
-/* The loop for the job's kind and dtype, counting or writing (the public ops checked that the
+/* The loop for the job's kind and dtype, counting (write 0), writing (1) or fused (2) (the public ops checked that the
  * pair is one they take). */
 static piece_fn piece_of(const merge_job *j, int write) {
-#define PICK(N) return write ? N##_write : N##_count
+#define PICK(N)                                                                                \
+    return write == 2 ? (j->rank == 2 ? N##_fused2 : N##_fused) : write ? N##_write : N##_count
     ndx_dtype dt = j->a->dtype;
     if (j->kind == MERGE_ADD) {
         switch (dt) {
@@ -307,11 +366,13 @@ static void write_counting(void *ctx, int64_t w0, int64_t w1, int worker) {
     for (int64_t w = w0; w < w1; w++) r->j->count[w] = r->fn(r->j, (int)w);
 }
 
-int64_t ndx_merge_write_once(merge_job *j) {
-    ndx_merge_cut(j);
+/* The one-pass merge with piece function fn (writing or fused): -1 when a fused piece failed. */
+static int64_t write_once_with(merge_job *j, piece_fn fn) {
     for (int w = 0; w <= j->pieces; w++) j->first[w] = j->a_cut[w] + j->b_cut[w];
-    piece_run r = {j, piece_of(j, 1)};
+    piece_run r = {j, fn};
     ndx_sparse_run_pieces(j->threads, j->pieces, write_counting, &r);
+    for (int w = 0; w < j->pieces; w++)
+        if (j->count[w] < 0) return -1;
     /* Close the gaps, in order: a piece moves down, never over a later piece's entries. */
     const int R = j->rank;
     const size_t size = j->a->itemsize;
@@ -326,4 +387,20 @@ int64_t ndx_merge_write_once(merge_job *j) {
         total += n;
     }
     return total;
+}
+
+int64_t ndx_merge_write_once(merge_job *j) {
+    ndx_merge_cut(j);
+    return write_once_with(j, piece_of(j, 1));
+}
+
+int64_t ndx_merge_write_fused(merge_job *j) {
+    ndx_merge_cut(j);
+    /* The cuts searched unchecked rows: kept in order, each piece stays inside its bounds (and
+     * the output's room) whatever the rows hold. */
+    for (int w = 1; w < j->pieces; w++) {
+        if (j->a_cut[w] < j->a_cut[w - 1]) j->a_cut[w] = j->a_cut[w - 1];
+        if (j->b_cut[w] < j->b_cut[w - 1]) j->b_cut[w] = j->b_cut[w - 1];
+    }
+    return write_once_with(j, piece_of(j, 2));
 }

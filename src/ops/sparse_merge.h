@@ -44,6 +44,12 @@ void ndx_merge_cut(merge_job *j);
  * or dropped, then the pieces move down in order to close the gaps. Returns the entry count;
  * the entries are those ndx_merge_count and ndx_merge_write give. */
 int64_t ndx_merge_write_once(merge_job *j);
+/* ndx_merge_write_once with the index check fused into the merge: a and b are views of the
+ * caller's int64 indices not yet checked (idx borrowed, both taken as sorted). Each row is read
+ * once, checked inside the dense shape and not before the row before it, and the checked copy is
+ * what is written. Returns -1 (the output holds garbage) when a row fails either check; the
+ * caller then takes the checked path, which gives the error or merges unsorted inputs. */
+int64_t ndx_merge_write_fused(merge_job *j);
 
 /* 1 for the values' dtypes of SparseAdd's CPU kernels (and SparseAddGrad's): TensorFlow's real
  * number types but the unsigned ones, float16 and bfloat16, plus complex. */

@@ -619,6 +619,155 @@ static void two_fails(two_op op, const ndx_sparse_tensor *a, const ndx_sparse_te
     guard_check_del(&g);
 }
 
+/* ---- the fused merge (outputs the op allocates, int64 indices) against the checked path ---- */
+
+/* Runs op on a and b at 1..TEST_THREADS threads into outputs the op allocates (the fused merge
+ * for int64 indices) and into outputs the caller gives (the checked merge), and asserts every
+ * result equals ref. */
+static void both_paths_equal(two_op op, const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                             const ndx_tensor *thr, const ndx_sparse_tensor *ref) {
+    for (int threads = 1; threads <= TEST_THREADS; threads++)
+        for (int given = 0; given < 2; given++) {
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+            ndx_error err;
+            ndx_sparse_tensor out = {0};
+            if (given)
+                out = preallocated(op == OP_ADD   ? ndx_sparse_add_shape(a, b, thr, &out, &err)
+                                   : op == OP_MAX ? ndx_sparse_maximum_shape(a, b, &out, &err)
+                                                  : ndx_sparse_minimum_shape(a, b, &out, &err),
+                                   &out, &err);
+            ndx_status st = op == OP_ADD   ? ndx_sparse_add(a, b, thr, &opt, &out, &err)
+                            : op == OP_MAX ? ndx_sparse_maximum(a, b, &opt, &out, &err)
+                                           : ndx_sparse_minimum(a, b, &opt, &out, &err);
+            assert_ok(st, &err);
+            assert_sparse_eq(&out, ref);
+            if (given)
+                test_sparse_free(&out);
+            else
+                ndx_sparse_free(&out);
+        }
+}
+
+static ndx_sparse_tensor ref_of(two_op op, const ndx_sparse_tensor *a, const ndx_sparse_tensor *b,
+                                const ndx_tensor *thr) {
+    char why[REF_WHY];
+    ndx_sparse_tensor ref;
+    ref_verdict v = op == OP_ADD ? ref_sparse_add(a, b, thr, &ref, why)
+                                 : ref_sparse_minmax(op == OP_MAX, a, b, &ref, why);
+    return want_ok(v, ref, why);
+}
+
+/* Dense shapes of ranks 1-3 large enough that sp_random gives int64 indices, which the fused
+ * merge reads; entry counts large enough for several pieces at 2 and 3 threads. */
+static const int64_t fused_dims[3][3] = {{90000}, {300, 300}, {50, 40, 45}};
+
+static void fused_matches_checked(void **state) {
+    (void)state;
+    test_rng r = {21};
+    for (two_op op = OP_ADD; op <= OP_MIN; op++) {
+        const ndx_dtype *dts = op == OP_ADD ? add_dtypes : minmax_dtypes;
+        int ndt = op == OP_ADD ? COUNT(add_dtypes) : COUNT(minmax_dtypes);
+        for (int di = 0; di < ndt; di++)
+            for (int iter = 0; iter < 3; iter++) {
+                int R = 1 + (int)rng_below(&r, 3), mode = (iter + di) % 3;
+                int repeats = mode == 1, shuffled = mode == 2;
+                ndx_sparse_tensor a = sp_random(&r, dts[di], R, fused_dims[R - 1],
+                                                rng_range(&r, 30000, 70000), repeats, shuffled);
+                ndx_sparse_tensor b = sp_random(&r, dts[di], R, fused_dims[R - 1],
+                                                rng_range(&r, 0, 60000), repeats,
+                                                shuffled && rng_below(&r, 2));
+                ndx_tensor thr = threshold_of(op == OP_ADD ? dts[di] : NDX_INT64,
+                                              (int)rng_range(&r, -1, 3));
+                const ndx_tensor *t = op == OP_ADD && iter ? &thr : NULL;
+                ndx_sparse_tensor ref = ref_of(op, &a, &b, t);
+                both_paths_equal(op, &a, &b, t, &ref);
+                ref_sparse_free(&ref);
+                test_tensor_free(&thr);
+                test_sparse_free(&a);
+                test_sparse_free(&b);
+            }
+    }
+}
+
+static void swap_rows(ndx_sparse_tensor *s, int64_t i, int64_t j) {
+    int R = (int)s->indices.shape[1];
+    for (int d = 0; d < R; d++) {
+        int64_t x = test_get_index(&s->indices, i * R + d);
+        test_set_index(&s->indices, i * R + d, test_get_index(&s->indices, j * R + d));
+        test_set_index(&s->indices, j * R + d, x);
+    }
+}
+
+/* Canonical inputs but for one pair of neighbours swapped next to where pieces are cut: the
+ * fused merge must notice (inside a piece or across a cut) and give TensorFlow's one-loop
+ * result. */
+static void fused_order_breaks(void **state) {
+    (void)state;
+    test_rng r = {22};
+    static const int parts[] = {2, 3, 4, 5, 8, 9, 12};
+    for (int pi = 0; pi < COUNT(parts); pi++)
+        for (int w = 1; w < parts[pi]; w++)
+            for (int delta = -1; delta <= 1; delta++) {
+                ndx_sparse_tensor a = sp_random(&r, NDX_FLOAT32, 2, fused_dims[1], 60000, 0, 0);
+                ndx_sparse_tensor b = sp_random(&r, NDX_FLOAT32, 2, fused_dims[1], 40000, 0, 0);
+                ndx_sparse_tensor *in = rng_below(&r, 2) ? &a : &b;
+                int64_t n = in->indices.shape[0], k = n * w / parts[pi] + delta;
+                if (k >= 1 && k < n) swap_rows(in, k - 1, k);
+                ndx_sparse_tensor ref = ref_of(OP_ADD, &a, &b, NULL);
+                both_paths_equal(OP_ADD, &a, &b, NULL, &ref);
+                ref_sparse_free(&ref);
+                test_sparse_free(&a);
+                test_sparse_free(&b);
+            }
+}
+
+/* A row outside dense_shape anywhere (first, at a cut, last; in a, in b, in both; after a row
+ * out of order): the checked path's error naming the first bad entry of the first input that
+ * has one, and no output: none allocated, a given one untouched. */
+static void fused_bad_rows(void **state) {
+    (void)state;
+    test_rng r = {23};
+    for (int iter = 0; iter < 48; iter++) {
+        ndx_sparse_tensor a = sp_random(&r, NDX_FLOAT64, 2, fused_dims[1], 50000, 0, 0);
+        ndx_sparse_tensor b = sp_random(&r, NDX_FLOAT64, 2, fused_dims[1], 50000, 0, 0);
+        int64_t n = a.indices.shape[0];
+        int64_t spots[6] = {0, n / 4, n / 3, n / 2 + 1, n - 2, n - 1};
+        int64_t pa = spots[iter % 6], pb = spots[rng_below(&r, 6)];
+        int where = (iter / 6) % 3, swapped = (iter / 18) % 2; /* where: a, b or both */
+        int64_t bad = rng_below(&r, 2) ? 300 : -1;
+        if (where != 1) test_set_index(&a.indices, pa * 2 + rng_below(&r, 2), bad);
+        if (where != 0) test_set_index(&b.indices, pb * 2 + rng_below(&r, 2), bad);
+        if (swapped) swap_rows(where == 1 ? &b : &a, 0, 1); /* out of order first */
+        char needle[64];
+        snprintf(needle, sizeof needle, "%s.indices[%lld]", where == 1 ? "b" : "a",
+                 (long long)(where == 1 ? pb : pa));
+        if (swapped && (where == 1 ? pb : pa) <= 1) /* the swap moved the bad row */
+            snprintf(needle, sizeof needle, "%s.indices[%lld]", where == 1 ? "b" : "a",
+                     (long long)(1 - (where == 1 ? pb : pa)));
+        for (int threads = 1; threads <= TEST_THREADS; threads++)
+            for (two_op op = OP_ADD; op <= OP_MIN; op++) {
+                ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+                ndx_error err;
+                ndx_sparse_tensor out = {0};
+                ndx_status st = op == OP_ADD   ? ndx_sparse_add(&a, &b, NULL, &opt, &out, &err)
+                                : op == OP_MAX ? ndx_sparse_maximum(&a, &b, &opt, &out, &err)
+                                               : ndx_sparse_minimum(&a, &b, &opt, &out, &err);
+                assert_fails(st, &err, NDX_E_OUT_OF_RANGE, needle);
+                assert_null(out.indices.data);
+                assert_null(out.values.data);
+                assert_null(out.dense_shape.data);
+                guarded g = guard_new(NDX_FLOAT64, 4, 2);
+                st = op == OP_ADD   ? ndx_sparse_add(&a, &b, NULL, &opt, &g.out, &err)
+                     : op == OP_MAX ? ndx_sparse_maximum(&a, &b, &opt, &g.out, &err)
+                                    : ndx_sparse_minimum(&a, &b, &opt, &g.out, &err);
+                assert_fails(st, &err, NDX_E_OUT_OF_RANGE, needle);
+                guard_check_del(&g);
+            }
+        test_sparse_free(&a);
+        test_sparse_free(&b);
+    }
+}
+
 static void add_errors(void **state) {
     (void)state;
     ndx_sparse_tensor a = sp_lit(NDX_FLOAT32, 2, dims3x3, 4, idx3x3, (double[]){1, 2, 3, 4});
@@ -958,6 +1107,9 @@ int main(void) {
         cmocka_unit_test(dense_add_random),
         cmocka_unit_test(add_grad_random),
         cmocka_unit_test(add_errors),
+        cmocka_unit_test(fused_matches_checked),
+        cmocka_unit_test(fused_order_breaks),
+        cmocka_unit_test(fused_bad_rows),
         cmocka_unit_test(dense_add_errors),
         cmocka_unit_test(add_grad_errors),
         cmocka_unit_test(cwise_random),
