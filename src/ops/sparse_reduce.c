@@ -606,8 +606,15 @@ typedef struct fused_job {
     fused_chunk c[NDX_SPARSE_MAX_CHUNKS];
 } fused_job;
 
+/* The combine's float ADD (scatter_combine.c): a NaN already in the sum stays (NAN_FIRST). */
+static inline float add_f32(float c, float u) { return c != c ? c + c : c + u; }
+static inline double add_f64(double c, double u) { return c != c ? c + c : c + u; }
+
+/* fold (runs of float32 or float64: 4 or 8, else 0): each run summed in a register from 0 and
+ * stored once, the same bits as the point kernel's adds into the zeroed element, without its
+ * store-to-load chain through memory. */
 NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64_t e, int64_t lo,
-                                  int64_t hi, ndx_dtype dt, int R) {
+                                  int64_t hi, ndx_dtype dt, int R, int fold) {
     const reduce_plan *p = j->p;
     const void *base = j->indices->data;
     const unsigned char *values = p->v.values;
@@ -619,7 +626,9 @@ NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64
         reduced[d] = p->reduced[d];
     }
     int64_t slots[FUSED_BLOCK];
-    int64_t prev_flat = -1;
+    int64_t prev_flat = -1, run = -1; /* fold: the element being summed */
+    float sum_f32 = 0;
+    double sum_f64 = 0;
     c->prefix_end = b;
     c->suffix_begin = e;
     for (int64_t s = b; s < e; s += FUSED_BLOCK) {
@@ -657,10 +666,28 @@ NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64
                 return;
             }
             if (m == 0) first = i;
-            slots[m++] = el;
+            m++;
+            if (fold == 4) {
+                if (el != run && run >= 0) memcpy(j->out + run * 4, &sum_f32, 4);
+                if (el != run) sum_f32 = 0;
+                float u;
+                memcpy(&u, values + i * 4, 4);
+                sum_f32 = add_f32(sum_f32, u);
+            } else if (fold == 8) {
+                if (el != run && run >= 0) memcpy(j->out + run * 8, &sum_f64, 8);
+                if (el != run) sum_f64 = 0;
+                double u;
+                memcpy(&u, values + i * 8, 8);
+                sum_f64 = add_f64(sum_f64, u);
+            } else {
+                slots[m - 1] = el;
+            }
+            run = el;
         }
-        if (m > 0) j->k.points(j->out, slots, values + (size_t)first * isz, m, isz);
+        if (m > 0 && !fold) j->k.points(j->out, slots, values + (size_t)first * isz, m, isz);
     }
+    if (fold == 4 && run >= 0) memcpy(j->out + run * 4, &sum_f32, 4);
+    if (fold == 8 && run >= 0) memcpy(j->out + run * 8, &sum_f64, 8);
     c->last_flat = prev_flat;
 }
 
@@ -675,12 +702,15 @@ static void fused_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
         memset(c, 0, sizeof *c);
         c->first_bad = -1;
         int64_t lo = j->runs ? j->edge[w] : -1, hi = j->runs ? j->edge[w + 1] : -1;
-        if (j->indices->dtype == NDX_INT64 && v->rank == 2)
-            fused_rows(j, c, b, e, lo, hi, NDX_INT64, 2);
+        int fold = !j->runs ? 0 : v->dtype == NDX_FLOAT32 ? 4 : v->dtype == NDX_FLOAT64 ? 8 : 0;
+        if (j->indices->dtype == NDX_INT64 && v->rank == 2 && fold == 4)
+            fused_rows(j, c, b, e, lo, hi, NDX_INT64, 2, 4);
+        else if (j->indices->dtype == NDX_INT64 && v->rank == 2)
+            fused_rows(j, c, b, e, lo, hi, NDX_INT64, 2, 0);
         else if (j->indices->dtype == NDX_INT64)
-            fused_rows(j, c, b, e, lo, hi, NDX_INT64, v->rank);
+            fused_rows(j, c, b, e, lo, hi, NDX_INT64, v->rank, fold);
         else
-            fused_rows(j, c, b, e, lo, hi, j->indices->dtype, v->rank);
+            fused_rows(j, c, b, e, lo, hi, j->indices->dtype, v->rank, fold);
     }
 }
 
@@ -697,6 +727,21 @@ static int64_t element_of(const reduce_plan *p, const ndx_tensor *indices, int64
 
 /* Adds values [b, e) into element `el` of out, in order. */
 static void add_run(const fused_job *j, int64_t el, int64_t b, int64_t e) {
+    const unsigned char *v = j->p->v.values;
+    if (j->p->v.dtype == NDX_FLOAT32 || j->p->v.dtype == NDX_FLOAT64) { /* in a register */
+        int f32 = j->p->v.dtype == NDX_FLOAT32;
+        float sf = 0;
+        double sd = 0;
+        for (int64_t i = b; i < e; i++) {
+            float uf;
+            double ud;
+            if (f32) memcpy(&uf, v + i * 4, 4), sf = add_f32(sf, uf);
+            else memcpy(&ud, v + i * 8, 8), sd = add_f64(sd, ud);
+        }
+        if (f32) memcpy(j->out + el * 4, &sf, 4);
+        else memcpy(j->out + el * 8, &sd, 8);
+        return;
+    }
     int64_t slots[FUSED_BLOCK];
     for (int k = 0; k < FUSED_BLOCK; k++) slots[k] = el;
     size_t isz = j->p->v.itemsize;
