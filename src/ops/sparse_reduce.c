@@ -625,15 +625,18 @@ NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64
         dims[d] = p->v.dims[d];
         reduced[d] = p->reduced[d];
     }
+    unsigned char *out = j->out;
     int64_t slots[FUSED_BLOCK];
     int64_t prev_flat = -1, run = -1; /* fold: the element being summed */
+    /* (locals, not c's fields: stores through out may alias those, which would keep them in memory) */
+    int64_t prefix_end = b, suffix_begin = e;
     float sum_f32 = 0;
     double sum_f64 = 0;
-    c->prefix_end = b;
-    c->suffix_begin = e;
     for (int64_t s = b; s < e; s += FUSED_BLOCK) {
         int64_t n = e - s < FUSED_BLOCK ? e - s : FUSED_BLOCK, first = -1, m = 0;
         for (int64_t i = s; i < s + n; i++) {
+            if (dt == NDX_INT64 && lo >= 0 && (i & 3) == 0) /* runs: the index stream, well ahead */
+                __builtin_prefetch((const int64_t *)base + (i + 256) * R);
             int64_t el = 0, flat = 0;
             for (int d = 0; d < R; d++) {
                 int64_t x = ndx_read_index(base, dt, i * R + d);
@@ -650,17 +653,17 @@ NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64
             if (flat < prev_flat) { c->gave_up = 1; return; }
             prev_flat = flat;
             if (lo >= 0 && el == lo) { /* the range's first element: left for later */
-                if (m > 0 || c->suffix_begin < e) { c->gave_up = 1; return; }
-                c->prefix_end = i + 1;
+                if (m > 0 || suffix_begin < e) { c->gave_up = 1; return; }
+                prefix_end = i + 1;
                 continue;
             }
             if (hi >= 0 && el == hi) { /* the next range's first element: left for later */
-                if (c->suffix_begin == e) c->suffix_begin = i;
+                if (suffix_begin == e) suffix_begin = i;
                 continue;
             }
             /* this range's own elements lie strictly between its edges; the added entries of a
              * block are consecutive */
-            if ((lo >= 0 && (el < lo || (hi >= 0 && el > hi))) || c->suffix_begin < e ||
+            if ((lo >= 0 && (el < lo || (hi >= 0 && el > hi))) || suffix_begin < e ||
                 (m > 0 && i != first + m)) {
                 c->gave_up = 1;
                 return;
@@ -668,13 +671,13 @@ NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64
             if (m == 0) first = i;
             m++;
             if (fold == 4) {
-                if (el != run && run >= 0) memcpy(j->out + run * 4, &sum_f32, 4);
+                if (el != run && run >= 0) memcpy(out + run * 4, &sum_f32, 4);
                 if (el != run) sum_f32 = 0;
                 float u;
                 memcpy(&u, values + i * 4, 4);
                 sum_f32 = add_f32(sum_f32, u);
             } else if (fold == 8) {
-                if (el != run && run >= 0) memcpy(j->out + run * 8, &sum_f64, 8);
+                if (el != run && run >= 0) memcpy(out + run * 8, &sum_f64, 8);
                 if (el != run) sum_f64 = 0;
                 double u;
                 memcpy(&u, values + i * 8, 8);
@@ -684,11 +687,13 @@ NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64
             }
             run = el;
         }
-        if (m > 0 && !fold) j->k.points(j->out, slots, values + (size_t)first * isz, m, isz);
+        if (m > 0 && !fold) j->k.points(out, slots, values + (size_t)first * isz, m, isz);
     }
-    if (fold == 4 && run >= 0) memcpy(j->out + run * 4, &sum_f32, 4);
-    if (fold == 8 && run >= 0) memcpy(j->out + run * 8, &sum_f64, 8);
+    if (fold == 4 && run >= 0) memcpy(out + run * 4, &sum_f32, 4);
+    if (fold == 8 && run >= 0) memcpy(out + run * 8, &sum_f64, 8);
     c->last_flat = prev_flat;
+    c->prefix_end = prefix_end;
+    c->suffix_begin = suffix_begin;
 }
 
 static void fused_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
