@@ -16,6 +16,7 @@
  * output element, 0 where no entry falls; sparse, one output entry per run, in canonical order.
  *
  *   plan   the views, dtype and axes;
+ *   fused  a dense SUM of canonical input: one pass checks and adds (below), or gives up;
  *   check  one pass reads and checks every index and writes each entry's output element
  *          (scratch); entries already in the reduction's order (canonical input reduced over
  *          any dims, and more) are then ready, and no index is copied;
