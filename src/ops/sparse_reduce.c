@@ -809,11 +809,13 @@ static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, fused_job *j, 
 
 /* The dense SUM through the fused pass when it applies. *done = 0: nothing is written, the
  * general path runs. Taken only without a memory limit: giving up then leaves the general path
- * the same budget it has today. */
+ * the whole budget, and a call that fits today still fits. */
 static ndx_status try_fused_sum(ndx_call *c, const reduce_plan *p, ndx_tensor *out, int *done) {
     *done = 0;
+    /* (into a caller's output through scratch only when the output is no larger than the
+     * entries: the copy out must not cost more than the pass saves) */
     if (p->sparse_out || p->reduce != NDX_SEGMENT_SUM || p->v.nnz <= 0 ||
-        ndx_call_room(c) != SIZE_MAX)
+        ndx_call_room(c) != SIZE_MAX || (out->data != NULL && p->out_count > p->v.nnz))
         return NDX_OK;
     ndx_tensor want = ndx_tensor_make(p->v.dtype, p->out_rank, p->out_dims, NULL);
     want.itemsize = p->v.itemsize;
