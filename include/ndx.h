@@ -771,8 +771,14 @@ NDX_API ndx_status ndx_sparse_add_grad(const ndx_tensor *backprop_val_grad,
  *   and complex type; MAX integers and real floats. Arithmetic as the segment reductions'
  *   (integers wrap; float16 and bfloat16 round after each step).
  * - Every index is read once and checked against dense_shape before anything is written
- *   ("sparse_reduce_sum.indices[3] = [0, 5] is outside dense_shape [2, 4]", NDX_E_OUT_OF_RANGE):
- *   one pass writes each entry's output element to scratch (8 bytes per entry). Entries already
+ *   ("sparse_reduce_sum.indices[3] = [0, 5] is outside dense_shape [2, 4]", NDX_E_OUT_OF_RANGE).
+ *   A dense SUM of canonical input without opt->max_memory takes one fused pass: each entry read
+ *   once, checked and added into its element (into the output it allocates, or, when out has
+ *   no more elements than sp has entries, into scratch copied to out at the end), with workers over ranges of entries when the kept
+ *   dims lead (an element its entries share between ranges summed afterwards by one worker) and
+ *   one worker in entry order otherwise; input found out of canonical order goes on as follows
+ *   from the start. Otherwise one pass writes each entry's output element to scratch (8 bytes
+ *   per entry). Entries already
  *   in the reduction's order (canonical input, or any order that never goes back in (kept,
  *   reduced) coordinates), and canonical input for a dense SUM, need nothing more; other orders
  *   are copied (8 bytes per coordinate, read once more and checked again) and sorted (about 40

@@ -16,6 +16,7 @@
  * output element, 0 where no entry falls; sparse, one output entry per run, in canonical order.
  *
  *   plan   the views, dtype and axes;
+ *   fused  a dense SUM of canonical input: one pass checks and adds (below), or gives up;
  *   check  one pass reads and checks every index and writes each entry's output element
  *          (scratch); entries already in the reduction's order (canonical input reduced over
  *          any dims, and more) are then ready, and no index is copied;
@@ -569,6 +570,283 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
     }
 }
 
+/* ---- the fused path: a dense SUM of canonical input in one pass --------------------------------- */
+
+/* The common case (a dense SUM of entries in canonical order) needs neither the slots' 8 bytes
+ * per entry nor a second pass: one pass reads each coordinate once, checks it, and adds the
+ * entry's value into its element through the point kernel, a block of entries at a time (the
+ * block's elements stay in L1). What it adds is what the general path adds, in the same order:
+ * each element is 0 plus its entries in the order of their reduced coordinates.
+ *   runs     the kept dims lead (axis 1, trailing axes, every axis): each element is a run of
+ *            entries. Workers take ranges of entries; an element at a range's edge (the
+ *            element of some range's first entry) is left to one worker afterwards, in order,
+ *            so every element has one writer and the bits do not depend on the thread count.
+ *   scatter  otherwise (axis 0, leading axes): one worker in entry order, as the general path.
+ * The output is written before every index is checked, so it is private: an output the call
+ * allocates (not seen until success) or scratch copied out at the end. Entries out of order
+ * (or anything unexpected) give up, and the general path runs from the start. */
+#define FUSED_BLOCK 256
+
+typedef struct fused_chunk {
+    int64_t first_bad;              /* -1: none */
+    int64_t bad_row[NDX_MAX_RANK];
+    int gave_up;                    /* out of canonical order, or an element outside the range */
+    int64_t first_flat, last_flat;  /* row-major offsets of the first and last entries */
+    int64_t prefix_end;             /* entries [begin, prefix_end) are the range's first element */
+    int64_t suffix_begin;           /* entries [suffix_begin, end) the next range's first one */
+} fused_chunk;
+
+typedef struct fused_job {
+    const reduce_plan *p;
+    const ndx_tensor *indices;
+    unsigned char *out;
+    int runs;
+    int chunks;
+    ndx_combine k;
+    int64_t edge[NDX_SPARSE_MAX_CHUNKS + 1]; /* runs: each range's first element; -1 after the last */
+    fused_chunk c[NDX_SPARSE_MAX_CHUNKS];
+} fused_job;
+
+/* The combine's float ADD (scatter_combine.c): a NaN already in the sum stays (NAN_FIRST). */
+static inline float add_f32(float c, float u) { return c != c ? c + c : c + u; }
+static inline double add_f64(double c, double u) { return c != c ? c + c : c + u; }
+
+/* fold (runs of float32 or float64: 4 or 8, else 0): each run summed in a register from 0 and
+ * stored once, the same bits as the point kernel's adds into the zeroed element, without its
+ * store-to-load chain through memory. */
+NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64_t e, int64_t lo,
+                                  int64_t hi, ndx_dtype dt, int R, int fold) {
+    const reduce_plan *p = j->p;
+    const void *base = j->indices->data;
+    const unsigned char *values = p->v.values;
+    const size_t isz = p->v.itemsize;
+    int64_t dims[NDX_MAX_RANK];
+    int reduced[NDX_MAX_RANK];
+    for (int d = 0; d < R; d++) {
+        dims[d] = p->v.dims[d];
+        reduced[d] = p->reduced[d];
+    }
+    unsigned char *out = j->out;
+    int64_t slots[FUSED_BLOCK];
+    int64_t prev_flat = -1, run = -1; /* fold: the element being summed */
+    /* (locals, not c's fields: stores through out may alias those, which would keep them in memory) */
+    int64_t prefix_end = b, suffix_begin = e;
+    float sum_f32 = 0;
+    double sum_f64 = 0;
+    for (int64_t s = b; s < e; s += FUSED_BLOCK) {
+        int64_t n = e - s < FUSED_BLOCK ? e - s : FUSED_BLOCK, first = -1, m = 0;
+        for (int64_t i = s; i < s + n; i++) {
+            if (dt == NDX_INT64 && lo >= 0 && (i & 3) == 0) /* runs: the index stream, well ahead */
+                __builtin_prefetch((const int64_t *)base + (i + 256) * R);
+            int64_t el = 0, flat = 0;
+            for (int d = 0; d < R; d++) {
+                int64_t x = ndx_read_index(base, dt, i * R + d);
+                if (__builtin_expect((uint64_t)x >= (uint64_t)dims[d], 0)) {
+                    c->first_bad = i;
+                    for (int k = 0; k < R; k++) c->bad_row[k] = ndx_read_index(base, dt, i * R + k);
+                    c->bad_row[d] = x; /* the value that failed, whatever is there now */
+                    return;
+                }
+                if (!reduced[d]) el = el * dims[d] + x;
+                flat = flat * dims[d] + x;
+            }
+            if (i == b) c->first_flat = flat;
+            if (flat < prev_flat) { c->gave_up = 1; return; }
+            prev_flat = flat;
+            if (lo >= 0 && el == lo) { /* the range's first element: left for later */
+                if (m > 0 || suffix_begin < e) { c->gave_up = 1; return; }
+                prefix_end = i + 1;
+                continue;
+            }
+            if (hi >= 0 && el == hi) { /* the next range's first element: left for later */
+                if (suffix_begin == e) suffix_begin = i;
+                continue;
+            }
+            /* this range's own elements lie strictly between its edges; the added entries of a
+             * block are consecutive */
+            if ((lo >= 0 && (el < lo || (hi >= 0 && el > hi))) || suffix_begin < e ||
+                (m > 0 && i != first + m)) {
+                c->gave_up = 1;
+                return;
+            }
+            if (m == 0) first = i;
+            m++;
+            if (fold == 4) {
+                if (el != run && run >= 0) memcpy(out + run * 4, &sum_f32, 4);
+                if (el != run) sum_f32 = 0;
+                float u;
+                memcpy(&u, values + i * 4, 4);
+                sum_f32 = add_f32(sum_f32, u);
+            } else if (fold == 8) {
+                if (el != run && run >= 0) memcpy(out + run * 8, &sum_f64, 8);
+                if (el != run) sum_f64 = 0;
+                double u;
+                memcpy(&u, values + i * 8, 8);
+                sum_f64 = add_f64(sum_f64, u);
+            } else {
+                slots[m - 1] = el;
+            }
+            run = el;
+        }
+        if (m > 0 && !fold) j->k.points(out, slots, values + (size_t)first * isz, m, isz);
+    }
+    if (fold == 4 && run >= 0) memcpy(out + run * 4, &sum_f32, 4);
+    if (fold == 8 && run >= 0) memcpy(out + run * 8, &sum_f64, 8);
+    c->last_flat = prev_flat;
+    c->prefix_end = prefix_end;
+    c->suffix_begin = suffix_begin;
+}
+
+static void fused_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
+    (void)worker;
+    fused_job *j = ctx;
+    const ndx_sparse_view *v = &j->p->v;
+    for (int64_t w = w0; w < w1; w++) {
+        int64_t b = ndx_chunk_begin(v->nnz, j->chunks, (int)w);
+        int64_t e = ndx_chunk_begin(v->nnz, j->chunks, (int)w + 1);
+        fused_chunk *c = &j->c[w];
+        memset(c, 0, sizeof *c);
+        c->first_bad = -1;
+        int64_t lo = j->runs ? j->edge[w] : -1, hi = j->runs ? j->edge[w + 1] : -1;
+        int fold = !j->runs ? 0 : v->dtype == NDX_FLOAT32 ? 4 : v->dtype == NDX_FLOAT64 ? 8 : 0;
+        if (j->indices->dtype == NDX_INT64 && v->rank == 2 && fold == 4)
+            fused_rows(j, c, b, e, lo, hi, NDX_INT64, 2, 4);
+        else if (j->indices->dtype == NDX_INT64 && v->rank == 2)
+            fused_rows(j, c, b, e, lo, hi, NDX_INT64, 2, 0);
+        else if (j->indices->dtype == NDX_INT64)
+            fused_rows(j, c, b, e, lo, hi, NDX_INT64, v->rank, fold);
+        else
+            fused_rows(j, c, b, e, lo, hi, j->indices->dtype, v->rank, fold);
+    }
+}
+
+/* The element of entry i, or -1 when a coordinate is outside dense_shape. */
+static int64_t element_of(const reduce_plan *p, const ndx_tensor *indices, int64_t i) {
+    int64_t el = 0;
+    for (int d = 0; d < p->v.rank; d++) {
+        int64_t x = ndx_read_index(indices->data, indices->dtype, i * p->v.rank + d);
+        if ((uint64_t)x >= (uint64_t)p->v.dims[d]) return -1;
+        if (!p->reduced[d]) el = el * p->v.dims[d] + x;
+    }
+    return el;
+}
+
+/* Adds values [b, e) into element `el` of out, in order. */
+static void add_run(const fused_job *j, int64_t el, int64_t b, int64_t e) {
+    const unsigned char *v = j->p->v.values;
+    if (j->p->v.dtype == NDX_FLOAT32 || j->p->v.dtype == NDX_FLOAT64) { /* in a register */
+        int f32 = j->p->v.dtype == NDX_FLOAT32;
+        float sf = 0;
+        double sd = 0;
+        for (int64_t i = b; i < e; i++) {
+            float uf;
+            double ud;
+            if (f32) memcpy(&uf, v + i * 4, 4), sf = add_f32(sf, uf);
+            else memcpy(&ud, v + i * 8, 8), sd = add_f64(sd, ud);
+        }
+        if (f32) memcpy(j->out + el * 4, &sf, 4);
+        else memcpy(j->out + el * 8, &sd, 8);
+        return;
+    }
+    int64_t slots[FUSED_BLOCK];
+    for (int k = 0; k < FUSED_BLOCK; k++) slots[k] = el;
+    size_t isz = j->p->v.itemsize;
+    for (int64_t s = b; s < e; s += FUSED_BLOCK) {
+        int64_t n = e - s < FUSED_BLOCK ? e - s : FUSED_BLOCK;
+        j->k.points(j->out, slots, j->p->v.values + (size_t)s * isz, n, isz);
+    }
+}
+
+/* The pass over zeros `out`. Returns NDX_OK with *done = 1 when out holds the result, NDX_OK with
+ * *done = 0 when the general path must run, or the error naming the first entry outside
+ * dense_shape. */
+static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, fused_job *j, unsigned char *out,
+                            int *done) {
+    const int64_t nnz = p->v.nnz;
+    *done = 0;
+    memset(j, 0, sizeof *j);
+    j->p = p;
+    j->indices = &p->sp->indices;
+    j->out = out;
+    ndx_combine_find_segment(NDX_SEGMENT_SUM, p->v.dtype, &j->k);
+    j->runs = 1;
+    for (int d = 1; d < p->v.rank; d++) j->runs &= !p->reduced[d - 1] || p->reduced[d];
+    j->chunks = j->runs ? ndx_sparse_chunks(p->threads, nnz) : 1;
+    if (j->runs) {
+        for (int w = 0; w < j->chunks; w++) {
+            int64_t b = ndx_chunk_begin(nnz, j->chunks, w);
+            if (b >= ndx_chunk_begin(nnz, j->chunks, w + 1)) return NDX_OK;
+            j->edge[w] = element_of(p, j->indices, b);
+            if (j->edge[w] < 0 || (w > 0 && j->edge[w] < j->edge[w - 1])) return NDX_OK;
+        }
+        j->edge[j->chunks] = -1;
+    }
+    ndx_parallel_for(j->chunks, j->chunks, 1, fused_fn, j);
+    for (int w = 0; w < j->chunks; w++) {
+        const fused_chunk *c = &j->c[w];
+        if (c->gave_up) return NDX_OK;
+        if (c->first_bad >= 0) {
+            char coords[NDX_DIMS_TEXT], shape[NDX_DIMS_TEXT];
+            ndx_format_dims(coords, sizeof coords, p->v.rank, c->bad_row);
+            ndx_format_dims(shape, sizeof shape, p->v.rank, p->v.dims);
+            return ndx_fail(call->err, NDX_E_OUT_OF_RANGE,
+                            "%s.indices[%lld] = %s is outside dense_shape %s", p->op,
+                            (long long)c->first_bad, coords, shape);
+        }
+        if (w > 0 && j->c[w - 1].last_flat > c->first_flat) return NDX_OK;
+    }
+    /* each edge element: the end of the range before it, then the ranges that start with it */
+    for (int w = 0; j->runs && w < j->chunks; w++) {
+        if (w > 0 && j->edge[w] == j->edge[w - 1]) continue;
+        int64_t b = w > 0 ? j->c[w - 1].suffix_begin : 0;
+        int last = w;
+        while (last + 1 < j->chunks && j->edge[last + 1] == j->edge[w]) last++;
+        add_run(j, j->edge[w], b, j->c[last].prefix_end);
+    }
+    *done = 1;
+    return NDX_OK;
+}
+
+/* The dense SUM through the fused pass when it applies. *done = 0: nothing is written, the
+ * general path runs. Taken only without a memory limit: giving up then leaves the general path
+ * the whole budget, and a call that fits today still fits. */
+static ndx_status try_fused_sum(ndx_call *c, const reduce_plan *p, ndx_tensor *out, int *done) {
+    *done = 0;
+    /* (into a caller's output through scratch only when the output is no larger than the
+     * entries: the copy out must not cost more than the pass saves) */
+    if (p->sparse_out || p->reduce != NDX_SEGMENT_SUM || p->v.nnz <= 0 ||
+        ndx_call_room(c) != SIZE_MAX || (out->data != NULL && p->out_count > p->v.nnz))
+        return NDX_OK;
+    ndx_tensor want = ndx_tensor_make(p->v.dtype, p->out_rank, p->out_dims, NULL);
+    want.itemsize = p->v.itemsize;
+    size_t out_bytes = (size_t)p->out_count * p->v.itemsize; /* the output's size: it fits */
+    void *job = NULL, *acc = NULL;
+    int allocated = 0;
+    if (ndx_call_scratch(c, sizeof(fused_job), 0, "fused pass", &job) != NDX_OK) {
+        ndx_error_clear(c->err);
+        return NDX_OK;
+    }
+    ndx_status st;
+    if (out->data == NULL)
+        st = ndx_call_output(c, &want, out, 1, "out", &allocated);
+    else
+        st = ndx_call_scratch(c, out_bytes, 1, "fused output", &acc);
+    if (st != NDX_OK) {
+        ndx_error_clear(c->err);
+        ndx_call_release(c, job);
+        return NDX_OK;
+    }
+    st = fused_sum(c, p, job, allocated ? out->data : acc, done);
+    if (st == NDX_OK && *done && !allocated) {
+        st = ndx_call_output(c, &want, out, 0, "out", &allocated);
+        if (st == NDX_OK && out_bytes > 0) memcpy(out->data, acc, out_bytes);
+    }
+    if (st != NDX_OK || !*done) ndx_call_drop_output(c, out, allocated);
+    ndx_call_release(c, acc);
+    ndx_call_release(c, job);
+    return st;
+}
+
 static ndx_status reduce_call(ndx_sparse_reduce_op op, int sparse_out, const ndx_sparse_tensor *sp,
                               const ndx_tensor *axes, int keep_dims, const ndx_options *opt,
                               void *out, ndx_error *err) {
@@ -578,6 +856,9 @@ static ndx_status reduce_call(ndx_sparse_reduce_op op, int sparse_out, const ndx
     reduce_plan p;
     NDX_TRY(plan_reduce(&c, op, sparse_out, sp, axes, keep_dims, &p));
     c.op = p.op; /* the blocks' messages name the reduction */
+    int done = 0;
+    if (!sparse_out) NDX_TRY(try_fused_sum(&c, &p, out, &done));
+    if (done) return NDX_OK;
     void *blocks[4] = {NULL, NULL, NULL, NULL};
     ndx_status st = check_and_sort(&c, &p, blocks);
     if (st == NDX_OK && !sparse_out) {

@@ -1407,7 +1407,8 @@ static void test_sparse_fill_flips(void **state) {
 
 typedef struct {
     ndx_sparse_tensor in;
-    int form; /* 0: dense sum over axis 0, 1: dense max over axis 1, 2: sparse sum, 3: softmax */
+    int form; /* 0: dense sum over axis 0, 1: dense max over axis 1, 2: sparse sum, 3: softmax,
+               * 4: dense sum over axis 1 (the fused pass's workers over ranges of entries) */
 } reduce_flip_case;
 
 /* An OK result must be one some state of the indices gives: every entry (of value 1) counted
@@ -1415,7 +1416,7 @@ typedef struct {
  * softmax values in (0, 1]. */
 static ndx_status call_sparse_reduce(void *ctx, const ndx_options *opt, ndx_error *err) {
     reduce_flip_case *c = ctx;
-    int32_t axis = c->form == 1 ? 1 : 0;
+    int32_t axis = c->form == 1 || c->form == 4 ? 1 : 0;
     ndx_tensor axes = ndx_tensor_make(NDX_INT32, 0, NULL, &axis), dense = {0};
     ndx_status st;
     if (c->form == 2) {
@@ -1431,7 +1432,7 @@ static ndx_status call_sparse_reduce(void *ctx, const ndx_options *opt, ndx_erro
     if (c->form == 3)
         st = ndx_sparse_softmax(&c->in, opt, &dense, err);
     else
-        st = ndx_sparse_reduce(c->form == 0 ? NDX_SPARSE_REDUCE_SUM : NDX_SPARSE_REDUCE_MAX,
+        st = ndx_sparse_reduce(c->form == 1 ? NDX_SPARSE_REDUCE_MAX : NDX_SPARSE_REDUCE_SUM,
                                &c->in, &axes, 0, opt, &dense, err);
     if (st != NDX_OK) return st;
     const float *v = dense.data;
@@ -1442,7 +1443,7 @@ static ndx_status call_sparse_reduce(void *ctx, const ndx_options *opt, ndx_erro
         if (c->form == 3 && !(v[i] > 0.0f && v[i] <= 1.0f)) FAIL("sparse_softmax: %g", v[i]);
         total += v[i];
     }
-    if (c->form == 0 && total != (double)c->in.indices.shape[0])
+    if ((c->form == 0 || c->form == 4) && total != (double)c->in.indices.shape[0])
         FAIL("sparse_reduce_sum: the sum %g is not the %lld entries", total,
              (long long)c->in.indices.shape[0]);
     out_free(&dense);
@@ -1452,9 +1453,10 @@ static ndx_status call_sparse_reduce(void *ctx, const ndx_options *opt, ndx_erro
 static void test_sparse_reduce_flips(void **state) {
     (void)state;
     const ndx_dtype dts[3] = {NDX_INT64, NDX_INT32, NDX_INT16};
-    static const char *const forms[4] = {"sum axis 0", "max axis 1", "sparse sum", "softmax"};
+    static const char *const forms[5] = {"sum axis 0", "max axis 1", "sparse sum", "softmax",
+                                         "sum axis 1"};
     for (int k = 0; k < 3; k++)
-        for (int form = 0; form < 4; form++)
+        for (int form = 0; form < 5; form++)
             for (int what = 0; what < 2; what++) { /* coordinates, then dense_shape */
                 char name[96];
                 snprintf(name, sizeof name, "sparse_reduce %s %s %s", forms[form],

@@ -395,6 +395,121 @@ static void test_reduce_order_free(void **state) {
     test_sparse_free(&y);
 }
 
+/* ---- the fused pass: a dense SUM of canonical input --------------------------------------- */
+
+/* One call at each thread count without a memory limit (the fused pass) and with a limit far
+ * above the need (the general path, which the fused pass leaves to whenever a limit is set):
+ * the same bits, equal to the reference, or the same error with a caller's output untouched. */
+static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_tensor *ax) {
+    ndx_error err;
+    char why[REF_WHY];
+    ndx_tensor want = {0};
+    ndx_sparse_tensor want_sp = {0};
+    int ref = ref_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &want, &want_sp, why);
+    ndx_tensor shape;
+    assert_ok(ndx_sparse_reduce_shape(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &shape, &err), &err);
+    for (int threads = 1; threads <= TEST_THREADS; threads++) {
+        ndx_options fused = test_options(threads, NDX_BAD_INDICES_ERROR);
+        ndx_options general = fused;
+        general.max_memory = (size_t)1 << 40;
+        ndx_tensor a = dense_out(&shape), b = dense_out(&shape), c = {0};
+        memset(a.data, 0xA5, test_nbytes(&a));
+        memset(b.data, 0xA5, test_nbytes(&b));
+        ndx_error ea, eb;
+        ndx_status sa = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &fused, &a, &ea);
+        ndx_status sb = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &general, &b, &eb);
+        ndx_status sc = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &fused, &c, &err);
+        assert_int_equal(sa, sb);
+        assert_int_equal(sa, sc);
+        if (sa == NDX_OK) {
+            assert_int_equal(ref, REF_OK);
+            assert_tensor_eq(&a, &want);
+            assert_memory_equal(a.data, b.data, test_nbytes(&a));
+            assert_memory_equal(a.data, c.data, test_nbytes(&a));
+            ndx_tensor_free(&c);
+        } else {
+            assert_string_equal(ea.message, eb.message);
+            assert_pattern(&a, 0xA5);
+            assert_null(c.data);
+        }
+        test_tensor_free(&a);
+        test_tensor_free(&b);
+    }
+    if (ref == REF_OK) {
+        ref_tensor_free(&want);
+        ref_sparse_free(&want_sp);
+    }
+}
+
+/* Canonical inputs long enough for several workers, with elements whose entries cross the
+ * workers' ranges (few long rows, one element for every axis), over every dtype and axes that
+ * take the run form (trailing, every, none) and the scatter form (leading, middle); then the
+ * same input made almost canonical: two entries swapped (at a range's edge, in the middle, at
+ * the end), a row number going back, one coordinate outside dense_shape late in the input. */
+static void test_reduce_fused_canonical(void **state) {
+    (void)state;
+    test_rng r = {31};
+    static const int64_t axes2[][3] = {{1, 1}, {1, 0}, {1, -1}, {0, 0}, {2, 0, 1}};
+    static const int64_t axes3[][3] = {{1, 2}, {2, 1, 2}, {1, 0}, {2, 0, 1}, {1, 1}};
+    for (int k = 0; k < test_all_dtypes_count; k++) {
+        ndx_dtype dt = test_all_dtypes[k];
+        if (!reducible(NDX_SPARSE_REDUCE_SUM, dt)) continue;
+        int rank = k % 2 ? 3 : 2;
+        const int64_t *dims = rank == 2 ? SHAPE(7, 40000) : SHAPE(300, 20, 30);
+        ndx_dtype it = k % 3 == 0 ? NDX_INT32 : NDX_INT64;
+        ndx_sparse_tensor x = random_sparse(&r, dt, it, rank, dims, 110000, 1);
+        int64_t nnz = x.values.shape[0];
+        for (int variant = 0; variant < 6; variant++) {
+            int64_t at[3] = {nnz / 3 - 1, nnz / 2 - 1, nnz - 2}; /* pairs across 3 and 2 workers' edges */
+            int64_t p = variant >= 1 && variant <= 3 ? at[variant - 1] : nnz - 5;
+            unsigned char save[64];
+            size_t row = (size_t)rank * x.indices.itemsize;
+            unsigned char *ip = (unsigned char *)x.indices.data;
+            if (variant >= 1 && variant <= 3) { /* swap entries p and p + 1 */
+                memcpy(save, ip + p * row, row);
+                memcpy(ip + p * row, ip + (p + 1) * row, row);
+                memcpy(ip + (p + 1) * row, save, row);
+            }
+            int64_t was = test_get_index(&x.indices, p * rank);
+            if (variant == 4) test_set_index(&x.indices, p * rank, 0); /* back to row 0 */
+            if (variant == 5) test_set_index(&x.indices, p * rank, dims[0]); /* outside */
+            for (int a = 0; a < 6; a++) {
+                const int64_t *spec = rank == 2 ? (a < 5 ? axes2[a] : NULL)
+                                                : (a < 5 ? axes3[a] : NULL);
+                ndx_tensor axes = spec ? axes_of((int)spec[0], spec + 1) : (ndx_tensor){0};
+                check_fused_against_general(&x, spec ? &axes : NULL);
+                if (spec) test_tensor_free(&axes);
+            }
+            if (variant >= 1 && variant <= 3) { /* swap back */
+                memcpy(save, ip + p * row, row);
+                memcpy(ip + p * row, ip + (p + 1) * row, row);
+                memcpy(ip + (p + 1) * row, save, row);
+            }
+            test_set_index(&x.indices, p * rank, was);
+        }
+        test_sparse_free(&x);
+    }
+}
+
+/* A NaN inside a run, several in one: the sum keeps the first NaN as the point kernel does. */
+static void test_reduce_fused_nan(void **state) {
+    (void)state;
+    test_rng r = {37};
+    for (int k = 0; k < 2; k++) {
+        ndx_dtype dt = k ? NDX_FLOAT64 : NDX_FLOAT32;
+        ndx_sparse_tensor x = random_sparse(&r, dt, NDX_INT64, 2, SHAPE(5, 30000), 100000, 1);
+        for (int64_t i = 1000; i < 100000; i += 20011) {
+            if (dt == NDX_FLOAT32) ((float *)x.values.data)[i] = i % 2 ? -NAN : NAN;
+            else ((double *)x.values.data)[i] = i % 2 ? -NAN : NAN;
+        }
+        ndx_tensor axes = axes_of(1, VALS(1));
+        check_fused_against_general(&x, &axes);
+        check_fused_against_general(&x, NULL);
+        test_tensor_free(&axes);
+        test_sparse_free(&x);
+    }
+}
+
 /* ---- errors --------------------------------------------------------------------------------- */
 
 static void test_reduce_errors(void **state) {
@@ -554,6 +669,8 @@ int main(void) {
         cmocka_unit_test(test_reduce_random_dtypes),
         cmocka_unit_test(test_reduce_random_large),
         cmocka_unit_test(test_reduce_order_free),
+        cmocka_unit_test(test_reduce_fused_canonical),
+        cmocka_unit_test(test_reduce_fused_nan),
         cmocka_unit_test(test_reduce_errors),
         cmocka_unit_test(test_reduce_infer),
         cmocka_unit_test(test_softmax_errors),
