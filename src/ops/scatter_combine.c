@@ -103,17 +103,10 @@ typedef struct { unsigned char b[16]; } bytes16;
     COMBINE_KERNELS(tag##_div, T, tag##_div)                                                   \
     MIN_MAX(tag, T)
 
-/* A NaN already in the destination wins over a NaN update, whatever operand order the compiler
- * gives the commutative + and * (it swaps them freely, and the hardware keeps its first
- * operand's NaN): c + c quiets it as the sum would. Without this the scatter's paths (one element
- * at a time, contiguous slices, bucketed entries) disagree in the sign and payload of a NaN sum,
- * so results would differ with the slice width and the thread count. */
-#define NAN_FIRST(c, expr) ((c) != (c) ? (c) + (c) : (expr))
-
 #define FLOAT_FAMILY(tag, T)                                                                   \
-    static inline T tag##_add(T c, T u) { return NAN_FIRST(c, c + u); }                        \
+    static inline T tag##_add(T c, T u) { return NDX_NAN_FIRST(c, c + u); }                        \
     static inline T tag##_sub(T c, T u) { return c - u; }                                      \
-    static inline T tag##_mul(T c, T u) { return NAN_FIRST(c, c * u); }                        \
+    static inline T tag##_mul(T c, T u) { return NDX_NAN_FIRST(c, c * u); }                        \
     static inline T tag##_div(T c, T u) { return c / u; }                                      \
     COMBINE_KERNELS(tag##_add, T, tag##_add)                                                   \
     COMBINE_KERNELS(tag##_sub, T, tag##_sub)                                                   \
@@ -127,7 +120,7 @@ typedef struct { unsigned char b[16]; } bytes16;
 #define HALF_FAMILY(tag, TO_FLOAT, FROM_FLOAT)                                                 \
     static inline uint16_t tag##_add(uint16_t c, uint16_t u) {                                 \
         float cf = TO_FLOAT(c);                                                                \
-        return FROM_FLOAT(NAN_FIRST(cf, cf + TO_FLOAT(u)));                                    \
+        return FROM_FLOAT(NDX_NAN_FIRST(cf, cf + TO_FLOAT(u)));                                    \
     }                                                                                          \
     static inline uint16_t tag##_sub(uint16_t c, uint16_t u) {                                 \
         return FROM_FLOAT(TO_FLOAT(c) - TO_FLOAT(u));                                          \
@@ -140,7 +133,7 @@ typedef struct { unsigned char b[16]; } bytes16;
     }                                                                                          \
     static inline uint16_t tag##_mul(uint16_t c, uint16_t u) {                                 \
         float cf = TO_FLOAT(c);                                                                \
-        return FROM_FLOAT(NAN_FIRST(cf, cf * TO_FLOAT(u)));                                    \
+        return FROM_FLOAT(NDX_NAN_FIRST(cf, cf * TO_FLOAT(u)));                                    \
     }                                                                                          \
     static inline uint16_t tag##_div(uint16_t c, uint16_t u) {                                 \
         return FROM_FLOAT(TO_FLOAT(c) / TO_FLOAT(u));                                          \
@@ -160,7 +153,7 @@ typedef struct { unsigned char b[16]; } bytes16;
  * complex division, as the elementwise RealDiv of binary.c computes it). */
 #define COMPLEX_FAMILY(tag, T, C, RE, IM)                                                      \
     static inline T tag##_add(T c, T u) {                                                      \
-        return (T){NAN_FIRST(c.re, c.re + u.re), NAN_FIRST(c.im, c.im + u.im)};                \
+        return (T){NDX_NAN_FIRST(c.re, c.re + u.re), NDX_NAN_FIRST(c.im, c.im + u.im)};                \
     }                                                                                          \
     static inline T tag##_sub(T c, T u) { return (T){c.re - u.re, c.im - u.im}; }              \
     static inline T tag##_mul(T c, T u) {                                                      \

@@ -67,4 +67,12 @@ static inline size_t ndx_string_length(const void *s, size_t width) {
 void ndx_string_append_run(void *restrict dst, size_t dst_width, const void *restrict src,
                            size_t src_width, int64_t n);
 
+/* A NaN already in the destination wins over a NaN update, whatever operand order the compiler
+ * gives the commutative + and * (it swaps them freely, and the hardware keeps its first
+ * operand's NaN): c + c quiets it as the sum would. Without this the scatter's paths (one element
+ * at a time, contiguous slices, bucketed entries) disagree in the sign and payload of a NaN sum,
+ * so results would differ with the slice width and the thread count. The sums that fold in a
+ * register (sparse_reduce.c) take the same rule. */
+#define NDX_NAN_FIRST(c, expr) ((c) != (c) ? (c) + (c) : (expr))
+
 #endif /* NDX_SCATTER_COMBINE_H */

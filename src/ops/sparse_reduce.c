@@ -607,9 +607,9 @@ typedef struct fused_job {
     fused_chunk c[NDX_SPARSE_MAX_CHUNKS];
 } fused_job;
 
-/* The combine's float ADD (scatter_combine.c): a NaN already in the sum stays (NAN_FIRST). */
-static inline float add_f32(float c, float u) { return c != c ? c + c : c + u; }
-static inline double add_f64(double c, double u) { return c != c ? c + c : c + u; }
+/* The combine's float ADD (scatter_combine.h): a NaN already in the sum stays. */
+static inline float add_f32(float c, float u) { return NDX_NAN_FIRST(c, c + u); }
+static inline double add_f64(double c, double u) { return NDX_NAN_FIRST(c, c + u); }
 
 /* fold (runs of float32 or float64: 4 or 8, else 0): each run summed in a register from 0 and
  * stored once, the same bits as the point kernel's adds into the zeroed element, without its
