@@ -1105,7 +1105,7 @@ static void summed_scratch_is_charged(void **state) {
 typedef struct flipper {
     int64_t *idx;
     int64_t n;
-    volatile int stop;
+    int stop; /* read and written atomically: only the index writes race, on purpose */
 } flipper;
 
 /* Flips entries between rows in range and values far outside (negative and huge) as fast as it
@@ -1114,7 +1114,7 @@ typedef struct flipper {
 static void *flip(void *arg) {
     flipper *f = arg;
     uint64_t k = 0;
-    while (!f->stop) {
+    while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
         int64_t at = (int64_t)(k % (uint64_t)f->n);
         int64_t v = (k / 7) % 3 == 0 ? -1000000007 : (k / 7) % 3 == 1 ? INT64_C(1) << 40 : at % 50;
         __atomic_store_n(&f->idx[at], v, __ATOMIC_RELAXED);
@@ -1153,7 +1153,7 @@ static void indices_mutated_during_calls(void **state) {
             refused++;
         }
     }
-    fl.stop = 1;
+    __atomic_store_n(&fl.stop, 1, __ATOMIC_RELAXED);
     pthread_join(th, NULL);
     assert_int_equal(ok + refused, 300);
     assert_true(ok > 0); /* the skipping calls always succeed */
