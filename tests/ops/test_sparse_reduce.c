@@ -474,6 +474,9 @@ static void test_reduce_fused_canonical(void **state) {
             if (variant == 4) test_set_index(&x.indices, p * rank, 0); /* back to row 0 */
             if (variant == 5) test_set_index(&x.indices, p * rank, dims[0]); /* outside */
             for (int a = 0; a < 6; a++) {
+                /* the canonical input under every axes; the broken ones under axis 1 (a run),
+                 * axis 0 (the scatter form) and every axis: what decides the fallback */
+                if (variant > 0 && a != 0 && a != 1 && a != 5) continue;
                 const int64_t *spec = rank == 2 ? (a < 5 ? axes2[a] : NULL)
                                                 : (a < 5 ? axes3[a] : NULL);
                 ndx_tensor axes = spec ? axes_of((int)spec[0], spec + 1) : (ndx_tensor){0};
