@@ -158,7 +158,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ndx_sparse_tensor a = draw(&f, R, dims, dt, w, max_n, shuffled);
     int64_t bdims[3];
     memcpy(bdims, dims, sizeof bdims);
-    if (fz_chance(&f, 1, 16)) bdims[fz_byte(&f) % R] += 1; /* shapes that disagree */
+    if (fz_chance(&f, 1, 16)) { /* shapes that disagree */
+        int k = fz_byte(&f) % R;
+        bdims[k] = bdims[k] < INT64_MAX ? bdims[k] + 1 : bdims[k] - 1;
+    }
     ndx_dtype bt = fz_chance(&f, 1, 24) ? fz_dtype(&f) : dt;
     ndx_sparse_tensor b = draw(&f, R, bdims, bt, fz_itemsize(&f, bt), max_n, shuffled);
     /* The blocks behind the views, kept before a view may be poisoned. */

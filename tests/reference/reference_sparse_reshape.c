@@ -208,10 +208,13 @@ ref_verdict ref_sparse_slice_grad(const ndx_tensor *grad, const ndx_tensor *inpu
     int64_t *from = calloc((size_t)m + 1, sizeof *from), j = 0;
     for (int64_t i = 0; i < n && j < m; i++) {
         int same = 1;
-        for (int64_t d = 0; d < R; d++)
-            if (ref_int_at(input_indices, i * R + d) !=
-                ref_int_at(output_indices, j * R + d) + ref_int_at(input_start, d))
+        for (int64_t d = 0; d < R; d++) { /* (a sum past int64 matches nothing) */
+            int64_t at;
+            if (__builtin_add_overflow(ref_int_at(output_indices, j * R + d),
+                                       ref_int_at(input_start, d), &at) ||
+                ref_int_at(input_indices, i * R + d) != at)
                 same = 0;
+        }
         if (same) from[j++] = i;
     }
     if (j != m) {
