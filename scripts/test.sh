@@ -55,33 +55,34 @@ stage "libFuzzer: ${NDX_CI_FUZZ_SECONDS:-20} s per harness"
 NDX_FUZZ_JOBS=$jobs bash fuzz/run "${NDX_CI_FUZZ_SECONDS:-20}"
 
 # Valgrind memcheck over the release build's C test programs (uninstrumented code: catches what
-# the sanitizer build cannot, e.g. uninitialised reads), two programs at a time.
+# the sanitizer build cannot, e.g. uninitialised reads), as many programs at a time as cores: a
+# new one starts as soon as any finishes, so one slow program does not hold a core idle. Each
+# line gives the program's seconds, so a slow one shows in the log.
 stage "valgrind memcheck: release C test programs"
 vg_one() {
-  local t=$1
+  local t=$1 start=$SECONDS
   if CMOCKA_MESSAGE_OUTPUT=stdout valgrind -q --error-exitcode=1 --leak-check=full \
       --errors-for-leak-kinds=definite,possible --suppressions=scripts/valgrind.supp \
       "$t" >"$t.valgrind.log" 2>&1; then
-    echo "valgrind: $(basename "$t") clean"
+    echo "valgrind: $(basename "$t") clean ($((SECONDS - start)) s)"
   else
     echo "valgrind: $(basename "$t") FAILED" >&2
     grep -E '^==[0-9]+==|FAILED|ERROR' "$t.valgrind.log" | head -60 >&2
     return 1
   fi
 }
-vg_pass=0 vg_fail=0 pids=()
+vg_pass=0 vg_fail=0 running=0
+vg_reap() {  # waits for whichever program finishes first and counts it
+  if wait -n; then vg_pass=$((vg_pass + 1)); else vg_fail=$((vg_fail + 1)); fi
+  running=$((running - 1))
+}
 for t in build/tests/test_*; do
   [ -x "$t" ] || continue
   vg_one "$t" &
-  pids+=($!)
-  if [ ${#pids[@]} -ge "$jobs" ]; then
-    if wait "${pids[0]}"; then vg_pass=$((vg_pass + 1)); else vg_fail=$((vg_fail + 1)); fi
-    pids=("${pids[@]:1}")
-  fi
+  running=$((running + 1))
+  [ "$running" -lt "$jobs" ] || vg_reap
 done
-for p in "${pids[@]}"; do
-  if wait "$p"; then vg_pass=$((vg_pass + 1)); else vg_fail=$((vg_fail + 1)); fi
-done
+while [ "$running" -gt 0 ]; do vg_reap; done
 echo "valgrind: $vg_pass passed, $vg_fail failed"
 [ "$vg_fail" -eq 0 ] && [ "$vg_pass" -gt 0 ]
 echo "== every stage passed in ${SECONDS} s"
