@@ -1,10 +1,10 @@
 /* test_contract_family.c — the hostile-input contract of gather, one_hot, unique, setdiff1d,
- * boolean_mask, the segment reductions and embedding_bag, for the classes of bug in
- * TensorFlow's security advisories on those ops (ids and indices out of range or unsorted, huge or negative counts,
- * shapes that disagree, non-scalar or mismatched scalars, bad axes, views whose sizes overflow,
- * NULL and aliased arguments). Each call must fail with a clear error naming the op, before
- * anything is written: a caller's output keeps its bytes, an output the op would allocate stays
- * NULL, and the inputs are unchanged. */
+ * boolean_mask, the segment reductions and embedding_bag, for the classes of bug in TensorFlow's
+ * security advisories on those ops (ids and indices out of range or unsorted, huge or negative
+ * counts, shapes that disagree, non-scalar or mismatched scalars, bad axes, views whose sizes
+ * overflow, NULL and aliased arguments). Each call must fail with a clear error naming the op,
+ * before anything is written: a caller's output keeps its bytes, an output the op would allocate
+ * stays NULL, and the inputs are unchanged. */
 #include "ndx_test.h"
 
 #include <stdio.h>
