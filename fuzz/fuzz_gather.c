@@ -1,7 +1,9 @@
 /* fuzz_gather.c — gather (axis, batch_dims both ways, both bad-index policies), one_hot (any
  * index dtype, depth and axis, string on/off values of two widths), boolean_mask (any axis and
- * mask rank) and unique / unique_with_counts (with and without an axis, either out_idx) on
- * fuzz-built tensors, checked against ref_gather, ref_one_hot, ref_boolean_mask and ref_unique. */
+ * mask rank), unique / unique_with_counts (with and without an axis, either out_idx) and
+ * setdiff1d (x and y of one pool of values, any rank when hostile, either out_idx) on fuzz-built
+ * tensors, checked against ref_gather, ref_one_hot, ref_boolean_mask, ref_unique and
+ * ref_setdiff1d. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,7 @@ typedef struct {
     int64_t depth;
 } family_case;
 
-enum { GATHER, ONE_HOT, BOOLEAN_MASK, UNIQUE };
+enum { GATHER, ONE_HOT, BOOLEAN_MASK, UNIQUE, SETDIFF1D };
 
 static ndx_status case_shape(void *ctx, ndx_tensor *out, ndx_error *err) {
     family_case *c = ctx;
@@ -350,15 +352,119 @@ static void fuzz_unique(fz *f, const ndx_options *opt) {
     free(xb);
 }
 
+/* ---- setdiff1d: two outputs ------------------------------------------------------------------ */
+
+static void fuzz_setdiff1d(fz *f, const ndx_options *opt) {
+    const char *op = "setdiff1d";
+    ndx_dtype dt = fz_dtype(f);
+    size_t w = fz_itemsize(f, dt);
+    int64_t xshape[NDX_MAX_RANK] = {0}, yshape[NDX_MAX_RANK] = {0};
+    int hostile_rank = f->hostile && fz_chance(f, 1, 8);
+    int xrank = fz_shape(f, hostile_rank ? 0 : 1, hostile_rank ? 3 : 1, f->big ? 4096 : 64,
+                         f->big ? 4096 : 64, xshape);
+    int yrank = fz_shape(f, 1, 1, f->big ? 2048 : 32, f->big ? 2048 : 32, yshape);
+    ndx_dtype out_idx = fz_chance(f, 1, 2) ? NDX_INT32 : NDX_INT64;
+    if (f->hostile && fz_chance(f, 1, 16)) out_idx = fz_index_dtype(f);
+    /* y's values drawn from x's (and x's from a few) so that matches happen */
+    ndx_tensor x = fz_tensor(f, dt, w, xrank, xshape), y = fz_tensor(f, dt, w, yrank, yshape);
+    fz_fill_values(f, &x);
+    fz_fill_values(f, &y);
+    int64_t nx = fz_count(&x), ny = fz_count(&y);
+    for (int64_t j = 0; nx > 0 && j < ny; j++)
+        if (fz_chance(f, 1, 2))
+            memcpy((unsigned char *)y.data + (size_t)j * w,
+                   (unsigned char *)x.data + (size_t)fz_range(f, 0, nx - 1) * w, w);
+    void *xb = x.data, *yb = y.data;
+    size_t xbytes = fz_nbytes(&x), ybytes = fz_nbytes(&y);
+    if (f->hostile && fz_chance(f, 1, 12)) fz_poison(f, &x);
+    fz_snapshot x0 = fz_snapshot_of(&x, xb, xbytes), y0s = fz_snapshot_of(&y, yb, ybytes);
+
+    char why[REF_WHY];
+    ndx_tensor eo, ei;
+    ref_verdict v = ref_setdiff1d(&x, &y, out_idx, &eo, &ei, why);
+    if (fz_verbose()) {
+        fprintf(stderr, "%s: out_idx %s, verdict %d (%s)\n", op, ndx_dtype_name(out_idx), (int)v,
+                why);
+        fz_dump("x", &x);
+        fz_dump("y", &y);
+    }
+    ndx_error err;
+    memset(&err, 0, sizeof err);
+    ndx_tensor so, si;
+    memset(&so, 0, sizeof so);
+    si = so;
+    ndx_status ss = ndx_setdiff1d_shape(&x, &y, out_idx, &so, &si, &err);
+    if (ss != NDX_OK) {
+        fz_check_rejection(ss, &err, op);
+        FZ_CHECK(v != REF_OK, "%s: the shape function rejected a valid call (%s): %s", op, why,
+                 err.message);
+    } else {
+        FZ_CHECK(v != REF_ERROR, "%s: the shape function accepted an invalid call (%s)", op, why);
+        fz_expect_same_view(&so, &eo, "setdiff1d_shape out");
+        fz_expect_same_view(&si, &ei, "setdiff1d_shape idx");
+    }
+    int caller = ss == NDX_OK && fz_chance(f, 1, 2), wrong = caller && fz_chance(f, 1, 4) ? 1 + fz_byte(f) % 2 : 0;
+    ndx_tensor out = unique_output(&so, caller), idx = unique_output(&si, caller);
+    if (wrong) { /* one more element than the values give */
+        ndx_tensor *t = wrong == 1 ? &out : &idx;
+        fz_tensor_free(t);
+        ndx_tensor bad = *t;
+        bad.shape[0] += 1;
+        *t = unique_output(&bad, 1);
+    }
+    fz_snapshot o0 = fz_snapshot_take(&out), i0 = fz_snapshot_take(&idx);
+    memset(&err, 0, sizeof err);
+    ndx_status st = ndx_setdiff1d(&x, &y, out_idx, opt, &out, &idx, &err);
+    int accepted = fz_judge(wrong ? REF_ERROR : (int)v, wrong ? "an output view is wrong" : why, st, &err, op, opt);
+    if (!accepted) {
+        if (caller) {
+            fz_snapshot_check(&o0, &out, "out after a failed call");
+            fz_snapshot_check(&i0, &idx, "idx after a failed call");
+        } else {
+            FZ_CHECK(out.data == NULL && idx.data == NULL, "%s: a failed call left allocated outputs", op);
+        }
+    } else {
+        fz_expect_equal(&out, &eo, "setdiff1d out");
+        fz_expect_equal(&idx, &ei, "setdiff1d idx");
+        ndx_options opt2 = *opt;
+        opt2.num_threads = 1 + opt->num_threads % 3;
+        opt2.max_memory = 0;
+        ndx_tensor o2, i2;
+        memset(&o2, 0, sizeof o2);
+        i2 = o2;
+        st = ndx_setdiff1d(&x, &y, out_idx, &opt2, &o2, &i2, &err);
+        if (st != NDX_OK) fz_fail("%s: accepted once, then rejected at %d threads: %s", op, opt2.num_threads, err.message);
+        fz_expect_identical(&o2, &out, "setdiff1d out, second run");
+        fz_expect_identical(&i2, &idx, "setdiff1d idx, second run");
+        ndx_tensor_free(&o2);
+        ndx_tensor_free(&i2);
+    }
+    fz_snapshot_check(&x0, &x, "x (an input)");
+    fz_snapshot_check(&y0s, &y, "y (an input)");
+    unique_free(&out, caller);
+    unique_free(&idx, caller);
+    fz_snapshot_free(&o0);
+    fz_snapshot_free(&i0);
+    fz_snapshot_free(&x0);
+    fz_snapshot_free(&y0s);
+    ref_tensor_free(&eo);
+    ref_tensor_free(&ei);
+    free(xb);
+    free(yb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz f;
     fz_init(&f, data, size);
     ndx_options opt = fz_options(&f);
     int64_t cap = fz_count_cap(&f);
-    switch (fz_byte(&f) % 4) {
+    /* the upper half of unique's selectors runs setdiff1d: the other ops keep their inputs */
+    unsigned which = fz_byte(&f);
+    switch (which % 4 == UNIQUE && which >= 128 ? SETDIFF1D : which % 4) {
     case GATHER: fuzz_gather(&f, &opt, cap); break;
     case ONE_HOT: fuzz_one_hot(&f, &opt, cap); break;
     case BOOLEAN_MASK: fuzz_boolean_mask(&f, &opt, cap); break;
+    case SETDIFF1D: fuzz_setdiff1d(&f, &opt); break;
     default: fuzz_unique(&f, &opt); break;
     }
     return 0;

@@ -9,7 +9,7 @@
  *      shapes (unknown rank or dims) with no data, for checking a program before it runs.
  *   4. Options: threads, the bad-index policy, a memory budget and an allocator, passed to every
  *      op.
- *   5. The ops: gather_nd, gather, one_hot, unique and boolean_mask; scatter_nd and
+ *   5. The ops: gather_nd, gather, one_hot, unique, setdiff1d and boolean_mask; scatter_nd and
  *      tensor_scatter_nd_{update,add,sub,min,max};
  *      dynamic_stitch and parallel_dynamic_stitch; dynamic_partition; sparse tensors with
  *      sparse_concat, sparse_reorder, sparse_to_dense and dense_to_sparse (5d), and the rest of
@@ -34,7 +34,7 @@
  * - Each op also has a *shape function* (`ndx_<op>_shape`) that validates shapes and dtypes and fills
  *   the output view's dtype, itemsize, rank and shape — it reads index values only where the
  *   output shape depends on them (dynamic_stitch, dynamic_partition, dense_to_sparse, unique,
- *   boolean_mask) and sets
+ *   setdiff1d, boolean_mask) and sets
  *   `data` to NULL. Shape functions take no options and allocate no outputs (scatter_nd's on
  *   strings needs a little scratch to find the output width).
  * - The op itself then runs in two steps: it checks everything, including every index, and only
@@ -314,7 +314,7 @@ typedef struct ndx_options {
 } ndx_options;
 
 /* ------------------------------------------------------------------------------------------ */
-/* 5a. gather_nd, gather, one_hot, unique and boolean_mask                                    */
+/* 5a. gather_nd, gather, one_hot, unique, setdiff1d and boolean_mask                         */
 /* ------------------------------------------------------------------------------------------ */
 
 /* gather_nd(params, indices, batch_dims) — TensorFlow's tf.gather_nd.
@@ -423,6 +423,35 @@ NDX_API ndx_status ndx_unique_shape(const ndx_tensor *x, int axis, ndx_dtype out
 NDX_API ndx_status ndx_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx,
                               const ndx_options *opt, ndx_tensor *y, ndx_tensor *idx,
                               ndx_tensor *counts, ndx_error *err);
+
+/* setdiff1d(x, y, out_idx) — TensorFlow 1's tf.setdiff1d (tf.compat.v1.setdiff1d, ListDiff):
+ *   out  the values of the vector x that are not in the vector y, in x's order (duplicates in
+ *        x kept, each where it stands; duplicates in y change nothing);
+ *   idx  their positions in x, int32 or int64 (out_idx): out = gather(x, idx).
+ * x and y have one dtype: a real number type or strings (of one width; bool and complex are
+ * NDX_E_UNSUPPORTED, as TensorFlow registers neither). x must hold fewer than 2^31 - 1 elements,
+ * whatever out_idx (TensorFlow's limit). Values compare as in ndx_unique: -0.0 and 0.0 are one
+ * value in float32 and float64, float16 and bfloat16 compare their bits, and a NaN equals
+ * nothing, so a NaN of x is always kept. Errors: x or y not a vector ("x should be a 1D
+ * vector"), dtypes that differ, a bad out_idx.
+ *
+ * y's distinct values go into a hash set, then each element of x is looked up once: O(n + m)
+ * time on one thread, so the result is the same at any thread count. The scratch, counted
+ * against opt->max_memory, is 8 bytes per element of x (the kept positions) plus a table of 8
+ * bytes per slot (a power of two, at least twice y's elements and at least 16). x is read a second time to copy the kept values (as in
+ * TensorFlow, which also reads it twice). Outputs as in every op: views with data NULL are
+ * allocated, or must match exactly (ndx_setdiff1d_shape tells them); out must not share memory
+ * with x. */
+/* Infer: out = [?] of x's type and idx = [?] of out_idx (both [0] when x has no elements). */
+NDX_API ndx_status ndx_setdiff1d_infer(const ndx_spec *x, const ndx_spec *y, ndx_dtype out_idx,
+                                       ndx_spec *out, ndx_spec *idx, ndx_error *err);
+/* The two views with data NULL: reads x and y to count the values kept. */
+NDX_API ndx_status ndx_setdiff1d_shape(const ndx_tensor *x, const ndx_tensor *y,
+                                       ndx_dtype out_idx, ndx_tensor *out, ndx_tensor *idx,
+                                       ndx_error *err);
+NDX_API ndx_status ndx_setdiff1d(const ndx_tensor *x, const ndx_tensor *y, ndx_dtype out_idx,
+                                 const ndx_options *opt, ndx_tensor *out, ndx_tensor *idx,
+                                 ndx_error *err);
 
 /* boolean_mask(tensor, mask, axis) — TensorFlow's tf.boolean_mask: mask is a bool tensor of
  * rank k >= 1 whose shape matches tensor.shape[axis:axis + k]; the output holds, in row-major

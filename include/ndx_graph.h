@@ -12,8 +12,9 @@
  *      add, sub, mul, div, maximum, minimum, floor_div, floor_mod, less, less_equal, greater,
  *      greater_equal, logical_and, logical_or, logical_not, neg, abs, square, sqrt, zeros_like,
  *      ones_like, fill, reshape, reduce_sum, reduce_mean, reduce_max, reduce_min, select,
- *      where, range, size, shape), gather, one_hot, unique, boolean_mask, embedding_bag, the
- *      segment reductions (unsorted_segment_*, segment_*, sparse_segment_*), bincount,
+ *      where, range, size, shape), gather, one_hot, unique, setdiff1d, boolean_mask,
+ *      embedding_bag, the segment reductions (unsorted_segment_*, segment_*,
+ *      sparse_segment_*), bincount,
  *      dense_bincount, the rest of tf.sparse (sparse_add, sparse_maximum, sparse_minimum,
  *      sparse_dense_add, sparse_add_grad, sparse_dense_cwise, sparse_reduce, sparse_reduce_sparse,
  *      sparse_softmax, sparse_dense_matmul, sparse_slice, sparse_slice_grad, sparse_split,
@@ -202,7 +203,7 @@ NDX_API ndx_output ndx_op_identity_at(const char *file, int line, ndx_scope s, n
 NDX_API ndx_output ndx_op_gather_nd_at(const char *file, int line, ndx_scope s, ndx_output params,
                                        ndx_output indices, const ndx_gather_nd_attrs *attrs);
 
-/* ---- gather, one_hot, unique, boolean_mask ---- */
+/* ---- gather, one_hot, unique, setdiff1d, boolean_mask ---- */
 
 /* Attributes of gather (NULL: the defaults, batch_dims 0 and NDX_BAD_INDICES_ERROR). */
 typedef struct ndx_gather_attrs {
@@ -247,6 +248,15 @@ NDX_API ndx_operation ndx_op_unique_at(const char *file, int line, ndx_scope s, 
 NDX_API ndx_operation ndx_op_unique_v2_at(const char *file, int line, ndx_scope s, ndx_output x,
                                           ndx_output axis, ndx_dtype out_idx, int with_counts,
                                           ndx_output *outs);
+
+/* setdiff1d (ListDiff, tf.compat.v1.setdiff1d), as ndx_setdiff1d: x and y vectors of one dtype
+ * (a real number type or strings; strings of different widths are widened to the wider);
+ * outputs out and idx (of out_idx, int32 or int64), also stored in outs[0..2) when outs is not
+ * NULL. No gradient (an error, as in TensorFlow, which registers none). */
+#define ndx_op_setdiff1d(s, x, y, out_idx, outs) \
+    ndx_op_setdiff1d_at(__FILE__, __LINE__, (s), (x), (y), (out_idx), (outs))
+NDX_API ndx_operation ndx_op_setdiff1d_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                          ndx_output y, ndx_dtype out_idx, ndx_output *outs);
 
 /* boolean_mask (BooleanMask: ndx's one node for TensorFlow's composition tf.boolean_mask), as
  * ndx_boolean_mask, axis 0 .. rank(tensor) - rank(mask). Gradient w.r.t. tensor: SLICES, the
@@ -1108,6 +1118,7 @@ NDX_API ndx_graph *ndx_graph_from_text(const char *text, size_t len, const char 
  *                               the row scatters ResourceScatterAdd .. ResourceScatterUpdate
  *   boolean_mask(t, m, axis)    dt = SLICES(rows (o..., where(m)[j]), dy's rows)
  *   one_hot                     NONE;  unique, unique_with_counts, unique_v2: no gradient
+ *   setdiff1d (ListDiff)        no gradient (as in TensorFlow)
  *   bincount, dense_bincount    no gradient (as in TensorFlow)
  *   identity, add, sub, neg     dy, -dy, each summed over the axes its operand was broadcast along
  *                               (TensorFlow's BroadcastGradientArgs: constants when the build

@@ -1,6 +1,6 @@
-"""TensorFlow's tf.gather, tf.one_hot, tf.unique, tf.unique_with_counts and tf.boolean_mask,
-written once for both modes as the glue ops are (ndx/_glue.py): eagerly each runs one node
-(GatherV2, OneHot, Unique, UniqueWithCounts, BooleanMask) through ndx's kernels, inside
+"""TensorFlow's tf.gather, tf.one_hot, tf.unique, tf.unique_with_counts, tf.compat.v1.setdiff1d
+and tf.boolean_mask, written once for both modes as the glue ops are (ndx/_glue.py): eagerly each
+runs one node (GatherV2, OneHot, Unique, UniqueWithCounts, ListDiff, BooleanMask) through ndx's kernels, inside
 ndx.function it adds that node to the traced graph, and under a GradientTape it is recorded (the
 gradient of gather and boolean_mask is an ndx.IndexedSlices of the rows read)."""
 from __future__ import annotations  # the annotations below are for type checkers only
@@ -11,20 +11,22 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from . import _glue
-from ._glue import _mode, _typed
+from ._glue import _mode, _pair, _typed
 from ._graph import Tensor, _convert_to, as_dtype, dtype_of
 
 if TYPE_CHECKING:
     from ._graph import DTypeLike
 _Value = Any  # an array-like eagerly, or an ndx.Tensor inside a traced function
 
-__all__ = ["gather", "one_hot", "unique", "unique_with_counts", "boolean_mask"]
+__all__ = ["gather", "one_hot", "unique", "unique_with_counts", "setdiff1d", "boolean_mask"]
 
 _INT32 = as_dtype("int32")
 
 # TensorFlow's result types of tf.unique and tf.unique_with_counts.
 Unique = collections.namedtuple("Unique", ["y", "idx"])
 UniqueWithCounts = collections.namedtuple("UniqueWithCounts", ["y", "idx", "count"])
+# TensorFlow's result type of tf.compat.v1.setdiff1d (tf.raw_ops.ListDiff).
+ListDiff = collections.namedtuple("ListDiff", ["out", "idx"])
 
 
 def _index(m, value):
@@ -168,6 +170,25 @@ def unique_with_counts(x: _Value, out_idx: DTypeLike = "int32",
     y, idx, count = m.op("UniqueWithCounts", [m.convert(x)], {"out_idx": as_dtype(out_idx)},
                          name)
     return UniqueWithCounts(y, idx, count)
+
+
+def setdiff1d(x: _Value, y: _Value, index_dtype: DTypeLike = "int32",
+              name: Optional[str] = None) -> ListDiff:
+    """The values of the vector x that are not in the vector y, in x's order, and their
+    positions in x, as TensorFlow 1's tf.setdiff1d (tf.compat.v1.setdiff1d; the op ListDiff):
+    a namedtuple (out, idx) with out == x[idx]; idx is int32 or int64 (index_dtype). x and y
+    have one dtype, a real number type or strings (a Python list takes the dtype of the typed
+    operand beside it, as in TensorFlow's eager calls). Duplicates in x are kept; a NaN in x is always
+    kept. y's values go into a hash set: O(len(x) + len(y)). No gradient.
+
+    >>> out, idx = ndx.setdiff1d([1, 2, 3, 4, 5, 6], [1, 3, 5])
+    >>> out, idx
+    (array([2, 4, 6], dtype=int32), array([1, 3, 5], dtype=int32))
+    """
+    m = _mode()
+    xs, ys = _pair(m, x, y)
+    out, idx = m.op("ListDiff", [xs, ys], {"out_idx": as_dtype(index_dtype)}, name)
+    return ListDiff(out, idx)
 
 
 def boolean_mask(tensor: _Value, mask: _Value, axis: Optional[int] = None,

@@ -10,8 +10,10 @@ from __future__ import annotations  # the annotations below are for type checker
 
 from typing import Any, Optional
 
+import numpy as np
+
 from ._glue import _mode
-from ._graph import as_dtype
+from ._graph import BFloat16Array, Tensor, _convert_to, as_dtype, dtype_of
 from ._sparse_ops import sparse_parts, sparse_result
 from ._sparse_tensor import SparseTensor
 
@@ -61,7 +63,7 @@ def add(a: Any, b: Any, threshold: Any = 0, *, thresh: Any = None,
                         "(ndx.add adds two dense arrays)")
     sp, dense = (a, b) if a_sparse else (b, a)
     inputs = sparse_parts(m, "sparse.add", sp)
-    inputs.append(m.convert(dense, m.dtype(inputs[1])))
+    inputs.append(_dense_operand(m, dense, m.dtype(inputs[1])))
     return m.op("SparseTensorDenseAdd", inputs, {}, name)[0]
 
 
@@ -141,18 +143,48 @@ _TRUEDIV = {"int8": "float32", "uint8": "float32", "int16": "float32", "uint16":
             "int32": "float64", "uint32": "float64", "int64": "float64", "uint64": "float64"}
 
 
+# The NumPy kinds an array may be cast from to each kind of dtype, as TensorFlow converts a NumPy
+# operand to a requested dtype (integers to any number, floats to floats and complex numbers).
+_CASTS_FROM = {"i": "iu", "u": "iu", "f": "iuf", "c": "iufc", "b": "b", "S": "S"}
+
+
+def _dense_operand(m, value: Any, dtype) -> Any:
+    """The dense operand beside a SparseTensor of values of `dtype`, converted as TensorFlow
+    converts it (convert_to_tensor(y, dtype=sp.dtype)): a Python value or list takes `dtype` (it
+    must fit: 1.5 beside int32 values is a TypeError), a NumPy array or scalar of another dtype
+    is cast where TensorFlow casts it, and a traced ndx.Tensor must already be of `dtype`."""
+    if isinstance(value, Tensor):
+        if value.dtype.name != dtype.name:
+            raise TypeError(f"Tensor conversion requested dtype {dtype.name} for Tensor with "
+                            f"dtype {value.dtype.name}: {value.name}")
+        return m.convert(value)
+    if isinstance(value, (np.ndarray, np.generic, BFloat16Array)):
+        source = dtype_of(value)
+        if source.name != dtype.name:
+            kind = "f" if source.name == "bfloat16" else np.dtype(source._np).kind
+            want = "f" if dtype.name == "bfloat16" else np.dtype(dtype._np).kind
+            if kind not in _CASTS_FROM.get(want, ""):
+                raise TypeError(f"cannot convert a {source.name} array to {dtype.name}, the "
+                                f"dtype of the SparseTensor's values")
+            value = _convert_to(value, dtype)
+        return m.convert(value)
+    return m.convert(value, dtype)
+
+
 def _cwise(type_name: str, sp: SparseTensor, dense: Any, truediv: bool = False) -> SparseTensor:
     """SparseTensor(sp.indices, sp.values <op> dense broadcast to sp's shape, sp.dense_shape):
     TensorFlow's SparseDenseCwiseMul / Div / Add node; the dense side broadcasts to the sparse
-    one only."""
+    one only. As TensorFlow's operators, the dense side takes the values' dtype first
+    (_dense_operand), then __truediv__ casts both sides of integers to a float."""
     m = _mode()
     inputs = sparse_parts(m, type_name, sp)
     dtype = m.dtype(inputs[1])
+    dense = _dense_operand(m, dense, dtype)
     if truediv and dtype.name in _TRUEDIV:
         from ._glue import cast
         dtype = as_dtype(_TRUEDIV[dtype.name])
         inputs[1] = cast(inputs[1], dtype)
-        dense = cast(m.convert(dense), dtype)
-    inputs.append(m.convert(dense, dtype))
+        dense = cast(dense, dtype)
+    inputs.append(dense)
     values = m.op(type_name, inputs, {}, None)[0]
     return sparse_result([inputs[0], values, inputs[2]])

@@ -5,8 +5,8 @@ the node to the traced graph, and under a GradientTape it is recorded (fill_empt
 values' and the default value's gradients, TensorFlow's SparseFillEmptyRowsGrad).
 
 tf.sparse.retain, to_indicator, eye and mask are written in TensorFlow's Python from other ops;
-ndx composes them the same way from its glue ops (boolean_mask, scatter_nd, range, stack,
-gather), so they trace and differentiate as those do. ndx.sparse re-exports everything;
+ndx composes them the same way from its ops (boolean_mask, scatter_nd, range, stack, gather,
+setdiff1d), so they trace and differentiate as those do. ndx.sparse re-exports everything;
 ndx exports TensorFlow 1's names (sparse_fill_empty_rows, sparse_retain, sparse_to_indicator,
 sparse_mask)."""
 from __future__ import annotations  # the annotations below are for type checkers only
@@ -169,9 +169,9 @@ def eye(num_rows: Any, num_columns: Any = None, dtype: Any = "float32",
 
 def mask(a: IndexedSlices, mask_indices: Any, name: Optional[str] = None) -> IndexedSlices:
     """The slices of the ndx.IndexedSlices `a` whose index is not in mask_indices, in their order
-    (tf.sparse.mask; TensorFlow's setdiff1d of the indices, then a gather of the values).
-    ndx compares every index with every mask index, so it takes len(a.indices) *
-    len(mask_indices) bytes of scratch.
+    (tf.sparse.mask: setdiff1d of the indices, then a gather of the values' rows). mask_indices
+    takes a.indices' dtype; the cost is O(len(a.indices) + len(mask_indices)). Under a
+    GradientTape the values' gradient flows to the rows kept.
 
     >>> a = ndx.IndexedSlices(np.arange(10.0).reshape(5, 2), np.array([12, 26, 37, 45, 26]),
     ...                       np.array([1000, 2]))
@@ -183,16 +183,10 @@ def mask(a: IndexedSlices, mask_indices: Any, name: Optional[str] = None) -> Ind
         raise TypeError(f"mask: expected an ndx.IndexedSlices, not {type(a).__name__}")
     m = _mode()
     indices = m.convert(a.indices)
-    masked = m.convert(mask_indices, m.dtype(indices))
-    column = _glue.reshape(indices, np.array([-1, 1], np.int64))
-    hits = _glue.cast(_glue.equal(column, _glue.reshape(masked, np.array([1, -1], np.int64))),
-                      "int32")
-    # a zero column beside the hits, so that no mask index at all means no hit
-    zero = _glue.zeros_like(_glue.cast(column, "int32"))
-    found = _glue.reduce_max(_array.concat([hits, zero], 1), 1)
-    keep = _glue.equal(found, np.int32(0))
-    return IndexedSlices(_gather_ops.boolean_mask(a.values, keep),
-                         _gather_ops.boolean_mask(indices, keep), a.dense_shape)
+    out_indices, to_gather = _gather_ops.setdiff1d(indices,
+                                                   m.convert(mask_indices, m.dtype(indices)))
+    return IndexedSlices(_gather_ops.gather(a.values, to_gather, name=name), out_indices,
+                         a.dense_shape)
 
 
 # TensorFlow 1's names: the same signatures (tf.sparse_mask is tf.sparse.mask).

@@ -48,8 +48,8 @@ def _int64(m, value, op, what):
     return t
 
 
-def _rank(op, sp_input):
-    """The sparse tensor's rank, which these ops need when they are built."""
+def _static_rank(sp_input):
+    """The sparse tensor's rank as far as it is known when the op is built, else None."""
     shape = sp_input.shape
     if shape is not None:
         return len(shape)
@@ -57,7 +57,21 @@ def _rank(op, sp_input):
         dims = getattr(part, "shape", None)
         if dims is not None and len(dims) > k and dims[k] is not None:
             return int(dims[k])
-    raise _ndx.InvalidArgumentError(f"{op}: the rank of sp_input must be known")
+    return None
+
+
+def _rank(op, sp_input):
+    """The sparse tensor's rank, which some ops need when they are built."""
+    rank = _static_rank(sp_input)
+    if rank is None:
+        raise _ndx.InvalidArgumentError(f"{op}: the rank of sp_input must be known")
+    return rank
+
+
+def _runtime_rank(dense_shape):
+    """The rank as an int64 scalar read when the program runs (dense_shape's length)."""
+    from ._glue import size
+    return size(dense_shape, "int64")
 
 
 def slice(sp_input: SparseTensor, start: Union[Sequence[int], _Value],
@@ -153,11 +167,16 @@ def transpose(sp_input: SparseTensor, perm: Optional[Union[Sequence[int], _Value
     ([[0, 2], [1, 0], [3, 0]], [3, 1, 2], [4, 3])
     """
     _check("sparse.transpose", sp_input)
-    if perm is None:
-        rank = _rank("sparse.transpose", sp_input)
-        perm = np.arange(rank - 1, -1, -1, dtype=np.int64)
     m = _mode()
     inputs = sparse_parts(m, "sparse.transpose", sp_input)
+    if perm is None:
+        rank = _static_rank(sp_input)
+        if rank is not None:
+            perm = np.arange(rank - 1, -1, -1, dtype=np.int64)
+        else:  # TensorFlow's (rank - 1) - range(rank), the rank read when it runs
+            from ._glue import range as dense_range, subtract
+            perm = dense_range(subtract(_runtime_rank(inputs[2]), np.int64(1)), np.int64(-1),
+                               np.int64(-1), dtype="int64")
     inputs.append(_int64(m, perm, "sparse.transpose", "perm"))
     return sparse_result(m.op("SparseTranspose", inputs, None, name))
 
@@ -176,22 +195,26 @@ def expand_dims(sp_input: SparseTensor, axis: Optional[int] = None,
     """
     from ._array import concat
     from ._array import slice as dense_slice
+    from ._glue import add, reshape
     _check("sparse.expand_dims", sp_input)
-    rank = _rank("sparse.expand_dims", sp_input)
+    rank = _static_rank(sp_input)
     axis = -1 if axis is None else axis
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
         raise TypeError(f"sparse.expand_dims: axis must be an int, not {axis!r}")
     axis = int(axis)
-    if not -rank - 1 <= axis <= rank:
+    if rank is not None and not -rank - 1 <= axis <= rank:
         raise _ndx.InvalidArgumentError(
             f"sparse.expand_dims: axis {axis} is out of range [{-rank - 1}, {rank}] for a "
             f"SparseTensor of rank {rank}")
-    at = axis if axis >= 0 else axis + rank + 1
     m = _mode()
     indices, values, dense_shape = sparse_parts(m, "sparse.expand_dims", sp_input)
+    if rank is not None or axis >= 0:
+        at = [axis if axis >= 0 else axis + rank + 1]
+    else:  # a negative axis counts from the end of a rank read when the program runs
+        at = reshape(add(_runtime_rank(dense_shape), np.int64(axis + 1)), [1])
     one = m.convert(np.ones(1, np.int64))
-    new_shape = concat([dense_slice(dense_shape, [0], [at]), one,
-                        dense_slice(dense_shape, [at], [-1])], 0)
+    new_shape = concat([dense_slice(dense_shape, [0], at), one,
+                        dense_slice(dense_shape, at, [-1])], 0)
     out_indices, out_shape = m.op("SparseReshape", [indices, dense_shape, new_shape], None, name)
     return SparseTensor._from_parts(out_indices, values, out_shape)
 
@@ -215,11 +238,12 @@ def reset_shape(sp_input: SparseTensor, new_shape: Optional[Union[Sequence[int],
     m = _mode()
     indices, values, dense_shape = sparse_parts(m, "sparse.reset_shape", sp_input)
     if new_shape is None:
-        rank = _rank("sparse.reset_shape", sp_input)
-        if isinstance(indices, Tensor):
-            top = add(reduce_max(indices, axis=0), m.convert(np.ones(rank, np.int64)))
-            shape = maximum(top, m.convert(np.zeros(rank, np.int64)))
+        if isinstance(indices, Tensor):  # (dense_shape's length is the rank, known or not)
+            from ._glue import ones_like, zeros_like
+            top = add(reduce_max(indices, axis=0), ones_like(dense_shape))
+            shape = maximum(top, zeros_like(dense_shape))
         else:  # eagerly: TensorFlow's reduce_max over no entry is the lowest int64, so 0 here
+            rank = _rank("sparse.reset_shape", sp_input)
             a = np.asarray(indices)
             shape = np.zeros(rank, np.int64) if a.shape[0] == 0 else a.max(axis=0) + 1
             shape = m.convert(shape)

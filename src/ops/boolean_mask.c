@@ -144,15 +144,18 @@ ndx_status ndx_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *mask, in
     want.shape[axis] = p.trues;
     ndx_tensor_check(&want, "out", NULL, &out_bytes, NULL);
     ndx_tensor_check(tensor, "tensor", NULL, &tensor_bytes, NULL);
-    if (st == NDX_OK && out->data &&
+    /* A caller's out is checked (or out allocated) first: a wrong view is refused as one, and
+     * the overlap checks then measure memory out really has (a view too small for the result
+     * could otherwise "overlap" whatever lies after it, gather's positions included). */
+    int allocated = 0;
+    if (st == NDX_OK) st = ndx_call_output(&c, &want, out, 0, "out", &allocated);
+    if (st == NDX_OK && !allocated &&
         (ndx_overlaps(out->data, out_bytes, tensor->data, tensor_bytes) ||
          ndx_overlaps(out->data, out_bytes, mask->data, mask_bytes)))
         st = ndx_fail(err, NDX_E_INVALID_ARGUMENT,
                       "%s: out overlaps tensor or mask; it must be separate memory", OP);
     gather_plan gp;
     if (st == NDX_OK) st = ndx_gather_plan(&c, &p.flat, &where, axis, 0, out->data, &gp);
-    int allocated = 0;
-    if (st == NDX_OK) st = ndx_call_output(&c, &gp.want, out, 0, "out", &allocated);
     int64_t changed;
     if (st == NDX_OK) st = ndx_gather_execute(&c, &gp, out->data, &changed);
     if (st != NDX_OK) ndx_call_drop_output(&c, out, allocated);

@@ -16,19 +16,6 @@ static const char *op_name(int with_counts) {
     return with_counts ? "unique_with_counts" : "unique";
 }
 
-static int unique_key_of(ndx_dtype d, unique_key *key) {
-    switch (d) {
-    case NDX_FLOAT32: *key = UNIQUE_F32; return 1;
-    case NDX_FLOAT64: *key = UNIQUE_F64; return 1;
-    case NDX_FLOAT16: *key = UNIQUE_F16; return 1;
-    case NDX_BFLOAT16: *key = UNIQUE_BF16; return 1;
-    case NDX_STRING: *key = UNIQUE_STRING; return 1;
-    case NDX_COMPLEX64:
-    case NDX_COMPLEX128: return 0; /* TensorFlow registers real numbers, bool and strings */
-    default: *key = UNIQUE_BYTES; return (unsigned)d < (unsigned)NDX_DTYPE_COUNT;
-    }
-}
-
 /* ---- infer ------------------------------------------------------------------------------- */
 
 /* Every check on a spec valid on its own; *axis_out = the non-negative axis (NDX_UNKNOWN while

@@ -9,18 +9,7 @@
 #ifndef NDX_UNIQUE_PLAN_H
 #define NDX_UNIQUE_PLAN_H
 
-#include "core.h"
-
-/* How elements compare: as bytes, or as floats (-0.0 == 0.0 for float32 and float64, a NaN
- * equal to nothing, itself included; float16 and bfloat16 compare their bits, NaN aside). */
-typedef enum unique_key {
-    UNIQUE_BYTES,  /* integers and bool: 1, 2, 4 or 8 bytes */
-    UNIQUE_STRING, /* fixed-width strings: any width */
-    UNIQUE_F32,
-    UNIQUE_F64,
-    UNIQUE_F16,
-    UNIQUE_BF16
-} unique_key;
+#include "unique_key.h"
 
 typedef struct unique_plan {
     const unsigned char *x;

@@ -95,6 +95,17 @@ static void test_errors(void **state) {
     assert_fails(ndx_boolean_mask(&t, &m23, 0, NULL, &out, &err), &err, NDX_E_INVALID_ARGUMENT,
                  NULL);
     assert_untouched(&g, &out);
+    /* a caller's out too small for the result, with tensor's bytes right after it: refused as
+     * a wrong view, not as memory that overlaps tensor (the view never reaches it) */
+    float joint[4] = {9, 1, 2, 3};
+    ndx_tensor after = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), joint + 1);
+    ndx_tensor m3 = make_mask(1, SHAPE(3), "111");
+    ndx_tensor short_out = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(1), joint);
+    assert_int_not_equal(ndx_boolean_mask(&after, &m3, 0, NULL, &short_out, &err), NDX_OK);
+    assert_non_null(strstr(err.message, "boolean_mask: out"));
+    assert_null(strstr(err.message, "overlaps"));
+    assert_true(joint[0] == 9 && joint[1] == 1 && joint[2] == 2 && joint[3] == 3);
+    test_tensor_free(&m3);
     /* max_memory: 2 positions of 8 bytes and the 8-byte output */
     ndx_options o = {.max_memory = 16 + 8 - 1};
     ndx_tensor mine = {0};

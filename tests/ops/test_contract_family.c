@@ -1,10 +1,10 @@
-/* test_contract_family.c — the hostile-input contract of gather, one_hot, unique, boolean_mask,
- * the segment reductions and embedding_bag, for the classes of bug in TensorFlow's security
- * advisories on those ops (ids and indices out of range or unsorted, huge or negative counts,
- * shapes that disagree, non-scalar or mismatched scalars, bad axes, views whose sizes overflow,
- * NULL and aliased arguments). Each call must fail with a clear error naming the op, before
- * anything is written: a caller's output keeps its bytes, an output the op would allocate stays
- * NULL, and the inputs are unchanged. */
+/* test_contract_family.c — the hostile-input contract of gather, one_hot, unique, setdiff1d,
+ * boolean_mask, the segment reductions and embedding_bag, for the classes of bug in TensorFlow's
+ * security advisories on those ops (ids and indices out of range or unsorted, huge or negative
+ * counts, shapes that disagree, non-scalar or mismatched scalars, bad axes, views whose sizes
+ * overflow, NULL and aliased arguments). Each call must fail with a clear error naming the op,
+ * before anything is written: a caller's output keeps its bytes, an output the op would allocate
+ * stays NULL, and the inputs are unchanged. */
 #include "ndx_test.h"
 
 #include <stdio.h>
@@ -480,6 +480,76 @@ static void unique_hostile(void **state) {
     test_tensor_free(&x);
 }
 
+/* setdiff1d: x or y not a vector, dtypes that differ (strings of two widths too), bool and
+ * complex, out_idx not int32 or int64, x of 2^31 - 1 elements (TensorFlow's limit, refused before
+ * a read), outputs of the wrong view, out aliasing x, NULLs and an overflowing view. */
+static void setdiff1d_hostile(void **state) {
+    (void)state;
+    ndx_tensor v = make_float(1, SHAPE(3)), m = make_float(2, SHAPE(3, 2));
+    ndx_tensor scalar = make_float(0, NULL), iv = test_tensor_v(NDX_INT32, 0, 1, 3);
+    ndx_tensor cx = test_tensor_v(NDX_COMPLEX64, 0, 1, 3), bx = test_tensor_v(NDX_BOOL, 0, 1, 3);
+    ndx_tensor s2 = test_strings(2, 1, SHAPE(1), (const char *const[]){"a"});
+    ndx_tensor s3 = test_strings(3, 1, SHAPE(1), (const char *const[]){"a"});
+    memset(iv.data, 0, 12), memset(cx.data, 0, 24), memset(bx.data, 0, 3);
+    ndx_tensor big = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(INT32_MAX), v.data);
+    test_guard vg = test_guard_take(&v);
+    struct {
+        const ndx_tensor *x, *y;
+        ndx_dtype out_idx;
+        ndx_status code;
+    } cases[] = {
+        {&m, &v, NDX_INT32, NDX_E_INVALID_ARGUMENT},      {&v, &m, NDX_INT32, NDX_E_INVALID_ARGUMENT},
+        {&scalar, &v, NDX_INT32, NDX_E_INVALID_ARGUMENT}, {&v, &scalar, NDX_INT64, NDX_E_INVALID_ARGUMENT},
+        {&v, &iv, NDX_INT32, NDX_E_INVALID_ARGUMENT},     {&s2, &s3, NDX_INT32, NDX_E_INVALID_ARGUMENT},
+        {&cx, &cx, NDX_INT32, NDX_E_UNSUPPORTED},         {&bx, &bx, NDX_INT32, NDX_E_UNSUPPORTED},
+        {&v, &v, NDX_FLOAT32, NDX_E_INVALID_ARGUMENT},    {&v, &v, NDX_INT16, NDX_E_INVALID_ARGUMENT},
+        {&big, &v, NDX_INT64, NDX_E_INVALID_ARGUMENT},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ndx_tensor out = {0}, idx = {0};
+        ndx_error err;
+        ndx_status st = ndx_setdiff1d(cases[k].x, cases[k].y, cases[k].out_idx, NULL, &out, &idx, &err);
+        if (st != cases[k].code) fail_msg("setdiff1d case %zu: status %d, %s", k, (int)st, err.message);
+        assert_non_null(strstr(err.message, "setdiff1d"));
+        assert_null(out.data), assert_null(idx.data);
+        assert_int_equal(ndx_setdiff1d_shape(cases[k].x, cases[k].y, cases[k].out_idx, &out, &idx, &err),
+                         cases[k].code);
+        ndx_spec xs = ndx_spec_of(cases[k].x), ys = ndx_spec_of(cases[k].y), os, is;
+        assert_int_equal(ndx_setdiff1d_infer(&xs, &ys, cases[k].out_idx, &os, &is, &err), cases[k].code);
+    }
+    /* caller outputs (v minus nothing: 3 values), one of them a value too long: both keep their bytes */
+    ndx_tensor none = make_float(1, SHAPE(0));
+    for (int wrong = 0; wrong < 2; wrong++) {
+        ndx_tensor out = test_tensor_v(NDX_FLOAT32, 0, 1, wrong == 0 ? 4 : 3);
+        ndx_tensor idx = test_tensor_v(NDX_INT32, 0, 1, wrong == 1 ? 4 : 3);
+        test_guard g[2] = {test_guard_fill(&out, 0x6b), test_guard_fill(&idx, 0x6b)};
+        ndx_error err;
+        assert_int_not_equal(ndx_setdiff1d(&v, &none, NDX_INT32, NULL, &out, &idx, &err), NDX_OK);
+        assert_non_null(strstr(err.message, "setdiff1d"));
+        assert_untouched(&g[0], &out), assert_untouched(&g[1], &idx);
+        test_tensor_free(&out), test_tensor_free(&idx);
+    }
+    /* out sharing x's memory */
+    ndx_tensor out = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(3), v.data), idx = {0};
+    ndx_error err;
+    assert_fails(ndx_setdiff1d(&v, &none, NDX_INT32, NULL, &out, &idx, &err), &err,
+                 NDX_E_INVALID_ARGUMENT, "setdiff1d: out overlaps x");
+    assert_null(idx.data);
+    assert_untouched(&vg, &v);
+    /* NULLs and an overflowing view */
+    ndx_tensor a = {0}, b = {0};
+    assert_int_not_equal(ndx_setdiff1d(NULL, &v, NDX_INT32, NULL, &a, &b, &err), NDX_OK);
+    assert_int_not_equal(ndx_setdiff1d(&v, NULL, NDX_INT32, NULL, &a, &b, &err), NDX_OK);
+    assert_int_not_equal(ndx_setdiff1d(&v, &v, NDX_INT32, NULL, NULL, &b, &err), NDX_OK);
+    assert_int_not_equal(ndx_setdiff1d(&v, &v, NDX_INT32, NULL, &a, NULL, &err), NDX_OK);
+    ndx_tensor huge = ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(INT64_MAX / 2 + 1), v.data);
+    assert_int_not_equal(ndx_setdiff1d(&v, &huge, NDX_INT64, NULL, &a, &b, &err), NDX_OK);
+    assert_null(a.data), assert_null(b.data);
+    test_tensor_free(&none), test_tensor_free(&s2), test_tensor_free(&s3);
+    test_tensor_free(&cx), test_tensor_free(&bx), test_tensor_free(&iv);
+    test_tensor_free(&scalar), test_tensor_free(&m), test_tensor_free(&v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(segment_ids_hostile),
@@ -487,6 +557,7 @@ int main(void) {
         cmocka_unit_test(embedding_bag_hostile),
         cmocka_unit_test(gather_one_hot_mask_hostile),
         cmocka_unit_test(unique_hostile),
+        cmocka_unit_test(setdiff1d_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -124,6 +124,9 @@ ref_verdict ref_boolean_mask(const ndx_tensor *tensor, const ndx_tensor *mask, i
 /* y, idx and counts (always built; a caller of plain unique ignores counts). */
 ref_verdict ref_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, ndx_tensor *y,
                        ndx_tensor *idx, ndx_tensor *counts, char *why);
+/* out and idx of setdiff1d: every element of x compared with every element of y. */
+ref_verdict ref_setdiff1d(const ndx_tensor *x, const ndx_tensor *y, ndx_dtype out_idx,
+                          ndx_tensor *out, ndx_tensor *idx, char *why);
 /* ndx_bincount (ndx.h section 5g2): flags NDX_BINCOUNT_DENSE and NDX_BINCOUNT_BINARY_OUTPUT;
  * sums in index order in the weights' dtype. */
 ref_verdict ref_bincount(const ndx_tensor *arr, int64_t size, const ndx_tensor *weights,

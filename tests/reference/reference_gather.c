@@ -266,3 +266,39 @@ ref_verdict ref_unique(const ndx_tensor *x, int axis, ndx_dtype out_idx, ndx_ten
     }
     return say(why, REF_OK, "valid");
 }
+
+ref_verdict ref_setdiff1d(const ndx_tensor *x, const ndx_tensor *y, ndx_dtype out_idx,
+                          ndx_tensor *out, ndx_tensor *idx, char *why) {
+    memset(out, 0, sizeof *out);
+    memset(idx, 0, sizeof *idx);
+    if (!x || !y || !ref_view_ok(x) || !ref_view_ok(y)) return say(why, REF_ERROR, "malformed view");
+    ndx_dtype_kind kind = ndx_dtype_kind_of(x->dtype);
+    if (kind == NDX_KIND_COMPLEX || x->dtype == NDX_BOOL) return say(why, REF_ERROR, "dtype");
+    if (y->dtype != x->dtype || y->itemsize != x->itemsize) return say(why, REF_ERROR, "types differ");
+    if (out_idx != NDX_INT32 && out_idx != NDX_INT64) return say(why, REF_ERROR, "out_idx");
+    if (x->rank != 1 || y->rank != 1) return say(why, REF_ERROR, "x and y must be vectors");
+    if (x->shape[0] >= INT32_MAX) return say(why, REF_ERROR, "x too large");
+    int64_t n = x->shape[0], m = y->shape[0], k = 0;
+    size_t w = x->itemsize;
+    const unsigned char *xs = x->data, *ys = y->data;
+    int64_t *kept = malloc((size_t)(n > 0 ? n : 1) * sizeof *kept);
+    if (!kept) abort();
+    for (int64_t i = 0; i < n; i++) { /* every x against every y */
+        int64_t j = 0;
+        while (j < m && !same_element(xs + (size_t)i * w, ys + (size_t)j * w, x->dtype, w)) j++;
+        if (j == m) kept[k++] = i;
+    }
+    int ok = make(x->dtype, w, 1, &k, out) && make(out_idx, ndx_dtype_size(out_idx), 1, &k, idx);
+    if (ok)
+        for (int64_t i = 0; i < k; i++) {
+            memcpy((unsigned char *)out->data + (size_t)i * w, xs + (size_t)kept[i] * w, w);
+            put_int(idx, i, kept[i]);
+        }
+    free(kept);
+    if (!ok) {
+        ref_tensor_free(out);
+        ref_tensor_free(idx);
+        return say(why, REF_ERROR, "output too large");
+    }
+    return say(why, REF_OK, "valid");
+}

@@ -630,6 +630,14 @@ ndx_operation ndx_op_unique_v2_at(const char *file, int line, ndx_scope s, ndx_o
     return build_outputs(file, line, s, kind, &a, 2, in, with_counts ? 3 : 2, outs);
 }
 
+ndx_operation ndx_op_setdiff1d_at(const char *file, int line, ndx_scope s, ndx_output x,
+                                  ndx_output y, ndx_dtype out_idx, ndx_output *outs) {
+    graph_attrs a = {0};
+    a.dtype = (int)out_idx;
+    ndx_output in[2] = {x, y};
+    return build_outputs(file, line, s, GRAPH_LIST_DIFF, &a, 2, in, 2, outs);
+}
+
 ndx_output ndx_op_boolean_mask_at(const char *file, int line, ndx_scope s, ndx_output tensor,
                                   ndx_output mask, int axis) {
     graph_attrs a = {0};

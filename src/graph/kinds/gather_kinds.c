@@ -1,5 +1,6 @@
-/* gather_kinds.c — the kinds of ndx_gather, ndx_one_hot, ndx_unique and ndx_boolean_mask:
- * GatherV2, OneHot, Unique, UniqueWithCounts, UniqueV2, UniqueWithCountsV2 and BooleanMask. GatherV2's axis, OneHot's
+/* gather_kinds.c — the kinds of ndx_gather, ndx_one_hot, ndx_unique, ndx_setdiff1d and
+ * ndx_boolean_mask: GatherV2, OneHot, Unique, UniqueWithCounts, UniqueV2, UniqueWithCountsV2,
+ * ListDiff and BooleanMask. GatherV2's axis, OneHot's
  * depth and UniqueV2's axis are tensors, as in TensorFlow: read when run, and by infer when they
  * are constants (else the dims they decide stay unknown). */
 #include "graph_internal.h"
@@ -186,6 +187,27 @@ const graph_kind_desc graph_kind_unique_with_counts_v2 = {
     .kind = GRAPH_UNIQUE_WITH_COUNTS_V2, .type = "UniqueWithCountsV2", .min_inputs = 2,
     .max_inputs = 2, .inputs = unique_inputs, .outputs = 3, .num_attrs = 1, .attrs = {OUT_IDX},
     .infer = infer_unique, .run = run_unique};
+
+/* ---- ListDiff ----------------------------------------------------------------------------- */
+
+static ndx_status infer_list_diff(const graph_node *n, const ndx_spec *in,
+                                  const ndx_tensor *const *consts, ndx_spec *out,
+                                  ndx_error *err) {
+    (void)consts;
+    return ndx_setdiff1d_infer(&in[0], &in[1], (ndx_dtype)n->attrs.dtype, &out[0], &out[1], err);
+}
+
+static ndx_status run_list_diff(const graph_node *n, const ndx_tensor *in, const ndx_options *opt,
+                                ndx_tensor *out, ndx_error *err) {
+    return ndx_setdiff1d(&in[0], &in[1], (ndx_dtype)n->attrs.dtype, opt, &out[0], &out[1], err);
+}
+
+/* x and y share one string type (of any widths in a graph; graph_widths.c widens them). */
+static const char *const list_diff_inputs[] = {"x", "y"};
+const graph_kind_desc graph_kind_list_diff = {
+    .kind = GRAPH_LIST_DIFF, .type = "ListDiff", .min_inputs = 2, .max_inputs = 2,
+    .inputs = list_diff_inputs, .outputs = 2, .width_first = 0, .width_step = 1,
+    .num_attrs = 1, .attrs = {OUT_IDX}, .infer = infer_list_diff, .run = run_list_diff};
 
 /* ---- BooleanMask -------------------------------------------------------------------------- */
 /* TensorFlow composes tf.boolean_mask in Python (Reshape, Where, GatherV2); ndx runs it as one

@@ -1,7 +1,8 @@
 /* test_graph_grad_sparse_add.c — the gradients of SparseAdd (through SparseAddGrad) and
  * SparseTensorDenseAdd against float64 central differences, in every float and complex dtype
  * the ops take: a sum the threshold drops gets no gradient, a repeated sparse index gets the
- * gradient of its cell each time. */
+ * gradient of its cell each time; SparseDenseCwiseMul / Div at known ranks and at ranks known
+ * only at run time. */
 #include <stdlib.h>
 
 #include "ndx_test.h"
@@ -105,6 +106,7 @@ static void dropped_entries_get_zero(void **state) {
  * dims; entries 0 and 3, and 1 and 2, read the same dense element, whose gradient adds up). */
 typedef struct {
     ndx_sparse_dense_op op;
+    int scalar_dense; /* build_cwise_unknown_ranks: dense a scalar (at run time) */
 } cwise_user;
 
 static ndx_output build_cwise(ndx_scope s, ndx_dtype dt, const ndx_output *x, void *user) {
@@ -122,12 +124,57 @@ static void sparse_dense_cwise_gradient(void **state) {
     static const double sv[4] = {0.5, -1.5, 2, 0.75}, dv[3] = {1.25, -0.5, 2.5};
     for (int op = 0; op < 2; op++)
         for (int d = 0; d < 2; d++) {
-            cwise_user u = {(ndx_sparse_dense_op)op};
+            cwise_user u = {(ndx_sparse_dense_op)op, 0};
             grad_check_x x[2] = {{1, {4}, sv}, {2, {3, 1}, dv}};
             double e = grad_check(build_cwise, &u, dts[d], 2, x, 11, 0);
             if (!(e <= grad_check_tolerance(dts[d])))
                 fail_msg("sparse_dense_cwise %s in %s: error %g", op ? "div" : "mul",
                          ndx_dtype_name(dts[d]), e);
+        }
+}
+
+/* v ([n]) through a boolean_mask of n values that depend on the placeholder x, so that the
+ * build can neither fold it nor see its length: all of v when `keep` (|x[:n]| >= 0), none of it
+ * otherwise (|x[:n]| < 0). */
+static ndx_output hide_length(ndx_scope s, ndx_output v, int64_t n, ndx_output x, int keep) {
+    ndx_output part = ndx_op_slice(s, x, test_const(s, NDX_INT64, 1, SHAPE(1), (int64_t[]){0}),
+                                   test_const(s, NDX_INT64, 1, SHAPE(1), &n));
+    ndx_binary_kind cmp = keep ? NDX_OP_GREATER_EQUAL : NDX_OP_LESS;
+    ndx_output mask = ndx_op_binary(s, cmp, ndx_op_abs(s, part), ndx_op_zeros_like(s, part));
+    return ndx_op_boolean_mask(s, v, mask, 0);
+}
+
+/* build_cwise with both ranks known only at run time: sp's dense_shape of unknown length, the
+ * dense operand reshaped by a shape of unknown length (TensorFlow's dynamic path), [3, 1] or a
+ * scalar. */
+static ndx_output build_cwise_unknown_ranks(ndx_scope s, ndx_dtype dt, const ndx_output *x,
+                                            void *user) {
+    (void)dt;
+    const cwise_user *u = user;
+    ndx_output shape = test_const(s, NDX_INT64, 1, SHAPE(3), (int64_t[]){2, 3, 4});
+    ndx_sparse_output sp = {
+        test_const(s, NDX_INT64, 2, SHAPE(4, 3), (int64_t[]){0, 0, 1, 0, 2, 3, 1, 2, 0, 1, 0, 2}),
+        x[0], hide_length(s, shape, 3, x[0], 1)};
+    ndx_output dense_shape = hide_length(s, test_const(s, NDX_INT64, 1, SHAPE(2),
+                                                       (int64_t[]){3, 1}), 2, x[0],
+                                         !u->scalar_dense);
+    ndx_output dense = ndx_op_reshape(s, x[1], dense_shape);
+    assert_int_equal(ndx_output_spec(dense).rank, NDX_UNKNOWN);
+    assert_int_equal(ndx_output_spec(sp.dense_shape).shape[0], NDX_UNKNOWN);
+    return ndx_op_sparse_dense_cwise(s, u->op, sp, dense);
+}
+
+static void sparse_dense_cwise_gradient_at_unknown_ranks(void **state) {
+    (void)state;
+    static const double sv[4] = {0.5, -1.5, 2, 0.75}, dv[3] = {1.25, -0.5, 2.5};
+    for (int op = 0; op < 2; op++)
+        for (int scalar = 0; scalar < 2; scalar++) {
+            cwise_user u = {(ndx_sparse_dense_op)op, scalar};
+            grad_check_x x[2] = {{1, {4}, sv}, {scalar ? 0 : 2, {3, 1}, dv}};
+            double e = grad_check(build_cwise_unknown_ranks, &u, NDX_FLOAT64, 2, x, 13, 0);
+            if (!(e <= grad_check_tolerance(NDX_FLOAT64)))
+                fail_msg("sparse_dense_cwise %s at unknown ranks (dense %s): error %g",
+                         op ? "div" : "mul", scalar ? "a scalar" : "[3, 1]", e);
         }
 }
 
@@ -138,7 +185,7 @@ static void cwise_add_has_no_gradient(void **state) {
     ndx_scope r = ndx_graph_root(g);
     ndx_spec vs = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(4)), ds = ndx_spec_make(NDX_FLOAT32, 2, SHAPE(3, 1));
     ndx_output x[2] = {ndx_op_placeholder(r, &vs), ndx_op_placeholder(r, &ds)};
-    cwise_user u = {NDX_SPARSE_DENSE_ADD};
+    cwise_user u = {NDX_SPARSE_DENSE_ADD, 0};
     ndx_output y = build_cwise(r, NDX_FLOAT32, x, &u);
     ndx_gradient dx[2];
     assert_int_not_equal(ndx_graph_gradients(r, 1, &y, NULL, 2, x, dx), NDX_OK);
@@ -151,6 +198,7 @@ int main(void) {
         cmocka_unit_test(sparse_dense_add_gradient),
         cmocka_unit_test(dropped_entries_get_zero),
         cmocka_unit_test(sparse_dense_cwise_gradient),
+        cmocka_unit_test(sparse_dense_cwise_gradient_at_unknown_ranks),
         cmocka_unit_test(cwise_add_has_no_gradient),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
