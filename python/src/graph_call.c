@@ -12,8 +12,10 @@
  * it). Results: an output whose shape the graph knows is fetched into a new ndarray
  * (NDX_FETCH_INTO); one whose shape only the run knows is borrowed from the session and
  * copied into a new ndarray of the shape it has (the copy the session makes for an ALLOCATE
- * fetch, into NumPy's memory), except past COPY_UNDER_GIL bytes last time (allocated by the
- * session, copied there with the GIL released, handed to the array); bfloat16 and string
+ * fetch, into NumPy's memory). Either kind past COPY_UNDER_GIL bytes last time is fetched
+ * ALLOCATE and handed to the array: the block the node wrote when the session can give it (no
+ * copy, and a kernel that writes its own output needs no second pass to keep a caller's
+ * buffer unchanged on failure), else a copy made with the GIL released; bfloat16 and string
  * outputs as _Session.run gives them. */
 #include <string.h>
 
@@ -257,7 +259,7 @@ PyObject *py_session_call(py_session *self, PyObject *args) {
         call_fetch *f = &sig->fetches[i];
         ft[i].output = f->output;
         memset(&ft[i].value, 0, sizeof ft[i].value);
-        if (f->descr && f->known) {
+        if (f->descr && f->known && f->last_bytes <= COPY_UNDER_GIL) {
             Py_INCREF(f->descr);
             into[i] = PyArray_SimpleNewFromDescr(f->rank, f->dims, f->descr);
             if (!into[i]) goto done;
