@@ -20,7 +20,8 @@ static void log_choice(session_blocks *p, int b) {
 }
 
 static int fits(const held_block *b, size_t bytes, size_t alignment) {
-    return b->ptr && !b->in_use && b->cap >= bytes && ((uintptr_t)b->ptr & (alignment - 1)) == 0;
+    return b->ptr && !b->in_use && b->cap >= bytes &&
+           ((uintptr_t)b->ptr & (alignment - 1)) == 0;
 }
 
 /* The block for this allocation: the last run's choice when it still fits, else the smallest
