@@ -947,8 +947,10 @@ typedef enum ndx_fetch_mode {
                              no copy */
     NDX_FETCH_INTO,       /* copied into the caller's value, which must have the result's exact
                              dtype, itemsize and shape */
-    NDX_FETCH_ALLOCATE    /* copied into a new block for the caller (free it with
-                             ndx_tensor_free, or the session's allocator if it has one) */
+    NDX_FETCH_ALLOCATE    /* a new block for the caller (free it with ndx_tensor_free, or the
+                             session's allocator if it has one): the block the run computed
+                             the value in when nothing else of the run reads it (no copy; the
+                             session allocates it again next run), else a copy */
 } ndx_fetch_mode;
 
 /* A result a run gives back: which output, how (mode), and its value (see ndx_fetch_mode). */

@@ -12,8 +12,10 @@
  * it). Results: an output whose shape the graph knows is fetched into a new ndarray
  * (NDX_FETCH_INTO); one whose shape only the run knows is borrowed from the session and
  * copied into a new ndarray of the shape it has (the copy the session makes for an ALLOCATE
- * fetch, into NumPy's memory), except past COPY_UNDER_GIL bytes last time (allocated by the
- * session, copied there with the GIL released, handed to the array); bfloat16 and string
+ * fetch, into NumPy's memory). Either kind past COPY_UNDER_GIL bytes last time is fetched
+ * ALLOCATE and handed to the array: the block the node wrote when the session can give it (no
+ * copy, and a kernel that writes its own output needs no second pass to keep a caller's
+ * buffer unchanged on failure), else a copy made with the GIL released; bfloat16 and string
  * outputs as _Session.run gives them. */
 #include <string.h>
 
@@ -174,11 +176,12 @@ static int fast_feed(PyObject *obj, const call_input *in, ndx_feed *feed) {
 }
 
 /* Takes the session's lock. The GIL stays held (1) when the lock is free and the run is small:
- * its feeds and the session's pool (what its runs use) under HOLD_GIL_BYTES together, and not
- * the session's first run; else it is released (0, *save) before waiting or running. */
-static int take_lock(py_session *self, size_t feed_bytes, PyThreadState **save) {
-    if (feed_bytes < HOLD_GIL_BYTES && PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
-        if (self->sig->ran && ndx_session_pool_bytes(self->s) < HOLD_GIL_BYTES - feed_bytes)
+ * its feeds and last results (`bytes`) and the session's pool (what its runs use; a result
+ * the session gave away is no longer in it) under HOLD_GIL_BYTES together, and not the
+ * session's first run; else it is released (0, *save) before waiting or running. */
+static int take_lock(py_session *self, size_t bytes, PyThreadState **save) {
+    if (bytes < HOLD_GIL_BYTES && PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        if (self->sig->ran && ndx_session_pool_bytes(self->s) < HOLD_GIL_BYTES - bytes)
             return 1;
         *save = PyEval_SaveThread();
         return 0;
@@ -244,20 +247,21 @@ PyObject *py_session_call(py_session *self, PyObject *args) {
         PyErr_NoMemory();
         goto done_free;
     }
-    size_t feed_bytes = 0;
+    size_t run_bytes = 0;
     for (int i = 0; i < ni; i++) {
         if (!fast_feed(PyTuple_GET_ITEM(args, i), &sig->inputs[i], &fd[i])) {
             result = Py_NewRef(Py_NotImplemented);
             goto done_free;
         }
-        feed_bytes += (size_t)PyArray_NBYTES((PyArrayObject *)PyTuple_GET_ITEM(args, i));
+        run_bytes += (size_t)PyArray_NBYTES((PyArrayObject *)PyTuple_GET_ITEM(args, i));
     }
     for (int i = 0; i < nf; i++) into[i] = NULL;
     for (int i = 0; i < nf; i++) {
         call_fetch *f = &sig->fetches[i];
+        run_bytes += f->last_bytes; /* (read with the GIL, as results() writes it) */
         ft[i].output = f->output;
         memset(&ft[i].value, 0, sizeof ft[i].value);
-        if (f->descr && f->known) {
+        if (f->descr && f->known && f->last_bytes <= COPY_UNDER_GIL) {
             Py_INCREF(f->descr);
             into[i] = PyArray_SimpleNewFromDescr(f->rank, f->dims, f->descr);
             if (!into[i]) goto done;
@@ -272,7 +276,7 @@ PyObject *py_session_call(py_session *self, PyObject *args) {
         }
     }
     PyThreadState *save = NULL;
-    int held = take_lock(self, feed_bytes, &save);
+    int held = take_lock(self, run_bytes, &save);
     for (int i = 0; i < nf; i++) { /* (last_bytes is the lock's) */
         call_fetch *f = &sig->fetches[i];
         if (!into[i])

@@ -1,7 +1,8 @@
 """Tests of ndx.function's fast call path (_Session.call: arrays by position checked in C against
 the trace's inputs, results as new arrays): it gives what NumPy computes for every kind of result,
 hands every argument it does not take as it is to the general path (which converts, retraces or
-raises as before), never returns memory the session reuses, keeps variables in sync, and holds up
+raises as before), never returns memory the session reuses (a large result is the block its
+node wrote, no longer the session's), keeps variables in sync, and holds up
 under threads."""
 import sys
 import threading
@@ -39,6 +40,39 @@ def test_results_are_new_arrays_never_the_sessions_memory():
         np.testing.assert_array_equal(r, replace_minus_one_reference(x))
         assert r.flags.writeable and r.flags.c_contiguous and r.dtype == np.float32
         assert not np.shares_memory(r, x)
+    for a in results:
+        assert sum(np.shares_memory(a, b) for b in results) == 1
+
+
+def test_large_known_shape_results_are_the_blocks_the_nodes_wrote():
+    """A result whose shape the trace knows and which is large is the block its node wrote
+    (sparse.reshape allocates its indices and writes them in one pass): right, each call's its
+    own (the session does not write it again), and a failed call in between changes none."""
+    in_shape, out_shape = (300, 400), (1000, 120)
+    rng = np.random.default_rng(7)
+    new = np.array(out_shape, np.int64)
+
+    @ndx.function
+    def reshape(i, v, d):
+        return ndx.sparse.reshape(ndx.SparseTensor(i, v, d), new).indices
+
+    def call(flat, bad=False):
+        idx = np.stack(np.unravel_index(flat, in_shape), axis=1).astype(np.int64)
+        if bad:
+            idx[-2, 1] = in_shape[1]
+        return reshape(idx, np.ones(len(flat), np.float32), np.array(in_shape, np.int64))
+
+    flats = [np.sort(rng.choice(120_000, 40_000, replace=False)) for _ in range(4)]
+    results = []
+    for k, flat in enumerate(flats):  # 640,000 bytes a result: past the size copied under the GIL
+        results.append(call(flat))
+        if k == 1:
+            with pytest.raises(ndx.InvalidArgumentError, match="outside input_shape"):
+                call(flat, bad=True)
+    assert reshape._fast is not None
+    for flat, r in zip(flats, results):
+        np.testing.assert_array_equal(r, np.stack(np.unravel_index(flat, out_shape), axis=1))
+        assert r.flags.writeable and r.flags.c_contiguous and r.dtype == np.int64
     for a in results:
         assert sum(np.shares_memory(a, b) for b in results) == 1
 

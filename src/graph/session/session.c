@@ -531,9 +531,32 @@ static void release_borrowed(ndx_session *s, int num_feeds, const ndx_feed *feed
     s->num_borrowed = kept;
 }
 
-/* Checks INTO fetches and allocates ALLOCATE ones: the last steps that can fail. */
-static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fetch *fetches,
-                                  ndx_tensor *fresh, ndx_error *err) {
+/* The pool block an ALLOCATE fetch of o may take over instead of a copy, or -1: a block of
+ * the run that holds exactly o's value, from its start, with no other reader (node, fetch or
+ * view) and not much larger than the value (the caller keeps all of it). A kernel that writes
+ * its own output once then makes the caller's result with no copy and no second pass. */
+static int block_to_give(const ndx_session *s, const run_plan *p, ndx_output o) {
+    int64_t v = value_of(s->g, o);
+    const ndx_tensor *t = &s->vals[v];
+    int b = s->block[v];
+    int64_t count = ndx_tensor_count(t);
+    if (b < 0 || p->from[v] != VALUE_RUN || p->reads[v] != 1 || count <= 0) return -1;
+    size_t bytes = (size_t)count * t->itemsize;
+    const held_block *h = &s->pool.blocks[b];
+    if (h->refs != 1 || h->ptr != t->data || h->cap - bytes > bytes / 4) return -1;
+    return b;
+}
+
+/* 1 when prepare_fetches gave fetch i its value's block (fresh[i] is the value itself). */
+static int given(const ndx_session *s, const ndx_fetch *f, const ndx_tensor *fresh) {
+    return f->mode == NDX_FETCH_ALLOCATE && fresh->data &&
+           fresh->data == s->vals[value_of(s->g, f->output)].data;
+}
+
+/* Checks INTO fetches and allocates ALLOCATE ones (or gives them their value's block): the
+ * last steps that can fail. */
+static ndx_status prepare_fetches(ndx_session *s, const run_plan *p, int num_fetches,
+                                  const ndx_fetch *fetches, ndx_tensor *fresh, ndx_error *err) {
     ndx_call c;
     int have_call = 0; /* made for the first ALLOCATE fetch: INTO fetches need no call */
     ndx_options o = {0};
@@ -551,6 +574,10 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
                      output_name(s->g, fetches[i].output, name, sizeof name));
             st = ndx_output_matches("ndx_session_run", result, &fetches[i].value, what, &e);
         } else if (fetches[i].mode == NDX_FETCH_ALLOCATE) {
+            if (block_to_give(s, p, fetches[i].output) >= 0) {
+                fresh[i] = *result;
+                continue;
+            }
             int allocated;
             if (!have_call && ndx_call_init(&c, "ndx_session_run", &o, &e) != NDX_OK)
                 return ndx_fail(err, e.code, "%s", e.message); /* nothing made yet */
@@ -560,18 +587,21 @@ static ndx_status prepare_fetches(ndx_session *s, int num_fetches, const ndx_fet
     }
     if (st == NDX_OK) return NDX_OK;
     for (int k = 0; have_call && k < i; k++)
-        ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
+        if (!given(s, &fetches[k], &fresh[k]))
+            ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
     return fail_for(s, fetches[i - 1].output, &e, err);
 }
 
 /* Gives back the blocks prepare_fetches made for ALLOCATE fetches (a run failed after it). */
-static void drop_fresh(ndx_session *s, int num_fetches, ndx_tensor *fresh) {
+static void drop_fresh(ndx_session *s, int num_fetches, const ndx_fetch *fetches,
+                       ndx_tensor *fresh) {
     ndx_call c;
     ndx_options o = {0};
     o.allocator = &s->pool.source;
     ndx_call_init(&c, "ndx_session_run", &o, NULL);
     for (int k = 0; k < num_fetches; k++)
-        ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
+        if (!given(s, &fetches[k], &fresh[k]))
+            ndx_call_drop_output(&c, &fresh[k], fresh[k].data != NULL);
 }
 
 /* Copies results to the fetches; nothing here can fail. */
@@ -585,6 +615,11 @@ static void publish(ndx_session *s, int num_fetches, ndx_fetch *fetches, ndx_ten
         if (fetches[i].mode == NDX_FETCH_BORROW) {
             fetches[i].value = *result;
             s->borrowed[s->num_borrowed++] = s->block[v];
+            continue;
+        }
+        if (given(s, &fetches[i], &fresh[i])) { /* the block leaves the pool: the caller's */
+            blocks_give_away(&s->pool, s->block[v]);
+            fetches[i].value = fresh[i];
             continue;
         }
         ndx_tensor *dst = fetches[i].mode == NDX_FETCH_INTO ? &fetches[i].value : &fresh[i];
@@ -649,9 +684,9 @@ ndx_status ndx_session_run_targets(ndx_session *s, int num_feeds, const ndx_feed
     for (int f = 0; f < p->num_fusions; f++) s->last_fusions += p->fusions[f].fast;
     if (st == NDX_OK && (p->num_updates || s->num_vars))
         st = session_check_updates(s, p, fetches, err);
-    if (st == NDX_OK) st = prepare_fetches(s, num_fetches, fetches, p->fresh, err);
+    if (st == NDX_OK) st = prepare_fetches(s, p, num_fetches, fetches, p->fresh, err);
     if (st == NDX_OK && p->num_updates && (st = session_run_updates(s, p, err)) != NDX_OK)
-        drop_fresh(s, num_fetches, p->fresh);
+        drop_fresh(s, num_fetches, fetches, p->fresh);
     if (st == NDX_OK) {
         if (p->ordered) session_commit_staged(s);
         release_borrowed(s, 0, NULL);

@@ -20,7 +20,8 @@ static void log_choice(session_blocks *p, int b) {
 }
 
 static int fits(const held_block *b, size_t bytes, size_t alignment) {
-    return !b->in_use && b->cap >= bytes && ((uintptr_t)b->ptr & (alignment - 1)) == 0;
+    return b->ptr && !b->in_use && b->cap >= bytes &&
+           ((uintptr_t)b->ptr & (alignment - 1)) == 0;
 }
 
 /* The block for this allocation: the last run's choice when it still fits, else the smallest
@@ -38,8 +39,11 @@ static int choose(const session_blocks *p, size_t bytes, size_t alignment) {
     return best;
 }
 
+/* A new block, in the slot of one given away when there is one. */
 static int add_block(session_blocks *p, size_t bytes, size_t alignment) {
-    if (p->count == p->cap) {
+    int slot = 0;
+    while (slot < p->count && p->blocks[slot].ptr) slot++;
+    if (slot == p->count && p->count == p->cap) {
         int cap = p->cap ? p->cap * 2 : 16;
         held_block *bigger = realloc(p->blocks, (size_t)cap * sizeof *bigger);
         if (!bigger) return -1;
@@ -48,13 +52,14 @@ static int add_block(session_blocks *p, size_t bytes, size_t alignment) {
     }
     void *mem = p->source.allocate(p->source.user, bytes, alignment < 64 ? 64 : alignment);
     if (!mem) return -1;
-    held_block *b = &p->blocks[p->count];
+    held_block *b = &p->blocks[slot];
     b->ptr = mem;
     b->cap = bytes;
     b->in_use = 0;
     b->refs = 0;
     p->held += bytes;
-    return p->count++;
+    if (slot == p->count) p->count++;
+    return slot;
 }
 
 static void *blocks_allocate(void *user, size_t bytes, size_t alignment) {
@@ -110,7 +115,7 @@ void blocks_trim(session_blocks *p) {
     for (int b = 0; b < p->count; b++) {
         if (p->blocks[b].in_use) {
             p->blocks[kept++] = p->blocks[b];
-        } else {
+        } else if (p->blocks[b].ptr) {
             p->held -= p->blocks[b].cap;
             p->source.release(p->source.user, p->blocks[b].ptr);
         }
@@ -139,6 +144,13 @@ void blocks_unref(session_blocks *p, int b, int k) {
     if (b < 0) return;
     p->blocks[b].refs -= k;
     if (p->blocks[b].refs <= 0) release_block(p, b);
+}
+
+void blocks_give_away(session_blocks *p, int b) {
+    held_block *h = &p->blocks[b];
+    p->in_use -= h->used;
+    p->held -= h->cap;
+    memset(h, 0, sizeof *h); /* an empty slot: add_block fills it again */
 }
 
 void blocks_release_all(session_blocks *p) {

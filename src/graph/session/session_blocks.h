@@ -48,13 +48,16 @@ int blocks_find(const session_blocks *p, const void *ptr);
 void blocks_ref(session_blocks *p, int b, int k);
 /* Removes k readers from block b; the block is free again when none are left. */
 void blocks_unref(session_blocks *p, int b, int k);
-/* Frees every block in use (a failed run's leftovers). */
+/* Block b (in use) leaves the pool: its memory is the caller's now, to release through the
+ * source allocator. Its slot stays, empty, for the next block. */
+void blocks_give_away(session_blocks *p, int b);
 /* What a kernel may still take under the run's limit, as its ndx_options.max_memory: the bytes
  * left, or 1 when none are (max_memory 0 would mean no limit); 0 when the run has no limit. */
 static inline size_t blocks_room(const session_blocks *p) {
     if (!p->limit) return 0;
     return p->in_use < p->limit ? p->limit - p->in_use : 1;
 }
+/* Frees every block in use (a failed run's leftovers). */
 void blocks_release_all(session_blocks *p);
 void blocks_log_free(blocks_log *log);
 

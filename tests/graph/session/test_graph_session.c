@@ -657,8 +657,9 @@ static void max_memory_names_the_node(void **state) {
 }
 
 /* Every run error that concerns a node names it and its builder's file:line: the fetch whose
- * block the allocator refuses (after a run that needed none: the plan replays its blocks), a
- * feed given twice, a fetch of no mode, a caller buffer that is no tensor. */
+ * block the allocator refuses (after a run that needed none: the plan replays its blocks; y is
+ * fetched twice, else the ALLOCATE fetch would take y's block and allocate nothing), a feed
+ * given twice, a fetch of no mode, a caller buffer that is no tensor. */
 static void run_errors_name_the_node(void **state) {
     (void)state;
     ndx_graph *g = ndx_graph_new();
@@ -673,16 +674,16 @@ static void run_errors_name_the_node(void **state) {
     ndx_session *sess = test_session(g, &opt);
     float xv[192] = {0};
     ndx_feed feed = {x, ndx_tensor_make(NDX_FLOAT32, 1, SHAPE(192), xv)};
-    ndx_fetch f = {y, NDX_FETCH_BORROW, {0}};
+    ndx_fetch f = {y, NDX_FETCH_BORROW, {0}}, twice_y[2] = {f, f};
     ndx_error err;
-    assert_ok(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err);
-    assert_ok(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err);
+    assert_ok(ndx_session_run(sess, 1, &feed, 2, twice_y, &err), &err);
+    assert_ok(ndx_session_run(sess, 1, &feed, 2, twice_y, &err), &err);
     refusing.refuse = 1;
-    f.mode = NDX_FETCH_ALLOCATE;
-    memset(&f.value, 0, sizeof f.value);
-    assert_fails(ndx_session_run(sess, 1, &feed, 1, &f, &err), &err, NDX_E_NO_MEMORY,
+    twice_y[0].mode = NDX_FETCH_ALLOCATE;
+    memset(&twice_y[0].value, 0, sizeof twice_y[0].value);
+    assert_fails(ndx_session_run(sess, 1, &feed, 2, twice_y, &err), &err, NDX_E_NO_MEMORY,
                  "cannot allocate 768 bytes for a fetch");
-    assert_null(f.value.data);
+    assert_null(twice_y[0].value.data);
     char where[64];
     snprintf(where, sizeof where, "test_graph_session.c:%d: y: ", line);
     assert_non_null(strstr(err.message, where));
