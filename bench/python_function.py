@@ -159,29 +159,45 @@ def replace_minus_one_vs_c(threads):
           f"(goal > 1)")
 
 
-def train_step_vs_c(threads, steps, rounds=5):
-    rows_n, batch, rank, batches = 1_000_000, 65_536, 64, 4
-    rng = np.random.default_rng(20)
+# examples/train_embedding.c's step written the TensorFlow way (bench/train_compare.py runs it
+# too, traced and eager): the optimizers of T1 and T2, the batches, and the step itself.
+TRAIN_OPTIMIZERS = (("T1", "sparse SGD", lambda: ndx.optimizers.SGD(0.01)),
+                    ("T2", "sparse Adagrad", lambda: ndx.optimizers.Adagrad(0.1, 0.1, epsilon=None)))
+
+
+def train_batches(rows_n, batch, batches=4, seed=20):
+    """`batches` batches of (user ids [batch, 1], item ids [batch, 1], ratings [batch]), uniform
+    int32 ids below rows_n and float32 ratings in [-1, 1)."""
+    rng = np.random.default_rng(seed)
     users = rng.integers(0, rows_n, (batches, batch, 1), dtype=np.int32)
     items = rng.integers(0, rows_n, (batches, batch, 1), dtype=np.int32)
     ratings = rng.uniform(-1, 1, (batches, batch)).astype(np.float32)
-    makers = (("T1", "sparse SGD", lambda: ndx.optimizers.SGD(0.01)),
-              ("T2", "sparse Adagrad", lambda: ndx.optimizers.Adagrad(0.1, 0.1, epsilon=None)))
+    return users, items, ratings
+
+
+def train_step(U, V, opt, threads=None, traced=True):
+    """One step on Variables U and V: pred = sum(U[u] * V[i], 1), loss = sum((pred - r)^2), the
+    tape's gradients (slices) applied by `opt`. traced: an @ndx.function (threads= for its
+    session); else the same code run eagerly (every op on the process's cores)."""
+    def step(user, item, rating):
+        with ndx.GradientTape() as tape:
+            pred = ndx.reduce_sum(ndx.gather_nd(U, user) * ndx.gather_nd(V, item), 1)
+            diff = pred - rating
+            loss = ndx.reduce_sum(diff * diff, 0)
+        opt.apply_gradients(zip(tape.gradient(loss, [U, V]), [U, V]))
+        return loss
+    return ndx.function(step, threads=threads) if traced else step
+
+
+def train_step_vs_c(threads, steps, rounds=5):
+    rows_n, batch, rank, batches = 1_000_000, 65_536, 64, 4
+    users, items, ratings = train_batches(rows_n, batch, batches)
+    makers = TRAIN_OPTIMIZERS
     steps_fns = {}
     for name, _, make in makers:
         U = ndx.Variable(np.full((rows_n, rank), 0.01, np.float32), name="U")
         V = ndx.Variable(np.full((rows_n, rank), 0.01, np.float32), name="V")
-        opt = make()
-
-        @ndx.function(threads=threads)
-        def step(user, item, rating, U=U, V=V, opt=opt):
-            with ndx.GradientTape() as tape:
-                pred = ndx.reduce_sum(ndx.gather_nd(U, user) * ndx.gather_nd(V, item), 1)
-                diff = pred - rating
-                loss = ndx.reduce_sum(diff * diff, 0)
-            opt.apply_gradients(zip(tape.gradient(loss, [U, V]), [U, V]))
-            return loss
-
+        step = train_step(U, V, make(), threads)
         step(users[0], items[0], ratings[0])  # the first step: trace, plan, pool, tables
         steps_fns[name] = step
     c_rounds, py_rounds = {}, {}  # per workload, the median step of each round

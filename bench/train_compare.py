@@ -1,16 +1,69 @@
-"""train_compare.py — training steps per second, ndx against PyTorch, in one run: `ndx bench T1
-T2` (examples/train_embedding.c's model: two [1,000,000, 64] float32 tables, batches of 65,536
-pairs, gradients as slices, sparse SGD / Adagrad) and bench/train_torch.py (the same model with
-nn.Embedding(sparse=True) and torch.optim.SGD / Adagrad), at each thread count given. Prints
-both lines and the ratio; the goal is ndx >= 2x PyTorch's steps/s, with 0 allocations per step
-after the first. Never fails for being slow; PyTorch absent: its side is skipped.
+"""train_compare.py — one training step, ndx's ways against PyTorch's and the memory floor.
 
-    /usr/bin/python3 bench/train_compare.py [--ndx build/ndx] [--threads 1 2] [--steps 20]
+The step is examples/train_embedding.c's model at the bench size: user and item tables of
+[1,000,000, 64] float32, batches of 65,536 (user, item, rating) triples with uniform ids (4
+batches used in turn), pred = sum(U[u] * V[i], 1), loss = sum((pred - r)^2), the gradients as
+slices of 65,536 rows per table, then sparse SGD (T1, lr 0.01) or sparse Adagrad (T2, lr 0.1,
+accumulators from 0.1) on both tables. The contenders, at each thread count T:
+
+  ndx C        `ndx bench T1 T2 --threads T` (one ndx_session_run_targets per step; it also
+               reports the allocations of every step after the first, which must be 0)
+  ndx traced   the step written the TensorFlow way in Python: ndx.Variable tables, an
+               @ndx.function(threads=T) with a GradientTape and ndx.optimizers.SGD / Adagrad
+               (bench/python_function.py's train_step)
+  ndx eager    the same Python code without ndx.function (an eager GradientTape); eager ops use
+               every core of the process's affinity mask, so below the machine's core count its
+               worker process is pinned to T cores
+  PyTorch      bench/train_torch.py: nn.Embedding(sparse=True) twice and torch.optim.SGD /
+               Adagrad, torch.set_num_threads(T) (skipped when torch is not installed)
+
+Timing: ROUNDS rounds per thread count; in each, every contender in turn times STEPS steps (after
+one untimed step) and gives their median. The table shows, per contender, the median over the
+rounds with the spread (min-max), and the ratios taken round by round (so a contender is compared
+with the PyTorch run next to it: PyTorch's rate alone moves 2x between runs on a shared machine).
+
+The floor: the traffic the step cannot avoid, at this machine's rates measured in the same run
+(bench/baseline.c through bench/peer_compare.py's Bandwidth: random 256-byte rows of a
+[1,000,000, 64] table summed, and memcpy). With B = 65,536 ids per table and D the distinct ids
+among them (the expectation for uniform ids, 63,508 at full size), per step:
+  random rows, read   2 tables x D rows in the forward gather, and again by the update (T2: and
+                      the accumulators' D rows per table), 256 bytes each, at the random-row rate;
+  written back        the updated rows (T2: and the accumulators' rows): 2 x D x 256 bytes (T2:
+                      twice that), at memcpy's rate (dirty lines evicted, no latency to wait on);
+  streamed blocks     [B, 64] float32 intermediates at memcpy's rate: the two gathered blocks
+                      written once and read twice (the forward product and the backward
+                      products), and the two gradient slices' values written once and read once
+                      by the update: 10 block passes of B x 256 bytes. The [B, 64] product of the
+                      forward pass is not counted (a multiply fused into the row sum needs none),
+                      nor the [B] vectors (ids, ratings, pred: under 1% of the bytes).
+Each step time is printed beside step/floor. At --scale below 1 the tables shrink but the rates
+stay those of the full-size probes, so the floor there is only indicative.
+
+    build-py/venv/bin/python bench/train_compare.py [--ndx build/ndx] [--threads 1 2]
+        [--rounds 5] [--steps 20] [--scale 1]
+
+Needs the ndx command (for the C step) and, for the Python contenders, the ndx module (else they
+are skipped). Never fails for being slow; exits 1 if the C step allocates after its first step.
 """
 import argparse
+import math
 import os
+import statistics
 import subprocess
 import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from peer_compare import Bandwidth, build_baseline  # noqa: E402
+
+ROWS, BATCH, WIDTH, BATCHES = 1_000_000, 65_536, 64, 4
+WORKLOADS = (("T1", "sparse SGD"), ("T2", "sparse Adagrad"))
+
+
+def scaled(n, scale):
+    """bench_scaled() of bench/ndx_bench: the sizes `ndx bench --scale` uses."""
+    return max(1, int(math.floor(n * scale)))
 
 
 def fields(line):
@@ -19,41 +72,203 @@ def fields(line):
 
 def run(cmd):
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
-    if out.stderr.strip():
-        print(out.stderr.strip(), file=sys.stderr)
-    return [line for line in out.stdout.splitlines() if line.strip()]
+    return {line.split()[0]: fields(line) for line in out.stdout.splitlines() if line.strip()}
+
+
+# ---- the floor --------------------------------------------------------------------------------
+
+def floor_s(bw, threads, workload, scale):
+    rows, batch = scaled(ROWS, scale), scaled(BATCH, scale)
+    distinct = rows * (1 - (1 - 1 / rows) ** batch)
+    row = WIDTH * 4
+    tables = 4 if workload == "T2" else 2  # the tables the update reads and writes
+    random_bytes = (2 * distinct + tables * distinct) * row
+    stream_bytes = tables * distinct * row + 10 * batch * row
+    return bw.floor_s(threads, stream_bytes, random_bytes)
+
+
+# ---- the Python contenders: a worker process per (way, thread count) ---------------------------
+
+def worker(way, threads, scale):
+    """Reads "T1 N" / "T2 N" lines on stdin, answers each with the median of N steps (seconds).
+    Prints "ready" once both steps have run their first (untimed) step."""
+    import numpy as np
+    try:
+        import ndx
+    except ImportError:
+        print("no ndx module", flush=True)
+        return 0
+    from python_function import TRAIN_OPTIMIZERS, train_batches, train_step
+    rows, batch = scaled(ROWS, scale), scaled(BATCH, scale)
+    users, items, ratings = train_batches(rows, batch, BATCHES)
+    steps = {}
+    for name, _, make in TRAIN_OPTIMIZERS:
+        U = ndx.Variable(np.full((rows, WIDTH), 0.01, np.float32), name="U")
+        V = ndx.Variable(np.full((rows, WIDTH), 0.01, np.float32), name="V")
+        steps[name] = train_step(U, V, make(), threads, traced=(way == "traced"))
+        steps[name](users[0], items[0], ratings[0])
+    print("ready", flush=True)
+    k = 0
+    for line in sys.stdin:
+        name, n = line.split()
+        times = []
+        for _ in range(int(n)):
+            k += 1
+            b = k % BATCHES
+            t0 = time.perf_counter()
+            steps[name](users[b], items[b], ratings[b])
+            times.append(time.perf_counter() - t0)
+        print(f"{statistics.median(times)!r}", flush=True)
+    return 0
+
+
+class Worker:
+    def __init__(self, way, threads, scale):
+        pin = []
+        if way == "eager" and threads < len(os.sched_getaffinity(0)):
+            pin = ["taskset", "-c", ",".join(map(str, sorted(os.sched_getaffinity(0))[:threads]))]
+        self.proc = subprocess.Popen(
+            pin + [sys.executable, os.path.abspath(__file__), "--worker", way, "--threads",
+                   str(threads), "--scale", str(scale)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.ok = self.proc.stdout.readline().strip() == "ready"
+        if not self.ok:
+            self.close()
+
+    def median(self, name, steps):
+        self.proc.stdin.write(f"{name} {steps}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+def spread(values):
+    return statistics.median(values), min(values), max(values)
+
+
+def ms(values):
+    m, lo, hi = spread(values)
+    return f"{1e3 * m:.1f} ({1e3 * lo:.1f}–{1e3 * hi:.1f})"
+
+
+def ratio(values):
+    m, lo, hi = spread(values)
+    return f"{m:.2f} ({lo:.2f}–{hi:.2f})"
+
+
+def measure(args, threads, bw):
+    """{workload: {contender: [median step seconds per round]}}, {workload: allocs per step}."""
+    repeat = max(5, math.ceil(args.steps / 4))  # ndx bench's --repeat R times 4R steps
+    steps = 4 * repeat
+    times = {w: {} for w, _ in WORKLOADS}
+    allocs = {}
+    workers = {}
+    for way in ("traced", "eager"):
+        w = Worker(way, threads, args.scale)
+        if w.ok:
+            workers[way] = w
+        else:
+            print(f"ndx {way}: skipped (the ndx module did not load in {sys.executable})",
+                  file=sys.stderr)
+    torch_note = ""
+    try:
+        for r in range(args.rounds):
+            c = run([args.ndx, "bench", "T1", "T2", "--threads", str(threads), "--repeat",
+                     str(repeat), "--scale", str(args.scale), "--quiet"])
+            for w, _ in WORKLOADS:
+                times[w].setdefault("ndx C", []).append(float(c[w]["step_s"]))
+                allocs[w] = max(allocs.get(w, 0),
+                                int(c[w]["allocs_after_first"]) / int(c[w]["steps"]))
+            for way, wk in workers.items():
+                for w, _ in WORKLOADS:
+                    times[w].setdefault(f"ndx {way}", []).append(wk.median(w, steps))
+            out = subprocess.run([sys.executable, os.path.join(HERE, "train_torch.py"),
+                                  "--threads", str(threads), "--steps", str(steps),
+                                  "--scale", str(args.scale)],
+                                 check=True, capture_output=True, text=True)
+            torch = {line.split()[0]: fields(line) for line in out.stdout.splitlines()
+                     if line.strip()}
+            torch_note = out.stderr.strip()
+            for w, _ in WORKLOADS:
+                if "torch-" + w in torch:
+                    times[w].setdefault("PyTorch", []).append(
+                        float(torch["torch-" + w]["step_s"]))
+            print(f"T={threads} round {r + 1}/{args.rounds}: " + "; ".join(
+                f"{w} " + ", ".join(f"{k} {1e3 * v[-1]:.1f} ms" for k, v in times[w].items())
+                for w, _ in WORKLOADS), flush=True)
+    finally:
+        for wk in workers.values():
+            wk.close()
+    if torch_note:
+        print(torch_note, file=sys.stderr)
+    floors = {w: floor_s(bw, threads, w, args.scale) for w, _ in WORKLOADS}
+    return times, allocs, floors
+
+
+def table(results):
+    head = ["workload", "T", "contender", "ms per step: median (min–max)", "steps/s",
+            "step / floor", "PyTorch step / this step: median (min–max)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for w, what in WORKLOADS:
+        for threads, (times, _, floors) in results.items():
+            t, fl = times[w], floors[w]
+            torch = t.get("PyTorch")
+            lines.append(f"| {w} {what} | {threads} | floor | {1e3 * fl:.1f} | | 1 | |")
+            for name, v in t.items():
+                vs = "" if not torch or name == "PyTorch" else ratio(
+                    [p / s for p, s in zip(torch, v)])
+                lines.append(f"| | | {name} | {ms(v)} | {1 / statistics.median(v):.1f} | "
+                             f"{statistics.median(v) / fl:.2f} | {vs} |")
+    return "\n".join(lines)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ndx", default="build/ndx")
+    ap.add_argument("--ndx", default=os.path.join(HERE, "..", "build", "ndx"))
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--steps", type=int, default=20, help="timed steps (a multiple of 4)")
-    ap.add_argument("--scale", default="1")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=20,
+                    help="timed steps per contender per round (rounded up to a multiple of 4, "
+                         "at least 20: ndx bench's minimum)")
+    ap.add_argument("--scale", type=float, default=1.0, help="table rows and batch size times this")
+    ap.add_argument("--baseline", default=os.path.join(HERE, "..", "build-family",
+                                                       "ndx-baseline"))
+    ap.add_argument("--worker", choices=["traced", "eager"], help=argparse.SUPPRESS)
     args = ap.parse_args()
-    here = os.path.dirname(os.path.abspath(__file__))
-    repeat = max(5, args.steps // 4)
+    if args.worker:
+        return worker(args.worker, args.threads[0], args.scale)
+    bw = Bandwidth(build_baseline(args.baseline))
+    load_before = os.getloadavg()
+    results = {t: measure(args, t, bw) for t in args.threads}
+    load_after = os.getloadavg()
+    print()
+    print(table(results))
+    print()
+    for w, what in WORKLOADS:
+        for threads, (times, allocs, _) in results.items():
+            notes = [f"ndx C allocations per step after the first: {allocs[w]:g}"
+                     + (" (OK)" if allocs[w] == 0 else " (NOT 0)")]
+            if "ndx traced" in times[w]:
+                notes.append("traced / C: " + ratio(
+                    [p / c for p, c in zip(times[w]["ndx traced"], times[w]["ndx C"])]))
+            if "ndx eager" in times[w]:
+                notes.append("eager / C: " + ratio(
+                    [p / c for p, c in zip(times[w]["ndx eager"], times[w]["ndx C"])]))
+            print(f"- {w} {what}, T={threads}: " + "; ".join(notes))
     for t in args.threads:
-        ndx = {line.split()[0]: line for line in run(
-            [args.ndx, "bench", "T1", "T2", "--threads", str(t), "--repeat", str(repeat),
-             "--scale", args.scale, "--quiet"])}
-        torch = {line.split()[0]: line for line in run(
-            [sys.executable, os.path.join(here, "train_torch.py"), "--threads", str(t),
-             "--steps", str(4 * repeat), "--scale", args.scale])}
-        for name, optim in (("T1", "SGD"), ("T2", "Adagrad")):
-            n = fields(ndx[name])
-            line = (f"{name} ({optim}) threads={t}: ndx {float(n['steps_per_s']):.2f} steps/s "
-                    f"(allocations per step after the first: "
-                    f"{int(n['allocs_after_first']) / int(n['steps']):g})")
-            p = torch.get("torch-" + name)
-            if p:
-                pt = float(fields(p)["steps_per_s"])
-                ratio = float(n["steps_per_s"]) / pt
-                line += f", PyTorch {pt:.2f} steps/s, ndx/PyTorch = {ratio:.2f}x"
-            else:
-                line += ", PyTorch skipped"
-            print(line, flush=True)
-    return 0
+        s, rr = bw.rates(t)
+        print(f"- bandwidth at {t} thread(s): memcpy {s / 1e9:.1f} GB/s (read + written), "
+              f"random {WIDTH * 4}-byte rows {rr / 1e9:.2f} GB/s")
+    print(f"- load average (1, 5 min): {load_before[0]:.2f}, {load_before[1]:.2f} before; "
+          f"{load_after[0]:.2f}, {load_after[1]:.2f} after")
+    bad = any(a != 0 for _, allocs, _ in results.values() for a in allocs.values())
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -366,6 +366,27 @@ static void write_counting(void *ctx, int64_t w0, int64_t w1, int worker) {
     for (int64_t w = w0; w < w1; w++) r->j->count[w] = r->fn(r->j, (int)w);
 }
 
+/* Moves n bytes from src down to dst (dst < src; the ranges may overlap) on up to `threads`
+ * threads: in rounds of at most src - dst bytes, each round a parallel copy between ranges that
+ * do not overlap (what a round overwrites, the rounds before have read). A distance too short
+ * to share out, or one that would take more than MOVE_MAX_ROUNDS rounds, stays one memmove. */
+#define MOVE_MIN_DISTANCE ((size_t)1 << 20)
+#define MOVE_MAX_ROUNDS 64
+static void move_down(unsigned char *dst, const unsigned char *src, size_t n, int threads) {
+    size_t distance = (size_t)(src - dst);
+    if (threads <= 1 || distance < MOVE_MIN_DISTANCE || n / distance >= MOVE_MAX_ROUNDS) {
+        memmove(dst, src, n);
+        return;
+    }
+    while (n > 0) {
+        size_t step = n < distance ? n : distance;
+        ndx_parallel_copy(dst, src, step, threads);
+        dst += step;
+        src += step;
+        n -= step;
+    }
+}
+
 /* The one-pass merge with piece function fn (writing or fused): -1 when a fused piece failed. */
 static int64_t write_once_with(merge_job *j, piece_fn fn) {
     for (int w = 0; w <= j->pieces; w++) j->first[w] = j->a_cut[w] + j->b_cut[w];
@@ -380,9 +401,11 @@ static int64_t write_once_with(merge_job *j, piece_fn fn) {
     for (int w = 1; w < j->pieces; w++) {
         int64_t from = j->first[w], n = j->count[w];
         if (from != total && n > 0) {
-            memmove(j->out_idx + total * R, j->out_idx + from * R, (size_t)(n * R) * sizeof(int64_t));
-            memmove(j->out_values + (size_t)total * size, j->out_values + (size_t)from * size,
-                    (size_t)n * size);
+            move_down((unsigned char *)(j->out_idx + total * R),
+                      (const unsigned char *)(j->out_idx + from * R),
+                      (size_t)(n * R) * sizeof(int64_t), j->threads);
+            move_down(j->out_values + (size_t)total * size, j->out_values + (size_t)from * size,
+                      (size_t)n * size, j->threads);
         }
         total += n;
     }

@@ -41,7 +41,8 @@ void ndx_merge_write(merge_job *j);
 void ndx_merge_cut(merge_job *j);
 /* The merge in one pass, for an output the op allocates itself: out_idx / out_values hold room
  * for a's plus b's entries; each piece writes where its entries would start if nothing merged
- * or dropped, then the pieces move down in order to close the gaps. Returns the entry count;
+ * or dropped, then the pieces move down in order to close the gaps (a long move on the job's
+ * threads). Returns the entry count;
  * the entries are those ndx_merge_count and ndx_merge_write give. */
 int64_t ndx_merge_write_once(merge_job *j);
 /* ndx_merge_write_once with the index check fused into the merge: a and b are views of the

@@ -768,6 +768,160 @@ static void fused_bad_rows(void **state) {
     }
 }
 
+/* ---- long moves: outputs of hundreds of thousands of entries at 2 and 3 threads ---------- */
+
+/* Entry i of `to` set to the negation of entry j of `from` (same dtype; sign bits flipped for
+ * floats and complex, two's complement for integers): a sum of the two is 0. */
+static void set_negated(ndx_tensor *to, int64_t i, const ndx_tensor *from, int64_t j) {
+    size_t size = to->itemsize;
+    unsigned char v[16];
+    memcpy(v, (const unsigned char *)from->data + (size_t)j * size, size);
+    ndx_dtype_kind k = ndx_dtype_kind_of(to->dtype);
+    if (k == NDX_KIND_FLOAT || k == NDX_KIND_COMPLEX) {
+        size_t part = k == NDX_KIND_COMPLEX ? size / 2 : size;
+        for (size_t p = part - 1; p < size; p += part) v[p] ^= 0x80; /* little-endian sign bits */
+    } else {
+        unsigned carry = 1; /* ~v + 1 */
+        for (size_t p = 0; p < size; p++) {
+            unsigned x = (unsigned)(unsigned char)~v[p] + carry;
+            v[p] = (unsigned char)x;
+            carry = x >> 8;
+        }
+    }
+    memcpy((unsigned char *)to->data + (size_t)i * size, v, size);
+}
+
+/* The same sparse tensor with indices of dtype it (copied; free with test_sparse_free). */
+static ndx_sparse_tensor with_index_dtype(const ndx_sparse_tensor *s, ndx_dtype it) {
+    ndx_sparse_tensor c;
+    int64_t n = s->indices.shape[0], R = s->indices.shape[1];
+    c.indices = test_tensor_v(it, 0, 2, n, R);
+    for (int64_t i = 0; i < n * R; i++) test_set_index(&c.indices, i, test_get_index(&s->indices, i));
+    c.values = test_tensor_v(s->values.dtype, 0, 1, n);
+    memcpy(c.values.data, s->values.data, (size_t)n * s->values.itemsize);
+    c.dense_shape = test_tensor_from(NDX_INT64, 0, 1, (int64_t[]){R}, s->dense_shape.data);
+    return c;
+}
+
+/* A canonical [1000, 1000] sparse tensor with an entry at each flat position k < 1,000,000 where
+ * k % 3 == (k < shared ? 0 : rest), random values: two of them share the first `shared`
+ * positions' entries and no others. */
+static ndx_sparse_tensor sp_thirds(test_rng *r, ndx_dtype vt, int64_t shared, int64_t rest) {
+    int64_t n = 0;
+    for (int64_t k = 0; k < 1000000; k++) n += k % 3 == (k < shared ? 0 : rest);
+    ndx_sparse_tensor s;
+    s.indices = test_tensor_v(NDX_INT64, 0, 2, n, 2);
+    s.values = test_tensor_v(vt, 0, 1, n);
+    s.dense_shape = test_tensor_from(NDX_INT64, 0, 1, (int64_t[]){2}, (int64_t[]){1000, 1000});
+    int64_t *idx = s.indices.data;
+    for (int64_t k = 0, i = 0; k < 1000000; k++)
+        if (k % 3 == (k < shared ? 0 : rest)) {
+            idx[2 * i] = k / 1000;
+            idx[2 * i + 1] = k % 1000;
+            i++;
+        }
+    test_fill_random(r, &s.values);
+    return s;
+}
+
+/* Two inputs alike up to a fifth of the shape and apart after it: at 2 threads the pieces after
+ * the shared part move down by about a megabyte, less than their own length, so each moves in
+ * several rounds whose sources and destinations overlap from one round to the next. */
+static void add_moves_in_rounds(void **state) {
+    (void)state;
+    test_rng r = {32};
+    static const ndx_dtype dts[2] = {NDX_COMPLEX128, NDX_FLOAT32};
+    for (int di = 0; di < 2; di++) {
+        ndx_sparse_tensor a = sp_thirds(&r, dts[di], 210000, 0);
+        ndx_sparse_tensor b = sp_thirds(&r, dts[di], 210000, 1);
+        ndx_sparse_tensor ref = ref_of(OP_ADD, &a, &b, NULL), first = {0};
+        for (int threads = 1; threads <= TEST_THREADS; threads++) {
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+            ndx_error err;
+            ndx_sparse_tensor out = {0};
+            assert_ok(ndx_sparse_add(&a, &b, NULL, &opt, &out, &err), &err);
+            assert_sparse_eq(&out, &ref);
+            if (!keep_first_or_assert_same_sparse(&first, &out, threads)) ndx_sparse_free(&out);
+        }
+        ndx_sparse_free(&first);
+        ref_sparse_free(&ref);
+        test_sparse_free(&a);
+        test_sparse_free(&b);
+    }
+}
+
+/* Canonical inputs of 300,000-odd entries each, about half of b where a has one and a quarter
+ * of those cancelling: at 2 and 3 threads the pieces after the first move down by megabytes
+ * (in rounds shared by the threads), with sums that cancel, drop under the threshold and
+ * repeat around every cut. Every value dtype, int16 / int32 / int64 indices, against the
+ * reference and bitwise alike at 1-3 threads; then a row outside the shape near the end: the
+ * error, nothing allocated, a given output untouched. */
+static void add_long_moves(void **state) {
+    (void)state;
+    test_rng r = {31};
+    int64_t dims[2] = {1000, 1000};
+    static const ndx_dtype its[3] = {NDX_INT64, NDX_INT32, NDX_INT16};
+    for (int di = 0; di < COUNT(add_dtypes); di++) {
+        ndx_dtype dt = add_dtypes[di];
+        int repeats = di % 3 == 2;
+        ndx_sparse_tensor a = sp_random(&r, dt, 2, dims, 330000, repeats, 0);
+        ndx_sparse_tensor b = sp_random(&r, dt, 2, dims, 330000, repeats, 0);
+        /* a quarter of b's entries where a has one cancel a's (two rows per entry, row-major) */
+        int64_t na = a.indices.shape[0], nb = b.indices.shape[0];
+        for (int64_t i = 0, k = 0; i < na && k < nb;) {
+            int64_t ka = test_get_index(&a.indices, 2 * i) * 1000 +
+                         test_get_index(&a.indices, 2 * i + 1),
+                    kb = test_get_index(&b.indices, 2 * k) * 1000 +
+                         test_get_index(&b.indices, 2 * k + 1);
+            if (ka == kb && rng_below(&r, 4) == 0) set_negated(&b.values, k, &a.values, i);
+            i += ka <= kb;
+            k += kb <= ka;
+        }
+        ndx_tensor thr = threshold_of(dt, di % 2 ? 2 : 0);
+        ndx_sparse_tensor ref = ref_of(OP_ADD, &a, &b, &thr);
+        ndx_sparse_tensor ai = with_index_dtype(&a, its[di % 3]), bi = with_index_dtype(&b, its[di % 3]);
+        for (int narrow = 0; narrow < 2; narrow++) {
+            const ndx_sparse_tensor *x = narrow ? &ai : &a, *y = narrow ? &bi : &b;
+            ndx_sparse_tensor first = {0};
+            for (int threads = 1; threads <= TEST_THREADS; threads++) {
+                ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+                ndx_error err;
+                ndx_sparse_tensor out = {0};
+                assert_ok(ndx_sparse_add(x, y, &thr, &opt, &out, &err), &err);
+                assert_sparse_eq(&out, &ref);
+                if (!keep_first_or_assert_same_sparse(&first, &out, threads))
+                    ndx_sparse_free(&out);
+            }
+            ndx_sparse_free(&first);
+        }
+        /* a row outside the shape in b's last piece: found after the pieces before it merged */
+        int64_t bad = nb - 1 - rng_below(&r, nb / 16);
+        test_set_index(&b.indices, 2 * bad + 1, 1000);
+        char needle[64];
+        snprintf(needle, sizeof needle, "b.indices[%lld]", (long long)bad);
+        for (int threads = 1; threads <= TEST_THREADS; threads++) {
+            ndx_options opt = test_options(threads, NDX_BAD_INDICES_ERROR);
+            ndx_error err;
+            ndx_sparse_tensor out = {0};
+            assert_fails(ndx_sparse_add(&a, &b, &thr, &opt, &out, &err), &err,
+                         NDX_E_OUT_OF_RANGE, needle);
+            assert_null(out.indices.data);
+            assert_null(out.values.data);
+            assert_null(out.dense_shape.data);
+            guarded g = guard_new(dt, 4, 2);
+            assert_fails(ndx_sparse_add(&a, &b, &thr, &opt, &g.out, &err), &err,
+                         NDX_E_OUT_OF_RANGE, needle);
+            guard_check_del(&g);
+        }
+        ref_sparse_free(&ref);
+        test_tensor_free(&thr);
+        test_sparse_free(&ai);
+        test_sparse_free(&bi);
+        test_sparse_free(&a);
+        test_sparse_free(&b);
+    }
+}
+
 static void add_errors(void **state) {
     (void)state;
     ndx_sparse_tensor a = sp_lit(NDX_FLOAT32, 2, dims3x3, 4, idx3x3, (double[]){1, 2, 3, 4});
@@ -1110,6 +1264,8 @@ int main(void) {
         cmocka_unit_test(fused_matches_checked),
         cmocka_unit_test(fused_order_breaks),
         cmocka_unit_test(fused_bad_rows),
+        cmocka_unit_test(add_long_moves),
+        cmocka_unit_test(add_moves_in_rounds),
         cmocka_unit_test(dense_add_errors),
         cmocka_unit_test(add_grad_errors),
         cmocka_unit_test(cwise_random),
