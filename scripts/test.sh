@@ -51,8 +51,8 @@ TSAN_OPTIONS="halt_on_error=1:die_after_fork=0:suppressions=$PWD/tests/tsan.supp
 # Fuzzing: every libFuzzer harness (clang, ASan + UBSan) for a short fixed time on its seed corpus;
 # any finding fails the run (fuzz/run leaves the input in build-fuzz/artifacts/). The long runs
 # are `fuzz/run 600`.
-stage "libFuzzer: ${NDX_CI_FUZZ_SECONDS:-20} s per harness"
-NDX_FUZZ_JOBS=$jobs bash fuzz/run "${NDX_CI_FUZZ_SECONDS:-20}"
+stage "libFuzzer: ${NDX_CI_FUZZ_SECONDS:-10} s per harness"
+NDX_FUZZ_JOBS=$jobs bash fuzz/run "${NDX_CI_FUZZ_SECONDS:-10}"
 
 # Valgrind memcheck over the release build's C test programs (uninstrumented code: catches what
 # the sanitizer build cannot, e.g. uninitialised reads), as many programs at a time as cores: a
