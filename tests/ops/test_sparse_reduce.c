@@ -513,6 +513,75 @@ static void test_reduce_fused_nan(void **state) {
     }
 }
 
+/* The fused pass's ranges and blocks: 98304 entries make 3 ranges at 3 threads (edges 32768,
+ * 65536) and 2 at 2 (edge 49152), each added 256 entries at a time. Rows (some rows empty) of
+ * 1, 7, 256 and 512 entries lie on and across the blocks' edges; one row crosses the edge at
+ * 32768 and ends at 49152, where the next begins; one crosses 65536; the last block is short.
+ * Each float dtype folds its runs in a register, int32 and complex64 add through the point
+ * kernel. Then: the order broken in the same block as a later coordinate outside dense_shape,
+ * and the reverse; the order broken in the first range and a bad coordinate in the last. */
+enum { ROWS_NNZ = 98304 };
+
+static ndx_sparse_tensor rows_of(test_rng *r, ndx_dtype vt) {
+    static const int64_t pieces[][2] = {{100, 1},    {20, 256},  {1000, 7}, {1, 300}, {87, 200},
+                                        {1, 80},     {1, 19152}, {1, 10000}, {1, 848},
+                                        {1, 10000},  {55, 512},  {1, 144}};
+    int64_t n = 0, row = 0, rows = 0;
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) rows += pieces[k][0];
+    rows *= 2; /* room for the empty ones */
+    ndx_sparse_tensor x = sparse_of(vt, NDX_INT64, 2, SHAPE(rows, 1000), ROWS_NNZ, NULL, NULL);
+    int64_t *idx = x.indices.data;
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++)
+        for (int64_t c = 0; c < pieces[k][0]; c++, row += 1 + (row % 9 == 4)) /* skip some */
+            for (int64_t i = 0; i < pieces[k][1]; i++, n++) {
+                idx[2 * n] = row;
+                idx[2 * n + 1] = i * 1000 / pieces[k][1];
+            }
+    assert_int_equal(n, ROWS_NNZ);
+    assert_true(row <= rows);
+    fill_values(r, &x.values);
+    return x;
+}
+
+static void test_reduce_fused_ranges(void **state) {
+    (void)state;
+    test_rng r = {41};
+    static const ndx_dtype types[4] = {NDX_FLOAT32, NDX_FLOAT64, NDX_INT32, NDX_COMPLEX64};
+    ndx_tensor axis1 = axes_of(1, VALS(1)), axis0 = axes_of(1, VALS(0));
+    for (int k = 0; k < 4; k++) {
+        ndx_sparse_tensor x = rows_of(&r, types[k]);
+        int64_t *idx = x.indices.data;
+        check_fused_against_general(&x, &axis1);
+        if (k == 0) {
+            check_fused_against_general(&x, NULL);
+            check_fused_against_general(&x, &axis0);
+        }
+        /* late in the last block (short): entries swapped, then a column outside */
+        int64_t at[2] = {ROWS_NNZ - 40, 65536 + 3}; /* the last block; the row across 65536 */
+        for (int a = 0; a < 2; a++) {
+            int64_t p = at[a], c = idx[2 * p + 1];
+            idx[2 * p + 1] = idx[2 * (p + 1) + 1] + 1; /* above the next: the order breaks */
+            check_fused_against_general(&x, &axis1);
+            idx[2 * (p + 9) + 1] = 1000; /* and outside dense_shape later in the block */
+            check_fused_against_general(&x, &axis1);
+            idx[2 * p + 1] = c; /* only the one outside */
+            check_fused_against_general(&x, &axis1);
+            idx[2 * (p + 9) + 1] = idx[2 * (p + 8) + 1];
+        }
+        if (k == 0) { /* the order broken in the first range, a row outside in the last */
+            int64_t c = idx[2 * 1000 + 1], row = idx[2 * 90000];
+            idx[2 * 1000 + 1] = 999;
+            idx[2 * 90000] = -1;
+            check_fused_against_general(&x, &axis1);
+            idx[2 * 1000 + 1] = c;
+            idx[2 * 90000] = row;
+        }
+        test_sparse_free(&x);
+    }
+    test_tensor_free(&axis1);
+    test_tensor_free(&axis0);
+}
+
 /* ---- errors --------------------------------------------------------------------------------- */
 
 static void test_reduce_errors(void **state) {
@@ -674,6 +743,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_order_free),
         cmocka_unit_test(test_reduce_fused_canonical),
         cmocka_unit_test(test_reduce_fused_nan),
+        cmocka_unit_test(test_reduce_fused_ranges),
         cmocka_unit_test(test_reduce_errors),
         cmocka_unit_test(test_reduce_infer),
         cmocka_unit_test(test_softmax_errors),
