@@ -648,7 +648,8 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
         if (dt == NDX_INT64 && s + 2 * FUSED_BLOCK <= e) { /* both streams, a block ahead */
             for (int i = 0; i < n * R * 8; i += 64)
                 __builtin_prefetch((const char *)base + (s + FUSED_BLOCK) * R * 8 + i);
-            for (int i = 0; i < n * (int)isz; i += 64)
+            /* (not while an edge's run goes on: its values are added afterwards, not now) */
+            for (int i = 0; (run < 0 || (run != lo && run != hi)) && i < n * (int)isz; i += 64)
                 __builtin_prefetch(values + (s + FUSED_BLOCK) * isz + i);
         }
         for (int i = 0; i < n; i++) {
