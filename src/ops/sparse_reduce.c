@@ -16,7 +16,8 @@
  * output element, 0 where no entry falls; sparse, one output entry per run, in canonical order.
  *
  *   plan   the views, dtype and axes;
- *   fused  a dense SUM of canonical input: one pass checks and adds (below), or gives up;
+ *   fused  a dense SUM of canonical input (a MAX where each element is a run of entries): one
+ *          pass checks and reduces (below), or gives up;
  *   check  one pass reads and checks every index and writes each entry's output element
  *          (scratch); entries already in the reduction's order (canonical input reduced over
  *          any dims, and more) are then ready, and no index is copied;
@@ -572,9 +573,10 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
     }
 }
 
-/* ---- the fused path: a dense SUM of canonical input in one pass --------------------------------- */
+/* ---- the fused path: a dense SUM or MAX of canonical input in one pass -------------------------- */
 
-/* The common case (a dense SUM of entries in canonical order) needs neither the slots' 8 bytes
+/* The common case (a dense SUM of entries in canonical order, or their MAX where each element is
+ * a run: the first entry taken as it is, the rest through the combine) needs neither the slots' 8 bytes
  * per entry nor a second pass: one pass reads each coordinate once and, a block of entries at a
  * time, checks the block (its elements kept on the stack, in L1), then adds its values into
  * their elements (in a register for float runs, else through the point kernel). What it adds
@@ -636,6 +638,7 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
     }
     unsigned char *out = j->out;
     int64_t slots[FUSED_BLOCK];
+    const int first_as_is = p->reduce == NDX_SEGMENT_MAX; /* (then fold is 0) */
     uint64_t prev_flat = 0; /* (offsets are >= 0) */
     /* (locals, not c's fields: stores through out may alias those, keeping them in memory)
      * run: the element being summed; own_begin: the first entry of the range's own elements */
@@ -702,6 +705,10 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
                 }
                 if (el == hi && el != lo) suffix_begin = s + i;
                 else if (el != lo && own_begin < 0) own_begin = s + i;
+                if (first_as_is && el != lo && el != hi) { /* MAX: an own run's first entry */
+                    memcpy(out + el * isz, values + (s + i) * isz, isz);
+                    slots[i] = -1; /* (skipped by the point kernel) */
+                }
                 run = el;
                 sum_f32 = 0;
                 sum_f64 = 0;
@@ -740,9 +747,10 @@ NDX_ALWAYS_INLINE void pass_range(pass_job *j, int64_t w, int64_t b, int64_t e, 
     }
     int64_t lo = j->runs ? j->edge[w] : -1, hi = j->runs ? j->edge[w + 1] : -1;
     ndx_dtype vt = j->p->v.dtype;
-    if (j->runs && vt == NDX_FLOAT32)
+    int fold = j->runs && j->p->reduce == NDX_SEGMENT_SUM; /* (MAX: through the combine) */
+    if (fold && vt == NDX_FLOAT32)
         fused_rows(j, &j->c[w], b, e, lo, hi, dt, R, 4);
-    else if (j->runs && vt == NDX_FLOAT64)
+    else if (fold && vt == NDX_FLOAT64)
         fused_rows(j, &j->c[w], b, e, lo, hi, dt, R, 8);
     else
         fused_rows(j, &j->c[w], b, e, lo, hi, dt, R, 0);
@@ -786,10 +794,12 @@ static int64_t element_of(const reduce_plan *p, const ndx_tensor *indices, int64
     return el;
 }
 
-/* Adds values [b, e) into element `el` of out, in order. */
+/* Reduces values [b, e) into element `el` of out, in order: SUM adds them to its 0, MAX takes
+ * the first as it is and combines the rest. */
 static void add_run(const pass_job *j, int64_t el, int64_t b, int64_t e) {
     const unsigned char *v = j->p->v.values;
-    if (j->p->v.dtype == NDX_FLOAT32 || j->p->v.dtype == NDX_FLOAT64) { /* in a register */
+    const int sum = j->p->reduce == NDX_SEGMENT_SUM;
+    if (sum && (j->p->v.dtype == NDX_FLOAT32 || j->p->v.dtype == NDX_FLOAT64)) { /* in a register */
         int f32 = j->p->v.dtype == NDX_FLOAT32;
         float sf = 0;
         double sd = 0;
@@ -806,6 +816,7 @@ static void add_run(const pass_job *j, int64_t el, int64_t b, int64_t e) {
     int64_t slots[FUSED_BLOCK];
     for (int k = 0; k < FUSED_BLOCK; k++) slots[k] = el;
     size_t isz = j->p->v.itemsize;
+    if (!sum && b < e) memcpy(j->out + el * isz, v + b++ * isz, isz);
     for (int64_t s = b; s < e; s += FUSED_BLOCK) {
         int64_t n = e - s < FUSED_BLOCK ? e - s : FUSED_BLOCK;
         j->k.points(j->out, slots, j->p->v.values + (size_t)s * isz, n, isz);
@@ -815,7 +826,7 @@ static void add_run(const pass_job *j, int64_t el, int64_t b, int64_t e) {
 /* The pass over zeros `out`. Returns NDX_OK with *done = 1 when out holds the result, NDX_OK with
  * *done = 0 when the general path must run, or the error naming the first entry outside
  * dense_shape. */
-static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, pass_job *j, unsigned char *out,
+static ndx_status fused_reduce(ndx_call *call, const reduce_plan *p, pass_job *j, unsigned char *out,
                             int *done) {
     const int64_t nnz = p->v.nnz;
     *done = 0;
@@ -823,9 +834,11 @@ static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, pass_job *j, u
     j->p = p;
     j->indices = &p->sp->indices;
     j->out = out;
-    ndx_combine_find_segment(NDX_SEGMENT_SUM, p->v.dtype, &j->k);
+    if (!ndx_combine_find_segment(p->reduce, p->v.dtype, &j->k)) return NDX_OK;
     j->runs = 1;
     for (int d = 1; d < p->v.rank; d++) j->runs &= !p->reduced[d - 1] || p->reduced[d];
+    /* (MAX takes each element's first entry as it is: only where elements are runs) */
+    if (!j->runs && p->reduce != NDX_SEGMENT_SUM) return NDX_OK;
     j->chunks = j->runs ? ndx_sparse_chunks(p->threads, nnz) : 1;
     if (j->runs) {
         for (int w = 0; w < j->chunks; w++) {
@@ -863,14 +876,14 @@ static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, pass_job *j, u
     return NDX_OK;
 }
 
-/* The dense SUM through the fused pass when it applies. *done = 0: nothing is written, the
+/* The dense SUM or MAX through the fused pass when it applies. *done = 0: nothing is written, the
  * general path runs. Taken only without a memory limit: giving up then leaves the general path
  * the whole budget, and a call that fits today still fits. */
-static ndx_status try_fused_sum(ndx_call *c, const reduce_plan *p, ndx_tensor *out, int *done) {
+static ndx_status try_fused(ndx_call *c, const reduce_plan *p, ndx_tensor *out, int *done) {
     *done = 0;
     /* (into a caller's output through scratch only when the output is no larger than the
      * entries: the copy out must not cost more than the pass saves) */
-    if (p->sparse_out || p->reduce != NDX_SEGMENT_SUM || p->v.nnz <= 0 ||
+    if (p->sparse_out || p->v.nnz <= 0 ||
         ndx_call_room(c) != SIZE_MAX || (out->data != NULL && p->out_count > p->v.nnz))
         return NDX_OK;
     ndx_tensor want = ndx_tensor_make(p->v.dtype, p->out_rank, p->out_dims, NULL);
@@ -892,7 +905,7 @@ static ndx_status try_fused_sum(ndx_call *c, const reduce_plan *p, ndx_tensor *o
         ndx_call_release(c, job);
         return NDX_OK;
     }
-    st = fused_sum(c, p, job, allocated ? out->data : acc, done);
+    st = fused_reduce(c, p, job, allocated ? out->data : acc, done);
     if (st == NDX_OK && *done && !allocated) {
         st = ndx_call_output(c, &want, out, 0, "out", &allocated);
         if (st == NDX_OK && out_bytes > 0) memcpy(out->data, acc, out_bytes);
@@ -913,7 +926,7 @@ static ndx_status reduce_call(ndx_sparse_reduce_op op, int sparse_out, const ndx
     NDX_TRY(plan_reduce(&c, op, sparse_out, sp, axes, keep_dims, &p));
     c.op = p.op; /* the blocks' messages name the reduction */
     int done = 0;
-    if (!sparse_out) NDX_TRY(try_fused_sum(&c, &p, out, &done));
+    if (!sparse_out) NDX_TRY(try_fused(&c, &p, out, &done));
     if (done) return NDX_OK;
     void *blocks[4] = {NULL, NULL, NULL, NULL};
     ndx_status st = check_and_sort(&c, &p, blocks);

@@ -397,17 +397,18 @@ static void test_reduce_order_free(void **state) {
 
 /* ---- the fused pass: a dense SUM of canonical input --------------------------------------- */
 
-/* One call at each thread count without a memory limit (the fused pass) and with a limit far
+/* One call of op at each thread count without a memory limit (the fused pass) and with a limit far
  * above the need (the general path, which the fused pass leaves to whenever a limit is set):
  * the same bits, equal to the reference, or the same error with a caller's output untouched. */
-static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_tensor *ax) {
+static void check_fused_op(ndx_sparse_reduce_op op, const ndx_sparse_tensor *x,
+                           const ndx_tensor *ax) {
     ndx_error err;
     char why[REF_WHY];
     ndx_tensor want = {0};
     ndx_sparse_tensor want_sp = {0};
-    int ref = ref_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &want, &want_sp, why);
+    int ref = ref_sparse_reduce(op, x, ax, 0, &want, &want_sp, why);
     ndx_tensor shape;
-    assert_ok(ndx_sparse_reduce_shape(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &shape, &err), &err);
+    assert_ok(ndx_sparse_reduce_shape(op, x, ax, 0, &shape, &err), &err);
     for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options fused = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_options general = fused;
@@ -416,9 +417,9 @@ static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_te
         memset(a.data, 0xA5, test_nbytes(&a));
         memset(b.data, 0xA5, test_nbytes(&b));
         ndx_error ea, eb;
-        ndx_status sa = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &fused, &a, &ea);
-        ndx_status sb = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &general, &b, &eb);
-        ndx_status sc = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &fused, &c, &err);
+        ndx_status sa = ndx_sparse_reduce(op, x, ax, 0, &fused, &a, &ea);
+        ndx_status sb = ndx_sparse_reduce(op, x, ax, 0, &general, &b, &eb);
+        ndx_status sc = ndx_sparse_reduce(op, x, ax, 0, &fused, &c, &err);
         assert_int_equal(sa, sb);
         assert_int_equal(sa, sc);
         if (sa == NDX_OK) {
@@ -439,6 +440,10 @@ static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_te
         ref_tensor_free(&want);
         ref_sparse_free(&want_sp);
     }
+}
+
+static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_tensor *ax) {
+    check_fused_op(NDX_SPARSE_REDUCE_SUM, x, ax);
 }
 
 /* Canonical inputs long enough for several workers, with elements whose entries cross the
@@ -481,6 +486,8 @@ static void test_reduce_fused_canonical(void **state) {
                                                 : (a < 5 ? axes3[a] : NULL);
                 ndx_tensor axes = spec ? axes_of((int)spec[0], spec + 1) : (ndx_tensor){0};
                 check_fused_against_general(&x, spec ? &axes : NULL);
+                if (variant == 0 && a == 0 && reducible(NDX_SPARSE_REDUCE_MAX, dt))
+                    check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axes); /* MAX's fused runs */
                 if (spec) test_tensor_free(&axes);
             }
             if (variant >= 1 && variant <= 3) { /* swap back */
@@ -552,9 +559,12 @@ static void test_reduce_fused_ranges(void **state) {
         ndx_sparse_tensor x = rows_of(&r, types[k]);
         int64_t *idx = x.indices.data;
         check_fused_against_general(&x, &axis1);
+        if (types[k] != NDX_COMPLEX64) check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis1);
         if (k == 0) {
             check_fused_against_general(&x, NULL);
             check_fused_against_general(&x, &axis0);
+            check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, NULL);
+            check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis0);
         }
         /* late in the last block (short): entries swapped, then a column outside */
         int64_t at[2] = {ROWS_NNZ - 40, 65536 + 3}; /* the last block; the row across 65536 */
@@ -562,10 +572,12 @@ static void test_reduce_fused_ranges(void **state) {
             int64_t p = at[a], c = idx[2 * p + 1];
             idx[2 * p + 1] = idx[2 * (p + 1) + 1] + 1; /* above the next: the order breaks */
             check_fused_against_general(&x, &axis1);
+            if (k == 0) check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis1);
             idx[2 * (p + 9) + 1] = 1000; /* and outside dense_shape later in the block */
             check_fused_against_general(&x, &axis1);
             idx[2 * p + 1] = c; /* only the one outside */
             check_fused_against_general(&x, &axis1);
+            if (k == 0) check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis1);
             idx[2 * (p + 9) + 1] = idx[2 * (p + 8) + 1];
         }
         if (k == 0) { /* the order broken in the first range, a row outside in the last */
