@@ -24,6 +24,7 @@
  *   sort   otherwise every index is copied and checked (sparse_tensor.c), the keys computed
  *          and sorted with the values into scratch;
  *   run    the output written: cannot fail. */
+#include <math.h>
 #include <stdio.h>
 
 #include "dense_ops.h"
@@ -573,11 +574,11 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
     }
 }
 
-/* ---- the fused path: a dense SUM or MAX of canonical input in one pass -------------------------- */
+/* ---- the fused path: a dense SUM or MAX of canonical input in one pass ----------------------- */
 
 /* The common case (a dense SUM of entries in canonical order, or their MAX where each element is
- * a run: the first entry taken as it is, the rest through the combine) needs neither the slots' 8 bytes
- * per entry nor a second pass: one pass reads each coordinate once and, a block of entries at a
+ * a run: its first entry taken as it is, the rest combined) needs neither the slots' 8 bytes per
+ * entry nor a second pass: one pass reads each coordinate once and, a block of entries at a
  * time, checks the block (its elements kept on the stack, in L1), then adds its values into
  * their elements (in a register for float runs, else through the point kernel). What it adds
  * is what the general path adds, in the same order:
@@ -592,9 +593,25 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
  * (or anything unexpected) give up, and the general path runs from the start. */
 #define FUSED_BLOCK 256
 
-/* The combine's float ADD (scatter_combine.h): a NaN already in the sum stays. */
+/* The combine's float ADD (scatter_combine.h): a NaN already in the sum stays; and the segment
+ * max's. */
 static inline float add_f32(float c, float u) { return NDX_NAN_FIRST(c, c + u); }
 static inline double add_f64(double c, double u) { return NDX_NAN_FIRST(c, c + u); }
+#define LESS_THAN(a, b) ((a) < (b))
+static inline float max_f32(float c, float u) {
+    return NDX_SEGMENT_MAX_OF(c, u, isnan, LESS_THAN);
+}
+static inline double max_f64(double c, double u) {
+    return NDX_SEGMENT_MAX_OF(c, u, isnan, LESS_THAN);
+}
+/* A run's next value folded in: MAX (whose run starts from its first value, max(u, u) = u in
+ * every bit) or SUM (from 0). */
+static inline float fold_f32(int max, float c, float u) {
+    return max ? max_f32(c, u) : add_f32(c, u);
+}
+static inline double fold_f64(int max, double c, double u) {
+    return max ? max_f64(c, u) : add_f64(c, u);
+}
 
 /* The first entry of [b, e) with a coordinate outside dense_shape, into *first and row (the
  * value that failed as it was read); 0 when there is none now (another thread changed the
@@ -621,9 +638,9 @@ static int first_outside(const reduce_plan *p, const ndx_tensor *indices, int64_
  * slots; only a clean block is added, so every write goes to an element its check computed.
  * runs (lo >= 0): lo is the range's first element, hi the next range's (-1 for the last range);
  * entries of lo (a prefix) and hi (a suffix) are left for later, the elements between are this
- * range's own. fold (runs of float32 or float64: 4 or 8, else 0): each run summed in a register
- * from 0 and stored once, the same bits as the point kernel's adds into the zeroed element,
- * without its store-to-load chain through memory. */
+ * range's own. fold (runs of float32 or float64: 4 or 8, else 0): each run reduced in a register
+ * (a sum from 0, a max from its first value) and stored once, the same bits as the point
+ * kernel's combines into the element, without its store-to-load chain through memory. */
 NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_t e, int64_t lo,
                                   int64_t hi, ndx_dtype dt, int R, int fold) {
     const reduce_plan *p = j->p;
@@ -638,7 +655,7 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
     }
     unsigned char *out = j->out;
     int64_t slots[FUSED_BLOCK];
-    const int first_as_is = p->reduce == NDX_SEGMENT_MAX; /* (then fold is 0) */
+    const int first_as_is = p->reduce == NDX_SEGMENT_MAX;
     uint64_t prev_flat = 0; /* (offsets are >= 0) */
     /* (locals, not c's fields: stores through out may alias those, keeping them in memory)
      * run: the element being summed; own_begin: the first entry of the range's own elements */
@@ -686,12 +703,12 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
             for (int i = 0; fold == 4 && i < n; i++) {
                 float u;
                 memcpy(&u, values + (s + i) * 4, 4);
-                sum_f32 = add_f32(sum_f32, u);
+                sum_f32 = fold_f32(first_as_is, sum_f32, u);
             }
             for (int i = 0; fold == 8 && i < n; i++) {
                 double u;
                 memcpy(&u, values + (s + i) * 8, 8);
-                sum_f64 = add_f64(sum_f64, u);
+                sum_f64 = fold_f64(first_as_is, sum_f64, u);
             }
         } else for (int i = 0; i < n; i++) {
             const int64_t el = slots[i];
@@ -705,22 +722,24 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
                 }
                 if (el == hi && el != lo) suffix_begin = s + i;
                 else if (el != lo && own_begin < 0) own_begin = s + i;
-                if (first_as_is && el != lo && el != hi) { /* MAX: an own run's first entry */
+                if (first_as_is && !fold && el != lo && el != hi) { /* MAX: a run's first entry */
                     memcpy(out + el * isz, values + (s + i) * isz, isz);
                     slots[i] = -1; /* (skipped by the point kernel) */
                 }
                 run = el;
                 sum_f32 = 0;
                 sum_f64 = 0;
+                if (first_as_is && fold == 4) memcpy(&sum_f32, values + (s + i) * 4, 4);
+                if (first_as_is && fold == 8) memcpy(&sum_f64, values + (s + i) * 8, 8);
             }
             if (fold == 4) {
                 float u;
                 memcpy(&u, values + (s + i) * 4, 4);
-                sum_f32 = add_f32(sum_f32, u);
+                sum_f32 = fold_f32(first_as_is, sum_f32, u);
             } else if (fold == 8) {
                 double u;
                 memcpy(&u, values + (s + i) * 8, 8);
-                sum_f64 = add_f64(sum_f64, u);
+                sum_f64 = fold_f64(first_as_is, sum_f64, u);
             }
         }
         if (!fold && own_begin >= 0) { /* the block's own entries, consecutive */
@@ -747,7 +766,7 @@ NDX_ALWAYS_INLINE void pass_range(pass_job *j, int64_t w, int64_t b, int64_t e, 
     }
     int64_t lo = j->runs ? j->edge[w] : -1, hi = j->runs ? j->edge[w + 1] : -1;
     ndx_dtype vt = j->p->v.dtype;
-    int fold = j->runs && j->p->reduce == NDX_SEGMENT_SUM; /* (MAX: through the combine) */
+    int fold = j->runs;
     if (fold && vt == NDX_FLOAT32)
         fused_rows(j, &j->c[w], b, e, lo, hi, dt, R, 4);
     else if (fold && vt == NDX_FLOAT64)
@@ -799,15 +818,17 @@ static int64_t element_of(const reduce_plan *p, const ndx_tensor *indices, int64
 static void add_run(const pass_job *j, int64_t el, int64_t b, int64_t e) {
     const unsigned char *v = j->p->v.values;
     const int sum = j->p->reduce == NDX_SEGMENT_SUM;
-    if (sum && (j->p->v.dtype == NDX_FLOAT32 || j->p->v.dtype == NDX_FLOAT64)) { /* in a register */
+    if (j->p->v.dtype == NDX_FLOAT32 || j->p->v.dtype == NDX_FLOAT64) { /* in a register */
         int f32 = j->p->v.dtype == NDX_FLOAT32;
         float sf = 0;
         double sd = 0;
+        if (!sum && b < e && f32) memcpy(&sf, v + b * 4, 4);
+        if (!sum && b < e && !f32) memcpy(&sd, v + b * 8, 8);
         for (int64_t i = b; i < e; i++) {
             float uf;
             double ud;
-            if (f32) memcpy(&uf, v + i * 4, 4), sf = add_f32(sf, uf);
-            else memcpy(&ud, v + i * 8, 8), sd = add_f64(sd, ud);
+            if (f32) memcpy(&uf, v + i * 4, 4), sf = fold_f32(!sum, sf, uf);
+            else memcpy(&ud, v + i * 8, 8), sd = fold_f64(!sum, sd, ud);
         }
         if (f32) memcpy(j->out + el * 4, &sf, 4);
         else memcpy(j->out + el * 8, &sd, 8);
@@ -826,8 +847,8 @@ static void add_run(const pass_job *j, int64_t el, int64_t b, int64_t e) {
 /* The pass over zeros `out`. Returns NDX_OK with *done = 1 when out holds the result, NDX_OK with
  * *done = 0 when the general path must run, or the error naming the first entry outside
  * dense_shape. */
-static ndx_status fused_reduce(ndx_call *call, const reduce_plan *p, pass_job *j, unsigned char *out,
-                            int *done) {
+static ndx_status fused_reduce(ndx_call *call, const reduce_plan *p, pass_job *j,
+                               unsigned char *out, int *done) {
     const int64_t nnz = p->v.nnz;
     *done = 0;
     memset(j, 0, sizeof *j);

@@ -515,6 +515,8 @@ static void test_reduce_fused_nan(void **state) {
         ndx_tensor axes = axes_of(1, VALS(1));
         check_fused_against_general(&x, &axes);
         check_fused_against_general(&x, NULL);
+        check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axes); /* a NaN wins a max, the first one */
+        check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, NULL);
         test_tensor_free(&axes);
         test_sparse_free(&x);
     }
