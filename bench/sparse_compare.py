@@ -209,22 +209,83 @@ def fill_empty_rows(rng):
                      f"{int(empty.sum())} empty rows, canonical order, float32")
 
 
-# ---- sparse.reduce_sum (ndx/_sparse_reduce.py) ----
+# ---- sparse.reduce_sum and sparse.reduce_max (src/ops/sparse_reduce.c) ----
 
 REDUCE_SHAPE = (200_000, 200_000)
 REDUCE_NNZ = 10_000_000
 
 
-def sparse_reduce_sum(rng, axis):
-    """reduce_sum of a [200000, 200000] float32 SparseTensor of 10M entries in canonical order
-    (int64 indices, as TensorFlow's) over `axis` (None: every dim): SciPy's COO and CSR
-    .sum(axis) (their int32 indices built beforehand, not timed) and torch.sparse.sum on a
-    coalesced COO tensor."""
+def reduce_input(rng):
+    """A [200000, 200000] float32 SparseTensor of 10M distinct entries in canonical order, in
+    TensorFlow's layout: int64 indices [n, 2], values, dense_shape."""
     rows, cols = REDUCE_SHAPE
     flat = np.unique(rng.integers(0, rows * cols, REDUCE_NNZ + REDUCE_NNZ // 50))[:REDUCE_NNZ]
     idx = np.stack(np.divmod(flat, cols), axis=1).astype(np.int64)
     vals = rng.standard_normal(len(flat), dtype=np.float32)
-    shape = np.array(REDUCE_SHAPE, np.int64)
+    return idx, vals, np.array(REDUCE_SHAPE, np.int64)
+
+
+def tf_layout_peers(idx, vals, axis, reduce):
+    """What a user holding the TensorFlow-layout SparseTensor calls, timed from that input
+    (every conversion inside the timed call)."""
+    sps, torch = scipy_or_none(), torch_or_none()
+    peers = {}
+    if axis is None:
+        return peers
+    kept = 1 - axis  # the coordinate column that names the output element
+    n_out = REDUCE_SHAPE[kept]
+
+    def peer(fn, post=lambda r: r):
+        def setup(threads):
+            last = {}
+
+            def run():
+                last["r"] = fn()
+            return run, (lambda: np.asarray(post(last["r"])).reshape(-1))
+        return setup
+
+    if reduce == "sum":
+        # float64 result (bincount's weights): checked with a tolerance like the others
+        peers["np.bincount (TF layout)"] = peer(
+            lambda: np.bincount(idx[:, kept], weights=vals, minlength=n_out))
+        if sps:
+            peers["scipy coo built+sum (TF layout)"] = peer(
+                lambda: sps.coo_matrix((vals, (idx[:, 0], idx[:, 1])),
+                                       shape=REDUCE_SHAPE).sum(axis=axis))
+    else:
+        if axis == 1:  # rows in canonical order: one reduceat over the row starts
+            def reduceat():
+                r = idx[:, 0]
+                starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+                out = np.zeros(n_out, np.float32)  # TF: 0 for a row without entries
+                out[r[starts]] = np.maximum.reduceat(vals, starts)
+                return out
+            peers["np.maximum.reduceat (TF layout)"] = peer(reduceat)
+    if torch:
+        ti, tv = torch.from_numpy(idx), torch.from_numpy(vals)
+        if reduce == "sum":
+            peers["torch index_add_ (TF layout)"] = peer(
+                lambda: torch.zeros(n_out).index_add_(0, ti[:, kept], tv), lambda r: r.numpy())
+            peers["torch coo coalesce+sparse.sum (TF layout)"] = peer(
+                lambda: torch.sparse.sum(torch.sparse_coo_tensor(ti.T, tv, REDUCE_SHAPE)
+                                         .coalesce(), dim=axis),
+                lambda r: r.to_dense().numpy())
+        else:
+            # include_self=False: an element no entry reaches keeps its 0, as TF's
+            peers["torch scatter_reduce amax (TF layout)"] = peer(
+                lambda: torch.zeros(n_out).scatter_reduce_(0, ti[:, kept], tv, "amax",
+                                                           include_self=False),
+                lambda r: r.numpy())
+    return peers
+
+
+def sparse_reduce_sum(rng, axis):
+    """reduce_sum of reduce_input over `axis` (None: every dim). Peers: SciPy's COO and CSR
+    .sum(axis) on matrices built beforehand (not timed: a different input format, int32
+    indices, and for axis 1 CSR never reads the column indices), torch.sparse.sum on a
+    coalesced COO tensor built beforehand, and tf_layout_peers, timed from TF's layout."""
+    idx, vals, shape = reduce_input(rng)
+    rows, cols = REDUCE_SHAPE
     sps, torch = scipy_or_none(), torch_or_none()
 
     def mine(threads):
@@ -247,7 +308,7 @@ def sparse_reduce_sum(rng, axis):
                 def run():
                     last["r"] = m.sum(axis=axis)
                 return run, (lambda: as_array(last["r"]))
-            peers[label + ".sum"] = peer
+            peers[label + ".sum (prebuilt, other format)"] = peer
     if torch:
         t = torch.sparse_coo_tensor(torch.from_numpy(idx.T.copy()), torch.from_numpy(vals),
                                     REDUCE_SHAPE).coalesce()
@@ -260,7 +321,8 @@ def sparse_reduce_sum(rng, axis):
                              else torch.sparse.sum(t))
             return run, (lambda: as_array(last["r"].to_dense() if last["r"].is_sparse
                                           else last["r"]))
-        peers["torch.sparse.sum"] = torch_peer
+        peers["torch.sparse.sum (prebuilt coalesced)"] = torch_peer
+    peers.update(tf_layout_peers(idx, vals, axis, "sum"))
 
     def check(got, want):
         got = np.asarray(got, np.float64)
@@ -273,8 +335,49 @@ def sparse_reduce_sum(rng, axis):
                 eager=call(lambda: ndx.sparse.reduce_sum(ndx.SparseTensor._from_parts(
                     idx, vals, shape), axis)),
                 stream=idx.nbytes + vals.nbytes, random=0,
-                note=f"[{rows}, {cols}] float32, {len(flat)} entries in canonical order, "
-                     f"int64 indices, axis {axis}")
+                note=f"[{rows}, {cols}] float32, {len(vals)} entries in canonical order, "
+                     f"int64 indices, axis {axis}; floor: reading the indices and values once "
+                     f"({(idx.nbytes + vals.nbytes) / 1e6:.0f} MB)")
+
+
+def sparse_reduce_max(rng, axis):
+    """reduce_max of reduce_input over `axis`: TF's max over the entries present (0 for an
+    element with none). SciPy's csr.max(axis) (prebuilt) counts the implicit zeros of a row
+    that is not full, so it agrees only where each row's max is positive: the exact check
+    below marks it wrong otherwise. torch scatter_reduce amax and NumPy's reduceat from TF's
+    layout."""
+    idx, vals, shape = reduce_input(rng)
+    rows, cols = REDUCE_SHAPE
+    sps = scipy_or_none()
+
+    def mine(threads):
+        f = ndx.function(lambda i, v, s: ndx.sparse.reduce_max(
+            ndx.SparseTensor._from_parts(i, v, s), axis), threads=threads)
+        return call(f, idx, vals, shape)
+
+    peers = {}
+    if sps:
+        csr = sps.csr_matrix((vals, (idx[:, 0].astype(np.int32), idx[:, 1].astype(np.int32))),
+                             shape=REDUCE_SHAPE)
+
+        def scipy_peer(threads):
+            last = {}
+
+            def run():
+                last["r"] = csr.max(axis=axis)
+            return run, (lambda: np.asarray(last["r"].todense()).reshape(-1))
+        peers["scipy csr.max (prebuilt, other format)"] = scipy_peer
+    peers.update(tf_layout_peers(idx, vals, axis, "max"))
+
+    def check(got, want):  # a max is exact: no tolerance
+        return exact(np.asarray(got, np.float32).reshape(-1), np.asarray(want).reshape(-1))
+    return dict(ndx=mine, peers=peers, check=check,
+                eager=call(lambda: ndx.sparse.reduce_max(ndx.SparseTensor._from_parts(
+                    idx, vals, shape), axis)),
+                stream=idx.nbytes + vals.nbytes, random=0,
+                note=f"[{rows}, {cols}] float32, {len(vals)} entries in canonical order, "
+                     f"int64 indices, axis {axis}; SciPy's max counts implicit zeros (right "
+                     f"here only because every row's max is positive)")
 
 
 # ---- sparse.add: two SparseTensors of 10M entries each ---------------------------------------
@@ -361,6 +464,7 @@ def workloads():
         "sparse.reduce_sum axis 1": lambda: sparse_reduce_sum(rng, 1),
         "sparse.reduce_sum axis 0": lambda: sparse_reduce_sum(rng, 0),
         "sparse.reduce_sum all axes": lambda: sparse_reduce_sum(rng, None),
+        "sparse.reduce_max axis 1": lambda: sparse_reduce_max(rng, 1),
         "sparse.add 2x10M": lambda: sparse_add(rng),
         "sparse.reshape 3-D to 2-D": lambda: sparse_reshape(rng, (1000, 1000, 1000),
                                                              (1_000_000, 1000)),

@@ -78,7 +78,7 @@ typedef struct { unsigned char b[16]; } bytes16;
         return IS_NAN(c) ? c : IS_NAN(u) ? u : LESS(c, u) ? c : u;                             \
     }                                                                                          \
     static inline T tag##_segment_max(T c, T u) {                                              \
-        return IS_NAN(c) ? c : IS_NAN(u) ? u : LESS(u, c) ? c : u;                             \
+        return NDX_SEGMENT_MAX_OF(c, u, IS_NAN, LESS);                                         \
     }                                                                                          \
     COMBINE_KERNELS(tag##_segment_min, T, tag##_segment_min)                                   \
     COMBINE_KERNELS(tag##_segment_max, T, tag##_segment_max)

@@ -75,4 +75,11 @@ void ndx_string_append_run(void *restrict dst, size_t dst_width, const void *res
  * register (sparse_reduce.c) take the same rule. */
 #define NDX_NAN_FIRST(c, expr) ((c) != (c) ? (c) + (c) : (expr))
 
+/* The segment reductions' max of the current value c and an update u (TensorFlow's
+ * cwiseMax<PropagateNaN>): a NaN on either side gives that NaN, the current one first; otherwise
+ * the update wins a tie. IS_NAN and LESS as the type needs. The maxima that fold in a register
+ * (sparse_reduce.c) take the same rule. */
+#define NDX_SEGMENT_MAX_OF(c, u, IS_NAN, LESS) \
+    (IS_NAN(c) ? (c) : IS_NAN(u) ? (u) : LESS(u, c) ? (c) : (u))
+
 #endif /* NDX_SCATTER_COMBINE_H */

@@ -16,13 +16,15 @@
  * output element, 0 where no entry falls; sparse, one output entry per run, in canonical order.
  *
  *   plan   the views, dtype and axes;
- *   fused  a dense SUM of canonical input: one pass checks and adds (below), or gives up;
+ *   fused  a dense SUM of canonical input (a MAX where each element is a run of entries): one
+ *          pass checks and reduces (below), or gives up;
  *   check  one pass reads and checks every index and writes each entry's output element
  *          (scratch); entries already in the reduction's order (canonical input reduced over
  *          any dims, and more) are then ready, and no index is copied;
  *   sort   otherwise every index is copied and checked (sparse_tensor.c), the keys computed
  *          and sorted with the values into scratch;
  *   run    the output written: cannot fail. */
+#include <math.h>
 #include <stdio.h>
 
 #include "dense_ops.h"
@@ -298,15 +300,37 @@ typedef struct scan_chunk {
     int64_t first_flat, last_flat;  /* row-major offsets of the chunk's first and last entries */
 } scan_chunk;
 
-typedef struct scan_job {
+/* The fused pass's per-range results (the fused path, below). */
+typedef struct fused_chunk {
+    int64_t first_bad;              /* -1: none */
+    int64_t bad_row[NDX_MAX_RANK];
+    int gave_up;                    /* out of canonical order, or an element outside the range */
+    int64_t first_flat, last_flat;  /* row-major offsets of the first and last entries */
+    int64_t prefix_end;             /* entries [begin, prefix_end) are the range's first element */
+    int64_t suffix_begin;           /* entries [suffix_begin, end) the next range's first one */
+} fused_chunk;
+
+/* Both chunked passes over the entries, the check (scan_rows) and the fused sum (fused_rows):
+ * one job, one driver (pass_fn, after the fused pass), workers over ranges of entries. */
+typedef struct pass_job {
     const reduce_plan *p;
     const ndx_tensor *indices;
-    int64_t *slots;
     int chunks;
-    scan_chunk c[NDX_SPARSE_MAX_CHUNKS];
-} scan_job;
+    int fused;                      /* 1: the fused sum; 0: the check */
+    /* the check */
+    int64_t *slots;
+    scan_chunk sc[NDX_SPARSE_MAX_CHUNKS];
+    /* the fused sum */
+    unsigned char *out;
+    int runs;
+    ndx_combine k;
+    int64_t edge[NDX_SPARSE_MAX_CHUNKS + 1]; /* runs: each range's first element, then -1 */
+    fused_chunk c[NDX_SPARSE_MAX_CHUNKS];
+} pass_job;
 
-NDX_ALWAYS_INLINE void scan_rows(scan_job *j, scan_chunk *c, int64_t b, int64_t e,
+static void pass_fn(void *ctx, int64_t w0, int64_t w1, int worker);
+
+NDX_ALWAYS_INLINE void scan_rows(pass_job *j, scan_chunk *c, int64_t b, int64_t e,
                                  ndx_dtype dt, int R) {
     const reduce_plan *p = j->p;
     const void *base = j->indices->data;
@@ -358,47 +382,27 @@ NDX_ALWAYS_INLINE void scan_rows(scan_job *j, scan_chunk *c, int64_t b, int64_t 
     c->last_flat = prev_flat;
 }
 
-static void scan_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
-    (void)worker;
-    scan_job *j = ctx;
-    const ndx_sparse_view *v = &j->p->v;
-    for (int64_t w = w0; w < w1; w++) {
-        int64_t b = ndx_chunk_begin(v->nnz, j->chunks, (int)w);
-        int64_t e = ndx_chunk_begin(v->nnz, j->chunks, (int)w + 1);
-        scan_chunk *c = &j->c[w];
-        memset(c, 0, sizeof *c);
-        c->first_bad = -1;
-        if (b == e) continue;
-        /* the common shapes as constants, so the loop over coordinates unrolls */
-        if (j->indices->dtype == NDX_INT64 && v->rank == 2)
-            scan_rows(j, c, b, e, NDX_INT64, 2);
-        else if (j->indices->dtype == NDX_INT64)
-            scan_rows(j, c, b, e, NDX_INT64, v->rank);
-        else
-            scan_rows(j, c, b, e, j->indices->dtype, v->rank);
-    }
-}
-
 /* The one-pass check (above) into slots (nnz of them). Returns 1 when the entries need no sort
  * (then slots hold their output elements and p->groups the runs), 0 when they do; fails naming
  * the first entry outside dense_shape. */
 static ndx_status scan_in_order(ndx_call *call, reduce_plan *p, int64_t *slots, int *in_order,
                                 int *canonical, void **block) {
     /* (a few KiB: scratch, not the stack of the caller's thread) */
-    NDX_TRY(ndx_call_scratch(call, sizeof(scan_job), 0, "scan results", block));
-    scan_job *j = *block;
+    NDX_TRY(ndx_call_scratch(call, sizeof(pass_job), 0, "scan results", block));
+    pass_job *j = *block;
     j->p = p;
     j->indices = &p->sp->indices;
     j->slots = slots;
     j->chunks = ndx_sparse_chunks(p->threads, p->v.nnz);
-    if (j->chunks > 0) ndx_parallel_for(j->chunks, j->chunks, 1, scan_fn, j);
+    j->fused = 0;
+    if (j->chunks > 0) ndx_parallel_for(j->chunks, j->chunks, 1, pass_fn, j);
     ndx_status st = NDX_OK;
     *in_order = 1;
     *canonical = 1;
     p->groups = 0;
     const scan_chunk *prev = NULL;
     for (int w = 0; w < j->chunks; w++) {
-        const scan_chunk *c = &j->c[w];
+        const scan_chunk *c = &j->sc[w];
         if (c->first_bad >= 0) {
             char coords[NDX_DIMS_TEXT], shape[NDX_DIMS_TEXT];
             ndx_format_dims(coords, sizeof coords, p->v.rank, c->bad_row);
@@ -570,12 +574,14 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
     }
 }
 
-/* ---- the fused path: a dense SUM of canonical input in one pass --------------------------------- */
+/* ---- the fused path: a dense SUM or MAX of canonical input in one pass ----------------------- */
 
-/* The common case (a dense SUM of entries in canonical order) needs neither the slots' 8 bytes
- * per entry nor a second pass: one pass reads each coordinate once, checks it, and adds the
- * entry's value into its element through the point kernel, a block of entries at a time (the
- * block's elements stay in L1). What it adds is what the general path adds, in the same order:
+/* The common case (a dense SUM of entries in canonical order, or their MAX where each element is
+ * a run: its first entry taken as it is, the rest combined) needs neither the slots' 8 bytes per
+ * entry nor a second pass: one pass reads each coordinate once and, a block of entries at a
+ * time, checks the block (its elements kept on the stack, in L1), then adds its values into
+ * their elements (in a register for float runs, else through the point kernel). What it adds
+ * is what the general path adds, in the same order:
  * each element is 0 plus its entries in the order of their reduced coordinates.
  *   runs     the kept dims lead (axis 1, trailing axes, every axis): each element is a run of
  *            entries. Workers take ranges of entries; an element at a range's edge (the
@@ -587,136 +593,212 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
  * (or anything unexpected) give up, and the general path runs from the start. */
 #define FUSED_BLOCK 256
 
-typedef struct fused_chunk {
-    int64_t first_bad;              /* -1: none */
-    int64_t bad_row[NDX_MAX_RANK];
-    int gave_up;                    /* out of canonical order, or an element outside the range */
-    int64_t first_flat, last_flat;  /* row-major offsets of the first and last entries */
-    int64_t prefix_end;             /* entries [begin, prefix_end) are the range's first element */
-    int64_t suffix_begin;           /* entries [suffix_begin, end) the next range's first one */
-} fused_chunk;
-
-typedef struct fused_job {
-    const reduce_plan *p;
-    const ndx_tensor *indices;
-    unsigned char *out;
-    int runs;
-    int chunks;
-    ndx_combine k;
-    int64_t edge[NDX_SPARSE_MAX_CHUNKS + 1]; /* runs: each range's first element; -1 after the last */
-    fused_chunk c[NDX_SPARSE_MAX_CHUNKS];
-} fused_job;
-
-/* The combine's float ADD (scatter_combine.h): a NaN already in the sum stays. */
+/* The combine's float ADD (scatter_combine.h): a NaN already in the sum stays; and the segment
+ * max's. */
 static inline float add_f32(float c, float u) { return NDX_NAN_FIRST(c, c + u); }
 static inline double add_f64(double c, double u) { return NDX_NAN_FIRST(c, c + u); }
+#define LESS_THAN(a, b) ((a) < (b))
+static inline float max_f32(float c, float u) {
+    return NDX_SEGMENT_MAX_OF(c, u, isnan, LESS_THAN);
+}
+static inline double max_f64(double c, double u) {
+    return NDX_SEGMENT_MAX_OF(c, u, isnan, LESS_THAN);
+}
+/* A run's next value folded in: MAX (whose run starts from its first value, max(u, u) = u in
+ * every bit) or SUM (from 0). */
+static inline float fold_f32(int max, float c, float u) {
+    return max ? max_f32(c, u) : add_f32(c, u);
+}
+static inline double fold_f64(int max, double c, double u) {
+    return max ? max_f64(c, u) : add_f64(c, u);
+}
 
-/* fold (runs of float32 or float64: 4 or 8, else 0): each run summed in a register from 0 and
- * stored once, the same bits as the point kernel's adds into the zeroed element, without its
- * store-to-load chain through memory. */
-NDX_ALWAYS_INLINE void fused_rows(fused_job *j, fused_chunk *c, int64_t b, int64_t e, int64_t lo,
+/* The first entry of [b, e) with a coordinate outside dense_shape, into *first and row (the
+ * value that failed as it was read); 0 when there is none now (another thread changed the
+ * indices since the block's check saw one). */
+static int first_outside(const reduce_plan *p, const ndx_tensor *indices, int64_t b, int64_t e,
+                         int64_t *first, int64_t *row) {
+    const int R = p->v.rank;
+    for (int64_t i = b; i < e; i++)
+        for (int d = 0; d < R; d++) {
+            int64_t x = ndx_read_index(indices->data, indices->dtype, i * R + d);
+            if ((uint64_t)x < (uint64_t)p->v.dims[d]) continue;
+            for (int k = 0; k < R; k++)
+                row[k] = ndx_read_index(indices->data, indices->dtype, i * R + k);
+            row[d] = x;
+            *first = i;
+            return 1;
+        }
+    return 0;
+}
+
+/* One range [b, e) of the fused pass, a block at a time. The block is checked first without a
+ * branch per entry (each coordinate against dense_shape, the row-major offsets never falling:
+ * unsigned arithmetic, whose wrapped values only a failed block sees), its elements kept in
+ * slots; only a clean block is added, so every write goes to an element its check computed.
+ * runs (lo >= 0): lo is the range's first element, hi the next range's (-1 for the last range);
+ * entries of lo (a prefix) and hi (a suffix) are left for later, the elements between are this
+ * range's own. fold (runs of float32 or float64: 4 or 8, else 0): each run reduced in a register
+ * (a sum from 0, a max from its first value) and stored once, the same bits as the point
+ * kernel's combines into the element, without its store-to-load chain through memory. */
+NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_t e, int64_t lo,
                                   int64_t hi, ndx_dtype dt, int R, int fold) {
     const reduce_plan *p = j->p;
     const void *base = j->indices->data;
     const unsigned char *values = p->v.values;
     const size_t isz = p->v.itemsize;
-    int64_t dims[NDX_MAX_RANK];
+    uint64_t dims[NDX_MAX_RANK];
     int reduced[NDX_MAX_RANK];
     for (int d = 0; d < R; d++) {
-        dims[d] = p->v.dims[d];
+        dims[d] = (uint64_t)p->v.dims[d];
         reduced[d] = p->reduced[d];
     }
     unsigned char *out = j->out;
     int64_t slots[FUSED_BLOCK];
-    int64_t prev_flat = -1, run = -1; /* fold: the element being summed */
-    /* (locals, not c's fields: stores through out may alias those, which would keep them in memory) */
-    int64_t prefix_end = b, suffix_begin = e;
+    const int first_as_is = p->reduce == NDX_SEGMENT_MAX;
+    uint64_t prev_flat = 0; /* (offsets are >= 0) */
+    /* (locals, not c's fields: stores through out may alias those, keeping them in memory)
+     * run: the element being summed; own_begin: the first entry of the range's own elements */
+    int64_t run = -1, own_begin = -1, prefix_end = b, suffix_begin = e;
     float sum_f32 = 0;
     double sum_f64 = 0;
     for (int64_t s = b; s < e; s += FUSED_BLOCK) {
-        int64_t n = e - s < FUSED_BLOCK ? e - s : FUSED_BLOCK, first = -1, m = 0;
-        for (int64_t i = s; i < s + n; i++) {
-            if (dt == NDX_INT64 && lo >= 0 && (i & 3) == 0) /* runs: the index stream, well ahead */
-                __builtin_prefetch((const int64_t *)base + (i + 256) * R);
-            int64_t el = 0, flat = 0;
+        const int n = e - s < FUSED_BLOCK ? (int)(e - s) : FUSED_BLOCK;
+        uint64_t bad = 0, back = 0, first = 0;
+        if (dt == NDX_INT64 && s + 2 * FUSED_BLOCK <= e) { /* both streams, a block ahead */
+            for (int i = 0; i < n * R * 8; i += 64)
+                __builtin_prefetch((const char *)base + (s + FUSED_BLOCK) * R * 8 + i);
+            /* (not while an edge's run goes on: its values are added afterwards, not now) */
+            for (int i = 0; (run < 0 || (run != lo && run != hi)) && i < n * (int)isz; i += 64)
+                __builtin_prefetch(values + (s + FUSED_BLOCK) * isz + i);
+        }
+        for (int i = 0; i < n; i++) {
+            uint64_t el = 0, flat = 0;
             for (int d = 0; d < R; d++) {
-                int64_t x = ndx_read_index(base, dt, i * R + d);
-                if (__builtin_expect((uint64_t)x >= (uint64_t)dims[d], 0)) {
-                    c->first_bad = i;
-                    for (int k = 0; k < R; k++) c->bad_row[k] = ndx_read_index(base, dt, i * R + k);
-                    c->bad_row[d] = x; /* the value that failed, whatever is there now */
-                    return;
-                }
+                uint64_t x = (uint64_t)ndx_read_index(base, dt, (s + i) * R + d);
+                bad |= x >= dims[d];
                 if (!reduced[d]) el = el * dims[d] + x;
                 flat = flat * dims[d] + x;
             }
-            if (i == b) c->first_flat = flat;
-            if (flat < prev_flat) { c->gave_up = 1; return; }
+            if (i == 0) first = flat;
+            back |= flat < prev_flat;
             prev_flat = flat;
-            if (lo >= 0 && el == lo) { /* the range's first element: left for later */
-                if (m > 0 || suffix_begin < e) { c->gave_up = 1; return; }
-                prefix_end = i + 1;
-                continue;
-            }
-            if (hi >= 0 && el == hi) { /* the next range's first element: left for later */
-                if (suffix_begin == e) suffix_begin = i;
-                continue;
-            }
-            /* this range's own elements lie strictly between its edges; the added entries of a
-             * block are consecutive */
-            if ((lo >= 0 && (el < lo || (hi >= 0 && el > hi))) || suffix_begin < e ||
-                (m > 0 && i != first + m)) {
-                c->gave_up = 1;
-                return;
-            }
-            if (m == 0) first = i;
-            m++;
-            if (fold == 4) {
-                if (el != run && run >= 0) memcpy(out + run * 4, &sum_f32, 4);
-                if (el != run) sum_f32 = 0;
-                float u;
-                memcpy(&u, values + i * 4, 4);
-                sum_f32 = add_f32(sum_f32, u);
-            } else if (fold == 8) {
-                if (el != run && run >= 0) memcpy(out + run * 8, &sum_f64, 8);
-                if (el != run) sum_f64 = 0;
-                double u;
-                memcpy(&u, values + i * 8, 8);
-                sum_f64 = add_f64(sum_f64, u);
-            } else {
-                slots[m - 1] = el;
-            }
-            run = el;
+            slots[i] = (int64_t)el;
         }
-        if (m > 0 && !fold) j->k.points(out, slots, values + (size_t)first * isz, m, isz);
+        if (bad) {
+            if (!first_outside(p, j->indices, s, s + n, &c->first_bad, c->bad_row)) c->gave_up = 1;
+            return;
+        }
+        if (back) {
+            c->gave_up = 1;
+            return;
+        }
+        if (s == b) c->first_flat = (int64_t)first;
+        if (lo < 0) { /* the scatter form: every entry, in order */
+            j->k.points(out, slots, values + (size_t)s * isz, n, isz);
+            continue;
+        }
+        if (slots[0] == run && slots[n - 1] == run) { /* the block goes on with the run */
+            if (run == lo || run == hi) continue; /* left for later: nothing to add here */
+            for (int i = 0; fold == 4 && i < n; i++) {
+                float u;
+                memcpy(&u, values + (s + i) * 4, 4);
+                sum_f32 = fold_f32(first_as_is, sum_f32, u);
+            }
+            for (int i = 0; fold == 8 && i < n; i++) {
+                double u;
+                memcpy(&u, values + (s + i) * 8, 8);
+                sum_f64 = fold_f64(first_as_is, sum_f64, u);
+            }
+        } else for (int i = 0; i < n; i++) {
+            const int64_t el = slots[i];
+            if (el != run) { /* the run before (if any) ends at s + i; el's begins (el > run) */
+                if (run == lo) prefix_end = s + i;
+                else if (run >= 0 && fold == 4) memcpy(out + run * 4, &sum_f32, 4);
+                else if (run >= 0 && fold == 8) memcpy(out + run * 8, &sum_f64, 8);
+                if (el < lo || (hi >= 0 && el > hi)) { /* another range's element */
+                    c->gave_up = 1;
+                    return;
+                }
+                if (el == hi && el != lo) suffix_begin = s + i;
+                else if (el != lo && own_begin < 0) own_begin = s + i;
+                if (first_as_is && !fold && el != lo && el != hi) { /* MAX: a run's first entry */
+                    memcpy(out + el * isz, values + (s + i) * isz, isz);
+                    slots[i] = -1; /* (skipped by the point kernel) */
+                }
+                run = el;
+                sum_f32 = 0;
+                sum_f64 = 0;
+                if (first_as_is && fold == 4) memcpy(&sum_f32, values + (s + i) * 4, 4);
+                if (first_as_is && fold == 8) memcpy(&sum_f64, values + (s + i) * 8, 8);
+            }
+            if (fold == 4) {
+                float u;
+                memcpy(&u, values + (s + i) * 4, 4);
+                sum_f32 = fold_f32(first_as_is, sum_f32, u);
+            } else if (fold == 8) {
+                double u;
+                memcpy(&u, values + (s + i) * 8, 8);
+                sum_f64 = fold_f64(first_as_is, sum_f64, u);
+            }
+        }
+        if (!fold && own_begin >= 0) { /* the block's own entries, consecutive */
+            int64_t from = own_begin > s ? own_begin : s;
+            int64_t to = suffix_begin < s + n ? suffix_begin : s + n;
+            if (from < to)
+                j->k.points(out, slots + (from - s), values + (size_t)from * isz, to - from, isz);
+        }
     }
-    if (fold == 4 && run >= 0) memcpy(out + run * 4, &sum_f32, 4);
-    if (fold == 8 && run >= 0) memcpy(out + run * 8, &sum_f64, 8);
-    c->last_flat = prev_flat;
+    if (run == lo) prefix_end = e;
+    else if (run >= 0 && run != hi && fold == 4) memcpy(out + run * 4, &sum_f32, 4);
+    else if (run >= 0 && run != hi && fold == 8) memcpy(out + run * 8, &sum_f64, 8);
+    c->last_flat = (int64_t)prev_flat;
     c->prefix_end = prefix_end;
     c->suffix_begin = suffix_begin;
 }
 
-static void fused_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
+/* One range of either pass, the value dtypes that fold as constants. */
+NDX_ALWAYS_INLINE void pass_range(pass_job *j, int64_t w, int64_t b, int64_t e, ndx_dtype dt,
+                                  int R) {
+    if (!j->fused) {
+        scan_rows(j, &j->sc[w], b, e, dt, R);
+        return;
+    }
+    int64_t lo = j->runs ? j->edge[w] : -1, hi = j->runs ? j->edge[w + 1] : -1;
+    ndx_dtype vt = j->p->v.dtype;
+    int fold = j->runs;
+    if (fold && vt == NDX_FLOAT32)
+        fused_rows(j, &j->c[w], b, e, lo, hi, dt, R, 4);
+    else if (fold && vt == NDX_FLOAT64)
+        fused_rows(j, &j->c[w], b, e, lo, hi, dt, R, 8);
+    else
+        fused_rows(j, &j->c[w], b, e, lo, hi, dt, R, 0);
+}
+
+/* The chunk driver of both passes: each worker's ranges of entries, with the common index
+ * shapes as constants, so the loops over coordinates unroll. */
+static void pass_fn(void *ctx, int64_t w0, int64_t w1, int worker) {
     (void)worker;
-    fused_job *j = ctx;
+    pass_job *j = ctx;
     const ndx_sparse_view *v = &j->p->v;
+    const ndx_dtype it = j->indices->dtype;
     for (int64_t w = w0; w < w1; w++) {
         int64_t b = ndx_chunk_begin(v->nnz, j->chunks, (int)w);
         int64_t e = ndx_chunk_begin(v->nnz, j->chunks, (int)w + 1);
-        fused_chunk *c = &j->c[w];
-        memset(c, 0, sizeof *c);
-        c->first_bad = -1;
-        int64_t lo = j->runs ? j->edge[w] : -1, hi = j->runs ? j->edge[w + 1] : -1;
-        int fold = !j->runs ? 0 : v->dtype == NDX_FLOAT32 ? 4 : v->dtype == NDX_FLOAT64 ? 8 : 0;
-        if (j->indices->dtype == NDX_INT64 && v->rank == 2 && fold == 4)
-            fused_rows(j, c, b, e, lo, hi, NDX_INT64, 2, 4);
-        else if (j->indices->dtype == NDX_INT64 && v->rank == 2)
-            fused_rows(j, c, b, e, lo, hi, NDX_INT64, 2, 0);
-        else if (j->indices->dtype == NDX_INT64)
-            fused_rows(j, c, b, e, lo, hi, NDX_INT64, v->rank, fold);
+        if (j->fused) {
+            memset(&j->c[w], 0, sizeof j->c[w]);
+            j->c[w].first_bad = -1;
+        } else {
+            memset(&j->sc[w], 0, sizeof j->sc[w]);
+            j->sc[w].first_bad = -1;
+        }
+        if (b == e) continue;
+        if (it == NDX_INT64 && v->rank == 2)
+            pass_range(j, w, b, e, NDX_INT64, 2);
+        else if (it == NDX_INT64)
+            pass_range(j, w, b, e, NDX_INT64, v->rank);
         else
-            fused_rows(j, c, b, e, lo, hi, j->indices->dtype, v->rank, fold);
+            pass_range(j, w, b, e, it, v->rank);
     }
 }
 
@@ -731,18 +813,22 @@ static int64_t element_of(const reduce_plan *p, const ndx_tensor *indices, int64
     return el;
 }
 
-/* Adds values [b, e) into element `el` of out, in order. */
-static void add_run(const fused_job *j, int64_t el, int64_t b, int64_t e) {
+/* Reduces values [b, e) into element `el` of out, in order: SUM adds them to its 0, MAX takes
+ * the first as it is and combines the rest. */
+static void add_run(const pass_job *j, int64_t el, int64_t b, int64_t e) {
     const unsigned char *v = j->p->v.values;
+    const int sum = j->p->reduce == NDX_SEGMENT_SUM;
     if (j->p->v.dtype == NDX_FLOAT32 || j->p->v.dtype == NDX_FLOAT64) { /* in a register */
         int f32 = j->p->v.dtype == NDX_FLOAT32;
         float sf = 0;
         double sd = 0;
+        if (!sum && b < e && f32) memcpy(&sf, v + b * 4, 4);
+        if (!sum && b < e && !f32) memcpy(&sd, v + b * 8, 8);
         for (int64_t i = b; i < e; i++) {
             float uf;
             double ud;
-            if (f32) memcpy(&uf, v + i * 4, 4), sf = add_f32(sf, uf);
-            else memcpy(&ud, v + i * 8, 8), sd = add_f64(sd, ud);
+            if (f32) memcpy(&uf, v + i * 4, 4), sf = fold_f32(!sum, sf, uf);
+            else memcpy(&ud, v + i * 8, 8), sd = fold_f64(!sum, sd, ud);
         }
         if (f32) memcpy(j->out + el * 4, &sf, 4);
         else memcpy(j->out + el * 8, &sd, 8);
@@ -751,6 +837,7 @@ static void add_run(const fused_job *j, int64_t el, int64_t b, int64_t e) {
     int64_t slots[FUSED_BLOCK];
     for (int k = 0; k < FUSED_BLOCK; k++) slots[k] = el;
     size_t isz = j->p->v.itemsize;
+    if (!sum && b < e) memcpy(j->out + el * isz, v + b++ * isz, isz);
     for (int64_t s = b; s < e; s += FUSED_BLOCK) {
         int64_t n = e - s < FUSED_BLOCK ? e - s : FUSED_BLOCK;
         j->k.points(j->out, slots, j->p->v.values + (size_t)s * isz, n, isz);
@@ -760,17 +847,19 @@ static void add_run(const fused_job *j, int64_t el, int64_t b, int64_t e) {
 /* The pass over zeros `out`. Returns NDX_OK with *done = 1 when out holds the result, NDX_OK with
  * *done = 0 when the general path must run, or the error naming the first entry outside
  * dense_shape. */
-static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, fused_job *j, unsigned char *out,
-                            int *done) {
+static ndx_status fused_reduce(ndx_call *call, const reduce_plan *p, pass_job *j,
+                               unsigned char *out, int *done) {
     const int64_t nnz = p->v.nnz;
     *done = 0;
     memset(j, 0, sizeof *j);
     j->p = p;
     j->indices = &p->sp->indices;
     j->out = out;
-    ndx_combine_find_segment(NDX_SEGMENT_SUM, p->v.dtype, &j->k);
+    if (!ndx_combine_find_segment(p->reduce, p->v.dtype, &j->k)) return NDX_OK;
     j->runs = 1;
     for (int d = 1; d < p->v.rank; d++) j->runs &= !p->reduced[d - 1] || p->reduced[d];
+    /* (MAX takes each element's first entry as it is: only where elements are runs) */
+    if (!j->runs && p->reduce != NDX_SEGMENT_SUM) return NDX_OK;
     j->chunks = j->runs ? ndx_sparse_chunks(p->threads, nnz) : 1;
     if (j->runs) {
         for (int w = 0; w < j->chunks; w++) {
@@ -781,7 +870,8 @@ static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, fused_job *j, 
         }
         j->edge[j->chunks] = -1;
     }
-    ndx_parallel_for(j->chunks, j->chunks, 1, fused_fn, j);
+    j->fused = 1;
+    ndx_parallel_for(j->chunks, j->chunks, 1, pass_fn, j);
     for (int w = 0; w < j->chunks; w++) {
         const fused_chunk *c = &j->c[w];
         if (c->gave_up) return NDX_OK;
@@ -807,14 +897,14 @@ static ndx_status fused_sum(ndx_call *call, const reduce_plan *p, fused_job *j, 
     return NDX_OK;
 }
 
-/* The dense SUM through the fused pass when it applies. *done = 0: nothing is written, the
+/* The dense SUM or MAX through the fused pass when it applies. *done = 0: nothing is written, the
  * general path runs. Taken only without a memory limit: giving up then leaves the general path
  * the whole budget, and a call that fits today still fits. */
-static ndx_status try_fused_sum(ndx_call *c, const reduce_plan *p, ndx_tensor *out, int *done) {
+static ndx_status try_fused(ndx_call *c, const reduce_plan *p, ndx_tensor *out, int *done) {
     *done = 0;
     /* (into a caller's output through scratch only when the output is no larger than the
      * entries: the copy out must not cost more than the pass saves) */
-    if (p->sparse_out || p->reduce != NDX_SEGMENT_SUM || p->v.nnz <= 0 ||
+    if (p->sparse_out || p->v.nnz <= 0 ||
         ndx_call_room(c) != SIZE_MAX || (out->data != NULL && p->out_count > p->v.nnz))
         return NDX_OK;
     ndx_tensor want = ndx_tensor_make(p->v.dtype, p->out_rank, p->out_dims, NULL);
@@ -822,7 +912,7 @@ static ndx_status try_fused_sum(ndx_call *c, const reduce_plan *p, ndx_tensor *o
     size_t out_bytes = (size_t)p->out_count * p->v.itemsize; /* the output's size: it fits */
     void *job = NULL, *acc = NULL;
     int allocated = 0;
-    if (ndx_call_scratch(c, sizeof(fused_job), 0, "fused pass", &job) != NDX_OK) {
+    if (ndx_call_scratch(c, sizeof(pass_job), 0, "fused pass", &job) != NDX_OK) {
         ndx_error_clear(c->err);
         return NDX_OK;
     }
@@ -836,7 +926,7 @@ static ndx_status try_fused_sum(ndx_call *c, const reduce_plan *p, ndx_tensor *o
         ndx_call_release(c, job);
         return NDX_OK;
     }
-    st = fused_sum(c, p, job, allocated ? out->data : acc, done);
+    st = fused_reduce(c, p, job, allocated ? out->data : acc, done);
     if (st == NDX_OK && *done && !allocated) {
         st = ndx_call_output(c, &want, out, 0, "out", &allocated);
         if (st == NDX_OK && out_bytes > 0) memcpy(out->data, acc, out_bytes);
@@ -857,7 +947,7 @@ static ndx_status reduce_call(ndx_sparse_reduce_op op, int sparse_out, const ndx
     NDX_TRY(plan_reduce(&c, op, sparse_out, sp, axes, keep_dims, &p));
     c.op = p.op; /* the blocks' messages name the reduction */
     int done = 0;
-    if (!sparse_out) NDX_TRY(try_fused_sum(&c, &p, out, &done));
+    if (!sparse_out) NDX_TRY(try_fused(&c, &p, out, &done));
     if (done) return NDX_OK;
     void *blocks[4] = {NULL, NULL, NULL, NULL};
     ndx_status st = check_and_sort(&c, &p, blocks);

@@ -397,17 +397,18 @@ static void test_reduce_order_free(void **state) {
 
 /* ---- the fused pass: a dense SUM of canonical input --------------------------------------- */
 
-/* One call at each thread count without a memory limit (the fused pass) and with a limit far
+/* One call of op at each thread count without a memory limit (the fused pass) and with a limit far
  * above the need (the general path, which the fused pass leaves to whenever a limit is set):
  * the same bits, equal to the reference, or the same error with a caller's output untouched. */
-static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_tensor *ax) {
+static void check_fused_op(ndx_sparse_reduce_op op, const ndx_sparse_tensor *x,
+                           const ndx_tensor *ax) {
     ndx_error err;
     char why[REF_WHY];
     ndx_tensor want = {0};
     ndx_sparse_tensor want_sp = {0};
-    int ref = ref_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &want, &want_sp, why);
+    int ref = ref_sparse_reduce(op, x, ax, 0, &want, &want_sp, why);
     ndx_tensor shape;
-    assert_ok(ndx_sparse_reduce_shape(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &shape, &err), &err);
+    assert_ok(ndx_sparse_reduce_shape(op, x, ax, 0, &shape, &err), &err);
     for (int threads = 1; threads <= TEST_THREADS; threads++) {
         ndx_options fused = test_options(threads, NDX_BAD_INDICES_ERROR);
         ndx_options general = fused;
@@ -416,9 +417,9 @@ static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_te
         memset(a.data, 0xA5, test_nbytes(&a));
         memset(b.data, 0xA5, test_nbytes(&b));
         ndx_error ea, eb;
-        ndx_status sa = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &fused, &a, &ea);
-        ndx_status sb = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &general, &b, &eb);
-        ndx_status sc = ndx_sparse_reduce(NDX_SPARSE_REDUCE_SUM, x, ax, 0, &fused, &c, &err);
+        ndx_status sa = ndx_sparse_reduce(op, x, ax, 0, &fused, &a, &ea);
+        ndx_status sb = ndx_sparse_reduce(op, x, ax, 0, &general, &b, &eb);
+        ndx_status sc = ndx_sparse_reduce(op, x, ax, 0, &fused, &c, &err);
         assert_int_equal(sa, sb);
         assert_int_equal(sa, sc);
         if (sa == NDX_OK) {
@@ -439,6 +440,10 @@ static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_te
         ref_tensor_free(&want);
         ref_sparse_free(&want_sp);
     }
+}
+
+static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_tensor *ax) {
+    check_fused_op(NDX_SPARSE_REDUCE_SUM, x, ax);
 }
 
 /* Canonical inputs long enough for several workers, with elements whose entries cross the
@@ -481,6 +486,8 @@ static void test_reduce_fused_canonical(void **state) {
                                                 : (a < 5 ? axes3[a] : NULL);
                 ndx_tensor axes = spec ? axes_of((int)spec[0], spec + 1) : (ndx_tensor){0};
                 check_fused_against_general(&x, spec ? &axes : NULL);
+                if (variant == 0 && a == 0 && reducible(NDX_SPARSE_REDUCE_MAX, dt))
+                    check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axes); /* MAX's fused runs */
                 if (spec) test_tensor_free(&axes);
             }
             if (variant >= 1 && variant <= 3) { /* swap back */
@@ -508,9 +515,85 @@ static void test_reduce_fused_nan(void **state) {
         ndx_tensor axes = axes_of(1, VALS(1));
         check_fused_against_general(&x, &axes);
         check_fused_against_general(&x, NULL);
+        check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axes); /* a NaN wins a max, the first one */
+        check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, NULL);
         test_tensor_free(&axes);
         test_sparse_free(&x);
     }
+}
+
+/* The fused pass's ranges and blocks: 98304 entries make 3 ranges at 3 threads (edges 32768,
+ * 65536) and 2 at 2 (edge 49152), each added 256 entries at a time. Rows (some rows empty) of
+ * 1, 7, 256 and 512 entries lie on and across the blocks' edges; one row crosses the edge at
+ * 32768 and ends at 49152, where the next begins; one crosses 65536; the last block is short.
+ * Each float dtype folds its runs in a register, int32 and complex64 add through the point
+ * kernel. Then: the order broken in the same block as a later coordinate outside dense_shape,
+ * and the reverse; the order broken in the first range and a bad coordinate in the last. */
+enum { ROWS_NNZ = 98304 };
+
+static ndx_sparse_tensor rows_of(test_rng *r, ndx_dtype vt) {
+    static const int64_t pieces[][2] = {{100, 1},    {20, 256},  {1000, 7}, {1, 300}, {87, 200},
+                                        {1, 80},     {1, 19152}, {1, 10000}, {1, 848},
+                                        {1, 10000},  {55, 512},  {1, 144}};
+    int64_t n = 0, row = 0, rows = 0;
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) rows += pieces[k][0];
+    rows *= 2; /* room for the empty ones */
+    ndx_sparse_tensor x = sparse_of(vt, NDX_INT64, 2, SHAPE(rows, 1000), ROWS_NNZ, NULL, NULL);
+    int64_t *idx = x.indices.data;
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++)
+        for (int64_t c = 0; c < pieces[k][0]; c++, row += 1 + (row % 9 == 4)) /* skip some */
+            for (int64_t i = 0; i < pieces[k][1]; i++, n++) {
+                idx[2 * n] = row;
+                idx[2 * n + 1] = i * 1000 / pieces[k][1];
+            }
+    assert_int_equal(n, ROWS_NNZ);
+    assert_true(row <= rows);
+    fill_values(r, &x.values);
+    return x;
+}
+
+static void test_reduce_fused_ranges(void **state) {
+    (void)state;
+    test_rng r = {41};
+    static const ndx_dtype types[4] = {NDX_FLOAT32, NDX_FLOAT64, NDX_INT32, NDX_COMPLEX64};
+    ndx_tensor axis1 = axes_of(1, VALS(1)), axis0 = axes_of(1, VALS(0));
+    for (int k = 0; k < 4; k++) {
+        ndx_sparse_tensor x = rows_of(&r, types[k]);
+        int64_t *idx = x.indices.data;
+        check_fused_against_general(&x, &axis1);
+        if (types[k] != NDX_COMPLEX64) check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis1);
+        if (k == 0) {
+            check_fused_against_general(&x, NULL);
+            check_fused_against_general(&x, &axis0);
+            check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, NULL);
+            check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis0);
+        }
+        /* late in the last block (short): entries swapped, then a column outside */
+        int64_t at[2] = {ROWS_NNZ - 40, 65536 + 3}; /* the last block; the row across 65536 */
+        for (int a = 0; a < 2; a++) {
+            int64_t p = at[a], c = idx[2 * p + 1];
+            idx[2 * p + 1] = idx[2 * (p + 1) + 1] + 1; /* above the next: the order breaks */
+            check_fused_against_general(&x, &axis1);
+            if (k == 0) check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis1);
+            idx[2 * (p + 9) + 1] = 1000; /* and outside dense_shape later in the block */
+            check_fused_against_general(&x, &axis1);
+            idx[2 * p + 1] = c; /* only the one outside */
+            check_fused_against_general(&x, &axis1);
+            if (k == 0) check_fused_op(NDX_SPARSE_REDUCE_MAX, &x, &axis1);
+            idx[2 * (p + 9) + 1] = idx[2 * (p + 8) + 1];
+        }
+        if (k == 0) { /* the order broken in the first range, a row outside in the last */
+            int64_t c = idx[2 * 1000 + 1], row = idx[2 * 90000];
+            idx[2 * 1000 + 1] = 999;
+            idx[2 * 90000] = -1;
+            check_fused_against_general(&x, &axis1);
+            idx[2 * 1000 + 1] = c;
+            idx[2 * 90000] = row;
+        }
+        test_sparse_free(&x);
+    }
+    test_tensor_free(&axis1);
+    test_tensor_free(&axis0);
 }
 
 /* ---- errors --------------------------------------------------------------------------------- */
@@ -674,6 +757,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_order_free),
         cmocka_unit_test(test_reduce_fused_canonical),
         cmocka_unit_test(test_reduce_fused_nan),
+        cmocka_unit_test(test_reduce_fused_ranges),
         cmocka_unit_test(test_reduce_errors),
         cmocka_unit_test(test_reduce_infer),
         cmocka_unit_test(test_softmax_errors),
