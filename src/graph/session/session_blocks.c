@@ -110,17 +110,18 @@ void blocks_init(session_blocks *p, const ndx_allocator *source, size_t limit) {
     p->limit = limit;
 }
 
+/* Blocks stay in their slots: the session keeps the indices of blocks in use (a borrowed fetch's
+ * block is given back by index on the next run), so a freed block leaves an empty slot, which
+ * add_block fills again; only empty slots at the end are dropped. */
 void blocks_trim(session_blocks *p) {
-    int kept = 0;
     for (int b = 0; b < p->count; b++) {
-        if (p->blocks[b].in_use) {
-            p->blocks[kept++] = p->blocks[b];
-        } else if (p->blocks[b].ptr) {
-            p->held -= p->blocks[b].cap;
-            p->source.release(p->source.user, p->blocks[b].ptr);
-        }
+        held_block *h = &p->blocks[b];
+        if (h->in_use || !h->ptr) continue;
+        p->held -= h->cap;
+        p->source.release(p->source.user, h->ptr);
+        memset(h, 0, sizeof *h);
     }
-    p->count = kept;
+    while (p->count > 0 && !p->blocks[p->count - 1].ptr) p->count--;
 }
 
 void blocks_free(session_blocks *p) {
