@@ -446,6 +446,15 @@ static void check_fused_against_general(const ndx_sparse_tensor *x, const ndx_te
     check_fused_op(NDX_SPARSE_REDUCE_SUM, x, ax);
 }
 
+/* The dtypes whose broken inputs are checked: each of the fused pass's kinds of loop (a float
+ * run in a register, the point kernel for integers and complex) at rank 2 and 3 and with int32
+ * and int64 indices (test_reduce_fused_canonical's choice by position); the rest of the dtypes
+ * run the canonical input only, which keeps the test short under valgrind. */
+static int breaks_checked(ndx_dtype dt) {
+    return dt == NDX_INT32 || dt == NDX_INT64 || dt == NDX_UINT16 || dt == NDX_FLOAT32 ||
+           dt == NDX_FLOAT64 || dt == NDX_COMPLEX64;
+}
+
 /* Canonical inputs long enough for several workers, with elements whose entries cross the
  * workers' ranges (few long rows, one element for every axis), over every dtype and axes that
  * take the run form (trailing, every, none) and the scatter form (leading, middle); then the
@@ -464,7 +473,7 @@ static void test_reduce_fused_canonical(void **state) {
         ndx_dtype it = k % 3 == 0 ? NDX_INT32 : NDX_INT64;
         ndx_sparse_tensor x = random_sparse(&r, dt, it, rank, dims, 110000, 1);
         int64_t nnz = x.values.shape[0];
-        for (int variant = 0; variant < 6; variant++) {
+        for (int variant = 0; variant < (breaks_checked(dt) ? 6 : 1); variant++) {
             int64_t at[3] = {nnz / 3 - 1, nnz / 2 - 1, nnz - 2}; /* pairs across 3 and 2 workers' edges */
             int64_t p = variant >= 1 && variant <= 3 ? at[variant - 1] : nnz - 5;
             unsigned char save[64];
