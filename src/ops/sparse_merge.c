@@ -38,7 +38,7 @@ NDX_ALWAYS_INLINE int take_row(const int64_t *src, int R, const int64_t *dims, c
 
 /* The fused merge reads the caller's rows a block at a time: copied once into `rows` (what is
  * checked is what is written), each checked inside dims and not before the row before it (key
- * `*prev` for the first), its key kept in `keys`. One pass without branches that the compiler
+ * `*prev` for the first), its key kept in `keys` (with room for n + 1). One pass without branches that the compiler
  * can vectorize, so the merge loop after it only compares keys. Nonzero when a row fails. */
 #define KEY_BLOCK_WORDS 1024 /* index words a block holds: 8 KiB a side, on the stack */
 NDX_ALWAYS_INLINE int take_block(const int64_t *src, int64_t n, int R, const int64_t *dims,
@@ -53,6 +53,7 @@ NDX_ALWAYS_INLINE int take_block(const int64_t *src, int64_t n, int R, const int
     bad |= keys[0] < *prev;
     for (int64_t t = 1; t < n; t++) bad |= keys[t] < keys[t - 1];
     *prev = keys[n - 1];
+    keys[n] = INT64_MAX; /* the merge reads one key past the block, and drops it */
     return bad != 0;
 }
 
@@ -115,8 +116,8 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
         /* fused: each input's current block of checked rows [a0, a1) / [b0, b1) (rows and     \
            keys), and the key of the row before it */                                          \
         const int64_t block = fused ? KEY_BLOCK_WORDS / R : 0;                                 \
-        int64_t ra[KEY_BLOCK_WORDS], rb[KEY_BLOCK_WORDS], kas[KEY_BLOCK_WORDS];                \
-        int64_t kbs[KEY_BLOCK_WORDS];                                                          \
+        int64_t ra[KEY_BLOCK_WORDS], rb[KEY_BLOCK_WORDS], kas[KEY_BLOCK_WORDS + 1];            \
+        int64_t kbs[KEY_BLOCK_WORDS + 1];                                                      \
         int64_t pa = INT64_MIN, pb = INT64_MIN, a0 = i, a1 = i, b0 = k, b1 = k, ka, kb;        \
         int64_t before[NDX_MAX_RANK] = {0};                                                    \
         if (fused && i > 0 && i < ie && take_row(ai + (i - 1) * R, R, dims, st, before, &pa, pa))\
@@ -128,9 +129,15 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
             NEXT_BLOCK(k, b0, b1, ke, bi, rb, kbs, pb);                                        \
             const int64_t il = fused ? a1 : ie, kl = fused ? b1 : ke;                          \
             if (i == il || k == kl) break;                                                     \
+            if (fused) {                                                                       \
+                ka = kas[i - a0];                                                              \
+                kb = kbs[k - b0];                                                              \
+            }                                                                                  \
             do {                                                                               \
-                ka = fused ? kas[i - a0] : key_of(ai + i * R, st, R);                          \
-                kb = fused ? kbs[k - b0] : key_of(bi + k * R, st, R);                          \
+                if (!fused) {                                                                  \
+                    ka = key_of(ai + i * R, st, R);                                            \
+                    kb = key_of(bi + k * R, st, R);                                            \
+                }                                                                              \
                 const int le = ka <= kb, ge = kb <= ka;                                        \
                 int keep = 1;                                                                  \
                 memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                              \
@@ -147,6 +154,13 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
                         memcpy(ov + (size_t)o * sizeof(T), &pick[le + (le & ge)], sizeof s);   \
                     }                                                                          \
                     o++;                                                                       \
+                }                                                                              \
+                /* fused: the next keys, read before the step is known (the one past a block   \
+                   is a placeholder) and kept or not by masks: no load waits on the compare */ \
+                if (fused) {                                                                   \
+                    const int64_t na = kas[i - a0 + 1], nb = kbs[k - b0 + 1];                  \
+                    ka ^= (ka ^ na) & -(int64_t)le;                                            \
+                    kb ^= (kb ^ nb) & -(int64_t)ge;                                            \
                 }                                                                              \
                 i += le;                                                                       \
                 k += ge;                                                                       \
