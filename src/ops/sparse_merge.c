@@ -36,6 +36,27 @@ NDX_ALWAYS_INLINE int take_row(const int64_t *src, int R, const int64_t *dims, c
     return (bad != 0) | (*key < prev);
 }
 
+/* The fused merge reads the caller's rows a block at a time: copied once into `rows` (what is
+ * checked is what is written), each checked inside dims and not before the row before it (key
+ * `*prev` for the first), its key kept in `keys` (with room for n + 1). One pass without branches that the compiler
+ * can vectorize, so the merge loop after it only compares keys. Nonzero when a row fails. */
+#define KEY_BLOCK_WORDS 1024 /* index words a block holds: 8 KiB a side, on the stack */
+NDX_ALWAYS_INLINE int take_block(const int64_t *src, int64_t n, int R, const int64_t *dims,
+                                 const int64_t *st, int64_t *rows, int64_t *keys, int64_t *prev) {
+    memcpy(rows, src, (size_t)(n * R) * sizeof *rows);
+    uint64_t bad = 0;
+    for (int64_t t = 0; t < n; t++) {
+        const int64_t *row = rows + t * R;
+        for (int d = 0; d < R; d++) bad |= (uint64_t)row[d] >= (uint64_t)dims[d];
+        keys[t] = key_of(row, st, R);
+    }
+    bad |= keys[0] < *prev;
+    for (int64_t t = 1; t < n; t++) bad |= keys[t] < keys[t - 1];
+    *prev = keys[n - 1];
+    keys[n] = INT64_MAX; /* the merge reads one key past the block, and drops it */
+    return bad != 0;
+}
+
 /* The first entry of v whose row is not before `key` (v in canonical order). */
 static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, int64_t key) {
     int64_t lo = 0, hi = v->nnz;
@@ -50,6 +71,23 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
 }
 
 /* ---- the typed loops --------------------------------------------------------------------- */
+
+/* p when c is 1, q when c is 0, without a branch: which row a merge step writes is the data's
+ * coin toss on random inputs, and a mispredicted branch costs more than the whole step. */
+NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t *q) {
+    uintptr_t m = (uintptr_t)0 - (uintptr_t)c;
+    return (const int64_t *)(((uintptr_t)p & m) | ((uintptr_t)q & ~m));
+}
+
+/* In a fused piece (below): the next block of a's (b's) rows, once the merge has taken the last. */
+#define NEXT_BLOCK(P, P0, P1, PE, SRC, ROWS, KEYS, PREV)                                       \
+    do {                                                                                       \
+        if (fused && P == P1 && P < PE) {                                                      \
+            P0 = P;                                                                            \
+            P1 = PE - P < block ? PE : P + block;                                              \
+            if (take_block(SRC + P * R, P1 - P0, R, dims, st, ROWS, KEYS, &PREV)) return -1;   \
+        }                                                                                      \
+    } while (0)
 
 /* One piece of the merge for values of type T. PAIR(x, y, s, keep) combines the values of an
  * entry present in both; ONE_A(x) / ONE_B(y) give the value of an entry present in one. With
@@ -71,75 +109,76 @@ static int64_t lower_bound(const ndx_sparse_view *v, const int64_t *st, int R, i
         const int64_t o0 = write ? j->first[w] : 0;                                            \
         int64_t o = o0;                                                                        \
         T x, y, s;                                                                             \
-        /* fused: the current rows' checked copies, and the keys of the rows before */         \
-        int64_t ra[NDX_MAX_RANK] = {0}, rb[NDX_MAX_RANK] = {0}, ka = INT64_MIN, kb = INT64_MIN;\
-        if (fused && i > 0 && i < ie && take_row(ai + (i - 1) * R, R, dims, st, ra, &ka, ka))  \
+        const double thr_f = j->threshold_f; /* read once: the output's stores may alias j */  \
+        const int64_t thr_i = j->threshold_i;                                                  \
+        (void)thr_f;                                                                           \
+        (void)thr_i;                                                                           \
+        /* fused: each input's current block of checked rows [a0, a1) / [b0, b1) (rows and     \
+           keys), and the key of the row before it */                                          \
+        const int64_t block = fused ? KEY_BLOCK_WORDS / R : 0;                                 \
+        int64_t ra[KEY_BLOCK_WORDS], rb[KEY_BLOCK_WORDS], kas[KEY_BLOCK_WORDS + 1];            \
+        int64_t kbs[KEY_BLOCK_WORDS + 1];                                                      \
+        int64_t pa = INT64_MIN, pb = INT64_MIN, a0 = i, a1 = i, b0 = k, b1 = k, ka, kb;        \
+        int64_t before[NDX_MAX_RANK] = {0};                                                    \
+        if (fused && i > 0 && i < ie && take_row(ai + (i - 1) * R, R, dims, st, before, &pa, pa))\
             return -1;                                                                         \
-        if (fused && k > 0 && k < ke && take_row(bi + (k - 1) * R, R, dims, st, rb, &kb, kb))  \
+        if (fused && k > 0 && k < ke && take_row(bi + (k - 1) * R, R, dims, st, before, &pb, pb))\
             return -1;                                                                         \
-        if (i < ie && k < ke) {                                                                \
-            if (!fused) {                                                                      \
-                ka = key_of(ai + i * R, st, R);                                                \
-                kb = key_of(bi + k * R, st, R);                                                \
-            } else if (take_row(ai + i * R, R, dims, st, ra, &ka, ka) |                        \
-                       take_row(bi + k * R, R, dims, st, rb, &kb, kb)) {                       \
-                return -1;                                                                     \
+        for (;;) {                                                                             \
+            NEXT_BLOCK(i, a0, a1, ie, ai, ra, kas, pa);                                        \
+            NEXT_BLOCK(k, b0, b1, ke, bi, rb, kbs, pb);                                        \
+            const int64_t il = fused ? a1 : ie, kl = fused ? b1 : ke;                          \
+            if (i == il || k == kl) break;                                                     \
+            if (fused) {                                                                       \
+                ka = kas[i - a0];                                                              \
+                kb = kbs[k - b0];                                                              \
             }                                                                                  \
-            for (;;) {                                                                         \
+            do {                                                                               \
+                if (!fused) {                                                                  \
+                    ka = key_of(ai + i * R, st, R);                                            \
+                    kb = key_of(bi + k * R, st, R);                                            \
+                }                                                                              \
                 const int le = ka <= kb, ge = kb <= ka;                                        \
                 int keep = 1;                                                                  \
                 memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                              \
                 memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                              \
                 PAIR(x, y, s, keep);                                                           \
                 keep |= !(le & ge);                                                            \
-                if (write) {                                                                   \
-                    T one_a = ONE_A(x), one_b = ONE_B(y);                                      \
-                    s = le & ge ? s : le ? one_a : one_b;                                      \
-                }                                                                              \
                 if (keep) {                                                                    \
                     if (write) {                                                               \
-                        const int64_t *row = fused ? (le ? ra : rb)                            \
-                                                   : (le ? ai + i * R : bi + k * R);           \
+                        /* picked by index, not by a branch the data would mispredict */       \
+                        const T pick[3] = {ONE_B(y), ONE_A(x), s};                             \
+                        const int64_t *row = pick_row(le, fused ? ra + (i - a0) * R : ai + i * R,\
+                                                      fused ? rb + (k - b0) * R : bi + k * R); \
                         for (int d = 0; d < R; d++) oi[o * R + d] = row[d];                    \
-                        memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                      \
+                        memcpy(ov + (size_t)o * sizeof(T), &pick[le + (le & ge)], sizeof s);   \
                     }                                                                          \
                     o++;                                                                       \
                 }                                                                              \
+                /* fused: the next keys, read before the step is known (the one past a block   \
+                   is a placeholder) and kept or not by masks: no load waits on the compare */ \
+                if (fused) {                                                                   \
+                    const int64_t na = kas[i - a0 + 1], nb = kbs[k - b0 + 1];                  \
+                    ka ^= (ka ^ na) & -(int64_t)le;                                            \
+                    kb ^= (kb ^ nb) & -(int64_t)ge;                                            \
+                }                                                                              \
                 i += le;                                                                       \
                 k += ge;                                                                       \
-                if (i == ie || k == ke) break;                                                 \
-                /* fused: both rows read again, without a branch (one not taken reads the      \
-                   same row, not before itself) */                                             \
-                if (!fused) {                                                                  \
-                    ka = key_of(ai + i * R, st, R);                                            \
-                    kb = key_of(bi + k * R, st, R);                                            \
-                } else if (take_row(ai + i * R, R, dims, st, ra, &ka, ka) |                    \
-                           take_row(bi + k * R, R, dims, st, rb, &kb, kb)) {                   \
-                    return -1;                                                                 \
-                }                                                                              \
-            }                                                                                  \
+            } while (i < il && k < kl);                                                        \
         }                                                                                      \
         if (!write) return o + (ie - i) + (ke - k);                                            \
         for (; i < ie; i++, o++) {                                                             \
+            NEXT_BLOCK(i, a0, a1, ie, ai, ra, kas, pa);                                        \
             memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                                  \
             s = ONE_A(x);                                                                      \
-            if (fused) {                                                                       \
-                if (take_row(ai + i * R, R, dims, st, ra, &ka, ka)) return -1;                 \
-                memcpy(oi + o * R, ra, (size_t)R * sizeof *oi);                                \
-            } else {                                                                           \
-                memcpy(oi + o * R, ai + i * R, (size_t)R * sizeof *oi);                        \
-            }                                                                                  \
+            memcpy(oi + o * R, fused ? ra + (i - a0) * R : ai + i * R, (size_t)R * sizeof *oi); \
             memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
         }                                                                                      \
         for (; k < ke; k++, o++) {                                                             \
+            NEXT_BLOCK(k, b0, b1, ke, bi, rb, kbs, pb);                                        \
             memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                                  \
             s = ONE_B(y);                                                                      \
-            if (fused) {                                                                       \
-                if (take_row(bi + k * R, R, dims, st, rb, &kb, kb)) return -1;                 \
-                memcpy(oi + o * R, rb, (size_t)R * sizeof *oi);                                \
-            } else {                                                                           \
-                memcpy(oi + o * R, bi + k * R, (size_t)R * sizeof *oi);                        \
-            }                                                                                  \
+            memcpy(oi + o * R, fused ? rb + (k - b0) * R : bi + k * R, (size_t)R * sizeof *oi); \
             memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
         }                                                                                      \
         return o - o0;                                                                         \
@@ -171,12 +210,12 @@ ADD_SMALL_INT(int16_t)
 ADD_WIDE_INT(int32_t, uint32_t)
 ADD_WIDE_INT(int64_t, uint64_t)
 
-#define PAIR_ADD_I8(x, y, s, keep) do { s = (int8_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int8_t(s, j->threshold_i); } while (0)
-#define PAIR_ADD_I16(x, y, s, keep) do { s = (int16_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int16_t(s, j->threshold_i); } while (0)
-#define PAIR_ADD_I32(x, y, s, keep) do { s = (int32_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int32_t(s, j->threshold_i); } while (0)
-#define PAIR_ADD_I64(x, y, s, keep) do { s = (int64_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int64_t(s, j->threshold_i); } while (0)
-#define PAIR_ADD_F32(x, y, s, keep) do { s = (x) + (y); keep = (float)j->threshold_f <= fabsf(s); } while (0)
-#define PAIR_ADD_F64(x, y, s, keep) do { s = (x) + (y); keep = j->threshold_f <= fabs(s); } while (0)
+#define PAIR_ADD_I8(x, y, s, keep) do { s = (int8_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int8_t(s, thr_i); } while (0)
+#define PAIR_ADD_I16(x, y, s, keep) do { s = (int16_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int16_t(s, thr_i); } while (0)
+#define PAIR_ADD_I32(x, y, s, keep) do { s = (int32_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int32_t(s, thr_i); } while (0)
+#define PAIR_ADD_I64(x, y, s, keep) do { s = (int64_t)((uint64_t)(x) + (uint64_t)(y)); keep = add_keep_int64_t(s, thr_i); } while (0)
+#define PAIR_ADD_F32(x, y, s, keep) do { s = (x) + (y); keep = (float)thr_f <= fabsf(s); } while (0)
+#define PAIR_ADD_F64(x, y, s, keep) do { s = (x) + (y); keep = thr_f <= fabs(s); } while (0)
 
 typedef struct c64 { float re, im; } c64;
 typedef struct c128 { double re, im; } c128;
@@ -184,13 +223,13 @@ typedef struct c128 { double re, im; } c128;
     do {                                                                                       \
         s.re = (x).re + (y).re;                                                                \
         s.im = (x).im + (y).im;                                                                \
-        keep = (float)j->threshold_f <= cabsf(s.re + s.im * (float _Complex)_Complex_I);       \
+        keep = (float)thr_f <= cabsf(s.re + s.im * (float _Complex)_Complex_I);       \
     } while (0)
 #define PAIR_ADD_C128(x, y, s, keep)                                                           \
     do {                                                                                       \
         s.re = (x).re + (y).re;                                                                \
         s.im = (x).im + (y).im;                                                                \
-        keep = j->threshold_f <= cabs(s.re + s.im * (double _Complex)_Complex_I);              \
+        keep = thr_f <= cabs(s.re + s.im * (double _Complex)_Complex_I);              \
     } while (0)
 
 MERGE_PIECE(add_i8, int8_t, PAIR_ADD_I8, SAME, SAME)

@@ -721,6 +721,46 @@ static void fused_order_breaks(void **state) {
             }
 }
 
+/* The fused merge checks each input's rows a block of 1024 index words (1024 / rank rows) at a
+ * time, each block's first row against the last row of the block before. A block's last row
+ * made the dense shape's last (out of order; blocks start at row 0 in the first piece) must
+ * still give TensorFlow's one-loop result at every thread count (pieces merged past such a row
+ * would not), and a row outside dense_shape at a block's edge the checked path's error. */
+static void fused_block_edges(void **state) {
+    (void)state;
+    test_rng r = {24};
+    for (int R = 1; R <= 3; R++)
+        for (int64_t m = 1; m <= 3; m++)
+            for (int delta = -1; delta <= 1; delta++) {
+                ndx_sparse_tensor a = sp_random(&r, NDX_FLOAT32, R, fused_dims[R - 1], 60000, 0, 0);
+                ndx_sparse_tensor b = sp_random(&r, NDX_FLOAT32, R, fused_dims[R - 1], 40000, 0, 0);
+                int on_a = (int)rng_below(&r, 2);
+                ndx_sparse_tensor *in = on_a ? &a : &b;
+                int64_t k = m * (1024 / R) + delta, kept[3];
+                for (int d = 0; d < R; d++) {
+                    kept[d] = test_get_index(&in->indices, (k - 1) * R + d);
+                    test_set_index(&in->indices, (k - 1) * R + d, fused_dims[R - 1][d] - 1);
+                }
+                ndx_sparse_tensor ref = ref_of(OP_ADD, &a, &b, NULL);
+                both_paths_equal(OP_ADD, &a, &b, NULL, &ref);
+                ref_sparse_free(&ref);
+                for (int d = 0; d < R; d++) test_set_index(&in->indices, (k - 1) * R + d, kept[d]);
+                test_set_index(&in->indices, k * R + rng_below(&r, R), -1);
+                char needle[64];
+                snprintf(needle, sizeof needle, "%s.indices[%lld]", on_a ? "a" : "b",
+                         (long long)k);
+                ndx_options opt = test_options(1, NDX_BAD_INDICES_ERROR);
+                ndx_error err;
+                ndx_sparse_tensor out = {0};
+                assert_fails(ndx_sparse_add(&a, &b, NULL, &opt, &out, &err), &err,
+                             NDX_E_OUT_OF_RANGE, needle);
+                assert_null(out.indices.data);
+                assert_null(out.values.data);
+                test_sparse_free(&a);
+                test_sparse_free(&b);
+            }
+}
+
 /* A row outside dense_shape anywhere (first, at a cut, last; in a, in b, in both; after a row
  * out of order): the checked path's error naming the first bad entry of the first input that
  * has one, and no output: none allocated, a given one untouched. */
@@ -1264,6 +1304,7 @@ int main(void) {
         cmocka_unit_test(fused_matches_checked),
         cmocka_unit_test(fused_order_breaks),
         cmocka_unit_test(fused_bad_rows),
+        cmocka_unit_test(fused_block_edges),
         cmocka_unit_test(add_long_moves),
         cmocka_unit_test(add_moves_in_rounds),
         cmocka_unit_test(dense_add_errors),
