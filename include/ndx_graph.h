@@ -978,11 +978,13 @@ NDX_API ndx_status ndx_session_run(ndx_session *s, int num_feeds, const ndx_feed
 NDX_API void ndx_session_trim(ndx_session *s);
 /* Bytes the pool holds now, in use or free (for monitoring, and the tests of trim). */
 NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
-/* How many stitches of a partition of a range the last run placed in one pass (the plans' one
- * rewrite, of the idiom dynamic_stitch(dynamic_partition(range(n), ids, N), data):
- * docs/graphs.md, "Building and running", describes when it applies; results and errors are
- * the ops' own). 0 before any run, and for a rewrite whose ids did not match the range at run
- * time (the ops then ran one by one) or that the run did not reach. */
+/* How many of the plans' rewrites the last run took (docs/graphs.md, "Building and running",
+ * describes when they apply; results and errors are the ops' own): stitches of a partition of a
+ * range placed in one pass (the idiom dynamic_stitch(dynamic_partition(range(n), ids, N),
+ * data)), and multiplies by ones left unwritten, their readers multiplying by the other operand
+ * (reduce_sum's gradient spreading dy over the reduced axes). 0 before any run, and for a
+ * rewrite the run did not reach or whose inputs did not fit at run time (ids that do not match
+ * the range, an operand not all ones: the ops then ran one by one). */
 NDX_API int ndx_session_fused_stitches(const ndx_session *s);
 
 /* ------------------------------------------------------------------------------------------ */

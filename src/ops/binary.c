@@ -189,8 +189,9 @@ static float float_floor_modf(float a, float b) {
         }                                                                                     \
     } while (0)
 
-/* The common layouts (equal shapes; y a scalar) get their steps as constants, so the compiler
- * can vectorise them; the same expression, so the same results. */
+/* The common layouts (equal shapes; y a scalar; x one number per run, as [B, 1] x [B, N] has)
+ * get their steps as constants, so the compiler can vectorise them; the same expression, so the
+ * same results. */
 #define LOOP(T, OUT_T, EXPR)                                                                  \
     do {                                                                                      \
         const size_t xs_ = r->x_step, ys_ = r->y_step;                                        \
@@ -198,6 +199,8 @@ static float float_floor_modf(float a, float b) {
             LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), sizeof(T));                                 \
         else if (xs_ == sizeof(T) && ys_ == 0)                                                \
             LOOP_STEPS(T, OUT_T, EXPR, sizeof(T), 0);                                         \
+        else if (xs_ == 0 && ys_ == sizeof(T))                                                \
+            LOOP_STEPS(T, OUT_T, EXPR, 0, sizeof(T));                                         \
         else                                                                                  \
             LOOP_STEPS(T, OUT_T, EXPR, xs_, ys_);                                             \
     } while (0)

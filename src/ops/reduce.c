@@ -198,9 +198,49 @@ static cd cd_mean(cd acc, int64_t n) {
         REDUCE_LOOP(T, T, ((T){0, 0}), SAME, CPLUS, MEAN(acc, j->per_out))                      \
     }
 
+/* Float sums and means over one axis, LANES outputs at a time: each output still adds its
+ * elements one by one in order from 0 (the same bits as REDUCE_LOOP), but the LANES chains are
+ * independent, so the adds overlap instead of each waiting for the last (a row of 64 takes
+ * 64 adds' latency one at a time). Returns the first output it did not do. */
+enum { LANES = 8 };
+#define SUM_LANES(T)                                                                            \
+    do {                                                                                        \
+        const int64_t n_ = j->per_out;                                                          \
+        const size_t step_ = (size_t)j->rstride[0] * sizeof(T);                                 \
+        for (; o + LANES <= end; o += LANES) {                                                  \
+            const unsigned char *p_[LANES];                                                     \
+            T acc_[LANES];                                                                      \
+            for (int k = 0; k < LANES; k++) {                                                   \
+                p_[k] = j->in + (size_t)base_of(j, o + k) * sizeof(T);                          \
+                acc_[k] = 0;                                                                    \
+            }                                                                                   \
+            for (int64_t r = 0; r < n_; r++)                                                    \
+                for (int k = 0; k < LANES; k++) {                                               \
+                    T v_;                                                                       \
+                    memcpy(&v_, p_[k] + (size_t)r * step_, sizeof v_);                          \
+                    acc_[k] += v_;                                                              \
+                }                                                                               \
+            for (int k = 0; k < LANES; k++) {                                                   \
+                T r_ = j->op == NDX_REDUCE_MEAN ? acc_[k] / (T)n_ : acc_[k];                    \
+                memcpy(j->out + (size_t)(o + k) * sizeof r_, &r_, sizeof r_);                   \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+static int64_t sum_lanes(const reduce_job *j, int64_t o, int64_t end) {
+    if (j->nr != 1 || j->per_out == 0 || (j->op != NDX_REDUCE_SUM && j->op != NDX_REDUCE_MEAN))
+        return o;
+    if (j->dtype == NDX_FLOAT32)
+        SUM_LANES(float);
+    else if (j->dtype == NDX_FLOAT64)
+        SUM_LANES(double);
+    return o;
+}
+
 static void reduce_range(void *ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const reduce_job *j = ctx;
+    begin = sum_lanes(j, begin, end);
     switch (j->dtype) {
     case NDX_INT8: INT_CASES(int8_t, MEAN_SIGNED, INT8_MIN, INT8_MAX) break;
     case NDX_INT16: INT_CASES(int16_t, MEAN_SIGNED, INT16_MIN, INT16_MAX) break;

@@ -214,6 +214,54 @@ static void same_bits_at_any_thread_count(void **state) {
     free(x);
 }
 
+/* Float sums and means over one axis of [A, B, C] (axis 0, 1 or 2; A * C outputs, odd counts so
+ * that a block of outputs is left over) add each output's elements one by one in order from 0:
+ * the same bits as that loop in the dtype, NaN, infinities and -0 among the values. */
+static void sums_add_in_order(void **state) {
+    (void)state;
+    test_rng r = {31};
+    const int64_t shape[3] = {13, 67, 11};
+    enum { COUNT = 13 * 67 * 11 };
+    static double xd[COUNT];
+    static float xf[COUNT];
+    for (int i = 0; i < COUNT; i++) {
+        int64_t k = rng_below(&r, 40);
+        xd[i] = k == 0 ? NAN : k == 1 ? INFINITY : k == 2 ? -0.0
+                                 : (double)rng_range(&r, -1000000, 1000000) / 977.0;
+        xf[i] = (float)xd[i];
+    }
+    for (int dbl = 0; dbl < 2; dbl++)
+        for (int32_t axis = 0; axis < 3; axis++)
+            for (int op = NDX_REDUCE_SUM; op <= NDX_REDUCE_MEAN; op++) {
+                ndx_tensor X = ndx_tensor_make(dbl ? NDX_FLOAT64 : NDX_FLOAT32, 3, shape,
+                                               dbl ? (void *)xd : (void *)xf);
+                ndx_tensor A = ndx_tensor_make(NDX_INT32, 0, NULL, &axis), got = {0};
+                ndx_options o = test_options(1 + axis % 2, NDX_BAD_INDICES_ERROR);
+                ndx_error err;
+                assert_ok(ndx_reduce((ndx_reduce_op)op, &X, &A, 0, &o, &got, &err), &err);
+                int64_t stride = axis == 2 ? 1 : axis == 1 ? shape[2] : shape[1] * shape[2];
+                int64_t n = shape[axis], o_count = COUNT / n, inner = axis == 2 ? 1 : stride;
+                for (int64_t q = 0; q < o_count; q++) {
+                    int64_t base = (q / inner) * inner * n + q % inner;
+                    float sf = 0;
+                    double sd = 0;
+                    for (int64_t k = 0; k < n; k++) {
+                        sf += xf[base + k * stride];
+                        sd += xd[base + k * stride];
+                    }
+                    if (op == NDX_REDUCE_MEAN) {
+                        sf /= (float)n;
+                        sd /= (double)n;
+                    }
+                    if (dbl)
+                        assert_memory_equal(&sd, (double *)got.data + q, sizeof sd);
+                    else
+                        assert_memory_equal(&sf, (float *)got.data + q, sizeof sf);
+                }
+                ndx_tensor_free(&got);
+            }
+}
+
 /* Bad axes and dtypes name the op; the output stays as it was. */
 static void reduction_refusals(void **state) {
     (void)state;
@@ -458,6 +506,7 @@ int main(void) {
         cmocka_unit_test(reductions_against_reference),
         cmocka_unit_test(documented_values),
         cmocka_unit_test(same_bits_at_any_thread_count),
+        cmocka_unit_test(sums_add_in_order),
         cmocka_unit_test(reduction_refusals),
         cmocka_unit_test(select_against_reference),
         cmocka_unit_test(select_refusals),

@@ -15,11 +15,22 @@ enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
 
 #include "partition_plan.h"
 
-/* The roles of a fusion's steps. */
+/* The roles of a fusion's steps: a stitch of a partition of a range; a multiply by ones (the
+ * spread) and the multiplies that read it (session_fuse_spread.c). */
 enum { FUSE_RANGE = 0, FUSE_PARTITION, FUSE_STITCH };
+enum { FUSE_SPREAD = FUSE_PARTITION, FUSE_SPREAD_READER = FUSE_STITCH };
 
-/* One rewrite of the plan (session_fuse.c): a dynamic_stitch of a dynamic_partition of a range. */
+/* The rewrites a plan makes. */
+enum { FUSION_STITCH = 0, FUSION_SPREAD };
+
+/* One rewrite of the plan (session_fuse.c): a dynamic_stitch of a dynamic_partition of a range,
+ * or a multiply by ones whose readers multiply by its other operand instead. */
 typedef struct plan_fusion {
+    int kind;        /* FUSION_* */
+    /* FUSION_SPREAD: the values of the multiply by ones (x * y) and its output; this run: the
+     * operand that is not all ones (0 or 1) */
+    int64_t operand[2], spread;
+    int scaled;
     int64_t ids;     /* the value of the partition's ids (the stitch's step reads it too) */
     int64_t first;   /* the value of the partition's output 0 */
     int virtual_range; /* the range's step only checks (the partition alone reads it) */
@@ -94,6 +105,17 @@ ndx_status session_fused_kernel(ndx_session *s, run_plan *p, int step, const gra
                                 ndx_error *e);
 /* After a fused step's outputs are published: the blocks of its extra reads. */
 void session_fused_after(ndx_session *s, run_plan *p, int step);
+
+/* The multiplies by ones whose every reader is a multiply (session_fuse_spread.c): appended to
+ * p->fusions; NDX_E_NO_MEMORY. */
+ndx_status session_plan_spreads(ndx_session *s, run_plan *p);
+/* A spread fusion's steps and their after-steps (role FUSE_SPREAD or FUSE_SPREAD_READER). */
+ndx_status session_spread_kernel(ndx_session *s, plan_fusion *f, int role, const graph_node *n,
+                                 const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
+                                 ndx_error *e);
+void session_spread_after(ndx_session *s, plan_fusion *f);
+/* A new fusion at the end of p->fusions (zeroed; p->step made), or NULL: out of memory. */
+plan_fusion *session_new_fusion(run_plan *p);
 
 /* ---- variables (session_vars.c) ------------------------------------------------------------ */
 

@@ -1,5 +1,6 @@
-/* session_fuse.c — the plans' one rewrite: dynamic_stitch of dynamic_partition(range(n), ids, N)
- * (the replace -1 entries program's idiom, the inverse of a partition by the same ids). The
+/* session_fuse.c — the plans' rewrites (the multiply by ones: session_fuse_spread.c). Here:
+ * dynamic_stitch of dynamic_partition(range(n), ids, N) (the replace -1 entries program's
+ * idiom, the inverse of a partition by the same ids). The
  * indices of part q are the increasing positions where ids == q, together 0 .. n - 1 once, so the stitch's output row i
  * is the next row of data[ids[i]]: one pass from the ids, with no positions written, copied or
  * merged. Both nodes keep their places in the run, so every error comes where and as it came:
@@ -62,18 +63,24 @@ static int partition_of(const ndx_graph *g, const run_plan *p, int k) {
     return position_of(p, b, k);
 }
 
+plan_fusion *session_new_fusion(run_plan *p) {
+    if (!p->step && !(p->step = calloc((size_t)p->num_order, sizeof *p->step))) return NULL;
+    plan_fusion *more = realloc(p->fusions, ((size_t)p->num_fusions + 1) * sizeof *more);
+    if (!more) return NULL;
+    p->fusions = more;
+    plan_fusion *f = &p->fusions[p->num_fusions++];
+    memset(f, 0, sizeof *f);
+    return f;
+}
+
 ndx_status session_plan_fusions(ndx_session *s, run_plan *p) {
     const ndx_graph *g = s->g;
     for (int k = 0; k < p->num_order; k++) {
         int b = partition_of(g, p, k);
         if (b < 0) continue;
-        if (!p->step && !(p->step = calloc((size_t)p->num_order, sizeof *p->step)))
-            return NDX_E_NO_MEMORY;
-        plan_fusion *more = realloc(p->fusions, ((size_t)p->num_fusions + 1) * sizeof *more);
-        if (!more) return NDX_E_NO_MEMORY;
-        p->fusions = more;
-        plan_fusion *f = &p->fusions[p->num_fusions++];
-        memset(f, 0, sizeof *f);
+        plan_fusion *f = session_new_fusion(p);
+        if (!f) return NDX_E_NO_MEMORY;
+        f->kind = FUSION_STITCH;
         const graph_node *part = p->order_nodes[b];
         f->ids = value_of(g, part->inputs[1]);
         f->first = part->first_value;
@@ -88,7 +95,7 @@ ndx_status session_plan_fusions(ndx_session *s, run_plan *p) {
         p->step[k] = code + FUSE_STITCH;
         p->reads[f->ids]++; /* the stitch's step reads the ids too */
     }
-    return NDX_OK;
+    return session_plan_spreads(s, p);
 }
 
 /* The partition's step when the ids do not fit the range: the op itself, on the range written
@@ -113,9 +120,9 @@ static ndx_status partition_op(const graph_node *n, const ndx_tensor *in, const 
 ndx_status session_fused_kernel(ndx_session *s, run_plan *p, int step, const graph_node *n,
                                 const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
                                 ndx_error *e) {
-    (void)s;
     plan_fusion *f = &p->fusions[(step - 1) / 3];
     int role = (step - 1) % 3;
+    if (f->kind == FUSION_SPREAD) return session_spread_kernel(s, f, role, n, in, o, out, e);
     if (role == FUSE_RANGE) return ndx_range_view(&in[0], &in[1], &in[2], o, out, e);
     if (role == FUSE_PARTITION) {
         f->fast = 0;
@@ -140,7 +147,9 @@ ndx_status session_fused_kernel(ndx_session *s, run_plan *p, int step, const gra
 void session_fused_after(ndx_session *s, run_plan *p, int step) {
     plan_fusion *f = &p->fusions[(step - 1) / 3];
     int role = (step - 1) % 3;
-    if (role == FUSE_STITCH) {
+    if (f->kind == FUSION_SPREAD) {
+        if (role == FUSE_SPREAD_READER) session_spread_after(s, f);
+    } else if (role == FUSE_STITCH) {
         blocks_unref(&s->pool, s->block[f->ids], 1);
     } else if (role == FUSE_PARTITION && f->fast && f->counted) {
         /* the stitch's read of output 0 lets the counts go */

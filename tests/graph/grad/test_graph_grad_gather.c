@@ -1,6 +1,7 @@
 /* test_graph_grad_gather.c — the gradients of GatherV2 (any axis, batch_dims, the ignore
  * policy, dims known only at run time) and BooleanMask (any axis) against float64 central
- * differences in every dtype that has gradients; their form (slices, never a dense table);
+ * differences in every dtype that has gradients; the training step's dot products of gathered
+ * rows (the session's spread rewrite); their form (slices, never a dense table);
  * OneHot's gradient NONE and Unique's none, as in TensorFlow. */
 #include <stdlib.h>
 
@@ -104,9 +105,46 @@ static void gradient_forms(void **state) {
     ndx_graph_free(g);
 }
 
+/* The training step's dot products, pred = reduce_sum(U[u] * V[i], axis 1) (duplicate ids), and
+ * its squared error: reduce_sum's gradient spreads dy over the rows with a multiply by ones,
+ * which the session rewrites (session_fuse_spread.c); the gradients of U and V are slices. */
+static ndx_output build_dot(ndx_scope s, ndx_dtype dt, const ndx_output *x, void *user) {
+    int squared = *(const int *)user;
+    ndx_output u = test_const_i32(s, 2, SHAPE(5, 1), (int32_t[]){3, 0, 3, 1, 2});
+    ndx_output i = test_const_i32(s, 2, SHAPE(5, 1), (int32_t[]){1, 1, 0, 2, 3});
+    ndx_output pred = ndx_op_reduce_sum(
+        s, ndx_op_mul(s, ndx_op_gather_nd(s, x[0], u, NULL), ndx_op_gather_nd(s, x[1], i, NULL)),
+        ndx_op_const_int(s, NDX_INT32, 1), 0);
+    if (!squared) return pred;
+    ndx_output diff = ndx_op_sub(s, pred, ndx_op_cast(s, x[2], dt));
+    return ndx_op_reduce_sum(s, ndx_op_mul(s, diff, diff), ndx_op_const_int(s, NDX_INT32, 0), 0);
+}
+
+static void dot_of_gathered_rows_against_central_differences(void **state) {
+    (void)state;
+    static const ndx_dtype dtypes[] = {NDX_FLOAT32, NDX_FLOAT64};
+    double v[3][16];
+    for (int k = 0; k < 16; k++) {
+        v[0][k] = (double)((k * 7 + 3) % 17 - 8) / 8.0;
+        v[1][k] = (double)((k * 5 + 1) % 13 - 6) / 4.0;
+        v[2][k] = (double)(k % 5 - 2) / 2.0;
+    }
+    grad_check_x xs[3] = {{2, {4, 4}, v[0]}, {2, {4, 4}, v[1]}, {1, {5}, v[2]}};
+    for (int squared = 0; squared < 2; squared++)
+        for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
+            for (int threads = 1; threads <= 2; threads++) {
+                double e = grad_check(build_dot, &squared, dtypes[d], 2 + squared, xs,
+                                      (uint64_t)(7 + squared), threads);
+                if (!(e <= grad_check_tolerance(dtypes[d])))
+                    fail_msg("dot%s in %s: error %g", squared ? ", squared error" : "",
+                             ndx_dtype_name(dtypes[d]), e);
+            }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gradients_against_central_differences),
+        cmocka_unit_test(dot_of_gathered_rows_against_central_differences),
         cmocka_unit_test(gradient_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
