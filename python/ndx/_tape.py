@@ -200,8 +200,10 @@ def _touching(tapes, leaves):
 
 def read(variable):
     """The variable's value for this thread's recording tapes: a TapedArray of one read per
-    version (a copy), which each tape that watches the variable follows. A trainable variable
-    read while a tape records with watch_accessed_variables is watched by it (TensorFlow's)."""
+    version (no copy: it shares the variable's buffer, and a later in-place write moves the
+    variable to a copy, Variable._lend), which each tape that watches the variable follows. A
+    trainable variable read while a tape records with watch_accessed_variables is watched by
+    it (TensorFlow's)."""
     tapes = _trace.tapes()
     if variable.trainable and _differentiable(variable.dtype):
         for t in tapes:
@@ -218,7 +220,7 @@ def read(variable):
         variable._fresh()
         if not isinstance(variable._value, np.ndarray):  # (bfloat16: not followed)
             return variable._value.copy()
-        value = _taped(variable._value.copy(), _Read(variable, variable._version))
+        value = _taped(variable._lend(), _Read(variable, variable._version))
     if len(reads) > 256:  # (a thread that reads many variables keeps only recent reads)
         reads.clear()
     reads[variable] = value

@@ -535,3 +535,62 @@ def test_an_ndx_function_called_in_a_tape_on_followed_values_warns_and_gives_non
             y = f(ndx.identity(x))
         np.testing.assert_array_equal(f(np.ones(2)), 4.0)  # (nothing followed: no warning)
     assert float(y) == 6.0 and tape.gradient(y, x) is None
+
+
+def test_a_tape_reads_a_variable_without_copying_it_and_the_read_keeps_its_values():
+    # The read shares the variable's buffer (a [1,000,000, 64] table is not copied per read);
+    # every in-place write after it (the optimizers' sparse steps, the row scatters) moves the
+    # variable to a copy first, so the read and the gradient built from it stay the values read.
+    start = np.arange(12, dtype=np.float32).reshape(4, 3)
+    v = ndx.Variable(start)
+    ids = np.array([[2], [0], [2]], np.int32)
+    with ndx.GradientTape() as tape:
+        rows = ndx.gather_nd(v, ids)
+        loss = ndx.reduce_sum(rows * rows)
+        read = v.read_value()
+    assert np.shares_memory(read, v._value)
+    g = tape.gradient(loss, v)
+    ndx.optimizers.SGD(0.5).apply_gradients([(g, v)])
+    expect = start.copy()
+    for r, k in zip((2, 0, 2), range(3)):  # each id steps its row once per entry, in order
+        expect[r] -= 0.5 * 2 * start[ids[k, 0]]
+    np.testing.assert_array_equal(v.numpy(), expect)
+    np.testing.assert_array_equal(read, start)
+    np.testing.assert_array_equal(rows, start[[2, 0, 2]])
+    assert not read.flags.writeable and not np.shares_memory(read, v._value)
+    v.scatter_add(ndx.IndexedSlices(np.ones((1, 3), np.float32), [1]))
+    expect[1] += 1
+    np.testing.assert_array_equal(v.numpy(), expect)
+    np.testing.assert_array_equal(read, start)
+
+
+def test_a_view_of_a_read_keeps_the_read_values_and_a_dropped_read_costs_no_copy():
+    v = ndx.Variable(np.ones((3, 2), np.float32))
+    with ndx.GradientTape():
+        view = v.read_value()[1:].view(ndx.TapedArray)[0]  # (views of views: all lead back)
+    accum_opt = ndx.optimizers.Adagrad(1.0, 1.0, epsilon=None)
+    grad = ndx.IndexedSlices(np.full((1, 2), 2.0, np.float32), np.array([1], np.int64))
+    accum_opt.apply_gradients([(grad, v)])
+    np.testing.assert_array_equal(view, [1.0, 1.0])
+    np.testing.assert_allclose(v.numpy()[1], 1.0 - 2.0 / np.sqrt(5.0), rtol=1e-6)
+    del view
+    with ndx.GradientTape():
+        v.read_value()
+    buffer = v._value
+    accum_opt.apply_gradients([(grad, v)])
+    assert v._value is buffer  # (no read alive: the step writes in place, no copy)
+
+
+def test_a_read_taken_between_traced_updates_keeps_its_values():
+    v = ndx.Variable(np.zeros((2, 2), np.float32))
+
+    @ndx.function
+    def bump():
+        v.assign_add(np.ones((2, 2), np.float32))
+
+    bump()
+    with ndx.GradientTape():
+        read = v.read_value()  # (the session's copy, read into the host value)
+    bump()
+    np.testing.assert_array_equal(v.numpy(), np.full((2, 2), 2.0))
+    np.testing.assert_array_equal(read, np.ones((2, 2)))
