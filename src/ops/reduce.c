@@ -219,6 +219,49 @@ static void reduce_range(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
+/* Float sums over trailing dims (the input as [n, per_out] rows, each summed): the generic loop's
+ * order and rounding (each row from 0, its elements in order) with four rows at once, whose
+ * independent chains of adds overlap in the pipeline (reduce_sum(x, 1) of [65,536, 64] float32
+ * went from 23 ms to a few at one thread). */
+#define ROW_SUMS(T)                                                                             \
+    do {                                                                                        \
+        const T *in_ = (const T *)(const void *)j->in;                                          \
+        T *out_ = (T *)(void *)j->out;                                                          \
+        int64_t k_ = j->per_out, o = begin;                                                     \
+        for (; o + 4 <= end; o += 4) {                                                          \
+            const T *a = in_ + o * k_, *b = a + k_, *c = b + k_, *d = c + k_;                   \
+            T s0 = 0, s1 = 0, s2 = 0, s3 = 0;                                                   \
+            for (int64_t i = 0; i < k_; i++) {                                                  \
+                s0 += a[i];                                                                     \
+                s1 += b[i];                                                                     \
+                s2 += c[i];                                                                     \
+                s3 += d[i];                                                                     \
+            }                                                                                   \
+            out_[o] = s0, out_[o + 1] = s1, out_[o + 2] = s2, out_[o + 3] = s3;                 \
+        }                                                                                       \
+        for (; o < end; o++) {                                                                  \
+            T s = 0;                                                                            \
+            for (int64_t i = 0; i < k_; i++) s += in_[o * k_ + i];                              \
+            out_[o] = s;                                                                        \
+        }                                                                                       \
+    } while (0)
+
+static void row_sums_range(void *ctx, int64_t begin, int64_t end, int worker) {
+    (void)worker;
+    const reduce_job *j = ctx;
+    if (j->dtype == NDX_FLOAT32) ROW_SUMS(float);
+    else ROW_SUMS(double);
+}
+
+/* Whether the job is a float32/float64 sum over the input's trailing dims only. */
+static int row_sums(const reduce_job *j, const int *reduced, int rank) {
+    if (j->op != NDX_REDUCE_SUM || (j->dtype != NDX_FLOAT32 && j->dtype != NDX_FLOAT64))
+        return 0;
+    for (int d = 0; d < rank; d++)
+        if (reduced[d] != (d >= rank - j->nr)) return 0;
+    return 1;
+}
+
 ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tensor *axes,
                       int keep_dims, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
     const char *name = ndx_reduce_op_name(op);
@@ -268,7 +311,9 @@ ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tenso
         return NDX_OK;
     }
     int64_t grain = j.per_out > 0 && j.per_out < GLUE_GRAIN ? GLUE_GRAIN / j.per_out : 1;
-    ndx_parallel_for(c.threads, n, grain, reduce_range, &j);
+    ndx_parallel_for(c.threads, n, grain, row_sums(&j, reduced, input->rank) ? row_sums_range
+                                                                        : reduce_range,
+                     &j);
     return NDX_OK;
 }
 
