@@ -463,6 +463,7 @@ class _Replay:
         self.feeds = []      # (node, index, array, like)
         self.reads = IdentityDict()  # Variable -> [Tensor of each read]
         self.inputs = []     # the arrays read that no needed entry returned, in memo order
+        self.constants = []  # (dtype code, bytes) of each small array made a Const, in order
 
     def _follows(self, x):
         """Whether a source is one the tape follows."""
@@ -505,6 +506,7 @@ class _Replay:
                 self.reads.setdefault(ref.variable, []).append(t)
         elif (value.bits.size if isinstance(value, BFloat16Array) else value.size) <= _SMALL:
             t = self.g.constant(value)
+            self.constants.append((t.dtype.code, value.tobytes()))
         else:
             t = self._feed(value)
         self.memo[id(x)] = t
@@ -585,8 +587,9 @@ class _Replay:
                 raise
         g.finish()
         if fetches:
-            session = _ndx._Session(g._g, None, None)
-            values = session.run(self.feeds, [t.output for t in fetches], ())
+            outputs = [t.output for t in fetches]
+            session = _sessions.get(g, self.feeds, outputs, self.constants)
+            values = session.run(self.feeds, outputs, ())
         answers = []
         for shape in shapes:
             if shape is None:
@@ -596,6 +599,48 @@ class _Replay:
             else:
                 answers.append(IndexedSlices(*values[shape[0]:shape[0] + 3]))
         return [_sum([answers[k] for k in ks], IndexedSlices) for ks in where]
+
+
+class _SessionCache:
+    """The planned sessions of the last few replays, by what determines them, so a training
+    loop's gradient() (the same ops on the same shapes each step) runs the session it planned
+    before, its memory pool warm, instead of planning a new one. The key is the replay graph's
+    text form (every node, attribute, dtype, shape and small constant) with the feeds, the
+    fetches and the exact bytes of the constants the replay made from arrays (so a changed
+    shape, dtype, op, attribute, source or constant never reuses a stale session). Bounded:
+    the least recently used session goes beyond `KEPT`. A session runs under its own lock, so
+    threads may share one."""
+
+    KEPT = 4
+
+    def __init__(self):
+        self._sessions = {}  # key -> _Session, least recently used first
+        self._lock = threading.Lock()
+
+    def get(self, g, feeds, outputs, constants):
+        key = (g._g.to_text(), tuple((op, k, like) for op, k, _, like in feeds),
+               tuple(outputs), tuple(constants))
+        with self._lock:
+            session = self._sessions.pop(key, None)
+            if session is not None:
+                self._sessions[key] = session  # (now the most recently used)
+                return session
+        session = _ndx._Session(g._g, None, None)
+        with self._lock:
+            session = self._sessions.setdefault(key, session)
+            while len(self._sessions) > self.KEPT:
+                del self._sessions[next(iter(self._sessions))]
+        return session
+
+    def clear(self):
+        with self._lock:
+            self._sessions.clear()
+
+    def __len__(self):
+        return len(self._sessions)
+
+
+_sessions = _SessionCache()
 
 
 class _NestedGradient:

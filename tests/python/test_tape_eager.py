@@ -594,3 +594,109 @@ def test_a_read_taken_between_traced_updates_keeps_its_values():
     bump()
     np.testing.assert_array_equal(v.numpy(), np.full((2, 2), 2.0))
     np.testing.assert_array_equal(read, np.ones((2, 2)))
+
+
+# ---- the replay's session cache: a repeated gradient() reuses its planned session ----------
+
+def _cache():
+    from ndx import _tape
+    return _tape._sessions
+
+
+def _grad_of_weighted_square(x, c, axis=None):
+    """d/dx of sum(c * x * x) (over axis, then all) by an eager tape; the NumPy answer is 2cx."""
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        y = ndx.identity(x)
+        loss = ndx.reduce_sum(ndx.reduce_sum(y * y * c, axis) if axis is not None else y * y * c)
+    return tape.gradient(loss, x)
+
+
+def test_a_repeated_gradient_reuses_its_session_and_gives_the_same_bits():
+    _cache().clear()
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(40, 3)).astype(np.float32)
+    c = np.float32([1.5, -2.0, 0.25])
+    first = _grad_of_weighted_square(x, c)
+    sessions = dict(_cache()._sessions)
+    again = _grad_of_weighted_square(x, c)
+    assert len(_cache()) == 1 and dict(_cache()._sessions) == sessions
+    np.testing.assert_array_equal(again, first)
+    np.testing.assert_allclose(first, 2 * x.astype(np.float64) * c, rtol=1e-6)
+    x2 = rng.normal(size=(40, 3)).astype(np.float32)  # new values, same shapes: reused, right
+    np.testing.assert_allclose(_grad_of_weighted_square(x2, c), 2 * x2.astype(np.float64) * c,
+                               rtol=1e-6)
+    assert len(_cache()) == 1
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "constant", "attribute", "ops"])
+def test_a_changed_graph_never_reuses_a_stale_session(change):
+    _cache().clear()
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(8, 3)).astype(np.float32)
+    c = np.float32([1.5, -2.0, 0.25])
+    _grad_of_weighted_square(x, c)
+    if change == "shape":
+        x = rng.normal(size=(5, 3)).astype(np.float32)
+    elif change == "dtype":
+        x, c = x.astype(np.float64), c.astype(np.float64)
+    elif change == "constant":  # (a small array becomes a Const: its value is in the graph)
+        c = np.float32([0.5, 3.0, -1.0])
+    if change == "attribute":  # reduce_sum over axis 1 first: Sum's axes differ
+        got = _grad_of_weighted_square(x, c, axis=1)
+    elif change == "ops":
+        with ndx.GradientTape() as tape:
+            tape.watch(x)
+            y = ndx.identity(x)
+            loss = ndx.reduce_sum(y * c)
+        got = tape.gradient(loss, x)
+        np.testing.assert_array_equal(got, np.broadcast_to(c, x.shape))
+        assert len(_cache()) == 2
+        return
+    else:
+        got = _grad_of_weighted_square(x, c)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    np.testing.assert_allclose(got, 2 * x.astype(np.float64) * c, rtol=1e-6)
+    assert len(_cache()) == 2
+
+
+def test_another_watched_variable_gets_its_own_gradient_and_the_cache_is_bounded():
+    _cache().clear()
+    u = ndx.Variable(np.arange(6, dtype=np.float32).reshape(3, 2))
+    v = ndx.Variable(np.arange(6, 12, dtype=np.float32).reshape(3, 2))
+    for var, other in ((u, v), (v, u)):
+        with ndx.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(var)
+            loss = ndx.reduce_sum(ndx.gather_nd(var, [[2], [0]]) * ndx.gather_nd(other, [[1], [1]]))
+        g = tape.gradient(loss, [var, other])
+        assert g[1] is None
+        want = np.zeros((3, 2), np.float32)
+        want[[2, 0]] += other.numpy()[[1, 1]]
+        np.testing.assert_array_equal(dense(g[0], (3, 2)), want)
+    for n in range(1, 12):  # many shapes: only the most recent sessions stay
+        x = np.ones((n, 3), np.float32)
+        np.testing.assert_array_equal(_grad_of_weighted_square(x, np.float32(1)), 2 * x)
+    assert len(_cache()) == type(_cache()).KEPT
+
+
+def test_threads_sharing_a_cached_session_each_get_their_own_gradient():
+    _cache().clear()
+    xs = [np.full((64, 4), k + 1, np.float32) for k in range(4)]
+    c = np.float32([1.0, 2.0, 3.0, 4.0])
+    got, errors = {}, []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                got[k] = _grad_of_weighted_square(xs[k], c)
+                np.testing.assert_array_equal(got[k], 2 * xs[k] * c)
+        except BaseException as e:  # (reported by the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(_cache()) == 1
