@@ -618,8 +618,12 @@ class _SessionCache:
         self._lock = threading.Lock()
 
     def get(self, g, feeds, outputs, constants):
-        key = (g._g.to_text(), tuple((op, k, like) for op, k, _, like in feeds),
-               tuple(outputs), tuple(constants))
+        try:
+            text = g._g.to_text()
+        except (ValueError, TypeError, MemoryError):  # (no text form: planned, not kept)
+            return _ndx._Session(g._g, None, None)
+        key = (text, tuple((op, k, like) for op, k, _, like in feeds), tuple(outputs),
+               tuple(constants))
         with self._lock:
             session = self._sessions.pop(key, None)
             if session is not None:
