@@ -21,6 +21,7 @@ def _eager(variables, step):
     try:
         for v in held:
             v._fresh()
+            v._own()  # (a read an eager tape holds keeps its values)
         step([v._value if _is_variable(v) else v for v in variables])
         for v in held:
             v._set(v._value)

@@ -200,8 +200,10 @@ def _touching(tapes, leaves):
 
 def read(variable):
     """The variable's value for this thread's recording tapes: a TapedArray of one read per
-    version (a copy), which each tape that watches the variable follows. A trainable variable
-    read while a tape records with watch_accessed_variables is watched by it (TensorFlow's)."""
+    version (no copy: it shares the variable's buffer, and a later in-place write moves the
+    variable to a copy, Variable._lend), which each tape that watches the variable follows. A
+    trainable variable read while a tape records with watch_accessed_variables is watched by
+    it (TensorFlow's)."""
     tapes = _trace.tapes()
     if variable.trainable and _differentiable(variable.dtype):
         for t in tapes:
@@ -218,7 +220,7 @@ def read(variable):
         variable._fresh()
         if not isinstance(variable._value, np.ndarray):  # (bfloat16: not followed)
             return variable._value.copy()
-        value = _taped(variable._value.copy(), _Read(variable, variable._version))
+        value = _taped(variable._lend(), _Read(variable, variable._version))
     if len(reads) > 256:  # (a thread that reads many variables keeps only recent reads)
         reads.clear()
     reads[variable] = value
@@ -461,6 +463,7 @@ class _Replay:
         self.feeds = []      # (node, index, array, like)
         self.reads = IdentityDict()  # Variable -> [Tensor of each read]
         self.inputs = []     # the arrays read that no needed entry returned, in memo order
+        self.constants = []  # (dtype code, bytes) of each small array made a Const, in order
 
     def _follows(self, x):
         """Whether a source is one the tape follows."""
@@ -503,6 +506,7 @@ class _Replay:
                 self.reads.setdefault(ref.variable, []).append(t)
         elif (value.bits.size if isinstance(value, BFloat16Array) else value.size) <= _SMALL:
             t = self.g.constant(value)
+            self.constants.append((t.dtype.code, value.tobytes()))
         else:
             t = self._feed(value)
         self.memo[id(x)] = t
@@ -583,8 +587,9 @@ class _Replay:
                 raise
         g.finish()
         if fetches:
-            session = _ndx._Session(g._g, None, None)
-            values = session.run(self.feeds, [t.output for t in fetches], ())
+            outputs = [t.output for t in fetches]
+            session = _sessions.get(g, self.feeds, outputs, self.constants)
+            values = session.run(self.feeds, outputs, ())
         answers = []
         for shape in shapes:
             if shape is None:
@@ -594,6 +599,52 @@ class _Replay:
             else:
                 answers.append(IndexedSlices(*values[shape[0]:shape[0] + 3]))
         return [_sum([answers[k] for k in ks], IndexedSlices) for ks in where]
+
+
+class _SessionCache:
+    """The planned sessions of the last few replays, by what determines them, so a training
+    loop's gradient() (the same ops on the same shapes each step) runs the session it planned
+    before, its memory pool warm, instead of planning a new one. The key is the replay graph's
+    text form (every node, attribute, dtype, shape and small constant) with the feeds, the
+    fetches and the exact bytes of the constants the replay made from arrays (so a changed
+    shape, dtype, op, attribute, source or constant never reuses a stale session). Bounded:
+    the least recently used session goes beyond `KEPT`. A session runs under its own lock, so
+    threads may share one."""
+
+    KEPT = 4
+
+    def __init__(self):
+        self._sessions = {}  # key -> _Session, least recently used first
+        self._lock = threading.Lock()
+
+    def get(self, g, feeds, outputs, constants):
+        try:
+            text = g._g.to_text()
+        except (ValueError, TypeError, MemoryError):  # (no text form: planned, not kept)
+            return _ndx._Session(g._g, None, None)
+        key = (text, tuple((op, k, like) for op, k, _, like in feeds), tuple(outputs),
+               tuple(constants))
+        with self._lock:
+            session = self._sessions.pop(key, None)
+            if session is not None:
+                self._sessions[key] = session  # (now the most recently used)
+                return session
+        session = _ndx._Session(g._g, None, None)
+        with self._lock:
+            session = self._sessions.setdefault(key, session)
+            while len(self._sessions) > self.KEPT:
+                del self._sessions[next(iter(self._sessions))]
+        return session
+
+    def clear(self):
+        with self._lock:
+            self._sessions.clear()
+
+    def __len__(self):
+        return len(self._sessions)
+
+
+_sessions = _SessionCache()
 
 
 class _NestedGradient:

@@ -26,6 +26,7 @@ every update of the variable built before it (ndx_graph.h, "Program order"). spa
 ndx.gather / ndx.nn.embedding_lookup of a Variable) is a ResourceGather node on the handle, which
 the C session runs at its place in program order too, gathering straight from the variable."""
 import threading
+import weakref
 
 import numpy as np
 
@@ -89,6 +90,7 @@ class Variable:
         self._holder = None      # (session, node id) with the newest value, or None: _value
         self._version = 0
         self._versions = {}      # session -> the version its copy has
+        self._lease = None       # weakref to the _Lease of an array lent from _value, or None
         self._lock = threading.RLock()
         g = _trace.graph() if _trace.active else None
         if g is not None:
@@ -105,8 +107,27 @@ class Variable:
         """Makes _value the newest value (reading the holder's copy). Under the lock."""
         if self._holder is not None:
             session, node = self._holder
+            self._own(keep=False)
             session.read_variable(node, self._value)
             self._holder = None
+
+    def _lend(self):
+        """_value as a read-only array sharing its buffer, without a copy (an eager tape's read
+        of the table: a copy of [1,000,000, 64] floats per read was most of an eager training
+        step). Under the lock; _own keeps the lent values unchanged by later writes."""
+        lease = _Lease(self._value)
+        self._lease = weakref.ref(lease)
+        return np.asarray(lease)
+
+    def _own(self, keep=True):
+        """Before _value is written in place (under the lock): while an array _lend gave (or
+        any view of it) is alive, the variable moves to a buffer of its own, a copy of the
+        value (keep=False: uninitialized, for a caller that overwrites all of it), so the lent
+        array keeps the values it was read with."""
+        lease = self._lease() if self._lease is not None else None
+        if lease is not None:
+            self._value = self._value.copy() if keep else np.empty_like(self._value)
+        self._lease = None
 
     def numpy(self):
         """A copy of the value (a NumPy array; ndx.BFloat16Array for bfloat16)."""
@@ -227,6 +248,7 @@ class Variable:
         updates = _convert_to(updates, self.dtype)
         with self._lock, _trace.paused():  # (an update is not recorded by tapes, as in TF)
             self._fresh()
+            self._own()
             _ndx._resource_scatter(self._value, op, indices, updates, None)
             self._set(self._value)
         return self
@@ -445,6 +467,20 @@ class Variable:
     def __repr__(self):
         return (f"<ndx.Variable '{self.name}' shape={list(self.shape)} "
                 f"dtype={self.dtype.name}>")
+
+
+class _Lease:
+    """The owner of the arrays Variable._lend gives: every view of them leads back to it (a
+    non-array base ends NumPy's chain of bases), so a weak reference to it says whether any is
+    still alive. Read-only: the interface marks the memory so."""
+
+    __slots__ = ("__array_interface__", "value", "__weakref__")
+
+    def __init__(self, value):
+        self.value = value  # (keeps the buffer alive)
+        interface = dict(value.__array_interface__)
+        interface["data"] = (interface["data"][0], True)
+        self.__array_interface__ = interface
 
 
 def _graph():

@@ -99,6 +99,8 @@ typedef struct reduce_job {
     int64_t kdims[NDX_MAX_RANK], kstride[NDX_MAX_RANK];
     int64_t rdims[NDX_MAX_RANK], rstride[NDX_MAX_RANK];
     int64_t per_out; /* reduced elements per output element */
+    int64_t step;    /* the stride of one output's reduced elements in order when that is one
+                        stride (one reduced dim, or only trailing ones); 0: it is not */
 } reduce_job;
 
 /* Offset (in elements) of output element o's first input element. */
@@ -198,15 +200,16 @@ static cd cd_mean(cd acc, int64_t n) {
         REDUCE_LOOP(T, T, ((T){0, 0}), SAME, CPLUS, MEAN(acc, j->per_out))                      \
     }
 
-/* Float sums and means over one axis, LANES outputs at a time: each output still adds its
- * elements one by one in order from 0 (the same bits as REDUCE_LOOP), but the LANES chains are
- * independent, so the adds overlap instead of each waiting for the last (a row of 64 takes
- * 64 adds' latency one at a time). Returns the first output it did not do. */
+/* Float sums and means whose reduced elements are one stride apart (one axis, or trailing dims:
+ * j->step), LANES outputs at a time: each output still adds its elements one by one in order
+ * from 0 (the same bits as REDUCE_LOOP), but the LANES chains are independent, so the adds
+ * overlap instead of each waiting for the last (a row of 64 takes 64 adds' latency one at a
+ * time). Returns the first output it did not do. */
 enum { LANES = 8 };
 #define SUM_LANES(T)                                                                            \
     do {                                                                                        \
         const int64_t n_ = j->per_out;                                                          \
-        const size_t step_ = (size_t)j->rstride[0] * sizeof(T);                                 \
+        const size_t step_ = (size_t)j->step * sizeof(T);                                 \
         for (; o + LANES <= end; o += LANES) {                                                  \
             const unsigned char *p_[LANES];                                                     \
             T acc_[LANES];                                                                      \
@@ -228,7 +231,8 @@ enum { LANES = 8 };
     } while (0)
 
 static int64_t sum_lanes(const reduce_job *j, int64_t o, int64_t end) {
-    if (j->nr != 1 || j->per_out == 0 || (j->op != NDX_REDUCE_SUM && j->op != NDX_REDUCE_MEAN))
+    if (j->step == 0 || j->per_out == 0 ||
+        (j->op != NDX_REDUCE_SUM && j->op != NDX_REDUCE_MEAN))
         return o;
     if (j->dtype == NDX_FLOAT32)
         SUM_LANES(float);
@@ -279,7 +283,7 @@ ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tenso
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
     int reduced[NDX_MAX_RANK];
     reduced_dims(name, axes, input->rank, reduced, NULL); /* checked by infer */
-    reduce_job j = {op, input->dtype, input->data, out->data, 0, 0, {0}, {0}, {0}, {0}, 1};
+    reduce_job j = {op, input->dtype, input->data, out->data, 0, 0, {0}, {0}, {0}, {0}, 1, 0};
     int64_t stride = 1;
     for (int d = input->rank - 1; d >= 0; d--) {
         int64_t dim = input->shape[d];
@@ -302,6 +306,9 @@ ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tenso
         int64_t t = j.kdims[a]; j.kdims[a] = j.kdims[b]; j.kdims[b] = t;
         t = j.kstride[a]; j.kstride[a] = j.kstride[b]; j.kstride[b] = t;
     }
+    int trailing = 1; /* the reduced dims are the last ones: one output's inputs are contiguous */
+    for (int d = 0; d < input->rank; d++) trailing &= reduced[d] == (d >= input->rank - j.nr);
+    j.step = j.nr == 1 ? j.rstride[0] : trailing ? 1 : 0;
     int64_t n = ndx_tensor_count(out);
     if (j.per_out == 1) { /* one element each (no axes, or only dims of 1): the input itself */
         if (bytes && out->data != input->data) memmove(out->data, input->data, bytes);

@@ -838,6 +838,48 @@ static void reduce_sum_against_reference(void **state) {
     }
 }
 
+/* Float sums over trailing dims (the rows of [n, k] summed, four rows at a time) keep the plain
+ * order bit for bit: values of wide magnitudes, whose sums depend on the order of the adds,
+ * against a loop adding each row's elements in order from 0, at 1 and 2 threads, row counts
+ * that are and are not multiples of 4. */
+static void reduce_sum_of_trailing_dims_adds_in_order(void **state) {
+    (void)state;
+    test_rng r = {11};
+    static float f[3 * 7 * 70];
+    static double d[3 * 7 * 70];
+    for (int round = 0; round < 40; round++) {
+        int64_t shape[3] = {rng_range(&r, 1, 3), rng_range(&r, 1, 7), rng_range(&r, 1, 70)};
+        int64_t count = shape[0] * shape[1] * shape[2];
+        for (int64_t i = 0; i < count; i++) {
+            double v = (double)rng_range(&r, -1000000, 1000000) *
+                       pow(2.0, (double)rng_range(&r, -30, 30));
+            f[i] = (float)v;
+            d[i] = v;
+        }
+        int trailing = (int)rng_range(&r, 1, 2); /* reduce dims [3 - trailing, 3) */
+        int64_t axes[2] = {2, 1}, per_out = trailing == 1 ? shape[2] : shape[1] * shape[2];
+        ndx_tensor A = ndx_tensor_make(NDX_INT64, 1, SHAPE(trailing), axes);
+        for (int is_double = 0; is_double < 2; is_double++) {
+            ndx_tensor x = ndx_tensor_make(is_double ? NDX_FLOAT64 : NDX_FLOAT32, 3, shape,
+                                           is_double ? (void *)d : (void *)f), out = {0};
+            ndx_options opt = test_options((int)rng_range(&r, 1, 2), NDX_BAD_INDICES_ERROR);
+            ndx_error err;
+            assert_ok(ndx_reduce_sum(&x, &A, 0, &opt, &out, &err), &err);
+            for (int64_t o = 0; o < count / per_out; o++) {
+                float fs = 0;
+                double ds = 0;
+                for (int64_t i = 0; i < per_out; i++) {
+                    fs += f[o * per_out + i];
+                    ds += d[o * per_out + i];
+                }
+                if (is_double) assert_true(((double *)out.data)[o] == ds);
+                else assert_true(((float *)out.data)[o] == fs);
+            }
+            ndx_tensor_free(&out);
+        }
+    }
+}
+
 /* Axes TensorFlow refuses; the output stays as it was. */
 static void reduce_sum_refusals(void **state) {
     (void)state;
@@ -890,6 +932,7 @@ int main(void) {
         cmocka_unit_test(zeros_ones_like_every_dtype),
         cmocka_unit_test(fill_and_reshape),
         cmocka_unit_test(reduce_sum_against_reference),
+        cmocka_unit_test(reduce_sum_of_trailing_dims_adds_in_order),
         cmocka_unit_test(reduce_sum_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -535,3 +535,168 @@ def test_an_ndx_function_called_in_a_tape_on_followed_values_warns_and_gives_non
             y = f(ndx.identity(x))
         np.testing.assert_array_equal(f(np.ones(2)), 4.0)  # (nothing followed: no warning)
     assert float(y) == 6.0 and tape.gradient(y, x) is None
+
+
+def test_a_tape_reads_a_variable_without_copying_it_and_the_read_keeps_its_values():
+    # The read shares the variable's buffer (a [1,000,000, 64] table is not copied per read);
+    # every in-place write after it (the optimizers' sparse steps, the row scatters) moves the
+    # variable to a copy first, so the read and the gradient built from it stay the values read.
+    start = np.arange(12, dtype=np.float32).reshape(4, 3)
+    v = ndx.Variable(start)
+    ids = np.array([[2], [0], [2]], np.int32)
+    with ndx.GradientTape() as tape:
+        rows = ndx.gather_nd(v, ids)
+        loss = ndx.reduce_sum(rows * rows)
+        read = v.read_value()
+    assert np.shares_memory(read, v._value)
+    g = tape.gradient(loss, v)
+    ndx.optimizers.SGD(0.5).apply_gradients([(g, v)])
+    expect = start.copy()
+    for r, k in zip((2, 0, 2), range(3)):  # each id steps its row once per entry, in order
+        expect[r] -= 0.5 * 2 * start[ids[k, 0]]
+    np.testing.assert_array_equal(v.numpy(), expect)
+    np.testing.assert_array_equal(read, start)
+    np.testing.assert_array_equal(rows, start[[2, 0, 2]])
+    assert not read.flags.writeable and not np.shares_memory(read, v._value)
+    v.scatter_add(ndx.IndexedSlices(np.ones((1, 3), np.float32), [1]))
+    expect[1] += 1
+    np.testing.assert_array_equal(v.numpy(), expect)
+    np.testing.assert_array_equal(read, start)
+
+
+def test_a_view_of_a_read_keeps_the_read_values_and_a_dropped_read_costs_no_copy():
+    v = ndx.Variable(np.ones((3, 2), np.float32))
+    with ndx.GradientTape():
+        view = v.read_value()[1:].view(ndx.TapedArray)[0]  # (views of views: all lead back)
+    accum_opt = ndx.optimizers.Adagrad(1.0, 1.0, epsilon=None)
+    grad = ndx.IndexedSlices(np.full((1, 2), 2.0, np.float32), np.array([1], np.int64))
+    accum_opt.apply_gradients([(grad, v)])
+    np.testing.assert_array_equal(view, [1.0, 1.0])
+    np.testing.assert_allclose(v.numpy()[1], 1.0 - 2.0 / np.sqrt(5.0), rtol=1e-6)
+    del view
+    with ndx.GradientTape():
+        v.read_value()
+    buffer = v._value
+    accum_opt.apply_gradients([(grad, v)])
+    assert v._value is buffer  # (no read alive: the step writes in place, no copy)
+
+
+def test_a_read_taken_between_traced_updates_keeps_its_values():
+    v = ndx.Variable(np.zeros((2, 2), np.float32))
+
+    @ndx.function
+    def bump():
+        v.assign_add(np.ones((2, 2), np.float32))
+
+    bump()
+    with ndx.GradientTape():
+        read = v.read_value()  # (the session's copy, read into the host value)
+    bump()
+    np.testing.assert_array_equal(v.numpy(), np.full((2, 2), 2.0))
+    np.testing.assert_array_equal(read, np.ones((2, 2)))
+
+
+# ---- the replay's session cache: a repeated gradient() reuses its planned session ----------
+
+def _cache():
+    from ndx import _tape
+    return _tape._sessions
+
+
+def _grad_of_weighted_square(x, c, axis=None):
+    """d/dx of sum(c * x * x) (over axis, then all) by an eager tape; the NumPy answer is 2cx."""
+    with ndx.GradientTape() as tape:
+        tape.watch(x)
+        y = ndx.identity(x)
+        loss = ndx.reduce_sum(ndx.reduce_sum(y * y * c, axis) if axis is not None else y * y * c)
+    return tape.gradient(loss, x)
+
+
+def test_a_repeated_gradient_reuses_its_session_and_gives_the_same_bits():
+    _cache().clear()
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(40, 3)).astype(np.float32)
+    c = np.float32([1.5, -2.0, 0.25])
+    first = _grad_of_weighted_square(x, c)
+    sessions = dict(_cache()._sessions)
+    again = _grad_of_weighted_square(x, c)
+    assert len(_cache()) == 1 and dict(_cache()._sessions) == sessions
+    np.testing.assert_array_equal(again, first)
+    np.testing.assert_allclose(first, 2 * x.astype(np.float64) * c, rtol=1e-6)
+    x2 = rng.normal(size=(40, 3)).astype(np.float32)  # new values, same shapes: reused, right
+    np.testing.assert_allclose(_grad_of_weighted_square(x2, c), 2 * x2.astype(np.float64) * c,
+                               rtol=1e-6)
+    assert len(_cache()) == 1
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "constant", "attribute", "ops"])
+def test_a_changed_graph_never_reuses_a_stale_session(change):
+    _cache().clear()
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(8, 3)).astype(np.float32)
+    c = np.float32([1.5, -2.0, 0.25])
+    _grad_of_weighted_square(x, c)
+    if change == "shape":
+        x = rng.normal(size=(5, 3)).astype(np.float32)
+    elif change == "dtype":
+        x, c = x.astype(np.float64), c.astype(np.float64)
+    elif change == "constant":  # (a small array becomes a Const: its value is in the graph)
+        c = np.float32([0.5, 3.0, -1.0])
+    if change == "attribute":  # reduce_sum over axis 1 first: Sum's axes differ
+        got = _grad_of_weighted_square(x, c, axis=1)
+    elif change == "ops":
+        with ndx.GradientTape() as tape:
+            tape.watch(x)
+            y = ndx.identity(x)
+            loss = ndx.reduce_sum(y * c)
+        got = tape.gradient(loss, x)
+        np.testing.assert_array_equal(got, np.broadcast_to(c, x.shape))
+        assert len(_cache()) == 2
+        return
+    else:
+        got = _grad_of_weighted_square(x, c)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    np.testing.assert_allclose(got, 2 * x.astype(np.float64) * c, rtol=1e-6)
+    assert len(_cache()) == 2
+
+
+def test_another_watched_variable_gets_its_own_gradient_and_the_cache_is_bounded():
+    _cache().clear()
+    u = ndx.Variable(np.arange(6, dtype=np.float32).reshape(3, 2))
+    v = ndx.Variable(np.arange(6, 12, dtype=np.float32).reshape(3, 2))
+    for var, other in ((u, v), (v, u)):
+        with ndx.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(var)
+            loss = ndx.reduce_sum(ndx.gather_nd(var, [[2], [0]]) * ndx.gather_nd(other, [[1], [1]]))
+        g = tape.gradient(loss, [var, other])
+        assert g[1] is None
+        want = np.zeros((3, 2), np.float32)
+        want[[2, 0]] += other.numpy()[[1, 1]]
+        np.testing.assert_array_equal(dense(g[0], (3, 2)), want)
+    for n in range(1, 12):  # many shapes: only the most recent sessions stay
+        x = np.ones((n, 3), np.float32)
+        np.testing.assert_array_equal(_grad_of_weighted_square(x, np.float32(1)), 2 * x)
+    assert len(_cache()) == type(_cache()).KEPT
+
+
+def test_threads_sharing_a_cached_session_each_get_their_own_gradient():
+    _cache().clear()
+    xs = [np.full((64, 4), k + 1, np.float32) for k in range(4)]
+    c = np.float32([1.0, 2.0, 3.0, 4.0])
+    got, errors = {}, []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                got[k] = _grad_of_weighted_square(xs[k], c)
+                np.testing.assert_array_equal(got[k], 2 * xs[k] * c)
+        except BaseException as e:  # (reported by the main thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(_cache()) == 1
