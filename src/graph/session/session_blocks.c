@@ -39,7 +39,13 @@ static int choose(const session_blocks *p, size_t bytes, size_t alignment) {
     return best;
 }
 
-/* A new block, in the slot of one given away when there is one. */
+/* Block b's slot emptied (its memory released or given away): add_block fills it again. */
+static void empty_slot(session_blocks *p, int b) {
+    p->held -= p->blocks[b].cap;
+    memset(&p->blocks[b], 0, sizeof p->blocks[b]);
+}
+
+/* A new block, in an empty slot when there is one. */
 static int add_block(session_blocks *p, size_t bytes, size_t alignment) {
     int slot = 0;
     while (slot < p->count && p->blocks[slot].ptr) slot++;
@@ -117,9 +123,8 @@ void blocks_trim(session_blocks *p) {
     for (int b = 0; b < p->count; b++) {
         held_block *h = &p->blocks[b];
         if (h->in_use || !h->ptr) continue;
-        p->held -= h->cap;
         p->source.release(p->source.user, h->ptr);
-        memset(h, 0, sizeof *h);
+        empty_slot(p, b);
     }
     while (p->count > 0 && !p->blocks[p->count - 1].ptr) p->count--;
 }
@@ -148,10 +153,8 @@ void blocks_unref(session_blocks *p, int b, int k) {
 }
 
 void blocks_give_away(session_blocks *p, int b) {
-    held_block *h = &p->blocks[b];
-    p->in_use -= h->used;
-    p->held -= h->cap;
-    memset(h, 0, sizeof *h); /* an empty slot: add_block fills it again */
+    p->in_use -= p->blocks[b].used;
+    empty_slot(p, b);
 }
 
 void blocks_release_all(session_blocks *p) {

@@ -83,13 +83,6 @@ static int all_ones(const ndx_tensor *t) {
     return 1;
 }
 
-static int same_shape(const ndx_tensor *a, const ndx_tensor *b) {
-    if (a->rank != b->rank) return 0;
-    for (int d = 0; d < a->rank; d++)
-        if (a->shape[d] != b->shape[d]) return 0;
-    return 1;
-}
-
 /* The spread's step: the op's checks and its output's shape, no data, when an operand is all
  * ones; else the op. */
 static ndx_status spread_step(plan_fusion *f, const graph_node *n, const ndx_tensor *in,
@@ -117,7 +110,7 @@ static ndx_status reader_step(ndx_session *s, plan_fusion *f, const graph_node *
     int at = value_of(s->g, n->inputs[0]) == f->spread ? 0 : 1;
     const ndx_tensor *spread = &in[at], *other = &in[1 - at];
     ndx_tensor with[2] = {in[0], in[1]};
-    if (other->dtype == spread->dtype && same_shape(other, spread)) {
+    if (ndx_same_layout(other, spread)) {
         with[at] = s->vals[f->operand[f->scaled]];
         return ndx_binary(NDX_BINARY_MUL, &with[0], &with[1], o, out, e);
     }
