@@ -22,24 +22,11 @@ NDX_ALWAYS_INLINE int64_t key_of(const int64_t *row, const int64_t *st, int R) {
     return (int64_t)k;
 }
 
-/* The fused merge's read of one row of the caller's indices: copied once into `row` (what is
- * checked is what is written), checked inside dims and not before the row before (key `prev`).
- * Nonzero when it fails either check. */
-NDX_ALWAYS_INLINE int take_row(const int64_t *src, int R, const int64_t *dims, const int64_t *st,
-                               int64_t *row, int64_t *key, int64_t prev) {
-    uint64_t bad = 0;
-    for (int d = 0; d < R; d++) {
-        row[d] = src[d];
-        bad |= (uint64_t)row[d] >= (uint64_t)dims[d];
-    }
-    *key = key_of(row, st, R);
-    return (bad != 0) | (*key < prev);
-}
-
 /* The fused merge reads the caller's rows a block at a time: copied once into `rows` (what is
  * checked is what is written), each checked inside dims and not before the row before it (key
- * `*prev` for the first), its key kept in `keys` (with room for n + 1). One pass without branches that the compiler
- * can vectorize, so the merge loop after it only compares keys. Nonzero when a row fails. */
+ * `*prev` for the first; *prev becomes the block's last key), its key kept in `keys` (with room
+ * for n + 1). One pass without branches that the compiler can vectorize, so the merge loop after
+ * it only compares keys. Nonzero when a row fails. */
 #define KEY_BLOCK_WORDS 1024 /* index words a block holds: 8 KiB a side, on the stack */
 NDX_ALWAYS_INLINE int take_block(const int64_t *src, int64_t n, int R, const int64_t *dims,
                                  const int64_t *st, int64_t *rows, int64_t *keys, int64_t *prev) {
@@ -119,10 +106,13 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
         int64_t ra[KEY_BLOCK_WORDS], rb[KEY_BLOCK_WORDS], kas[KEY_BLOCK_WORDS + 1];            \
         int64_t kbs[KEY_BLOCK_WORDS + 1];                                                      \
         int64_t pa = INT64_MIN, pb = INT64_MIN, a0 = i, a1 = i, b0 = k, b1 = k, ka, kb;        \
-        int64_t before[NDX_MAX_RANK] = {0};                                                    \
-        if (fused && i > 0 && i < ie && take_row(ai + (i - 1) * R, R, dims, st, before, &pa, pa))\
+        /* fused: the row before each side's first, checked as a block of one, sets its key */ \
+        int64_t before[NDX_MAX_RANK], before_key[2];                                           \
+        if (fused && i > 0 && i < ie &&                                                        \
+            take_block(ai + (i - 1) * R, 1, R, dims, st, before, before_key, &pa))             \
             return -1;                                                                         \
-        if (fused && k > 0 && k < ke && take_row(bi + (k - 1) * R, R, dims, st, before, &pb, pb))\
+        if (fused && k > 0 && k < ke &&                                                        \
+            take_block(bi + (k - 1) * R, 1, R, dims, st, before, before_key, &pb))             \
             return -1;                                                                         \
         for (;;) {                                                                             \
             NEXT_BLOCK(i, a0, a1, ie, ai, ra, kas, pa);                                        \
