@@ -114,17 +114,6 @@ static ndx_status plan_make(ndx_call *c, const ndx_tensor *x, const ndx_tensor *
 /* ---- count ------------------------------------------------------------------------------- */
 
 /* The set's slots hold a position in y + 1 (0: empty); a slot's value is y's element there. */
-NDX_ALWAYS_INLINE int same_value(const unsigned char *a, const unsigned char *b, unique_key key,
-                                 size_t size) {
-    int ignored = 0;
-    if (key == UNIQUE_STRING) return memcmp(a, b, size) == 0;
-    return key_of(a, key, size, &ignored) == key_of(b, key, size, &ignored);
-}
-
-NDX_ALWAYS_INLINE uint64_t hash_of(const unsigned char *e, unique_key key, size_t size, int *nan) {
-    if (key == UNIQUE_STRING) return finish(hash_bytes(HASH_SEED, e, size));
-    return finish(mix(HASH_SEED, key_of(e, key, size, nan)));
-}
 
 /* The slot where e is, or the empty slot where its probe ends (*found 0). */
 NDX_ALWAYS_INLINE uint64_t probe(const setdiff_plan *p, const int64_t *slots, uint64_t h,
@@ -134,7 +123,7 @@ NDX_ALWAYS_INLINE uint64_t probe(const setdiff_plan *p, const int64_t *slots, ui
     for (;; s = (s + 1) & mask) {
         int64_t j = slots[s] - 1;
         if (j < 0) break;
-        if (same_value(p->y + (size_t)j * size, e, key, size)) {
+        if (elements_equal(p->y + (size_t)j * size, e, key, size)) {
             *found = 1;
             return s;
         }
@@ -153,7 +142,7 @@ NDX_ALWAYS_INLINE int64_t count_with(const setdiff_plan *p, void *scratch, uniqu
     for (int64_t j = 0; j < p->m; j++) {
         const unsigned char *e = p->y + (size_t)j * size;
         int nan = 0, found;
-        uint64_t h = hash_of(e, key, size, &nan);
+        uint64_t h = element_hash(e, key, size, &nan);
         if (nan) continue;
         uint64_t s = probe(p, slots, h, e, key, size, &found);
         if (!found) slots[s] = j + 1;
@@ -162,7 +151,7 @@ NDX_ALWAYS_INLINE int64_t count_with(const setdiff_plan *p, void *scratch, uniqu
     for (int64_t i = 0; i < p->n; i++) {
         const unsigned char *e = p->x + (size_t)i * size;
         int nan = 0, found = 0;
-        uint64_t h = hash_of(e, key, size, &nan);
+        uint64_t h = element_hash(e, key, size, &nan);
         if (!nan) probe(p, slots, h, e, key, size, &found);
         if (!found) kept[k++] = i;
     }

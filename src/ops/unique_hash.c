@@ -17,11 +17,7 @@ static inline const unsigned char *element(const unique_plan *p, int64_t o, int6
 /* The hash of slice i (`single`: a slice is one element), *nan set when it holds a NaN. */
 NDX_ALWAYS_INLINE uint64_t slice_hash(const unique_plan *p, unique_key key, size_t size,
                                       int single, int64_t i, int *nan) {
-    if (single) {
-        const unsigned char *e = p->x + (size_t)i * size;
-        if (key == UNIQUE_STRING) return finish(hash_bytes(HASH_SEED, e, size));
-        return finish(mix(HASH_SEED, key_of(e, key, size, nan)));
-    }
+    if (single) return element_hash(p->x + (size_t)i * size, key, size, nan);
     uint64_t h = HASH_SEED;
     for (int64_t o = 0; o < p->outer; o++)
         for (int64_t r = 0; r < p->inner; r++) {
@@ -34,20 +30,10 @@ NDX_ALWAYS_INLINE uint64_t slice_hash(const unique_plan *p, unique_key key, size
 /* Whether slices a and b hold equal values (neither holds a NaN). */
 NDX_ALWAYS_INLINE int slices_equal(const unique_plan *p, unique_key key, size_t size, int single,
                                    int64_t a, int64_t b) {
-    int ignored = 0;
-    if (single) {
-        const unsigned char *ea = p->x + (size_t)a * size, *eb = p->x + (size_t)b * size;
-        if (key == UNIQUE_STRING) return memcmp(ea, eb, size) == 0;
-        return key_of(ea, key, size, &ignored) == key_of(eb, key, size, &ignored);
-    }
+    if (single) return elements_equal(p->x + (size_t)a * size, p->x + (size_t)b * size, key, size);
     for (int64_t o = 0; o < p->outer; o++)
-        for (int64_t r = 0; r < p->inner; r++) {
-            const unsigned char *ea = element(p, o, a, r), *eb = element(p, o, b, r);
-            if (key == UNIQUE_STRING ? memcmp(ea, eb, size) != 0
-                                     : key_of(ea, key, size, &ignored) !=
-                                           key_of(eb, key, size, &ignored))
-                return 0;
-        }
+        for (int64_t r = 0; r < p->inner; r++)
+            if (!elements_equal(element(p, o, a, r), element(p, o, b, r), key, size)) return 0;
     return 1;
 }
 

@@ -97,4 +97,19 @@ static inline uint64_t hash_bytes(uint64_t h, const unsigned char *e, size_t siz
     return h;
 }
 
+/* The hash of one element (a string: its bytes); *nan set for a NaN. */
+NDX_ALWAYS_INLINE uint64_t element_hash(const unsigned char *e, unique_key key, size_t size,
+                                        int *nan) {
+    if (key == UNIQUE_STRING) return finish(hash_bytes(HASH_SEED, e, size));
+    return finish(mix(HASH_SEED, key_of(e, key, size, nan)));
+}
+
+/* Whether elements a and b are equal (TensorFlow's ==; neither is a NaN). */
+NDX_ALWAYS_INLINE int elements_equal(const unsigned char *a, const unsigned char *b,
+                                     unique_key key, size_t size) {
+    int ignored = 0;
+    if (key == UNIQUE_STRING) return memcmp(a, b, size) == 0;
+    return key_of(a, key, size, &ignored) == key_of(b, key, size, &ignored);
+}
+
 #endif /* NDX_UNIQUE_KEY_H */
