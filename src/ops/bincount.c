@@ -145,6 +145,7 @@ static ndx_status check_values(ndx_call *c, const ndx_tensor *arr, unsigned flag
 /* Values [begin, end) of arr (dtype A, checked non-negative) into out (dtype T): a value v of
  * row r (per_row values a row; 0: one row) lands on cell r * size + v (a value >= size is
  * dropped); adds its weight (w), one (w NULL), or writes one (binary).
+ * Each value is read once (the value checked is the value used, whatever another thread writes).
  * In index order: each cell gets its values as any other run gives them. Integers add in U, their
  * unsigned twin: they wrap as TensorFlow's do, without C's signed overflow. */
 #define COUNT_INTO(A, T, U)                                                                    \
@@ -156,14 +157,20 @@ static ndx_status check_values(ndx_call *c, const ndx_tensor *arr, unsigned flag
             row_end = row_end < end ? row_end : end;                                           \
             U *cells = (U *)out + (per_row ? i / per_row * size : 0);                          \
             if (binary) {                                                                      \
-                for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)v[i] < span) cells[v[i]] = (U)1;                      \
+                for (; i < row_end; i++) {                                                     \
+                    const A x = v[i];                                                          \
+                    if ((uint64_t)x < span) cells[x] = (U)1;                                   \
+                }                                                                              \
             } else if (w) {                                                                    \
-                for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)v[i] < span) cells[v[i]] += (U)w[i];                  \
+                for (; i < row_end; i++) {                                                     \
+                    const A x = v[i];                                                          \
+                    if ((uint64_t)x < span) cells[x] += (U)w[i];                               \
+                }                                                                              \
             } else {                                                                           \
-                for (; i < row_end; i++)                                                       \
-                    if ((uint64_t)v[i] < span) cells[v[i]] += (U)1;                     \
+                for (; i < row_end; i++) {                                                     \
+                    const A x = v[i];                                                          \
+                    if ((uint64_t)x < span) cells[x] += (U)1;                                  \
+                }                                                                              \
             }                                                                                  \
         }                                                                                      \
     }
