@@ -112,8 +112,9 @@ typedef struct check_job {
         T low = 0;                                                                             \
         for (int64_t i = begin; i < end; i++) low = v[i] < low ? v[i] : low;                   \
         if (low >= 0) return -1;                                                               \
-        for (int64_t i = begin;; i++)                                                          \
+        for (int64_t i = begin; i < end; i++) /* bounded: the value may have changed since */ \
             if (v[i] < 0) return i;                                                            \
+        return -1;                                                                             \
     }
 FIRST_NEGATIVE(int32_t)
 FIRST_NEGATIVE(int64_t)
