@@ -137,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memset(&want, 0, sizeof want);
         ref_verdict v = ref_sparse_softmax(&sp, &want, why);
         fz_run_single(&f, "sparse_softmax", &c, softmax_shape_fn, softmax_call, &opt, v, why,
-                      &want, 0);
+                      v == REF_OK ? &want : NULL, 0);
         if (v == REF_OK) ref_tensor_free(&want);
     } else {
         ndx_tensor want;
