@@ -29,6 +29,11 @@ __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordi
            "logical_xor", "abs", "square", "sqrt"]
 
 _EAGER_FILE = "<ndx eager>"
+# The elementwise kinds the module runs eagerly without a session, each the index it knows it
+# by: on ndarrays of numbers and bools it calls the kernel the session's node would run (the
+# same bits); for anything else, and on any error, it gives None and the session runs the node
+# (so errors are the session's own).
+_DIRECT = {type: i for i, type in enumerate(_ndx._elementwise_kinds())}
 _pyrange = range  # (this module defines ndx.range)
 _KEEP_BYTES = 1 << 20  # what an eager op's session may keep pooled between calls
 
@@ -56,6 +61,11 @@ class _Eager:
         return dtype_of(value)
 
     def op(self, type, inputs, attrs=None, name=None):
+        direct = _DIRECT.get(type)
+        if direct is not None:  # (the elementwise kernels on the arrays, without a session)
+            out = _ndx._elementwise(direct, attrs["to"].code if attrs else -1, inputs)
+            if out is not None:
+                return [out]
         attrs = tuple(sorted((k, v.code if hasattr(v, "code") else int(v))
                              for k, v in (attrs or {}).items()))
         key = (type, attrs) + tuple((dtype_of(x).code, np.ndim(x.bits if isinstance(

@@ -49,6 +49,8 @@ static PyMethodDef methods[] = {
     OP(sparse_apply_sgd),
     OP(sparse_apply_adagrad),
     OP(resource_scatter),
+    OP(elementwise),
+    {"_elementwise_kinds", py_elementwise_kinds, METH_NOARGS, NULL},
     {"_sparse_check", py_sparse_check, METH_O, NULL},
     {"_bfloat16_bits", py_bfloat16_bits, METH_O, NULL},
     {"_register", py_register, METH_VARARGS, NULL},
