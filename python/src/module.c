@@ -62,7 +62,7 @@ static PyMethodDef methods[] = {
      "own_builder, num_variables and attrs (dicts of name, type, default, lo, hi, required, "
      "always_written, alias)."},
     {"release_memory", py_release_memory, METH_NOARGS,
-     "release_memory()\n--\n\nGives back to the system the large blocks (4 MiB and more) ndx keeps from "
+     "release_memory()\n--\n\nGives back to the system the large blocks (2 MiB and more) ndx keeps from "
      "results that were freed, to hand them to later calls without new page faults (at most 16 "
      "blocks and min(1 GiB, physical memory / 8)); returns how many bytes that was."},
     {"library_version", py_library_version, METH_NOARGS,

@@ -230,3 +230,21 @@ def test_taped_operators_give_the_same_bits_and_gradients():
         return t.gradient(loss, x)
 
     same(np.asarray(grad), traced_grad(a))
+
+
+def test_a_million_float32_result_is_kept_for_the_next_call():
+    # 3.8 MiB: kept by the library's cache of large blocks (from 2 MiB), so the results of a
+    # loop of eager ops, which a GradientTape keeps two at a time, come back warm
+    import gc
+    ndx.release_memory()
+    a = np.arange(1_000_000, dtype=np.float32)
+    first = ndx.multiply(a, np.float32(2))
+    address = first.__array_interface__["data"][0]
+    del first
+    gc.collect()
+    again = ndx.multiply(a, np.float32(3))
+    assert again.__array_interface__["data"][0] == address
+    np.testing.assert_array_equal(again, a * np.float32(3))
+    del again
+    gc.collect()
+    assert ndx.release_memory() >= a.nbytes
