@@ -12,10 +12,12 @@ before the workloads'. Medians of 15 rounds of the mean time per call, in micros
 
 times the eager elementwise glue ops against NumPy's same call on N float32 elements (default
 1,000,000): ndx.add, subtract, multiply, divide of two arrays, not_equal against a scalar, cast
-to int32, and `x * b + c` on a TapedArray x under an ndx.GradientTape (a tape per call) against
-NumPy's `a * b + c`. Each round times K calls of ndx and K of NumPy, alternating which goes
-first; it prints the median ms per call of each, and the median and quartiles of the rounds'
-ratios ndx / NumPy (1 or less: ndx no slower), with the load average before and after."""
+to int32, and `x * b` and `x * b + c` on a TapedArray x under an ndx.GradientTape (a tape per
+call) against NumPy's `a * b` and `a * b + c` (where NumPy adds c in place into its temporary
+a * b; the tape keeps x * b, as TensorFlow's does). Each round times K calls of ndx and K of NumPy, alternating which goes
+first; it prints the median ms per call of each, the median and quartiles of the rounds' ratios
+ndx / NumPy (1 or less: ndx no slower), the best round of each (what a quiet core gives), and
+the load average before and after."""
 import argparse
 import os
 import subprocess
@@ -106,10 +108,12 @@ def elementwise_cases(n):
     minus_one = np.float32(-1)
     v = ndx.Variable(a)
 
-    def taped():
-        with ndx.GradientTape():
-            x = v.read_value()  # a TapedArray the tape follows
-            return x * b + c
+    def taped(expression):
+        def call():
+            with ndx.GradientTape():
+                x = v.read_value()  # a TapedArray the tape follows
+                return expression(x)
+        return call
     out = dict(
         add=(lambda: ndx.add(a, b), lambda: np.add(a, b)),
         subtract=(lambda: ndx.subtract(a, b), lambda: np.subtract(a, b)),
@@ -117,7 +121,8 @@ def elementwise_cases(n):
         divide=(lambda: ndx.divide(a, b), lambda: np.divide(a, b)),
         not_equal=(lambda: ndx.not_equal(a, -1.0), lambda: np.not_equal(a, minus_one)),
         cast_int32=(lambda: ndx.cast(a, ndx.int32), lambda: a.astype(np.int32)),
-        taped_mul_add=(taped, lambda: a * b + c),
+        taped_mul=(taped(lambda x: x * b), lambda: a * b),
+        taped_mul_add=(taped(lambda x: x * b + c), lambda: a * b + c),
     )
     for name, (mine, theirs) in out.items():
         assert np.array_equal(np.asarray(mine()), theirs()), name
@@ -129,7 +134,8 @@ def elementwise(args):
     load = os.getloadavg()
     print(f"{args.elements:,} float32 elements; {args.rounds} rounds of {args.batch} calls each; "
           f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    head = ["op", "ndx ms", "NumPy ms", "ndx/NumPy (median)", "quartiles"]
+    head = ["op", "ndx ms", "NumPy ms", "ndx/NumPy (median)", "quartiles", "best ndx ms",
+            "best NumPy ms"]
     rows = []
     for name, calls in elementwise_cases(args.elements).items():
         times = ([], [])
@@ -143,7 +149,8 @@ def elementwise(args):
         mid = [sorted(t)[len(t) // 2] for t in times]
         q = len(ratios) // 4
         rows.append([name, f"{mid[0]:.3f}", f"{mid[1]:.3f}", f"{ratios[len(ratios) // 2]:.2f}",
-                     f"{ratios[q]:.2f}-{ratios[-1 - q]:.2f}"])
+                     f"{ratios[q]:.2f}-{ratios[-1 - q]:.2f}", f"{min(times[0]):.3f}",
+                     f"{min(times[1]):.3f}"])
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     for r in [head] + rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
