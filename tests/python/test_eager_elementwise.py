@@ -248,3 +248,33 @@ def test_a_million_float32_result_is_kept_for_the_next_call():
     del again
     gc.collect()
     assert ndx.release_memory() >= a.nbytes
+
+
+def test_public_functions_with_and_without_the_direct_call():
+    # ndx.add and the others take NumPy arrays to the module first (before _EAGER.op): with
+    # the direct call turned off they give the same arrays and raise the same errors
+    i32 = np.array([4, -7, 2], np.int32)
+    f32 = np.array([1.5, -0.0, np.nan], np.float32)
+    calls = [lambda: ndx.add(f32, f32), lambda: ndx.add(f32, np.ones(3)),
+             lambda: ndx.add(np.ones(2, bool), np.ones(2, bool)),
+             lambda: ndx.multiply(f32, np.ones(4, np.float32)),
+             lambda: ndx.floordiv(i32, np.array([1, 0, 2], np.int32)),
+             lambda: ndx.floormod(i32, np.int32(3)), lambda: ndx.divide(f32, f32),
+             lambda: ndx.divide(i32, i32), lambda: ndx.divide(np.ones(2, bool), np.ones(2, bool)),
+             lambda: ndx.divide(f32, np.ones(3)), lambda: ndx.divide(np.int16([3]), np.int16([2])),
+             lambda: ndx.cast(f32, ndx.int32), lambda: ndx.cast(f32, ndx.bfloat16),
+             lambda: ndx.cast(np.array([b"a"]), ndx.int32), lambda: ndx.sqrt(i32),
+             lambda: ndx.abs(i32), lambda: ndx.logical_not(f32), lambda: ndx.identity(f32),
+             lambda: ndx.zeros_like(f32), lambda: ndx.not_equal(f32, -0.0)]
+    with_direct = [outcome(c) for c in calls]
+    saved = _glue._DIRECT
+    _glue._DIRECT = {}
+    try:
+        without = [outcome(c) for c in calls]
+    finally:
+        _glue._DIRECT = saved
+    for got, want in zip(with_direct, without):
+        if isinstance(want, tuple):
+            assert got == want
+        else:
+            same(got, want)
