@@ -14,10 +14,10 @@ times the eager elementwise glue ops against NumPy's same call on N float32 elem
 1,000,000): ndx.add, subtract, multiply, divide of two arrays, not_equal against a scalar, cast
 to int32, and `x * b` and `x * b + c` on a TapedArray x under an ndx.GradientTape (a tape per
 call) against NumPy's `a * b` and `a * b + c` (where NumPy adds c in place into its temporary
-a * b; the tape keeps x * b, as TensorFlow's does). Each round times K calls of ndx and K of NumPy, alternating which goes
-first; it prints the median ms per call of each, the median and quartiles of the rounds' ratios
-ndx / NumPy (1 or less: ndx no slower), the best round of each (what a quiet core gives), and
-the load average before and after."""
+a * b; the tape keeps x * b, as TensorFlow's does). Each round times K calls of ndx and K of
+NumPy, alternating which goes first; it prints the median ms per call of each, the median and
+quartiles of the rounds' ratios ndx / NumPy (1 or less: ndx no slower), the best round of each
+(what a quiet core gives), and the load average before and after."""
 import argparse
 import os
 import subprocess

@@ -75,7 +75,8 @@ static int numeric_input(PyObject *obj, py_tensor *t) {
 
 static ndx_status infer(int k, const ndx_spec *in, ndx_dtype to, ndx_spec *out, ndx_error *err) {
     switch (kinds[k].family) {
-    case FAMILY_BINARY: return ndx_binary_infer((ndx_binary_op)kinds[k].op, &in[0], &in[1], out, err);
+    case FAMILY_BINARY:
+        return ndx_binary_infer((ndx_binary_op)kinds[k].op, &in[0], &in[1], out, err);
     case FAMILY_UNARY: return ndx_unary_infer((ndx_unary_op)kinds[k].op, &in[0], out, err);
     default: return ndx_cast_infer(&in[0], to, out, err);
     }
@@ -130,8 +131,8 @@ static int small_result(int k, const py_tensor *in, int n, ndx_dtype to, ndx_ten
 }
 
 /* _elementwise(index, to, inputs) -> ndarray or None: kind `index` of _elementwise_kinds() on
- * `inputs`, a list or tuple (two for a binary op, one otherwise); `to` is Cast's dtype code (ignored by
- * the others). None: the session must run it (see the top of this file). */
+ * `inputs`, a list or tuple (two for a binary op, one otherwise); `to` is Cast's dtype code
+ * (ignored by the others). None: the session must run it (see the top of this file). */
 PyObject *py_elementwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (py_arity(nargs, 3, "_elementwise") < 0) return NULL;
     long k = PyLong_AsLong(args[0]), to = PyLong_AsLong(args[1]);
@@ -140,9 +141,10 @@ PyObject *py_elementwise(PyObject *self, PyObject *const *args, Py_ssize_t nargs
         return PyErr_Format(PyExc_TypeError, "_elementwise: no elementwise kind %ld", k);
     PyObject *inputs = args[2];
     int n = kinds[k].family == FAMILY_BINARY ? 2 : 1;
-    if (!(PyList_Check(inputs) || PyTuple_Check(inputs)) || PySequence_Fast_GET_SIZE(inputs) != n ||
-        (kinds[k].family == FAMILY_CAST && (to < 0 || to >= NDX_DTYPE_COUNT ||
-                                            to == NDX_BFLOAT16 || to == NDX_STRING)))
+    if (!(PyList_Check(inputs) || PyTuple_Check(inputs)) ||
+        PySequence_Fast_GET_SIZE(inputs) != n ||
+        (kinds[k].family == FAMILY_CAST &&
+         (to < 0 || to >= NDX_DTYPE_COUNT || to == NDX_BFLOAT16 || to == NDX_STRING)))
         Py_RETURN_NONE;
     py_tensor in[2] = {{0}};
     int taken = 0;
