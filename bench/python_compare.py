@@ -6,8 +6,20 @@ replace -1 entries program's stitch.
     python3 bench/python_compare.py --tiny-calls PATH [--iterations N]
 
 bench/compare runs it (after installing the module into build-bench/venv) and prints its table
-before the workloads'. Medians of 15 rounds of the mean time per call, in microseconds."""
+before the workloads'. Medians of 15 rounds of the mean time per call, in microseconds.
+
+    python3 bench/python_compare.py --elementwise [--elements N] [--rounds R] [--batch K]
+
+times the eager elementwise glue ops against NumPy's same call on N float32 elements (default
+1,000,000): ndx.add, subtract, multiply, divide of two arrays, not_equal against a scalar, cast
+to int32, and `x * b` and `x * b + c` on a TapedArray x under an ndx.GradientTape (a tape per
+call) against NumPy's `a * b` and `a * b + c` (where NumPy adds c in place into its temporary
+a * b; the tape keeps x * b, as TensorFlow's does). Each round times K calls of ndx and K of
+NumPy, alternating which goes first; it prints the median ms per call of each, the median and
+quartiles of the rounds' ratios ndx / NumPy (1 or less: ndx no slower), the best round of each
+(what a quiet core gives), and the load average before and after."""
 import argparse
+import os
 import subprocess
 import time
 
@@ -86,11 +98,80 @@ def cases():
     return out
 
 
+def elementwise_cases(n):
+    """name -> (ndx call, NumPy call): the eager elementwise ops on n float32 elements; each
+    pair is checked to give the same values before timing."""
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.uniform(-2, 2, n).astype(np.float32) for _ in range(3))
+    b[b == 0] = 1
+    a[::3] = -1
+    minus_one = np.float32(-1)
+    v = ndx.Variable(a)
+
+    def taped(expression):
+        def call():
+            with ndx.GradientTape():
+                x = v.read_value()  # a TapedArray the tape follows
+                return expression(x)
+        return call
+    out = dict(
+        add=(lambda: ndx.add(a, b), lambda: np.add(a, b)),
+        subtract=(lambda: ndx.subtract(a, b), lambda: np.subtract(a, b)),
+        multiply=(lambda: ndx.multiply(a, b), lambda: np.multiply(a, b)),
+        divide=(lambda: ndx.divide(a, b), lambda: np.divide(a, b)),
+        not_equal=(lambda: ndx.not_equal(a, -1.0), lambda: np.not_equal(a, minus_one)),
+        cast_int32=(lambda: ndx.cast(a, ndx.int32), lambda: a.astype(np.int32)),
+        taped_mul=(taped(lambda x: x * b), lambda: a * b),
+        taped_mul_add=(taped(lambda x: x * b + c), lambda: a * b + c),
+    )
+    for name, (mine, theirs) in out.items():
+        assert np.array_equal(np.asarray(mine()), theirs()), name
+    return out
+
+
+def elementwise(args):
+    """The --elementwise table (see the top of this file)."""
+    load = os.getloadavg()
+    print(f"{args.elements:,} float32 elements; {args.rounds} rounds of {args.batch} calls each; "
+          f"load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    head = ["op", "ndx ms", "NumPy ms", "ndx/NumPy (median)", "quartiles", "best ndx ms",
+            "best NumPy ms"]
+    rows = []
+    for name, calls in elementwise_cases(args.elements).items():
+        times = ([], [])
+        for r in range(args.rounds):
+            for k in ((0, 1) if r % 2 == 0 else (1, 0)):
+                t0 = time.perf_counter_ns()
+                for _ in range(args.batch):
+                    calls[k]()
+                times[k].append((time.perf_counter_ns() - t0) / args.batch / 1e6)
+        ratios = sorted(x / y for x, y in zip(*times))
+        mid = [sorted(t)[len(t) // 2] for t in times]
+        q = len(ratios) // 4
+        rows.append([name, f"{mid[0]:.3f}", f"{mid[1]:.3f}", f"{ratios[len(ratios) // 2]:.2f}",
+                     f"{ratios[q]:.2f}-{ratios[-1 - q]:.2f}", f"{min(times[0]):.3f}",
+                     f"{min(times[1]):.3f}"])
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
+    for r in [head] + rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+    load = os.getloadavg()
+    print(f"load after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tiny-calls", required=True, help="bench/tiny_calls.c built")
+    ap.add_argument("--tiny-calls", help="bench/tiny_calls.c built (the per-call table)")
     ap.add_argument("--iterations", type=int, default=100000)
+    ap.add_argument("--elementwise", action="store_true",
+                    help="the eager elementwise ops against NumPy instead")
+    ap.add_argument("--elements", type=int, default=1_000_000)
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--batch", type=int, default=5)
     args = ap.parse_args()
+    if args.elementwise:
+        return elementwise(args)
+    if not args.tiny_calls:
+        ap.error("--tiny-calls is required without --elementwise")
     c_lines = subprocess.run([args.tiny_calls, str(args.iterations)], capture_output=True,
                              text=True, check=True).stdout.split("\n")
     c_us = {ln.split()[0]: float(ln.split()[1]) / 1e3 for ln in c_lines if ln.strip()}

@@ -217,7 +217,7 @@ NDX_API int64_t ndx_tensor_count(const ndx_tensor *t);
  * Accepts NULL and views whose data is NULL. Never call it on caller-owned data. */
 NDX_API void ndx_tensor_free(ndx_tensor *t);
 
-/* Large blocks (4 MiB and more) that ndx_tensor_free and the ops give back to the default
+/* Large blocks (2 MiB and more) that ndx_tensor_free and the ops give back to the default
  * allocator are kept, up to 16 blocks and min(1 GiB, physical memory / 8), and handed out again
  * to later calls wanting about that size: a fresh block costs the kernel a zeroed page for every
  * page first written, about as much as the op itself on large outputs. This gives every kept

@@ -29,6 +29,18 @@ __all__ = ["constant", "cast", "add", "subtract", "multiply", "divide", "floordi
            "logical_xor", "abs", "square", "sqrt"]
 
 _EAGER_FILE = "<ndx eager>"
+# The elementwise kinds the module runs eagerly without a session, each the index it knows it
+# by: on ndarrays of numbers and bools it calls the kernel the session's node would run (the
+# same bits); for anything else, and on any error, it gives None and the session runs the node
+# (so errors are the session's own).
+_DIRECT = {type: i for i, type in enumerate(_ndx._elementwise_kinds())}
+
+
+def _direct(type, to, inputs):
+    """Node `type` (Cast's dtype code `to`, else -1) on `inputs` by the module, without a
+    session; None when the session must run it."""
+    k = _DIRECT.get(type)
+    return None if k is None else _ndx._elementwise(k, to, inputs)
 _pyrange = range  # (this module defines ndx.range)
 _KEEP_BYTES = 1 << 20  # what an eager op's session may keep pooled between calls
 
@@ -56,6 +68,10 @@ class _Eager:
         return dtype_of(value)
 
     def op(self, type, inputs, attrs=None, name=None):
+        if type in _DIRECT:  # (the elementwise kernels on the arrays, without a session)
+            out = _direct(type, attrs["to"].code if attrs else -1, inputs)
+            if out is not None:
+                return [out]
         attrs = tuple(sorted((k, v.code if hasattr(v, "code") else int(v))
                              for k, v in (attrs or {}).items()))
         key = (type, attrs) + tuple((dtype_of(x).code, np.ndim(x.bits if isinstance(
@@ -146,6 +162,10 @@ def _pair(m, x, y):
 
 
 def _binary(type, x, y, name):
+    if not _trace.active and x.__class__ is np.ndarray and y.__class__ is np.ndarray:
+        out = _direct(type, -1, (x, y))  # (what _EAGER.op would do first)
+        if out is not None:
+            return out
     m = _mode()
     x, y = _pair(m, x, y)
     return m.op(type, [x, y], None, name)[0]
@@ -191,9 +211,14 @@ def cast(x: _Value, dtype: DTypeLike, name: Optional[str] = None) -> _Value:
     >>> ndx.cast(np.array([1.7, -1.7]), ndx.int32)
     array([ 1, -1], dtype=int32)
     """
+    to = as_dtype(dtype)
+    if not _trace.active and x.__class__ is np.ndarray:
+        out = _direct("Cast", to.code, (x,))  # (what _EAGER.op would do first)
+        if out is not None:
+            return out
     m = _mode()
     x = m.convert(x)
-    return m.op("Cast", [x], {"to": as_dtype(dtype)}, name)[0]
+    return m.op("Cast", [x], {"to": to}, name)[0]
 
 
 def add(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
@@ -222,6 +247,11 @@ def divide(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     >>> ndx.divide(np.array([1, 2], np.int32), 4)
     array([0.25, 0.5 ])
     """
+    if (not _trace.active and x.__class__ is np.ndarray and y.__class__ is np.ndarray and
+            x.dtype.kind in "fc"):  # (no cast first: RealDiv as _EAGER.op would run it)
+        out = _direct("RealDiv", -1, (x, y))
+        if out is not None:
+            return out
     m = _mode()
     x, y = _pair(m, x, y)
     dt = m.dtype(x)
@@ -325,6 +355,10 @@ def logical_xor(x: _Value, y: _Value, name: str = "LogicalXor") -> _Value:
 
 
 def _unary(type, x, name):
+    if not _trace.active and x.__class__ is np.ndarray:
+        out = _direct(type, -1, (x,))  # (what _EAGER.op would do first)
+        if out is not None:
+            return out
     m = _mode()
     return m.op(type, [m.convert(x)], None, name)[0]
 

@@ -49,6 +49,8 @@ static PyMethodDef methods[] = {
     OP(sparse_apply_sgd),
     OP(sparse_apply_adagrad),
     OP(resource_scatter),
+    OP(elementwise),
+    {"_elementwise_kinds", py_elementwise_kinds, METH_NOARGS, NULL},
     {"_sparse_check", py_sparse_check, METH_O, NULL},
     {"_bfloat16_bits", py_bfloat16_bits, METH_O, NULL},
     {"_register", py_register, METH_VARARGS, NULL},
@@ -60,7 +62,7 @@ static PyMethodDef methods[] = {
      "own_builder, num_variables and attrs (dicts of name, type, default, lo, hi, required, "
      "always_written, alias)."},
     {"release_memory", py_release_memory, METH_NOARGS,
-     "release_memory()\n--\n\nGives back to the system the large blocks (4 MiB and more) ndx keeps from "
+     "release_memory()\n--\n\nGives back to the system the large blocks (2 MiB and more) ndx keeps from "
      "results that were freed, to hand them to later calls without new page faults (at most 16 "
      "blocks and min(1 GiB, physical memory / 8)); returns how many bytes that was."},
     {"library_version", py_library_version, METH_NOARGS,

@@ -25,6 +25,11 @@ NDX_PY_OP(sparse_apply_sgd);     /* graph_grad.c */
 NDX_PY_OP(sparse_apply_adagrad);
 NDX_PY_OP(resource_scatter);
 
+/* _elementwise(index, to, inputs) and _elementwise_kinds(): the eager elementwise glue ops
+ * without a session (ops_elementwise.c). */
+NDX_PY_OP(elementwise);
+PyObject *py_elementwise_kinds(PyObject *self, PyObject *unused);
+
 /* _bfloat16_bits(float32 array) -> uint16 array (METH_O; see bfloat16.c). */
 PyObject *py_bfloat16_bits(PyObject *self, PyObject *values);
 /* _sparse_check(sp): ndx_sparse_check on a SparseTensor's three parts (METH_O). */

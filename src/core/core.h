@@ -357,8 +357,11 @@ void ndx_pool_run(int chunks, int64_t n, ndx_range_fn fn, void *ctx);
  * than this is refused before it is tried (it could only fail, thrash, or abort a sanitizer). */
 size_t ndx_physical_memory(void);
 
-/* Blocks the default allocator aligns to huge pages, advises to use them, and keeps for reuse. */
-#define NDX_HUGE_BLOCK ((size_t)4 << 20)
+/* Blocks the default allocator aligns to huge pages, advises to use them, and keeps for reuse:
+ * from 2 MiB, so that results of a million 4-byte elements (3.8 MiB, an eager op's under a
+ * GradientTape, which keeps two alive) come back warm instead of faulting every page in again
+ * each time malloc returns the freed pair to the system. */
+#define NDX_HUGE_BLOCK ((size_t)2 << 20)
 #define NDX_HUGE_ALIGN ((size_t)2 << 20)
 /* The cache of large blocks given back (block_cache.c): take returns a kept block of at least
  * `bytes` (and not much more), or NULL; release gives back a block of the default allocator
