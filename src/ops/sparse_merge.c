@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "half.h"
+#include "slice_copy.h"
 #include "sparse_merge.h"
 
 /* Wrapping arithmetic: the same key for a row inside the shape, and no overflow for a row the
@@ -66,13 +67,31 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
     return (const int64_t *)(((uintptr_t)p & m) | ((uintptr_t)q & ~m));
 }
 
+/* Writes a checked row of R coordinates at dst; with `stream` (R is 2, dst 16-byte aligned) one
+ * non-temporal 16-byte store: the output is written once, far larger than the cache, and a
+ * cached store would first read each of its lines from memory. */
+NDX_ALWAYS_INLINE void put_row(int64_t *dst, const int64_t *row, int R, int stream) {
+#if NDX_HAVE_STREAMING
+    if (stream) {
+        _mm_stream_si128((__m128i *)(void *)dst,
+                         _mm_loadu_si128((const __m128i *)(const void *)row));
+        return;
+    }
+#endif
+    (void)stream;
+    for (int d = 0; d < R; d++) dst[d] = row[d];
+}
+
 /* In a fused piece (below): the next block of a's (b's) rows, once the merge has taken the last. */
 #define NEXT_BLOCK(P, P0, P1, PE, SRC, ROWS, KEYS, PREV)                                       \
     do {                                                                                       \
         if (fused && P == P1 && P < PE) {                                                      \
             P0 = P;                                                                            \
             P1 = PE - P < block ? PE : P + block;                                              \
-            if (take_block(SRC + P * R, P1 - P0, R, dims, st, ROWS, KEYS, &PREV)) return -1;   \
+            if (take_block(SRC + P * R, P1 - P0, R, dims, st, ROWS, KEYS, &PREV)) {            \
+                ndx_slices_done(stream); /* (the checked path may write these lines next) */   \
+                return -1;                                                                     \
+            }                                                                                  \
         }                                                                                      \
     } while (0)
 
@@ -86,7 +105,7 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
  * selects pick the row and the value; only dropping a sum (rare) branches. */
 #define MERGE_PIECE(NAME, T, PAIR, ONE_A, ONE_B)                                               \
     NDX_ALWAYS_INLINE int64_t NAME##_piece(const merge_job *j, int w, const int write,         \
-                                           const int fused, const int rank) {                  \
+                                           const int fused, const int rank, const int stream) {\
         const int R = rank ? rank : j->rank;                                                   \
         const int64_t *st = j->strides, *ai = j->a->idx, *bi = j->b->idx, *dims = j->a->dims;  \
         const unsigned char *av = j->a->values, *bv = j->b->values;                            \
@@ -140,7 +159,7 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
                         const T pick[3] = {ONE_B(y), ONE_A(x), s};                             \
                         const int64_t *row = pick_row(le, fused ? ra + (i - a0) * R : ai + i * R,\
                                                       fused ? rb + (k - b0) * R : bi + k * R); \
-                        for (int d = 0; d < R; d++) oi[o * R + d] = row[d];                    \
+                        put_row(oi + o * R, row, R, stream);                                   \
                         memcpy(ov + (size_t)o * sizeof(T), &pick[le + (le & ge)], sizeof s);   \
                     }                                                                          \
                     o++;                                                                       \
@@ -161,30 +180,35 @@ NDX_ALWAYS_INLINE const int64_t *pick_row(int c, const int64_t *p, const int64_t
             NEXT_BLOCK(i, a0, a1, ie, ai, ra, kas, pa);                                        \
             memcpy(&x, av + (size_t)i * sizeof(T), sizeof x);                                  \
             s = ONE_A(x);                                                                      \
-            memcpy(oi + o * R, fused ? ra + (i - a0) * R : ai + i * R, (size_t)R * sizeof *oi); \
+            put_row(oi + o * R, fused ? ra + (i - a0) * R : ai + i * R, R, stream);             \
             memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
         }                                                                                      \
         for (; k < ke; k++, o++) {                                                             \
             NEXT_BLOCK(k, b0, b1, ke, bi, rb, kbs, pb);                                        \
             memcpy(&y, bv + (size_t)k * sizeof(T), sizeof y);                                  \
             s = ONE_B(y);                                                                      \
-            memcpy(oi + o * R, fused ? rb + (k - b0) * R : bi + k * R, (size_t)R * sizeof *oi); \
+            put_row(oi + o * R, fused ? rb + (k - b0) * R : bi + k * R, R, stream);             \
             memcpy(ov + (size_t)o * sizeof(T), &s, sizeof s);                                  \
         }                                                                                      \
+        ndx_slices_done(stream); /* before another thread moves or reads the entries */      \
         return o - o0;                                                                         \
     }                                                                                          \
     static int64_t NAME##_count(const merge_job *j, int w) {                                   \
-        return NAME##_piece(j, w, 0, 0, 0);                                                    \
+        return NAME##_piece(j, w, 0, 0, 0, 0);                                                 \
     }                                                                                          \
     static int64_t NAME##_write(const merge_job *j, int w) {                                   \
-        return NAME##_piece(j, w, 1, 0, 0);                                                    \
+        return NAME##_piece(j, w, 1, 0, 0, 0);                                                 \
     }                                                                                          \
     static int64_t NAME##_fused(const merge_job *j, int w) {                                   \
-        return NAME##_piece(j, w, 1, 1, 0);                                                    \
+        return NAME##_piece(j, w, 1, 1, 0, 0);                                                 \
     }                                                                                          \
     /* rank 2 (matrices, the common case) as a constant: the row loops unroll */               \
     static int64_t NAME##_fused2(const merge_job *j, int w) {                                  \
-        return NAME##_piece(j, w, 1, 1, 2);                                                    \
+        return NAME##_piece(j, w, 1, 1, 2, 0);                                                 \
+    }                                                                                          \
+    /* ... its rows streamed (a large output) */                                               \
+    static int64_t NAME##_fused2s(const merge_job *j, int w) {                                 \
+        return NAME##_piece(j, w, 1, 1, 2, 1);                                                 \
     }
 
 #define SAME(v) (v)
@@ -303,7 +327,9 @@ typedef int64_t (*piece_fn)(const merge_job *j, int w);
  * pair is one they take). */
 static piece_fn piece_of(const merge_job *j, int write) {
 #define PICK(N)                                                                                \
-    return write == 2 ? (j->rank == 2 ? N##_fused2 : N##_fused) : write ? N##_write : N##_count
+    return write == 2 ? (j->rank == 2 ? (j->stream ? N##_fused2s : N##_fused2) : N##_fused)     \
+           : write   ? N##_write                                                               \
+                     : N##_count
     ndx_dtype dt = j->a->dtype;
     if (j->kind == MERGE_ADD) {
         switch (dt) {
@@ -448,6 +474,11 @@ int64_t ndx_merge_write_once(merge_job *j) {
 
 int64_t ndx_merge_write_fused(merge_job *j) {
     ndx_merge_cut(j);
+    /* rows of a large output streamed, 16 bytes at a time (alone, narrower streaming stores are
+     * slow): rank 2 into 16-byte aligned rows */
+    size_t rows_bytes = (size_t)(j->a->nnz + j->b->nnz) * 2 * sizeof(int64_t);
+    j->stream = NDX_HAVE_STREAMING && j->rank == 2 && ((uintptr_t)j->out_idx & 15) == 0 &&
+                rows_bytes >= NDX_STREAM_MIN_BYTES;
     /* The cuts searched unchecked rows: kept in order, each piece stays inside its bounds (and
      * the output's room) whatever the rows hold. */
     for (int w = 1; w < j->pieces; w++) {

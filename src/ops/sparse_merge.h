@@ -30,6 +30,7 @@ typedef struct merge_job {
     int64_t count[NDX_SPARSE_MAX_CHUNKS];     /* ndx_merge_write_once: each piece's entries */
     int64_t *out_idx;
     unsigned char *out_values;
+    int stream;                               /* the fused merge: rows written by streaming */
 } merge_job;
 
 /* Cuts the inputs into pieces and counts each piece's output (the run reads the values: a sum

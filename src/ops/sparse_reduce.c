@@ -325,6 +325,11 @@ typedef struct pass_job {
     int runs;
     ndx_combine k;
     int64_t edge[NDX_SPARSE_MAX_CHUNKS + 1]; /* runs: each range's first element, then -1 */
+    /* scatter on several ranges: the first range adds into out as it checks; the later ones
+     * only check, keeping the elements of entries [defer_from, nnz) here (indexed from
+     * defer_from), added afterwards in entry order */
+    int64_t *defer;
+    int64_t defer_from;
     fused_chunk c[NDX_SPARSE_MAX_CHUNKS];
 } pass_job;
 
@@ -587,7 +592,9 @@ static void number_runs(reduce_plan *p, int64_t *out_idx) {
  *            entries. Workers take ranges of entries; an element at a range's edge (the
  *            element of some range's first entry) is left to one worker afterwards, in order,
  *            so every element has one writer and the bits do not depend on the thread count.
- *   scatter  otherwise (axis 0, leading axes): one worker in entry order, as the general path.
+ *   scatter  otherwise (axis 0, leading axes): the first range adds its entries as it checks
+ *            them; the later ranges check theirs and keep their elements, which are added
+ *            after the first range's, in entry order, as the general path adds them.
  * The output is written before every index is checked, so it is private: an output the call
  * allocates (not seen until success) or scratch copied out at the end. Entries out of order
  * (or anything unexpected) give up, and the general path runs from the start. */
@@ -656,6 +663,7 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
     unsigned char *out = j->out;
     int64_t slots[FUSED_BLOCK];
     const int first_as_is = p->reduce == NDX_SEGMENT_MAX;
+    const int deferred = lo < 0 && j->defer && b >= j->defer_from; /* check, add afterwards */
     uint64_t prev_flat = 0; /* (offsets are >= 0) */
     /* (locals, not c's fields: stores through out may alias those, keeping them in memory)
      * run: the element being summed; own_begin: the first entry of the range's own elements */
@@ -669,7 +677,8 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
             for (int i = 0; i < n * R * 8; i += 64)
                 __builtin_prefetch((const char *)base + (s + FUSED_BLOCK) * R * 8 + i);
             /* (not while an edge's run goes on: its values are added afterwards, not now) */
-            for (int i = 0; (run < 0 || (run != lo && run != hi)) && i < n * (int)isz; i += 64)
+            for (int i = 0; !deferred && (run < 0 || (run != lo && run != hi)) && i < n * (int)isz;
+                 i += 64)
                 __builtin_prefetch(values + (s + FUSED_BLOCK) * isz + i);
         }
         for (int i = 0; i < n; i++) {
@@ -695,7 +704,10 @@ NDX_ALWAYS_INLINE void fused_rows(pass_job *j, fused_chunk *c, int64_t b, int64_
         }
         if (s == b) c->first_flat = (int64_t)first;
         if (lo < 0) { /* the scatter form: every entry, in order */
-            j->k.points(out, slots, values + (size_t)s * isz, n, isz);
+            if (deferred)
+                memcpy(j->defer + (s - j->defer_from), slots, (size_t)n * sizeof *slots);
+            else
+                j->k.points(out, slots, values + (size_t)s * isz, n, isz);
             continue;
         }
         if (slots[0] == run && slots[n - 1] == run) { /* the block goes on with the run */
@@ -848,7 +860,7 @@ static void add_run(const pass_job *j, int64_t el, int64_t b, int64_t e) {
  * *done = 0 when the general path must run, or the error naming the first entry outside
  * dense_shape. */
 static ndx_status fused_reduce(ndx_call *call, const reduce_plan *p, pass_job *j,
-                               unsigned char *out, int *done) {
+                               unsigned char *out, void **defer_block, int *done) {
     const int64_t nnz = p->v.nnz;
     *done = 0;
     memset(j, 0, sizeof *j);
@@ -860,7 +872,20 @@ static ndx_status fused_reduce(ndx_call *call, const reduce_plan *p, pass_job *j
     for (int d = 1; d < p->v.rank; d++) j->runs &= !p->reduced[d - 1] || p->reduced[d];
     /* (MAX takes each element's first entry as it is: only where elements are runs) */
     if (!j->runs && p->reduce != NDX_SEGMENT_SUM) return NDX_OK;
-    j->chunks = j->runs ? ndx_sparse_chunks(p->threads, nnz) : 1;
+    j->chunks = ndx_sparse_chunks(p->threads, nnz);
+    if (!j->runs && j->chunks > 1) {
+        /* The scatter form on several ranges: every element's entries are still added in entry
+         * order (the first range's as it is checked, the later ranges' afterwards), so the bits
+         * are the same at every thread count; without room for the elements, one range. */
+        j->defer_from = ndx_chunk_begin(nnz, j->chunks, 1);
+        size_t bytes = (size_t)(nnz - j->defer_from) * sizeof(int64_t); /* < the indices' */
+        if (ndx_call_scratch(call, bytes, 0, "deferred elements", defer_block) == NDX_OK) {
+            j->defer = *defer_block;
+        } else {
+            ndx_error_clear(call->err);
+            j->chunks = 1;
+        }
+    }
     if (j->runs) {
         for (int w = 0; w < j->chunks; w++) {
             int64_t b = ndx_chunk_begin(nnz, j->chunks, w);
@@ -885,6 +910,9 @@ static ndx_status fused_reduce(ndx_call *call, const reduce_plan *p, pass_job *j
         }
         if (w > 0 && j->c[w - 1].last_flat > c->first_flat) return NDX_OK;
     }
+    if (j->defer) /* the later ranges' entries, checked, in order after the first range's */
+        j->k.points(out, j->defer, p->v.values + (size_t)j->defer_from * p->v.itemsize,
+                    nnz - j->defer_from, p->v.itemsize);
     /* each edge element: the end of the range before it, then the ranges that start with it */
     for (int w = 0; j->runs && w < j->chunks; w++) {
         if (w > 0 && j->edge[w] == j->edge[w - 1]) continue;
@@ -910,7 +938,7 @@ static ndx_status try_fused(ndx_call *c, const reduce_plan *p, ndx_tensor *out, 
     ndx_tensor want = ndx_tensor_make(p->v.dtype, p->out_rank, p->out_dims, NULL);
     want.itemsize = p->v.itemsize;
     size_t out_bytes = (size_t)p->out_count * p->v.itemsize; /* the output's size: it fits */
-    void *job = NULL, *acc = NULL;
+    void *job = NULL, *acc = NULL, *defer = NULL;
     int allocated = 0;
     if (ndx_call_scratch(c, sizeof(pass_job), 0, "fused pass", &job) != NDX_OK) {
         ndx_error_clear(c->err);
@@ -926,12 +954,13 @@ static ndx_status try_fused(ndx_call *c, const reduce_plan *p, ndx_tensor *out, 
         ndx_call_release(c, job);
         return NDX_OK;
     }
-    st = fused_reduce(c, p, job, allocated ? out->data : acc, done);
+    st = fused_reduce(c, p, job, allocated ? out->data : acc, &defer, done);
     if (st == NDX_OK && *done && !allocated) {
         st = ndx_call_output(c, &want, out, 0, "out", &allocated);
         if (st == NDX_OK && out_bytes > 0) memcpy(out->data, acc, out_bytes);
     }
     if (st != NDX_OK || !*done) ndx_call_drop_output(c, out, allocated);
+    ndx_call_release(c, defer);
     ndx_call_release(c, acc);
     ndx_call_release(c, job);
     return st;

@@ -605,6 +605,44 @@ static void test_reduce_fused_ranges(void **state) {
     test_tensor_free(&axis0);
 }
 
+/* The scatter form (axis 0) on several ranges: the first range adds as it checks, the later
+ * ranges' entries are added afterwards. Every column of rows_of's input has entries in all three
+ * ranges, whose float sums depend on their order: 1, 2 and 3 threads must give the general
+ * path's bits. Then a coordinate outside dense_shape in the last range only, the same in the
+ * middle and the last (the middle's is named), the order broken inside the last range and at
+ * the edge between the middle and the last range (both give up to the general path). */
+static void test_reduce_fused_scatter_ranges(void **state) {
+    (void)state;
+    test_rng r = {43};
+    static const ndx_dtype types[4] = {NDX_FLOAT32, NDX_FLOAT64, NDX_INT32, NDX_COMPLEX64};
+    ndx_tensor axis0 = axes_of(1, VALS(0));
+    for (int k = 0; k < 4; k++) {
+        ndx_sparse_tensor x = rows_of(&r, types[k]);
+        int64_t *idx = x.indices.data;
+        check_fused_against_general(&x, &axis0);
+        if (k != 0) {
+            test_sparse_free(&x);
+            continue;
+        }
+        int64_t c_late = idx[2 * 90000 + 1], c_mid = idx[2 * 50000 + 1];
+        idx[2 * 90000 + 1] = 1000; /* outside, in the last range (at 2 and 3 threads) */
+        check_fused_against_general(&x, &axis0);
+        idx[2 * 50000 + 1] = 1001; /* and in the middle one */
+        check_fused_against_general(&x, &axis0);
+        idx[2 * 90000 + 1] = c_late;
+        idx[2 * 50000 + 1] = c_mid;
+        int64_t row_late = idx[2 * 90000], row_edge = idx[2 * 65536];
+        idx[2 * 90000] = 0; /* a row going back in the last range */
+        check_fused_against_general(&x, &axis0);
+        idx[2 * 90000] = row_late;
+        idx[2 * 65536] = idx[2 * 65535] - 1; /* back at the edge of 3 threads' last range */
+        check_fused_against_general(&x, &axis0);
+        idx[2 * 65536] = row_edge;
+        test_sparse_free(&x);
+    }
+    test_tensor_free(&axis0);
+}
+
 /* ---- errors --------------------------------------------------------------------------------- */
 
 static void test_reduce_errors(void **state) {
@@ -767,6 +805,7 @@ int main(void) {
         cmocka_unit_test(test_reduce_fused_canonical),
         cmocka_unit_test(test_reduce_fused_nan),
         cmocka_unit_test(test_reduce_fused_ranges),
+        cmocka_unit_test(test_reduce_fused_scatter_ranges),
         cmocka_unit_test(test_reduce_errors),
         cmocka_unit_test(test_reduce_infer),
         cmocka_unit_test(test_softmax_errors),
