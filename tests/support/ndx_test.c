@@ -12,6 +12,11 @@ const ndx_dtype test_all_dtypes[] = {
 };
 const int test_all_dtypes_count = (int)(sizeof test_all_dtypes / sizeof test_all_dtypes[0]);
 
+int test_reduced(void) {
+    const char *v = getenv("NDX_TEST_REDUCED");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 int64_t test_count(const ndx_tensor *t) {
     int64_t c = 1;
     for (int i = 0; i < t->rank; i++) c *= t->shape[i];

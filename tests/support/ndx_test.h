@@ -116,6 +116,14 @@ int test_keep_first_or_assert_same_sparse(ndx_sparse_tensor *first, const ndx_sp
 #define keep_first_or_assert_same_sparse(first, out, threads) \
     test_keep_first_or_assert_same_sparse((first), (out), (threads), __FILE__, __LINE__)
 
+/* ---- smaller sweeps under slow instrumentation ---- */
+/* 1 when the environment sets NDX_TEST_REDUCED (to anything but "" or "0"). scripts/test.sh sets
+ * it for the sanitizer and valgrind runs of the C tests: the few cases whose randomized sweeps are
+ * sized for the release build (hundreds of thousands of entries, every dtype times every mode)
+ * then run a subset that still takes every path - each dtype, each mode and each kernel at least
+ * once. The release run (and a plain ctest) runs every sweep whole. docs/testing.md lists them. */
+int test_reduced(void);
+
 /* Strings tensor from C strings: test_strings(width, rank, shape, (const char*[]){"a","b"}) */
 ndx_tensor test_strings(size_t width, int rank, const int64_t *shape, const char *const *values);
 
