@@ -193,8 +193,8 @@ BAG_IDS = 4  # T3: ids per bag, on average
 
 
 def bag_batches(rows_n, batch, batches=4, seed=21):
-    """T3's `batches` batches of (bag ids [BAG_IDS * batch], offsets [batch], item ids [batch, 1],
-    ratings [batch]): uniform int32 ids below rows_n; every bag holds at least one id and the
+    """T3's `batches` batches of (bag ids [BAG_IDS * batch], offsets [batch], item ids
+    [batch, 1], ratings [batch]): uniform int32 ids below rows_n; every bag holds at least one id and the
     other (BAG_IDS - 1) * batch fall at uniform cut points (PyTorch's EmbeddingBag offsets)."""
     rng = np.random.default_rng(seed)
     ids = rng.integers(0, rows_n, (batches, BAG_IDS * batch), dtype=np.int32)

@@ -249,8 +249,9 @@ def measure(args, threads, bw):
     torch_note = ""
     try:
         for r in range(args.rounds):
-            c = run([args.ndx, "bench"] + [w for w, _ in WORKLOADS] + ["--threads", str(threads), "--repeat",
-                     str(repeat), "--scale", str(args.scale), "--quiet"])
+            c = run([args.ndx, "bench"] + [w for w, _ in WORKLOADS]
+                    + ["--threads", str(threads), "--repeat", str(repeat), "--scale",
+                       str(args.scale), "--quiet"])
             for w, _ in WORKLOADS:
                 times[w].setdefault("ndx C", []).append(float(c[w]["step_s"]))
                 allocs[w] = max(allocs.get(w, 0),

@@ -57,8 +57,9 @@ static void build(ndx_graph *g, int which, int64_t rows, int64_t batch, model *m
         m->user = ndx_op_placeholder(ndx_scope_named(s, "user"), &ids_spec);
         left = ndx_op_gather_nd(s, U, m->user, NULL);
     }
-    ndx_output pred = ndx_op_reduce_sum(s, ndx_op_mul(s, left, ndx_op_gather_nd(s, V, m->item, NULL)),
-                                        ndx_op_const_int(s, NDX_INT32, 1), 0);
+    ndx_output right = ndx_op_gather_nd(s, V, m->item, NULL);
+    ndx_output pred =
+        ndx_op_reduce_sum(s, ndx_op_mul(s, left, right), ndx_op_const_int(s, NDX_INT32, 1), 0);
     ndx_output diff = ndx_op_sub(s, pred, m->rating);
     m->loss = ndx_op_reduce_sum(s, ndx_op_mul(s, diff, diff), ndx_op_const_int(s, NDX_INT32, 0), 0);
     ndx_output xs[2] = {U, V};
