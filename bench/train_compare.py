@@ -58,7 +58,7 @@ Each step time is printed beside step/floor. At --scale below 1 the tables shrin
 stay those of the full-size probes, so the floor there is only indicative.
 
     build-py/venv/bin/python bench/train_compare.py [--ndx build/ndx] [--threads 1 2]
-        [--rounds 5] [--steps 20] [--scale 1]
+        [--rounds 5] [--steps 20] [--scale 1] [--workloads T1 T2 T3]
 
 Needs the ndx command (for the C step) and, for the Python contenders, the ndx module (else they
 are skipped). Never fails for being slow; exits 1 if the C step allocates after its first step.
@@ -150,7 +150,7 @@ class StepRates:
 
 # ---- the Python contenders: a worker process per (way, thread count) ---------------------------
 
-def worker(way, threads, scale):
+def worker(way, threads, scale, workloads):
     """Reads "T1 N" / "T2 N" / "T3 N" lines on stdin, answers each with the median of N steps
     (seconds). Prints "ready" once every step has run its first (untimed) step."""
     import numpy as np
@@ -170,11 +170,13 @@ def worker(way, threads, scale):
         return (ndx.Variable(np.full((rows, WIDTH), 0.01, np.float32), name="U"),
                 ndx.Variable(np.full((rows, WIDTH), 0.01, np.float32), name="V"))
     for name, _, make in TRAIN_OPTIMIZERS:
-        steps[name] = train_step(*tables(), make(), threads, traced=(way == "traced"))
-        feeds[name] = lambda b: (users[b], items[b], ratings[b])
-    steps["T3"] = bag_train_step(*tables(), ndx.optimizers.SGD(0.01), threads,
-                                 traced=(way == "traced"))
-    feeds["T3"] = lambda b: (bag_ids[b], offsets[b], bag_items[b], bag_ratings[b])
+        if name in workloads:
+            steps[name] = train_step(*tables(), make(), threads, traced=(way == "traced"))
+            feeds[name] = lambda b: (users[b], items[b], ratings[b])
+    if "T3" in workloads:
+        steps["T3"] = bag_train_step(*tables(), ndx.optimizers.SGD(0.01), threads,
+                                     traced=(way == "traced"))
+        feeds["T3"] = lambda b: (bag_ids[b], offsets[b], bag_items[b], bag_ratings[b])
     for name in steps:
         steps[name](*feeds[name](0))
     print("ready", flush=True)
@@ -193,13 +195,13 @@ def worker(way, threads, scale):
 
 
 class Worker:
-    def __init__(self, way, threads, scale):
+    def __init__(self, way, threads, scale, workloads):
         pin = []
         if way == "eager" and threads < len(os.sched_getaffinity(0)):
             pin = ["taskset", "-c", ",".join(map(str, sorted(os.sched_getaffinity(0))[:threads]))]
         self.proc = subprocess.Popen(
             pin + [sys.executable, os.path.abspath(__file__), "--worker", way, "--threads",
-                   str(threads), "--scale", str(scale)],
+                   str(threads), "--scale", str(scale), "--workloads"] + list(workloads),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.ok = self.proc.stdout.readline().strip() == "ready"
         if not self.ok:
@@ -240,7 +242,7 @@ def measure(args, threads, bw):
     allocs = {}
     workers = {}
     for way in ("traced", "eager"):
-        w = Worker(way, threads, args.scale)
+        w = Worker(way, threads, args.scale, [w for w, _ in WORKLOADS])
         if w.ok:
             workers[way] = w
         else:
@@ -259,9 +261,10 @@ def measure(args, threads, bw):
             for way, wk in workers.items():
                 for w, _ in WORKLOADS:
                     times[w].setdefault(f"ndx {way}", []).append(wk.median(w, steps))
-            out = subprocess.run([sys.executable, os.path.join(HERE, "train_torch.py"),
-                                  "--threads", str(threads), "--steps", str(steps),
-                                  "--scale", str(args.scale)],
+            out = subprocess.run([sys.executable, os.path.join(HERE, "train_torch.py")]
+                                 + [w for w, _ in WORKLOADS]
+                                 + ["--threads", str(threads), "--steps", str(steps),
+                                    "--scale", str(args.scale)],
                                  check=True, capture_output=True, text=True)
             torch = {line.split()[0]: fields(line) for line in out.stdout.splitlines()
                      if line.strip()}
@@ -300,6 +303,7 @@ def table(results):
 
 
 def main():
+    global WORKLOADS  # --workloads narrows it
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ndx", default=os.path.join(HERE, "..", "build", "ndx"))
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -310,10 +314,13 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="table rows and batch size times this")
     ap.add_argument("--baseline", default=os.path.join(HERE, "..", "build-family",
                                                        "ndx-baseline"))
+    ap.add_argument("--workloads", nargs="+", choices=[w for w, _ in WORKLOADS],
+                    default=[w for w, _ in WORKLOADS], help="the steps to time (all by default)")
     ap.add_argument("--worker", choices=["traced", "eager"], help=argparse.SUPPRESS)
     args = ap.parse_args()
+    WORKLOADS = tuple((w, what) for w, what in WORKLOADS if w in args.workloads)
     if args.worker:
-        return worker(args.worker, args.threads[0], args.scale)
+        return worker(args.worker, args.threads[0], args.scale, args.workloads)
     bw = StepRates(Bandwidth(build_baseline(args.baseline)), args.scale)
     load_before = os.getloadavg()
     results = {t: measure(args, t, bw) for t in args.threads}
@@ -336,7 +343,7 @@ def main():
         s, rr = bw.bw.rates(t)
         again = ", ".join(
             f"{w} {bw.rows_again(t, max(1, round(traffic(w, args.scale)[3]))) / 1e9:.2f}"
-            for w in ("T1", "T3"))
+            for w, _ in WORKLOADS if w != "T2")  # (T2 gathers T1's rows)
         print(f"- bandwidth at {t} thread(s): memcpy {s / 1e9:.1f} GB/s (read + written), "
               f"random {WIDTH * 4}-byte rows {rr / 1e9:.2f} GB/s; memcpy of the [B, 64] blocks "
               f"{bw.block_stream(t) / 1e9:.1f} GB/s, rows read again ({again}) GB/s")
