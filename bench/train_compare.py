@@ -73,7 +73,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from peer_compare import Bandwidth, build_baseline  # noqa: E402
+from peer_compare import PROBE_ROWS_READ, Bandwidth, build_baseline  # noqa: E402
 
 ROWS, BATCH, WIDTH, BATCHES = 1_000_000, 65_536, 64, 4
 WORKLOADS = (("T1", "sparse SGD"), ("T2", "sparse Adagrad"), ("T3", "bags, sparse SGD"))
@@ -137,7 +137,7 @@ class StepRates:
     def rows_again(self, threads, table_rows):
         key = ("again", threads, table_rows)
         if key not in self.cache:
-            n, row = 1_310_720, WIDTH * 4
+            n, row = PROBE_ROWS_READ, WIDTH * 4
             self.cache[key] = n * row / self.bw._median(["rows", table_rows, row, n, threads, 7])
         return self.cache[key]
 
