@@ -189,6 +189,39 @@ def train_step(U, V, opt, threads=None, traced=True):
     return ndx.function(step, threads=threads) if traced else step
 
 
+BAG_IDS = 4  # T3: ids per bag, on average
+
+
+def bag_batches(rows_n, batch, batches=4, seed=21):
+    """T3's `batches` batches of (bag ids [BAG_IDS * batch], offsets [batch], item ids
+    [batch, 1], ratings [batch]): uniform int32 ids below rows_n; every bag holds at least one id and the
+    other (BAG_IDS - 1) * batch fall at uniform cut points (PyTorch's EmbeddingBag offsets)."""
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(0, rows_n, (batches, BAG_IDS * batch), dtype=np.int32)
+    cuts = np.sort(rng.integers(0, (BAG_IDS - 1) * batch + 1, (batches, batch - 1)), axis=1)
+    offsets = np.zeros((batches, batch), np.int32)
+    offsets[:, 1:] = cuts + np.arange(1, batch)
+    items = rng.integers(0, rows_n, (batches, batch, 1), dtype=np.int32)
+    ratings = rng.uniform(-1, 1, (batches, batch)).astype(np.float32)
+    return ids, offsets, items, ratings
+
+
+def bag_train_step(U, V, opt, threads=None, traced=True):
+    """T3's step on Variables U and V: each example's left side is the mean of its bag's rows
+    of U (ndx.nn.embedding_bag with offsets, as PyTorch's nn.EmbeddingBag(mode="mean")), pred =
+    sum(bag * V[i], 1), loss = sum((pred - r)^2), the tape's gradients (slices) applied by
+    `opt`; traced and threads as train_step's."""
+    def step(bag_ids, offsets, item, rating):
+        with ndx.GradientTape() as tape:
+            bag = ndx.nn.embedding_bag(U, bag_ids, offsets, combiner="mean")
+            pred = ndx.reduce_sum(bag * ndx.gather_nd(V, item), 1)
+            diff = pred - rating
+            loss = ndx.reduce_sum(diff * diff, 0)
+        opt.apply_gradients(zip(tape.gradient(loss, [U, V]), [U, V]))
+        return loss
+    return ndx.function(step, threads=threads) if traced else step
+
+
 def train_step_vs_c(threads, steps, rounds=5):
     rows_n, batch, rank, batches = 1_000_000, 65_536, 64, 4
     users, items, ratings = train_batches(rows_n, batch, batches)

@@ -58,6 +58,8 @@ static const cli_command bench_cmd = {
     "  T1  training step (examples/train_embedding.c's model): user and item tables\n"
     "      [1000000, 64] in Variables, batches of 65536 pairs, gradients as slices, sparse SGD\n"
     "  T2  the same step with sparse Adagrad on both tables\n"
+    "  T3  the bag step: T1 with the user's row replaced by the mean of a bag of rows of U\n"
+    "      (embedding_bag, offsets: 262144 ids in 65536 bags of 1 or more), sparse SGD\n"
     "\n"
     "N3 and N20 print: NAME graph_us=G direct_us=D nodes=K overhead_per_node_us=(G-D)/K.\n"
     "L10K prints: L10K load_s=S nodes=10000 text_bytes=B us_per_node=U.\n"
@@ -66,7 +68,7 @@ static const cli_command bench_cmd = {
     "one thread and the same split over the entries on T threads (as TensorFlow's CPU kernel\n"
     "splits them: duplicates race), and same_as_naive compares one step of ndx with the serial\n"
     "loop's, bitwise. A1 and A2 are not part of 'all'.\n"
-    "T1 and T2 print: NAME steps_per_s=N step_s=S threads=T steps=R allocs_first_step=F\n"
+    "T1, T2 and T3 print: NAME steps_per_s=N step_s=S threads=T steps=R allocs_first_step=F\n"
     "allocs_after_first=A bytes_after_first=B loss_first=L0 loss_last=L1, after 1 untimed\n"
     "step and 4 x R timed ones (the session's allocator counts its calls; the batches are 4,\n"
     "used in turn). bench/train_compare.py runs them beside the same model in PyTorch. Not part\n"
@@ -135,7 +137,7 @@ typedef struct bench_settings {
 } bench_settings;
 
 enum { SMALL_N3 = BENCH_WORKLOAD_COUNT, SMALL_N20, LOAD_10K, APPLY_A1, APPLY_A2, TRAIN_T1,
-       TRAIN_T2, ALL_WORKLOADS };
+       TRAIN_T2, TRAIN_T3, ALL_WORKLOADS };
 
 /* Times reading a saved graph of 10,000 nodes. 0, or CLI_FAILED after printing why. */
 static int bench_load(const bench_settings *st) {
@@ -172,11 +174,12 @@ static int bench_apply_one(const bench_settings *st, int id) {
 
 /* Times training steps; 0, or CLI_FAILED after printing why. */
 static int bench_train_one(const bench_settings *st, int id) {
-    const char *name = id == TRAIN_T1 ? "T1" : "T2";
+    const char *name = id == TRAIN_T1 ? "T1" : id == TRAIN_T2 ? "T2" : "T3";
     bench_train_result r;
     ndx_error err = {0};
     if (!st->quiet) {
-        fprintf(stderr, "ndx bench: %s: building two [%.0f, 64] tables\n", name, 1e6 * st->scale);
+        fprintf(stderr, "ndx bench: %s: building two [%.0f, 64] tables\n", name,
+                1e6 * st->scale);
         fflush(stderr);
     }
     if (bench_train(id - TRAIN_T1, st->scale, st->seed, st->threads, 4 * st->repeat, &r, &err) !=
@@ -343,7 +346,7 @@ int bench_command(int argc, char **argv) {
 
     if (npos == 0)
         return cli_usage_error(&bench_cmd,
-                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 T1 T2) or "
+                               "name a workload (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 T1 T2 T3) or "
                                "'all'");
     int chosen[ALL_WORKLOADS] = {0}, order[ALL_WORKLOADS], n = 0;
     for (int i = 0; i < npos; i++) {
@@ -356,9 +359,10 @@ int bench_command(int argc, char **argv) {
         if (!all && id < 0 && strcasecmp(pos[i], "A2") == 0) id = APPLY_A2;
         if (!all && id < 0 && strcasecmp(pos[i], "T1") == 0) id = TRAIN_T1;
         if (!all && id < 0 && strcasecmp(pos[i], "T2") == 0) id = TRAIN_T2;
+        if (!all && id < 0 && strcasecmp(pos[i], "T3") == 0) id = TRAIN_T3;
         if (id < 0)
             return cli_usage_error(
-                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 T1 T2 or all)",
+                &bench_cmd, "unknown workload '%s' (G1 G2 G3 S1 S2 D1 P1 C0 C1 N3 N20 L10K A1 A2 T1 T2 T3 or all)",
                 pos[i]);
         for (int k = id; k < (all ? BENCH_WORKLOAD_COUNT : id + 1); k++)
             if (!chosen[k]) chosen[k] = 1, order[n++] = k;
@@ -369,7 +373,7 @@ int bench_command(int argc, char **argv) {
     for (int i = 0; scaling && i < n; i++)
         if (order[i] >= BENCH_WORKLOAD_COUNT)
             return cli_usage_error(&bench_cmd, "--scaling applies to G1 ... C1 only, not to N3, "
-                                   "N20, L10K, A1, A2, T1 or T2");
+                                   "N20, L10K, A1, A2, T1, T2 or T3");
     int failed = 0;
     for (int i = 0; i < n; i++) {
         int one = order[i] >= TRAIN_T1  ? bench_train_one(&st, order[i])

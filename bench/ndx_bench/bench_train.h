@@ -17,7 +17,7 @@ typedef struct bench_train_result {
     float loss_first, loss_last; /* the loss of the first and of the last step's batch */
 } bench_train_result;
 
-/* which: 0 SGD ("T1"), 1 Adagrad ("T2"). `scale` (> 0) multiplies the tables' rows and the
+/* which: 0 SGD ("T1"), 1 Adagrad ("T2"), 2 the bag step with SGD ("T3"). `scale` (> 0) multiplies the tables' rows and the
  * batch (floored, at least 1); `threads` as ndx_session_options.num_threads. */
 ndx_status bench_train(int which, double scale, uint64_t seed, int threads, int steps,
                        bench_train_result *r, ndx_error *err);

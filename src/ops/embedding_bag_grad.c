@@ -86,11 +86,18 @@ typedef struct grad_job {
         }                                                                                       \
         A div = p->combiner == NDX_SEGMENT_SQRT_N ? SQRT(wsum) : wsum;                          \
         if (p->combiner == NDX_SEGMENT_SUM) div = 1;                                            \
+        /* the rows themselves matter only through clipping and the weights' gradient: */      \
+        /* without both, each id's row is dy's row scaled, and the table is not read */         \
+        int reads_rows = j->dweights || p->max_norm >= 0;                                       \
         for (int64_t q = first; q < end; q++) {                                                 \
             A wq = w ? LOAD(w[q]) : (A)1;                                                       \
             A scale = div == 0 ? (A)0 : wq / div;                                               \
-            const T *x = (const T *)(p->params + (size_t)j->src[q] * p->row_bytes);             \
             T *o = (T *)(j->out + (size_t)q * p->row_bytes);                                    \
+            if (!reads_rows) {                                                                  \
+                for (int64_t k = 0; k < p->slice; k++) o[k] = STORE(LOAD(g[k]) * scale);        \
+                continue;                                                                       \
+            }                                                                                   \
+            const T *x = (const T *)(p->params + (size_t)j->src[q] * p->row_bytes);             \
             A sq = tag##_dot(p, x, g, mn, &norm, &l2, &xg);                                     \
             int clipped = p->max_norm >= 0 && norm > mn;                                        \
             for (int64_t k = 0; k < p->slice; k++) {                                            \

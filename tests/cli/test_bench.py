@@ -181,6 +181,26 @@ class Runs(unittest.TestCase):
                              r"serial_vs_ndx=\d+\.\d\d same_as_naive=yes", line)
             self.assertIsNotNone(m, line)
 
+    def test_training_steps(self):
+        # T1, T2 and T3 (the bag step): one session run per step, nothing allocated after the
+        # first, and the same losses at 1 and 2 threads (every gradient is the same bits)
+        pattern = (r"(T[123]) steps_per_s=\d+\.\d{3} step_s=\d+\.\d{6} threads=(\d) steps=20 "
+                   r"allocs_first_step=\d+ allocs_after_first=0 bytes_after_first=0 "
+                   r"loss_first=(\S+) loss_last=(\S+)")
+        losses = {}
+        for threads in ("1", "2"):
+            proc = ndx("T1", "T2", "t3", "--scale", str(SCALE), "--threads", threads, "--quiet")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            lines = proc.stdout.splitlines()
+            self.assertEqual([l.split()[0] for l in lines], ["T1", "T2", "T3"])
+            for line in lines:
+                m = re.fullmatch(pattern, line)
+                self.assertIsNotNone(m, line)
+                self.assertEqual(m.group(2), threads)
+                losses.setdefault(m.group(1), set()).add((m.group(3), m.group(4)))
+        for name, seen in losses.items():
+            self.assertEqual(len(seen), 1, f"{name}: losses differ by thread count: {seen}")
+
 
 if __name__ == "__main__":
     NDX = sys.argv.pop(1)
