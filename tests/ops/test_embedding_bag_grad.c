@@ -78,27 +78,6 @@ static void naive_rows(const ndx_tensor *dy, const ndx_tensor *weights, ndx_segm
     }
 }
 
-static ndx_tensor random_bags(test_rng *r, ndx_bag_form form, int64_t n) {
-    ndx_dtype dt = rng_below(r, 2) ? NDX_INT32 : NDX_INT64;
-    if (form == NDX_BAGS_SEGMENT_IDS) {
-        ndx_tensor seg = test_tensor_v(dt, 0, 1, n);
-        int64_t s = rng_below(r, 2);
-        for (int64_t i = 0; i < n; i++) {
-            test_set_index(&seg, i, s);
-            s += rng_below(r, 3) == 0 ? rng_below(r, 3) + 1 : 0;
-        }
-        return seg;
-    }
-    int64_t count = rng_range(r, 1, 9);
-    ndx_tensor off = test_tensor_v(dt, 0, 1, count);
-    int64_t pos = 0;
-    for (int64_t b = 0; b < count; b++) {
-        test_set_index(&off, b, b == 0 ? 0 : pos);
-        if (pos < n && rng_below(r, 4)) pos += rng_below(r, n - pos + 1);
-    }
-    return off;
-}
-
 static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, ndx_segment_op combiner,
                        int weighted) {
     int64_t vocab = rng_range(r, 1, 9), d = rng_range(r, 1, 6), n = rng_range(r, 0, 30);
@@ -106,7 +85,7 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, ndx_segment
     for (int64_t i = 0; i < vocab * d; i++) put(&params, i, (double)rng_range(r, -300, 300) / 37);
     ndx_tensor ids = test_tensor_v(rng_below(r, 2) ? NDX_INT32 : NDX_INT64, 0, 1, n);
     test_fill_indices(r, &ids, 0, vocab - 1);
-    ndx_tensor bags = random_bags(r, form, n);
+    ndx_tensor bags = test_random_bags(r, form, n, rng_below(r, 2) ? NDX_INT32 : NDX_INT64);
     ndx_tensor weights = test_tensor_v(dt, 0, 1, n);
     for (int64_t i = 0; i < n; i++)
         put(&weights, i, rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);

@@ -148,6 +148,26 @@ void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi) {
     for (int64_t i = 0; i < n; i++) test_set_index(t, i, rng_range(r, lo, hi));
 }
 
+ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype dt) {
+    if (form == NDX_BAGS_SEGMENT_IDS) {
+        ndx_tensor seg = test_tensor_v(dt, 0, 1, n);
+        int64_t s = rng_below(r, 2);
+        for (int64_t i = 0; i < n; i++) {
+            test_set_index(&seg, i, s);
+            s += rng_below(r, 4) == 0 ? rng_below(r, 3) + 1 : 0;
+        }
+        return seg;
+    }
+    int64_t count = rng_range(r, 1, 8);
+    ndx_tensor off = test_tensor_v(dt, 0, 1, count);
+    int64_t pos = 0;
+    for (int64_t b = 0; b < count; b++) {
+        test_set_index(&off, b, b == 0 ? 0 : pos);
+        if (pos < n && rng_below(r, 4)) pos += rng_below(r, n - pos + 1);
+    }
+    return off;
+}
+
 void test_assert_tensor_eq(const ndx_tensor *a, const ndx_tensor *b, const char *file, int line) {
     char where[512];
     snprintf(where, sizeof where, "%s:%d", file, line);

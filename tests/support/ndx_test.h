@@ -83,6 +83,9 @@ int64_t test_count(const ndx_tensor *t);
 void test_fill_random(test_rng *r, ndx_tensor *t);
 /* Fills an index tensor with values in [lo, hi]. */
 void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi);
+/* Random bags over n ids for embedding_bag: segment ids (sorted, with gaps) or offsets (with
+ * empty bags), of index dtype dt. */
+ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype dt);
 /* Writes value v into element i of an index tensor / reads it. */
 void test_set_index(ndx_tensor *t, int64_t i, int64_t v);
 int64_t test_get_index(const ndx_tensor *t, int64_t i);
