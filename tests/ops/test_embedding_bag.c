@@ -46,26 +46,6 @@ static ndx_status bag_shape(const ndx_tensor *params, const ndx_tensor *ids,
     return ndx_embedding_bag_shape(params, ids, bags, weights, &a, out, err);
 }
 
-static double get(const ndx_tensor *t, int64_t i) {
-    const unsigned char *p = t->data;
-    switch (t->dtype) {
-    case NDX_FLOAT16: return ndx_float16_to_float(((const uint16_t *)p)[i]);
-    case NDX_BFLOAT16: return ndx_bfloat16_to_float(((const uint16_t *)p)[i]);
-    case NDX_FLOAT32: return ((const float *)p)[i];
-    default: return ((const double *)p)[i];
-    }
-}
-
-static void put(ndx_tensor *t, int64_t i, double v) {
-    unsigned char *p = t->data;
-    switch (t->dtype) {
-    case NDX_FLOAT16: ((uint16_t *)p)[i] = ndx_float_to_float16((float)v); break;
-    case NDX_BFLOAT16: ((uint16_t *)p)[i] = ndx_float_to_bfloat16((float)v); break;
-    case NDX_FLOAT32: ((float *)p)[i] = (float)v; break;
-    default: ((double *)p)[i] = v; break;
-    }
-}
-
 /* The bag of id position i under either form, as the segment ids it stands for. */
 static void bags_to_segments(const ndx_tensor *bags, ndx_bag_form form, int64_t n,
                              int64_t *seg, int64_t *rows) {
@@ -86,13 +66,13 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighte
                        double max_norm, ndx_segment_op combiner, int threads) {
     int64_t vocab = rng_range(r, 1, 9), d = rng_range(r, 1, 6), n = rng_range(r, 0, 24);
     ndx_tensor params = test_tensor_v(dt, 0, 2, vocab, d);
-    for (int64_t i = 0; i < vocab * d; i++) put(&params, i, (double)rng_range(r, -300, 300) / 37);
+    for (int64_t i = 0; i < vocab * d; i++) test_put_float(&params, i, (double)rng_range(r, -300, 300) / 37);
     ndx_tensor ids = test_tensor_v(rng_below(r, 2) ? NDX_INT32 : NDX_INT64, 0, 1, n);
     test_fill_indices(r, &ids, 0, vocab - 1);
     ndx_tensor bags = test_random_bags(r, form, n, rng_below(r, 2) ? NDX_INT32 : NDX_INT64);
     ndx_tensor weights = test_tensor_v(dt, 0, 1, n);
     for (int64_t i = 0; i < n; i++)
-        put(&weights, i, rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);
+        test_put_float(&weights, i, rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);
     int64_t seg[64], rows;
     bags_to_segments(&bags, form, n, seg, &rows);
 
@@ -121,11 +101,11 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighte
         assert_tensor_eq(&out, &want);
         ndx_tensor naive = test_tensor_v(NDX_FLOAT64, 0, 2, rows, d);
         ndx_tensor p64 = test_tensor_v(NDX_FLOAT64, 0, 2, vocab, d);
-        for (int64_t i = 0; i < vocab * d; i++) put(&p64, i, get(&params, i));
+        for (int64_t i = 0; i < vocab * d; i++) test_put_float(&p64, i, test_get_float(&params, i));
         ref_embedding_bag_fill(&p64, &ids, seg, NULL, combiner, NDX_NO_MAX_NORM, &naive);
         double tol = dt == NDX_FLOAT64 ? 1e-12 : dt == NDX_FLOAT32 ? 1e-5 : 0.05;
         for (int64_t i = 0; i < rows * d; i++)
-            assert_true(fabs(get(&out, i) - get(&naive, i)) <= tol * (1 + fabs(get(&naive, i))));
+            assert_true(fabs(test_get_float(&out, i) - test_get_float(&naive, i)) <= tol * (1 + fabs(test_get_float(&naive, i))));
         test_tensor_free(&segs);
         test_tensor_free(&naive);
         test_tensor_free(&p64);
@@ -159,12 +139,12 @@ static void random_against_reference(void **state) {
 static void tensorflow_doc_example(void **state) {
     (void)state;
     ndx_tensor params = test_tensor_v(NDX_FLOAT64, 0, 2, 4, 2);
-    for (int64_t i = 0; i < 8; i++) put(&params, i, (double)(i * i) - 3.5);
+    for (int64_t i = 0; i < 8; i++) test_put_float(&params, i, (double)(i * i) - 3.5);
     ndx_tensor ids = test_tensor_from(NDX_INT64, 0, 1, SHAPE(4), VALS(1, 3, 0, 1));
     ndx_tensor seg = test_tensor_from(NDX_INT64, 0, 1, SHAPE(4), VALS(0, 0, 1, 2));
     ndx_tensor w = test_tensor_v(NDX_FLOAT64, 0, 1, 4);
     double wv[4] = {2.0, 0.5, 1.0, 3.0};
-    for (int i = 0; i < 4; i++) put(&w, i, wv[i]);
+    for (int i = 0; i < 4; i++) test_put_float(&w, i, wv[i]);
     ndx_tensor out = {0};
     ndx_error err;
     assert_ok(bag_call(&params, &ids, &seg, NDX_BAGS_SEGMENT_IDS, &w, NDX_SEGMENT_MEAN,
@@ -354,7 +334,7 @@ static void infer_agrees(void **state) {
 static void num_bags_rows(void **state) {
     (void)state;
     ndx_tensor params = test_tensor_v(NDX_FLOAT32, 0, 2, 3, 2);
-    for (int64_t i = 0; i < 6; i++) put(&params, i, (double)i + 1);
+    for (int64_t i = 0; i < 6; i++) test_put_float(&params, i, (double)i + 1);
     ndx_tensor ids = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(2, 0));
     ndx_tensor seg = test_tensor_from(NDX_INT64, 0, 1, SHAPE(2), VALS(1, 1));
     ndx_embedding_bag_attrs a = {NDX_BAGS_SEGMENT_IDS, NDX_SEGMENT_SUM, NDX_NO_MAX_NORM, 4};

@@ -14,26 +14,6 @@
 static const ndx_dtype FLOATS[] = {NDX_FLOAT16, NDX_BFLOAT16, NDX_FLOAT32, NDX_FLOAT64};
 static const ndx_segment_op COMBINERS[] = {NDX_SEGMENT_SUM, NDX_SEGMENT_MEAN, NDX_SEGMENT_SQRT_N};
 
-static double get(const ndx_tensor *t, int64_t i) {
-    const unsigned char *p = t->data;
-    switch (t->dtype) {
-    case NDX_FLOAT16: return ndx_float16_to_float(((const uint16_t *)p)[i]);
-    case NDX_BFLOAT16: return ndx_bfloat16_to_float(((const uint16_t *)p)[i]);
-    case NDX_FLOAT32: return ((const float *)p)[i];
-    default: return ((const double *)p)[i];
-    }
-}
-
-static void put(ndx_tensor *t, int64_t i, double v) {
-    unsigned char *p = t->data;
-    switch (t->dtype) {
-    case NDX_FLOAT16: ((uint16_t *)p)[i] = ndx_float_to_float16((float)v); break;
-    case NDX_BFLOAT16: ((uint16_t *)p)[i] = ndx_float_to_bfloat16((float)v); break;
-    case NDX_FLOAT32: ((float *)p)[i] = (float)v; break;
-    default: ((double *)p)[i] = v; break;
-    }
-}
-
 /* Bag b's ids [first[b], first[b + 1]) from offsets, or from sorted segment ids. */
 static int64_t bag_ranges(const ndx_tensor *bags, ndx_bag_form form, int64_t n, int64_t *first) {
     int64_t count = bags->shape[0];
@@ -51,26 +31,26 @@ static int64_t bag_ranges(const ndx_tensor *bags, ndx_bag_form form, int64_t n, 
 }
 
 /* The naive rows: dy[b] * (w / divisor) per id, in float (or double for float64) as the
- * accumulator type; put() rounds once to the table's dtype. */
+ * accumulator type; test_put_float() rounds once to the table's dtype. */
 #define NAIVE(A, SQRT)                                                                         \
     for (int64_t b = 0; b < rows; b++) {                                                       \
         A wsum = 0;                                                                            \
         for (int64_t q = first[b]; q < first[b + 1]; q++) {                                    \
-            A w = weights ? (A)get(weights, q) : (A)1;                                         \
+            A w = weights ? (A)test_get_float(weights, q) : (A)1;                                         \
             wsum += combiner == NDX_SEGMENT_SQRT_N ? w * w : w;                                \
         }                                                                                      \
         A div = combiner == NDX_SEGMENT_SUM ? (A)1                                             \
                 : combiner == NDX_SEGMENT_SQRT_N ? SQRT(wsum) : wsum;                          \
         for (int64_t q = first[b]; q < first[b + 1]; q++) {                                    \
-            A w = weights ? (A)get(weights, q) : (A)1;                                         \
+            A w = weights ? (A)test_get_float(weights, q) : (A)1;                                         \
             A scale = div == 0 ? (A)0 : w / div;                                               \
-            for (int64_t k = 0; k < d; k++) put(want, q * d + k, (A)get(dy, b * d + k) * scale); \
+            for (int64_t k = 0; k < d; k++) test_put_float(want, q * d + k, (A)test_get_float(dy, b * d + k) * scale); \
         }                                                                                      \
     }
 
 static void naive_rows(const ndx_tensor *dy, const ndx_tensor *weights, ndx_segment_op combiner,
                        const int64_t *first, int64_t rows, int64_t d, ndx_tensor *want) {
-    for (int64_t i = 0; i < want->shape[0] * d; i++) put(want, i, 0); /* ids in no bag */
+    for (int64_t i = 0; i < want->shape[0] * d; i++) test_put_float(want, i, 0); /* ids in no bag */
     if (dy->dtype == NDX_FLOAT64) {
         NAIVE(double, sqrt)
     } else {
@@ -82,17 +62,17 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, ndx_segment
                        int weighted) {
     int64_t vocab = rng_range(r, 1, 9), d = rng_range(r, 1, 6), n = rng_range(r, 0, 30);
     ndx_tensor params = test_tensor_v(dt, 0, 2, vocab, d);
-    for (int64_t i = 0; i < vocab * d; i++) put(&params, i, (double)rng_range(r, -300, 300) / 37);
+    for (int64_t i = 0; i < vocab * d; i++) test_put_float(&params, i, (double)rng_range(r, -300, 300) / 37);
     ndx_tensor ids = test_tensor_v(rng_below(r, 2) ? NDX_INT32 : NDX_INT64, 0, 1, n);
     test_fill_indices(r, &ids, 0, vocab - 1);
     ndx_tensor bags = test_random_bags(r, form, n, rng_below(r, 2) ? NDX_INT32 : NDX_INT64);
     ndx_tensor weights = test_tensor_v(dt, 0, 1, n);
     for (int64_t i = 0; i < n; i++)
-        put(&weights, i, rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);
+        test_put_float(&weights, i, rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);
     int64_t first[128]; /* rows + 1 <= 92 */
     int64_t rows = bag_ranges(&bags, form, n, first);
     ndx_tensor dy = test_tensor_v(dt, 0, 2, rows, d);
-    for (int64_t i = 0; i < rows * d; i++) put(&dy, i, (double)rng_range(r, -500, 500) / 29);
+    for (int64_t i = 0; i < rows * d; i++) test_put_float(&dy, i, (double)rng_range(r, -500, 500) / 29);
     ndx_tensor want = test_tensor_v(dt, 0, 2, n, d);
     naive_rows(&dy, weighted ? &weights : NULL, combiner, first, rows, d, &want);
 

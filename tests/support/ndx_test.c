@@ -148,6 +148,26 @@ void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi) {
     for (int64_t i = 0; i < n; i++) test_set_index(t, i, rng_range(r, lo, hi));
 }
 
+double test_get_float(const ndx_tensor *t, int64_t i) {
+    const unsigned char *p = t->data;
+    switch (t->dtype) {
+    case NDX_FLOAT16: return ndx_float16_to_float(((const uint16_t *)p)[i]);
+    case NDX_BFLOAT16: return ndx_bfloat16_to_float(((const uint16_t *)p)[i]);
+    case NDX_FLOAT32: return ((const float *)p)[i];
+    default: return ((const double *)p)[i];
+    }
+}
+
+void test_put_float(ndx_tensor *t, int64_t i, double v) {
+    unsigned char *p = t->data;
+    switch (t->dtype) {
+    case NDX_FLOAT16: ((uint16_t *)p)[i] = ndx_float_to_float16((float)v); break;
+    case NDX_BFLOAT16: ((uint16_t *)p)[i] = ndx_float_to_bfloat16((float)v); break;
+    case NDX_FLOAT32: ((float *)p)[i] = (float)v; break;
+    default: ((double *)p)[i] = v; break;
+    }
+}
+
 ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype dt) {
     if (form == NDX_BAGS_SEGMENT_IDS) {
         ndx_tensor seg = test_tensor_v(dt, 0, 1, n);

@@ -83,6 +83,10 @@ int64_t test_count(const ndx_tensor *t);
 void test_fill_random(test_rng *r, ndx_tensor *t);
 /* Fills an index tensor with values in [lo, hi]. */
 void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi);
+/* Element i of a floating-point tensor (float16, bfloat16, float32, float64) as a double /
+ * written from one (rounded to the dtype). */
+double test_get_float(const ndx_tensor *t, int64_t i);
+void test_put_float(ndx_tensor *t, int64_t i, double v);
 /* Random bags over n ids for embedding_bag: segment ids (sorted, with gaps) or offsets (with
  * empty bags), of index dtype dt. */
 ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype dt);
