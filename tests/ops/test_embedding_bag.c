@@ -64,15 +64,9 @@ static void bags_to_segments(const ndx_tensor *bags, ndx_bag_form form, int64_t 
 
 static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighted,
                        double max_norm, ndx_segment_op combiner, int threads) {
-    int64_t vocab = rng_range(r, 1, 9), d = rng_range(r, 1, 6), n = rng_range(r, 0, 24);
-    ndx_tensor params = test_tensor_v(dt, 0, 2, vocab, d);
-    for (int64_t i = 0; i < vocab * d; i++) test_put_float(&params, i, (double)rng_range(r, -300, 300) / 37);
-    ndx_tensor ids = test_tensor_v(rng_below(r, 2) ? NDX_INT32 : NDX_INT64, 0, 1, n);
-    test_fill_indices(r, &ids, 0, vocab - 1);
-    ndx_tensor bags = test_random_bags(r, form, n, rng_below(r, 2) ? NDX_INT32 : NDX_INT64);
-    ndx_tensor weights = test_tensor_v(dt, 0, 1, n);
-    for (int64_t i = 0; i < n; i++)
-        test_put_float(&weights, i, rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);
+    test_bag_inputs in = test_random_bag_inputs(r, dt, form, 24);
+    ndx_tensor params = in.params, ids = in.ids, bags = in.bags, weights = in.weights;
+    int64_t vocab = params.shape[0], d = params.shape[1], n = ids.shape[0];
     int64_t seg[64], rows;
     bags_to_segments(&bags, form, n, seg, &rows);
 
@@ -104,8 +98,10 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighte
         for (int64_t i = 0; i < vocab * d; i++) test_put_float(&p64, i, test_get_float(&params, i));
         ref_embedding_bag_fill(&p64, &ids, seg, NULL, combiner, NDX_NO_MAX_NORM, &naive);
         double tol = dt == NDX_FLOAT64 ? 1e-12 : dt == NDX_FLOAT32 ? 1e-5 : 0.05;
-        for (int64_t i = 0; i < rows * d; i++)
-            assert_true(fabs(test_get_float(&out, i) - test_get_float(&naive, i)) <= tol * (1 + fabs(test_get_float(&naive, i))));
+        for (int64_t i = 0; i < rows * d; i++) {
+            double want = test_get_float(&naive, i);
+            assert_true(fabs(test_get_float(&out, i) - want) <= tol * (1 + fabs(want)));
+        }
         test_tensor_free(&segs);
         test_tensor_free(&naive);
         test_tensor_free(&p64);

@@ -36,15 +36,16 @@ static int64_t bag_ranges(const ndx_tensor *bags, ndx_bag_form form, int64_t n, 
     for (int64_t b = 0; b < rows; b++) {                                                       \
         A wsum = 0;                                                                            \
         for (int64_t q = first[b]; q < first[b + 1]; q++) {                                    \
-            A w = weights ? (A)test_get_float(weights, q) : (A)1;                                         \
+            A w = weights ? (A)test_get_float(weights, q) : (A)1;                              \
             wsum += combiner == NDX_SEGMENT_SQRT_N ? w * w : w;                                \
         }                                                                                      \
         A div = combiner == NDX_SEGMENT_SUM ? (A)1                                             \
                 : combiner == NDX_SEGMENT_SQRT_N ? SQRT(wsum) : wsum;                          \
         for (int64_t q = first[b]; q < first[b + 1]; q++) {                                    \
-            A w = weights ? (A)test_get_float(weights, q) : (A)1;                                         \
+            A w = weights ? (A)test_get_float(weights, q) : (A)1;                              \
             A scale = div == 0 ? (A)0 : w / div;                                               \
-            for (int64_t k = 0; k < d; k++) test_put_float(want, q * d + k, (A)test_get_float(dy, b * d + k) * scale); \
+            for (int64_t k = 0; k < d; k++)                                                    \
+                test_put_float(want, q * d + k, (A)test_get_float(dy, b * d + k) * scale);     \
         }                                                                                      \
     }
 
@@ -60,19 +61,14 @@ static void naive_rows(const ndx_tensor *dy, const ndx_tensor *weights, ndx_segm
 
 static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, ndx_segment_op combiner,
                        int weighted) {
-    int64_t vocab = rng_range(r, 1, 9), d = rng_range(r, 1, 6), n = rng_range(r, 0, 30);
-    ndx_tensor params = test_tensor_v(dt, 0, 2, vocab, d);
-    for (int64_t i = 0; i < vocab * d; i++) test_put_float(&params, i, (double)rng_range(r, -300, 300) / 37);
-    ndx_tensor ids = test_tensor_v(rng_below(r, 2) ? NDX_INT32 : NDX_INT64, 0, 1, n);
-    test_fill_indices(r, &ids, 0, vocab - 1);
-    ndx_tensor bags = test_random_bags(r, form, n, rng_below(r, 2) ? NDX_INT32 : NDX_INT64);
-    ndx_tensor weights = test_tensor_v(dt, 0, 1, n);
-    for (int64_t i = 0; i < n; i++)
-        test_put_float(&weights, i, rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);
+    test_bag_inputs in = test_random_bag_inputs(r, dt, form, 30);
+    ndx_tensor params = in.params, ids = in.ids, bags = in.bags, weights = in.weights;
+    int64_t d = params.shape[1], n = ids.shape[0];
     int64_t first[128]; /* rows + 1 <= 92 */
     int64_t rows = bag_ranges(&bags, form, n, first);
     ndx_tensor dy = test_tensor_v(dt, 0, 2, rows, d);
-    for (int64_t i = 0; i < rows * d; i++) test_put_float(&dy, i, (double)rng_range(r, -500, 500) / 29);
+    for (int64_t i = 0; i < rows * d; i++)
+        test_put_float(&dy, i, (double)rng_range(r, -500, 500) / 29);
     ndx_tensor want = test_tensor_v(dt, 0, 2, n, d);
     naive_rows(&dy, weighted ? &weights : NULL, combiner, first, rows, d, &want);
 

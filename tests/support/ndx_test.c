@@ -188,6 +188,23 @@ ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype
     return off;
 }
 
+test_bag_inputs test_random_bag_inputs(test_rng *r, ndx_dtype dt, ndx_bag_form form,
+                                       int64_t max_ids) {
+    test_bag_inputs in;
+    int64_t vocab = rng_range(r, 1, 9), d = rng_range(r, 1, 6), n = rng_range(r, 0, max_ids);
+    in.params = test_tensor_v(dt, 0, 2, vocab, d);
+    for (int64_t i = 0; i < vocab * d; i++)
+        test_put_float(&in.params, i, (double)rng_range(r, -300, 300) / 37);
+    in.ids = test_tensor_v(rng_below(r, 2) ? NDX_INT32 : NDX_INT64, 0, 1, n);
+    test_fill_indices(r, &in.ids, 0, vocab - 1);
+    in.bags = test_random_bags(r, form, n, rng_below(r, 2) ? NDX_INT32 : NDX_INT64);
+    in.weights = test_tensor_v(dt, 0, 1, n);
+    for (int64_t i = 0; i < n; i++)
+        test_put_float(&in.weights, i,
+                       rng_below(r, 5) == 0 ? 0 : (double)rng_range(r, -40, 90) / 16);
+    return in;
+}
+
 void test_assert_tensor_eq(const ndx_tensor *a, const ndx_tensor *b, const char *file, int line) {
     char where[512];
     snprintf(where, sizeof where, "%s:%d", file, line);

@@ -90,6 +90,13 @@ void test_put_float(ndx_tensor *t, int64_t i, double v);
 /* Random bags over n ids for embedding_bag: segment ids (sorted, with gaps) or offsets (with
  * empty bags), of index dtype dt. */
 ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype dt);
+/* A random embedding_bag call of up to max_ids ids: params [1..8, 1..5] of float dtype dt with
+ * values exact in float16, ids into it, bags of either index dtype, and weights (some 0). */
+typedef struct test_bag_inputs {
+    ndx_tensor params, ids, bags, weights;
+} test_bag_inputs;
+test_bag_inputs test_random_bag_inputs(test_rng *r, ndx_dtype dt, ndx_bag_form form,
+                                       int64_t max_ids);
 /* Writes value v into element i of an index tensor / reads it. */
 void test_set_index(ndx_tensor *t, int64_t i, int64_t v);
 int64_t test_get_index(const ndx_tensor *t, int64_t i);
