@@ -99,8 +99,8 @@ static void check_case(test_rng *r, ndx_dtype dt, ndx_bag_form form, int weighte
         ref_embedding_bag_fill(&p64, &ids, seg, NULL, combiner, NDX_NO_MAX_NORM, &naive);
         double tol = dt == NDX_FLOAT64 ? 1e-12 : dt == NDX_FLOAT32 ? 1e-5 : 0.05;
         for (int64_t i = 0; i < rows * d; i++) {
-            double want = test_get_float(&naive, i);
-            assert_true(fabs(test_get_float(&out, i) - want) <= tol * (1 + fabs(want)));
+            double expect = test_get_float(&naive, i);
+            assert_true(fabs(test_get_float(&out, i) - expect) <= tol * (1 + fabs(expect)));
         }
         test_tensor_free(&segs);
         test_tensor_free(&naive);
