@@ -19,16 +19,19 @@ enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
  * spread) and the multiplies that read it (session_fuse_spread.c). */
 enum { FUSE_RANGE = 0, FUSE_PARTITION, FUSE_STITCH };
 enum { FUSE_SPREAD = FUSE_PARTITION, FUSE_SPREAD_READER = FUSE_STITCH };
+/* A product and the reduce_sum that alone reads it (session_fuse_dot.c). */
+enum { FUSE_DOT_PRODUCT = FUSE_PARTITION, FUSE_DOT_SUM = FUSE_STITCH };
 
 /* The rewrites a plan makes. */
-enum { FUSION_STITCH = 0, FUSION_SPREAD };
+enum { FUSION_STITCH = 0, FUSION_SPREAD, FUSION_DOT };
 
 /* One rewrite of the plan (session_fuse.c): a dynamic_stitch of a dynamic_partition of a range,
- * or a multiply by ones whose readers multiply by its other operand instead. */
+ * a multiply by ones whose readers multiply by its other operand instead, or a sum of a product
+ * computed from the product's operands. */
 typedef struct plan_fusion {
     int kind;        /* FUSION_* */
     /* FUSION_SPREAD: the values of the multiply by ones (x * y) and its output; this run: the
-     * operand that is not all ones (0 or 1) */
+     * operand that is not all ones (0 or 1). FUSION_DOT: operand, the product's x and y */
     int64_t operand[2], spread;
     int scaled;
     int64_t ids;     /* the value of the partition's ids (the stitch's step reads it too) */
@@ -114,6 +117,13 @@ ndx_status session_spread_kernel(ndx_session *s, plan_fusion *f, int role, const
                                  const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
                                  ndx_error *e);
 void session_spread_after(ndx_session *s, plan_fusion *f);
+/* The sums of a product that alone read it (session_fuse_dot.c): appended to p->fusions;
+ * NDX_E_NO_MEMORY. */
+ndx_status session_plan_dots(ndx_session *s, run_plan *p);
+/* A dot fusion's steps (role FUSE_DOT_PRODUCT or FUSE_DOT_SUM). */
+ndx_status session_dot_kernel(ndx_session *s, plan_fusion *f, int role, const graph_node *n,
+                              const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
+                              ndx_error *e);
 /* A new fusion at the end of p->fusions (zeroed; p->step made), or NULL: out of memory. */
 plan_fusion *session_new_fusion(run_plan *p);
 
