@@ -97,6 +97,7 @@ ndx_status session_plan_fusions(ndx_session *s, run_plan *p) {
         p->reads[f->ids]++; /* the stitch's step reads the ids too */
     }
     NDX_TRY(session_plan_spreads(s, p));
+    NDX_TRY(session_plan_grads(s, p));
     return session_plan_dots(s, p);
 }
 
@@ -124,7 +125,7 @@ ndx_status session_fused_kernel(ndx_session *s, run_plan *p, int step, const gra
                                 ndx_error *e) {
     plan_fusion *f = &p->fusions[(step - 1) / 3];
     int role = (step - 1) % 3;
-    if (f->kind == FUSION_SPREAD) return session_spread_kernel(s, f, role, n, in, o, out, e);
+    if (f->kind == FUSION_SPREAD) return session_spread_kernel(s, p, f, role, n, in, o, out, e);
     if (f->kind == FUSION_DOT) return session_dot_kernel(s, f, role, n, in, o, out, e);
     if (role == FUSE_RANGE) return ndx_range_view(&in[0], &in[1], &in[2], o, out, e);
     if (role == FUSE_PARTITION) {
