@@ -135,9 +135,9 @@ ndx_status session_plan_grads(ndx_session *s, run_plan *p);
 /* The FUSION_GRAD fusion of the product value `product`, or NULL. */
 plan_fusion *session_grad_fusion_of(run_plan *p, int64_t product);
 /* A spread reader's deferral: 1 (gf takes scale, rows and their order; the reader writes
- * nothing) when gf is not NULL and the shapes allow it, else 0. */
-int session_grad_defer(plan_fusion *gf, const ndx_tensor *scale, const ndx_tensor *rows,
-                       int scale_first, const ndx_tensor *out);
+ * nothing) when gf is not NULL, the shapes allow it and neither lies in a variable, else 0. */
+int session_grad_defer(const ndx_session *s, plan_fusion *gf, const ndx_tensor *scale,
+                       const ndx_tensor *rows, int scale_first, const ndx_tensor *out);
 /* Runs update u of the plan (node n, its inputs in): from the deferred rows when its gradient's
  * reader deferred, else its op. */
 ndx_status session_run_update(ndx_session *s, run_plan *p, int u, const graph_node *n,

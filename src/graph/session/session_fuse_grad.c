@@ -87,12 +87,16 @@ plan_fusion *session_grad_fusion_of(run_plan *p, int64_t product) {
     return NULL;
 }
 
-int session_grad_defer(plan_fusion *gf, const ndx_tensor *scale, const ndx_tensor *rows,
-                       int scale_first, const ndx_tensor *out) {
+int session_grad_defer(const ndx_session *s, plan_fusion *gf, const ndx_tensor *scale,
+                       const ndx_tensor *rows, int scale_first, const ndx_tensor *out) {
     if (!gf || out->data || scale->dtype != rows->dtype ||
         (rows->dtype != NDX_FLOAT32 && rows->dtype != NDX_FLOAT64) || scale->rank != 2 ||
         rows->rank != 2 || scale->shape[0] != rows->shape[0] || scale->shape[1] != 1 ||
         (gf->view_count >= 0 && gf->view_count != ndx_tensor_count(rows)))
+        return 0;
+    /* a variable's own memory may change under the updates: the product is made now instead */
+    if (session_in_vars(s, rows->data, (size_t)ndx_tensor_count(rows) * rows->itemsize) ||
+        session_in_vars(s, scale->data, (size_t)ndx_tensor_count(scale) * scale->itemsize))
         return 0;
     gf->scale = *scale;
     gf->rows = *rows;

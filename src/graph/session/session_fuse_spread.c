@@ -113,7 +113,7 @@ static ndx_status reader_step(ndx_session *s, run_plan *p, plan_fusion *f, const
     if (ndx_same_layout(other, spread)) {
         with[at] = s->vals[f->operand[f->scaled]];
         /* an optimizer step's gradient: the update makes its rows (session_fuse_grad.c) */
-        if (session_grad_defer(session_grad_fusion_of(p, n->first_value), &with[at], other,
+        if (session_grad_defer(s, session_grad_fusion_of(p, n->first_value), &with[at], other,
                                at == 0, out)) {
             *out = *spread;
             out->data = NULL;

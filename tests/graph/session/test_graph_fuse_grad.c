@@ -187,8 +187,69 @@ static void a_failed_step_changes_nothing(void **state) {
     test_tensor_free(&u0);
 }
 
+/* pred = reduce_sum(U[u] * W, 1) with W a [BATCH, RANK] Variable read whole: U's gradient is
+ * dy * W, rows in W's own memory, which W's update (built first, so run first) changes. The
+ * plan makes U's gradient before the updates instead of from W's rows during them, so both
+ * sessions end with the same bits, and only W's update (its rows gathered from U) takes the
+ * rewrite. */
+static void rows_in_a_variable_are_read_before_the_updates(void **state) {
+    (void)state;
+    test_rng r = {7};
+    ndx_tensor u0 = test_tensor(NDX_FLOAT32, 0, 2, SHAPE(ROWS, RANK));
+    ndx_tensor w0 = test_tensor(NDX_FLOAT32, 0, 2, SHAPE(BATCH, RANK));
+    for (int64_t i = 0; i < ROWS * RANK; i++) ((float *)u0.data)[i] = (float)rng_range(&r, -64, 64) / 64.0f;
+    for (int64_t i = 0; i < BATCH * RANK; i++) ((float *)w0.data)[i] = (float)rng_range(&r, -64, 64) / 64.0f;
+    ndx_graph *g = ndx_graph_new();
+    ndx_scope s = ndx_graph_root(g);
+    ndx_output U = ndx_op_variable(ndx_scope_named(s, "U"), ndx_op_const(s, &u0));
+    ndx_output W = ndx_op_variable(ndx_scope_named(s, "W"), ndx_op_const(s, &w0));
+    ndx_spec ids_spec = ndx_spec_make(NDX_INT32, 2, SHAPE(BATCH, 1));
+    ndx_output user = ndx_op_placeholder(s, &ids_spec);
+    ndx_output pred = ndx_op_reduce_sum(s, ndx_op_mul(s, ndx_op_gather_nd(s, U, user, NULL), W),
+                                        ndx_op_const_int(s, NDX_INT32, 1), 0);
+    ndx_output loss = ndx_op_reduce_sum(s, ndx_op_mul(s, pred, pred),
+                                        ndx_op_const_int(s, NDX_INT32, 0), 0);
+    ndx_output xs[2] = {U, W};
+    ndx_gradient d[2];
+    ndx_graph_gradients(s, 1, &loss, NULL, 2, xs, d);
+    ndx_output lr = ndx_op_const_float(s, NDX_FLOAT32, 0.01);
+    ndx_output every = ndx_op_range(s, ndx_op_const_int(s, NDX_INT32, 0),
+                                    ndx_op_const_int(s, NDX_INT32, BATCH),
+                                    ndx_op_const_int(s, NDX_INT32, 1));
+    assert_int_equal(d[1].form, NDX_GRADIENT_DENSE);
+    ndx_operation steps[2] = {ndx_op_apply_sgd(s, W, lr, d[1].dense, every),
+                              ndx_op_apply_sgd(s, U, lr, d[0].values, d[0].indices)};
+    ndx_error e;
+    assert_ok(ndx_graph_finish(g, &e), &e);
+    ndx_tensor ids = test_tensor(NDX_INT32, 0, 2, SHAPE(BATCH, 1));
+    test_fill_indices(&r, &ids, 0, ROWS - 1);
+    ndx_session *fused = ndx_session_new(g, NULL, &e), *plain = ndx_session_new(g, NULL, &e);
+    assert_non_null(fused);
+    assert_non_null(plain);
+    ndx_feed feed = {user, ids};
+    for (int step = 0; step < 3; step++) {
+        assert_ok(ndx_session_run_targets(fused, 1, &feed, 0, NULL, 2, steps, &e), &e);
+        /* the sum of products, the spread, W's update; not U's */
+        assert_int_equal(ndx_session_fused_stitches(fused), 3);
+        ndx_fetch f[2] = {{d[0].values, NDX_FETCH_BORROW, {0}}, {d[1].dense, NDX_FETCH_BORROW, {0}}};
+        assert_ok(ndx_session_run_targets(plain, 1, &feed, 2, f, 2, steps, &e), &e);
+    }
+    static unsigned char a[(ROWS + BATCH) * RANK * 4], b[(ROWS + BATCH) * RANK * 4];
+    model m = {.g = g, .vars = {U, W}};
+    size_t n = read_vars(fused, &m, 2, a);
+    assert_int_equal(read_vars(plain, &m, 2, b), n);
+    assert_memory_equal(a, b, n);
+    ndx_session_free(fused);
+    ndx_session_free(plain);
+    ndx_graph_free(g);
+    test_tensor_free(&ids);
+    test_tensor_free(&u0);
+    test_tensor_free(&w0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rows_in_a_variable_are_read_before_the_updates),
         cmocka_unit_test(steps_give_the_same_bits),
         cmocka_unit_test(a_failed_step_changes_nothing),
     };
