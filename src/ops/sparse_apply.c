@@ -128,23 +128,47 @@ size_t sparse_apply_scratch_bytes(int64_t entries, int sum_duplicates) {
     return slots + links + table;
 }
 
+/* The bucket of row r in a table of 2^(64 - shift) buckets. */
+static inline uint64_t bucket_of(int64_t r, int shift) {
+    return ((uint64_t)r * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
+}
+
+/* Entries looked up ahead of their turn, their buckets prefetched (the table is larger than L1). */
+#define LINK_AHEAD 16
+
 /* Links every entry to the next entry of its row (next[e], -1 after the row's last), then leaves
  * only each row's first entry in the slots (the others -1: the run skips them and reaches them
- * through the links). Built from the last entry back, so the table (entry numbers keyed by row,
- * open addressing) always holds the nearest later entry of a row. Serial and O(entries). */
+ * through the links). Built from the last entry back, so the table (open addressing, keyed by
+ * row) always holds the nearest later entry of a row. Serial and O(entries). Each bucket holds
+ * the row and the entry together (row << 32 | entry) when both fit in 31 bits, so a probe is one
+ * load; otherwise the entry alone, its row read from the slots. */
 static void link_duplicates(int64_t *slots, int64_t *next, int64_t *table, uint64_t cap,
-                            int64_t entries) {
+                            int64_t entries, int64_t rows) {
     memset(table, 0xff, (size_t)cap * sizeof *table); /* -1: empty */
     int shift = 64;
     for (uint64_t c = cap; c > 1; c >>= 1) shift--;
-    for (int64_t e = entries - 1; e >= 0; e--) {
-        int64_t r = slots[e];
-        next[e] = -1;
-        if (r < 0) continue; /* skipped (bad_indices ignore) */
-        uint64_t h = ((uint64_t)r * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
-        while (table[h] >= 0 && slots[table[h]] != r) h = (h + 1) & (cap - 1);
-        next[e] = table[h];
-        table[h] = e;
+    if (entries <= INT32_MAX && rows <= INT32_MAX) {
+        for (int64_t e = entries - 1; e >= 0; e--) {
+            if (e >= LINK_AHEAD && slots[e - LINK_AHEAD] >= 0)
+                NDX_PREFETCH(table + bucket_of(slots[e - LINK_AHEAD], shift));
+            int64_t r = slots[e];
+            next[e] = -1;
+            if (r < 0) continue; /* skipped (bad_indices ignore) */
+            uint64_t h = bucket_of(r, shift);
+            while (table[h] >= 0 && (table[h] >> 32) != r) h = (h + 1) & (cap - 1);
+            if (table[h] >= 0) next[e] = table[h] & INT64_C(0xffffffff);
+            table[h] = (int64_t)((uint64_t)r << 32 | (uint64_t)e);
+        }
+    } else {
+        for (int64_t e = entries - 1; e >= 0; e--) {
+            int64_t r = slots[e];
+            next[e] = -1;
+            if (r < 0) continue;
+            uint64_t h = bucket_of(r, shift);
+            while (table[h] >= 0 && slots[table[h]] != r) h = (h + 1) & (cap - 1);
+            next[e] = table[h];
+            table[h] = e;
+        }
     }
     for (int64_t e = 0; e < entries; e++)
         if (slots[e] >= 0)
@@ -378,7 +402,7 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int flags,
         if (summing) {
             int64_t *next = slots + p.entries;
             link_duplicates(slots, next, next + p.entries, duplicate_buckets(p.entries),
-                            p.entries);
+                            p.entries, p.rows);
             p.next = next;
             p.add = sparse_apply_adder(var->dtype);
         }
