@@ -981,8 +981,10 @@ NDX_API size_t ndx_session_pool_bytes(const ndx_session *s);
 /* How many of the plans' rewrites the last run took (docs/graphs.md, "Building and running",
  * describes when they apply; results and errors are the ops' own): stitches of a partition of a
  * range placed in one pass (the idiom dynamic_stitch(dynamic_partition(range(n), ids, N),
- * data)), and multiplies by ones left unwritten, their readers multiplying by the other operand
- * (reduce_sum's gradient spreading dy over the reduced axes). 0 before any run, and for a
+ * data)), multiplies by ones left unwritten, their readers multiplying by the other operand
+ * (reduce_sum's gradient spreading dy over the reduced axes), sums of a product computed from
+ * its operands, and sparse SGD / Adagrad updates that made their gradient's scaled rows
+ * themselves. 0 before any run, and for a
  * rewrite the run did not reach or whose inputs did not fit at run time (ids that do not match
  * the range, an operand not all ones: the ops then ran one by one). */
 NDX_API int ndx_session_fused_stitches(const ndx_session *s);

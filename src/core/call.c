@@ -48,6 +48,18 @@ static int online_cores(void) {
     return n;
 }
 
+size_t ndx_last_level_cache_bytes(void) {
+    static _Atomic long bytes = -1; /* a race only asks twice */
+    long b = bytes;
+    if (b < 0) {
+#ifdef _SC_LEVEL3_CACHE_SIZE
+        b = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+        bytes = b = b > 0 ? b : 0;
+    }
+    return (size_t)b;
+}
+
 ndx_status ndx_call_begin(ndx_call *c, const char *op, const ndx_options *opt, const void *out,
                           ndx_error *err) {
     if (!out) {

@@ -86,6 +86,10 @@ static inline int ndx_cpu_is_intel(void) {
  * only evict the inputs from the cache. */
 #define NDX_STREAM_MIN_BYTES ((size_t)8 << 20)
 
+/* The bytes of the last-level cache (the system's L3 size, read once), 0 where it does not say
+ * (call.c). */
+size_t ndx_last_level_cache_bytes(void);
+
 /* Runs STEP(T) with T the C type of index dtype `dt` (int16_t, int32_t or int64_t; anything
  * else is taken as int16_t, the caller having checked the dtype). */
 #define NDX_INDEX_DISPATCH(dt, STEP)                                                         \

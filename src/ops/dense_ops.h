@@ -204,6 +204,12 @@ ndx_status ndx_reduce_sum_infer(const ndx_spec *input, const ndx_spec *axes_spec
                                 ndx_error *err);
 ndx_status ndx_reduce_sum(const ndx_tensor *input, const ndx_tensor *axes, int keep_dims,
                           const ndx_options *opt, ndx_tensor *out, ndx_error *err);
+/* reduce_sum(a * b, axes) with no product tensor: a and b float32 or float64 of one layout; each
+ * product rounded to the dtype, then summed as ndx_reduce_sum sums (the same bits as ndx_mul then
+ * ndx_reduce_sum). The session's rewrite of that pair. */
+ndx_status ndx_reduce_sum_of_products(const ndx_tensor *a, const ndx_tensor *b,
+                                      const ndx_tensor *axes, int keep_dims,
+                                      const ndx_options *opt, ndx_tensor *out, ndx_error *err);
 
 /* The broadcast of two dims (binary.c's rule, NDX_UNKNOWN where it depends on an unknown
  * dim); -2 when they conflict. */

@@ -170,7 +170,9 @@ static void copy_pieces(void *ctx, int64_t begin, int64_t end, int worker) {
 
 void gather_nd_choose_path(gather_plan *p, int out_aligned, size_t room) {
     size_t out_bytes = (size_t)p->rows * p->slice_bytes;
-    p->streaming = out_bytes >= NDX_STREAM_MIN_BYTES;
+    /* An output that fits in a quarter of the last-level cache stays there for its readers
+     * (the training step's row sums and updates read its gathers next): cached stores. */
+    p->streaming = out_bytes >= NDX_STREAM_MIN_BYTES && out_bytes >= ndx_last_level_cache_bytes() / 4;
     /* Bytes moved per row: a slice read and written, plus its coordinates (8 bytes at most). */
     p->grain = 1;
     if (p->slice_bytes < (size_t)COPY_GRAIN_BYTES) {

@@ -1,6 +1,8 @@
 /* reduce.c — reduce_sum, reduce_mean, reduce_max and reduce_min (see dense_ops.h): each output
  * element reduced by one worker, over its reduced elements in row-major order, so results do not
- * depend on the thread count. */
+ * depend on the thread count. Also the sum of a float product, reduce_sum(a * b), read from a
+ * and b (the session's rewrite of that pair): each element's product rounded, then added in the
+ * same order, so the same bits as the two ops. */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -94,6 +96,7 @@ typedef struct reduce_job {
     ndx_reduce_op op;
     ndx_dtype dtype;
     const unsigned char *in;
+    const unsigned char *in2; /* reduce_sum(in * in2): the other factor, else NULL */
     unsigned char *out;
     int nk, nr;
     int64_t kdims[NDX_MAX_RANK], kstride[NDX_MAX_RANK];
@@ -206,22 +209,26 @@ static cd cd_mean(cd acc, int64_t n) {
  * overlap instead of each waiting for the last (a row of 64 takes 64 adds' latency one at a
  * time). Returns the first output it did not do. */
 enum { LANES = 8 };
-#define SUM_LANES(T)                                                                            \
+/* The element at byte offset `at`: in's, or (PRODUCT) in's times in2's, rounded to T. */
+#define ELEMENT_OF(T, at) (memcpy(&v_, j->in + (at), sizeof v_), v_)
+#define PRODUCT_OF(T, at)                                                                       \
+    (memcpy(&v_, j->in + (at), sizeof v_), memcpy(&w_, j->in2 + (at), sizeof w_), (T)(v_ * w_))
+#define SUM_LANES(T, LOAD)                                                                      \
     do {                                                                                        \
         const int64_t n_ = j->per_out;                                                          \
         const size_t step_ = (size_t)j->step * sizeof(T);                                 \
         for (; o + LANES <= end; o += LANES) {                                                  \
-            const unsigned char *p_[LANES];                                                     \
+            size_t p_[LANES];                                                                   \
             T acc_[LANES];                                                                      \
             for (int k = 0; k < LANES; k++) {                                                   \
-                p_[k] = j->in + (size_t)base_of(j, o + k) * sizeof(T);                          \
+                p_[k] = (size_t)base_of(j, o + k) * sizeof(T);                                  \
                 acc_[k] = 0;                                                                    \
             }                                                                                   \
             for (int64_t r = 0; r < n_; r++)                                                    \
                 for (int k = 0; k < LANES; k++) {                                               \
-                    T v_;                                                                       \
-                    memcpy(&v_, p_[k] + (size_t)r * step_, sizeof v_);                          \
-                    acc_[k] += v_;                                                              \
+                    T v_, w_;                                                                   \
+                    (void)w_;                                                                   \
+                    acc_[k] += LOAD(T, p_[k] + (size_t)r * step_);                              \
                 }                                                                               \
             for (int k = 0; k < LANES; k++) {                                                   \
                 T r_ = j->op == NDX_REDUCE_MEAN ? acc_[k] / (T)n_ : acc_[k];                    \
@@ -234,17 +241,50 @@ static int64_t sum_lanes(const reduce_job *j, int64_t o, int64_t end) {
     if (j->step == 0 || j->per_out == 0 ||
         (j->op != NDX_REDUCE_SUM && j->op != NDX_REDUCE_MEAN))
         return o;
-    if (j->dtype == NDX_FLOAT32)
-        SUM_LANES(float);
+    if (j->in2 && j->dtype == NDX_FLOAT32)
+        SUM_LANES(float, PRODUCT_OF);
+    else if (j->in2)
+        SUM_LANES(double, PRODUCT_OF);
+    else if (j->dtype == NDX_FLOAT32)
+        SUM_LANES(float, ELEMENT_OF);
     else if (j->dtype == NDX_FLOAT64)
-        SUM_LANES(double);
+        SUM_LANES(double, ELEMENT_OF);
     return o;
 }
+
+/* reduce_sum(in * in2) over output elements [begin, end) the lanes left: REDUCE_ELEMENT's walk,
+ * each element the rounded product. */
+#define PRODUCT_LOOP(T)                                                                         \
+    for (int64_t o = begin; o < end; o++) {                                                     \
+        T acc = 0;                                                                              \
+        int64_t idx[NDX_MAX_RANK] = {0}, off = base_of(j, o);                                   \
+        for (int64_t r = 0; r < j->per_out; r++) {                                              \
+            T v, w;                                                                             \
+            memcpy(&v, j->in + (size_t)off * sizeof v, sizeof v);                               \
+            memcpy(&w, j->in2 + (size_t)off * sizeof w, sizeof w);                              \
+            acc += (T)(v * w);                                                                  \
+            for (int d = j->nr - 1; d >= 0; d--) {                                              \
+                off += j->rstride[d];                                                           \
+                if (++idx[d] < j->rdims[d]) break;                                              \
+                off -= idx[d] * j->rstride[d];                                                  \
+                idx[d] = 0;                                                                     \
+            }                                                                                   \
+        }                                                                                       \
+        memcpy(j->out + (size_t)o * sizeof acc, &acc, sizeof acc);                              \
+    }
 
 static void reduce_range(void *ctx, int64_t begin, int64_t end, int worker) {
     (void)worker;
     const reduce_job *j = ctx;
     begin = sum_lanes(j, begin, end);
+    if (j->in2) {
+        if (j->dtype == NDX_FLOAT32) {
+            PRODUCT_LOOP(float)
+        } else {
+            PRODUCT_LOOP(double)
+        }
+        return;
+    }
     switch (j->dtype) {
     case NDX_INT8: INT_CASES(int8_t, MEAN_SIGNED, INT8_MIN, INT8_MAX) break;
     case NDX_INT16: INT_CASES(int16_t, MEAN_SIGNED, INT16_MIN, INT16_MAX) break;
@@ -263,8 +303,11 @@ static void reduce_range(void *ctx, int64_t begin, int64_t end, int worker) {
     }
 }
 
-ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tensor *axes,
-                      int keep_dims, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+/* ndx_reduce, or with `other` (input's layout, float32 or float64, op SUM) the sum of the
+ * products input * other. */
+static ndx_status reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tensor *other,
+                         const ndx_tensor *axes, int keep_dims, const ndx_options *opt,
+                         ndx_tensor *out, ndx_error *err) {
     const char *name = ndx_reduce_op_name(op);
     ndx_call c;
     NDX_TRY(ndx_call_begin(&c, name, opt, out, err));
@@ -274,6 +317,14 @@ ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tenso
     size_t bytes;
     snprintf(what, sizeof what, "%s: input", name);
     NDX_TRY(ndx_tensor_check(input, what, NULL, &bytes, err));
+    if (other) {
+        snprintf(what, sizeof what, "%s: the other factor", name);
+        NDX_TRY(ndx_tensor_check(other, what, NULL, NULL, err));
+        if (op != NDX_REDUCE_SUM || !ndx_same_layout(input, other) ||
+            (input->dtype != NDX_FLOAT32 && input->dtype != NDX_FLOAT64))
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT, "%s: the factors of a product must be "
+                            "float32 or float64 tensors of one shape", name);
+    }
     snprintf(what, sizeof what, "%s: axes", name);
     NDX_TRY(ndx_tensor_check(axes, what, NULL, NULL, err));
     ndx_spec is = ndx_spec_of(input), as = ndx_spec_of(axes), os = is;
@@ -283,7 +334,7 @@ ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tenso
     NDX_TRY(ndx_call_output(&c, &want, out, 0, "out", &allocated));
     int reduced[NDX_MAX_RANK];
     reduced_dims(name, axes, input->rank, reduced, NULL); /* checked by infer */
-    reduce_job j = {op, input->dtype, input->data, out->data, 0, 0, {0}, {0}, {0}, {0}, 1, 0};
+    reduce_job j = {op, input->dtype, input->data, other ? other->data : NULL, out->data, 0, 0, {0}, {0}, {0}, {0}, 1, 0};
     int64_t stride = 1;
     for (int d = input->rank - 1; d >= 0; d--) {
         int64_t dim = input->shape[d];
@@ -310,6 +361,16 @@ ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tenso
     for (int d = 0; d < input->rank; d++) trailing &= reduced[d] == (d >= input->rank - j.nr);
     j.step = j.nr == 1 ? j.rstride[0] : trailing ? 1 : 0;
     int64_t n = ndx_tensor_count(out);
+    if (j.per_out == 1 && other) { /* one element each: the products themselves */
+        int64_t count = ndx_tensor_count(input);
+        for (int64_t i = 0; i < count && input->dtype == NDX_FLOAT32; i++)
+            ((float *)out->data)[i] = ((const float *)input->data)[i] *
+                                      ((const float *)other->data)[i];
+        for (int64_t i = 0; i < count && input->dtype == NDX_FLOAT64; i++)
+            ((double *)out->data)[i] = ((const double *)input->data)[i] *
+                                       ((const double *)other->data)[i];
+        return NDX_OK;
+    }
     if (j.per_out == 1) { /* one element each (no axes, or only dims of 1): the input itself */
         if (bytes && out->data != input->data) memmove(out->data, input->data, bytes);
         return NDX_OK;
@@ -317,6 +378,17 @@ ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tenso
     int64_t grain = j.per_out > 0 && j.per_out < GLUE_GRAIN ? GLUE_GRAIN / j.per_out : 1;
     ndx_parallel_for(c.threads, n, grain, reduce_range, &j);
     return NDX_OK;
+}
+
+ndx_status ndx_reduce(ndx_reduce_op op, const ndx_tensor *input, const ndx_tensor *axes,
+                      int keep_dims, const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    return reduce(op, input, NULL, axes, keep_dims, opt, out, err);
+}
+
+ndx_status ndx_reduce_sum_of_products(const ndx_tensor *a, const ndx_tensor *b,
+                                      const ndx_tensor *axes, int keep_dims,
+                                      const ndx_options *opt, ndx_tensor *out, ndx_error *err) {
+    return reduce(NDX_REDUCE_SUM, a, b, axes, keep_dims, opt, out, err);
 }
 
 ndx_status ndx_reduce_sum(const ndx_tensor *input, const ndx_tensor *axes, int keep_dims,

@@ -128,27 +128,61 @@ size_t sparse_apply_scratch_bytes(int64_t entries, int sum_duplicates) {
     return slots + links + table;
 }
 
+/* The bucket of row r in a table of 2^(64 - shift) buckets. */
+static inline uint64_t bucket_of(int64_t r, int shift) {
+    return ((uint64_t)r * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
+}
+
+/* Entries looked up ahead of their turn, their buckets prefetched (the table is larger than L1). */
+#define LINK_AHEAD 16
+
 /* Links every entry to the next entry of its row (next[e], -1 after the row's last), then leaves
  * only each row's first entry in the slots (the others -1: the run skips them and reaches them
- * through the links). Built from the last entry back, so the table (entry numbers keyed by row,
- * open addressing) always holds the nearest later entry of a row. Serial and O(entries). */
+ * through the links). Built from the last entry back, so the table (open addressing, keyed by
+ * row) always holds the nearest later entry of a row. Serial and O(entries). Each bucket holds
+ * the row and the entry together (row << 32 | entry) when both fit in 31 bits, so a probe is one
+ * load; otherwise the entry alone, its row read from the slots. */
 static void link_duplicates(int64_t *slots, int64_t *next, int64_t *table, uint64_t cap,
-                            int64_t entries) {
+                            int64_t entries, int64_t rows) {
     memset(table, 0xff, (size_t)cap * sizeof *table); /* -1: empty */
     int shift = 64;
     for (uint64_t c = cap; c > 1; c >>= 1) shift--;
-    for (int64_t e = entries - 1; e >= 0; e--) {
-        int64_t r = slots[e];
-        next[e] = -1;
-        if (r < 0) continue; /* skipped (bad_indices ignore) */
-        uint64_t h = ((uint64_t)r * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
-        while (table[h] >= 0 && slots[table[h]] != r) h = (h + 1) & (cap - 1);
-        next[e] = table[h];
-        table[h] = e;
+    if (entries <= INT32_MAX && rows <= INT32_MAX) {
+        for (int64_t e = entries - 1; e >= 0; e--) {
+            if (e >= LINK_AHEAD && slots[e - LINK_AHEAD] >= 0)
+                NDX_PREFETCH(table + bucket_of(slots[e - LINK_AHEAD], shift));
+            int64_t r = slots[e];
+            next[e] = -1;
+            if (r < 0) continue; /* skipped (bad_indices ignore) */
+            uint64_t h = bucket_of(r, shift);
+            while (table[h] >= 0 && (table[h] >> 32) != r) h = (h + 1) & (cap - 1);
+            if (table[h] >= 0) next[e] = table[h] & INT64_C(0xffffffff);
+            table[h] = (int64_t)((uint64_t)r << 32 | (uint64_t)e);
+        }
+    } else {
+        for (int64_t e = entries - 1; e >= 0; e--) {
+            int64_t r = slots[e];
+            next[e] = -1;
+            if (r < 0) continue;
+            uint64_t h = bucket_of(r, shift);
+            while (table[h] >= 0 && slots[table[h]] != r) h = (h + 1) & (cap - 1);
+            next[e] = table[h];
+            table[h] = e;
+        }
     }
     for (int64_t e = 0; e < entries; e++)
         if (slots[e] >= 0)
             for (int64_t f = next[e]; f >= 0; f = next[f]) slots[f] = -1;
+}
+
+/* Entry e's gradient at byte `off` of its row, m elements: grad's own bytes, or (a gradient of
+ * scaled rows) the scaled elements made in buf. */
+static const unsigned char *grad_piece(const apply_plan *p, int64_t e, size_t off, int64_t m,
+                                       unsigned char *buf) {
+    const unsigned char *g = p->grad + (size_t)e * p->row_bytes + off;
+    if (!p->scale) return g;
+    p->scale_row(buf, g, p->scale + (size_t)e * p->itemsize, m, p->scale_first);
+    return buf;
 }
 
 /* Applies to columns [c0, c0 + n) of one row the sum of the gradient rows of `entry` and every
@@ -156,15 +190,29 @@ static void link_duplicates(int64_t *slots, int64_t *next, int64_t *table, uint6
  * per SUM_BLOCK bytes on the stack. */
 static void apply_summed(const apply_plan *p, unsigned char *var, unsigned char *accum,
                          int64_t entry, size_t off, int64_t n) {
-    _Alignas(64) unsigned char sum[SUM_BLOCK];
+    _Alignas(64) unsigned char sum[SUM_BLOCK], piece[SUM_BLOCK];
     int64_t per_block = (int64_t)(SUM_BLOCK / p->itemsize);
     for (int64_t j0 = 0; j0 < n; j0 += per_block) {
         int64_t m = n - j0 < per_block ? n - j0 : per_block;
         size_t at = (size_t)j0 * p->itemsize;
         memset(sum, 0, (size_t)m * p->itemsize);
         for (int64_t e = entry; e >= 0; e = p->next[e])
-            p->add(sum, p->grad + (size_t)e * p->row_bytes + off + at, m);
+            p->add(sum, grad_piece(p, e, off + at, m, piece), m);
         p->row(var + at, accum ? accum + at : NULL, sum, m, &p->consts);
+    }
+}
+
+/* Applies to columns [c0, c0 + n) of one row the scaled gradient row of `entry`, made per
+ * SUM_BLOCK bytes on the stack (the row kernels work element by element: the same bits). */
+static void apply_scaled(const apply_plan *p, unsigned char *var, unsigned char *accum,
+                         int64_t entry, size_t off, int64_t n) {
+    _Alignas(64) unsigned char piece[SUM_BLOCK];
+    int64_t per_block = (int64_t)(SUM_BLOCK / p->itemsize);
+    for (int64_t j0 = 0; j0 < n; j0 += per_block) {
+        int64_t m = n - j0 < per_block ? n - j0 : per_block;
+        size_t at = (size_t)j0 * p->itemsize;
+        p->row(var + at, accum ? accum + at : NULL, grad_piece(p, entry, off + at, m, piece), m,
+               &p->consts);
     }
 }
 
@@ -197,6 +245,9 @@ static void apply_range(const apply_plan *p, int64_t r0, int64_t r1, int64_t c0,
         size_t at = (size_t)slot[head] * rb + off;
         if (p->next)
             apply_summed(p, p->var + at, p->accum ? p->accum + at : NULL, entry[head], off,
+                         c1 - c0);
+        else if (p->scale)
+            apply_scaled(p, p->var + at, p->accum ? p->accum + at : NULL, entry[head], off,
                          c1 - c0);
         else
             p->row(p->var + at, p->accum ? p->accum + at : NULL,
@@ -251,9 +302,11 @@ static void run(const apply_plan *p) {
 
 /* ---- the calls ------------------------------------------------------------------------------- */
 
-/* The caller's tensors, by role; accum and epsilon NULL where the op has none. */
+/* The caller's tensors, by role; accum and epsilon NULL where the op has none; scale NULL but
+ * for a gradient of scaled rows (grad then holds the rows). */
 typedef struct apply_args {
-    const ndx_tensor *var, *accum, *lr, *epsilon, *grad, *indices;
+    const ndx_tensor *var, *accum, *lr, *epsilon, *grad, *indices, *scale;
+    int scale_first;
 } apply_args;
 
 static ndx_status check_view(const char *op, const char *what, const ndx_tensor *t, size_t *nbytes,
@@ -283,8 +336,22 @@ static ndx_status check_views(const char *op, const apply_args *a, ndx_error *er
     NDX_TRY(sparse_apply_check(op, a->accum ? APPLY_ADAGRAD : APPLY_SGD, &var,
                                a->accum ? &accum : NULL, &lr, a->epsilon ? &epsilon : NULL, &grad,
                                &indices, NULL, err));
+    size_t scale_bytes = 0;
+    if (a->scale) {
+        NDX_TRY(check_view(op, "the gradient's scale", a->scale, &scale_bytes, err));
+        const ndx_tensor *k = a->scale, *g = a->grad;
+        if (!sparse_apply_scaler(g->dtype) || k->dtype != g->dtype || k->rank != 2 ||
+            g->rank != 2 || k->shape[0] != g->shape[0] || k->shape[1] != 1)
+            return ndx_fail(err, NDX_E_INVALID_ARGUMENT,
+                            "%s: a gradient of scaled rows needs float32 or float64 rows [B, N] "
+                            "and scales [B, 1] of their dtype", op);
+    }
     const char *clash = NULL;
-    if (a->accum && overlap(a->var->data, var_bytes, a->accum->data, accum_bytes))
+    if (a->scale && (overlap(a->var->data, var_bytes, a->scale->data, scale_bytes) ||
+                     (a->accum && overlap(a->accum->data, accum_bytes, a->scale->data,
+                                          scale_bytes))))
+        clash = "the tensors updated and the gradient's scale";
+    else if (a->accum && overlap(a->var->data, var_bytes, a->accum->data, accum_bytes))
         clash = "var and accum";
     else if (overlap(a->var->data, var_bytes, a->grad->data, grad_bytes))
         clash = "var and grad";
@@ -310,6 +377,11 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int flags,
     p.var = var->data;
     p.accum = a->accum ? a->accum->data : NULL;
     p.grad = a->grad->data;
+    if (a->scale) {
+        p.scale = a->scale->data;
+        p.scale_row = sparse_apply_scaler(var->dtype);
+        p.scale_first = a->scale_first;
+    }
     p.entries = a->indices->shape[0];
     p.rows = var->shape[0];
     ndx_dims_product(var->rank - 1, var->shape + 1, &p.inner); /* checked: var's own shape */
@@ -330,7 +402,7 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int flags,
         if (summing) {
             int64_t *next = slots + p.entries;
             link_duplicates(slots, next, next + p.entries, duplicate_buckets(p.entries),
-                            p.entries);
+                            p.entries, p.rows);
             p.next = next;
             p.add = sparse_apply_adder(var->dtype);
         }
@@ -346,9 +418,18 @@ static ndx_status sparse_apply(const char *op, const apply_args *a, int flags,
     return s;
 }
 
+ndx_status sparse_apply_scaled(const ndx_tensor *var, const ndx_tensor *accum,
+                               const ndx_tensor *lr, const ndx_tensor *epsilon,
+                               const ndx_tensor *scale, int scale_first, const ndx_tensor *rows,
+                               const ndx_tensor *indices, int flags, const ndx_options *opt,
+                               ndx_error *err) {
+    apply_args a = {var, accum, lr, epsilon, rows, indices, scale, scale_first};
+    return sparse_apply(accum ? "sparse_apply_adagrad" : "sparse_apply_sgd", &a, flags, opt, err);
+}
+
 ndx_status ndx_sparse_apply_sgd(const ndx_tensor *var, const ndx_tensor *lr, const ndx_tensor *grad,
                                 const ndx_tensor *indices, const ndx_options *opt, ndx_error *err) {
-    apply_args a = {var, NULL, lr, NULL, grad, indices};
+    apply_args a = {var, NULL, lr, NULL, grad, indices, NULL, 0};
     return sparse_apply("sparse_apply_sgd", &a, 0, opt, err);
 }
 
@@ -356,7 +437,7 @@ ndx_status ndx_sparse_apply_adagrad(const ndx_tensor *var, const ndx_tensor *acc
                                     const ndx_tensor *lr, const ndx_tensor *epsilon,
                                     const ndx_tensor *grad, const ndx_tensor *indices, int flags,
                                     const ndx_options *opt, ndx_error *err) {
-    apply_args a = {var, accum, lr, epsilon, grad, indices};
+    apply_args a = {var, accum, lr, epsilon, grad, indices, NULL, 0};
     const char *op = "sparse_apply_adagrad";
     if (!accum) {
         ndx_error_clear(err);

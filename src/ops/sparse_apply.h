@@ -5,7 +5,8 @@
  *   views checked -> infer checks on their specs -> indices read once into scratch and checked
  *   there -> run (cannot fail; writes var and accum only)
  *
- * Private to the sparse apply ops. */
+ * Private to the sparse apply ops, and the session's rewrite that applies a gradient of scaled
+ * rows without writing it (sparse_apply_scaled). */
 #ifndef NDX_SPARSE_APPLY_H
 #define NDX_SPARSE_APPLY_H
 
@@ -57,6 +58,14 @@ typedef void (*apply_add_fn)(unsigned char *sum, const unsigned char *grad, int6
 /* The adder on `dtype` (a dtype sparse_apply_dtype_ok accepts). */
 apply_add_fn sparse_apply_adder(ndx_dtype dtype);
 
+/* A gradient row of n elements made from a row of the rows and its scale: out[j] = scale *
+ * rows[j] (rows[j] * scale when !scale_first), rounded to the element type. */
+typedef void (*apply_scale_fn)(unsigned char *out, const unsigned char *rows,
+                               const unsigned char *scale, int64_t n, int scale_first);
+
+/* The scaler on `dtype`: float32 and float64; NULL for others. */
+apply_scale_fn sparse_apply_scaler(ndx_dtype dtype);
+
 /* Reads a scalar of `dtype` at p (once) into the compute type. */
 apply_scalar sparse_apply_read_scalar(ndx_dtype dtype, const void *p);
 
@@ -75,6 +84,10 @@ typedef struct apply_plan {
     const int64_t *next;  /* summing duplicates: the next entry naming the same row, -1 after
                              the last (a row's later entries are skipped in slots); else NULL */
     apply_add_fn add;     /* summing duplicates: the dtype's adder */
+    const unsigned char *scale; /* a gradient of scaled rows: grad row e is scale[e] times grad's
+                                   row e (scale_row), else NULL */
+    apply_scale_fn scale_row;
+    int scale_first;
     int64_t entries;      /* len(indices) */
     int64_t rows;         /* var.shape[0] */
     int64_t inner;        /* elements per row */
@@ -90,5 +103,15 @@ typedef struct apply_plan {
  * of 8-byte buckets (a power of two, at least twice the entries). 0 when it overflows size_t.
  * The graph's update kinds reserve this before a run (state_kinds.c). */
 size_t sparse_apply_scratch_bytes(int64_t entries, int sum_duplicates);
+
+/* ndx_sparse_apply_sgd (accum NULL, flags 0) or ndx_sparse_apply_adagrad with the gradient
+ * given as rows [B, N] and their scales [B, 1] (float32 or float64, rows' dtype): grad[e, j] is
+ * scale[e] * rows[e, j] (rows[e, j] * scale[e] when !scale_first), rounded, made as each row is
+ * applied and never written: the same bits as the multiply then the op. */
+ndx_status sparse_apply_scaled(const ndx_tensor *var, const ndx_tensor *accum,
+                               const ndx_tensor *lr, const ndx_tensor *epsilon,
+                               const ndx_tensor *scale, int scale_first, const ndx_tensor *rows,
+                               const ndx_tensor *indices, int flags, const ndx_options *opt,
+                               ndx_error *err);
 
 #endif /* NDX_SPARSE_APPLY_H */

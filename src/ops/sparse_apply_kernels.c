@@ -95,6 +95,19 @@ ADD_KERNEL(f64, 8, double)
 ADD_KERNEL(c64, 8, cfloat)
 ADD_KERNEL(c128, 16, cdouble)
 
+/* out = scale * rows (or rows * scale), rounded: one row of a gradient of scaled rows. */
+#define SCALE_KERNEL(tag, S, C)                                                                    \
+    static void scale_##tag(unsigned char *restrict out, const unsigned char *restrict rows,      \
+                            const unsigned char *restrict scale, int64_t n, int scale_first) {    \
+        const C k = tag##_load(scale);                                                             \
+        if (scale_first)                                                                           \
+            for (int64_t j = 0; j < n; j++) tag##_store(out + j * S, k * tag##_load(rows + j * S)); \
+        else                                                                                       \
+            for (int64_t j = 0; j < n; j++) tag##_store(out + j * S, tag##_load(rows + j * S) * k); \
+    }
+SCALE_KERNEL(f32, 4, float)
+SCALE_KERNEL(f64, 8, double)
+
 APPLY_KERNELS(f16, 2, float, f, sqrtf)
 APPLY_KERNELS(bf16, 2, float, f, sqrtf)
 APPLY_KERNELS(f32, 4, float, f, sqrtf)
@@ -132,6 +145,10 @@ apply_add_fn sparse_apply_adder(ndx_dtype dtype) {
     case NDX_COMPLEX128: return add_c128;
     default: return NULL;
     }
+}
+
+apply_scale_fn sparse_apply_scaler(ndx_dtype dtype) {
+    return dtype == NDX_FLOAT32 ? scale_f32 : dtype == NDX_FLOAT64 ? scale_f64 : NULL;
 }
 
 apply_scalar sparse_apply_read_scalar(ndx_dtype dtype, const void *p) {

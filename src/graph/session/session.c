@@ -340,6 +340,7 @@ static ndx_status lay_out(const ndx_session *s, run_plan *p, const ndx_fetch *fe
         for (int i = 0; i < n->num_inputs; i++) {
             int64_t v = value_of(g, n->inputs[i]);
             if (!(graph_desc(n->kind)->flags & apart)) p->order_in[at++] = v;
+            if (n->kind == GRAPH_VARIABLE) continue; /* its init is not read: it ran before */
             if (p->from[v] == VALUE_CONST && p->reads[v] == 0)
                 p->consts[p->num_consts++] = n->inputs[i];
             p->reads[v]++;
@@ -508,7 +509,9 @@ static ndx_status run_node(ndx_session *s, run_plan *p, uint32_t id, const graph
         blocks_ref(&s->pool, b, p->reads[v]);
         if (p->reads[v] == 0 && b != in_place) blocks_unref(&s->pool, b, 0);
     }
-    for (int i = 0; i < n->num_inputs; i++) blocks_unref(&s->pool, s->block[iv[i]], 1);
+    /* A Variable's init is not read (its block number is a past run's) */
+    for (int i = 0; i < n->num_inputs && n->kind != GRAPH_VARIABLE; i++)
+        blocks_unref(&s->pool, s->block[iv[i]], 1);
     if (step) session_fused_after(s, p, step);
     return NDX_OK;
 }

@@ -19,18 +19,29 @@ enum { VALUE_RUN = 0, VALUE_FED, VALUE_CONST };
  * spread) and the multiplies that read it (session_fuse_spread.c). */
 enum { FUSE_RANGE = 0, FUSE_PARTITION, FUSE_STITCH };
 enum { FUSE_SPREAD = FUSE_PARTITION, FUSE_SPREAD_READER = FUSE_STITCH };
+/* A product and the reduce_sum that alone reads it (session_fuse_dot.c). */
+enum { FUSE_DOT_PRODUCT = FUSE_PARTITION, FUSE_DOT_SUM = FUSE_STITCH };
 
 /* The rewrites a plan makes. */
-enum { FUSION_STITCH = 0, FUSION_SPREAD };
+enum { FUSION_STITCH = 0, FUSION_SPREAD, FUSION_DOT, FUSION_GRAD };
 
 /* One rewrite of the plan (session_fuse.c): a dynamic_stitch of a dynamic_partition of a range,
- * or a multiply by ones whose readers multiply by its other operand instead. */
+ * a multiply by ones whose readers multiply by its other operand instead, or a sum of a product
+ * computed from the product's operands. */
 typedef struct plan_fusion {
     int kind;        /* FUSION_* */
     /* FUSION_SPREAD: the values of the multiply by ones (x * y) and its output; this run: the
-     * operand that is not all ones (0 or 1) */
+     * operand that is not all ones (0 or 1). FUSION_DOT: operand, the product's x and y */
     int64_t operand[2], spread;
     int scaled;
+    /* FUSION_GRAD (session_fuse_grad.c): the spread reader's product, the update (its index in
+     * updates) whose grad it is, the spread's fusion and the reader's other operand; this run,
+     * when the reader deferred: dy, the rows and their order in the product */
+    int64_t product, rows_value;
+    int64_t view_count; /* the elements of the reshape between, which views it; -1: none */
+    int update, spread_fusion;
+    ndx_tensor scale, rows;
+    int scale_first;
     int64_t ids;     /* the value of the partition's ids (the stitch's step reads it too) */
     int64_t first;   /* the value of the partition's output 0 */
     int virtual_range; /* the range's step only checks (the partition alone reads it) */
@@ -110,10 +121,33 @@ void session_fused_after(ndx_session *s, run_plan *p, int step);
  * p->fusions; NDX_E_NO_MEMORY. */
 ndx_status session_plan_spreads(ndx_session *s, run_plan *p);
 /* A spread fusion's steps and their after-steps (role FUSE_SPREAD or FUSE_SPREAD_READER). */
-ndx_status session_spread_kernel(ndx_session *s, plan_fusion *f, int role, const graph_node *n,
+ndx_status session_spread_kernel(ndx_session *s, run_plan *p, plan_fusion *f, int role,
+                                 const graph_node *n,
                                  const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
                                  ndx_error *e);
 void session_spread_after(ndx_session *s, plan_fusion *f);
+/* The sums of a product that alone read it (session_fuse_dot.c): appended to p->fusions;
+ * NDX_E_NO_MEMORY. */
+ndx_status session_plan_dots(ndx_session *s, run_plan *p);
+/* The sparse optimizer steps whose gradient is a spread reader's product (session_fuse_grad.c),
+ * after the spreads are planned: appended to p->fusions; NDX_E_NO_MEMORY. */
+ndx_status session_plan_grads(ndx_session *s, run_plan *p);
+/* The FUSION_GRAD fusion of the product value `product`, or NULL. */
+plan_fusion *session_grad_fusion_of(run_plan *p, int64_t product);
+/* A spread reader's deferral: 1 (gf takes scale, rows and their order; the reader writes
+ * nothing) when gf is not NULL, the shapes allow it and neither lies in a variable, else 0. */
+int session_grad_defer(const ndx_session *s, plan_fusion *gf, const ndx_tensor *scale,
+                       const ndx_tensor *rows, int scale_first, const ndx_tensor *out);
+/* Runs update u of the plan (node n, its inputs in): from the deferred rows when its gradient's
+ * reader deferred, else its op. */
+ndx_status session_run_update(ndx_session *s, run_plan *p, int u, const graph_node *n,
+                              const ndx_tensor *in, const ndx_options *o, ndx_error *e);
+/* After the updates ran: the blocks of the grad fusions' extra reads. */
+void session_grads_done(ndx_session *s, run_plan *p);
+/* A dot fusion's steps (role FUSE_DOT_PRODUCT or FUSE_DOT_SUM). */
+ndx_status session_dot_kernel(ndx_session *s, plan_fusion *f, int role, const graph_node *n,
+                              const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
+                              ndx_error *e);
 /* A new fusion at the end of p->fusions (zeroed; p->step made), or NULL: out of memory. */
 plan_fusion *session_new_fusion(run_plan *p);
 

@@ -1,4 +1,5 @@
-/* session_fuse.c — the plans' rewrites (the multiply by ones: session_fuse_spread.c). Here:
+/* session_fuse.c — the plans' rewrites (the multiply by ones: session_fuse_spread.c; the sum of
+ * a product: session_fuse_dot.c). Here:
  * dynamic_stitch of dynamic_partition(range(n), ids, N) (the replace -1 entries program's
  * idiom, the inverse of a partition by the same ids). The
  * indices of part q are the increasing positions where ids == q, together 0 .. n - 1 once, so the stitch's output row i
@@ -95,7 +96,9 @@ ndx_status session_plan_fusions(ndx_session *s, run_plan *p) {
         p->step[k] = code + FUSE_STITCH;
         p->reads[f->ids]++; /* the stitch's step reads the ids too */
     }
-    return session_plan_spreads(s, p);
+    NDX_TRY(session_plan_spreads(s, p));
+    NDX_TRY(session_plan_grads(s, p));
+    return session_plan_dots(s, p);
 }
 
 /* The partition's step when the ids do not fit the range: the op itself, on the range written
@@ -122,7 +125,8 @@ ndx_status session_fused_kernel(ndx_session *s, run_plan *p, int step, const gra
                                 ndx_error *e) {
     plan_fusion *f = &p->fusions[(step - 1) / 3];
     int role = (step - 1) % 3;
-    if (f->kind == FUSION_SPREAD) return session_spread_kernel(s, f, role, n, in, o, out, e);
+    if (f->kind == FUSION_SPREAD) return session_spread_kernel(s, p, f, role, n, in, o, out, e);
+    if (f->kind == FUSION_DOT) return session_dot_kernel(s, f, role, n, in, o, out, e);
     if (role == FUSE_RANGE) return ndx_range_view(&in[0], &in[1], &in[2], o, out, e);
     if (role == FUSE_PARTITION) {
         f->fast = 0;
@@ -147,7 +151,8 @@ ndx_status session_fused_kernel(ndx_session *s, run_plan *p, int step, const gra
 void session_fused_after(ndx_session *s, run_plan *p, int step) {
     plan_fusion *f = &p->fusions[(step - 1) / 3];
     int role = (step - 1) % 3;
-    if (f->kind == FUSION_SPREAD) {
+    if (f->kind == FUSION_SPREAD || f->kind == FUSION_DOT) {
+        /* the reader's (the sum's) step read both operands */
         if (role == FUSE_SPREAD_READER) session_spread_after(s, f);
     } else if (role == FUSE_STITCH) {
         blocks_unref(&s->pool, s->block[f->ids], 1);

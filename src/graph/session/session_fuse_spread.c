@@ -103,7 +103,7 @@ static ndx_status spread_step(plan_fusion *f, const graph_node *n, const ndx_ten
 }
 
 /* A reader's step: its multiply with the spread's scaled operand in the spread's place. */
-static ndx_status reader_step(ndx_session *s, plan_fusion *f, const graph_node *n,
+static ndx_status reader_step(ndx_session *s, run_plan *p, plan_fusion *f, const graph_node *n,
                               const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
                               ndx_error *e) {
     if (!f->fast) return graph_kernel(n, in, o, out, e);
@@ -112,6 +112,13 @@ static ndx_status reader_step(ndx_session *s, plan_fusion *f, const graph_node *
     ndx_tensor with[2] = {in[0], in[1]};
     if (ndx_same_layout(other, spread)) {
         with[at] = s->vals[f->operand[f->scaled]];
+        /* an optimizer step's gradient: the update makes its rows (session_fuse_grad.c) */
+        if (session_grad_defer(s, session_grad_fusion_of(p, n->first_value), &with[at], other,
+                               at == 0, out)) {
+            *out = *spread;
+            out->data = NULL;
+            return NDX_OK;
+        }
         return ndx_binary(NDX_BINARY_MUL, &with[0], &with[1], o, out, e);
     }
     /* The broadcast would differ: the spread itself, into scratch. */
@@ -129,11 +136,11 @@ static ndx_status reader_step(ndx_session *s, plan_fusion *f, const graph_node *
     return st;
 }
 
-ndx_status session_spread_kernel(ndx_session *s, plan_fusion *f, int role, const graph_node *n,
-                                 const ndx_tensor *in, const ndx_options *o, ndx_tensor *out,
-                                 ndx_error *e) {
+ndx_status session_spread_kernel(ndx_session *s, run_plan *p, plan_fusion *f, int role,
+                                 const graph_node *n, const ndx_tensor *in, const ndx_options *o,
+                                 ndx_tensor *out, ndx_error *e) {
     if (role == FUSE_SPREAD) return spread_step(f, n, in, o, out, e);
-    return reader_step(s, f, n, in, o, out, e);
+    return reader_step(s, p, f, n, in, o, out, e);
 }
 
 void session_spread_after(ndx_session *s, plan_fusion *f) {

@@ -136,11 +136,12 @@ ndx_status session_run_updates(ndx_session *s, run_plan *p, ndx_error *err) {
     for (int k = 0; k < p->num_updates && st == NDX_OK; k++) {
         const graph_node *n = graph_node_at(g, p->updates[k]);
         ndx_error e;
-        st = graph_desc(n->kind)->run(n, in, &o, NULL, &e);
+        st = session_run_update(s, p, k, n, in, &o, &e);
         if (st != NDX_OK) st = graph_fail_at(err, st, n, e.message);
         in += n->num_inputs;
     }
     s->pool.limit = limit;
+    if (st == NDX_OK) session_grads_done(s, p);
     for (int k = 0; k < p->num_updates && st == NDX_OK; k++) {
         const graph_node *n = graph_node_at(g, p->updates[k]);
         for (int i = graph_desc(n->kind)->vars; i < n->num_inputs; i++)

@@ -106,8 +106,9 @@ static void gradient_forms(void **state) {
 }
 
 /* The training step's dot products, pred = reduce_sum(U[u] * V[i], axis 1) (duplicate ids), and
- * its squared error: reduce_sum's gradient spreads dy over the rows with a multiply by ones,
- * which the session rewrites (session_fuse_spread.c); the gradients of U and V are slices. */
+ * its squared error: the session sums the products without writing them (session_fuse_dot.c),
+ * and reduce_sum's gradient spreads dy over the rows with a multiply by ones, which it rewrites
+ * too (session_fuse_spread.c); the gradients of U and V are slices. */
 static ndx_output build_dot(ndx_scope s, ndx_dtype dt, const ndx_output *x, void *user) {
     int squared = *(const int *)user;
     ndx_output u = test_const_i32(s, 2, SHAPE(5, 1), (int32_t[]){3, 0, 3, 1, 2});

@@ -294,8 +294,9 @@ static void the_training_step(void **state) {
                 f[i] = (ndx_fetch){m.grads[i], NDX_FETCH_BORROW, {0}};
             if (step == 1) before = count.calls;
             assert_ok(ndx_session_run(s, 2, m.feeds, 4, f, &e), &e);
-            /* the spread of pred's dy (the loss's, of a constant, is folded) */
-            assert_int_equal(ndx_session_fused_stitches(s), 1);
+            /* the spread of pred's dy (the loss's, of a constant, is folded) and pred's sum of
+             * products (session_fuse_dot.c) */
+            assert_int_equal(ndx_session_fused_stitches(s), 2);
             for (int i = 0; i < 4; i++) got[i] = f[i].value;
         }
         assert_int_equal(count.calls - before, 0); /* nothing allocated after the first step */
