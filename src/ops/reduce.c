@@ -116,6 +116,16 @@ static int64_t base_of(const reduce_job *j, int64_t o) {
     return off;
 }
 
+/* Steps idx (the position among the reduced dims) and the input offset off to the next reduced
+ * element, odometer-wise. */
+#define NEXT_REDUCED(j, idx, off)                                                               \
+    for (int d = (j)->nr - 1; d >= 0; d--) {                                                    \
+        (off) += (j)->rstride[d];                                                               \
+        if (++(idx)[d] < (j)->rdims[d]) break;                                                  \
+        (off) -= (idx)[d] * (j)->rstride[d];                                                    \
+        (idx)[d] = 0;                                                                           \
+    }
+
 /* Folds output element o's inputs, in row-major order, into `acc` with COMBINE(acc, TO(v)),
  * reading elements of type T. */
 #define REDUCE_ELEMENT(T, TO, COMBINE)                                                          \
@@ -125,12 +135,7 @@ static int64_t base_of(const reduce_job *j, int64_t o) {
             T v;                                                                                \
             memcpy(&v, j->in + (size_t)off * sizeof v, sizeof v);                               \
             COMBINE(acc, TO(v));                                                                \
-            for (int d = j->nr - 1; d >= 0; d--) { /* the next reduced element */               \
-                off += j->rstride[d];                                                           \
-                if (++idx[d] < j->rdims[d]) break;                                              \
-                off -= idx[d] * j->rstride[d];                                                  \
-                idx[d] = 0;                                                                     \
-            }                                                                                   \
+            NEXT_REDUCED(j, idx, off);                                                          \
         }                                                                                       \
     } while (0)
 
@@ -263,12 +268,7 @@ static int64_t sum_lanes(const reduce_job *j, int64_t o, int64_t end) {
             memcpy(&v, j->in + (size_t)off * sizeof v, sizeof v);                               \
             memcpy(&w, j->in2 + (size_t)off * sizeof w, sizeof w);                              \
             acc += (T)(v * w);                                                                  \
-            for (int d = j->nr - 1; d >= 0; d--) {                                              \
-                off += j->rstride[d];                                                           \
-                if (++idx[d] < j->rdims[d]) break;                                              \
-                off -= idx[d] * j->rstride[d];                                                  \
-                idx[d] = 0;                                                                     \
-            }                                                                                   \
+            NEXT_REDUCED(j, idx, off);                                                          \
         }                                                                                       \
         memcpy(j->out + (size_t)o * sizeof acc, &acc, sizeof acc);                              \
     }

@@ -1,6 +1,7 @@
 /* ndx_test.c — shared test helpers (see ndx_test.h). */
 #include "ndx_test.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "half.h"
@@ -166,6 +167,23 @@ void test_put_float(ndx_tensor *t, int64_t i, double v) {
     case NDX_FLOAT32: ((float *)p)[i] = (float)v; break;
     default: ((double *)p)[i] = v; break;
     }
+}
+
+static double special_float(test_rng *r, ndx_dtype dt) {
+    switch (rng_below(r, 12)) {
+    case 0: return rng_below(r, 2) ? 0.0 : -0.0;
+    case 1: return rng_below(r, 2) ? INFINITY : -INFINITY;
+    case 2: return NAN;
+    case 3: return (dt == NDX_FLOAT32 ? 1e-40 : 1e-310) * (double)rng_range(r, -3, 3);
+    default: return (double)rng_range(r, -2000, 2000) / 128.0;
+    }
+}
+
+ndx_tensor test_special_floats(test_rng *r, ndx_dtype dt, int rank, const int64_t *shape) {
+    ndx_tensor t = test_tensor(dt, 0, rank, shape);
+    int64_t n = test_count(&t);
+    for (int64_t i = 0; i < n; i++) test_put_float(&t, i, special_float(r, dt));
+    return t;
 }
 
 ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype dt) {

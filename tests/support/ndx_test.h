@@ -87,6 +87,9 @@ void test_fill_indices(test_rng *r, ndx_tensor *t, int64_t lo, int64_t hi);
  * written from one (rounded to the dtype). */
 double test_get_float(const ndx_tensor *t, int64_t i);
 void test_put_float(ndx_tensor *t, int64_t i, double v);
+/* A float32 or float64 tensor of the given shape holding values of every class: normal, zero of
+ * either sign, subnormal, infinite, NaN. */
+ndx_tensor test_special_floats(test_rng *r, ndx_dtype dt, int rank, const int64_t *shape);
 /* Random bags over n ids for embedding_bag: segment ids (sorted, with gaps) or offsets (with
  * empty bags), of index dtype dt. */
 ndx_tensor test_random_bags(test_rng *r, ndx_bag_form form, int64_t n, ndx_dtype dt);

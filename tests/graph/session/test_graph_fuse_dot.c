@@ -16,28 +16,6 @@
 
 enum { ITERATIONS = 300 };
 
-static double special(test_rng *r, ndx_dtype dt) {
-    switch (rng_below(r, 12)) {
-    case 0: return rng_below(r, 2) ? 0.0 : -0.0;
-    case 1: return rng_below(r, 2) ? INFINITY : -INFINITY;
-    case 2: return NAN;
-    case 3: return (dt == NDX_FLOAT32 ? 1e-40 : 1e-310) * (double)rng_range(r, -3, 3);
-    default: return (double)rng_range(r, -2000, 2000) / 128.0;
-    }
-}
-
-static ndx_tensor random_tensor(test_rng *r, ndx_dtype dt, int rank, const int64_t *shape) {
-    ndx_tensor t = test_tensor(dt, 0, rank, shape);
-    for (int64_t i = 0; i < test_count(&t); i++) {
-        double v = special(r, dt);
-        if (dt == NDX_FLOAT32)
-            ((float *)t.data)[i] = (float)v;
-        else
-            ((double *)t.data)[i] = v;
-    }
-    return t;
-}
-
 /* Element i of t as a double, and whether two tensors hold the same bits, a NaN matching any
  * NaN (which NaN a sum of two NaNs keeps is the hardware's choice). */
 static double at(const ndx_tensor *t, int64_t i) {
@@ -170,7 +148,7 @@ static void fused_and_unfused_give_the_same_bits(void **state) {
         if (bad) axes_v[n++] = rank;
         ndx_tensor axes = ndx_tensor_make(NDX_INT32, 1, (int64_t[]){n}, axes_v);
         int keep = (int)rng_below(&r, 2);
-        ndx_tensor a = random_tensor(&r, dt, rank, shape), b = random_tensor(&r, dt, rank, shape);
+        ndx_tensor a = test_special_floats(&r, dt, rank, shape), b = test_special_floats(&r, dt, rank, shape);
         program p;
         make(&p, &a, &b, &axes, keep, bad || rng_below(&r, 4) == 0);
         ndx_tensor out;
@@ -205,8 +183,8 @@ static void runs_the_ops_where_it_must(void **state) {
     ndx_tensor axes = ndx_tensor_make(NDX_INT32, 0, NULL, &one);
     const int64_t shapes[2][2][2] = {{{6, 1}, {1, 5}}, {{6, 5}, {5, 0}}};
     for (int k = 0; k < 2; k++) {
-        ndx_tensor a = random_tensor(&r, NDX_FLOAT32, 2, shapes[k][0]);
-        ndx_tensor b = random_tensor(&r, NDX_FLOAT32, k ? 1 : 2, shapes[k][1]);
+        ndx_tensor a = test_special_floats(&r, NDX_FLOAT32, 2, shapes[k][0]);
+        ndx_tensor b = test_special_floats(&r, NDX_FLOAT32, k ? 1 : 2, shapes[k][1]);
         program p;
         make(&p, &a, &b, &axes, 0, 0);
         ndx_tensor out;

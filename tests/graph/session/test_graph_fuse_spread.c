@@ -18,30 +18,6 @@
 
 enum { ITERATIONS = 300 };
 
-/* A float value of every class: normal, zero of either sign, subnormal, infinite, NaN. */
-static double special(test_rng *r, ndx_dtype dt) {
-    switch (rng_below(r, 12)) {
-    case 0: return rng_below(r, 2) ? 0.0 : -0.0;
-    case 1: return rng_below(r, 2) ? INFINITY : -INFINITY;
-    case 2: return NAN;
-    case 3: return (dt == NDX_FLOAT32 ? 1e-40 : 1e-310) * (double)rng_range(r, -3, 3);
-    default: return (double)rng_range(r, -2000, 2000) / 128.0;
-    }
-}
-
-static ndx_tensor random_tensor(test_rng *r, ndx_dtype dt, int rank, const int64_t *shape) {
-    ndx_tensor t = test_tensor(dt, 0, rank, shape);
-    int64_t n = test_count(&t);
-    for (int64_t i = 0; i < n; i++) {
-        double v = special(r, dt);
-        if (dt == NDX_FLOAT32)
-            ((float *)t.data)[i] = (float)v;
-        else
-            ((double *)t.data)[i] = v;
-    }
-    return t;
-}
-
 static ndx_tensor filled(ndx_dtype dt, int rank, const int64_t *shape, double v) {
     ndx_tensor t = test_tensor(dt, 0, rank, shape);
     for (int64_t i = 0; i < test_count(&t); i++) {
@@ -164,9 +140,9 @@ static void fused_and_unfused_give_the_same_bits(void **state) {
         int bad = cols > 1 && rng_below(&r, 10) == 0; /* ones that do not broadcast with a */
         int64_t ones_cols = bad ? cols + 1 : cols;
         program p;
-        make(&p, random_tensor(&r, dt, 2, SHAPE(rows, bad ? 2 : 1)),
-             filled(dt, 2, SHAPE(1, ones_cols), 1.0), random_tensor(&r, dt, 2, SHAPE(rows, cols)),
-             random_tensor(&r, dt, 2, SHAPE(rows, cols)), (int)rng_below(&r, 2));
+        make(&p, test_special_floats(&r, dt, 2, SHAPE(rows, bad ? 2 : 1)),
+             filled(dt, 2, SHAPE(1, ones_cols), 1.0), test_special_floats(&r, dt, 2, SHAPE(rows, cols)),
+             test_special_floats(&r, dt, 2, SHAPE(rows, cols)), (int)rng_below(&r, 2));
         ndx_tensor out[2];
         int fused;
         ndx_status st = run_both(&p, 1 + (int)rng_below(&r, 2), out, &fused);
@@ -196,9 +172,9 @@ static void runs_the_ops_where_it_must(void **state) {
         program p;
         ndx_tensor ones = filled(NDX_FLOAT32, 2, SHAPE(1, 5), 1.0);
         ((float *)ones.data)[k + 1] = (float)not_one[k];
-        make(&p, random_tensor(&r, NDX_FLOAT32, 2, SHAPE(6, 1)), ones,
-             random_tensor(&r, NDX_FLOAT32, 2, SHAPE(6, 5)),
-             random_tensor(&r, NDX_FLOAT32, 2, SHAPE(6, 5)), k == 1);
+        make(&p, test_special_floats(&r, NDX_FLOAT32, 2, SHAPE(6, 1)), ones,
+             test_special_floats(&r, NDX_FLOAT32, 2, SHAPE(6, 5)),
+             test_special_floats(&r, NDX_FLOAT32, 2, SHAPE(6, 5)), k == 1);
         ndx_tensor out[2];
         int fused;
         assert_int_equal(run_both(&p, 1, out, &fused), NDX_OK);
@@ -209,9 +185,9 @@ static void runs_the_ops_where_it_must(void **state) {
     }
     for (int ones_first = 0; ones_first < 2; ones_first++) {
         program p;
-        make(&p, random_tensor(&r, NDX_FLOAT64, 2, SHAPE(6, 1)),
-             filled(NDX_FLOAT64, 2, SHAPE(1, 5), 1.0), random_tensor(&r, NDX_FLOAT64, 2, SHAPE(1, 5)),
-             random_tensor(&r, NDX_FLOAT64, 2, SHAPE(6, 5)), ones_first);
+        make(&p, test_special_floats(&r, NDX_FLOAT64, 2, SHAPE(6, 1)),
+             filled(NDX_FLOAT64, 2, SHAPE(1, 5), 1.0), test_special_floats(&r, NDX_FLOAT64, 2, SHAPE(1, 5)),
+             test_special_floats(&r, NDX_FLOAT64, 2, SHAPE(6, 5)), ones_first);
         ndx_tensor out[2];
         int fused;
         assert_int_equal(run_both(&p, 2, out, &fused), NDX_OK);
@@ -240,13 +216,13 @@ static void make_model(model *m, int64_t batch) {
     const int64_t rows = 50, rank = 8;
     ndx_tensor tables[2];
     for (int t = 0; t < 2; t++) {
-        tables[t] = random_tensor(&r, NDX_FLOAT32, 2, SHAPE(rows, rank));
+        tables[t] = test_special_floats(&r, NDX_FLOAT32, 2, SHAPE(rows, rank));
         for (int64_t i = 0; i < rows * rank; i++)
             ((float *)tables[t].data)[i] = (float)rng_range(&r, -100, 100) / 64.0f;
     }
     m->u = test_tensor(NDX_INT32, 0, 2, SHAPE(batch, 1));
     test_fill_indices(&r, &m->u, 0, rows - 1);
-    m->r = random_tensor(&r, NDX_FLOAT32, 1, SHAPE(batch));
+    m->r = test_special_floats(&r, NDX_FLOAT32, 1, SHAPE(batch));
     for (int64_t i = 0; i < batch; i++) ((float *)m->r.data)[i] = (float)rng_range(&r, -64, 64) / 64.0f;
     ndx_spec ids = ndx_spec_make(NDX_INT32, 2, SHAPE(batch, 1));
     ndx_spec rs = ndx_spec_make(NDX_FLOAT32, 1, SHAPE(batch));
