@@ -44,14 +44,15 @@ ids: 2 x 63,508 for T1 and T2; 230,5xx of U plus 63,508 of V for T3), per step:
   written back        the updated rows (T2: and the accumulators'), at the rate of memcpy of
                       256 MB (dirty lines go back to memory, no latency to wait on);
   streamed blocks     [B, 64] float32 intermediates: the two gathered blocks (T3: the bags'
-                      means and the item rows) written once and read twice (the forward product
-                      and the backward products), and the two gradient blocks written once and
-                      read once: 10 passes of B x 256 bytes, at the rate of memcpy between two
-                      buffers of two blocks each (the session's pool hands the same blocks out
-                      every step, so they stay in the cache where it is large enough, and
-                      256 MB's memcpy, which does not fit, overprices them). Not counted:
+                      means and the item rows) written once and read twice (the forward's row
+                      sums and the updates): 6 passes of B x 256 bytes, at the rate of memcpy
+                      between two buffers of two blocks each (the session's pool hands the same
+                      blocks out every step, so they stay in the cache where it is large enough,
+                      and 256 MB's memcpy, which does not fit, overprices them). Not counted:
                       the forward's [B, 64] product (a multiply fused into the row sum needs
-                      none), the [B] vectors (under 1% of the bytes) and, for T3, the per-id
+                      none), the two gradient blocks (an update can make each gradient row,
+                      dy times the other table's gathered row, as it applies it: ndx's session
+                      does), the [B] vectors (under 1% of the bytes) and, for T3, the per-id
                       gradient rows (an id's row is its bag's gradient row scaled by 1 / the
                       bag's length, so an update could read the bag's row).
 Each step time is printed beside step/floor. At --scale below 1 the tables shrink but the rates
@@ -113,7 +114,7 @@ def traffic(workload, scale):
     first = (gathered + slots) * row  # the forward's gathers; the accumulators, by the update
     again = gathered * row  # the update reads the rows the forward gathered
     written = (gathered + slots) * row
-    return first, again, written, gathered, 10 * batch * row
+    return first, again, written, gathered, 6 * batch * row
 
 
 class StepRates:
