@@ -344,7 +344,7 @@ def main():
         s, rr = bw.bw.rates(t)
         again = ", ".join(
             f"{w} {bw.rows_again(t, max(1, round(traffic(w, args.scale)[3]))) / 1e9:.2f}"
-            for w, _ in WORKLOADS if w != "T2")  # (T2 gathers T1's rows)
+            for w, _ in WORKLOADS)
         print(f"- bandwidth at {t} thread(s): memcpy {s / 1e9:.1f} GB/s (read + written), "
               f"random {WIDTH * 4}-byte rows {rr / 1e9:.2f} GB/s; memcpy of the [B, 64] blocks "
               f"{bw.block_stream(t) / 1e9:.1f} GB/s, rows read again ({again}) GB/s")

@@ -57,7 +57,7 @@ static const cli_command bench_cmd = {
     "  A2  sparse_apply_adagrad (V2): the same, with its accumulator\n"
     "  T1  training step (examples/train_embedding.c's model): user and item tables\n"
     "      [1000000, 64] in Variables, batches of 65536 pairs, gradients as slices, sparse SGD\n"
-    "  T2  the same step with sparse Adagrad on both tables\n"
+    "  T2  the same step with sparse Adagrad on both tables (duplicate ids summed first)\n"
     "  T3  the bag step: T1 with the user's row replaced by the mean of a bag of rows of U\n"
     "      (embedding_bag, offsets: 262144 ids in 65536 bags of 1 or more), sparse SGD\n"
     "\n"

@@ -72,9 +72,12 @@ static void build(ndx_graph *g, int which, int64_t rows, int64_t batch, model *m
     } else {
         ndx_output lr = ndx_op_const_float(s, NDX_FLOAT32, 0.1);
         ndx_output accum[2] = {table(s, "accum_U", rows, 0.1), table(s, "accum_V", rows, 0.1)};
+        /* Duplicate ids summed first, as tf.keras's Adagrad (ndx.optimizers.Adagrad) and
+         * PyTorch's (a coalesced gradient) step them. */
         for (int t = 0; t < 2; t++)
             m->steps[t] = ndx_op_apply_adagrad(s, xs[t], accum[t], lr, NULL, d[t].values,
-                                               d[t].indices, 1);
+                                               d[t].indices,
+                                               NDX_APPLY_UPDATE_SLOTS | NDX_APPLY_SUM_DUPLICATES);
     }
 }
 
