@@ -41,6 +41,15 @@ def _direct(type, to, inputs):
     session; None when the session must run it."""
     k = _DIRECT.get(type)
     return None if k is None else _ndx._elementwise(k, to, inputs)
+
+
+def _direct_eager(type, to, x, y=None):
+    """_direct when called eagerly on ndarrays (x, and y for a binary op): what _EAGER.op would
+    do first, without converting the inputs; None when tracing or for any other input."""
+    if (_trace.active or x.__class__ is not np.ndarray
+            or (y is not None and y.__class__ is not np.ndarray)):
+        return None
+    return _direct(type, to, (x,) if y is None else (x, y))
 _pyrange = range  # (this module defines ndx.range)
 _KEEP_BYTES = 1 << 20  # what an eager op's session may keep pooled between calls
 
@@ -162,10 +171,9 @@ def _pair(m, x, y):
 
 
 def _binary(type, x, y, name):
-    if not _trace.active and x.__class__ is np.ndarray and y.__class__ is np.ndarray:
-        out = _direct(type, -1, (x, y))  # (what _EAGER.op would do first)
-        if out is not None:
-            return out
+    out = _direct_eager(type, -1, x, y)
+    if out is not None:
+        return out
     m = _mode()
     x, y = _pair(m, x, y)
     return m.op(type, [x, y], None, name)[0]
@@ -212,10 +220,9 @@ def cast(x: _Value, dtype: DTypeLike, name: Optional[str] = None) -> _Value:
     array([ 1, -1], dtype=int32)
     """
     to = as_dtype(dtype)
-    if not _trace.active and x.__class__ is np.ndarray:
-        out = _direct("Cast", to.code, (x,))  # (what _EAGER.op would do first)
-        if out is not None:
-            return out
+    out = _direct_eager("Cast", to.code, x)
+    if out is not None:
+        return out
     m = _mode()
     x = m.convert(x)
     return m.op("Cast", [x], {"to": to}, name)[0]
@@ -247,9 +254,8 @@ def divide(x: _Value, y: _Value, name: Optional[str] = None) -> _Value:
     >>> ndx.divide(np.array([1, 2], np.int32), 4)
     array([0.25, 0.5 ])
     """
-    if (not _trace.active and x.__class__ is np.ndarray and y.__class__ is np.ndarray and
-            x.dtype.kind in "fc"):  # (no cast first: RealDiv as _EAGER.op would run it)
-        out = _direct("RealDiv", -1, (x, y))
+    if x.__class__ is np.ndarray and x.dtype.kind in "fc":  # (no cast first: RealDiv as is)
+        out = _direct_eager("RealDiv", -1, x, y)
         if out is not None:
             return out
     m = _mode()
@@ -355,10 +361,9 @@ def logical_xor(x: _Value, y: _Value, name: str = "LogicalXor") -> _Value:
 
 
 def _unary(type, x, name):
-    if not _trace.active and x.__class__ is np.ndarray:
-        out = _direct(type, -1, (x,))  # (what _EAGER.op would do first)
-        if out is not None:
-            return out
+    out = _direct_eager(type, -1, x)
+    if out is not None:
+        return out
     m = _mode()
     return m.op(type, [m.convert(x)], None, name)[0]
 
